@@ -1,0 +1,100 @@
+//! The scheduler interface, modelled on the kernel's elevator operations.
+//!
+//! A driver (the simulator or the real engine) owns time and the device. It calls
+//! [`Elevator::insert`] when a request arrives, [`Elevator::dispatch`] whenever the device has
+//! a free slot, [`Elevator::completed`] when the device finishes a request, and
+//! [`Elevator::timer`] when an idle deadline returned by `dispatch` passes. The scheduler never
+//! reads a clock, sleeps, or performs I/O.
+
+use crate::request::{CgroupId, IoContextId, Request, Time};
+use crate::trace::Trace;
+use crate::tunable::{TunableError, TunableValue};
+
+/// What `dispatch` answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dispatch {
+    /// Hand this request to the device now. It counts as *activated* from this moment
+    /// (CFQ's `rq_in_driver`, `last_position` and hw_tag sampling key off it).
+    Request(Request),
+    /// Nothing before this time unless a request arrives: the scheduler is idling, waiting
+    /// for the active process's next request. The driver calls [`Elevator::timer`] at that
+    /// time if no other event has intervened, and dispatches again.
+    IdleUntil(Time),
+    /// Nothing to dispatch now; call again after the next insert or completion.
+    Empty,
+}
+
+/// What the scheduler knows about the device it serves, fixed at registration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// `queue/rotational`: CFQ forces `slice_idle` to 0 when this is false.
+    pub rotational: bool,
+    /// Commands the device can hold (1 for no command queueing).
+    pub queue_depth: u32,
+}
+
+/// A blkio cgroup as the scheduler needs it: its parent and its weights (cgroup v1 scale,
+/// 10..=1000, default 500).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CgroupSpec {
+    pub id: CgroupId,
+    pub parent: CgroupId,
+    pub weight: u32,
+    pub leaf_weight: u32,
+}
+
+/// Service a scheduler gave one of its queues or groups over a run (filled by schedulers
+/// that track it; see `iosched run --decisions`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServiceSummary {
+    /// `queue <pid>` or the cgroup path's id, e.g. `group 3`.
+    pub name: String,
+    pub served_ns: u64,
+    pub idled_ns: u64,
+    /// Idle time that ended by the timer, with no request arriving.
+    pub idle_wasted_ns: u64,
+    pub slices: u64,
+    pub preemptions: u64,
+}
+
+/// A block I/O scheduler.
+pub trait Elevator {
+    /// The name users select it by (`noop`, `deadline`, `cfq`).
+    fn name(&self) -> &'static str;
+
+    /// Announces a cgroup before its first request. Schedulers without group support ignore it.
+    fn add_cgroup(&mut self, _cgroup: CgroupSpec) {}
+
+    /// A process whose I/O context is `ioc` exited (CFQ stops idling for it).
+    fn exit_ioc(&mut self, _ioc: IoContextId, _now: Time) {}
+
+    /// A request arrives. Its id is unique for the run.
+    fn insert(&mut self, rq: Request, now: Time, trace: &mut dyn Trace);
+
+    /// The device has room for one more request.
+    fn dispatch(&mut self, now: Time, trace: &mut dyn Trace) -> Dispatch;
+
+    /// The device finished `rq`, which this scheduler dispatched earlier.
+    fn completed(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace);
+
+    /// An idle deadline returned by `dispatch` has passed. Stale calls (the idle period was
+    /// already ended by an arrival) must be harmless.
+    fn timer(&mut self, _now: Time, _trace: &mut dyn Trace) {}
+
+    /// Requests inserted and not yet dispatched.
+    fn queued(&self) -> usize;
+
+    /// The tunables with their current values, in table order.
+    fn tunables(&self) -> Vec<TunableValue>;
+
+    /// Sets a tunable by its sysfs name, with the kernel's parsing and clamping.
+    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), TunableError>;
+
+    /// Per-queue and per-group service accounting, when the scheduler keeps it.
+    fn summary(&self) -> Vec<ServiceSummary> {
+        Vec::new()
+    }
+
+    /// O(n) consistency checks, run by tests and by the simulator under `--check`.
+    fn check_invariants(&self) {}
+}

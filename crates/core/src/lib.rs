@@ -1,0 +1,85 @@
+//! iosched's scheduler core: the elevator interface and the schedulers, as pure policy.
+//!
+//! Nothing here reads a clock, performs I/O or starts a thread: drivers pass `now` in
+//! nanoseconds with every call, and receive requests, idle deadlines and trace messages back.
+//!
+//! ```
+//! use iosched_core::{new_elevator, DeviceInfo, Dispatch, NoTrace, testing};
+//!
+//! let device = DeviceInfo { rotational: true, queue_depth: 1 };
+//! let mut noop = new_elevator("noop", device).unwrap();
+//! noop.insert(testing::read(1, 2048, 8), 0, &mut NoTrace);
+//! assert!(matches!(noop.dispatch(0, &mut NoTrace), Dispatch::Request(_)));
+//! ```
+#![forbid(unsafe_code)]
+
+pub mod deadline;
+pub mod elevator;
+pub mod noop;
+pub mod request;
+pub mod testing;
+pub mod trace;
+pub mod tunable;
+
+pub use elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary};
+pub use request::{
+    CgroupId, IoContextId, IoPrio, IoPrioClass, Op, ReqFlags, Request, RequestId, Time,
+    NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC, SECTOR_SIZE,
+};
+pub use trace::{Decision, MessageSubject, NoTrace, RqEvent, Trace};
+pub use tunable::{TunableError, TunableSpec, TunableValue};
+
+/// A scheduler users can select, with its tunables table.
+#[derive(Clone, Copy, Debug)]
+pub struct SchedulerInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub tunables: &'static [TunableSpec],
+}
+
+/// Every scheduler, in the order `iosched schedulers` lists them.
+pub fn schedulers() -> Vec<SchedulerInfo> {
+    vec![
+        SchedulerInfo {
+            name: "noop",
+            summary: "one FIFO, no reordering, no idling (the kernel's noop / none)",
+            tunables: noop::Noop::tunable_specs(),
+        },
+        SchedulerInfo {
+            name: "deadline",
+            summary: "mq-deadline: sector-sorted batches, read/write FIFOs with deadlines",
+            tunables: deadline::Deadline::tunable_specs(),
+        },
+    ]
+}
+
+/// The name did not match any scheduler.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownScheduler(pub String);
+
+impl std::fmt::Display for UnknownScheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = schedulers().iter().map(|s| s.name).collect();
+        write!(
+            f,
+            "unknown scheduler '{}' (known: {})",
+            self.0,
+            names.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownScheduler {}
+
+/// Builds the scheduler named `name` for a device.
+pub fn new_elevator(
+    name: &str,
+    device: DeviceInfo,
+) -> Result<Box<dyn Elevator>, UnknownScheduler> {
+    let _ = device;
+    match name {
+        "noop" | "none" => Ok(Box::new(noop::Noop::new())),
+        "deadline" | "mq-deadline" => Ok(Box::new(deadline::Deadline::new())),
+        other => Err(UnknownScheduler(other.to_string())),
+    }
+}

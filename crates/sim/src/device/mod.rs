@@ -1,0 +1,68 @@
+//! The device interface and the device models behind it.
+//!
+//! A device is an event-driven state machine: the simulator [`Device::submit`]s commands at
+//! `now`, asks [`Device::next_event`] when the device next needs attention, and calls
+//! [`Device::advance`] at that time to collect completions. Models decide service times
+//! from their own state (head position, rotation, die busy-until), never from a clock.
+
+pub mod fixed;
+
+use iosched_core::{Op, RequestId, Time};
+use rand_pcg::Pcg64Mcg;
+
+/// One command as the device sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Command {
+    pub id: RequestId,
+    pub op: Op,
+    pub sector: u64,
+    pub nr_sectors: u32,
+    /// `REQ_FUA`: write through the device cache.
+    pub fua: bool,
+}
+
+/// A simulated block device.
+pub trait Device {
+    /// Preset or model name, e.g. `hdd-7200`.
+    fn name(&self) -> &str;
+    /// `queue/rotational`.
+    fn rotational(&self) -> bool;
+    /// Commands the device holds at once (NCQ tags; 1 without command queueing).
+    fn queue_depth(&self) -> u32;
+    /// Capacity in 512-byte sectors.
+    fn capacity_sectors(&self) -> u64;
+    /// Commands accepted and not yet completed.
+    fn in_flight(&self) -> u32;
+    /// Accepts a command at `now`. The caller never exceeds `queue_depth()`.
+    fn submit(&mut self, now: Time, command: Command, rng: &mut Pcg64Mcg);
+    /// When the device next has something to report (a completion), if anything is in flight.
+    fn next_event(&self) -> Option<Time>;
+    /// Moves the device to `now` and appends the commands completed by then, in completion
+    /// order. `now` is never earlier than a previous call's.
+    fn advance(&mut self, now: Time, rng: &mut Pcg64Mcg, completed: &mut Vec<RequestId>);
+}
+
+/// A device model by name, for `--device NAME` and `iosched devices`.
+#[derive(Clone, Copy, Debug)]
+pub struct DevicePreset {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub build: fn() -> Box<dyn Device>,
+}
+
+/// Every built-in preset, in the order `iosched devices` lists them.
+pub fn presets() -> Vec<DevicePreset> {
+    vec![DevicePreset {
+        name: "fixed",
+        summary: "fixed latency + bandwidth with parallel units (default: 100 us, 500 MB/s, 4 units, rotational)",
+        build: || Box::new(fixed::FixedDevice::new(fixed::FixedParams::default())),
+    }]
+}
+
+/// Builds the preset named `name`.
+pub fn preset(name: &str) -> Option<Box<dyn Device>> {
+    presets()
+        .into_iter()
+        .find(|preset| preset.name == name)
+        .map(|preset| (preset.build)())
+}

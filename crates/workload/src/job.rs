@@ -1,0 +1,392 @@
+//! A validated job description: what a fio job section means once parsed.
+//!
+//! Both drivers consume [`JobSpec`]s; the fio parser (`crate::fio`) is one way to build them.
+//! All sizes are bytes and all times are nanoseconds, whatever unit the job file used.
+
+use iosched_core::{IoPrio, Time};
+
+/// Where a job section (or option) came from, for error messages and the JSON echo.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub path: String,
+    pub line: usize,
+}
+
+/// Data direction index for per-direction options: read, write, trim.
+pub const DDIR_READ: usize = 0;
+pub const DDIR_WRITE: usize = 1;
+pub const DDIR_TRIM: usize = 2;
+
+/// fio's `rw=` modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RwMode {
+    Read,
+    Write,
+    Trim,
+    RandRead,
+    RandWrite,
+    RandTrim,
+    /// `rw` / `readwrite`: sequential mixed.
+    ReadWrite,
+    RandRw,
+    TrimWrite,
+    RandTrimWrite,
+}
+
+impl RwMode {
+    /// Whether offsets are drawn at random.
+    pub fn is_random(self) -> bool {
+        matches!(
+            self,
+            RwMode::RandRead
+                | RwMode::RandWrite
+                | RwMode::RandTrim
+                | RwMode::RandRw
+                | RwMode::RandTrimWrite
+        )
+    }
+
+    /// fio's name for the mode, as echoed in "job options".
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::Trim => "trim",
+            RwMode::RandRead => "randread",
+            RwMode::RandWrite => "randwrite",
+            RwMode::RandTrim => "randtrim",
+            RwMode::ReadWrite => "rw",
+            RwMode::RandRw => "randrw",
+            RwMode::TrimWrite => "trimwrite",
+            RwMode::RandTrimWrite => "randtrimwrite",
+        }
+    }
+}
+
+/// `rw_sequencer=`: what the `:N` suffix of a random mode means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RwSequencer {
+    /// N consecutive blocks after each random jump (fio's default).
+    #[default]
+    Sequential,
+    /// The same offset N times.
+    Identical,
+}
+
+/// Block sizes for one direction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BlockSizes {
+    /// `bs=`.
+    Fixed(u64),
+    /// `bsrange=min-max`: sizes are multiples of `min` in `[min, max]` (unless unaligned).
+    Range { min: u64, max: u64 },
+    /// `bssplit=`: (size, percent) with the percentages resolved to sum to 100.
+    Split(Vec<(u64, u32)>),
+}
+
+impl BlockSizes {
+    /// The smallest size this direction can issue.
+    pub fn min(&self) -> u64 {
+        match self {
+            BlockSizes::Fixed(size) => *size,
+            BlockSizes::Range { min, .. } => *min,
+            BlockSizes::Split(entries) => entries.iter().map(|(s, _)| *s).min().unwrap_or(4096),
+        }
+    }
+
+    /// The largest size this direction can issue.
+    pub fn max(&self) -> u64 {
+        match self {
+            BlockSizes::Fixed(size) => *size,
+            BlockSizes::Range { max, .. } => *max,
+            BlockSizes::Split(entries) => entries.iter().map(|(s, _)| *s).max().unwrap_or(4096),
+        }
+    }
+}
+
+/// fio's I/O engines, reduced to what a driver needs to know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoEngine {
+    Sync,
+    Psync,
+    Vsync,
+    Pvsync,
+    Pvsync2,
+    Libaio,
+    IoUring,
+    Mmap,
+    PosixAio,
+    Null,
+}
+
+impl IoEngine {
+    /// Engines that keep up to `iodepth` I/Os in flight. libaio only queues with
+    /// `direct=1` (buffered libaio submits synchronously), which the caller accounts for.
+    pub fn is_async(self) -> bool {
+        matches!(
+            self,
+            IoEngine::Libaio | IoEngine::IoUring | IoEngine::PosixAio | IoEngine::Null
+        )
+    }
+
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            IoEngine::Sync => "sync",
+            IoEngine::Psync => "psync",
+            IoEngine::Vsync => "vsync",
+            IoEngine::Pvsync => "pvsync",
+            IoEngine::Pvsync2 => "pvsync2",
+            IoEngine::Libaio => "libaio",
+            IoEngine::IoUring => "io_uring",
+            IoEngine::Mmap => "mmap",
+            IoEngine::PosixAio => "posixaio",
+            IoEngine::Null => "null",
+        }
+    }
+}
+
+/// A size that may be given as a percentage of the file or device.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SizeOrPercent {
+    Bytes(u64),
+    /// 0 < percent <= 100.
+    Percent(f64),
+}
+
+/// `random_distribution=`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RandomDistribution {
+    Uniform,
+    Zipf { theta: f64 },
+    Pareto { h: f64 },
+    /// Normal with sigma as a percentage of the range.
+    Normal { sigma_pct: f64 },
+    /// `zoned:` (access%/size% pairs).
+    Zoned(Vec<(u32, u32)>),
+}
+
+/// `file_service_type=`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileService {
+    /// Switch file every `n` I/Os (default 1).
+    RoundRobin { n: u32 },
+    Random { n: u32 },
+    /// Finish one file before the next.
+    Sequential,
+}
+
+/// One job section after `global` defaults, includes and expansion are applied.
+/// `numjobs` clones are made by the driver, not here.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobSpec {
+    pub name: String,
+    pub origin: Origin,
+    /// Reporting group (0-based), advanced by `stonewall` and `new_group`.
+    pub group_id: u32,
+    /// Wait for all earlier jobs to finish before starting.
+    pub stonewall: bool,
+    /// Wait for the named earlier job.
+    pub wait_for: Option<String>,
+    pub group_reporting: bool,
+    pub exitall: bool,
+    pub numjobs: u32,
+    /// `thread`: clones are threads (still one io context each, see formats.md §1.4 #7).
+    pub thread: bool,
+
+    pub rw: RwMode,
+    /// The `:N` suffix of `rw=`: I/Os per random offset, or the byte gap for sequential modes.
+    pub rw_suffix: i64,
+    pub rw_sequencer: RwSequencer,
+    /// Percentage of mixed I/O that reads.
+    pub rwmixread: u32,
+    /// Per direction (read, write, trim).
+    pub bs: [BlockSizes; 3],
+    pub blockalign: [Option<u64>; 3],
+    pub bs_unaligned: bool,
+
+    pub ioengine: IoEngine,
+    pub iodepth: u32,
+    /// `iodepth_batch_submit`: I/Os per submit call; 0 means `iodepth`.
+    pub iodepth_batch_submit: u32,
+    pub iodepth_batch_complete_min: u32,
+    pub iodepth_batch_complete_max: u32,
+    /// Refill watermark.
+    pub iodepth_low: u32,
+    pub direct: bool,
+    /// `sync=`: O_SYNC (true) / O_DSYNC writes.
+    pub sync_writes: bool,
+
+    /// Bytes per job clone (split over its files); `None` = the whole file/device.
+    pub size: Option<SizeOrPercent>,
+    /// I/O amount independent of the region.
+    pub io_size: Option<u64>,
+    pub number_ios: Option<u64>,
+    /// Per-file size range (min, max).
+    pub filesize: Option<(u64, u64)>,
+    pub nrfiles: u32,
+    /// `filename=` list (already split at unescaped `:`); empty = generated names.
+    pub filenames: Vec<String>,
+    /// `directory=` list.
+    pub directories: Vec<String>,
+    pub file_service: FileService,
+    pub offset: SizeOrPercent,
+    pub offset_increment: u64,
+
+    pub runtime_ns: Option<Time>,
+    pub time_based: bool,
+    pub ramp_time_ns: Time,
+    /// Start delay range (min, max); equal when fixed.
+    pub startdelay_ns: (Time, Time),
+    pub loops: u32,
+
+    pub thinktime_ns: Time,
+    pub thinktime_spin_ns: Time,
+    pub thinktime_blocks: u32,
+    /// Bytes per second cap per direction.
+    pub rate: [Option<u64>; 3],
+    /// IOPS cap per direction.
+    pub rate_iops: [Option<u64>; 3],
+
+    /// Cgroup path relative to the root, without leading `/` (`a/b`).
+    pub cgroup: Option<String>,
+    /// cgroup v1 weight (100..=1000 as fio accepts it).
+    pub cgroup_weight: Option<u32>,
+    /// Resolved with fio's rules: `prio` alone gives BE, `prioclass` alone gives level 0.
+    pub ioprio: IoPrio,
+    pub nice: i32,
+
+    /// fsync every N writes (0 = never).
+    pub fsync: u32,
+    pub fdatasync: u32,
+    pub end_fsync: bool,
+    pub fsync_on_close: bool,
+    pub overwrite: bool,
+    pub pre_read: bool,
+    pub invalidate: bool,
+
+    pub random_distribution: RandomDistribution,
+    pub percentage_random: [u32; 3],
+    pub norandommap: bool,
+    pub randseed: u64,
+    pub randrepeat: bool,
+
+    pub kb_base: u32,
+    /// `verify=` method name, if any (`crc32c`, `md5`...).
+    pub verify: Option<String>,
+    pub do_verify: bool,
+
+    /// `percentile_list`, in percent.
+    pub percentile_list: Vec<f64>,
+
+    /// Options as written (after expansion), in order, for fio's "job options" echo.
+    pub options: Vec<(String, String)>,
+}
+
+impl JobSpec {
+    /// A job with fio's defaults, named `name`.
+    pub fn new(name: &str) -> JobSpec {
+        JobSpec {
+            name: name.to_string(),
+            origin: Origin::default(),
+            group_id: 0,
+            stonewall: false,
+            wait_for: None,
+            group_reporting: false,
+            exitall: false,
+            numjobs: 1,
+            thread: false,
+            rw: RwMode::Read,
+            rw_suffix: 0,
+            rw_sequencer: RwSequencer::Sequential,
+            rwmixread: 50,
+            bs: [
+                BlockSizes::Fixed(4096),
+                BlockSizes::Fixed(4096),
+                BlockSizes::Fixed(4096),
+            ],
+            blockalign: [None; 3],
+            bs_unaligned: false,
+            ioengine: IoEngine::Psync,
+            iodepth: 1,
+            iodepth_batch_submit: 1,
+            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: 1,
+            iodepth_low: 1,
+            direct: false,
+            sync_writes: false,
+            size: None,
+            io_size: None,
+            number_ios: None,
+            filesize: None,
+            nrfiles: 1,
+            filenames: Vec::new(),
+            directories: Vec::new(),
+            file_service: FileService::RoundRobin { n: 1 },
+            offset: SizeOrPercent::Bytes(0),
+            offset_increment: 0,
+            runtime_ns: None,
+            time_based: false,
+            ramp_time_ns: 0,
+            startdelay_ns: (0, 0),
+            loops: 1,
+            thinktime_ns: 0,
+            thinktime_spin_ns: 0,
+            thinktime_blocks: 1,
+            rate: [None; 3],
+            rate_iops: [None; 3],
+            cgroup: None,
+            cgroup_weight: None,
+            ioprio: IoPrio::none(),
+            nice: 0,
+            fsync: 0,
+            fdatasync: 0,
+            end_fsync: false,
+            fsync_on_close: false,
+            overwrite: false,
+            pre_read: false,
+            invalidate: true,
+            random_distribution: RandomDistribution::Uniform,
+            percentage_random: [100; 3],
+            norandommap: false,
+            randseed: 0x89,
+            randrepeat: true,
+            kb_base: 1024,
+            verify: None,
+            do_verify: true,
+            percentile_list: vec![
+                1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5,
+                99.9, 99.95, 99.99,
+            ],
+            options: Vec::new(),
+        }
+    }
+
+    /// Whether the job keeps more than one I/O in flight (async engine with `direct=1`,
+    /// or io_uring/posixaio which queue buffered I/O too).
+    pub fn queues_async(&self) -> bool {
+        match self.ioengine {
+            IoEngine::Libaio => self.direct,
+            engine => engine.is_async(),
+        }
+    }
+
+    /// The effective in-flight limit of one clone.
+    pub fn effective_depth(&self) -> u32 {
+        if self.queues_async() {
+            self.iodepth.max(1)
+        } else {
+            1
+        }
+    }
+}
+
+/// A parsed set of job files: the jobs in order, plus what was accepted but means nothing
+/// to a driver (listed once each).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobSet {
+    pub jobs: Vec<JobSpec>,
+    /// Options accepted and ignored (e.g. `exec_prerun`), each listed once, in first-seen order.
+    pub ignored_options: Vec<String>,
+    /// Options of the global sections as written, for fio's "global options" echo.
+    pub global_options: Vec<(String, String)>,
+}
