@@ -1,0 +1,454 @@
+//! Where the next I/O of a job goes and how large it is: fio's offset, block-size, direction
+//! and file-selection rules for one job clone.
+
+use crate::job::{
+    BlockSizes, FileService, JobSpec, RandomDistribution, RwMode, RwSequencer, DDIR_READ,
+    DDIR_TRIM, DDIR_WRITE,
+};
+use crate::rng::Rng;
+
+/// What one I/O does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoKind {
+    Read,
+    Write,
+    Trim,
+    /// `fsync(2)`: data and metadata of the file.
+    Fsync,
+    /// `fdatasync(2)`.
+    Fdatasync,
+}
+
+impl IoKind {
+    /// fio's direction index (read 0, write 1, trim 2); syncs report as writes' companion
+    /// `sync` block and have none.
+    pub fn ddir(self) -> Option<usize> {
+        match self {
+            IoKind::Read => Some(DDIR_READ),
+            IoKind::Write => Some(DDIR_WRITE),
+            IoKind::Trim => Some(DDIR_TRIM),
+            IoKind::Fsync | IoKind::Fdatasync => None,
+        }
+    }
+}
+
+/// One I/O of a job: which of its files, where, how much.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoUnit {
+    pub kind: IoKind,
+    /// Index into the clone's file list.
+    pub file: usize,
+    /// Byte offset within the file.
+    pub offset: u64,
+    /// Bytes (0 for syncs).
+    pub len: u64,
+}
+
+/// The byte range of one file that a clone works on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileRegion {
+    /// First byte the clone may touch.
+    pub start: u64,
+    /// Bytes from `start`.
+    pub len: u64,
+}
+
+/// Generates the I/O stream of one job clone.
+#[derive(Clone, Debug)]
+pub struct IoGenerator {
+    rw: RwMode,
+    rw_suffix: i64,
+    sequencer: RwSequencer,
+    rwmixread: u32,
+    bs: [BlockSizes; 3],
+    align: [u64; 3],
+    bs_unaligned: bool,
+    distribution: RandomDistribution,
+    percentage_random: [u32; 3],
+    file_service: FileService,
+    regions: Vec<FileRegion>,
+    /// Next sequential offset per file (relative to the region start).
+    seq_pos: Vec<u64>,
+    current_file: usize,
+    ios_on_current_file: u32,
+    /// For random modes with `:N`: I/Os left at the current random position.
+    run_left: u32,
+    run_offset: u64,
+    /// trimwrite: a trim is followed by a write of the same range.
+    pending_write_after_trim: Option<IoUnit>,
+}
+
+impl IoGenerator {
+    /// A generator for one clone over `regions` (at least one, each non-empty).
+    pub fn new(spec: &JobSpec, regions: Vec<FileRegion>) -> IoGenerator {
+        assert!(!regions.is_empty(), "a job clone needs at least one file");
+        let align = [0, 1, 2].map(|ddir| {
+            spec.blockalign[ddir]
+                .unwrap_or_else(|| spec.bs[ddir].min())
+                .max(1)
+        });
+        let seq_pos = regions
+            .iter()
+            .map(|region| {
+                // A backwards sequential job (`rw=read:-8k`) starts at the end of its region.
+                if spec.rw_suffix < 0 && !spec.rw.is_random() {
+                    region.len.saturating_sub(spec.bs[DDIR_READ].max())
+                } else {
+                    0
+                }
+            })
+            .collect();
+        IoGenerator {
+            rw: spec.rw,
+            rw_suffix: spec.rw_suffix,
+            sequencer: spec.rw_sequencer,
+            rwmixread: spec.rwmixread,
+            bs: spec.bs.clone(),
+            align,
+            bs_unaligned: spec.bs_unaligned,
+            distribution: spec.random_distribution.clone(),
+            percentage_random: spec.percentage_random,
+            file_service: spec.file_service,
+            seq_pos,
+            regions,
+            current_file: 0,
+            ios_on_current_file: 0,
+            run_left: 0,
+            run_offset: 0,
+            pending_write_after_trim: None,
+        }
+    }
+
+    /// The clone's regions.
+    pub fn regions(&self) -> &[FileRegion] {
+        &self.regions
+    }
+
+    /// Total bytes of all regions: what one pass over the files covers.
+    pub fn total_region_bytes(&self) -> u64 {
+        self.regions.iter().map(|region| region.len).sum()
+    }
+
+    fn choose_kind(&mut self, rng: &mut Rng) -> IoKind {
+        let mixed = |rng: &mut Rng, mix: u32| {
+            if (rng.below(100) as u32) < mix {
+                IoKind::Read
+            } else {
+                IoKind::Write
+            }
+        };
+        match self.rw {
+            RwMode::Read | RwMode::RandRead => IoKind::Read,
+            RwMode::Write | RwMode::RandWrite => IoKind::Write,
+            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite => {
+                IoKind::Trim
+            }
+            RwMode::ReadWrite | RwMode::RandRw => mixed(rng, self.rwmixread),
+        }
+    }
+
+    fn block_size(&mut self, ddir: usize, rng: &mut Rng) -> u64 {
+        match &self.bs[ddir] {
+            BlockSizes::Fixed(size) => *size,
+            BlockSizes::Range { min, max } => {
+                if self.bs_unaligned {
+                    rng.range_inclusive(*min, *max)
+                } else {
+                    let steps = max / min;
+                    min * rng.range_inclusive(1, steps.max(1))
+                }
+            }
+            BlockSizes::Split(entries) => {
+                let mut draw = rng.below(100) as u32;
+                for (size, pct) in entries {
+                    if draw < *pct {
+                        return *size;
+                    }
+                    draw -= pct;
+                }
+                entries.last().map(|(size, _)| *size).unwrap_or(4096)
+            }
+        }
+    }
+
+    fn next_file(&mut self, rng: &mut Rng) -> usize {
+        let files = self.regions.len();
+        if files == 1 {
+            return 0;
+        }
+        match self.file_service {
+            FileService::RoundRobin { n } => {
+                if self.ios_on_current_file >= n.max(1) {
+                    self.current_file = (self.current_file + 1) % files;
+                    self.ios_on_current_file = 0;
+                }
+            }
+            FileService::Random { n } => {
+                if self.ios_on_current_file >= n.max(1) {
+                    self.current_file = rng.below(files as u64) as usize;
+                    self.ios_on_current_file = 0;
+                }
+            }
+            // Switching happens when a file's sequential position wraps; see `sequential`.
+            FileService::Sequential => {}
+        }
+        self.ios_on_current_file += 1;
+        self.current_file
+    }
+
+    /// A random block index in `0..blocks` under the job's distribution.
+    fn random_block(&self, blocks: u64, rng: &mut Rng) -> u64 {
+        match &self.distribution {
+            RandomDistribution::Uniform => rng.below(blocks),
+            RandomDistribution::Normal { sigma_pct } => {
+                // Box-Muller around the middle of the range, clamped into it.
+                let u1 = rng.unit().max(f64::MIN_POSITIVE);
+                let u2 = rng.unit();
+                let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                let centre = blocks as f64 / 2.0;
+                let value = centre + z * sigma_pct / 100.0 * blocks as f64;
+                (value.max(0.0) as u64).min(blocks - 1)
+            }
+            RandomDistribution::Zoned(zones) => {
+                let mut draw = rng.below(100) as u32;
+                let mut start_pct = 0u64;
+                for &(access_pct, size_pct) in zones {
+                    if draw < access_pct {
+                        let lo = blocks * start_pct / 100;
+                        let hi = (blocks * (start_pct + u64::from(size_pct)) / 100).max(lo + 1);
+                        return (lo + rng.below(hi - lo)).min(blocks - 1);
+                    }
+                    draw -= access_pct;
+                    start_pct += u64::from(size_pct);
+                }
+                rng.below(blocks)
+            }
+            RandomDistribution::Zipf { theta } => zipf_block(blocks, *theta, rng),
+            RandomDistribution::Pareto { h } => {
+                // fio's pareto: a power law over the blocks with shape `h` in (0, 1).
+                let u = rng.unit();
+                let value = (blocks as f64 * u.powf(1.0 / (1.0 - h).max(1e-9))) as u64;
+                value.min(blocks - 1)
+            }
+        }
+    }
+
+    fn sequential(&mut self, file: usize, len: u64) -> u64 {
+        let region = self.regions[file];
+        let mut pos = self.seq_pos[file];
+        if pos + len > region.len {
+            pos = 0;
+            if self.file_service == FileService::Sequential {
+                // Done with this file: move on and start the next one from its beginning.
+                self.current_file = (self.current_file + 1) % self.regions.len();
+                return self.sequential(self.current_file, len);
+            }
+        }
+        let step = len as i64 + self.rw_suffix;
+        let next = pos as i64 + step;
+        self.seq_pos[file] = if next < 0 {
+            region.len.saturating_sub(len)
+        } else {
+            next as u64
+        };
+        region.start + pos
+    }
+
+    fn random(&mut self, file: usize, ddir: usize, len: u64, rng: &mut Rng) -> u64 {
+        let region = self.regions[file];
+        if self.run_left > 0 {
+            self.run_left -= 1;
+            let offset = match self.sequencer {
+                RwSequencer::Identical => self.run_offset,
+                RwSequencer::Sequential => self.run_offset + len,
+            };
+            if offset + len <= region.len {
+                self.run_offset = offset;
+                return region.start + offset;
+            }
+        }
+        let align = self.align[ddir];
+        let blocks = (region.len.saturating_sub(len) / align + 1).max(1);
+        let offset = self.random_block(blocks, rng) * align;
+        self.run_offset = offset;
+        self.run_left = (self.rw_suffix.max(1) as u32).saturating_sub(1);
+        region.start + offset
+    }
+
+    /// The next I/O.
+    pub fn next(&mut self, rng: &mut Rng) -> IoUnit {
+        if let Some(write) = self.pending_write_after_trim.take() {
+            return write;
+        }
+        let kind = self.choose_kind(rng);
+        let ddir = kind.ddir().expect("data I/O");
+        let len = self.block_size(ddir, rng);
+        let file = self.next_file(rng);
+        let random = self.rw.is_random()
+            && (self.percentage_random[ddir] >= 100
+                || (rng.below(100) as u32) < self.percentage_random[ddir]);
+        let offset = if random {
+            self.random(file, ddir, len, rng)
+        } else {
+            self.sequential(file, len)
+        };
+        let unit = IoUnit {
+            kind,
+            file,
+            offset,
+            len,
+        };
+        if matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite) {
+            self.pending_write_after_trim = Some(IoUnit {
+                kind: IoKind::Write,
+                ..unit
+            });
+        }
+        unit
+    }
+}
+
+/// Zipf-distributed block (popular blocks first) by rejection-inversion (Hörmann &
+/// Derflinger), which needs no table and is O(1) per draw.
+fn zipf_block(blocks: u64, theta: f64, rng: &mut Rng) -> u64 {
+    let n = blocks as f64;
+    let s = theta.max(1e-6);
+    let h = |x: f64| {
+        if (s - 1.0).abs() < 1e-9 {
+            x.ln()
+        } else {
+            (x.powf(1.0 - s) - 1.0) / (1.0 - s)
+        }
+    };
+    let h_inv = |y: f64| {
+        if (s - 1.0).abs() < 1e-9 {
+            y.exp()
+        } else {
+            (1.0 + y * (1.0 - s)).powf(1.0 / (1.0 - s))
+        }
+    };
+    let h_x1 = h(1.5) - 1.0;
+    let h_n = h(n + 0.5);
+    for _ in 0..64 {
+        let u = h_n + rng.unit() * (h_x1 - h_n);
+        let x = h_inv(u);
+        let k = (x + 0.5).floor().clamp(1.0, n);
+        if k - x <= 0.5 || u >= h(k + 0.5) - k.powf(-s) {
+            return k as u64 - 1;
+        }
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(rw: RwMode) -> JobSpec {
+        let mut spec = JobSpec::new("t");
+        spec.rw = rw;
+        spec
+    }
+
+    fn region(len: u64) -> Vec<FileRegion> {
+        vec![FileRegion { start: 0, len }]
+    }
+
+    #[test]
+    fn sequential_reads_advance_by_block_and_wrap() {
+        let mut generator = IoGenerator::new(&job(RwMode::Read), region(3 * 4096));
+        let mut rng = Rng::new(1);
+        let offsets: Vec<u64> = (0..4).map(|_| generator.next(&mut rng).offset).collect();
+        assert_eq!(offsets, [0, 4096, 8192, 0]);
+    }
+
+    /// `rw=write:4k` skips 4 KiB after every write.
+    #[test]
+    fn sequential_suffix_adds_a_gap() {
+        let mut spec = job(RwMode::Write);
+        spec.rw_suffix = 4096;
+        let mut generator = IoGenerator::new(&spec, region(1 << 20));
+        let mut rng = Rng::new(1);
+        let offsets: Vec<u64> = (0..3).map(|_| generator.next(&mut rng).offset).collect();
+        assert_eq!(offsets, [0, 8192, 16384]);
+    }
+
+    /// `rw=read:-8k` with 4 KiB blocks walks backwards by 4 KiB.
+    #[test]
+    fn negative_suffix_walks_backwards() {
+        let mut spec = job(RwMode::Read);
+        spec.rw_suffix = -8192;
+        let mut generator = IoGenerator::new(&spec, region(16 * 4096));
+        let mut rng = Rng::new(1);
+        let offsets: Vec<u64> = (0..3).map(|_| generator.next(&mut rng).offset).collect();
+        assert_eq!(offsets, [15 * 4096, 14 * 4096, 13 * 4096]);
+    }
+
+    /// `randread:4` issues 4 consecutive blocks after each jump.
+    #[test]
+    fn random_suffix_issues_runs() {
+        let mut spec = job(RwMode::RandRead);
+        spec.rw_suffix = 4;
+        let mut generator = IoGenerator::new(&spec, region(1 << 30));
+        let mut rng = Rng::new(5);
+        let offsets: Vec<u64> = (0..4).map(|_| generator.next(&mut rng).offset).collect();
+        assert!(offsets.windows(2).all(|w| w[1] == w[0] + 4096), "{offsets:?}");
+    }
+
+    #[test]
+    fn random_offsets_are_aligned_and_inside_the_region() {
+        let mut generator = IoGenerator::new(&job(RwMode::RandRead), region(1 << 20));
+        let mut rng = Rng::new(9);
+        for _ in 0..1000 {
+            let unit = generator.next(&mut rng);
+            assert_eq!(unit.offset % 4096, 0);
+            assert!(unit.offset + unit.len <= 1 << 20);
+        }
+    }
+
+    #[test]
+    fn rwmixread_sets_the_read_share() {
+        let mut spec = job(RwMode::RandRw);
+        spec.rwmixread = 70;
+        let mut generator = IoGenerator::new(&spec, region(1 << 30));
+        let mut rng = Rng::new(2);
+        let reads = (0..10_000)
+            .filter(|_| generator.next(&mut rng).kind == IoKind::Read)
+            .count();
+        assert!((6700..7300).contains(&reads), "{reads} reads of 10000");
+    }
+
+    #[test]
+    fn round_robin_switches_file_every_io() {
+        let spec = job(RwMode::Read);
+        let regions = vec![
+            FileRegion { start: 0, len: 1 << 20 },
+            FileRegion { start: 0, len: 1 << 20 },
+        ];
+        let mut generator = IoGenerator::new(&spec, regions);
+        let mut rng = Rng::new(1);
+        let files: Vec<usize> = (0..4).map(|_| generator.next(&mut rng).file).collect();
+        assert_eq!(files, [0, 1, 0, 1]);
+    }
+
+    #[test]
+    fn bssplit_draws_by_weight() {
+        let mut spec = job(RwMode::RandRead);
+        spec.bs[DDIR_READ] = BlockSizes::Split(vec![(4096, 90), (65536, 10)]);
+        let mut generator = IoGenerator::new(&spec, region(1 << 30));
+        let mut rng = Rng::new(4);
+        let large = (0..10_000)
+            .filter(|_| generator.next(&mut rng).len == 65536)
+            .count();
+        assert!((800..1200).contains(&large), "{large}");
+    }
+
+    #[test]
+    fn zipf_prefers_low_blocks() {
+        let mut rng = Rng::new(11);
+        let low = (0..10_000)
+            .filter(|_| zipf_block(1_000_000, 1.2, &mut rng) < 1000)
+            .count();
+        assert!(low > 5_000, "{low}");
+    }
+}

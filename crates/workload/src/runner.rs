@@ -1,0 +1,436 @@
+//! One job clone as a pure state machine, stepped by a driver.
+//!
+//! The driver asks [`JobRunner::next`] what the job wants at `now` — submit an I/O, sleep
+//! until a time (think time, rate limit), wait for a completion, or nothing more — and
+//! reports completions with [`JobRunner::complete`]. The simulator and the real engine step
+//! the same runners; only who supplies `now` and who performs the I/O differs.
+
+use iosched_core::Time;
+
+use crate::generator::{FileRegion, IoGenerator, IoKind, IoUnit};
+use crate::job::{JobSpec, DDIR_WRITE};
+use crate::rng::Rng;
+
+/// What the job wants next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Submit this I/O now (the driver calls `next` again straight away: a job may submit
+    /// several I/Os at one instant).
+    Submit(IoUnit),
+    /// Nothing before this time (think time or a rate limit).
+    SleepUntil(Time),
+    /// Nothing until one of the job's I/Os completes.
+    Wait,
+    /// The job has finished: everything it submitted has completed.
+    Done,
+}
+
+/// One clone of a job, running.
+#[derive(Clone, Debug)]
+pub struct JobRunner {
+    generator: IoGenerator,
+    rng: Rng,
+    depth: u32,
+    batch_submit: u32,
+    complete_min: u32,
+    iodepth_low: u32,
+    /// Submitted and not yet reaped by the job.
+    in_flight: u32,
+    /// Completed but not yet reaped (reaping happens `complete_min` at a time).
+    completed_unreaped: u32,
+    /// The queue filled up; wait until it drains to `iodepth_low`.
+    draining_to_low: bool,
+    runtime_end: Option<Time>,
+    bytes_limit: Option<u64>,
+    ios_limit: Option<u64>,
+    bytes_issued: u64,
+    ios_issued: u64,
+    rate_start: Time,
+    rate_bytes: [Option<u64>; 3],
+    rate_iops: [Option<u64>; 3],
+    bytes_issued_dir: [u64; 3],
+    ios_issued_dir: [u64; 3],
+    thinktime_ns: Time,
+    thinktime_blocks: u32,
+    think_counter: u32,
+    think_until: Time,
+    fsync_every: u32,
+    fsync_kind: IoKind,
+    writes_since_sync: u32,
+    sync_pending: bool,
+    sync_in_flight: bool,
+    end_fsync: bool,
+    end_fsync_done: bool,
+    wrote_anything: bool,
+    finished_submitting: bool,
+    /// A unit drawn but held back by a rate limit.
+    held: Option<IoUnit>,
+}
+
+impl JobRunner {
+    /// A runner for one clone starting at `start` (after any start delay), working on
+    /// `regions` of its files. `rng` is the clone's own stream.
+    pub fn new(spec: &JobSpec, regions: Vec<FileRegion>, start: Time, rng: Rng) -> JobRunner {
+        let generator = IoGenerator::new(spec, regions);
+        let depth = spec.effective_depth();
+        let batch_submit = match spec.iodepth_batch_submit {
+            0 => depth,
+            n => n.min(depth),
+        };
+        let region_bytes = generator.total_region_bytes();
+        let bytes_limit = match (spec.io_size, spec.time_based) {
+            (Some(io_size), _) => Some(io_size.saturating_mul(u64::from(spec.loops.max(1)))),
+            (None, true) => None,
+            (None, false) => Some(region_bytes.saturating_mul(u64::from(spec.loops.max(1)))),
+        };
+        let runtime_end = spec
+            .runtime_ns
+            .filter(|&runtime| runtime > 0)
+            .map(|runtime| start + spec.ramp_time_ns + runtime);
+        let fsync_kind = if spec.fsync > 0 {
+            IoKind::Fsync
+        } else {
+            IoKind::Fdatasync
+        };
+        JobRunner {
+            generator,
+            rng,
+            depth,
+            batch_submit: batch_submit.max(1),
+            complete_min: spec.iodepth_batch_complete_min.clamp(1, depth),
+            iodepth_low: spec.iodepth_low.min(depth),
+            in_flight: 0,
+            completed_unreaped: 0,
+            draining_to_low: false,
+            runtime_end,
+            bytes_limit,
+            ios_limit: spec.number_ios.filter(|&n| n > 0),
+            bytes_issued: 0,
+            ios_issued: 0,
+            rate_start: start,
+            rate_bytes: spec.rate,
+            rate_iops: spec.rate_iops,
+            bytes_issued_dir: [0; 3],
+            ios_issued_dir: [0; 3],
+            thinktime_ns: spec.thinktime_ns,
+            thinktime_blocks: spec.thinktime_blocks.max(1),
+            think_counter: 0,
+            think_until: start,
+            fsync_every: spec.fsync.max(spec.fdatasync),
+            fsync_kind,
+            writes_since_sync: 0,
+            sync_pending: false,
+            sync_in_flight: false,
+            end_fsync: spec.end_fsync,
+            end_fsync_done: false,
+            wrote_anything: false,
+            finished_submitting: false,
+            held: None,
+        }
+    }
+
+    /// I/Os submitted and not yet reaped.
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight
+    }
+
+    /// Bytes submitted so far.
+    pub fn bytes_issued(&self) -> u64 {
+        self.bytes_issued
+    }
+
+    /// Stops submitting new I/O (e.g. `exitall`, SIGINT); in-flight I/O still completes.
+    pub fn stop(&mut self) {
+        self.finished_submitting = true;
+        self.held = None;
+    }
+
+    fn limits_reached(&self, now: Time) -> bool {
+        self.runtime_end.is_some_and(|end| now >= end)
+            || self.bytes_limit.is_some_and(|limit| self.bytes_issued >= limit)
+            || self.ios_limit.is_some_and(|limit| self.ios_issued >= limit)
+    }
+
+    /// Earliest time the rate limits allow an I/O of `unit`'s direction.
+    fn rate_allows_at(&self, unit: &IoUnit) -> Time {
+        let Some(ddir) = unit.kind.ddir() else {
+            return 0;
+        };
+        let mut at = 0;
+        if let Some(rate) = self.rate_bytes[ddir].filter(|&r| r > 0) {
+            let due = u128::from(self.bytes_issued_dir[ddir]) * 1_000_000_000 / u128::from(rate);
+            at = at.max(self.rate_start + due as Time);
+        }
+        if let Some(iops) = self.rate_iops[ddir].filter(|&r| r > 0) {
+            let due = u128::from(self.ios_issued_dir[ddir]) * 1_000_000_000 / u128::from(iops);
+            at = at.max(self.rate_start + due as Time);
+        }
+        at
+    }
+
+    fn issue(&mut self, unit: IoUnit) -> Step {
+        self.in_flight += 1;
+        match unit.kind.ddir() {
+            Some(ddir) => {
+                self.bytes_issued += unit.len;
+                self.ios_issued += 1;
+                self.bytes_issued_dir[ddir] += unit.len;
+                self.ios_issued_dir[ddir] += 1;
+                if ddir == DDIR_WRITE {
+                    self.wrote_anything = true;
+                    self.writes_since_sync += 1;
+                    if self.fsync_every > 0 && self.writes_since_sync >= self.fsync_every {
+                        self.sync_pending = true;
+                    }
+                }
+            }
+            None => self.sync_in_flight = true,
+        }
+        if self.in_flight >= self.depth && self.iodepth_low < self.depth {
+            self.draining_to_low = true;
+        }
+        Step::Submit(unit)
+    }
+
+    fn sync_unit(&self) -> IoUnit {
+        IoUnit {
+            kind: self.fsync_kind,
+            file: 0,
+            offset: 0,
+            len: 0,
+        }
+    }
+
+    /// What the job wants at `now`.
+    pub fn next(&mut self, now: Time) -> Step {
+        if self.sync_in_flight {
+            return Step::Wait;
+        }
+        if !self.finished_submitting && self.limits_reached(now) {
+            self.finished_submitting = true;
+            self.held = None;
+        }
+        if self.finished_submitting {
+            if self.in_flight > 0 {
+                return Step::Wait;
+            }
+            if self.sync_pending {
+                self.sync_pending = false;
+                self.writes_since_sync = 0;
+                return self.issue(self.sync_unit());
+            }
+            if self.end_fsync && self.wrote_anything && !self.end_fsync_done {
+                self.end_fsync_done = true;
+                return self.issue(IoUnit {
+                    kind: IoKind::Fsync,
+                    ..self.sync_unit()
+                });
+            }
+            return Step::Done;
+        }
+        if self.think_until > now {
+            return Step::SleepUntil(self.think_until);
+        }
+        if self.sync_pending {
+            if self.in_flight > 0 {
+                return Step::Wait;
+            }
+            self.sync_pending = false;
+            self.writes_since_sync = 0;
+            return self.issue(self.sync_unit());
+        }
+        if self.draining_to_low {
+            if self.in_flight > self.iodepth_low {
+                return Step::Wait;
+            }
+            self.draining_to_low = false;
+        }
+        let free = self.depth - self.in_flight;
+        if free == 0 || (free < self.batch_submit && self.in_flight > 0) {
+            return Step::Wait;
+        }
+        let unit = match self.held.take() {
+            Some(unit) => unit,
+            None => self.generator.next(&mut self.rng),
+        };
+        let allowed_at = self.rate_allows_at(&unit);
+        if allowed_at > now {
+            self.held = Some(unit);
+            return Step::SleepUntil(allowed_at);
+        }
+        self.issue(unit)
+    }
+
+    /// One of the job's I/Os completed at `now`.
+    pub fn complete(&mut self, now: Time, unit: &IoUnit) {
+        assert!(
+            self.in_flight > self.completed_unreaped,
+            "completion without an I/O in flight"
+        );
+        if unit.kind.ddir().is_none() {
+            self.sync_in_flight = false;
+        }
+        self.completed_unreaped += 1;
+        if self.completed_unreaped >= self.complete_min
+            || self.completed_unreaped == self.in_flight
+        {
+            self.in_flight -= self.completed_unreaped;
+            self.completed_unreaped = 0;
+        }
+        if self.thinktime_ns > 0 && unit.kind.ddir().is_some() {
+            self.think_counter += 1;
+            if self.think_counter >= self.thinktime_blocks {
+                self.think_counter = 0;
+                self.think_until = now + self.thinktime_ns;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::{IoEngine, RwMode};
+
+    fn spec() -> JobSpec {
+        let mut spec = JobSpec::new("t");
+        spec.size = Some(crate::job::SizeOrPercent::Bytes(64 * 1024));
+        spec
+    }
+
+    fn region() -> Vec<FileRegion> {
+        vec![FileRegion {
+            start: 0,
+            len: 64 * 1024,
+        }]
+    }
+
+    /// Runs a runner against an instant device; returns (submissions, finish time).
+    fn run(runner: &mut JobRunner, service_ns: Time) -> (Vec<IoUnit>, Time) {
+        let mut now = 0;
+        let mut submitted = Vec::new();
+        let mut in_device: Vec<(Time, IoUnit)> = Vec::new();
+        for _ in 0..100_000 {
+            match runner.next(now) {
+                Step::Submit(unit) => {
+                    submitted.push(unit);
+                    in_device.push((now + service_ns, unit));
+                }
+                Step::SleepUntil(t) => now = t,
+                Step::Wait => {
+                    in_device.sort_by_key(|(t, _)| *t);
+                    let (t, unit) = in_device.remove(0);
+                    now = now.max(t);
+                    runner.complete(now, &unit);
+                }
+                Step::Done => return (submitted, now),
+            }
+        }
+        panic!("runner did not finish");
+    }
+
+    #[test]
+    fn sync_engine_keeps_one_io_in_flight_and_covers_size_once() {
+        let mut runner = JobRunner::new(&spec(), region(), 0, Rng::new(1));
+        let (submitted, end) = run(&mut runner, 1000);
+        assert_eq!(submitted.len(), 16);
+        assert_eq!(end, 16 * 1000);
+    }
+
+    #[test]
+    fn async_engine_fills_to_iodepth() {
+        let mut spec = spec();
+        spec.ioengine = IoEngine::Libaio;
+        spec.direct = true;
+        spec.iodepth = 4;
+        spec.iodepth_low = 4;
+        let mut runner = JobRunner::new(&spec, region(), 0, Rng::new(1));
+        let (submitted, end) = run(&mut runner, 1000);
+        assert_eq!(submitted.len(), 16);
+        // Four at a time: four rounds of service.
+        assert_eq!(end, 4 * 1000);
+    }
+
+    /// Buffered libaio submits synchronously: depth 1 whatever iodepth says.
+    #[test]
+    fn buffered_libaio_is_synchronous() {
+        let mut spec = spec();
+        spec.ioengine = IoEngine::Libaio;
+        spec.iodepth = 4;
+        assert_eq!(spec.effective_depth(), 1);
+    }
+
+    #[test]
+    fn thinktime_stalls_after_each_completion() {
+        let mut spec = spec();
+        spec.thinktime_ns = 500;
+        let mut runner = JobRunner::new(&spec, region(), 0, Rng::new(1));
+        let (_, end) = run(&mut runner, 1000);
+        // 16 services, 15 think periods between them (the last completion ends the job).
+        assert_eq!(end, 16 * 1000 + 15 * 500);
+    }
+
+    #[test]
+    fn rate_iops_spaces_submissions() {
+        let mut spec = spec();
+        spec.rate_iops = [Some(1000), None, None];
+        let mut runner = JobRunner::new(&spec, region(), 0, Rng::new(1));
+        let (_, end) = run(&mut runner, 1000);
+        // The 16th read may start at 15 ms.
+        assert_eq!(end, 15_000_000 + 1000);
+    }
+
+    #[test]
+    fn runtime_ends_a_time_based_job() {
+        let mut spec = spec();
+        spec.time_based = true;
+        spec.runtime_ns = Some(1_000_000);
+        let mut runner = JobRunner::new(&spec, region(), 0, Rng::new(1));
+        let (submitted, end) = run(&mut runner, 1000);
+        assert_eq!(submitted.len(), 1000);
+        assert_eq!(end, 1_000_000);
+    }
+
+    #[test]
+    fn fsync_every_n_writes_waits_for_the_writes() {
+        let mut spec = spec();
+        spec.rw = RwMode::Write;
+        spec.fsync = 4;
+        spec.end_fsync = true;
+        let mut runner = JobRunner::new(&spec, region(), 0, Rng::new(1));
+        let (submitted, _) = run(&mut runner, 1000);
+        let syncs = submitted
+            .iter()
+            .filter(|unit| unit.kind == IoKind::Fsync)
+            .count();
+        // 16 writes: a sync after each 4 (the last of which comes after the 16th write),
+        // plus end_fsync.
+        assert_eq!(syncs, 5);
+        assert_eq!(submitted.last().unwrap().kind, IoKind::Fsync);
+    }
+
+    #[test]
+    fn batch_complete_min_reaps_in_groups() {
+        let mut spec = spec();
+        spec.ioengine = IoEngine::IoUring;
+        spec.iodepth = 4;
+        spec.iodepth_batch_complete_min = 4;
+        spec.iodepth_batch_complete_max = 4;
+        let mut runner = JobRunner::new(&spec, region(), 0, Rng::new(1));
+        for _ in 0..4 {
+            assert!(matches!(runner.next(0), Step::Submit(_)));
+        }
+        let unit = IoUnit {
+            kind: IoKind::Read,
+            file: 0,
+            offset: 0,
+            len: 4096,
+        };
+        runner.complete(10, &unit);
+        assert_eq!(runner.next(10), Step::Wait, "one completion is not a batch");
+        for _ in 0..3 {
+            runner.complete(10, &unit);
+        }
+        assert!(matches!(runner.next(10), Step::Submit(_)));
+    }
+}
