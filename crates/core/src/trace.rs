@@ -39,8 +39,15 @@ pub enum MessageSubject {
     Device,
     /// About a group (cgroup).
     Group(CgroupId),
-    /// About a queue: creator pid and cgroup.
-    Queue { pid: u32, cgroup: CgroupId },
+    /// About a queue: creator pid and cgroup, plus the two facts blkparse's prefix
+    /// `cfq<pid><S|A><N| >` shows: `sync` (`S`, else `A`) and `noidle` (`N`: a sync queue on the
+    /// SYNC_NOIDLE tree, i.e. `idle_window` clear; else a space).
+    Queue {
+        pid: u32,
+        cgroup: CgroupId,
+        sync: bool,
+        noidle: bool,
+    },
 }
 
 /// A structured scheduler decision, written as one JSON line by `--decisions`.

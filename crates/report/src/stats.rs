@@ -1,0 +1,797 @@
+//! What a driver records about each job during a run, and what a run hands to the formatters.
+//!
+//! The simulator (or the real engine) owns one [`JobStats`] per job and calls
+//! [`JobStats::record_io`] at every completion with the three instants fio keeps per I/O:
+//! *issue* (the job decided to do the I/O: `io_u->start_time`), *submit* (it reached the
+//! block layer: `io_u->issue_time`) and *complete*. From those it derives fio's three latency
+//! series — `slat = submit - issue`, `clat = complete - submit`, `lat = complete - issue` —
+//! and fio's distributions (completion-latency buckets, I/O depth at submission).
+//!
+//! Bandwidth and IOPS *samples* (`bw_min` .. `iops_stddev`) are fio's 500 ms averaging windows
+//! (`bwavgtime`/`iopsavgtime`). Rather than sampling during the run, completions are binned per
+//! millisecond (one bin per busy millisecond, so memory stays proportional to run time, not
+//! I/O count) and the windows are cut when the formatters ask, from the start the driver gave to
+//! [`JobStats::set_runtime`].
+//!
+//! At the end the driver assembles a [`RunResult`] — jobs, [`DiskStats`] per device, the job
+//! options to echo, and an `iosched` JSON object for everything that is not fio's (scheduler,
+//! device model, seed, wall-clock figures) — and passes it to the formatters in
+//! [`crate::fio_json`], [`crate::fio_terse`] and [`crate::fio_normal`]. Nothing here reads a
+//! clock: timestamps are fields the caller fills in, so output is byte-stable per seed.
+
+use crate::histogram::LatStat;
+use iosched_core::{NSEC_PER_MSEC, NSEC_PER_SEC};
+
+/// Direction index of reads in per-direction arrays (fio's `DDIR_READ`).
+pub const DDIR_READ: usize = 0;
+/// Direction index of writes (`DDIR_WRITE`).
+pub const DDIR_WRITE: usize = 1;
+/// Direction index of trims/discards (`DDIR_TRIM`).
+pub const DDIR_TRIM: usize = 2;
+/// Number of data directions fio reports.
+pub const DDIR_COUNT: usize = 3;
+
+/// fio's default `percentile_list`: 17 entries.
+pub const DEFAULT_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+/// 500 ms: fio's default `bwavgtime` and `iopsavgtime`, the bandwidth/IOPS sample window.
+pub const SAMPLE_WINDOW_MS: u64 = 500;
+
+/// Labels of fio's `iodepth_level` buckets (bucket k covers depths k..2k-1).
+pub const DEPTH_KEYS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
+/// Labels of fio's `iodepth_submit` / `iodepth_complete` buckets (I/Os per call).
+pub const BATCH_KEYS: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
+/// Labels of the `latency_ns` and `latency_us` buckets: each holds [previous label, label).
+pub const LAT_KEYS_SHORT: [&str; 10] = [
+    "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
+];
+/// Labels of the `latency_ms` buckets.
+pub const LAT_KEYS_MS: [&str; 12] = [
+    "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
+];
+/// Total latency buckets: 10 ns + 10 µs + 12 ms.
+pub const LAT_BUCKETS: usize = 32;
+
+/// Bucket of a value below 1000 in a 10-bucket unit band (fio's `io_u_mark_lat_nsec/usec`).
+fn short_bucket(v: u64) -> usize {
+    match v {
+        0..=1 => 0,
+        2..=3 => 1,
+        4..=9 => 2,
+        10..=19 => 3,
+        20..=49 => 4,
+        50..=99 => 5,
+        100..=249 => 6,
+        250..=499 => 7,
+        500..=749 => 8,
+        _ => 9,
+    }
+}
+
+/// Index into the 32 latency buckets for a completion latency in ns.
+/// Kernel-free analogue of fio's `io_u_mark_latency()`.
+pub fn latency_bucket(nsec: u64) -> usize {
+    if nsec < 1000 {
+        short_bucket(nsec)
+    } else if nsec < 1_000_000 {
+        10 + short_bucket(nsec / 1000)
+    } else {
+        let msec = nsec / 1_000_000;
+        20 + match msec {
+            0..=999 => short_bucket(msec),
+            1000..=1999 => 10,
+            _ => 11,
+        }
+    }
+}
+
+/// Bucket of an I/O depth (fio's `io_u_mark_depth()`).
+pub fn depth_bucket(depth: u32) -> usize {
+    match depth {
+        0..=1 => 0,
+        2..=3 => 1,
+        4..=7 => 2,
+        8..=15 => 3,
+        16..=31 => 4,
+        32..=63 => 5,
+        _ => 6,
+    }
+}
+
+/// Bucket of a submit/complete batch size (fio's `io_u_mark_submit()`/`_complete()`).
+pub fn batch_bucket(n: u32) -> usize {
+    match n {
+        0 => 0,
+        1..=4 => 1,
+        5..=8 => 2,
+        9..=16 => 3,
+        17..=32 => 4,
+        33..=64 => 5,
+        _ => 6,
+    }
+}
+
+/// Summary of a set of samples (bandwidth or IOPS windows), as fio's `calc_lat()` gives it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SampleStat {
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    /// Sample standard deviation (N - 1); 0 below two samples.
+    pub stddev: f64,
+    pub samples: u64,
+}
+
+impl SampleStat {
+    /// Summarises `values`; all zero when empty.
+    pub fn from_samples(values: &[u64]) -> SampleStat {
+        if values.is_empty() {
+            return SampleStat::default();
+        }
+        let n = values.len() as f64;
+        let mean = values.iter().map(|&v| v as f64).sum::<f64>() / n;
+        let stddev = if values.len() < 2 {
+            0.0
+        } else {
+            let ss: f64 = values.iter().map(|&v| (v as f64 - mean).powi(2)).sum();
+            (ss / (n - 1.0)).sqrt()
+        };
+        SampleStat {
+            min: values.iter().copied().min().unwrap_or(0),
+            max: values.iter().copied().max().unwrap_or(0),
+            mean,
+            stddev,
+            samples: values.len() as u64,
+        }
+    }
+}
+
+/// One busy millisecond of completions: absolute ms, bytes, I/Os.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct MsBin {
+    ms: u64,
+    bytes: u64,
+    ios: u64,
+}
+
+/// Everything recorded for one direction of one job.
+#[derive(Clone, Debug, Default)]
+pub struct DirStats {
+    pub io_bytes: u64,
+    pub total_ios: u64,
+    /// I/Os that transferred less than asked (fio's `short_ios`).
+    pub short_ios: u64,
+    /// I/Os dropped (fio's `drop_ios`).
+    pub drop_ios: u64,
+    /// Submission latency: issue to submit.
+    pub slat: LatStat,
+    /// Completion latency: submit to complete.
+    pub clat: LatStat,
+    /// Total latency: issue to complete.
+    pub lat: LatStat,
+    bins: Vec<MsBin>,
+}
+
+impl DirStats {
+    fn add_completion(&mut self, complete_ns: u64, bytes: u64) {
+        let ms = complete_ns / NSEC_PER_MSEC;
+        match self.bins.last_mut() {
+            Some(bin) if bin.ms == ms => {
+                bin.bytes += bytes;
+                bin.ios += 1;
+            }
+            _ => self.bins.push(MsBin { ms, bytes, ios: 1 }),
+        }
+    }
+
+    fn merge(&mut self, other: &DirStats, shift_ms: i128) {
+        self.io_bytes += other.io_bytes;
+        self.total_ios += other.total_ios;
+        self.short_ios += other.short_ios;
+        self.drop_ios += other.drop_ios;
+        self.slat.merge(&other.slat);
+        self.clat.merge(&other.clat);
+        self.lat.merge(&other.lat);
+        self.bins.extend(other.bins.iter().map(|b| MsBin {
+            ms: (i128::from(b.ms) + shift_ms).clamp(0, i128::from(u64::MAX)) as u64,
+            ..*b
+        }));
+    }
+}
+
+/// Statistics of one job (or of a group, after [`JobStats::merge`]), in fio's terms.
+#[derive(Clone, Debug)]
+pub struct JobStats {
+    pub name: String,
+    pub groupid: u32,
+    /// Jobs folded into this one (1 unless merged for `group_reporting`).
+    pub nr_jobs: u32,
+    /// Process id shown in the normal-output header.
+    pub pid: u32,
+    pub error: i32,
+    /// Percentiles to report, as fio's `percentile_list`.
+    pub percentile_list: Vec<f64>,
+    /// Options echoed as `"job options"`, in the order the job file gave them.
+    pub options: Vec<(String, String)>,
+    /// Per direction, indexed by [`DDIR_READ`], [`DDIR_WRITE`], [`DDIR_TRIM`].
+    pub dirs: [DirStats; DDIR_COUNT],
+    /// fsync/fdatasync latencies (fio's `sync` object).
+    pub sync: LatStat,
+    /// Run start and end; see [`JobStats::set_runtime`].
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub usr_cpu: f64,
+    pub sys_cpu: f64,
+    pub ctx: u64,
+    pub majf: u64,
+    pub minf: u64,
+    /// Depth at each submission, bucketed by [`depth_bucket`].
+    pub depth_map: [u64; 7],
+    /// I/Os per submit call, bucketed by [`batch_bucket`].
+    pub submit_map: [u64; 7],
+    /// I/Os reaped per completion call, bucketed by [`batch_bucket`].
+    pub complete_map: [u64; 7],
+    /// Completion-latency buckets (10 ns, 10 µs, 12 ms), counted over all directions.
+    pub lat_buckets: [u64; LAT_BUCKETS],
+    /// Echoed `latency_*` job settings (fio's `latency_target` machinery; not acted on here).
+    pub latency_depth: u32,
+    pub latency_target_ns: u64,
+    pub latency_percentile: f64,
+    pub latency_window_ns: u64,
+}
+
+impl JobStats {
+    /// An empty record for job `name` in group `groupid`, reporting `percentile_list`
+    /// (pass [`DEFAULT_PERCENTILES`] for fio's default).
+    pub fn new(name: &str, groupid: u32, percentile_list: &[f64]) -> JobStats {
+        JobStats {
+            name: name.to_string(),
+            groupid,
+            nr_jobs: 1,
+            pid: 0,
+            error: 0,
+            percentile_list: percentile_list.to_vec(),
+            options: Vec::new(),
+            dirs: Default::default(),
+            sync: LatStat::new(),
+            start_ns: 0,
+            end_ns: 0,
+            usr_cpu: 0.0,
+            sys_cpu: 0.0,
+            ctx: 0,
+            majf: 0,
+            minf: 0,
+            depth_map: [0; 7],
+            submit_map: [0; 7],
+            complete_map: [0; 7],
+            lat_buckets: [0; LAT_BUCKETS],
+            latency_depth: 1,
+            latency_target_ns: 0,
+            latency_percentile: 100.0,
+            latency_window_ns: 0,
+        }
+    }
+
+    /// Records one completed I/O of `bytes` in direction `ddir` (0 read, 1 write, 2 trim).
+    /// Instants must be ordered `issue_ns <= submit_ns <= complete_ns`.
+    /// Kernel-free analogue of fio's `account_io_completion()`.
+    pub fn record_io(
+        &mut self,
+        ddir: usize,
+        bytes: u64,
+        issue_ns: u64,
+        submit_ns: u64,
+        complete_ns: u64,
+    ) {
+        assert!(ddir < DDIR_COUNT, "direction index {ddir} out of range");
+        assert!(issue_ns <= submit_ns, "submitted before issued");
+        assert!(submit_ns <= complete_ns, "completed before submitted");
+        let clat = complete_ns - submit_ns;
+        let dir = &mut self.dirs[ddir];
+        dir.io_bytes += bytes;
+        dir.total_ios += 1;
+        dir.slat.record(submit_ns - issue_ns);
+        dir.clat.record(clat);
+        dir.lat.record(complete_ns - issue_ns);
+        dir.add_completion(complete_ns, bytes);
+        self.lat_buckets[latency_bucket(clat)] += 1;
+    }
+
+    /// Records an I/O that completed short (counted in `short_ios`, in addition to `record_io`).
+    pub fn record_short(&mut self, ddir: usize) {
+        assert!(ddir < DDIR_COUNT, "direction index {ddir} out of range");
+        self.dirs[ddir].short_ios += 1;
+    }
+
+    /// Records one fsync/fdatasync and its latency.
+    pub fn record_sync(&mut self, lat_ns: u64) {
+        self.sync.record(lat_ns);
+    }
+
+    /// Records the job's in-flight depth at one submission, this I/O included
+    /// (fio's `io_u_mark_depth()`).
+    pub fn record_depth(&mut self, depth_at_submit: u32) {
+        self.depth_map[depth_bucket(depth_at_submit)] += 1;
+    }
+
+    /// Records how many I/Os one submit call carried.
+    pub fn record_submit_batch(&mut self, ios: u32) {
+        self.submit_map[batch_bucket(ios)] += 1;
+    }
+
+    /// Records how many I/Os one completion reap returned.
+    pub fn record_complete_batch(&mut self, ios: u32) {
+        self.complete_map[batch_bucket(ios)] += 1;
+    }
+
+    /// Sets when the job started and stopped running; runtime and sample windows count from
+    /// `start_ns`.
+    pub fn set_runtime(&mut self, start_ns: u64, end_ns: u64) {
+        assert!(start_ns <= end_ns, "job ended before it started");
+        self.start_ns = start_ns;
+        self.end_ns = end_ns;
+    }
+
+    /// Job runtime in whole milliseconds (fio truncates to ms).
+    pub fn runtime_ms(&self) -> u64 {
+        (self.end_ns - self.start_ns) / NSEC_PER_MSEC
+    }
+
+    /// Runtime of one direction in ms: the job's runtime if it did I/O that way, else 0.
+    pub fn dir_runtime_ms(&self, ddir: usize) -> u64 {
+        if self.dirs[ddir].total_ios > 0 {
+            self.runtime_ms()
+        } else {
+            0
+        }
+    }
+
+    /// `elapsed` in fio's JSON: whole seconds, rounded up.
+    pub fn elapsed_s(&self) -> u64 {
+        (self.end_ns - self.start_ns).div_ceil(NSEC_PER_SEC)
+    }
+
+    /// Bytes per second: `1000 * io_bytes / runtime_ms`, 0 without runtime.
+    pub fn bw_bytes(&self, ddir: usize) -> u64 {
+        bw_bytes(self.dirs[ddir].io_bytes, self.dir_runtime_ms(ddir))
+    }
+
+    /// KiB per second, integer: `bw_bytes / 1024`.
+    pub fn bw_kib(&self, ddir: usize) -> u64 {
+        self.bw_bytes(ddir) / 1024
+    }
+
+    /// I/Os per second: `1000 * total_ios / runtime_ms`, 0 without runtime.
+    pub fn iops(&self, ddir: usize) -> f64 {
+        iops(self.dirs[ddir].total_ios, self.dir_runtime_ms(ddir))
+    }
+
+    /// Total completed data I/Os over the three directions (fio's `ddir_rw_sum(total_io_u)`).
+    pub fn total_rw_ios(&self) -> u64 {
+        self.dirs.iter().map(|d| d.total_ios).sum()
+    }
+
+    /// Bytes and I/Os of each full 500 ms window of the run, windows with no I/O in this
+    /// direction left out (fio takes no sample for an interval without I/O).
+    fn windows(&self, ddir: usize) -> Vec<(u64, u64)> {
+        let nwin = self.runtime_ms() / SAMPLE_WINDOW_MS;
+        let mut sums = vec![(0u64, 0u64); nwin as usize];
+        let start_ms = self.start_ns / NSEC_PER_MSEC;
+        for bin in &self.dirs[ddir].bins {
+            if bin.ms < start_ms {
+                continue;
+            }
+            let w = (bin.ms - start_ms) / SAMPLE_WINDOW_MS;
+            if let Some(slot) = sums.get_mut(w as usize) {
+                slot.0 += bin.bytes;
+                slot.1 += bin.ios;
+            }
+        }
+        sums.retain(|&(bytes, _)| bytes > 0);
+        sums
+    }
+
+    /// Bandwidth samples in KiB/s over 500 ms windows (fio's `bw_min` .. `bw_samples`).
+    /// Choice: only windows that fit entirely inside the runtime are sampled, so runs shorter
+    /// than 500 ms show zeros, as fio's do.
+    pub fn bw_samples(&self, ddir: usize) -> SampleStat {
+        let v: Vec<u64> = self
+            .windows(ddir)
+            .iter()
+            .map(|&(bytes, _)| bytes * 1000 / SAMPLE_WINDOW_MS / 1024)
+            .collect();
+        SampleStat::from_samples(&v)
+    }
+
+    /// IOPS samples over 500 ms windows (fio's `iops_min` .. `iops_samples`).
+    pub fn iops_samples(&self, ddir: usize) -> SampleStat {
+        let v: Vec<u64> = self
+            .windows(ddir)
+            .iter()
+            .map(|&(_, ios)| ios * 1000 / SAMPLE_WINDOW_MS)
+            .collect();
+        SampleStat::from_samples(&v)
+    }
+
+    /// Folds `other` into `self` for `group_reporting` (fio's `sum_thread_stats()`): counts and
+    /// latency series add up, runtime is the longer of the two, the name stays `self`'s.
+    /// Choice: sample windows are aligned on each job's own start and summed, so a group's
+    /// bandwidth samples are aggregate rates of the group.
+    pub fn merge(&mut self, other: &JobStats) {
+        let shift_ms =
+            i128::from(self.start_ns / NSEC_PER_MSEC) - i128::from(other.start_ns / NSEC_PER_MSEC);
+        for (mine, theirs) in self.dirs.iter_mut().zip(other.dirs.iter()) {
+            mine.merge(theirs, shift_ms);
+        }
+        let runtime = (self.end_ns - self.start_ns).max(other.end_ns - other.start_ns);
+        self.end_ns = self.start_ns + runtime;
+        self.nr_jobs += other.nr_jobs;
+        if self.error == 0 {
+            self.error = other.error;
+        }
+        self.sync.merge(&other.sync);
+        self.usr_cpu += other.usr_cpu;
+        self.sys_cpu += other.sys_cpu;
+        self.ctx += other.ctx;
+        self.majf += other.majf;
+        self.minf += other.minf;
+        for (a, b) in self.depth_map.iter_mut().zip(other.depth_map) {
+            *a += b;
+        }
+        for (a, b) in self.submit_map.iter_mut().zip(other.submit_map) {
+            *a += b;
+        }
+        for (a, b) in self.complete_map.iter_mut().zip(other.complete_map) {
+            *a += b;
+        }
+        for (a, b) in self.lat_buckets.iter_mut().zip(other.lat_buckets) {
+            *a += b;
+        }
+    }
+
+    /// `iodepth_level` percentages (fio's `stat_calc_dist()`: nonzero buckets show at least
+    /// 0.1%).
+    pub fn depth_dist(&self) -> [f64; 7] {
+        dist(&self.depth_map, self.depth_map.iter().sum(), 0.1)
+    }
+
+    /// `iodepth_submit` percentages.
+    pub fn submit_dist(&self) -> [f64; 7] {
+        dist(&self.submit_map, self.submit_map.iter().sum(), 0.1)
+    }
+
+    /// `iodepth_complete` percentages.
+    pub fn complete_dist(&self) -> [f64; 7] {
+        dist(&self.complete_map, self.complete_map.iter().sum(), 0.1)
+    }
+
+    /// Completion-latency bucket percentages of all I/Os (fio's `stat_calc_lat()`: nonzero
+    /// buckets show at least 0.01%): 10 ns buckets, 10 µs buckets, 12 ms buckets.
+    pub fn lat_dist(&self) -> [f64; LAT_BUCKETS] {
+        dist(&self.lat_buckets, self.total_rw_ios(), 0.01)
+    }
+}
+
+fn dist<const N: usize>(map: &[u64; N], total: u64, floor: f64) -> [f64; N] {
+    let mut out = [0.0; N];
+    if total == 0 {
+        return out;
+    }
+    for (o, &c) in out.iter_mut().zip(map) {
+        *o = c as f64 * 100.0 / total as f64;
+        if c > 0 && *o < floor {
+            *o = floor;
+        }
+    }
+    out
+}
+
+/// fio's bandwidth formula: `1000 * io_bytes / runtime_ms` bytes/s (integer), 0 without runtime.
+pub fn bw_bytes(io_bytes: u64, runtime_ms: u64) -> u64 {
+    if runtime_ms == 0 {
+        0
+    } else {
+        (u128::from(io_bytes) * 1000 / u128::from(runtime_ms)) as u64
+    }
+}
+
+/// fio's IOPS formula: `1000 * total_ios / runtime_ms`, 0 without runtime.
+pub fn iops(total_ios: u64, runtime_ms: u64) -> f64 {
+    if runtime_ms == 0 {
+        0.0
+    } else {
+        1000.0 * total_ios as f64 / runtime_ms as f64
+    }
+}
+
+/// Per-device counters, as fio reads them from `/proc/diskstats` (`disk_util[]`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DiskStats {
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_sectors: u64,
+    pub write_sectors: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+    pub read_ticks_ms: u64,
+    pub write_ticks_ms: u64,
+    /// Time-weighted queue occupancy (`time_in_queue`), ms.
+    pub in_queue_ms: u64,
+    /// Busy time over elapsed time, percent, at most 100.
+    pub util_pct: f64,
+}
+
+/// Aggregates of one reporting group (fio's `struct group_run_stats`), per direction.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GroupStats {
+    pub groupid: u32,
+    pub io_bytes: [u64; DDIR_COUNT],
+    /// Aggregate bandwidth: group bytes over the longest runtime, bytes/s.
+    pub agg_bw_bytes: [u64; DDIR_COUNT],
+    /// Smallest and largest per-job bandwidth, bytes/s.
+    pub min_bw_bytes: [u64; DDIR_COUNT],
+    pub max_bw_bytes: [u64; DDIR_COUNT],
+    /// Shortest and longest per-job runtime, ms.
+    pub min_run_ms: [u64; DDIR_COUNT],
+    pub max_run_ms: [u64; DDIR_COUNT],
+}
+
+impl GroupStats {
+    /// Share of the group's aggregate bandwidth that `mean_kib` (a job's mean sample, KiB/s)
+    /// represents, capped at 100% (fio's `convert_agg_kbytes_percent()`).
+    pub fn agg_percent(&self, ddir: usize, mean_kib: f64) -> f64 {
+        if self.agg_bw_bytes[ddir] > 1024 {
+            (mean_kib * 100.0 / (self.agg_bw_bytes[ddir] as f64 / 1024.0)).min(100.0)
+        } else {
+            100.0
+        }
+    }
+}
+
+/// Group aggregates for every group id present in `jobs`, in ascending id order
+/// (fio's `__show_run_stats()` grouping pass).
+pub fn group_stats(jobs: &[JobStats]) -> Vec<GroupStats> {
+    let mut ids: Vec<u32> = jobs.iter().map(|j| j.groupid).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.into_iter()
+        .map(|groupid| {
+            let mut g = GroupStats {
+                groupid,
+                min_bw_bytes: [u64::MAX; DDIR_COUNT],
+                ..GroupStats::default()
+            };
+            for job in jobs.iter().filter(|j| j.groupid == groupid) {
+                for d in 0..DDIR_COUNT {
+                    let run = job.dir_runtime_ms(d);
+                    if run == 0 {
+                        continue;
+                    }
+                    if g.min_run_ms[d] == 0 || run < g.min_run_ms[d] {
+                        g.min_run_ms[d] = run;
+                    }
+                    g.max_run_ms[d] = g.max_run_ms[d].max(run);
+                    let bw = job.bw_bytes(d);
+                    g.min_bw_bytes[d] = g.min_bw_bytes[d].min(bw);
+                    g.max_bw_bytes[d] = g.max_bw_bytes[d].max(bw);
+                    g.io_bytes[d] += job.dirs[d].io_bytes;
+                }
+            }
+            for d in 0..DDIR_COUNT {
+                if g.min_bw_bytes[d] == u64::MAX {
+                    g.min_bw_bytes[d] = 0;
+                }
+                g.agg_bw_bytes[d] = bw_bytes(g.io_bytes[d], g.max_run_ms[d]);
+            }
+            g
+        })
+        .collect()
+}
+
+/// Everything one run produced, as the formatters consume it.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// `"fio version"`; defaults to `iosched-<crate version>`.
+    pub fio_version: String,
+    /// Epoch seconds and milliseconds, and ctime-style text, for fio's `timestamp`,
+    /// `timestamp_ms` and `time`. Supplied by the caller (0 and "" keep output byte-stable).
+    pub timestamp_s: u64,
+    pub timestamp_ms: u64,
+    pub time: String,
+    /// `"global options"` as written in the job file.
+    pub global_options: Vec<(String, String)>,
+    /// One entry per job, or per group when the caller merged them for `group_reporting`.
+    pub jobs: Vec<JobStats>,
+    pub disks: Vec<DiskStats>,
+    /// Appended to the JSON top level as `"iosched"` unless `Null`: scheduler, tunables, device
+    /// model, seed, wall-clock figures.
+    pub iosched: serde_json::Value,
+}
+
+impl Default for RunResult {
+    fn default() -> Self {
+        RunResult {
+            fio_version: format!("iosched-{}", env!("CARGO_PKG_VERSION")),
+            timestamp_s: 0,
+            timestamp_ms: 0,
+            time: String::new(),
+            global_options: Vec::new(),
+            jobs: Vec::new(),
+            disks: Vec::new(),
+            iosched: serde_json::Value::Null,
+        }
+    }
+}
+
+impl RunResult {
+    /// Group aggregates of [`RunResult::jobs`].
+    pub fn groups(&self) -> Vec<GroupStats> {
+        group_stats(&self.jobs)
+    }
+
+    /// The aggregates of group `groupid` (all zero if no job has it).
+    pub fn group(&self, groupid: u32) -> GroupStats {
+        group_stats(&self.jobs)
+            .into_iter()
+            .find(|g| g.groupid == groupid)
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = NSEC_PER_MSEC;
+
+    #[test]
+    fn bw_and_iops_follow_fios_formulas() {
+        // 1000 I/Os of 4 KiB in 1500 ms.
+        let mut j = JobStats::new("j", 0, &DEFAULT_PERCENTILES);
+        for i in 0..1000u64 {
+            j.record_io(DDIR_READ, 4096, i * MS, i * MS + 10, i * MS + 1000);
+        }
+        j.set_runtime(0, 1500 * MS);
+        assert_eq!(j.runtime_ms(), 1500);
+        assert_eq!(j.bw_bytes(DDIR_READ), 1000 * 4096 * 1000 / 1500);
+        assert_eq!(j.bw_kib(DDIR_READ), 1000 * 4096 * 1000 / 1500 / 1024);
+        assert!((j.iops(DDIR_READ) - 1000.0 * 1000.0 / 1500.0).abs() < 1e-9);
+        // Unused direction: no runtime, no bandwidth.
+        assert_eq!(j.dir_runtime_ms(DDIR_WRITE), 0);
+        assert_eq!(j.bw_bytes(DDIR_WRITE), 0);
+        assert_eq!(j.iops(DDIR_WRITE), 0.0);
+    }
+
+    #[test]
+    fn latencies_split_into_slat_clat_lat() {
+        let mut j = JobStats::new("j", 0, &DEFAULT_PERCENTILES);
+        j.record_io(DDIR_WRITE, 512, 100, 350, 2350);
+        let d = &j.dirs[DDIR_WRITE];
+        assert_eq!(d.slat.min(), 250);
+        assert_eq!(d.clat.min(), 2000);
+        assert_eq!(d.lat.min(), 2250);
+        assert_eq!(j.lat_buckets[latency_bucket(2000)], 1);
+    }
+
+    #[test]
+    fn latency_buckets_match_fio_boundaries() {
+        assert_eq!(latency_bucket(0), 0);
+        assert_eq!(latency_bucket(1), 0);
+        assert_eq!(latency_bucket(2), 1);
+        assert_eq!(latency_bucket(999), 9);
+        assert_eq!(latency_bucket(1000), 10); // 1 µs -> "2" us bucket
+        assert_eq!(latency_bucket(249_999), 16); // 249 µs -> "250"
+        assert_eq!(latency_bucket(250_000), 17); // 250 µs -> "500"
+        assert_eq!(latency_bucket(999_999), 19);
+        assert_eq!(latency_bucket(1_000_000), 20); // 1 ms -> "2" ms
+        assert_eq!(latency_bucket(1_999_999_999), 30);
+        assert_eq!(latency_bucket(2_000_000_000), 31);
+    }
+
+    #[test]
+    fn depth_buckets_cover_k_to_2k_minus_one() {
+        let got: Vec<usize> = [1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 1000]
+            .iter()
+            .map(|&d| depth_bucket(d))
+            .collect();
+        assert_eq!(got, vec![0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6]);
+    }
+
+    #[test]
+    fn windows_sample_full_500ms_intervals_only() {
+        let mut j = JobStats::new("j", 0, &DEFAULT_PERCENTILES);
+        // Window 0: 100 I/Os of 8 KiB; window 1: 300 I/Os; 200 ms tail outside full windows.
+        for i in 0..100u64 {
+            j.record_io(DDIR_READ, 8192, 0, 0, 10 * MS + i * MS);
+        }
+        for i in 0..300u64 {
+            j.record_io(DDIR_READ, 8192, 0, 0, 600 * MS + i * MS / 2);
+        }
+        j.record_io(DDIR_READ, 8192, 0, 0, 1100 * MS);
+        j.set_runtime(0, 1200 * MS);
+        let bw = j.bw_samples(DDIR_READ);
+        assert_eq!(bw.samples, 2);
+        assert_eq!(bw.min, 100 * 8192 * 1000 / 500 / 1024);
+        assert_eq!(bw.max, 300 * 8192 * 1000 / 500 / 1024);
+        let iops = j.iops_samples(DDIR_READ);
+        assert_eq!((iops.min, iops.max), (200, 600));
+        assert!((iops.mean - 400.0).abs() < 1e-9);
+        // sqrt(((200-400)^2 + (600-400)^2) / 1)
+        assert!((iops.stddev - 282.842712474619).abs() < 1e-6);
+        assert_eq!(j.bw_samples(DDIR_WRITE), SampleStat::default());
+    }
+
+    #[test]
+    fn windows_count_from_job_start() {
+        let mut j = JobStats::new("j", 0, &DEFAULT_PERCENTILES);
+        j.record_io(DDIR_READ, 4096, 0, 0, 10_100 * MS);
+        j.set_runtime(10_000 * MS, 10_600 * MS);
+        assert_eq!(j.bw_samples(DDIR_READ).samples, 1);
+    }
+
+    #[test]
+    fn merge_adds_counts_and_keeps_longest_runtime() {
+        let mut a = JobStats::new("a", 0, &DEFAULT_PERCENTILES);
+        let mut b = JobStats::new("b", 0, &DEFAULT_PERCENTILES);
+        for i in 0..10u64 {
+            a.record_io(DDIR_READ, 4096, 0, 0, (i + 1) * 10 * MS);
+            b.record_io(DDIR_READ, 4096, 0, 0, 1000 * MS + (i + 1) * 10 * MS);
+            b.record_depth(4);
+        }
+        a.record_depth(1);
+        a.set_runtime(0, 1000 * MS);
+        b.set_runtime(1000 * MS, 3000 * MS);
+        a.merge(&b);
+        assert_eq!(a.name, "a");
+        assert_eq!(a.nr_jobs, 2);
+        assert_eq!(a.dirs[DDIR_READ].total_ios, 20);
+        assert_eq!(a.runtime_ms(), 2000);
+        assert_eq!(a.depth_map[0], 1);
+        assert_eq!(a.depth_map[2], 10);
+        // Both jobs' first-window I/O fall in window 0 of the merged timeline.
+        let s = a.iops_samples(DDIR_READ);
+        assert_eq!((s.samples, s.max), (1, 40));
+    }
+
+    #[test]
+    fn distributions_floor_tiny_nonzero_shares() {
+        let mut j = JobStats::new("j", 0, &DEFAULT_PERCENTILES);
+        for _ in 0..100_000 {
+            j.record_io(DDIR_READ, 512, 0, 0, 30);
+        }
+        j.record_io(DDIR_READ, 512, 0, 0, 3_000_000_000);
+        let d = j.lat_dist();
+        assert_eq!(d[31], 0.01);
+        assert!((d[4] - 100_000.0 * 100.0 / 100_001.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn group_stats_aggregate_over_longest_runtime() {
+        let mut a = JobStats::new("a", 0, &DEFAULT_PERCENTILES);
+        let mut b = JobStats::new("b", 0, &DEFAULT_PERCENTILES);
+        let mut c = JobStats::new("c", 1, &DEFAULT_PERCENTILES);
+        a.record_io(DDIR_READ, 1_000_000, 0, 0, MS);
+        b.record_io(DDIR_READ, 3_000_000, 0, 0, MS);
+        c.record_io(DDIR_WRITE, 1, 0, 0, MS);
+        a.set_runtime(0, 1000 * MS);
+        b.set_runtime(0, 2000 * MS);
+        c.set_runtime(0, 1000 * MS);
+        let groups = group_stats(&[a, b, c]);
+        assert_eq!(groups.len(), 2);
+        let g = &groups[0];
+        assert_eq!(g.io_bytes[DDIR_READ], 4_000_000);
+        assert_eq!(g.agg_bw_bytes[DDIR_READ], 2_000_000);
+        assert_eq!(g.min_bw_bytes[DDIR_READ], 1_000_000);
+        assert_eq!(g.max_bw_bytes[DDIR_READ], 1_500_000);
+        assert_eq!(
+            (g.min_run_ms[DDIR_READ], g.max_run_ms[DDIR_READ]),
+            (1000, 2000)
+        );
+        assert_eq!(g.min_bw_bytes[DDIR_WRITE], 0);
+        assert_eq!(groups[1].groupid, 1);
+    }
+}
