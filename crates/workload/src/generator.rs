@@ -392,7 +392,10 @@ mod tests {
         let mut generator = IoGenerator::new(&spec, region(1 << 30));
         let mut rng = Rng::new(5);
         let offsets: Vec<u64> = (0..4).map(|_| generator.next(&mut rng).offset).collect();
-        assert!(offsets.windows(2).all(|w| w[1] == w[0] + 4096), "{offsets:?}");
+        assert!(
+            offsets.windows(2).all(|w| w[1] == w[0] + 4096),
+            "{offsets:?}"
+        );
     }
 
     #[test]
@@ -422,8 +425,14 @@ mod tests {
     fn round_robin_switches_file_every_io() {
         let spec = job(RwMode::Read);
         let regions = vec![
-            FileRegion { start: 0, len: 1 << 20 },
-            FileRegion { start: 0, len: 1 << 20 },
+            FileRegion {
+                start: 0,
+                len: 1 << 20,
+            },
+            FileRegion {
+                start: 0,
+                len: 1 << 20,
+            },
         ];
         let mut generator = IoGenerator::new(&spec, regions);
         let mut rng = Rng::new(1);

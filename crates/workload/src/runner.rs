@@ -147,7 +147,9 @@ impl JobRunner {
 
     fn limits_reached(&self, now: Time) -> bool {
         self.runtime_end.is_some_and(|end| now >= end)
-            || self.bytes_limit.is_some_and(|limit| self.bytes_issued >= limit)
+            || self
+                .bytes_limit
+                .is_some_and(|limit| self.bytes_issued >= limit)
             || self.ios_limit.is_some_and(|limit| self.ios_issued >= limit)
     }
 
@@ -271,8 +273,7 @@ impl JobRunner {
             self.sync_in_flight = false;
         }
         self.completed_unreaped += 1;
-        if self.completed_unreaped >= self.complete_min
-            || self.completed_unreaped == self.in_flight
+        if self.completed_unreaped >= self.complete_min || self.completed_unreaped == self.in_flight
         {
             self.in_flight -= self.completed_unreaped;
             self.completed_unreaped = 0;

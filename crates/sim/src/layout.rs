@@ -1,0 +1,258 @@
+//! Where each job's files live on the simulated device.
+//!
+//! Files are named as fio names them (`filename=` entries are shared by every clone that
+//! names them; otherwise `jobname.clone.filenum` under `directory=`). Each distinct file gets
+//! one contiguous extent, allocated in order of first mention from 1 MiB on, 1 MiB aligned.
+//! A `filename=/dev/...` entry is the simulated device itself, from sector 0.
+
+use std::fmt;
+
+use iosched_core::SECTOR_SIZE;
+use iosched_workload::generator::FileRegion;
+use iosched_workload::rng::Rng;
+use iosched_workload::{JobSpec, SizeOrPercent};
+
+const ALIGN_BYTES: u64 = 1 << 20;
+
+/// One simulated file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileExtent {
+    pub name: String,
+    /// Where the file starts on the device.
+    pub start_sector: u64,
+    /// Bytes the file holds.
+    pub bytes: u64,
+}
+
+/// The files and regions of one job clone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClonePlan {
+    pub job: usize,
+    pub clone: u32,
+    /// Index into [`Layout::files`] for each of the clone's files.
+    pub files: Vec<usize>,
+    /// The clone's byte range in each of its files.
+    pub regions: Vec<FileRegion>,
+}
+
+/// Every file and every clone's share of them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Layout {
+    pub files: Vec<FileExtent>,
+    pub clones: Vec<ClonePlan>,
+}
+
+/// A job that cannot be laid out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayoutError {
+    pub job: String,
+    pub message: String,
+}
+
+impl fmt::Display for LayoutError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "job '{}': {}", self.job, self.message)
+    }
+}
+
+impl std::error::Error for LayoutError {}
+
+fn is_device_path(name: &str) -> bool {
+    name.starts_with("/dev/")
+}
+
+fn file_names(spec: &JobSpec, clone: u32) -> Vec<String> {
+    if !spec.filenames.is_empty() {
+        return spec.filenames.clone();
+    }
+    let directory = if spec.directories.is_empty() {
+        None
+    } else {
+        Some(&spec.directories[clone as usize % spec.directories.len()])
+    };
+    (0..spec.nrfiles.max(1))
+        .map(|file| {
+            let base = format!("{}.{}.{}", spec.name, clone, file);
+            match directory {
+                Some(dir) => format!("{}/{}", dir.trim_end_matches('/'), base),
+                None => base,
+            }
+        })
+        .collect()
+}
+
+/// Lays out every clone of every job on a device of `capacity_sectors`.
+pub fn lay_out(jobs: &[JobSpec], capacity_sectors: u64, seed: u64) -> Result<Layout, LayoutError> {
+    let capacity = capacity_sectors * SECTOR_SIZE;
+    let mut rng = Rng::for_stream(seed, u64::MAX);
+    let mut layout = Layout::default();
+    // Bytes each file must hold, by file index; device paths are fixed at the capacity.
+    let mut needed: Vec<u64> = Vec::new();
+    for (job_index, spec) in jobs.iter().enumerate() {
+        let error = |message: String| LayoutError {
+            job: spec.name.clone(),
+            message,
+        };
+        for clone in 0..spec.numjobs.max(1) {
+            let names = file_names(spec, clone);
+            let nfiles = names.len() as u64;
+            let mut files = Vec::new();
+            let mut regions = Vec::new();
+            for name in names {
+                let device = is_device_path(&name);
+                let file_bytes = match (spec.filesize, device) {
+                    (Some((lo, hi)), _) => Some(rng.range_inclusive(lo, hi)),
+                    (None, true) => Some(capacity),
+                    (None, false) => None,
+                };
+                let region_bytes =
+                    match spec.size {
+                        Some(SizeOrPercent::Bytes(size)) => size / nfiles,
+                        Some(SizeOrPercent::Percent(pct)) => match file_bytes {
+                            Some(bytes) => (bytes as f64 * pct / 100.0) as u64,
+                            None => {
+                                return Err(error(format!(
+                                "size={pct}% needs an existing file or device to take a share of"
+                            )))
+                            }
+                        },
+                        None => match file_bytes {
+                            Some(bytes) => bytes,
+                            None => return Err(error(
+                                "size= or filesize= is required (there is no file to size it from)"
+                                    .to_string(),
+                            )),
+                        },
+                    };
+                let base_offset = match spec.offset {
+                    SizeOrPercent::Bytes(offset) => offset,
+                    SizeOrPercent::Percent(pct) => {
+                        (file_bytes.unwrap_or(region_bytes) as f64 * pct / 100.0) as u64
+                    }
+                };
+                let offset = base_offset + spec.offset_increment * u64::from(clone);
+                let region_len = match file_bytes {
+                    Some(bytes) if spec.size.is_none() => bytes.saturating_sub(offset),
+                    Some(bytes) => region_bytes.min(bytes.saturating_sub(offset)),
+                    None => region_bytes,
+                };
+                let min_block = spec.bs.iter().map(|bs| bs.max()).max().unwrap_or(4096);
+                if region_len < min_block {
+                    return Err(error(format!(
+                        "file '{name}' leaves {region_len} bytes at offset {offset}, less than one block of {min_block}"
+                    )));
+                }
+                let index = match layout.files.iter().position(|f| f.name == name) {
+                    Some(index) => index,
+                    None => {
+                        layout.files.push(FileExtent {
+                            name: name.clone(),
+                            start_sector: 0,
+                            bytes: 0,
+                        });
+                        needed.push(0);
+                        layout.files.len() - 1
+                    }
+                };
+                let extent = if device {
+                    capacity
+                } else {
+                    file_bytes.unwrap_or(offset + region_len)
+                };
+                needed[index] = needed[index].max(extent).max(offset + region_len);
+                files.push(index);
+                regions.push(FileRegion {
+                    start: offset,
+                    len: region_len,
+                });
+            }
+            layout.clones.push(ClonePlan {
+                job: job_index,
+                clone,
+                files,
+                regions,
+            });
+        }
+    }
+    let mut next_free = ALIGN_BYTES;
+    for (file, bytes) in layout.files.iter_mut().zip(needed) {
+        file.bytes = bytes;
+        if is_device_path(&file.name) {
+            if bytes > capacity {
+                return Err(LayoutError {
+                    job: file.name.clone(),
+                    message: format!("needs {bytes} bytes, the device has {capacity}"),
+                });
+            }
+            continue;
+        }
+        if next_free + bytes > capacity {
+            return Err(LayoutError {
+                job: file.name.clone(),
+                message: format!(
+                    "file of {bytes} bytes does not fit on the device ({capacity} bytes)"
+                ),
+            });
+        }
+        file.start_sector = next_free / SECTOR_SIZE;
+        next_free = (next_free + bytes).div_ceil(ALIGN_BYTES) * ALIGN_BYTES;
+    }
+    Ok(layout)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(name: &str, size: u64) -> JobSpec {
+        let mut spec = JobSpec::new(name);
+        spec.size = Some(SizeOrPercent::Bytes(size));
+        spec
+    }
+
+    #[test]
+    fn clones_get_their_own_generated_files() {
+        let mut spec = job("seq", 4 << 20);
+        spec.numjobs = 2;
+        let layout = lay_out(&[spec], 1 << 30, 1).unwrap();
+        assert_eq!(layout.files.len(), 2);
+        assert_eq!(layout.files[0].name, "seq.0.0");
+        assert_eq!(layout.files[1].start_sector, (5 << 20) / 512);
+    }
+
+    #[test]
+    fn named_files_are_shared_and_size_is_split() {
+        let mut a = job("a", 8 << 20);
+        a.filenames = vec!["f1".into(), "f2".into()];
+        let mut b = job("b", 2 << 20);
+        b.filenames = vec!["f1".into()];
+        let layout = lay_out(&[a, b], 1 << 30, 1).unwrap();
+        assert_eq!(layout.files.len(), 2);
+        assert_eq!(layout.clones[0].regions[0].len, 4 << 20);
+        assert_eq!(layout.clones[1].files, [0]);
+    }
+
+    #[test]
+    fn device_paths_cover_the_device_and_offset_increment_separates_clones() {
+        let mut spec = job("raw", 1 << 20);
+        spec.filenames = vec!["/dev/sdb".into()];
+        spec.numjobs = 2;
+        spec.offset_increment = 1 << 20;
+        let layout = lay_out(&[spec], 1 << 21, 1).unwrap();
+        assert_eq!(layout.files[0].start_sector, 0);
+        assert_eq!(layout.clones[1].regions[0].start, 1 << 20);
+    }
+
+    #[test]
+    fn missing_size_is_an_error_naming_the_job() {
+        let spec = JobSpec::new("nosize");
+        let err = lay_out(&[spec], 1 << 30, 1).unwrap_err();
+        assert!(err.to_string().starts_with("job 'nosize': size="), "{err}");
+    }
+
+    #[test]
+    fn files_that_do_not_fit_are_an_error() {
+        let spec = job("big", 2 << 30);
+        assert!(lay_out(&[spec], (1 << 30) / 512, 1).is_err());
+    }
+}

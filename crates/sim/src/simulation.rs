@@ -1,0 +1,670 @@
+//! The simulator's main loop: jobs as simulated processes, one scheduler, one device, one
+//! virtual clock.
+//!
+//! Every event runs to completion at its instant: a process submits what its job wants, the
+//! device reports completions, the scheduler's idle deadline fires. After each event the
+//! device's free slots are offered to the scheduler (the kernel's dispatch loop) until it
+//! answers "nothing now" or "idle until t".
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use iosched_core::{
+    new_elevator, CgroupId, DeviceInfo, Dispatch, Elevator, IoContextId, IoPrio, Op, ReqFlags,
+    Request, RequestId, RqEvent, ServiceSummary, Time, Trace, TunableError, TunableValue,
+    NSEC_PER_MSEC, SECTOR_SIZE,
+};
+use iosched_report::stats::{DiskStats, JobStats};
+use iosched_workload::generator::{IoKind, IoUnit};
+use iosched_workload::rng::Rng;
+use iosched_workload::runner::{JobRunner, Step};
+use iosched_workload::JobSpec;
+
+use crate::cgroups::Cgroups;
+use crate::device::{Command, Device};
+use crate::event::{Event, EventQueue};
+use crate::layout::{lay_out, Layout, LayoutError};
+
+/// First pid handed to a simulated process (as if the system had been up a while).
+const FIRST_PID: u32 = 1000;
+
+/// How a simulation is set up besides its jobs and device.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    pub scheduler: String,
+    /// `--set KEY=VALUE` scheduler tunables, applied in order.
+    pub tunables: Vec<(String, String)>,
+    pub seed: u64,
+    /// Run `check_invariants()` after every event.
+    pub check: bool,
+    /// Stop with an error past this many events.
+    pub events_max: u64,
+    /// Stop with an error past this virtual time.
+    pub time_max_ns: Time,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            scheduler: "noop".to_string(),
+            tunables: Vec::new(),
+            seed: 1,
+            check: false,
+            events_max: 2_000_000_000,
+            time_max_ns: 24 * 3600 * 1_000_000_000,
+        }
+    }
+}
+
+/// Why a simulation could not run or did not finish.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SimError {
+    UnknownScheduler(String),
+    Tunable(TunableError),
+    Layout(LayoutError),
+    /// `events_max` or `time_max_ns` was reached: something never finishes.
+    Runaway {
+        events: u64,
+        now: Time,
+    },
+    /// `wait_for=` names no earlier job.
+    WaitFor {
+        job: String,
+        target: String,
+    },
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::UnknownScheduler(message) => write!(f, "{message}"),
+            SimError::Tunable(error) => write!(f, "--set: {error}"),
+            SimError::Layout(error) => write!(f, "{error}"),
+            SimError::Runaway { events, now } => write!(
+                f,
+                "simulation stopped after {events} events at {now} ns without finishing"
+            ),
+            SimError::WaitFor { job, target } => {
+                write!(f, "job '{job}': wait_for={target} names no earlier job")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// What a finished simulation hands back.
+#[derive(Debug)]
+pub struct SimOutcome {
+    /// One entry per job clone, in job order.
+    pub clones: Vec<JobStats>,
+    /// For each clone, its job's index.
+    pub clone_jobs: Vec<usize>,
+    pub disk: DiskStats,
+    /// Virtual time at which the last job finished.
+    pub sim_time_ns: Time,
+    pub events: u64,
+    pub tunables: Vec<TunableValue>,
+    pub summary: Vec<ServiceSummary>,
+    pub layout: Layout,
+    /// Cgroup path of each clone.
+    pub clone_cgroups: Vec<String>,
+}
+
+/// A simulated process: one job clone.
+struct Process {
+    job: usize,
+    runner: Option<JobRunner>,
+    pid: u32,
+    ioc: IoContextId,
+    cgroup: CgroupId,
+    ioprio: IoPrio,
+    /// Device start sector of each of the clone's files.
+    file_sectors: Vec<u64>,
+    direct: bool,
+    started_at: Time,
+    stats_from: Time,
+    finished: bool,
+}
+
+/// A request the driver knows about, from submission to completion.
+#[derive(Clone, Copy)]
+struct InFlight {
+    process: usize,
+    unit: IoUnit,
+    request: Request,
+    submitted_at: Time,
+    issued_at: Option<Time>,
+}
+
+/// Disk counters in the kernel's `/proc/diskstats` sense.
+#[derive(Default)]
+struct DiskCounters {
+    ios: [u64; 2],
+    sectors: [u64; 2],
+    ticks_ns: [u64; 2],
+    /// Requests allocated and not completed (the kernel's in_flight).
+    outstanding: u64,
+    busy_since: Time,
+    io_ticks_ns: u64,
+    in_queue_ns: u128,
+    last_change: Time,
+}
+
+impl DiskCounters {
+    fn account(&mut self, now: Time) {
+        self.in_queue_ns += u128::from(self.outstanding) * u128::from(now - self.last_change);
+        self.last_change = now;
+    }
+
+    fn start(&mut self, now: Time) {
+        self.account(now);
+        if self.outstanding == 0 {
+            self.busy_since = now;
+        }
+        self.outstanding += 1;
+    }
+
+    fn done(&mut self, now: Time) {
+        self.account(now);
+        assert!(self.outstanding > 0, "disk in-flight count went negative");
+        self.outstanding -= 1;
+        if self.outstanding == 0 {
+            self.io_ticks_ns += now - self.busy_since;
+        }
+    }
+}
+
+/// One run: build with [`Simulation::new`], then [`Simulation::run`].
+pub struct Simulation<'a> {
+    jobs: &'a [JobSpec],
+    config: SimConfig,
+    device: Box<dyn Device>,
+    elevator: Box<dyn Elevator>,
+    cgroups: Cgroups,
+    layout: Layout,
+    processes: Vec<Process>,
+    stats: Vec<JobStats>,
+    /// Clones of each job, by process index.
+    job_processes: Vec<Vec<usize>>,
+    /// Jobs each job waits for (stonewall / wait_for).
+    prerequisites: Vec<Vec<usize>>,
+    job_started: Vec<bool>,
+    events: EventQueue,
+    in_flight: BTreeMap<RequestId, InFlight>,
+    /// Flushes bypass the scheduler, as the kernel's flush machinery does.
+    bypass: std::collections::VecDeque<RequestId>,
+    next_request: u64,
+    device_generation: u64,
+    device_event_at: Option<Time>,
+    timer_generation: u64,
+    timer_at: Option<Time>,
+    disk: DiskCounters,
+    device_rng: Rng,
+    completed_scratch: Vec<RequestId>,
+    now: Time,
+    last_finish: Time,
+}
+
+impl<'a> Simulation<'a> {
+    /// Prepares a run of `jobs` on `device` under `config`.
+    pub fn new(
+        jobs: &'a [JobSpec],
+        device: Box<dyn Device>,
+        config: SimConfig,
+    ) -> Result<Simulation<'a>, SimError> {
+        let info = DeviceInfo {
+            rotational: device.rotational(),
+            queue_depth: device.queue_depth(),
+        };
+        let mut elevator = new_elevator(&config.scheduler, info)
+            .map_err(|error| SimError::UnknownScheduler(error.to_string()))?;
+        for (name, value) in &config.tunables {
+            elevator
+                .set_tunable(name, value)
+                .map_err(SimError::Tunable)?;
+        }
+        let layout =
+            lay_out(jobs, device.capacity_sectors(), config.seed).map_err(SimError::Layout)?;
+
+        let mut cgroups = Cgroups::new();
+        let mut processes = Vec::new();
+        let mut stats = Vec::new();
+        let mut job_processes = vec![Vec::new(); jobs.len()];
+        for (index, plan) in layout.clones.iter().enumerate() {
+            let spec = &jobs[plan.job];
+            let cgroup = match &spec.cgroup {
+                Some(path) => {
+                    let id = cgroups.intern(path);
+                    if let Some(weight) = spec.cgroup_weight {
+                        cgroups.set_weight(id, weight);
+                    }
+                    id
+                }
+                None => CgroupId::ROOT,
+            };
+            let mut ioprio = spec.ioprio;
+            if ioprio.class == iosched_core::IoPrioClass::None {
+                // The kernel derives the level from nice when no ioprio was set.
+                ioprio.level = ((spec.nice + 20) / 5).clamp(0, 7) as u8;
+            }
+            let pid = FIRST_PID + index as u32;
+            job_processes[plan.job].push(index);
+            processes.push(Process {
+                job: plan.job,
+                runner: None,
+                pid,
+                ioc: IoContextId(pid),
+                cgroup,
+                ioprio,
+                file_sectors: plan
+                    .files
+                    .iter()
+                    .map(|&file| layout.files[file].start_sector)
+                    .collect(),
+                direct: spec.direct,
+                started_at: 0,
+                stats_from: 0,
+                finished: false,
+            });
+            stats.push(JobStats::new(
+                &spec.name,
+                spec.group_id,
+                &spec.percentile_list,
+            ));
+        }
+        for spec in cgroups.specs() {
+            if spec.id != CgroupId::ROOT {
+                elevator.add_cgroup(*spec);
+            }
+        }
+
+        let mut prerequisites = vec![Vec::new(); jobs.len()];
+        for (index, spec) in jobs.iter().enumerate() {
+            if spec.stonewall {
+                prerequisites[index].extend(0..index);
+            }
+            if let Some(target) = &spec.wait_for {
+                let found = jobs[..index]
+                    .iter()
+                    .position(|job| &job.name == target)
+                    .ok_or_else(|| SimError::WaitFor {
+                        job: spec.name.clone(),
+                        target: target.clone(),
+                    })?;
+                prerequisites[index].push(found);
+            }
+        }
+
+        Ok(Simulation {
+            jobs,
+            device_rng: Rng::for_stream(config.seed, u64::MAX - 1),
+            config,
+            device,
+            elevator,
+            cgroups,
+            layout,
+            processes,
+            stats,
+            job_processes,
+            prerequisites,
+            job_started: vec![false; jobs.len()],
+            events: EventQueue::new(),
+            in_flight: BTreeMap::new(),
+            bypass: std::collections::VecDeque::new(),
+            next_request: 0,
+            device_generation: 0,
+            device_event_at: None,
+            timer_generation: 0,
+            timer_at: None,
+            disk: DiskCounters::default(),
+            completed_scratch: Vec::new(),
+            now: 0,
+            last_finish: 0,
+        })
+    }
+
+    /// Runs to the end. `progress` is called now and then with the virtual time.
+    pub fn run(
+        mut self,
+        trace: &mut dyn Trace,
+        progress: &mut dyn FnMut(Time),
+    ) -> Result<SimOutcome, SimError> {
+        self.start_ready_jobs();
+        while let Some((time, event)) = self.events.pop() {
+            assert!(time >= self.now, "virtual time ran backwards");
+            self.now = time;
+            if self.events.processed() > self.config.events_max || time > self.config.time_max_ns {
+                return Err(SimError::Runaway {
+                    events: self.events.processed(),
+                    now: time,
+                });
+            }
+            match event {
+                Event::StartJob(job) => self.start_job(job),
+                Event::Wake(process) => self.step_process(process, trace),
+                Event::Device { generation } => {
+                    if generation == self.device_generation {
+                        self.device_event_at = None;
+                        self.device_completions(trace);
+                    }
+                }
+                Event::IdleTimer { generation } => {
+                    if generation == self.timer_generation {
+                        self.timer_at = None;
+                        self.elevator.timer(self.now, trace);
+                    }
+                }
+            }
+            self.pump_dispatch(trace);
+            self.arm_device_event();
+            if self.config.check {
+                self.elevator.check_invariants();
+            }
+            if self.events.processed().is_multiple_of(65_536) {
+                progress(self.now);
+            }
+        }
+        self.finish()
+    }
+
+    fn finish(self) -> Result<SimOutcome, SimError> {
+        assert!(
+            self.in_flight.is_empty(),
+            "requests left in flight at the end"
+        );
+        assert_eq!(self.elevator.queued(), 0, "requests left in the scheduler");
+        if let Some(process) = self.processes.iter().position(|p| !p.finished) {
+            // Every job must have run; one that never started waited on a job that never ended.
+            return Err(SimError::Runaway {
+                events: self.events.processed(),
+                now: self.processes[process].started_at,
+            });
+        }
+        let elapsed = self.last_finish.max(1);
+        let disk = DiskStats {
+            name: self.device.name().to_string(),
+            read_ios: self.disk.ios[0],
+            write_ios: self.disk.ios[1],
+            read_sectors: self.disk.sectors[0],
+            write_sectors: self.disk.sectors[1],
+            read_merges: 0,
+            write_merges: 0,
+            read_ticks_ms: self.disk.ticks_ns[0] / NSEC_PER_MSEC,
+            write_ticks_ms: self.disk.ticks_ns[1] / NSEC_PER_MSEC,
+            in_queue_ms: (self.disk.in_queue_ns / u128::from(NSEC_PER_MSEC)) as u64,
+            util_pct: (self.disk.io_ticks_ns as f64 * 100.0 / elapsed as f64).min(100.0),
+        };
+        Ok(SimOutcome {
+            clone_jobs: self.processes.iter().map(|p| p.job).collect(),
+            clone_cgroups: self
+                .processes
+                .iter()
+                .map(|p| self.cgroups.path(p.cgroup))
+                .collect(),
+            clones: self.stats,
+            disk,
+            sim_time_ns: self.last_finish,
+            events: self.events.processed(),
+            tunables: self.elevator.tunables(),
+            summary: self.elevator.summary(),
+            layout: self.layout,
+        })
+    }
+
+    fn start_ready_jobs(&mut self) {
+        for job in 0..self.jobs.len() {
+            if self.job_started[job] {
+                continue;
+            }
+            let ready = self.prerequisites[job]
+                .iter()
+                .all(|&before| self.job_finished(before));
+            if ready {
+                self.job_started[job] = true;
+                let (lo, hi) = self.jobs[job].startdelay_ns;
+                let delay = if hi > lo {
+                    Rng::for_stream(self.config.seed, job as u64 | 1 << 40).range_inclusive(lo, hi)
+                } else {
+                    lo
+                };
+                self.events.push(self.now + delay, Event::StartJob(job));
+            }
+        }
+    }
+
+    fn job_finished(&self, job: usize) -> bool {
+        self.job_started[job]
+            && self.job_processes[job]
+                .iter()
+                .all(|&process| self.processes[process].finished)
+    }
+
+    fn start_job(&mut self, job: usize) {
+        let spec = &self.jobs[job];
+        for &index in &self.job_processes[job] {
+            let plan = &self.layout.clones[index];
+            let rng = Rng::for_stream(self.config.seed, index as u64);
+            let process = &mut self.processes[index];
+            process.runner = Some(JobRunner::new(spec, plan.regions.clone(), self.now, rng));
+            process.started_at = self.now;
+            process.stats_from = self.now + spec.ramp_time_ns;
+            self.events.push(self.now, Event::Wake(index));
+        }
+    }
+
+    fn step_process(&mut self, index: usize, trace: &mut dyn Trace) {
+        loop {
+            let process = &mut self.processes[index];
+            let Some(runner) = process.runner.as_mut() else {
+                return;
+            };
+            if process.finished {
+                return;
+            }
+            match runner.next(self.now) {
+                Step::Submit(unit) => self.submit(index, unit, trace),
+                Step::SleepUntil(time) => {
+                    self.events.push(time, Event::Wake(index));
+                    return;
+                }
+                Step::Wait => return,
+                Step::Done => {
+                    self.finish_process(index);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn finish_process(&mut self, index: usize) {
+        let now = self.now;
+        let process = &mut self.processes[index];
+        process.finished = true;
+        let from = process.stats_from.min(now);
+        self.stats[index].set_runtime(from, now);
+        self.last_finish = self.last_finish.max(now);
+        let job = process.job;
+        if self.jobs[job].exitall {
+            let group = self.jobs[job].group_id;
+            for other in &mut self.processes {
+                if self.jobs[other.job].group_id == group {
+                    if let Some(runner) = other.runner.as_mut() {
+                        runner.stop();
+                    }
+                }
+            }
+            // Stopped runners finish when their in-flight I/O drains; wake the idle ones.
+            for other in 0..self.processes.len() {
+                if self.processes[other].runner.is_some() && !self.processes[other].finished {
+                    self.events.push(now, Event::Wake(other));
+                }
+            }
+        }
+        self.start_ready_jobs();
+    }
+
+    fn submit(&mut self, index: usize, unit: IoUnit, trace: &mut dyn Trace) {
+        let process = &self.processes[index];
+        let (op, sync) = match unit.kind {
+            IoKind::Read => (Op::Read, true),
+            // O_DIRECT writes are REQ_SYNC; buffered writes would come from writeback.
+            IoKind::Write => (Op::Write, process.direct),
+            IoKind::Trim => (Op::Discard, false),
+            IoKind::Fsync | IoKind::Fdatasync => (Op::Flush, true),
+        };
+        let sector = process.file_sectors[unit.file] + unit.offset / SECTOR_SIZE;
+        let request = Request {
+            id: RequestId(self.next_request),
+            sector: if op == Op::Flush { 0 } else { sector },
+            nr_sectors: (unit.len / SECTOR_SIZE) as u32,
+            op,
+            flags: ReqFlags {
+                sync,
+                idle: sync && op == Op::Write,
+                ..ReqFlags::default()
+            },
+            pid: process.pid,
+            ioc: process.ioc,
+            cgroup: process.cgroup,
+            ioprio: process.ioprio,
+        };
+        self.next_request += 1;
+        let depth = self.processes[index]
+            .runner
+            .as_ref()
+            .map_or(0, JobRunner::in_flight);
+        self.stats[index].record_depth(depth);
+        self.in_flight.insert(
+            request.id,
+            InFlight {
+                process: index,
+                unit,
+                request,
+                submitted_at: self.now,
+                issued_at: None,
+            },
+        );
+        self.disk.start(self.now);
+        trace.request(self.now, RqEvent::Queue, &request);
+        trace.request(self.now, RqEvent::GetRq, &request);
+        if op == Op::Flush {
+            self.bypass.push_back(request.id);
+        } else {
+            trace.request(self.now, RqEvent::Insert, &request);
+            self.elevator.insert(request, self.now, trace);
+        }
+    }
+
+    /// Offers free device slots to the scheduler until it has nothing for now.
+    fn pump_dispatch(&mut self, trace: &mut dyn Trace) {
+        let depth = self.device.queue_depth();
+        // Bounded: each pass either hands over a request or stops.
+        while self.device.in_flight() < depth {
+            if let Some(id) = self.bypass.pop_front() {
+                let request = self.in_flight[&id].request;
+                self.issue(request, trace);
+                continue;
+            }
+            match self.elevator.dispatch(self.now, trace) {
+                Dispatch::Request(request) => self.issue(request, trace),
+                Dispatch::IdleUntil(until) => {
+                    assert!(until > self.now, "idle deadline not in the future");
+                    if self.timer_at != Some(until) {
+                        self.timer_generation += 1;
+                        self.timer_at = Some(until);
+                        self.events.push(
+                            until,
+                            Event::IdleTimer {
+                                generation: self.timer_generation,
+                            },
+                        );
+                    }
+                    break;
+                }
+                Dispatch::Empty => break,
+            }
+        }
+    }
+
+    fn issue(&mut self, request: Request, trace: &mut dyn Trace) {
+        let entry = self
+            .in_flight
+            .get_mut(&request.id)
+            .expect("dispatched request was never submitted");
+        assert!(entry.issued_at.is_none(), "request dispatched twice");
+        entry.issued_at = Some(self.now);
+        trace.request(self.now, RqEvent::Issue, &request);
+        self.device.submit(
+            self.now,
+            Command {
+                id: request.id,
+                op: request.op,
+                sector: request.sector,
+                nr_sectors: request.nr_sectors,
+                fua: request.flags.fua,
+            },
+            self.device_rng.pcg(),
+        );
+    }
+
+    fn arm_device_event(&mut self) {
+        let next = self.device.next_event();
+        if next != self.device_event_at {
+            self.device_generation += 1;
+            self.device_event_at = next;
+            if let Some(time) = next {
+                self.events.push(
+                    time.max(self.now),
+                    Event::Device {
+                        generation: self.device_generation,
+                    },
+                );
+            }
+        }
+    }
+
+    fn device_completions(&mut self, trace: &mut dyn Trace) {
+        let mut completed = std::mem::take(&mut self.completed_scratch);
+        completed.clear();
+        self.device
+            .advance(self.now, self.device_rng.pcg(), &mut completed);
+        for &id in &completed {
+            let entry = self
+                .in_flight
+                .remove(&id)
+                .expect("device completed a request twice or one never issued");
+            let request = entry.request;
+            trace.request(self.now, RqEvent::Complete, &request);
+            if request.op != Op::Flush {
+                self.elevator.completed(&request, self.now, trace);
+            }
+            self.disk.done(self.now);
+            assert!(entry.issued_at.is_some(), "completed before issue");
+            if let Some(ddir) = entry.unit.kind.ddir() {
+                let dir = request.op.data_dir();
+                self.disk.ios[dir] += 1;
+                self.disk.sectors[dir] += u64::from(request.nr_sectors);
+                self.disk.ticks_ns[dir] += self.now - entry.submitted_at;
+                let process = &self.processes[entry.process];
+                if self.now >= process.stats_from {
+                    self.stats[entry.process].record_io(
+                        ddir,
+                        entry.unit.len,
+                        entry.submitted_at,
+                        entry.submitted_at,
+                        self.now,
+                    );
+                }
+            } else {
+                self.stats[entry.process].record_sync(self.now - entry.submitted_at);
+            }
+            if let Some(runner) = self.processes[entry.process].runner.as_mut() {
+                runner.complete(self.now, &entry.unit);
+            }
+            self.events.push(self.now, Event::Wake(entry.process));
+        }
+        self.completed_scratch = completed;
+    }
+}

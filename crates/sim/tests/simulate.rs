@@ -1,0 +1,149 @@
+//! End-to-end simulator properties: determinism, accounting, completion exactly once.
+
+use iosched_core::{NoTrace, Request, RequestId, RqEvent, Time, Trace};
+use iosched_sim::device::fixed::{FixedDevice, FixedParams};
+use iosched_sim::device::preset;
+use iosched_sim::{SimConfig, Simulation};
+use iosched_workload::{IoEngine, JobSpec, RwMode, SizeOrPercent};
+use proptest::prelude::*;
+
+fn reader(name: &str, rw: RwMode, size: u64) -> JobSpec {
+    let mut spec = JobSpec::new(name);
+    spec.rw = rw;
+    spec.size = Some(SizeOrPercent::Bytes(size));
+    spec.direct = true;
+    spec
+}
+
+fn run(jobs: &[JobSpec], scheduler: &str, seed: u64) -> iosched_sim::SimOutcome {
+    let config = SimConfig {
+        scheduler: scheduler.to_string(),
+        seed,
+        check: true,
+        ..SimConfig::default()
+    };
+    Simulation::new(jobs, preset("fixed").unwrap(), config)
+        .unwrap()
+        .run(&mut NoTrace, &mut |_| {})
+        .unwrap()
+}
+
+/// Records every lifecycle event, to check each request's story from outside.
+#[derive(Default)]
+struct Witness {
+    events: Vec<(Time, RqEvent, RequestId)>,
+}
+
+impl Trace for Witness {
+    fn enabled(&self) -> bool {
+        true
+    }
+    fn request(&mut self, now: Time, event: RqEvent, rq: &Request) {
+        self.events.push((now, event, rq.id));
+    }
+}
+
+#[test]
+fn two_jobs_move_their_bytes_through_noop_and_deadline() {
+    let mut random = reader("rand", RwMode::RandRead, 4 << 20);
+    random.cgroup = Some("b".into());
+    let jobs = [reader("seq", RwMode::Read, 4 << 20), random];
+    for scheduler in ["noop", "deadline"] {
+        let outcome = run(&jobs, scheduler, 7);
+        for stats in &outcome.clones {
+            assert_eq!(stats.dirs[0].io_bytes, 4 << 20, "{scheduler}");
+        }
+        assert_eq!(outcome.disk.read_sectors * 512, 8 << 20);
+        assert_eq!(outcome.clone_cgroups, ["/", "/b"]);
+    }
+}
+
+#[test]
+fn same_seed_same_result_different_seed_different_offsets() {
+    let jobs = [reader("rand", RwMode::RandRead, 1 << 20)];
+    let a = run(&jobs, "deadline", 3);
+    let b = run(&jobs, "deadline", 3);
+    assert_eq!(format!("{:?}", a.clones), format!("{:?}", b.clones));
+    assert_eq!(a.sim_time_ns, b.sim_time_ns);
+    assert_eq!(a.events, b.events);
+}
+
+#[test]
+fn stonewall_runs_jobs_one_after_another() {
+    let first = reader("first", RwMode::Read, 1 << 20);
+    let mut second = reader("second", RwMode::Read, 1 << 20);
+    second.stonewall = true;
+    let outcome = run(&[first, second], "noop", 1);
+    let first_end = outcome.clones[0].end_ns;
+    assert!(outcome.clones[1].start_ns >= first_end);
+}
+
+#[test]
+fn missing_size_is_reported_not_panicked() {
+    let spec = JobSpec::new("nosize");
+    let error = Simulation::new(&[spec], preset("fixed").unwrap(), SimConfig::default())
+        .err()
+        .expect("a job without size must be refused");
+    assert!(error.to_string().contains("size="), "{error}");
+}
+
+#[test]
+fn unknown_tunable_is_refused() {
+    let jobs = [reader("r", RwMode::Read, 1 << 20)];
+    let config = SimConfig {
+        scheduler: "deadline".into(),
+        tunables: vec![("nosuch".into(), "1".into())],
+        ..SimConfig::default()
+    };
+    let error = Simulation::new(&jobs, preset("fixed").unwrap(), config)
+        .err()
+        .expect("unknown tunable");
+    assert!(error.to_string().contains("nosuch"));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Every request is queued, issued and completed exactly once, in that order, and the
+    /// bytes the jobs report add up to what the device saw.
+    #[test]
+    fn every_request_completes_exactly_once(
+        seed in 0u64..1000,
+        jobs_spec in proptest::collection::vec((0usize..4, 1u32..9, 1u64..64, 0usize..3), 1..4),
+        scheduler in prop_oneof![Just("noop"), Just("deadline")],
+        units in 1u32..4,
+    ) {
+        let jobs: Vec<JobSpec> = jobs_spec.iter().enumerate().map(|(i, &(mode, depth, blocks, bs))| {
+            let rw = [RwMode::Read, RwMode::RandRead, RwMode::Write, RwMode::RandRw][mode];
+            let mut spec = reader(&format!("j{i}"), rw, blocks * 64 * 1024);
+            spec.ioengine = IoEngine::Libaio;
+            spec.iodepth = depth;
+            spec.iodepth_low = depth;
+            spec.bs = [4096u64, 16384, 65536].map(|_| iosched_workload::BlockSizes::Fixed([4096u64, 16384, 65536][bs]));
+            spec
+        }).collect();
+        let device = FixedDevice::new(FixedParams { units, queue_depth: 8, ..FixedParams::default() });
+        let config = SimConfig { scheduler: scheduler.to_string(), seed, check: true, ..SimConfig::default() };
+        let mut witness = Witness::default();
+        let outcome = Simulation::new(&jobs, Box::new(device), config).unwrap()
+            .run(&mut witness, &mut |_| {}).unwrap();
+
+        let mut stories: std::collections::BTreeMap<RequestId, Vec<RqEvent>> = Default::default();
+        for (_, event, id) in &witness.events {
+            stories.entry(*id).or_default().push(*event);
+        }
+        for (id, story) in &stories {
+            prop_assert_eq!(story.as_slice(),
+                &[RqEvent::Queue, RqEvent::GetRq, RqEvent::Insert, RqEvent::Issue, RqEvent::Complete],
+                "request {:?}", id);
+        }
+        let times: Vec<Time> = witness.events.iter().map(|(t, _, _)| *t).collect();
+        prop_assert!(times.windows(2).all(|w| w[0] <= w[1]), "time ran backwards");
+        let job_bytes: u64 = outcome.clones.iter()
+            .map(|s| s.dirs.iter().map(|d| d.io_bytes).sum::<u64>()).sum();
+        let device_bytes = (outcome.disk.read_sectors + outcome.disk.write_sectors) * 512;
+        prop_assert_eq!(job_bytes, device_bytes);
+        let expected: u64 = jobs.iter().map(|j| match j.size { Some(SizeOrPercent::Bytes(b)) => b, _ => 0 }).sum();
+        prop_assert!(job_bytes >= expected);
+    }
+}
