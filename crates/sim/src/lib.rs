@@ -9,6 +9,7 @@ pub mod cgroups;
 pub mod device;
 pub mod event;
 pub mod layout;
+pub mod results;
 pub mod simulation;
 
 pub use simulation::{SimConfig, SimError, SimOutcome, Simulation};
