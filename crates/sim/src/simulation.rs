@@ -274,10 +274,10 @@ impl<'a> Simulation<'a> {
                 &spec.percentile_list,
             ));
         }
+        // Root too: `cgroup=/` with `cgroup_weight=` sets the root's (leaf) weight, as
+        // Android's "normal" parent group in seed 004 does.
         for spec in cgroups.specs() {
-            if spec.id != CgroupId::ROOT {
-                elevator.add_cgroup(*spec);
-            }
+            elevator.add_cgroup(*spec);
         }
 
         let mut prerequisites = vec![Vec::new(); jobs.len()];

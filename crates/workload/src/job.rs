@@ -157,10 +157,16 @@ pub enum SizeOrPercent {
 #[derive(Clone, Debug, PartialEq)]
 pub enum RandomDistribution {
     Uniform,
-    Zipf { theta: f64 },
-    Pareto { h: f64 },
+    Zipf {
+        theta: f64,
+    },
+    Pareto {
+        h: f64,
+    },
     /// Normal with sigma as a percentage of the range.
-    Normal { sigma_pct: f64 },
+    Normal {
+        sigma_pct: f64,
+    },
     /// `zoned:` (access%/size% pairs).
     Zoned(Vec<(u32, u32)>),
 }
@@ -169,8 +175,12 @@ pub enum RandomDistribution {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileService {
     /// Switch file every `n` I/Os (default 1).
-    RoundRobin { n: u32 },
-    Random { n: u32 },
+    RoundRobin {
+        n: u32,
+    },
+    Random {
+        n: u32,
+    },
     /// Finish one file before the next.
     Sequential,
 }
@@ -231,6 +241,9 @@ pub struct JobSpec {
     pub file_service: FileService,
     pub offset: SizeOrPercent,
     pub offset_increment: u64,
+    /// `offset_increment=N%`: the increment as a percentage of the file/device size
+    /// (then `offset_increment` is 0).
+    pub offset_increment_pct: Option<f64>,
 
     pub runtime_ns: Option<Time>,
     pub time_based: bool,
@@ -242,10 +255,17 @@ pub struct JobSpec {
     pub thinktime_ns: Time,
     pub thinktime_spin_ns: Time,
     pub thinktime_blocks: u32,
+    /// `thinktime_blocks_type=issue`: count issued rather than completed I/Os (fio's default
+    /// is `complete`).
+    pub thinktime_on_issue: bool,
     /// Bytes per second cap per direction.
     pub rate: [Option<u64>; 3],
     /// IOPS cap per direction.
     pub rate_iops: [Option<u64>; 3],
+    /// `rate_min`: bytes per second below which fio fails the job, per direction.
+    pub rate_min: [Option<u64>; 3],
+    /// `rate_iops_min`: IOPS below which fio fails the job, per direction.
+    pub rate_iops_min: [Option<u64>; 3],
 
     /// Cgroup path relative to the root, without leading `/` (`a/b`).
     pub cgroup: Option<String>,
@@ -277,6 +297,9 @@ pub struct JobSpec {
 
     /// `percentile_list`, in percent.
     pub percentile_list: Vec<f64>,
+
+    /// `description=`, echoed in fio's JSON.
+    pub description: Option<String>,
 
     /// Options as written (after expansion), in order, for fio's "job options" echo.
     pub options: Vec<(String, String)>,
@@ -324,6 +347,7 @@ impl JobSpec {
             file_service: FileService::RoundRobin { n: 1 },
             offset: SizeOrPercent::Bytes(0),
             offset_increment: 0,
+            offset_increment_pct: None,
             runtime_ns: None,
             time_based: false,
             ramp_time_ns: 0,
@@ -332,8 +356,11 @@ impl JobSpec {
             thinktime_ns: 0,
             thinktime_spin_ns: 0,
             thinktime_blocks: 1,
+            thinktime_on_issue: false,
             rate: [None; 3],
             rate_iops: [None; 3],
+            rate_min: [None; 3],
+            rate_iops_min: [None; 3],
             cgroup: None,
             cgroup_weight: None,
             ioprio: IoPrio::none(),
@@ -357,6 +384,7 @@ impl JobSpec {
                 1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5,
                 99.9, 99.95, 99.99,
             ],
+            description: None,
             options: Vec::new(),
         }
     }
@@ -389,4 +417,7 @@ pub struct JobSet {
     pub ignored_options: Vec<String>,
     /// Options of the global sections as written, for fio's "global options" echo.
     pub global_options: Vec<(String, String)>,
+    /// Things fio accepts silently but that probably surprise the author (`runtime=2sec` is
+    /// 2 µs, `bs=4k-16k` is not a range), each as `path:line: message`.
+    pub warnings: Vec<String>,
 }

@@ -52,6 +52,7 @@ pub struct JobRunner {
     ios_issued_dir: [u64; 3],
     thinktime_ns: Time,
     thinktime_blocks: u32,
+    thinktime_on_issue: bool,
     think_counter: u32,
     think_until: Time,
     fsync_every: u32,
@@ -114,6 +115,7 @@ impl JobRunner {
             ios_issued_dir: [0; 3],
             thinktime_ns: spec.thinktime_ns,
             thinktime_blocks: spec.thinktime_blocks.max(1),
+            thinktime_on_issue: spec.thinktime_on_issue,
             think_counter: 0,
             think_until: start,
             fsync_every: spec.fsync.max(spec.fdatasync),
@@ -170,7 +172,7 @@ impl JobRunner {
         at
     }
 
-    fn issue(&mut self, unit: IoUnit) -> Step {
+    fn issue(&mut self, unit: IoUnit, now: Time) -> Step {
         self.in_flight += 1;
         match unit.kind.ddir() {
             Some(ddir) => {
@@ -190,6 +192,9 @@ impl JobRunner {
         }
         if self.in_flight >= self.depth && self.iodepth_low < self.depth {
             self.draining_to_low = true;
+        }
+        if self.thinktime_on_issue && unit.kind.ddir().is_some() {
+            self.count_toward_think(now);
         }
         Step::Submit(unit)
     }
@@ -219,14 +224,17 @@ impl JobRunner {
             if self.sync_pending {
                 self.sync_pending = false;
                 self.writes_since_sync = 0;
-                return self.issue(self.sync_unit());
+                return self.issue(self.sync_unit(), now);
             }
             if self.end_fsync && self.wrote_anything && !self.end_fsync_done {
                 self.end_fsync_done = true;
-                return self.issue(IoUnit {
-                    kind: IoKind::Fsync,
-                    ..self.sync_unit()
-                });
+                return self.issue(
+                    IoUnit {
+                        kind: IoKind::Fsync,
+                        ..self.sync_unit()
+                    },
+                    now,
+                );
             }
             return Step::Done;
         }
@@ -239,7 +247,7 @@ impl JobRunner {
             }
             self.sync_pending = false;
             self.writes_since_sync = 0;
-            return self.issue(self.sync_unit());
+            return self.issue(self.sync_unit(), now);
         }
         if self.draining_to_low {
             if self.in_flight > self.iodepth_low {
@@ -260,7 +268,7 @@ impl JobRunner {
             self.held = Some(unit);
             return Step::SleepUntil(allowed_at);
         }
-        self.issue(unit)
+        self.issue(unit, now)
     }
 
     /// One of the job's I/Os completed at `now`.
@@ -278,12 +286,21 @@ impl JobRunner {
             self.in_flight -= self.completed_unreaped;
             self.completed_unreaped = 0;
         }
-        if self.thinktime_ns > 0 && unit.kind.ddir().is_some() {
-            self.think_counter += 1;
-            if self.think_counter >= self.thinktime_blocks {
-                self.think_counter = 0;
-                self.think_until = now + self.thinktime_ns;
-            }
+        if !self.thinktime_on_issue && unit.kind.ddir().is_some() {
+            self.count_toward_think(now);
+        }
+    }
+
+    /// Every `thinktime_blocks` I/Os (issued or completed, per `thinktime_blocks_type`) the
+    /// job stalls for `thinktime`.
+    fn count_toward_think(&mut self, now: Time) {
+        if self.thinktime_ns == 0 {
+            return;
+        }
+        self.think_counter += 1;
+        if self.think_counter >= self.thinktime_blocks {
+            self.think_counter = 0;
+            self.think_until = now + self.thinktime_ns;
         }
     }
 }
@@ -369,6 +386,24 @@ mod tests {
         let (_, end) = run(&mut runner, 1000);
         // 16 services, 15 think periods between them (the last completion ends the job).
         assert_eq!(end, 16 * 1000 + 15 * 500);
+    }
+
+    /// aio-stress with `usleep(1000)` after each io_submit of four: think on issue.
+    #[test]
+    fn thinktime_on_issue_stalls_after_each_batch() {
+        let mut spec = spec();
+        spec.ioengine = IoEngine::Libaio;
+        spec.direct = true;
+        spec.iodepth = 4;
+        spec.iodepth_low = 4;
+        spec.thinktime_ns = 1_000_000;
+        spec.thinktime_blocks = 4;
+        spec.thinktime_on_issue = true;
+        let mut runner = JobRunner::new(&spec, region(), 0, Rng::new(1));
+        for _ in 0..4 {
+            assert!(matches!(runner.next(0), Step::Submit(_)));
+        }
+        assert_eq!(runner.next(0), Step::SleepUntil(1_000_000));
     }
 
     #[test]
