@@ -2,6 +2,9 @@
 //! blkparse text, mmtests comparison tables.
 #![forbid(unsafe_code)]
 
+pub mod blkparse;
+pub mod blktrace;
+pub mod decisions;
 pub mod fio_json;
 pub mod fio_normal;
 pub mod fio_terse;
