@@ -5,7 +5,9 @@
 //! [`Device::advance`] at that time to collect completions. Models decide service times
 //! from their own state (head position, rotation, die busy-until), never from a clock.
 
+pub mod calibrate;
 pub mod fixed;
+pub mod hdd;
 
 use iosched_core::{Op, RequestId, Time};
 use rand_pcg::Pcg64Mcg;
@@ -56,7 +58,18 @@ pub fn presets() -> Vec<DevicePreset> {
         name: "fixed",
         summary: "fixed latency + bandwidth with parallel units (default: 100 us, 500 MB/s, 4 units, rotational)",
         build: || Box::new(fixed::FixedDevice::new(fixed::FixedParams::default())),
-    }]
+    },
+    DevicePreset {
+        name: "hdd-7200",
+        summary: "7200 RPM SATA desktop disk: zoned, SPTF over NCQ 31, read-ahead, 16 MiB write cache",
+        build: || Box::new(hdd::HddDevice::new(hdd::HddParams::hdd_7200())),
+    },
+    DevicePreset {
+        name: "sas-10k",
+        summary: "10K RPM SAS disk (Maxtor Atlas 10K V seek curve): TCQ 64, read-ahead, write cache",
+        build: || Box::new(hdd::HddDevice::new(hdd::HddParams::sas_10k())),
+    },
+    ]
 }
 
 /// Builds the preset named `name`.
