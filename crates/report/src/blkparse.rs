@@ -3,7 +3,8 @@
 //! Each event becomes the line `blkparse -i` would print for the equivalent blktrace binary:
 //! the header `%3d,%-3d %2d %8d %5d.%09lu %5d %2s %3s` (device, CPU, sequence, seconds and
 //! nanoseconds since the first event, pid, action letter, RWBS) and an action-specific tail —
-//! `sector + nsectors [command]` for Q/G/I/D/M/F, `sector + nsectors [error]` for C/R,
+//! `sector + nsectors [command]` for Q/G/I/D/M/F (`[command]` without data),
+//! `sector + nsectors [error]` for C/R (`sector [error]` without data),
 //! `[command]` for P, `[command] depth` for U — and CFQ's notes as `m   N <text>` lines with
 //! sequence and pid 0. The lines are produced from the same records [`crate::blktrace`]
 //! writes, so the text and the binary cannot disagree; a test runs the real `blkparse` on the
@@ -56,6 +57,10 @@ pub fn format_record(r: &Record, genesis: Time, labels: &TraceLabels) -> Option<
     let comm = labels.comm(r.pid);
     let nsec = r.bytes >> 9;
     let tail = match code {
+        // A completion without data (a flush) prints its sector alone.
+        action::COMPLETE | action::REQUEUE if r.bytes == 0 => {
+            format!("{} [{}]", r.sector, r.error)
+        }
         action::COMPLETE | action::REQUEUE => {
             format!("{} + {} [{}]", r.sector, nsec, r.error)
         }
