@@ -81,6 +81,18 @@ pub trait Elevator {
     /// already ended by an arrival) must be harmless.
     fn timer(&mut self, _now: Time, _trace: &mut dyn Trace) {}
 
+    /// Forced dispatch: hand over every queued request now, ignoring idling and limits
+    /// (the kernel's `dispatch(force = 1)`, used when the queue is drained or the scheduler
+    /// switched). The default keeps dispatching until the scheduler answers with anything
+    /// other than a request.
+    fn drain(&mut self, now: Time, trace: &mut dyn Trace) -> Vec<Request> {
+        let mut out = Vec::new();
+        while let Dispatch::Request(rq) = self.dispatch(now, trace) {
+            out.push(rq);
+        }
+        out
+    }
+
     /// Requests inserted and not yet dispatched.
     fn queued(&self) -> usize;
 

@@ -13,6 +13,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod cfq;
 pub mod deadline;
 pub mod elevator;
 pub mod noop;
@@ -50,6 +51,11 @@ pub fn schedulers() -> Vec<SchedulerInfo> {
             summary: "mq-deadline: sector-sorted batches, read/write FIFOs with deadlines",
             tunables: deadline::Deadline::tunable_specs(),
         },
+        SchedulerInfo {
+            name: "cfq",
+            summary: "Completely Fair Queuing (Linux 4.20): per-process time slices, idling, cgroup weights",
+            tunables: cfq::Cfq::tunable_specs(),
+        },
     ]
 }
 
@@ -76,10 +82,11 @@ pub fn new_elevator(
     name: &str,
     device: DeviceInfo,
 ) -> Result<Box<dyn Elevator>, UnknownScheduler> {
-    let _ = device;
     match name {
         "noop" | "none" => Ok(Box::new(noop::Noop::new())),
         "deadline" | "mq-deadline" => Ok(Box::new(deadline::Deadline::new())),
+        // Non-rotational devices get slice_idle = 0, as cfq_registered_queue() does.
+        "cfq" => Ok(Box::new(cfq::Cfq::new(device))),
         other => Err(UnknownScheduler(other.to_string())),
     }
 }

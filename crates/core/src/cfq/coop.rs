@@ -1,0 +1,150 @@
+//! Cooperating queues: processes interleaving I/O on neighbouring sectors (e.g. threads
+//! without CLONE_IO reading one file) are served back to back and then merged into one queue.
+//!
+//! When the active queue runs dry, CFQ looks in the prio tree of its level for a busy queue
+//! whose next request starts at (or within 4 MiB of) the head; that queue is activated at once
+//! and a merge is planned toward the side with more process references. The hand-off happens
+//! when a process of the merged-away queue next inserts a request (the kernel does it at
+//! request allocation). A merged queue that turns seeky is split again at its next insertion.
+//! Kernel: cfq_close_cooperator(), cfqq_close(), cfq_prio_tree_lookup(), cfq_setup_merge(),
+//! cfq_merge_cfqqs(), split_cfqq(), cfq_put_cooperator().
+
+use std::ops::Bound;
+
+use super::think_time::seeky;
+use super::{Cfq, QId, CFQQ_CLOSE_THR};
+use crate::request::{IoContextId, Time};
+use crate::trace::Trace;
+
+impl Cfq {
+    fn rq_close(&self, q: QId) -> bool {
+        self.queues[q]
+            .next_pending()
+            .is_some_and(|p| p.rq.sector.abs_diff(self.last_position) <= CFQQ_CLOSE_THR)
+    }
+
+    /// Kernel: cfqq_close(): exact hit, else the search's last node, else its neighbour
+    /// toward the head.
+    fn queue_close(&self, cur: QId) -> Option<QId> {
+        let level = usize::from(self.queues[cur].org_ioprio.min(7));
+        let tree = &self.prio_trees[level];
+        if tree.is_empty() {
+            return None;
+        }
+        let sector = self.last_position;
+        if let Some(&q) = tree.get(&sector) {
+            return Some(q);
+        }
+        // Choice: the rb-tree search ends at a leaf that is one of the two in-order
+        // neighbours of `sector`; which one depends on the tree's shape. We take the nearer
+        // neighbour as "the parent", then its neighbour toward `sector` as the kernel does.
+        let below = tree.range(..sector).next_back().map(|(&s, &q)| (s, q));
+        let above = tree.range((Bound::Excluded(sector), Bound::Unbounded)).next().map(|(&s, &q)| (s, q));
+        let (parent, other) = match (below, above) {
+            (Some(b), Some(a)) => {
+                if sector - b.0 <= a.0 - sector {
+                    (b, Some(a))
+                } else {
+                    (a, Some(b))
+                }
+            }
+            (Some(b), None) => (b, None),
+            (None, Some(a)) => (a, None),
+            (None, None) => return None,
+        };
+        if self.rq_close(parent.1) {
+            return Some(parent.1);
+        }
+        let (_, q) = other?;
+        self.rq_close(q).then_some(q)
+    }
+
+    /// Kernel: cfq_close_cooperator().
+    pub(crate) fn close_cooperator(&self, cur: QId) -> Option<QId> {
+        let cq = &self.queues[cur];
+        if cq.class_idle() || !cq.sync || seeky(cq.seek_history) {
+            return None;
+        }
+        if self.groups[cq.group].nr_cfqq == 1 {
+            return None;
+        }
+        let c = self.queue_close(cur)?;
+        let cand = &self.queues[c];
+        if c == cur || cand.group != cq.group || !cand.sync || seeky(cand.seek_history) {
+            return None;
+        }
+        if cand.class_rt() != cq.class_rt() {
+            return None;
+        }
+        Some(c)
+    }
+
+    /// Kernel: cfq_setup_merge(): plan a merge toward the queue with more process refs.
+    pub(crate) fn setup_merge(&mut self, q: QId, mut new: QId) {
+        if self.queues[new].proc_refs == 0 {
+            return;
+        }
+        let mut steps = 0;
+        while let Some(next) = self.queues[new].new_cfqq {
+            if next == q {
+                return;
+            }
+            new = next;
+            steps += 1;
+            assert!(steps <= self.queues.len(), "new_cfqq chain loops");
+        }
+        let refs = self.queues[q].proc_refs;
+        let new_refs = self.queues[new].proc_refs;
+        if refs == 0 || new_refs == 0 {
+            return;
+        }
+        if new_refs >= refs {
+            self.queues[q].new_cfqq = Some(new);
+            self.queues[new].proc_refs += refs;
+        } else {
+            self.queues[new].new_cfqq = Some(q);
+            self.queues[q].proc_refs += new_refs;
+        }
+    }
+
+    /// Kernel: cfq_merge_cfqqs(), applied at the process's next insertion.
+    pub(crate) fn follow_merge(&mut self, ioc: IoContextId, q: QId, now: Time, trace: &mut dyn Trace) -> QId {
+        let Some(target) = self.queues[q].new_cfqq else {
+            return q;
+        };
+        self.log_q(trace, now, q, format_args!("merging with queue 0x{target:x}"));
+        self.decide(trace, now, "merge", Some(q), "cooperating queues merged", None);
+        self.cics.get_mut(&ioc).expect("context").sync_q = Some(target);
+        self.queues[target].coop = true;
+        // The target's reference for this process was taken at setup_merge().
+        self.put_process_ref(q);
+        target
+    }
+
+    /// Kernel: split_cfqq(): `None` when the process must get a fresh queue.
+    pub(crate) fn split_queue(&mut self, ioc: IoContextId, q: QId, pid: u32) -> Option<QId> {
+        if self.queues[q].proc_refs == 1 {
+            let cfqq = &mut self.queues[q];
+            cfqq.pid = pid;
+            cfqq.coop = false;
+            cfqq.split_coop = false;
+            return Some(q);
+        }
+        self.cics.get_mut(&ioc).expect("context").sync_q = None;
+        // cfq_put_cooperator(): release the references pre-taken along the merge chain.
+        let mut next = self.queues[q].new_cfqq;
+        let mut steps = 0;
+        while let Some(n) = next {
+            if n == q || steps > self.queues.len() {
+                break;
+            }
+            next = self.queues[n].new_cfqq;
+            if self.queues[n].proc_refs > 0 {
+                self.put_process_ref(n);
+            }
+            steps += 1;
+        }
+        self.put_process_ref(q);
+        None
+    }
+}

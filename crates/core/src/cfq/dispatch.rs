@@ -1,0 +1,257 @@
+//! Dispatching: one request per call from the selected queue, within the dispatch limits,
+//! in elevator order (or FIFO order once a deadline passed).
+//!
+//! Limits: async requests drain before a sync queue that may idle starts; async queues wait
+//! while sync requests are in flight; a queue may have `quantum/2` requests in flight (up to
+//! `quantum` early in its slice, unlimited when alone); under `low_latency` async depth ramps
+//! up with the time since the last *delayed* sync completion. Within a queue, the next request
+//! is the one closest ahead of the head, with short backward seeks allowed at a penalty.
+//! Kernel: cfq_dispatch_requests(), cfq_dispatch_request(), cfq_may_dispatch(),
+//! cfq_dispatch_insert(), cfq_remove_request(), cfq_activate_request(), cfq_choose_req(),
+//! cfq_find_next_rq(), cfq_forced_dispatch().
+
+use std::ops::Bound;
+
+use super::queue::SortKey;
+use super::slice::ExpireCause;
+use super::{Cfq, QId};
+use crate::request::{Request, Time};
+use crate::trace::Trace;
+
+impl Cfq {
+    /// Kernel: cfq_choose_req(): which of two queued requests of queue `q` to serve first
+    /// with the head at `last`.
+    pub(crate) fn choose_req(
+        &self,
+        q: QId,
+        a: Option<SortKey>,
+        b: Option<SortKey>,
+        last: u64,
+    ) -> Option<SortKey> {
+        let (k1, k2) = match (a, b) {
+            (None, b) => return b,
+            (a, None) => return a,
+            (Some(k1), Some(k2)) if k1 == k2 => return Some(k2),
+            (Some(k1), Some(k2)) => (k1, k2),
+        };
+        let list = &self.queues[q].sort_list;
+        let r1 = &list[&k1].rq;
+        let r2 = &list[&k2].rq;
+        if r1.is_sync() != r2.is_sync() {
+            return Some(if r1.is_sync() { k1 } else { k2 });
+        }
+        if r1.flags.prio != r2.flags.prio {
+            return Some(if r1.flags.prio { k1 } else { k2 });
+        }
+        let (s1, s2) = (r1.sector, r2.sector);
+        // back_seek_max is in KiB: 1 KiB is 2 sectors.
+        let back_max = self.tun.back_seek_max * 2;
+        let penalty = self.tun.back_seek_penalty;
+        let dist = |s: u64| -> Option<u64> {
+            if s >= last {
+                Some(s - last)
+            } else if s + back_max >= last {
+                Some((last - s) * penalty)
+            } else {
+                None // wrapped: behind the head beyond back_seek_max
+            }
+        };
+        let chosen = match (dist(s1), dist(s2)) {
+            (Some(d1), Some(d2)) => {
+                if d1 < d2 {
+                    k1
+                } else if d2 < d1 {
+                    k2
+                } else if s1 >= s2 {
+                    k1
+                } else {
+                    k2
+                }
+            }
+            (Some(_), None) => k1,
+            (None, Some(_)) => k2,
+            (None, None) => {
+                if s1 <= s2 {
+                    k1
+                } else {
+                    k2
+                }
+            }
+        };
+        Some(chosen)
+    }
+
+    /// Kernel: cfq_find_next_rq(): the best request after `last` is dispatched.
+    fn find_next_rq(&self, q: QId, last: SortKey) -> Option<SortKey> {
+        let list = &self.queues[q].sort_list;
+        let prev = list.range(..last).next_back().map(|(k, _)| *k);
+        let next = list
+            .range((Bound::Excluded(last), Bound::Unbounded))
+            .next()
+            .map(|(k, _)| *k)
+            .or_else(|| list.keys().next().copied().filter(|&k| k != last));
+        self.choose_req(q, next, prev, last.0)
+    }
+
+    /// Kernel: cfq_may_dispatch().
+    fn may_dispatch(&mut self, q: QId, now: Time, trace: &mut dyn Trace) -> bool {
+        let cfqq = &self.queues[q];
+        if cfqq.must_dispatch {
+            return true;
+        }
+        let sync = cfqq.sync;
+        if self.rq_in_flight[0] > 0 && self.should_idle(q, now, trace) {
+            return false; // drain async requests before sync I/O
+        }
+        if self.rq_in_flight[1] > 0 && !sync {
+            return false; // async waits while sync I/O is in flight
+        }
+        let cfqq = &self.queues[q];
+        let mut max_dispatch = (self.tun.quantum / 2).max(1);
+        if cfqq.class_idle() {
+            max_dispatch = 1;
+        }
+        let dispatched = u64::from(cfqq.dispatched);
+        if dispatched >= max_dispatch {
+            if cfqq.class_idle() {
+                return false;
+            }
+            let promote_sync = sync && self.busy_sync_queues == 1;
+            if self.busy_queues > 1 && self.slice_used_soon(q, now) && !promote_sync {
+                return false;
+            }
+            max_dispatch = if self.busy_queues == 1 || promote_sync {
+                u64::MAX
+            } else {
+                self.tun.quantum
+            };
+        }
+        if !sync && self.tun.low_latency {
+            let last_sync = now.wrapping_sub(self.last_delayed_sync);
+            let mut depth = last_sync / self.tun.slice_ns[1];
+            if depth == 0 && dispatched == 0 {
+                depth = 1;
+            }
+            max_dispatch = max_dispatch.min(depth);
+        }
+        dispatched < max_dispatch
+    }
+
+    /// Kernel: cfq_dispatch_insert() + cfq_remove_request() + cfq_activate_request().
+    fn dispatch_insert(&mut self, q: QId, key: SortKey, now: Time, trace: &mut dyn Trace) -> Request {
+        self.log_q(trace, now, q, format_args!("dispatch_insert"));
+        let next = self.find_next_rq(q, key);
+        let cfqq = &mut self.queues[q];
+        cfqq.next_rq = next;
+        let pending = cfqq.sort_list.remove(&key).expect("dispatched request is queued");
+        let seq = key.1;
+        let in_fifo = cfqq.fifo.remove(&seq);
+        assert!(in_fifo.is_some(), "dispatched request missing from the FIFO");
+        let rq = pending.rq;
+        let sync = usize::from(rq.is_sync());
+        assert!(cfqq.queued[sync] > 0, "queued count underflow");
+        cfqq.queued[sync] -= 1;
+        if rq.flags.prio {
+            cfqq.prio_pending -= 1;
+        }
+        let now_empty = cfqq.sort_list.is_empty();
+        if cfqq.on_rr && now_empty {
+            // The queue stays on its service tree until it expires; only the prio tree
+            // forgets it.
+            self.prio_tree_remove(q);
+        }
+        self.rq_queued -= 1;
+        let cfqq = &mut self.queues[q];
+        cfqq.dispatched += 1;
+        cfqq.nr_sectors += u64::from(rq.nr_sectors);
+        let queue_sync = usize::from(cfqq.sync);
+        let g = cfqq.group;
+        self.groups[g].dispatched += 1;
+        self.rq_in_flight[queue_sync] += 1;
+        let previous = self.in_flight.insert(rq.id, (q, pending.start_time));
+        assert!(previous.is_none(), "request dispatched twice");
+
+        // Activation by the driver happens at once.
+        self.rq_in_driver += 1;
+        let drv = self.rq_in_driver;
+        self.log_q(trace, now, q, format_args!("activate rq, drv={drv}"));
+        self.last_position = rq.end_sector();
+        rq
+    }
+
+    /// Kernel: cfq_dispatch_request(): one request from the active queue, if allowed.
+    fn dispatch_request(&mut self, q: QId, now: Time, trace: &mut dyn Trace) -> Option<Request> {
+        assert!(!self.queues[q].is_empty(), "dispatching from an empty queue");
+        let expired = self.check_fifo(q, now);
+        if expired.is_some() {
+            self.queues[q].must_dispatch = true;
+        }
+        if !self.may_dispatch(q, now, trace) {
+            self.decide(trace, now, "dispatch_limit", Some(q), "may_dispatch refused", None);
+            return None;
+        }
+        let key = match expired {
+            Some(key) => {
+                self.log_q(trace, now, q, format_args!("fifo=0x{:x}", key.1));
+                self.decide(trace, now, "fifo_expired", Some(q), "FIFO head past its deadline", None);
+                key
+            }
+            None => self.queues[q].next_rq.expect("non-empty queue has a next_rq"),
+        };
+        let rq = self.dispatch_insert(q, key, now, trace);
+        if self.active_cic.is_none() {
+            self.active_cic = Some(rq.ioc);
+        }
+        Some(rq)
+    }
+
+    /// Kernel: cfq_dispatch_requests() with force = 0.
+    pub(crate) fn dispatch_requests(&mut self, now: Time, trace: &mut dyn Trace) -> Option<Request> {
+        if self.busy_queues == 0 {
+            return None;
+        }
+        let q = self.select_queue(now, trace)?;
+        let rq = self.dispatch_request(q, now, trace)?;
+        let cfqq = &mut self.queues[q];
+        cfqq.slice_dispatch += 1;
+        cfqq.must_dispatch = false;
+        let is_async = !cfqq.sync;
+        let idle_class = cfqq.class_idle();
+        if self.busy_queues > 1
+            && ((is_async && self.queues[q].slice_dispatch >= self.prio_to_maxrq(q)) || idle_class)
+        {
+            self.queues[q].slice_end = now + 1;
+            let cause = if idle_class { ExpireCause::IdleClass } else { ExpireCause::AsyncDepth };
+            self.slice_expired(false, cause, now, trace);
+        }
+        self.log_q(trace, now, q, format_args!("dispatched a request"));
+        Some(rq)
+    }
+
+    /// Kernel: cfq_forced_dispatch(): expire the active queue, then empty every queue in
+    /// service order, ignoring limits and idling.
+    pub(crate) fn forced_dispatch(&mut self, now: Time, trace: &mut dyn Trace) -> Vec<Request> {
+        let mut out = Vec::new();
+        self.slice_expired(false, ExpireCause::Forced, now, trace);
+        while let Some(q) = self.next_queue_forced() {
+            self.set_active_queue(Some(q), now, trace);
+            while let Some(key) = self.queues[q].next_rq {
+                out.push(self.dispatch_insert(q, key, now, trace));
+            }
+            self.slice_expired(false, ExpireCause::Forced, now, trace);
+        }
+        assert_eq!(self.busy_queues, 0, "queues left busy after a forced dispatch");
+        let n = out.len();
+        self.log(trace, now, format_args!("forced_dispatch={n}"));
+        out
+    }
+
+    /// Kernel: cfq_get_next_queue_forced(): leftmost group's first non-empty tree.
+    fn next_queue_forced(&mut self) -> Option<QId> {
+        if self.rq_queued == 0 {
+            return None;
+        }
+        let g = self.get_next_group()?;
+        self.groups[g].trees.iter().find_map(|tree| tree.first())
+    }
+}

@@ -1,0 +1,25 @@
+//! FIFO expiry: each request carries a deadline (`fifo_expire_sync`/`_async` after arrival);
+//! once per slice the active queue looks at its oldest request and, if the deadline passed,
+//! serves it next regardless of elevator order and dispatch limits (`must_dispatch`).
+//! Kernel: cfq_check_fifo().
+
+use super::queue::SortKey;
+use super::{Cfq, QId};
+use crate::request::Time;
+
+impl Cfq {
+    /// Kernel: cfq_check_fifo(): consumes the once-per-slice check (`fifo_expire` flag).
+    pub(crate) fn check_fifo(&mut self, q: QId, now: Time) -> Option<SortKey> {
+        let cfqq = &mut self.queues[q];
+        if cfqq.fifo_expire {
+            return None;
+        }
+        cfqq.fifo_expire = true;
+        let (_, &key) = cfqq.fifo.first_key_value()?;
+        let head = cfqq.sort_list.get(&key).expect("FIFO entry is queued");
+        if now < head.fifo_time {
+            return None;
+        }
+        Some(key)
+    }
+}

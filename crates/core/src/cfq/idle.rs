@@ -1,0 +1,288 @@
+//! Idling, completion and hw_tag detection.
+//!
+//! When the active queue runs dry after a sync completion, CFQ may wait `slice_idle` for the
+//! same process's next request instead of seeking away: only if the queue has an idle window
+//! (or is the last on its SYNC_NOIDLE tree), its think time fits in the remaining slice, and
+//! the device is not a queueing SSD. Failing that it may still idle `group_idle` so a group
+//! with one dependent-I/O queue keeps its place. The kernel's hrtimer becomes
+//! [`crate::Dispatch::IdleUntil`]. Completion also starts the slice clock, extends a slice to
+//! keep a lone group busy (`wait_busy`), and samples the device's queue depth (`hw_tag`).
+//! Kernel: cfq_should_idle(), cfq_io_thinktime_big(), cfq_arm_slice_timer(),
+//! cfq_should_wait_busy(), cfq_idle_slice_timer(), cfq_completed_request(),
+//! cfq_update_hw_tag().
+
+use super::slice::ExpireCause;
+use super::think_time::{req_noidle, Ttime};
+use super::{Cfq, GId, IdleTimer, QId, CFQ_HW_QUEUE_MIN, HW_TAG_SAMPLES, IDLE_WORKLOAD};
+use crate::request::{Request, Time};
+use crate::trace::Trace;
+
+impl Cfq {
+    /// Kernel: cfq_io_thinktime_big() for a per-process or per-tree record.
+    fn thinktime_big(&self, ttime: &Ttime, group_idle: bool) -> bool {
+        if !ttime.valid() {
+            return false;
+        }
+        let slice = if group_idle { self.tun.group_idle_ns } else { self.tun.slice_idle_ns };
+        ttime.ttime_mean > slice
+    }
+
+    /// Kernel: cfq_io_thinktime_big(&cfqg->ttime, true).
+    pub(crate) fn thinktime_big_group(&self, g: GId) -> bool {
+        self.thinktime_big(&self.groups[g].ttime, true)
+    }
+
+    /// The service tree a queue is on (or would be on).
+    fn tree_of(&self, q: QId) -> usize {
+        let cfqq = &self.queues[q];
+        cfqq.service_tree.unwrap_or_else(|| {
+            super::service_tree::tree_index(cfqq.wl_class(), cfqq.wl_type())
+        })
+    }
+
+    /// Kernel: cfq_should_idle().
+    pub(crate) fn should_idle(&self, q: QId, now: Time, trace: &mut dyn Trace) -> bool {
+        let cfqq = &self.queues[q];
+        if self.tun.slice_idle_ns == 0 {
+            return false;
+        }
+        if cfqq.wl_class() == IDLE_WORKLOAD {
+            return false;
+        }
+        // hw_tag -1 (unknown) counts as queueing, as the kernel's plain truth test does.
+        let nonrot_ncq = !self.rotational && self.hw_tag != 0;
+        if cfqq.idle_window && !nonrot_ncq {
+            return true;
+        }
+        let st = &self.groups[cfqq.group].trees[self.tree_of(q)];
+        if st.count == 1 && cfqq.sync && !self.thinktime_big(&st.ttime, false) {
+            return true;
+        }
+        let count = st.count;
+        self.log_q(trace, now, q, format_args!("Not idling. st->count:{count}"));
+        false
+    }
+
+    /// Kernel: cfq_arm_slice_timer(). Returns whether the timer was armed.
+    pub(crate) fn arm_slice_timer(&mut self, now: Time, trace: &mut dyn Trace) -> bool {
+        let q = self.active_queue.expect("arming idle without an active queue");
+        if !self.rotational && self.hw_tag != 0 && self.tun.group_idle_ns == 0 {
+            self.decide(trace, now, "no_idle", Some(q), "non-rotational NCQ device, group_idle 0", None);
+            return false;
+        }
+        assert!(self.queues[q].is_empty(), "arming idle for a non-empty queue");
+        let mut group_idle = 0;
+        if !self.should_idle(q, now, trace) {
+            if self.tun.group_idle_ns > 0 {
+                group_idle = self.tun.group_idle_ns;
+            } else {
+                self.decide(trace, now, "no_idle", Some(q), "should_idle false (seeky or think time), group_idle 0", None);
+                return false;
+            }
+        }
+        if self.queues[q].dispatched > 0 {
+            self.decide(trace, now, "no_idle", Some(q), "requests still in flight", None);
+            return false;
+        }
+        let Some(cic) = self.active_cic.and_then(|ioc| self.cics.get(&ioc)) else {
+            self.decide(trace, now, "no_idle", Some(q), "no active process context", None);
+            return false;
+        };
+        if cic.exited {
+            self.decide(trace, now, "no_idle", Some(q), "process exited", None);
+            return false;
+        }
+        let mean = cic.ttime.ttime_mean;
+        if cic.ttime.valid() && self.queues[q].slice_end.wrapping_sub(now) < mean {
+            self.log_q(trace, now, q, format_args!("Not idling. think_time:{mean}"));
+            self.decide(trace, now, "no_idle", Some(q), "think time exceeds remaining slice", Some(mean));
+            return false;
+        }
+        if group_idle > 0 {
+            let g = self.queues[q].group;
+            let st = &self.groups[g].trees[self.tree_of(q)];
+            let tree_slow = self.tun.group_idle_ttime && self.thinktime_big(&st.ttime, true);
+            if self.groups[g].nr_cfqq > 1 || tree_slow {
+                let why = if tree_slow {
+                    "group idle: tree think time exceeds group_idle (e795421e40b3)"
+                } else {
+                    "group idle: other busy queues in the group"
+                };
+                self.decide(trace, now, "no_idle", Some(q), why, None);
+                return false;
+            }
+        }
+        self.queues[q].wait_request = true;
+        let sl = if group_idle > 0 { group_idle } else { self.tun.slice_idle_ns };
+        self.idle_timer = Some(IdleTimer {
+            until: now + sl,
+            armed_at: now,
+            queue: q,
+        });
+        let gi = u8::from(group_idle > 0);
+        self.log_q(trace, now, q, format_args!("arm_idle: {sl} group_idle: {gi}"));
+        self.decide(
+            trace,
+            now,
+            "arm_idle",
+            Some(q),
+            if gi == 1 { "group idle" } else { "queue idle" },
+            Some(sl),
+        );
+        true
+    }
+
+    /// Cancels (or, with `by_timer`, retires) the idle timer and accounts the idle time.
+    pub(crate) fn end_idle(&mut self, now: Time, by_timer: bool, trace: &mut dyn Trace) {
+        let Some(timer) = self.idle_timer.take() else {
+            return;
+        };
+        let _ = trace;
+        let idled = now.min(timer.until).saturating_sub(timer.armed_at);
+        let g = self.queues[timer.queue].group;
+        for stats in [&mut self.queues[timer.queue].stats, &mut self.groups[g].stats] {
+            stats.idled_ns += idled;
+            if by_timer {
+                stats.idle_wasted_ns += idled;
+            }
+        }
+    }
+
+    /// Kernel: cfq_should_wait_busy().
+    fn should_wait_busy(&self, q: QId, now: Time) -> bool {
+        let cfqq = &self.queues[q];
+        if !cfqq.is_empty() {
+            return false;
+        }
+        if self.groups[cfqq.group].nr_cfqq > 1 {
+            return false;
+        }
+        if self.thinktime_big_group(cfqq.group) {
+            return false;
+        }
+        if self.slice_used(q, now) {
+            return true;
+        }
+        let left = cfqq.slice_end.wrapping_sub(now);
+        if let Some(cic) = self.active_cic.and_then(|ioc| self.cics.get(&ioc)) {
+            if cic.ttime.valid() && left < cic.ttime.ttime_mean {
+                return true;
+            }
+        }
+        left <= self.jiffy()
+    }
+
+    /// Kernel: cfq_idle_slice_timer().
+    pub(crate) fn idle_timer_fired(&mut self, now: Time, trace: &mut dyn Trace) {
+        let Some(timer) = self.idle_timer else {
+            return;
+        };
+        let _ = timer;
+        self.end_idle(now, true, trace);
+        self.log(trace, now, format_args!("idle timer fired"));
+        let Some(q) = self.active_queue else {
+            self.slice_expired(false, ExpireCause::IdleTimer, now, trace);
+            return;
+        };
+        self.decide(trace, now, "idle_end", Some(q), "idle timer fired", None);
+        if self.queues[q].must_dispatch {
+            return;
+        }
+        if !self.slice_used(q, now) {
+            if self.busy_queues == 0 {
+                return;
+            }
+            if !self.queues[q].is_empty() {
+                return;
+            }
+            // Idling did not succeed: only now is the queue-depth flag reset.
+            self.queues[q].deep = false;
+        }
+        self.slice_expired(false, ExpireCause::IdleTimer, now, trace);
+    }
+
+    /// Kernel: cfq_update_hw_tag().
+    fn update_hw_tag(&mut self) {
+        if self.rq_in_driver > self.hw_tag_est_depth {
+            self.hw_tag_est_depth = self.rq_in_driver;
+        }
+        if self.hw_tag == 1 {
+            return;
+        }
+        if self.rq_queued <= CFQ_HW_QUEUE_MIN && self.rq_in_driver <= CFQ_HW_QUEUE_MIN {
+            return;
+        }
+        if let Some(a) = self.active_queue {
+            let cfqq = &self.queues[a];
+            if cfqq.idle_window
+                && cfqq.dispatched + cfqq.queued[0] + cfqq.queued[1] < CFQ_HW_QUEUE_MIN
+                && self.rq_in_driver < CFQ_HW_QUEUE_MIN
+            {
+                return;
+            }
+        }
+        let sample = self.hw_tag_samples;
+        self.hw_tag_samples += 1;
+        if sample < HW_TAG_SAMPLES {
+            return;
+        }
+        self.hw_tag = i32::from(self.hw_tag_est_depth >= CFQ_HW_QUEUE_MIN);
+    }
+
+    /// Kernel: cfq_completed_request().
+    pub(crate) fn completed_request(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {
+        let Some((q, start_time)) = self.in_flight.remove(&rq.id) else {
+            // Not in flight here (a second completion): ignored rather than corrupting the
+            // counters; the driver's own once-only check reports it.
+            return;
+        };
+        let sync = rq.is_sync();
+        self.log_q(trace, now, q, format_args!("complete rqnoidle {}", u8::from(req_noidle(rq))));
+        self.update_hw_tag();
+        assert!(self.rq_in_driver > 0, "rq_in_driver underflow");
+        self.rq_in_driver -= 1;
+        let g = self.queues[q].group;
+        self.queues[q].dispatched -= 1;
+        self.groups[g].dispatched -= 1;
+        let queue_sync = usize::from(self.queues[q].sync);
+        self.rq_in_flight[queue_sync] -= 1;
+
+        if sync {
+            if let Some(cic) = self.cics.get_mut(&rq.ioc) {
+                cic.ttime.last_end_request = now;
+            }
+            let st = self.tree_of(q);
+            self.groups[g].trees[st].ttime.last_end_request = now;
+            if start_time + self.tun.fifo_expire_ns[1] <= now {
+                self.last_delayed_sync = now;
+            }
+        }
+        self.groups[g].ttime.last_end_request = now;
+
+        if self.active_queue == Some(q) {
+            let empty = self.queues[q].is_empty();
+            if self.queues[q].slice_new {
+                self.set_prio_slice(q, now, trace);
+                self.queues[q].slice_new = false;
+            }
+            if self.should_wait_busy(q, now) {
+                let extend = if self.tun.slice_idle_ns == 0 {
+                    self.tun.group_idle_ns
+                } else {
+                    self.tun.slice_idle_ns
+                };
+                self.queues[q].slice_end = now + extend;
+                self.queues[q].wait_busy = true;
+                self.log_q(trace, now, q, format_args!("will busy wait"));
+                self.decide(trace, now, "wait_busy", Some(q), "sole queue of group: keep group backlogged", Some(extend));
+            }
+            if self.slice_used(q, now) || self.queues[q].class_idle() {
+                let cause = if self.queues[q].class_idle() { ExpireCause::IdleClass } else { ExpireCause::SliceUsed };
+                self.slice_expired(true, cause, now, trace);
+            } else if sync && empty && self.close_cooperator(q).is_none() {
+                self.arm_slice_timer(now, trace);
+            }
+        }
+        self.maybe_free(q);
+    }
+}

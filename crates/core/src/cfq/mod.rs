@@ -1,0 +1,457 @@
+//! `cfq`: Completely Fair Queuing as Linux 4.20 last shipped it. Kernel: `block/cfq-iosched.c`.
+//!
+//! Each process gets a sync queue, each (group, class, level) an async queue; queues wait on
+//! one of seven service trees of their cgroup's group (RT/BE × ASYNC/SYNC_NOIDLE/SYNC, plus
+//! IDLE), groups on one device-wide tree ordered by `vdisktime`. The active queue holds a time
+//! slice; when it runs dry CFQ may *idle* for the process's next request rather than seek away.
+//! Groups are charged for the time (or, in iops mode, the requests) their queues used, scaled
+//! by their hierarchical share `vfraction`.
+//!
+//! The mechanisms live one per file: [`queue`] (queues, process contexts, insertion),
+//! [`group`] (weights, vdisktime, charging), [`service_tree`] (queue placement),
+//! [`select`] (choice of group, workload and queue), [`dispatch`] (limits and request order),
+//! [`fifo`], [`slice`] (lengths and expiry), [`idle`] (idling, hw_tag, completion),
+//! [`preempt`], [`think_time`] (think time, seeks, idle window, `deep`), [`coop`]
+//! (cooperating-queue merge and split) and [`tunables`].
+//!
+//! Time is `now` in ns, passed in; the idle timer is returned from `dispatch` as
+//! [`Dispatch::IdleUntil`]. A timer the driver has not fired yet but whose time has come is
+//! fired first by whichever call arrives at or after it, as the kernel's hrtimer would have.
+
+pub mod coop;
+pub mod dispatch;
+pub mod fifo;
+pub mod group;
+pub mod idle;
+pub mod preempt;
+pub mod queue;
+pub mod select;
+pub mod service_tree;
+pub mod slice;
+pub mod think_time;
+pub mod tunables;
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary};
+use crate::request::{CgroupId, IoContextId, Request, RequestId, Time, NSEC_PER_SEC};
+use crate::trace::{Decision, MessageSubject, Trace};
+use crate::tunable::{TunableError, TunableSpec, TunableValue};
+
+use group::CfqGroup;
+use queue::{Cic, CfqQueue};
+pub use tunables::Tunables;
+
+/// Index of a queue in the queue slab.
+pub(crate) type QId = usize;
+/// Index of a group in the group slab; 0 is the root group.
+pub(crate) type GId = usize;
+
+/// Workload classes (`enum wl_class_t`), numbered as the kernel logs them.
+pub(crate) const BE_WORKLOAD: usize = 0;
+pub(crate) const RT_WORKLOAD: usize = 1;
+pub(crate) const IDLE_WORKLOAD: usize = 2;
+/// Workload types (`enum wl_type_t`).
+pub(crate) const ASYNC_WORKLOAD: usize = 0;
+pub(crate) const SYNC_NOIDLE_WORKLOAD: usize = 1;
+pub(crate) const SYNC_WORKLOAD: usize = 2;
+
+/// 200 ms: rb_key offset of idle-class queues. Kernel: CFQ_IDLE_DELAY.
+pub(crate) const CFQ_IDLE_DELAY: Time = NSEC_PER_SEC / 5;
+/// 12: fixed-point shift of `vfraction` and charges. Kernel: CFQ_SERVICE_SHIFT.
+pub(crate) const CFQ_SERVICE_SHIFT: u32 = 12;
+/// 8192 sectors (4 MiB): a request this close to the head is "close". Kernel: CFQQ_CLOSE_THR.
+pub(crate) const CFQQ_CLOSE_THR: u64 = 8 * 1024;
+/// 5: queue depth from which the device counts as queueing (NCQ). Kernel: CFQ_HW_QUEUE_MIN.
+pub(crate) const CFQ_HW_QUEUE_MIN: u32 = 5;
+/// 50 samples before hw_tag is decided.
+pub(crate) const HW_TAG_SAMPLES: u32 = 50;
+/// 4096 B: an arrival larger than a page ends idling at once (`PAGE_SIZE`).
+pub(crate) const PAGE_SIZE: u64 = 4096;
+
+/// Idle accounting of one queue or group, for [`Elevator::summary`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Stats {
+    pub served_ns: u64,
+    pub idled_ns: u64,
+    pub idle_wasted_ns: u64,
+    pub slices: u64,
+    pub preemptions: u64,
+}
+
+/// The armed idle timer: when it fires and whom it idles for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct IdleTimer {
+    pub until: Time,
+    pub armed_at: Time,
+    pub queue: QId,
+}
+
+/// CFQ for one device. Kernel: struct cfq_data.
+pub struct Cfq {
+    pub(crate) tun: Tunables,
+    /// Ticks per second of the kernel build; only `CFQ_MIN_TT`, the iops-mode group delay and
+    /// one-jiffy floors depend on it.
+    pub(crate) hz: u64,
+    pub(crate) rotational: bool,
+    pub(crate) queues: Vec<CfqQueue>,
+    pub(crate) free_queues: Vec<QId>,
+    pub(crate) groups: Vec<CfqGroup>,
+    pub(crate) group_of: BTreeMap<CgroupId, GId>,
+    /// Active groups by (vdisktime, insertion sequence). Kernel: grp_service_tree.
+    pub(crate) grp_tree: BTreeMap<(u64, u64), GId>,
+    pub(crate) min_vdisktime: u64,
+    pub(crate) cics: BTreeMap<IoContextId, Cic>,
+    /// Busy queues by `next_rq` start sector, one map per original ioprio level.
+    pub(crate) prio_trees: [BTreeMap<u64, QId>; 8],
+    /// Dispatched, not completed: owning queue and allocation time.
+    pub(crate) in_flight: BTreeMap<RequestId, (QId, Time)>,
+    pub(crate) serving_wl_class: usize,
+    pub(crate) serving_wl_type: usize,
+    pub(crate) workload_expires: Time,
+    pub(crate) serving_group: Option<GId>,
+    pub(crate) busy_queues: u32,
+    pub(crate) busy_sync_queues: u32,
+    pub(crate) rq_in_driver: u32,
+    pub(crate) rq_in_flight: [u32; 2],
+    pub(crate) rq_queued: u32,
+    /// -1 unknown, 0 no command queueing, 1 queueing.
+    pub(crate) hw_tag: i32,
+    pub(crate) hw_tag_est_depth: u32,
+    pub(crate) hw_tag_samples: u32,
+    pub(crate) idle_timer: Option<IdleTimer>,
+    pub(crate) active_queue: Option<QId>,
+    pub(crate) active_cic: Option<IoContextId>,
+    pub(crate) last_position: u64,
+    pub(crate) last_delayed_sync: Time,
+    /// Tie-breaking sequence for every ordered tree: equal keys go after existing ones.
+    pub(crate) seq: u64,
+}
+
+impl fmt::Debug for Cfq {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cfq")
+            .field("busy_queues", &self.busy_queues)
+            .field("rq_queued", &self.rq_queued)
+            .field("active_queue", &self.active_queue)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Cfq {
+    /// CFQ for a device; non-rotational devices get `slice_idle = 0`, as at registration.
+    /// Kernel: cfq_init_queue(), cfq_registered_queue().
+    pub fn new(device: DeviceInfo) -> Cfq {
+        Cfq::with_hz(device, 1000)
+    }
+
+    /// As [`Cfq::new`], for a kernel built with `hz` ticks per second.
+    pub fn with_hz(device: DeviceInfo, hz: u64) -> Cfq {
+        assert!(hz > 0, "HZ must be positive");
+        let mut tun = Tunables::default();
+        if !device.rotational {
+            tun.slice_idle_ns = 0;
+        }
+        let mut cfq = Cfq {
+            tun,
+            hz,
+            rotational: device.rotational,
+            queues: Vec::new(),
+            free_queues: Vec::new(),
+            groups: Vec::new(),
+            group_of: BTreeMap::new(),
+            grp_tree: BTreeMap::new(),
+            min_vdisktime: 0,
+            cics: BTreeMap::new(),
+            prio_trees: Default::default(),
+            in_flight: BTreeMap::new(),
+            serving_wl_class: BE_WORKLOAD,
+            serving_wl_type: ASYNC_WORKLOAD,
+            workload_expires: 0,
+            serving_group: None,
+            busy_queues: 0,
+            busy_sync_queues: 0,
+            rq_in_driver: 0,
+            rq_in_flight: [0, 0],
+            rq_queued: 0,
+            hw_tag: -1,
+            hw_tag_est_depth: 0,
+            hw_tag_samples: 0,
+            idle_timer: None,
+            active_queue: None,
+            active_cic: None,
+            last_position: 0,
+            // Kernel: now - 1 s at init; the driver's clock starts at 0, so this wraps, and
+            // every use subtracts with wrapping_sub as the kernel's u64 arithmetic does.
+            last_delayed_sync: 0u64.wrapping_sub(NSEC_PER_SEC),
+            seq: 0,
+        };
+        // Root group: cgroup v1 default weight 500, leaf weight doubled for the root.
+        cfq.groups.push(CfqGroup::new(CgroupId::ROOT, None, 500, 1000, 0));
+        cfq.group_of.insert(CgroupId::ROOT, 0);
+        cfq
+    }
+
+    /// The tunables table, for `iosched schedulers`.
+    pub fn tunable_specs() -> &'static [TunableSpec] {
+        &tunables::TUNABLES
+    }
+
+    /// Current settings.
+    pub fn settings(&self) -> &Tunables {
+        &self.tun
+    }
+
+    /// One jiffy in ns.
+    pub(crate) fn jiffy(&self) -> Time {
+        NSEC_PER_SEC / self.hz
+    }
+
+    pub(crate) fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Kernel: iops_mode(): charge by requests when not idling on an NCQ device.
+    pub(crate) fn iops_mode(&self) -> bool {
+        self.tun.slice_idle_ns == 0 && self.hw_tag != 0
+    }
+
+    pub(crate) fn queue_subject(&self, q: QId) -> MessageSubject {
+        let cfqq = &self.queues[q];
+        MessageSubject::Queue {
+            pid: cfqq.pid,
+            cgroup: self.groups[cfqq.group].cgroup,
+            sync: cfqq.sync,
+            noidle: cfqq.wl_type() == SYNC_NOIDLE_WORKLOAD,
+        }
+    }
+
+    /// Kernel: cfq_log_cfqq().
+    pub(crate) fn log_q(&self, trace: &mut dyn Trace, now: Time, q: QId, args: fmt::Arguments) {
+        if trace.enabled() {
+            let text = fmt::format(args);
+            trace.message(now, self.queue_subject(q), &text);
+        }
+    }
+
+    /// Kernel: cfq_log_cfqg().
+    pub(crate) fn log_g(&self, trace: &mut dyn Trace, now: Time, g: GId, args: fmt::Arguments) {
+        if trace.enabled() {
+            let text = fmt::format(args);
+            trace.message(now, MessageSubject::Group(self.groups[g].cgroup), &text);
+        }
+    }
+
+    /// Kernel: cfq_log().
+    pub(crate) fn log(&self, trace: &mut dyn Trace, now: Time, args: fmt::Arguments) {
+        if trace.enabled() {
+            let text = fmt::format(args);
+            trace.message(now, MessageSubject::Device, &text);
+        }
+    }
+
+    /// A structured decision about queue `q` (if any).
+    pub(crate) fn decide(
+        &self,
+        trace: &mut dyn Trace,
+        now: Time,
+        kind: &'static str,
+        q: Option<QId>,
+        reason: &str,
+        value_ns: Option<u64>,
+    ) {
+        if trace.enabled() {
+            let queue = q.map(|q| self.queues[q].pid);
+            let group = q.map(|q| self.groups[self.queues[q].group].cgroup);
+            trace.decision(
+                now,
+                &Decision {
+                    kind,
+                    queue,
+                    group,
+                    reason,
+                    value_ns,
+                },
+            );
+        }
+    }
+
+    /// Fires an idle timer whose time has come before handling a later event.
+    fn catch_up_timer(&mut self, now: Time, trace: &mut dyn Trace) {
+        if self.idle_timer.is_some_and(|t| t.until <= now) {
+            self.idle_timer_fired(now, trace);
+        }
+    }
+}
+
+impl Elevator for Cfq {
+    fn name(&self) -> &'static str {
+        "cfq"
+    }
+
+    fn add_cgroup(&mut self, cgroup: CgroupSpec) {
+        self.add_group(cgroup);
+    }
+
+    fn exit_ioc(&mut self, ioc: IoContextId, _now: Time) {
+        self.exit_process(ioc);
+    }
+
+    fn insert(&mut self, rq: Request, now: Time, trace: &mut dyn Trace) {
+        self.catch_up_timer(now, trace);
+        self.insert_request(rq, now, trace);
+    }
+
+    fn dispatch(&mut self, now: Time, trace: &mut dyn Trace) -> Dispatch {
+        self.catch_up_timer(now, trace);
+        match self.dispatch_requests(now, trace) {
+            Some(rq) => Dispatch::Request(rq),
+            None => match self.idle_timer {
+                Some(timer) => {
+                    assert!(timer.until > now, "idle deadline must lie in the future");
+                    Dispatch::IdleUntil(timer.until)
+                }
+                None => Dispatch::Empty,
+            },
+        }
+    }
+
+    fn completed(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {
+        self.catch_up_timer(now, trace);
+        self.completed_request(rq, now, trace);
+    }
+
+    fn timer(&mut self, now: Time, trace: &mut dyn Trace) {
+        self.catch_up_timer(now, trace);
+    }
+
+    fn drain(&mut self, now: Time, trace: &mut dyn Trace) -> Vec<Request> {
+        self.catch_up_timer(now, trace);
+        self.forced_dispatch(now, trace)
+    }
+
+    fn queued(&self) -> usize {
+        self.rq_queued as usize
+    }
+
+    fn tunables(&self) -> Vec<TunableValue> {
+        self.tun.values()
+    }
+
+    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), TunableError> {
+        self.tun.set(name, value)
+    }
+
+    fn summary(&self) -> Vec<ServiceSummary> {
+        let mut out = Vec::new();
+        for cfqq in self.queues.iter().filter(|q| q.live || q.stats.slices > 0) {
+            out.push(summary_of(
+                format!("queue {}{}", cfqq.pid, if cfqq.sync { "S" } else { "A" }),
+                &cfqq.stats,
+            ));
+        }
+        for cfqg in &self.groups {
+            out.push(summary_of(format!("group {}", cfqg.cgroup.0), &cfqg.stats));
+        }
+        out
+    }
+
+    fn check_invariants(&self) {
+        self.check_all();
+    }
+}
+
+fn summary_of(name: String, stats: &Stats) -> ServiceSummary {
+    ServiceSummary {
+        name,
+        served_ns: stats.served_ns,
+        idled_ns: stats.idled_ns,
+        idle_wasted_ns: stats.idle_wasted_ns,
+        slices: stats.slices,
+        preemptions: stats.preemptions,
+    }
+}
+
+impl Cfq {
+    /// O(n) consistency walk over queues, trees and groups.
+    fn check_all(&self) {
+        let mut queued = 0u32;
+        let mut busy = 0u32;
+        let mut busy_sync = 0u32;
+        let mut dispatched = 0u32;
+        for (q, cfqq) in self.queues.iter().enumerate() {
+            if !cfqq.live {
+                assert!(cfqq.sort_list.is_empty(), "freed queue {q} holds requests");
+                continue;
+            }
+            assert_eq!(cfqq.sort_list.len(), cfqq.fifo.len(), "queue {q}: sort_list vs fifo");
+            assert_eq!(
+                (cfqq.queued[0] + cfqq.queued[1]) as usize,
+                cfqq.sort_list.len(),
+                "queue {q}: queued counts"
+            );
+            assert_eq!(cfqq.next_rq.is_some(), !cfqq.sort_list.is_empty(), "queue {q}: next_rq");
+            if let Some(key) = cfqq.next_rq {
+                assert!(cfqq.sort_list.contains_key(&key), "queue {q}: next_rq not queued");
+            }
+            queued += cfqq.queued[0] + cfqq.queued[1];
+            dispatched += cfqq.dispatched;
+            if cfqq.on_rr {
+                busy += 1;
+                busy_sync += u32::from(cfqq.sync);
+                let st = cfqq.service_tree.expect("busy queue sits on a service tree");
+                let tree = &self.groups[cfqq.group].trees[st];
+                assert_eq!(tree.rb.get(&(cfqq.rb_key, cfqq.st_seq)), Some(&q), "queue {q} key");
+            } else {
+                assert!(cfqq.service_tree.is_none(), "idle queue {q} on a tree");
+                assert!(cfqq.p_key.is_none(), "idle queue {q} on a prio tree");
+            }
+            if !cfqq.sort_list.is_empty() {
+                assert!(cfqq.on_rr || Some(q) == self.active_queue, "queue {q} not busy");
+            }
+            if let Some((level, sector)) = cfqq.p_key {
+                assert_eq!(self.prio_trees[level].get(&sector), Some(&q), "queue {q} prio key");
+            }
+        }
+        assert_eq!(queued, self.rq_queued, "rq_queued");
+        assert_eq!(busy, self.busy_queues, "busy_queues");
+        assert_eq!(busy_sync, self.busy_sync_queues, "busy_sync_queues");
+        assert_eq!(dispatched as usize, self.in_flight.len(), "dispatched vs in flight");
+        assert_eq!(self.rq_in_driver as usize, self.in_flight.len(), "rq_in_driver");
+        for (g, cfqg) in self.groups.iter().enumerate() {
+            let mut nr = 0;
+            for tree in &cfqg.trees {
+                assert_eq!(tree.count as usize, tree.rb.len(), "group {g} tree count");
+                for &q in tree.rb.values() {
+                    assert_eq!(self.queues[q].group, g, "queue {q} on foreign tree");
+                }
+                nr += tree.count;
+            }
+            assert_eq!(nr, cfqg.nr_cfqq, "group {g} nr_cfqq");
+            let on_tree = cfqg.tree_seq.is_some();
+            assert_eq!(on_tree, cfqg.nr_cfqq > 0, "group {g} on tree iff busy");
+            if let Some(seq) = cfqg.tree_seq {
+                assert_eq!(self.grp_tree.get(&(cfqg.vdisktime, seq)), Some(&g), "group {g} key");
+            }
+            if cfqg.nr_active > 0 {
+                assert!(cfqg.vfraction >= 1, "active group {g} has no share");
+            }
+        }
+        for (level, tree) in self.prio_trees.iter().enumerate() {
+            for (&sector, &q) in tree {
+                assert_eq!(self.queues[q].p_key, Some((level, sector)), "prio tree entry {q}");
+            }
+        }
+        if let Some(timer) = self.idle_timer {
+            let a = self.active_queue.expect("idle timer without an active queue");
+            assert_eq!(timer.queue, a, "idle timer for a queue other than the active one");
+        }
+    }
+}

@@ -1,0 +1,415 @@
+//! Queues and process contexts, and the insertion path.
+//!
+//! A sync queue belongs to one process context (`io_context`; threads sharing one share the
+//! queue); async queues are shared by all processes of a group with the same class and level.
+//! A queue keeps its pending requests twice: by start sector (`sort_list`, for elevator order)
+//! and by arrival (`fifo`, for deadlines). Insertion updates the heuristics and may end idling
+//! or preempt the active queue.
+//! Kernel: cfq_get_queue(), cfq_init_cfqq(), cfq_init_prio_data(), check_ioprio_changed(),
+//! check_blkcg_changed(), cfq_set_request(), cfq_insert_request(), cfq_add_rq_rb(),
+//! cfq_rq_enqueued(), cfq_put_queue().
+
+use std::collections::BTreeMap;
+
+use super::think_time::Ttime;
+use super::{
+    Cfq, GId, QId, Stats, ASYNC_WORKLOAD, BE_WORKLOAD, IDLE_WORKLOAD, PAGE_SIZE, RT_WORKLOAD,
+    SYNC_NOIDLE_WORKLOAD, SYNC_WORKLOAD,
+};
+use crate::request::{CgroupId, IoContextId, IoPrio, IoPrioClass, Request, Time};
+use crate::trace::Trace;
+
+/// Sort key of a pending request: start sector, then arrival sequence (equal sectors go
+/// after existing ones, as `elv_rb_add` does).
+pub(crate) type SortKey = (u64, u64);
+
+/// A request waiting inside CFQ.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pending {
+    pub rq: Request,
+    pub fifo_time: Time,
+    /// Allocation time (`rq->start_time_ns`): the insert time here.
+    pub start_time: Time,
+}
+
+/// Scheduling class of a queue after mapping NONE (`RT`, `BE` or `Idle` only).
+pub(crate) fn effective_class(class: IoPrioClass) -> IoPrioClass {
+    match class {
+        IoPrioClass::None => IoPrioClass::BestEffort,
+        other => other,
+    }
+}
+
+/// A process context. Kernel: struct cfq_io_cq.
+#[derive(Clone, Debug)]
+pub(crate) struct Cic {
+    pub sync_q: Option<QId>,
+    pub cgroup: CgroupId,
+    pub ioprio: IoPrio,
+    pub ttime: Ttime,
+    /// `active_ref == 0`: the process exited; never idle for it.
+    pub exited: bool,
+}
+
+/// Kernel: struct cfq_queue.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CfqQueue {
+    pub live: bool,
+    pub pid: u32,
+    pub sync: bool,
+    pub group: GId,
+    /// The process context of a sync queue's creator.
+    pub ioc: Option<IoContextId>,
+    pub ioprio: u8,
+    pub ioprio_class: Option<IoPrioClass>,
+    pub org_ioprio: u8,
+    pub org_ioprio_class: Option<IoPrioClass>,
+    pub sort_list: BTreeMap<SortKey, Pending>,
+    /// Arrival sequence → sort key.
+    pub fifo: BTreeMap<u64, SortKey>,
+    pub next_rq: Option<SortKey>,
+    /// Pending requests by request sync-ness (0 async, 1 sync).
+    pub queued: [u32; 2],
+    /// Service-tree key; signed, see `service_tree`.
+    pub rb_key: i64,
+    /// Index of the tree (in its group) the queue sits on, with its tie-break sequence.
+    pub service_tree: Option<usize>,
+    pub st_seq: u64,
+    /// Prio-tree membership: (original level, start sector at insertion).
+    pub p_key: Option<(usize, u64)>,
+    pub dispatch_start: Time,
+    pub slice_start: Time,
+    pub slice_end: Time,
+    pub allocated_slice: Time,
+    pub slice_resid: i64,
+    pub slice_dispatch: u64,
+    pub nr_sectors: u64,
+    pub dispatched: u32,
+    pub prio_pending: u32,
+    pub seek_history: u32,
+    pub last_request_pos: u64,
+    pub new_cfqq: Option<QId>,
+    /// Process references (contexts pointing here, plus ones pre-taken by a planned merge).
+    pub proc_refs: u32,
+    pub on_rr: bool,
+    pub wait_request: bool,
+    pub must_dispatch: bool,
+    pub must_alloc_slice: bool,
+    pub fifo_expire: bool,
+    pub idle_window: bool,
+    pub prio_changed: bool,
+    pub slice_new: bool,
+    pub coop: bool,
+    pub split_coop: bool,
+    pub deep: bool,
+    pub wait_busy: bool,
+    pub stats: Stats,
+}
+
+impl CfqQueue {
+    pub(crate) fn class(&self) -> IoPrioClass {
+        self.ioprio_class.unwrap_or(IoPrioClass::BestEffort)
+    }
+
+    pub(crate) fn class_idle(&self) -> bool {
+        self.class() == IoPrioClass::Idle
+    }
+
+    pub(crate) fn class_rt(&self) -> bool {
+        self.class() == IoPrioClass::RealTime
+    }
+
+    /// Kernel: cfqq_class().
+    pub(crate) fn wl_class(&self) -> usize {
+        match self.class() {
+            IoPrioClass::Idle => IDLE_WORKLOAD,
+            IoPrioClass::RealTime => RT_WORKLOAD,
+            _ => BE_WORKLOAD,
+        }
+    }
+
+    /// Kernel: cfqq_type().
+    pub(crate) fn wl_type(&self) -> usize {
+        if !self.sync {
+            ASYNC_WORKLOAD
+        } else if !self.idle_window {
+            SYNC_NOIDLE_WORKLOAD
+        } else {
+            SYNC_WORKLOAD
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.sort_list.is_empty()
+    }
+
+    pub(crate) fn next_pending(&self) -> Option<&Pending> {
+        self.next_rq.and_then(|key| self.sort_list.get(&key))
+    }
+}
+
+impl Cfq {
+    /// Kernel: cfq_init_cfqq() + cfq_init_prio_data() + cfq_link_cfqq_cfqg().
+    fn alloc_queue(&mut self, pid: u32, sync: bool, g: GId, prio: IoPrio) -> QId {
+        let mut cfqq = CfqQueue {
+            live: true,
+            pid,
+            sync,
+            group: g,
+            prio_changed: true,
+            ..CfqQueue::default()
+        };
+        if sync {
+            // Kernel order: the idle window is set before the class is known, and the
+            // IDLE class clears it again in init_prio_data.
+            cfqq.idle_window = true;
+        }
+        init_prio_data(&mut cfqq, prio);
+        match self.free_queues.pop() {
+            Some(q) => {
+                let stats = self.queues[q].stats;
+                assert!(!self.queues[q].live, "free list holds a live queue");
+                self.queues[q] = cfqq;
+                // Keep the slot's history only if it was never reported under a pid.
+                self.queues[q].stats = if stats.slices == 0 { stats } else { Stats::default() };
+                q
+            }
+            None => {
+                self.queues.push(cfqq);
+                self.queues.len() - 1
+            }
+        }
+    }
+
+    /// The group of a request's cgroup; unknown cgroups fall back to the root group.
+    pub(crate) fn group_for(&self, cgroup: CgroupId) -> GId {
+        self.group_of.get(&cgroup).copied().unwrap_or(0)
+    }
+
+    /// Finds or creates the queue a request goes to, applying the context's pending
+    /// cgroup/priority changes and cooperator hand-offs first.
+    /// Kernel: cfq_set_request(), cfq_get_queue(), check_ioprio_changed(),
+    /// check_blkcg_changed().
+    fn queue_for(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) -> QId {
+        let g = self.group_for(rq.cgroup);
+        let sync = rq.is_sync();
+        let cic = self.cics.entry(rq.ioc).or_insert_with(|| Cic {
+            sync_q: None,
+            cgroup: rq.cgroup,
+            ioprio: rq.ioprio,
+            ttime: Ttime::starting(now),
+            exited: false,
+        });
+        cic.exited = false;
+        if cic.cgroup != rq.cgroup {
+            // check_blkcg_changed(): the process moved; its sync queue is dropped and a new
+            // one will be created in the new group.
+            cic.cgroup = rq.cgroup;
+            if let Some(old) = cic.sync_q.take() {
+                self.log_q(trace, now, old, format_args!("changed cgroup"));
+                self.put_process_ref(old);
+            }
+        }
+        let cic = self.cics.get_mut(&rq.ioc).expect("context just inserted");
+        if cic.ioprio != rq.ioprio {
+            // check_ioprio_changed(): the async queue is looked up anew below; the sync
+            // queue re-reads its priority at this insertion.
+            cic.ioprio = rq.ioprio;
+            if let Some(q) = cic.sync_q {
+                self.queues[q].prio_changed = true;
+            }
+        }
+        if !sync {
+            return self.async_queue(g, rq, trace, now);
+        }
+        loop {
+            let cic = &self.cics[&rq.ioc];
+            let Some(q) = cic.sync_q else {
+                let q = self.alloc_queue(rq.pid, true, g, rq.ioprio);
+                self.queues[q].ioc = Some(rq.ioc);
+                self.queues[q].proc_refs = 1;
+                self.cics.get_mut(&rq.ioc).expect("context").sync_q = Some(q);
+                self.log_q(trace, now, q, format_args!("alloced"));
+                return q;
+            };
+            if self.queues[q].coop && self.queues[q].split_coop {
+                self.log_q(trace, now, q, format_args!("breaking apart cfqq"));
+                match self.split_queue(rq.ioc, q, rq.pid) {
+                    Some(q) => return self.follow_merge(rq.ioc, q, now, trace),
+                    None => continue,
+                }
+            }
+            return self.follow_merge(rq.ioc, q, now, trace);
+        }
+    }
+
+    /// The group's shared async queue for the request's (class, level).
+    /// Kernel: cfq_async_queue_prio().
+    fn async_queue(&mut self, g: GId, rq: &Request, trace: &mut dyn Trace, now: Time) -> QId {
+        let class = effective_class(rq.ioprio.class);
+        let level = usize::from(rq.ioprio.level.min(7));
+        let slot = match class {
+            IoPrioClass::RealTime => self.groups[g].async_queues[0][level],
+            IoPrioClass::Idle => self.groups[g].async_idle,
+            _ => self.groups[g].async_queues[1][level],
+        };
+        if let Some(q) = slot {
+            return q;
+        }
+        let q = self.alloc_queue(rq.pid, false, g, rq.ioprio);
+        // The group's reference keeps it alive for the group's lifetime.
+        self.queues[q].proc_refs = 1;
+        match class {
+            IoPrioClass::RealTime => self.groups[g].async_queues[0][level] = Some(q),
+            IoPrioClass::Idle => self.groups[g].async_idle = Some(q),
+            _ => self.groups[g].async_queues[1][level] = Some(q),
+        }
+        self.log_q(trace, now, q, format_args!("alloced"));
+        q
+    }
+
+    /// Drops one process reference; the queue is freed once nothing uses it.
+    /// Kernel: cfq_put_queue().
+    pub(crate) fn put_process_ref(&mut self, q: QId) {
+        let cfqq = &mut self.queues[q];
+        assert!(cfqq.proc_refs > 0, "queue process references underflow");
+        cfqq.proc_refs -= 1;
+        self.maybe_free(q);
+    }
+
+    /// Frees a queue with no process references, no requests, not busy and not active.
+    pub(crate) fn maybe_free(&mut self, q: QId) {
+        let cfqq = &self.queues[q];
+        if !cfqq.live
+            || cfqq.proc_refs > 0
+            || !cfqq.is_empty()
+            || cfqq.dispatched > 0
+            || cfqq.on_rr
+            || self.active_queue == Some(q)
+        {
+            return;
+        }
+        let stats = cfqq.stats;
+        self.queues[q] = CfqQueue {
+            stats,
+            ..CfqQueue::default()
+        };
+        self.free_queues.push(q);
+        // Queues planning to merge into a freed one forget the plan.
+        for other in &mut self.queues {
+            if other.new_cfqq == Some(q) {
+                other.new_cfqq = None;
+            }
+        }
+    }
+
+    /// A process exited: never idle for it again, and release its sync queue.
+    pub(crate) fn exit_process(&mut self, ioc: IoContextId) {
+        if let Some(cic) = self.cics.get_mut(&ioc) {
+            cic.exited = true;
+            if let Some(q) = cic.sync_q.take() {
+                self.put_process_ref(q);
+            }
+        }
+    }
+
+    /// Kernel: cfq_insert_request() + cfq_add_rq_rb() + cfq_rq_enqueued().
+    pub(crate) fn insert_request(&mut self, rq: Request, now: Time, trace: &mut dyn Trace) {
+        let q = self.queue_for(&rq, now, trace);
+        self.log_q(trace, now, q, format_args!("insert_request"));
+        if self.queues[q].prio_changed {
+            let prio = rq.ioprio;
+            init_prio_data(&mut self.queues[q], prio);
+        }
+        let sync = rq.is_sync();
+        let seq = self.next_seq();
+        let key = (rq.sector, seq);
+        {
+            let cfqq = &mut self.queues[q];
+            cfqq.fifo.insert(seq, key);
+            cfqq.sort_list.insert(
+                key,
+                Pending {
+                    rq,
+                    fifo_time: now + self.tun.fifo_expire_ns[usize::from(sync)],
+                    start_time: now,
+                },
+            );
+            cfqq.queued[usize::from(sync)] += 1;
+        }
+        if !self.queues[q].on_rr {
+            self.add_to_rr(q, now, trace);
+        }
+        let prev = self.queues[q].next_rq;
+        let head = self.last_position;
+        let next = self.choose_req(q, prev, Some(key), head);
+        self.queues[q].next_rq = next;
+        if prev != next {
+            self.prio_tree_add(q);
+        }
+        assert!(self.queues[q].next_rq.is_some(), "a queue with a request has a next_rq");
+
+        // cfq_rq_enqueued()
+        self.rq_queued += 1;
+        if rq.flags.prio {
+            self.queues[q].prio_pending += 1;
+        }
+        self.update_io_thinktime(q, now);
+        self.update_io_seektime(q, &rq);
+        self.update_idle_window(q, now, trace);
+        self.queues[q].last_request_pos = rq.end_sector();
+
+        if self.active_queue == Some(q) {
+            if self.queues[q].wait_request {
+                if rq.bytes() > PAGE_SIZE || self.busy_queues > 1 {
+                    self.end_idle(now, false, trace);
+                    self.queues[q].wait_request = false;
+                    self.decide(trace, now, "idle_end", Some(q), "request arrived", None);
+                } else {
+                    // Small request, sole busy queue: let the timer's expiry kick dispatch
+                    // (the block layer's queue run dispatches it meanwhile).
+                    self.queues[q].must_dispatch = true;
+                    self.decide(trace, now, "idle_end", Some(q), "small request: must_dispatch", None);
+                }
+            }
+        } else if let Some(rule) = self.should_preempt(q, &rq, now, trace) {
+            self.preempt_queue(q, rule, now, trace);
+        }
+    }
+}
+
+/// Kernel: cfq_init_prio_data(): class NONE takes the level the driver derived from nice
+/// (carried in `IoPrio::level`) as BE; IDLE gets level 7 and loses its idle window.
+pub(crate) fn init_prio_data(cfqq: &mut CfqQueue, prio: IoPrio) {
+    if !cfqq.prio_changed {
+        return;
+    }
+    match prio.class {
+        IoPrioClass::None | IoPrioClass::BestEffort => {
+            cfqq.ioprio = prio.level.min(7);
+            cfqq.ioprio_class = Some(IoPrioClass::BestEffort);
+        }
+        IoPrioClass::RealTime => {
+            cfqq.ioprio = prio.level.min(7);
+            cfqq.ioprio_class = Some(IoPrioClass::RealTime);
+        }
+        IoPrioClass::Idle => {
+            cfqq.ioprio = 7;
+            cfqq.ioprio_class = Some(IoPrioClass::Idle);
+            cfqq.idle_window = false;
+        }
+    }
+    cfqq.org_ioprio = cfqq.ioprio;
+    cfqq.org_ioprio_class = cfqq.ioprio_class;
+    cfqq.prio_changed = false;
+}
+
+// Choice: the REQ_PRIO class/level boost of old kernels (cfq_prio_boost(), has_fs_excl era)
+// is not in 4.20's cfq-iosched.c, so queues keep their original priority; REQ_PRIO acts only
+// through choose_req() and preemption rule 10.
+
+/// Convenience for tests: is `t` a sync workload type.
+#[allow(dead_code)]
+pub(crate) fn is_sync_type(t: usize) -> bool {
+    t == SYNC_NOIDLE_WORKLOAD || t == SYNC_WORKLOAD
+}

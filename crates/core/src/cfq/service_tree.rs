@@ -1,0 +1,196 @@
+//! Service trees: where busy queues wait inside their group, ordered by `rb_key`.
+//!
+//! A queue's key is roughly "when it should next be served": `now` plus an offset that grows
+//! with the number of busy queues and shrinks with priority, minus the slice it had left
+//! (`slice_resid`) last time. Idle-class queues queue behind the rightmost with a 200 ms gap;
+//! a preempting queue goes 1 s ahead of the leftmost. Busy queues are also kept in
+//! `prio_trees`, by the start sector of their next request, to find cooperators.
+//! Kernel: cfq_service_tree_add(), cfq_slice_offset(), cfq_add_cfqq_rr(),
+//! cfq_del_cfqq_rr(), cfq_resort_rr_list(), cfq_prio_tree_add(), st_for().
+
+use std::collections::BTreeMap;
+
+use super::think_time::Ttime;
+use super::{Cfq, QId, CFQ_IDLE_DELAY, IDLE_WORKLOAD};
+use crate::request::{Time, NSEC_PER_SEC};
+use crate::trace::Trace;
+
+/// One service tree. Kernel: struct cfq_rb_root.
+///
+/// Choice: keys are `i64`. The kernel keeps `u64` keys and compares them unsigned, but its
+/// clock is far above 1 s after boot so `leftmost - 1 s` never wraps there; the driver's clock
+/// starts at 0, where unsigned keys would wrap and sort a preempting queue last. Signed keys
+/// give the kernel's order for every reachable clock value.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ServiceTree {
+    /// (rb_key, insertion sequence) → queue: ties go after existing equal keys.
+    pub rb: BTreeMap<(i64, u64), QId>,
+    pub count: u32,
+    pub ttime: Ttime,
+}
+
+impl ServiceTree {
+    /// Kernel: cfq_rb_first().
+    pub(crate) fn first(&self) -> Option<QId> {
+        self.rb.first_key_value().map(|(_, &q)| q)
+    }
+}
+
+/// Kernel: st_for(): index of the tree for (class, type).
+pub(crate) fn tree_index(wl_class: usize, wl_type: usize) -> usize {
+    if wl_class == IDLE_WORKLOAD {
+        6
+    } else {
+        wl_class * 3 + wl_type
+    }
+}
+
+impl Cfq {
+    /// Kernel: cfq_prio_slice(): `base + base/5 * (4 - prio)`, in the kernel's wrapping u64.
+    pub(crate) fn prio_slice(&self, sync: bool, prio: u8) -> Time {
+        let base = self.tun.slice_ns[usize::from(sync)];
+        let step = base / 5;
+        let factor = 4i64 - i64::from(prio);
+        base.wrapping_add(step.wrapping_mul(factor as u64))
+    }
+
+    /// Kernel: cfq_slice_offset(): `(nr_cfqq - 1) * (prio_slice(sync,0) - prio_slice(q))`.
+    /// For the first queue of a group `nr_cfqq` is still 0, so the kernel's int-to-u64
+    /// conversion makes this negative; kept.
+    fn slice_offset(&self, q: QId) -> i64 {
+        let cfqq = &self.queues[q];
+        let nr = i64::from(self.groups[cfqq.group].nr_cfqq) - 1;
+        let diff = self
+            .prio_slice(true, 0)
+            .wrapping_sub(self.prio_slice(cfqq.sync, cfqq.ioprio));
+        (nr as u64).wrapping_mul(diff) as i64
+    }
+
+    /// Kernel: cfq_service_tree_add().
+    pub(crate) fn service_tree_add(&mut self, q: QId, add_front: bool, now: Time) {
+        let (g, st) = {
+            let cfqq = &self.queues[q];
+            (cfqq.group, tree_index(cfqq.wl_class(), cfqq.wl_type()))
+        };
+        let now_key = now as i64;
+        let rb_key = if self.queues[q].class_idle() {
+            let rightmost = self.groups[g].trees[st].rb.last_key_value().map(|(_, &r)| r);
+            match rightmost {
+                Some(r) if r != q => CFQ_IDLE_DELAY as i64 + self.queues[r].rb_key,
+                _ => CFQ_IDLE_DELAY as i64 + now_key,
+            }
+        } else if !add_front {
+            let key = self.slice_offset(q).wrapping_add(now_key);
+            let key = key.wrapping_sub(self.queues[q].slice_resid);
+            self.queues[q].slice_resid = 0;
+            key
+        } else {
+            let base = match self.groups[g].trees[st].first() {
+                Some(first) => self.queues[first].rb_key,
+                None => now_key,
+            };
+            base - NSEC_PER_SEC as i64
+        };
+
+        let mut new_cfqq = true;
+        if let Some(old_st) = self.queues[q].service_tree {
+            new_cfqq = false;
+            if rb_key == self.queues[q].rb_key && old_st == st {
+                return;
+            }
+            self.tree_remove(q);
+        }
+        let seq = self.next_seq();
+        let cfqq = &mut self.queues[q];
+        cfqq.rb_key = rb_key;
+        cfqq.st_seq = seq;
+        cfqq.service_tree = Some(st);
+        let tree = &mut self.groups[g].trees[st];
+        tree.rb.insert((rb_key, seq), q);
+        tree.count += 1;
+        if add_front || !new_cfqq {
+            return;
+        }
+        self.group_notify_queue_add(g);
+    }
+
+    /// Takes a queue off its service tree (not a group notification).
+    fn tree_remove(&mut self, q: QId) {
+        let cfqq = &mut self.queues[q];
+        let Some(st) = cfqq.service_tree.take() else {
+            return;
+        };
+        let tree = &mut self.groups[cfqq.group].trees[st];
+        let removed = tree.rb.remove(&(cfqq.rb_key, cfqq.st_seq));
+        assert_eq!(removed, Some(q), "service tree key out of date");
+        tree.count -= 1;
+    }
+
+    /// Kernel: cfq_resort_rr_list(): recompute the key (and tree) of a busy queue.
+    pub(crate) fn resort_rr_list(&mut self, q: QId, now: Time) {
+        if self.queues[q].on_rr {
+            self.service_tree_add(q, false, now);
+            self.prio_tree_add(q);
+        }
+    }
+
+    /// Kernel: cfq_add_cfqq_rr().
+    pub(crate) fn add_to_rr(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
+        self.log_q(trace, now, q, format_args!("add_to_rr"));
+        assert!(!self.queues[q].on_rr, "queue already busy");
+        self.queues[q].on_rr = true;
+        self.busy_queues += 1;
+        if self.queues[q].sync {
+            self.busy_sync_queues += 1;
+        }
+        self.resort_rr_list(q, now);
+    }
+
+    /// Kernel: cfq_del_cfqq_rr().
+    pub(crate) fn del_from_rr(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
+        self.log_q(trace, now, q, format_args!("del_from_rr"));
+        assert!(self.queues[q].on_rr, "queue not busy");
+        self.queues[q].on_rr = false;
+        self.tree_remove(q);
+        self.prio_tree_remove(q);
+        let g = self.queues[q].group;
+        self.group_notify_queue_del(g, now, trace);
+        assert!(self.busy_queues > 0, "busy_queues underflow");
+        self.busy_queues -= 1;
+        if self.queues[q].sync {
+            self.busy_sync_queues -= 1;
+        }
+    }
+
+    /// Kernel: cfq_prio_tree_add(): (re)key the queue by its next request's sector; a second
+    /// queue at the same sector is left out.
+    ///
+    /// Choice: the kernel's prio tree compares live `next_rq` positions, which can drift after
+    /// dispatches; here the key is the sector at insertion, and distance checks read the live
+    /// `next_rq` as the kernel's do.
+    pub(crate) fn prio_tree_add(&mut self, q: QId) {
+        self.prio_tree_remove(q);
+        let cfqq = &self.queues[q];
+        if cfqq.class_idle() {
+            return;
+        }
+        let Some(next) = cfqq.next_pending() else {
+            return;
+        };
+        let sector = next.rq.sector;
+        let level = usize::from(cfqq.org_ioprio.min(7));
+        if let std::collections::btree_map::Entry::Vacant(slot) =
+            self.prio_trees[level].entry(sector)
+        {
+            slot.insert(q);
+            self.queues[q].p_key = Some((level, sector));
+        }
+    }
+
+    pub(crate) fn prio_tree_remove(&mut self, q: QId) {
+        if let Some((level, sector)) = self.queues[q].p_key.take() {
+            let removed = self.prio_trees[level].remove(&sector);
+            assert_eq!(removed, Some(q), "prio tree key out of date");
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! Per-request heuristics: think time, seekiness, the idle window and the `deep` flag.
+//!
+//! Think time is a decaying average of the gap between a completion and the next arrival,
+//! kept for each process, each service tree and each group. Seekiness is a 32-bit shift
+//! register of "was this arrival far from the last one". Together with `deep` (the queue once
+//! held ≥ 4 requests) they decide `idle_window`, i.e. whether CFQ idles for the queue.
+//! Kernel: __cfq_update_io_thinktime(), cfq_update_io_thinktime(), cfq_update_io_seektime(),
+//! cfq_update_idle_window(), CFQQ_SEEKY().
+
+use super::{Cfq, QId};
+use crate::request::{Request, Time};
+use crate::trace::Trace;
+
+/// 800 sectors (400 KiB): a rotational arrival farther than this from the last is seeky.
+pub(crate) const CFQQ_SEEK_THR: u64 = 8 * 100;
+/// 64 sectors (32 KiB): on non-rotational devices a smaller request counts as seeky.
+pub(crate) const CFQQ_SECT_THR_NONROT: u64 = 64;
+/// A queue holding this many requests is marked `deep`.
+pub(crate) const DEEP_QUEUED: u32 = 4;
+
+/// Kernel: struct cfq_ttime.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Ttime {
+    pub last_end_request: Time,
+    pub ttime_total: u64,
+    pub ttime_samples: u64,
+    pub ttime_mean: u64,
+}
+
+impl Ttime {
+    pub(crate) fn starting(now: Time) -> Ttime {
+        Ttime {
+            last_end_request: now,
+            ..Ttime::default()
+        }
+    }
+
+    /// Kernel: sample_valid(): valid from the third sample (32, 60, 84 > 80).
+    pub(crate) fn valid(&self) -> bool {
+        self.ttime_samples > 80
+    }
+
+    /// Kernel: __cfq_update_io_thinktime(). Fixed point: samples count in 1/256 units.
+    pub(crate) fn update(&mut self, now: Time, clamp: Time) {
+        let elapsed = now.wrapping_sub(self.last_end_request).min(2 * clamp);
+        self.ttime_samples = (7 * self.ttime_samples + 256) / 8;
+        self.ttime_total = (7 * self.ttime_total + 256 * elapsed) / 8;
+        self.ttime_mean = (self.ttime_total + 128) / self.ttime_samples;
+    }
+}
+
+/// Kernel: CFQQ_SEEKY(): more than 4 of the last 32 arrivals were seeky.
+pub(crate) fn seeky(history: u32) -> bool {
+    history.count_ones() > 32 / 8
+}
+
+/// Kernel: req_noidle(): a sync write whose submitter did not promise more (no REQ_IDLE).
+pub(crate) fn req_noidle(rq: &Request) -> bool {
+    rq.op == crate::request::Op::Write && rq.flags.sync && !rq.flags.idle
+}
+
+impl Cfq {
+    /// Kernel: cfq_update_io_thinktime(): process and service tree (sync queues), group always.
+    pub(crate) fn update_io_thinktime(&mut self, q: QId, now: Time) {
+        let slice_idle = self.tun.slice_idle_ns;
+        let group_idle = self.tun.group_idle_ns;
+        let (sync, g, st) = {
+            let cfqq = &self.queues[q];
+            (cfqq.sync, cfqq.group, cfqq.service_tree)
+        };
+        if sync {
+            if let Some(ioc) = self.queues[q].ioc {
+                if let Some(cic) = self.cics.get_mut(&ioc) {
+                    cic.ttime.update(now, slice_idle);
+                }
+            }
+            if let Some(st) = st {
+                self.groups[g].trees[st].ttime.update(now, slice_idle);
+            }
+        }
+        self.groups[g].ttime.update(now, group_idle);
+    }
+
+    /// Kernel: cfq_update_io_seektime().
+    pub(crate) fn update_io_seektime(&mut self, q: QId, rq: &Request) {
+        let rotational = self.rotational;
+        let cfqq = &mut self.queues[q];
+        let sdist = if cfqq.last_request_pos != 0 {
+            cfqq.last_request_pos.abs_diff(rq.sector)
+        } else {
+            0
+        };
+        cfqq.seek_history <<= 1;
+        let bit = if rotational {
+            sdist > CFQQ_SEEK_THR
+        } else {
+            u64::from(rq.nr_sectors) < CFQQ_SECT_THR_NONROT
+        };
+        cfqq.seek_history |= u32::from(bit);
+    }
+
+    /// Kernel: cfq_update_idle_window(), with the seed-000 switches.
+    pub(crate) fn update_idle_window(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
+        let cfqq = &self.queues[q];
+        if !cfqq.sync || cfqq.class_idle() {
+            return;
+        }
+        let old_idle = cfqq.idle_window;
+        let mut enable = old_idle;
+        if self.tun.deep_mark && cfqq.queued[0] + cfqq.queued[1] >= DEEP_QUEUED {
+            self.queues[q].deep = true;
+        }
+        let cfqq = &self.queues[q];
+        let is_seeky = seeky(cfqq.seek_history);
+        // Seed 000 experiment "always clear": a seeky queue that is idle-windowed loses `deep`
+        // at every arrival, so the next rule sees it as plainly seeky.
+        if self.tun.deep_always_clear && is_seeky && cfqq.idle_window {
+            self.queues[q].deep = false;
+        }
+        let cfqq = &self.queues[q];
+        let (exited, ttime) = match cfqq.ioc.and_then(|ioc| self.cics.get(&ioc)) {
+            Some(cic) => (cic.exited, cic.ttime),
+            None => (true, Ttime::default()),
+        };
+        // Seed 000 fix: `deep` no longer overrides seekiness, so a seeky queue leaves the
+        // idle window (and becomes preemptible as SYNC_NOIDLE) at its first seeky verdict.
+        let deep_excuses_seeks = cfqq.deep && !self.tun.deep_seeky_fix;
+        let next_noidle = cfqq
+            .next_rq
+            .and_then(|key| cfqq.sort_list.get(&key))
+            .is_some_and(|p| req_noidle(&p.rq));
+        if next_noidle
+            || exited
+            || self.tun.slice_idle_ns == 0
+            || (!deep_excuses_seeks && is_seeky)
+        {
+            enable = false;
+        } else if ttime.valid() {
+            enable = ttime.ttime_mean <= self.tun.slice_idle_ns;
+        }
+        if old_idle != enable {
+            self.log_q(trace, now, q, format_args!("idle={}", u8::from(enable)));
+            self.queues[q].idle_window = enable;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Samples reach validity on the third update (32, 60, 84), and the mean is in ns.
+    #[test]
+    fn think_time_valid_after_three_samples() {
+        let mut t = Ttime::starting(0);
+        t.update(1_000_000, 8_000_000);
+        assert!(!t.valid());
+        t.last_end_request = 2_000_000;
+        t.update(3_000_000, 8_000_000);
+        assert!(!t.valid());
+        t.last_end_request = 4_000_000;
+        t.update(5_000_000, 8_000_000);
+        assert_eq!(t.ttime_samples, 84);
+        assert!(t.valid());
+        assert_eq!(t.ttime_mean, (t.ttime_total + 128) / 84);
+    }
+
+    #[test]
+    fn seeky_needs_five_of_thirty_two() {
+        assert!(!seeky(0b1111));
+        assert!(seeky(0b11111));
+    }
+}
