@@ -1,5 +1,36 @@
-//! Results and traces in the formats people already read: fio normal/JSON/terse, blktrace,
-//! blkparse text, mmtests comparison tables.
+//! Results and traces in the formats people already read: fio normal/JSON/terse, blktrace
+//! binaries, blkparse text, decision logs, mmtests comparison tables.
+//!
+//! Two halves:
+//! * **Results.** A driver fills one [`JobStats`] per job while it runs ([`JobStats::record_io`]
+//!   at each completion, [`JobStats::record_depth`] at each submission, ...), sets each job's
+//!   runtime, and hands a [`RunResult`] to [`fio_json`], [`fio_terse`] or [`fio_normal`].
+//!   Nothing reads a clock: the timestamps fio prints are fields the caller sets, so the same
+//!   run always produces the same bytes.
+//! * **Traces.** [`blktrace::BlktraceBinary`], [`blkparse::BlkparseText`] and
+//!   [`decisions::DecisionLog`] implement [`iosched_core::Trace`]; [`decisions::TraceFanout`]
+//!   sends one scheduler's events to several of them.
+//!
+//! [`mmtests::compare_table`] prints A/B comparisons the way mmtests does.
+//!
+//! ```
+//! use iosched_report::{fio_json, fio_terse, JobStats, RunResult, DDIR_READ, DEFAULT_PERCENTILES};
+//!
+//! let mut job = JobStats::new("seqread", 0, &DEFAULT_PERCENTILES);
+//! // 1000 reads of 4 KiB, one per millisecond, each 2 µs to submit and 100 µs to complete.
+//! for i in 0..1000u64 {
+//!     let issue = i * 1_000_000;
+//!     job.record_depth(1);
+//!     job.record_io(DDIR_READ, 4096, issue, issue + 2_000, issue + 102_000);
+//! }
+//! job.set_runtime(0, 1_000_000_000);
+//! let run = RunResult { jobs: vec![job], ..RunResult::default() };
+//!
+//! let json: serde_json::Value = serde_json::from_str(&fio_json::to_string(&run)).unwrap();
+//! assert_eq!(json["jobs"][0]["read"]["bw"], 4000); // KiB/s
+//! assert_eq!(json["jobs"][0]["read"]["clat_ns"]["percentile"]["50.000000"], 100_000);
+//! assert_eq!(fio_terse::to_string(&run).trim_end().split(';').count(), 121); // no disks
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod blkparse;
@@ -9,10 +40,11 @@ pub mod fio_json;
 pub mod fio_normal;
 pub mod fio_terse;
 pub mod histogram;
+pub mod mmtests;
 pub mod stats;
 
 pub use histogram::LatStat;
 pub use stats::{
-    DiskStats, GroupStats, JobStats, RunResult, SampleStat, DDIR_READ, DDIR_TRIM, DDIR_WRITE,
-    DEFAULT_PERCENTILES,
+    group_reporting, group_stats, DiskStats, GroupStats, JobStats, RunResult, SampleStat,
+    DDIR_READ, DDIR_TRIM, DDIR_WRITE, DEFAULT_PERCENTILES,
 };

@@ -507,6 +507,19 @@ pub fn iops(total_ios: u64, runtime_ms: u64) -> f64 {
     }
 }
 
+/// Jobs merged per group id for `group_reporting`, in order of each group's first job; the
+/// merged entry keeps that job's name, as fio does.
+pub fn group_reporting(jobs: &[JobStats]) -> Vec<JobStats> {
+    let mut out: Vec<JobStats> = Vec::new();
+    for job in jobs {
+        match out.iter_mut().find(|g| g.groupid == job.groupid) {
+            Some(g) => g.merge(job),
+            None => out.push(job.clone()),
+        }
+    }
+    out
+}
+
 /// Per-device counters, as fio reads them from `/proc/diskstats` (`disk_util[]`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DiskStats {
@@ -755,6 +768,21 @@ mod tests {
         // Both jobs' first-window I/O fall in window 0 of the merged timeline.
         let s = a.iops_samples(DDIR_READ);
         assert_eq!((s.samples, s.max), (1, 40));
+    }
+
+    #[test]
+    fn group_reporting_merges_per_group_in_first_appearance_order() {
+        let mk = |name: &str, g: u32| {
+            let mut j = JobStats::new(name, g, &DEFAULT_PERCENTILES);
+            j.record_io(DDIR_READ, 4096, 0, 0, MS);
+            j.set_runtime(0, 1000 * MS);
+            j
+        };
+        let merged = group_reporting(&[mk("b", 1), mk("a", 0), mk("c", 1)]);
+        assert_eq!(merged.len(), 2);
+        assert_eq!((merged[0].name.as_str(), merged[0].nr_jobs), ("b", 2));
+        assert_eq!(merged[0].dirs[DDIR_READ].total_ios, 2);
+        assert_eq!((merged[1].name.as_str(), merged[1].nr_jobs), ("a", 1));
     }
 
     #[test]

@@ -124,6 +124,31 @@ fn write_both(dir: &Path) -> (PathBuf, String) {
     (base, text)
 }
 
+/// Compares `actual` with `tests/golden/<name>`, or rewrites it under `IOSCHED_BLESS=1`.
+fn golden(name: &str, actual: &str) {
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", "golden", name]
+        .iter()
+        .collect();
+    if std::env::var_os("IOSCHED_BLESS").is_some() {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        expected == actual,
+        "{} differs; IOSCHED_BLESS=1 rewrites it\n--- expected\n{expected}\n--- actual\n{actual}",
+        path.display()
+    );
+}
+
+#[test]
+fn blkparse_text_golden() {
+    let dir = scratch_dir("golden");
+    let (_, text) = write_both(&dir);
+    golden("blkparse.txt", &text);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn same_story_twice_gives_identical_bytes() {
     let dir = scratch_dir("determinism");
