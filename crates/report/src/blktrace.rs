@@ -23,7 +23,7 @@
 //! notes carry sequence 0 and pid 0, as blkparse 1.2.0 prints them.
 
 use iosched_core::{CgroupId, MessageSubject, Op, Request, RqEvent, Time, Trace};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -344,7 +344,7 @@ pub(crate) struct RecordBuilder {
     pub labels: TraceLabels,
     pub cpu: u32,
     sequence: u32,
-    announced: BTreeMap<u32, ()>,
+    announced: BTreeSet<u32>,
     plugged: u64,
 }
 
@@ -354,7 +354,7 @@ impl RecordBuilder {
             labels,
             cpu: 0,
             sequence: 0,
-            announced: BTreeMap::new(),
+            announced: BTreeSet::new(),
             plugged: 0,
         }
     }
@@ -378,7 +378,7 @@ impl RecordBuilder {
     /// the event itself.
     pub fn request(&mut self, now: Time, event: RqEvent, rq: &Request) -> Vec<Record> {
         let mut out = Vec::with_capacity(2);
-        if self.announced.insert(rq.pid, ()).is_none() {
+        if self.announced.insert(rq.pid) {
             let mut comm = self.labels.comm(rq.pid).as_bytes().to_vec();
             comm.truncate(COMM_LEN - 1);
             comm.resize(COMM_LEN, 0);

@@ -29,12 +29,13 @@ fn lat_fields(out: &mut String, s: &LatStat) {
 
 fn ddir_fields(out: &mut String, job: &JobStats, ddir: usize, group: &GroupStats) {
     let d = &job.dirs[ddir];
+    // IOPS as fio's integer `1000 * total_ios / runtime_ms` (the bandwidth formula's shape).
     let _ = write!(
         out,
         ";{};{};{};{}",
         d.io_bytes / 1024,
         job.bw_kib(ddir),
-        job.iops(ddir) as u64,
+        crate::stats::bw_bytes(d.total_ios, job.dir_runtime_ms(ddir)),
         job.dir_runtime_ms(ddir)
     );
     lat_fields(out, &d.slat);
