@@ -7,6 +7,7 @@
 
 pub mod calibrate;
 pub mod fixed;
+pub mod flash;
 pub mod hdd;
 
 use iosched_core::{Op, RequestId, Time};
@@ -68,6 +69,26 @@ pub fn presets() -> Vec<DevicePreset> {
         name: "sas-10k",
         summary: "10K RPM SAS disk (Maxtor Atlas 10K V seek curve): TCQ 64, read-ahead, write cache",
         build: || Box::new(hdd::HddDevice::new(hdd::HddParams::sas_10k())),
+    },
+    DevicePreset {
+        name: "ssd-x25e",
+        summary: "Intel X25-E 32 GB SATA SLC SSD: NCQ 31, 10 channels x 2 dies, 28 us controller, steady-state GC",
+        build: || Box::new(flash::FlashDevice::new(flash::FlashParams::x25e())),
+    },
+    DevicePreset {
+        name: "nvme-gen4",
+        summary: "PCIe Gen4 x4 client NVMe SSD (980 PRO-like): 64 flash units, SLC-cached writes, QD 1024",
+        build: || Box::new(flash::FlashDevice::new(flash::FlashParams::nvme_gen4())),
+    },
+    DevicePreset {
+        name: "ufs31",
+        summary: "UFS 3.1 phone storage: 32 slots, HS-G4 x2 full duplex, WriteBooster writes",
+        build: || Box::new(flash::FlashDevice::new(flash::FlashParams::ufs31())),
+    },
+    DevicePreset {
+        name: "emmc51",
+        summary: "eMMC 5.1 without CMDQ: one command executing, one prepared (depth 2), HS400 half duplex",
+        build: || Box::new(flash::FlashDevice::new(flash::FlashParams::emmc51())),
     },
     ]
 }
