@@ -1,0 +1,357 @@
+//! The section layer: from lines to validated jobs.
+//!
+//! fio keeps one default job (`def_thread`). A `[global*]` section (the name *starts with*
+//! "global": fio compares six characters) applies its options to that default; a job
+//! section starts from a copy of the default as it is at that point, so each global section
+//! affects only the jobs after it — also in later job files. Within a section `kb_base` is
+//! applied first (fio sorts a section's options by priority), then the options in order, so
+//! of `rwmixread` and `rwmixwrite` the later one wins.
+//!
+//! A finished job is checked as a whole (options that are fine alone but not together) and
+//! gets its reporting group: `stonewall` or `new_group` opens a new group once the current
+//! one has a job (`add_job()` in fio's init.c). Every job file after the first puts an
+//! implicit `stonewall` on its first job.
+
+use super::error::{ParseError, ParseErrorKind};
+use super::expand::expand_line;
+use super::lines::{Line, LineKind};
+use super::options::{self, check_kind, resolve_ioprio, Arg, OptDef};
+use super::ParseContext;
+use crate::job::{BlockSizes, JobSet, JobSpec, Origin};
+
+/// A job under construction: the spec plus what can only be resolved once all of a job's
+/// options are known.
+#[derive(Clone, Debug)]
+pub(crate) struct Draft {
+    pub spec: JobSpec,
+    /// `name=`, overriding the section name.
+    pub name: Option<String>,
+    pub new_group: bool,
+    pub prio: Option<u8>,
+    pub prioclass: Option<u8>,
+    /// Explicit `iodepth_low` (default: `iodepth`).
+    pub iodepth_low: Option<u32>,
+    /// Explicit `iodepth_batch_complete_max` (default: the minimum).
+    pub batch_complete_max: Option<u32>,
+    /// `bs=` per direction.
+    pub bs: [u64; 3],
+    /// `bsrange=` per direction.
+    pub bsrange: [Option<(u64, u64)>; 3],
+    /// `bssplit=` per direction, resolved to percentages summing to 100.
+    pub bssplit: [Option<Vec<(u64, u32)>>; 3],
+}
+
+impl Draft {
+    fn new() -> Draft {
+        Draft {
+            spec: JobSpec::new(""),
+            name: None,
+            new_group: false,
+            prio: None,
+            prioclass: None,
+            iodepth_low: None,
+            batch_complete_max: None,
+            bs: [4096; 3],
+            bsrange: [None; 3],
+            bssplit: [None, None, None],
+        }
+    }
+
+    /// Resolve and check the draft as a whole. The error names the option concerned.
+    fn finalize(
+        self,
+        section: &str,
+        origin: Origin,
+        warnings: &mut Vec<String>,
+    ) -> Result<JobSpec, (String, String)> {
+        let Draft {
+            mut spec,
+            name,
+            prio,
+            prioclass,
+            iodepth_low,
+            batch_complete_max,
+            bs,
+            bsrange,
+            bssplit,
+            ..
+        } = self;
+        spec.name = name.unwrap_or_else(|| section.to_string());
+        spec.origin = origin;
+
+        // Choice: fio keeps bs, bsrange and bssplit in separate fields and bssplit wins at
+        // I/O time; we rank bssplit over bsrange over bs per direction the same way.
+        for dir in 0..3 {
+            spec.bs[dir] = match (&bssplit[dir], bsrange[dir]) {
+                (Some(split), _) => BlockSizes::Split(split.clone()),
+                (None, Some((min, max))) if min == max => BlockSizes::Fixed(min),
+                (None, Some((min, max))) => BlockSizes::Range { min, max },
+                (None, None) => BlockSizes::Fixed(bs[dir]),
+            };
+        }
+
+        // Depth knobs, with fio's fix-ups (fixup_options()).
+        if spec.iodepth == 0 {
+            return Err(("iodepth".into(), "must be at least 1".into()));
+        }
+        if spec.iodepth_batch_submit == 0 || spec.iodepth_batch_submit > spec.iodepth {
+            spec.iodepth_batch_submit = spec.iodepth;
+        }
+        let complete_min = spec.iodepth_batch_complete_min;
+        let complete_max = batch_complete_max.unwrap_or(complete_min);
+        if complete_max < complete_min {
+            return Err((
+                "iodepth_batch_complete_max".into(),
+                format!("{complete_max} is below iodepth_batch_complete_min ({complete_min})"),
+            ));
+        }
+        // Choice: nothing can complete more than is in flight; clamp both to iodepth.
+        spec.iodepth_batch_complete_max = complete_max.min(spec.iodepth);
+        spec.iodepth_batch_complete_min = complete_min.min(spec.iodepth_batch_complete_max);
+        spec.iodepth_low = match iodepth_low {
+            Some(low) if low != 0 && low <= spec.iodepth => low,
+            _ => spec.iodepth,
+        };
+
+        spec.ioprio = resolve_ioprio(prio, prioclass);
+        if spec.pre_read {
+            // Pre-reading fills the cache that invalidation would drop.
+            spec.invalidate = false;
+        }
+        if spec.time_based && spec.runtime_ns.is_none() {
+            warnings.push("time_based without runtime: fio runs until it is stopped".to_string());
+        }
+        if spec.cgroup_weight.is_some() && spec.cgroup.is_none() {
+            warnings.push("cgroup_weight without cgroup has no effect".to_string());
+        }
+        if spec.thinktime_spin_ns > spec.thinktime_ns {
+            // The spin is the busy part of the think time; it cannot be longer.
+            warnings.push("thinktime_spin is longer than thinktime; using thinktime".to_string());
+            spec.thinktime_spin_ns = spec.thinktime_ns;
+        }
+        assert!(spec.numjobs >= 1, "numjobs is range-checked at parse");
+        assert!(spec.rwmixread <= 100, "rwmixread is range-checked at parse");
+        Ok(spec)
+    }
+}
+
+/// One `[section]` with its option lines.
+struct Section {
+    name: String,
+    origin: Origin,
+    options: Vec<(Origin, String)>,
+}
+
+/// An option line after expansion, split at `=`, with its table entry.
+struct ParsedOption {
+    origin: Origin,
+    key: String,
+    value: Option<String>,
+    def: &'static OptDef,
+}
+
+/// Builds a [`JobSet`] from the lines of one or more job files.
+pub(crate) struct Builder<'c> {
+    ctx: &'c ParseContext,
+    defaults: Draft,
+    set: JobSet,
+    group_id: u32,
+    jobs_in_group: u32,
+}
+
+fn error(origin: &Origin, kind: ParseErrorKind) -> ParseError {
+    ParseError::new(&origin.path, origin.line, kind)
+}
+
+impl<'c> Builder<'c> {
+    pub(crate) fn new(ctx: &'c ParseContext) -> Builder<'c> {
+        Builder {
+            ctx,
+            defaults: Draft::new(),
+            set: JobSet::default(),
+            group_id: 0,
+            jobs_in_group: 0,
+        }
+    }
+
+    /// Add the jobs of one job file; `file_index` 0 is the first file.
+    pub(crate) fn add_file(
+        &mut self,
+        lines: Vec<Line>,
+        file_index: usize,
+    ) -> Result<(), ParseError> {
+        let mut sections: Vec<Section> = Vec::new();
+        for line in lines {
+            match line.kind {
+                LineKind::Section(name) => sections.push(Section {
+                    name,
+                    origin: line.origin,
+                    options: Vec::new(),
+                }),
+                LineKind::Option(text) => {
+                    // The line layer rejects options before the first section.
+                    let section = sections.last_mut().expect("option line outside a section");
+                    section.options.push((line.origin, text));
+                }
+            }
+        }
+        let mut first_job_of_file = true;
+        for section in sections {
+            let options = self.parse_options(&section)?;
+            if section.name.starts_with("global") {
+                let mut defaults = self.defaults.clone();
+                self.apply_all(&mut defaults, &options)?;
+                self.defaults = defaults;
+                self.set.global_options.extend(options.iter().map(echo));
+                continue;
+            }
+            let mut draft = self.defaults.clone();
+            self.apply_all(&mut draft, &options)?;
+            if file_index > 0 && first_job_of_file {
+                draft.spec.stonewall = true;
+            }
+            first_job_of_file = false;
+            self.add_job(draft, &section, options.iter().map(echo).collect())?;
+        }
+        Ok(())
+    }
+
+    /// The finished set; an error if no file defined a job.
+    pub(crate) fn finish(self, path: &str) -> Result<JobSet, ParseError> {
+        if self.set.jobs.is_empty() {
+            return Err(ParseError::new(path, 0, ParseErrorKind::NoJobs));
+        }
+        Ok(self.set)
+    }
+
+    fn parse_options(&self, section: &Section) -> Result<Vec<ParsedOption>, ParseError> {
+        let mut out = Vec::new();
+        for (origin, raw) in &section.options {
+            let expanded = expand_line(raw, self.ctx).map_err(|why| {
+                let (key, value) = raw.split_once('=').unwrap_or((raw, ""));
+                error(
+                    origin,
+                    ParseErrorKind::BadValue {
+                        option: key.trim_end().to_string(),
+                        value: value.to_string(),
+                        why,
+                    },
+                )
+            })?;
+            let (key, value) = match expanded.split_once('=') {
+                Some((k, v)) => (k.trim_end().to_string(), Some(v.to_string())),
+                None => (expanded.clone(), None),
+            };
+            let def = options::find(&key)
+                .ok_or_else(|| error(origin, ParseErrorKind::UnknownOption(key.clone())))?;
+            out.push(ParsedOption {
+                origin: origin.clone(),
+                key,
+                value,
+                def,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Apply a section's options to `draft`: `kb_base` first, then the rest in order.
+    fn apply_all(&mut self, draft: &mut Draft, options: &[ParsedOption]) -> Result<(), ParseError> {
+        let (first, rest): (Vec<&ParsedOption>, Vec<&ParsedOption>) =
+            options.iter().partition(|o| o.def.name == "kb_base");
+        for option in first.into_iter().chain(rest) {
+            self.apply_one(draft, option)?;
+        }
+        Ok(())
+    }
+
+    fn apply_one(&mut self, draft: &mut Draft, option: &ParsedOption) -> Result<(), ParseError> {
+        let def = option.def;
+        if option.value.is_none() && !matches!(def.kind, options::Kind::Set) {
+            return Err(error(
+                &option.origin,
+                ParseErrorKind::MissingValue(option.key.clone()),
+            ));
+        }
+        let mut warnings = Vec::new();
+        let mut arg = Arg {
+            text: option.value.as_deref(),
+            kb_base: draft.spec.kb_base,
+            warnings: &mut warnings,
+        };
+        let result = check_kind(def, &mut arg).and_then(|()| match def.apply {
+            Some(apply) => apply(draft, &mut arg),
+            None => Ok(()),
+        });
+        if let Err(why) = result {
+            return Err(error(
+                &option.origin,
+                ParseErrorKind::BadValue {
+                    option: option.key.clone(),
+                    value: option.value.clone().unwrap_or_default(),
+                    why,
+                },
+            ));
+        }
+        if def.apply.is_none() && !self.set.ignored_options.iter().any(|n| n == def.name) {
+            self.set.ignored_options.push(def.name.to_string());
+        }
+        for w in warnings {
+            self.warn(&option.origin, &format!("{}: {w}", option.key));
+        }
+        Ok(())
+    }
+
+    fn warn(&mut self, origin: &Origin, message: &str) {
+        self.set
+            .warnings
+            .push(format!("{}:{}: {message}", origin.path, origin.line));
+    }
+
+    fn add_job(
+        &mut self,
+        draft: Draft,
+        section: &Section,
+        echoed: Vec<(String, String)>,
+    ) -> Result<(), ParseError> {
+        let new_group = draft.new_group;
+        let mut warnings = Vec::new();
+        let mut spec = draft
+            .finalize(&section.name, section.origin.clone(), &mut warnings)
+            .map_err(|(option, why)| {
+                error(&section.origin, ParseErrorKind::Invalid { option, why })
+            })?;
+        for w in warnings {
+            self.warn(&section.origin, &w);
+        }
+        if let Some(target) = &spec.wait_for {
+            let earlier = self.set.jobs.iter().filter(|j| &j.name == target).count();
+            if earlier == 0 {
+                return Err(error(
+                    &section.origin,
+                    ParseErrorKind::Invalid {
+                        option: "wait_for".into(),
+                        why: format!("no earlier job is named '{target}'"),
+                    },
+                ));
+            }
+            if earlier > 1 {
+                let msg = format!("wait_for={target}: {earlier} earlier jobs have that name; fio waits for the first");
+                self.warn(&section.origin, &msg);
+            }
+        }
+        if (spec.stonewall || new_group) && self.jobs_in_group > 0 {
+            self.group_id += 1;
+            self.jobs_in_group = 0;
+        }
+        spec.group_id = self.group_id;
+        self.jobs_in_group += 1;
+        spec.options = echoed;
+        self.set.jobs.push(spec);
+        Ok(())
+    }
+}
+
+/// The (key, value) pair fio echoes; bare options echo an empty value.
+fn echo(option: &ParsedOption) -> (String, String) {
+    (option.key.clone(), option.value.clone().unwrap_or_default())
+}
