@@ -1,1 +1,52 @@
-fn main() {}
+//! `iosched`: subcommands only. Each one parses its flags, wires the crates together and
+//! prints; the logic lives in the crates.
+
+mod cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// CFQ and its peers, simulated and real: a block I/O scheduler laboratory.
+#[derive(Parser)]
+#[command(name = "iosched", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run fio job files on a simulated device under a scheduler.
+    Run(cmd::run::RunArgs),
+    /// Run the seed experiments in simulation, each seed's published figure beside ours.
+    Reproduce(cmd::reproduce::ReproduceArgs),
+    /// List the schedulers with their tunables (defaults, units, meaning).
+    Schedulers,
+    /// List the simulated device presets.
+    Devices,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // clap prints help/version to stdout with exit 0, usage errors with exit 2.
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let result = match cli.command {
+        Command::Run(args) => cmd::run::run(args),
+        Command::Reproduce(args) => cmd::reproduce::run(args),
+        Command::Schedulers => cmd::list::schedulers(),
+        Command::Devices => cmd::list::devices(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("iosched: {:#}", failure.error);
+            ExitCode::from(failure.code)
+        }
+    }
+}

@@ -9,6 +9,7 @@ pub mod cgroups;
 pub mod device;
 pub mod event;
 pub mod layout;
+pub mod reproduce;
 pub mod results;
 pub mod simulation;
 

@@ -455,6 +455,14 @@ impl<'a> Simulation<'a> {
     }
 
     fn step_process(&mut self, index: usize, trace: &mut dyn Trace) {
+        let mut submitted = 0;
+        self.step_process_inner(index, trace, &mut submitted);
+        if submitted > 0 {
+            self.stats[index].record_submit_batch(submitted);
+        }
+    }
+
+    fn step_process_inner(&mut self, index: usize, trace: &mut dyn Trace, submitted: &mut u32) {
         loop {
             let process = &mut self.processes[index];
             let Some(runner) = process.runner.as_mut() else {
@@ -464,7 +472,10 @@ impl<'a> Simulation<'a> {
                 return;
             }
             match runner.next(self.now) {
-                Step::Submit(unit) => self.submit(index, unit, trace),
+                Step::Submit(unit) => {
+                    *submitted += 1;
+                    self.submit(index, unit, trace);
+                }
                 Step::SleepUntil(time) => {
                     self.events.push(time, Event::Wake(index));
                     return;
@@ -663,6 +674,7 @@ impl<'a> Simulation<'a> {
             if let Some(runner) = self.processes[entry.process].runner.as_mut() {
                 runner.complete(self.now, &entry.unit);
             }
+            self.stats[entry.process].record_complete_batch(1);
             self.events.push(self.now, Event::Wake(entry.process));
         }
         self.completed_scratch = completed;

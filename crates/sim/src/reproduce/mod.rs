@@ -1,0 +1,117 @@
+//! `iosched reproduce`: the seed experiments, run in simulation and set beside the seeds'
+//! published figures.
+//!
+//! A scenario ([`scenario::Scenario`]) is data; [`run_row`] simulates one row of one table;
+//! [`verdict::judge`] turns the rows into the comparisons each seed's story rests on;
+//! [`render`] prints them in the seed's own layout, as JSON, and mmtests-style.
+
+pub mod metrics;
+pub mod render;
+pub mod scenario;
+pub mod verdict;
+
+use std::collections::BTreeMap;
+
+use iosched_core::NoTrace;
+use iosched_workload::fio::{self, ParseContext};
+
+use crate::device::preset;
+use crate::simulation::{SimConfig, Simulation};
+use scenario::{Row, Scenario, Table};
+
+/// How much of each experiment to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Length {
+    /// The scenario's own settings.
+    Full,
+    /// The `short_env` overrides: seconds of simulated time, for tests.
+    Short,
+}
+
+/// Our figures for one row, one per column.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowResult {
+    pub seed: String,
+    pub table: String,
+    pub label: String,
+    pub values: Vec<f64>,
+}
+
+/// The job-file variables of a row: the table's, the row's, then the short overrides.
+fn row_env(table: &Table, row: &Row, length: Length) -> BTreeMap<String, String> {
+    let mut env = table.env.clone();
+    env.extend(row.env.clone());
+    if length == Length::Short {
+        env.extend(table.short_env.clone());
+    }
+    env
+}
+
+/// Simulates one row. Errors name the scenario, table and row.
+pub fn run_row(
+    scenario: &Scenario,
+    table: &Table,
+    row: &Row,
+    length: Length,
+    seed: u64,
+) -> Result<RowResult, String> {
+    let context = |message: String| {
+        format!(
+            "scenario {} table '{}' row '{}': {message}",
+            scenario.seed, table.id, row.label
+        )
+    };
+    let parse_context = ParseContext {
+        env: row_env(table, row, length),
+        pagesize: 4096,
+        mb_memory: 4096,
+        ncpus: 2,
+    };
+    let paths: Vec<_> = table
+        .jobfiles
+        .iter()
+        .map(|file| scenario.dir.join(file))
+        .collect();
+    let jobs = fio::parse_files(&paths, &parse_context).map_err(|e| context(e.to_string()))?;
+    let device = preset(&table.device)
+        .ok_or_else(|| context(format!("no device preset '{}'", table.device)))?;
+    let config = SimConfig {
+        scheduler: row.scheduler.clone(),
+        tunables: row
+            .set
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        seed,
+        ..SimConfig::default()
+    };
+    let outcome = Simulation::new(&jobs.jobs, device, config)
+        .and_then(|simulation| simulation.run(&mut NoTrace, &mut |_| {}))
+        .map_err(|e| context(e.to_string()))?;
+    let job_names: Vec<String> = jobs.jobs.iter().map(|job| job.name.clone()).collect();
+    let values = table
+        .columns
+        .iter()
+        .map(|column| metrics::evaluate(&column.metric, &outcome, &job_names))
+        .collect::<Result<Vec<f64>, String>>()
+        .map_err(context)?;
+    Ok(RowResult {
+        seed: scenario.seed.clone(),
+        table: table.id.clone(),
+        label: row.label.clone(),
+        values,
+    })
+}
+
+/// Every (scenario, table, row) index triple, in print order: the unit of parallel work.
+pub fn row_indices(scenarios: &[Scenario]) -> Vec<(usize, usize, usize)> {
+    let mut indices = Vec::new();
+    for (s, scenario) in scenarios.iter().enumerate() {
+        for (t, table) in scenario.tables.iter().enumerate() {
+            for r in 0..table.rows.len() {
+                indices.push((s, t, r));
+            }
+        }
+    }
+    indices
+}

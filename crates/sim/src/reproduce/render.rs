@@ -1,0 +1,155 @@
+//! Printing reproduce results: the seed's table layout with our figures beside the seed's,
+//! the verdicts, and the JSON document of `--output-format json`.
+
+use std::fmt::Write;
+
+use serde_json::{json, Value};
+
+use super::scenario::Scenario;
+use super::verdict::Verdict;
+use super::RowResult;
+
+fn cell(value: Option<f64>) -> String {
+    match value {
+        Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
+        Some(v) => format!("{v:.2}"),
+        None => "-".to_string(),
+    }
+}
+
+/// The text report: per seed, each table with "seed" and "ours" per column, then verdicts.
+pub fn text(scenarios: &[Scenario], results: &[RowResult], verdicts: &[Verdict]) -> String {
+    let mut out = String::new();
+    for scenario in scenarios {
+        let _ = writeln!(out, "== seed {}: {}", scenario.seed, scenario.title);
+        let _ = writeln!(out, "   ({})", scenario.source);
+        for table in &scenario.tables {
+            let _ = writeln!(
+                out,
+                "\n  {} [{} on {}]",
+                table.title, table.unit, table.device
+            );
+            let label_width = table
+                .rows
+                .iter()
+                .map(|row| row.label.chars().count())
+                .max()
+                .unwrap_or(5)
+                .max(5);
+            let mut header = format!("  {:<label_width$}", "");
+            for column in &table.columns {
+                let _ = write!(header, " | {:^17}", column.header);
+            }
+            let _ = writeln!(out, "{header}");
+            let mut sub = format!("  {:<label_width$}", "");
+            for _ in &table.columns {
+                let _ = write!(sub, " | {:>8} {:>8}", "seed", "ours");
+            }
+            let _ = writeln!(out, "{sub}");
+            for row in &table.rows {
+                let ours = results.iter().find(|r| {
+                    r.seed == scenario.seed && r.table == table.id && r.label == row.label
+                });
+                let mut line = format!("  {:<label_width$}", row.label);
+                for (index, seed_value) in row.seed_values.iter().enumerate() {
+                    let value = ours.map(|r| r.values[index]);
+                    let _ = write!(line, " | {:>8} {:>8}", cell(*seed_value), cell(value));
+                }
+                let _ = writeln!(out, "{line}");
+            }
+            for note in &table.notes {
+                let _ = writeln!(out, "  note: {note}");
+            }
+        }
+        let mine: Vec<&Verdict> = verdicts
+            .iter()
+            .filter(|v| v.seed == scenario.seed)
+            .collect();
+        if !mine.is_empty() {
+            let _ = writeln!(out, "\n  verdicts (ratio a/b: seed, ours):");
+            for verdict in mine {
+                let _ = writeln!(
+                    out,
+                    "  {:<4} {:<4} {:<58} seed {:>6.2}  ours {:>6.2}",
+                    if verdict.direction_ok {
+                        "dir✓"
+                    } else {
+                        "dir✗"
+                    },
+                    if verdict.within_25pct {
+                        "±25✓"
+                    } else {
+                        "±25✗"
+                    },
+                    verdict.name,
+                    verdict.seed_ratio,
+                    verdict.ratio
+                );
+            }
+        }
+        out.push('\n');
+    }
+    let direction = verdicts.iter().filter(|v| v.direction_ok).count();
+    let within = verdicts.iter().filter(|v| v.within_25pct).count();
+    let _ = writeln!(
+        out,
+        "{} comparisons: {} with the seed's direction, {} within ±25 % of the seed's ratio",
+        verdicts.len(),
+        direction,
+        within
+    );
+    out
+}
+
+fn finite(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        Value::Null
+    }
+}
+
+/// The JSON document: `rows` (one per row and column) and `comparisons`.
+pub fn json(scenarios: &[Scenario], results: &[RowResult], verdicts: &[Verdict]) -> Value {
+    let mut rows = Vec::new();
+    for scenario in scenarios {
+        for table in &scenario.tables {
+            for row in &table.rows {
+                let Some(ours) = results.iter().find(|r| {
+                    r.seed == scenario.seed && r.table == table.id && r.label == row.label
+                }) else {
+                    continue;
+                };
+                for (index, column) in table.columns.iter().enumerate() {
+                    let label = if table.columns.len() > 1 {
+                        format!("{} [{}]", row.label, column.header)
+                    } else {
+                        row.label.clone()
+                    };
+                    rows.push(json!({
+                        "seed": scenario.seed,
+                        "table": table.id,
+                        "label": label,
+                        "seed_value": row.seed_values[index],
+                        "value": finite(ours.values[index]),
+                        "unit": table.unit,
+                    }));
+                }
+            }
+        }
+    }
+    let comparisons: Vec<Value> = verdicts
+        .iter()
+        .map(|v| {
+            json!({
+                "seed": v.seed,
+                "name": v.name,
+                "seed_ratio": finite(v.seed_ratio),
+                "ratio": finite(v.ratio),
+                "direction_ok": v.direction_ok,
+                "within_25pct": v.within_25pct,
+            })
+        })
+        .collect();
+    json!({ "rows": rows, "comparisons": comparisons })
+}

@@ -1,0 +1,186 @@
+//! The `iosched` binary from the outside: outputs people parse, and bad input refused with
+//! one clear message and exit status 2 (never a panic's 101).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn iosched(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs")
+}
+
+fn temp_job(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("iosched-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+const TWO_JOBS: &str = "\
+[global]
+direct=1
+size=8m
+bs=4k
+
+[seq]
+rw=read
+cgroup=a
+
+[rand]
+rw=randread
+cgroup=b
+";
+
+fn json_of(output: &Output) -> serde_json::Value {
+    assert!(
+        output.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("valid JSON")
+}
+
+#[test]
+fn json_output_has_fio_fields_for_each_scheduler() {
+    let job = temp_job("two.fio", TWO_JOBS);
+    for scheduler in ["noop", "deadline"] {
+        let output = iosched(&[
+            "run",
+            job.to_str().unwrap(),
+            "--scheduler",
+            scheduler,
+            "--output-format",
+            "json",
+        ]);
+        let doc = json_of(&output);
+        let jobs = doc["jobs"].as_array().expect("jobs[]");
+        assert_eq!(jobs.len(), 2);
+        assert_eq!(jobs[0]["jobname"], "seq");
+        assert_eq!(jobs[1]["groupid"], 0);
+        let read = &jobs[0]["read"];
+        assert_eq!(read["io_bytes"], 8 << 20);
+        assert!(read["bw"].as_u64().unwrap() > 0);
+        assert!(read["iops"].as_f64().unwrap() > 0.0);
+        assert!(read["runtime"].as_u64().unwrap() > 0);
+        assert!(read["clat_ns"]["percentile"]["50.000000"].as_u64().unwrap() > 0);
+        assert!(read["lat_ns"]["mean"].as_f64().unwrap() > 0.0);
+        assert_eq!(doc["disk_util"][0]["name"], "fixed");
+        assert_eq!(doc["iosched"]["scheduler"], scheduler);
+    }
+}
+
+/// Same seed: everything but the wall-clock figures is byte-identical.
+#[test]
+fn same_seed_gives_identical_json_apart_from_wall_clock() {
+    let job = temp_job("det.fio", TWO_JOBS);
+    let run = || {
+        let mut doc = json_of(&iosched(&[
+            "run",
+            job.to_str().unwrap(),
+            "--scheduler",
+            "deadline",
+            "--seed",
+            "42",
+            "--output-format",
+            "json",
+        ]));
+        doc["iosched"]
+            .as_object_mut()
+            .unwrap()
+            .remove("wall_clock")
+            .expect("wall-clock figures live in iosched.wall_clock");
+        serde_json::to_string(&doc).unwrap()
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn terse_output_is_one_line_per_job_of_fio_v3_fields() {
+    let job = temp_job("terse.fio", TWO_JOBS);
+    let output = iosched(&["run", job.to_str().unwrap(), "--output-format", "terse"]);
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2);
+    for line in lines {
+        let fields: Vec<&str> = line.split(';').collect();
+        assert_eq!(fields[0], "3");
+        assert_eq!(fields.len(), 130, "{line}");
+    }
+}
+
+fn assert_input_error(output: &Output, needle: &str) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    assert!(stderr.contains(needle), "expected '{needle}' in: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(output.stdout.is_empty(), "no partial output on error");
+}
+
+#[test]
+fn unknown_option_names_file_and_line() {
+    let job = temp_job("bad.fio", "[j]\nsize=1m\nbogus=1\n");
+    let output = iosched(&["run", job.to_str().unwrap()]);
+    assert_input_error(&output, "bad.fio:3");
+}
+
+#[test]
+fn bad_rw_value_is_refused() {
+    let job = temp_job("badrw.fio", "[j]\nsize=1m\nrw=bogus\n");
+    assert_input_error(&iosched(&["run", job.to_str().unwrap()]), "badrw.fio:3");
+}
+
+#[test]
+fn unreadable_file_is_refused() {
+    let missing = Path::new("/nonexistent/iosched/job.fio");
+    assert_input_error(&iosched(&["run", missing.to_str().unwrap()]), "job.fio");
+}
+
+#[test]
+fn unknown_tunable_is_refused() {
+    let job = temp_job("tun.fio", TWO_JOBS);
+    let output = iosched(&[
+        "run",
+        job.to_str().unwrap(),
+        "--scheduler",
+        "deadline",
+        "--set",
+        "nosuch=1",
+    ]);
+    assert_input_error(&output, "nosuch");
+}
+
+#[test]
+fn malformed_set_is_refused() {
+    let job = temp_job("set.fio", TWO_JOBS);
+    assert_input_error(
+        &iosched(&["run", job.to_str().unwrap(), "--set", "novalue"]),
+        "--set",
+    );
+}
+
+#[test]
+fn unknown_device_and_scheduler_are_refused() {
+    let job = temp_job("dev.fio", TWO_JOBS);
+    assert_input_error(
+        &iosched(&["run", job.to_str().unwrap(), "--device", "nosuch"]),
+        "nosuch",
+    );
+    assert_input_error(
+        &iosched(&["run", job.to_str().unwrap(), "--scheduler", "nosuch"]),
+        "nosuch",
+    );
+}
+
+#[test]
+fn schedulers_lists_tunables_with_defaults() {
+    let output = iosched(&["schedulers"]);
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("read_expire"));
+    assert!(text.contains("fifo_batch"));
+}
