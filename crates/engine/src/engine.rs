@@ -1,0 +1,1110 @@
+//! The engine's event loop: the jobs' clones as tasks of one io_uring loop in one thread, one
+//! scheduler, one target, the real clock.
+//!
+//! Each turn of the loop mirrors one simulator event: due wake-ups run (job starts, think
+//! time and rate-limit sleeps, the scheduler's idle deadline), processes submit what their job
+//! wants into the scheduler, free device slots (at most `queue_depth` requests in the device,
+//! from `nr_requests`) are offered to the scheduler, and what it hands over becomes one
+//! submission queue entry each. Then a single `io_uring_enter` submits the batch and waits for
+//! the first completion or the next deadline, whichever comes first (the idle timer is that
+//! wait's timeout). Completions are fed to the scheduler and the jobs with `now` read from
+//! CLOCK_MONOTONIC, in nanoseconds since the run started.
+//!
+//! Every data request is checked against its clone's region before it is submitted, so no
+//! byte outside a job's `offset`/`size` range is ever touched.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use io_uring::{opcode, types, IoUring};
+use iosched_core::{
+    new_elevator, CgroupId, DeviceInfo, Dispatch, Elevator, IoContextId, IoPrio, IoPrioClass,
+    NoTrace, Op, ReqFlags, Request, RequestId, ServiceSummary, Time, TunableValue, NSEC_PER_MSEC,
+    SECTOR_SIZE,
+};
+use iosched_report::stats::{DiskStats, JobStats, DDIR_READ};
+use iosched_workload::generator::{FileRegion, IoKind, IoUnit};
+use iosched_workload::rng::Rng;
+use iosched_workload::runner::{JobRunner, Step};
+use iosched_workload::{JobSpec, RwMode};
+
+use crate::buffer::BufferPool;
+use crate::cgroups::Cgroups;
+use crate::error::EngineError;
+use crate::layout::{lay_out, Layout};
+use crate::safety;
+use crate::target::{self, Target, TargetKind};
+use crate::verify::{self, VerifyMethod};
+
+/// First pid shown for a clone, as the simulator numbers them.
+const FIRST_PID: u32 = 1000;
+/// Index of the target in the ring's registered file table.
+const TARGET_FILE: types::Fixed = types::Fixed(0);
+
+/// How a run is set up besides its jobs and target.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    pub scheduler: String,
+    /// `--set KEY=VALUE` tunables, applied in order.
+    pub tunables: Vec<(String, String)>,
+    /// Seed of the jobs' random streams (offsets, block sizes), as in the simulator.
+    pub seed: u64,
+    /// Skip the safety checks of block devices.
+    pub force: bool,
+    /// Run the scheduler's `check_invariants()` after every loop turn.
+    pub check: bool,
+    /// Overrides the in-device cap (`nr_requests`, or 32 for files).
+    pub queue_depth: Option<u32>,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            scheduler: "noop".to_string(),
+            tunables: Vec::new(),
+            seed: 1,
+            force: false,
+            check: false,
+            queue_depth: None,
+        }
+    }
+}
+
+/// A block that did not read back as written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifyFailure {
+    pub job: String,
+    /// Byte offset on the target.
+    pub offset: u64,
+    pub len: u64,
+    pub message: String,
+}
+
+/// What a finished (or interrupted) run hands back.
+#[derive(Debug)]
+pub struct EngineOutcome {
+    /// One entry per job clone, in job order.
+    pub clones: Vec<JobStats>,
+    /// Each clone's job index.
+    pub clone_jobs: Vec<usize>,
+    /// Each clone's cgroup path.
+    pub clone_cgroups: Vec<String>,
+    pub disk: DiskStats,
+    /// Time from the start to the last job's end.
+    pub elapsed_ns: Time,
+    pub tunables: Vec<TunableValue>,
+    pub summary: Vec<ServiceSummary>,
+    pub layout: Layout,
+    pub verify_failures: Vec<VerifyFailure>,
+    /// I/O errors and short transfers, one line each (`job 'x': read at 4096: EIO`).
+    pub io_errors: Vec<String>,
+    /// SIGINT stopped the run early.
+    pub interrupted: bool,
+    /// Requests that went through the scheduler.
+    pub requests: u64,
+    /// Wall time spent inside the scheduler's calls (insert, dispatch, completed, timer).
+    pub scheduler_ns: u64,
+    /// User and system CPU time of the whole process during the run.
+    pub usr_cpu_ns: u64,
+    pub sys_cpu_ns: u64,
+    /// Whether the ring used registered (fixed) buffers.
+    pub fixed_buffers: bool,
+    pub queue_depth: u32,
+}
+
+/// A job clone as a task of the loop.
+struct Process {
+    job: usize,
+    runner: Option<JobRunner>,
+    pid: u32,
+    ioc: IoContextId,
+    cgroup: CgroupId,
+    ioprio: IoPrio,
+    /// Target byte offset of each of the clone's files.
+    file_starts: Vec<u64>,
+    regions: Vec<FileRegion>,
+    verify: Option<VerifyMethod>,
+    /// Reads are checked as they complete (a read-only job with `verify=`).
+    check_reads: bool,
+    /// Read back what was written once the job is done (`verify=` with `do_verify=1`).
+    verify_after: bool,
+    /// Blocks written, by (file, offset), for the verify pass.
+    written: BTreeMap<(usize, u64), u64>,
+    /// The verify pass, once started: blocks still to read.
+    verify_queue: Option<VecDeque<(usize, u64, u64)>>,
+    verify_in_flight: u32,
+    depth: u32,
+    started_at: Time,
+    stats_from: Time,
+    finished: bool,
+}
+
+/// A request from submission to completion.
+#[derive(Clone, Copy)]
+struct InFlight {
+    process: usize,
+    unit: IoUnit,
+    request: Request,
+    submitted_at: Time,
+    issued: bool,
+    /// Buffer slot while in the device.
+    slot: Option<usize>,
+    /// A read of the verify pass (not the runner's).
+    verify_read: bool,
+}
+
+/// Something due at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Wake {
+    StartJob(usize),
+    Process(usize),
+}
+
+/// Disk counters in `/proc/diskstats` terms, kept from the engine's own events.
+#[derive(Default)]
+struct DiskCounters {
+    ios: [u64; 2],
+    sectors: [u64; 2],
+    ticks_ns: [u64; 2],
+    outstanding: u64,
+    busy_since: Time,
+    io_ticks_ns: u64,
+    in_queue_ns: u128,
+    last_change: Time,
+}
+
+impl DiskCounters {
+    fn account(&mut self, now: Time) {
+        let since = now.saturating_sub(self.last_change);
+        self.in_queue_ns += u128::from(self.outstanding) * u128::from(since);
+        self.last_change = now.max(self.last_change);
+    }
+
+    fn start(&mut self, now: Time) {
+        self.account(now);
+        if self.outstanding == 0 {
+            self.busy_since = now;
+        }
+        self.outstanding += 1;
+    }
+
+    fn done(&mut self, now: Time) {
+        self.account(now);
+        assert!(self.outstanding > 0, "disk in-flight count went negative");
+        self.outstanding -= 1;
+        if self.outstanding == 0 {
+            self.io_ticks_ns += now.saturating_sub(self.busy_since);
+        }
+    }
+}
+
+fn cpu_times() -> (u64, u64) {
+    // SAFETY: `rusage` is plain data; getrusage fills it and reads nothing else.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000;
+    (ns(usage.ru_utime), ns(usage.ru_stime))
+}
+
+/// One run: [`Engine::new`] checks and opens everything, [`Engine::run`] performs it.
+pub struct Engine<'a> {
+    // Field order matters for drop: the ring goes before the buffers it references.
+    ring: IoUring,
+    buffers: BufferPool,
+    fixed_buffers: bool,
+    jobs: &'a [JobSpec],
+    config: EngineConfig,
+    target: Target,
+    _file: File,
+    elevator: Box<dyn Elevator>,
+    cgroups: Cgroups,
+    layout: Layout,
+    processes: Vec<Process>,
+    stats: Vec<JobStats>,
+    job_processes: Vec<Vec<usize>>,
+    prerequisites: Vec<Vec<usize>>,
+    job_started: Vec<bool>,
+    wakes: BTreeMap<(Time, u64), Wake>,
+    wake_seq: u64,
+    in_flight: BTreeMap<RequestId, InFlight>,
+    bypass: VecDeque<RequestId>,
+    next_request: u64,
+    in_device: u32,
+    queue_depth: u32,
+    timer_at: Option<Time>,
+    disk: DiskCounters,
+    start: Instant,
+    last_finish: Time,
+    verify_failures: Vec<VerifyFailure>,
+    io_errors: Vec<String>,
+    scheduler_ns: u64,
+    requests: u64,
+    write_seq: u64,
+    stopping: bool,
+    warnings: Vec<String>,
+    woken: Vec<usize>,
+}
+
+impl Drop for Engine<'_> {
+    fn drop(&mut self) {
+        // The ring's own teardown runs later in a kernel worker, and the registered file would
+        // keep the device's exclusive claim until then: a second run right after this one would
+        // find it busy. Unregistering releases both now.
+        let submitter = self.ring.submitter();
+        let _ = submitter.unregister_files();
+        if self.fixed_buffers {
+            let _ = submitter.unregister_buffers();
+        }
+    }
+}
+
+impl<'a> Engine<'a> {
+    /// Checks the jobs and the target, opens it, lays the jobs out and builds the scheduler.
+    /// Nothing is written before [`Engine::run`].
+    pub fn new(
+        jobs: &'a [JobSpec],
+        path: &str,
+        config: EngineConfig,
+    ) -> Result<Engine<'a>, EngineError> {
+        let mut methods = Vec::with_capacity(jobs.len());
+        for spec in jobs {
+            if !spec.direct {
+                return Err(EngineError::Unsupported {
+                    job: spec.name.clone(),
+                    message: "buffered I/O (direct=0) is not supported by the engine: it has no page cache yet; add direct=1".to_string(),
+                });
+            }
+            let method = match &spec.verify {
+                Some(name) => {
+                    VerifyMethod::parse(name).map_err(|message| EngineError::Unsupported {
+                        job: spec.name.clone(),
+                        message,
+                    })?
+                }
+                None => None,
+            };
+            if let Some(_method) = method {
+                let min = spec.bs.iter().map(|bs| bs.min()).min().unwrap_or(4096);
+                if min < verify::HEADER_BYTES as u64 {
+                    return Err(EngineError::Unsupported {
+                        job: spec.name.clone(),
+                        message: format!(
+                            "verify needs blocks of at least {} bytes",
+                            verify::HEADER_BYTES
+                        ),
+                    });
+                }
+            }
+            methods.push(method);
+        }
+        let target = target::probe(path)?;
+        let mut warnings = Vec::new();
+        if target.kind == TargetKind::BlockDevice {
+            if !config.force {
+                if let Some(reason) = safety::refusal(&target) {
+                    return Err(EngineError::Refused {
+                        path: path.to_string(),
+                        reason,
+                    });
+                }
+            }
+            if let Some(kernel) = target.kernel_scheduler.as_deref().filter(|s| *s != "none") {
+                warnings.push(format!(
+                    "{path}: the kernel's own scheduler is '{kernel}', which reorders after ours; set it to none: echo none > /sys/block/{}/queue/scheduler",
+                    target.disk.as_deref().unwrap_or("?")
+                ));
+            }
+        }
+        let capacity = match target.kind {
+            TargetKind::BlockDevice => target.capacity_bytes,
+            // Files grow to fit; only `/dev/` names need their present size.
+            TargetKind::RegularFile => None,
+        };
+        let mut layout = lay_out(jobs, capacity, config.seed)?;
+        if target.kind == TargetKind::RegularFile {
+            let size = target.capacity_bytes.unwrap_or(0).max(layout.end_bytes);
+            for file in layout
+                .files
+                .iter_mut()
+                .filter(|f| f.name.starts_with("/dev/"))
+            {
+                file.bytes = size;
+            }
+        }
+        let writes = jobs
+            .iter()
+            .any(|spec| !matches!(spec.rw, RwMode::Read | RwMode::RandRead));
+        let file = target.open(layout.end_bytes, writes)?;
+
+        let queue_depth = config.queue_depth.unwrap_or(target.queue_depth).max(1);
+        let info = DeviceInfo {
+            rotational: target.rotational,
+            queue_depth,
+        };
+        let mut elevator = new_elevator(&config.scheduler, info)
+            .map_err(|error| EngineError::UnknownScheduler(error.to_string()))?;
+        for (name, value) in &config.tunables {
+            elevator
+                .set_tunable(name, value)
+                .map_err(|error| EngineError::Tunable(error.to_string()))?;
+        }
+
+        let entries = queue_depth.next_power_of_two().clamp(8, 4096);
+        let ring = IoUring::new(entries)
+            .map_err(|error| EngineError::io(path, "cannot set up io_uring", error))?;
+        ring.submitter()
+            .register_files(&[file.as_raw_fd()])
+            .map_err(|error| {
+                EngineError::io(path, "cannot register the file with io_uring", error)
+            })?;
+        let max_bs = jobs
+            .iter()
+            .flat_map(|spec| spec.bs.iter().map(|bs| bs.max()))
+            .max()
+            .unwrap_or(4096);
+        let buffers = BufferPool::new(queue_depth as usize, max_bs as usize);
+        let iovecs = buffers.iovecs();
+        // SAFETY: the iovecs describe the pool's slots, which live as long as `buffers`;
+        // `buffers` is a field of the engine declared after `ring`, so the ring (and with it the
+        // registration) is dropped first.
+        let fixed_buffers = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+
+        let mut cgroups = Cgroups::new();
+        let mut processes = Vec::new();
+        let mut stats = Vec::new();
+        let mut job_processes = vec![Vec::new(); jobs.len()];
+        for (index, plan) in layout.clones.iter().enumerate() {
+            let spec = &jobs[plan.job];
+            let cgroup = match &spec.cgroup {
+                Some(path) => {
+                    let id = cgroups.intern(path);
+                    if let Some(weight) = spec.cgroup_weight {
+                        cgroups.set_weight(id, weight);
+                    }
+                    id
+                }
+                None => CgroupId::ROOT,
+            };
+            let mut ioprio = spec.ioprio;
+            if ioprio.class == IoPrioClass::None {
+                ioprio.level = ((spec.nice + 20) / 5).clamp(0, 7) as u8;
+            }
+            let pid = FIRST_PID + index as u32;
+            job_processes[plan.job].push(index);
+            let method = methods[plan.job];
+            let read_only = matches!(spec.rw, RwMode::Read | RwMode::RandRead);
+            processes.push(Process {
+                job: plan.job,
+                runner: None,
+                pid,
+                ioc: IoContextId(pid),
+                cgroup,
+                ioprio,
+                file_starts: plan.files.iter().map(|&f| layout.files[f].start).collect(),
+                regions: plan.regions.clone(),
+                verify: method,
+                check_reads: method.is_some() && read_only,
+                verify_after: method.is_some() && spec.do_verify && !read_only,
+                written: BTreeMap::new(),
+                verify_queue: None,
+                verify_in_flight: 0,
+                depth: spec.effective_depth(),
+                started_at: 0,
+                stats_from: 0,
+                finished: false,
+            });
+            stats.push(JobStats::new(
+                &spec.name,
+                spec.group_id,
+                &spec.percentile_list,
+            ));
+        }
+        for spec in cgroups.specs() {
+            if spec.id != CgroupId::ROOT {
+                elevator.add_cgroup(*spec);
+            }
+        }
+        let mut prerequisites = vec![Vec::new(); jobs.len()];
+        for (index, spec) in jobs.iter().enumerate() {
+            if spec.stonewall {
+                prerequisites[index].extend(0..index);
+            }
+            if let Some(target_name) = &spec.wait_for {
+                let found = jobs[..index]
+                    .iter()
+                    .position(|job| &job.name == target_name)
+                    .ok_or_else(|| EngineError::WaitFor {
+                        job: spec.name.clone(),
+                        target: target_name.clone(),
+                    })?;
+                prerequisites[index].push(found);
+            }
+        }
+        Ok(Engine {
+            ring,
+            buffers,
+            fixed_buffers,
+            jobs,
+            config,
+            target,
+            _file: file,
+            elevator,
+            cgroups,
+            layout,
+            processes,
+            stats,
+            job_processes,
+            prerequisites,
+            job_started: vec![false; jobs.len()],
+            wakes: BTreeMap::new(),
+            wake_seq: 0,
+            in_flight: BTreeMap::new(),
+            bypass: VecDeque::new(),
+            next_request: 0,
+            in_device: 0,
+            queue_depth,
+            timer_at: None,
+            disk: DiskCounters::default(),
+            start: Instant::now(),
+            last_finish: 0,
+            verify_failures: Vec::new(),
+            io_errors: Vec::new(),
+            scheduler_ns: 0,
+            requests: 0,
+            write_seq: 0,
+            stopping: false,
+            warnings,
+            woken: Vec::new(),
+        })
+    }
+
+    /// Things the caller should tell the user before the run (the kernel's scheduler is not
+    /// `none`).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The probed target.
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// The in-device cap in use.
+    pub fn queue_depth(&self) -> u32 {
+        self.queue_depth
+    }
+
+    /// Nanoseconds since the run started (CLOCK_MONOTONIC: `Instant` on Linux).
+    fn now(&self) -> Time {
+        self.start.elapsed().as_nanos() as Time
+    }
+
+    fn push_wake(&mut self, at: Time, wake: Wake) {
+        self.wake_seq += 1;
+        self.wakes.insert((at, self.wake_seq), wake);
+    }
+
+    /// Runs to the end, or until `stop` becomes true (then in-flight I/O drains and the
+    /// outcome says `interrupted`).
+    pub fn run(mut self, stop: &AtomicBool) -> Result<EngineOutcome, EngineError> {
+        let (usr0, sys0) = cpu_times();
+        self.start = Instant::now();
+        self.start_ready_jobs(0);
+        let mut completions: Vec<(u64, i32)> = Vec::with_capacity(self.queue_depth as usize * 2);
+        loop {
+            let now = self.now();
+            if stop.load(Ordering::Relaxed) && !self.stopping {
+                self.begin_stop(now);
+            }
+            self.run_due(now);
+            self.pump_dispatch(now);
+            if self.config.check {
+                self.elevator.check_invariants();
+            }
+            if self.processes.iter().all(|p| p.finished) && self.in_flight.is_empty() {
+                break;
+            }
+            let deadline = self
+                .wakes
+                .keys()
+                .next()
+                .map(|&(at, _)| at)
+                .into_iter()
+                .chain(self.timer_at)
+                .min();
+            if self.in_device == 0 && deadline.is_none() && self.ring.submission().is_empty() {
+                return Err(EngineError::Io {
+                    path: self.target.path.clone(),
+                    context: "event loop stalled".to_string(),
+                    error: std::io::Error::other(format!(
+                        "{} requests queued in the scheduler, none in the device, nothing due",
+                        self.elevator.queued()
+                    )),
+                });
+            }
+            self.wait(deadline)?;
+            completions.clear();
+            completions.extend(
+                self.ring
+                    .completion()
+                    .map(|cqe| (cqe.user_data(), cqe.result())),
+            );
+            if !completions.is_empty() {
+                let now = self.now();
+                for &(id, result) in &completions {
+                    self.complete(RequestId(id), result, now);
+                }
+                let mut woken = std::mem::take(&mut self.woken);
+                woken.sort_unstable();
+                woken.dedup();
+                for &index in &woken {
+                    self.step_process(index, now);
+                }
+                woken.clear();
+                self.woken = woken;
+            }
+        }
+        let (usr1, sys1) = cpu_times();
+        self.finish(usr1.saturating_sub(usr0), sys1.saturating_sub(sys0))
+    }
+
+    /// One `io_uring_enter`: submits the queued entries and waits for a completion or the
+    /// deadline.
+    fn wait(&mut self, deadline: Option<Time>) -> Result<(), EngineError> {
+        let result = match deadline {
+            Some(at) => {
+                let now = self.now();
+                if at <= now {
+                    self.ring.submit()
+                } else {
+                    let wait = at - now;
+                    let timespec = types::Timespec::new()
+                        .sec(wait / 1_000_000_000)
+                        .nsec((wait % 1_000_000_000) as u32);
+                    let args = types::SubmitArgs::new().timespec(&timespec);
+                    self.ring.submitter().submit_with_args(1, &args)
+                }
+            }
+            None if self.in_device > 0 => self.ring.submit_and_wait(1),
+            None => self.ring.submit(),
+        };
+        match result {
+            Ok(_) => Ok(()),
+            Err(error) => match error.raw_os_error() {
+                // Timeout expired, a signal arrived, or the completion queue is busy: all
+                // mean "look again".
+                Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN) => {
+                    Ok(())
+                }
+                _ => Err(EngineError::io(&self.target.path, "io_uring_enter", error)),
+            },
+        }
+    }
+
+    fn begin_stop(&mut self, now: Time) {
+        self.stopping = true;
+        for index in 0..self.processes.len() {
+            let process = &mut self.processes[index];
+            if process.finished {
+                continue;
+            }
+            match process.runner.as_mut() {
+                Some(runner) => {
+                    runner.stop();
+                    process.verify_queue = None;
+                    self.woken.push(index);
+                }
+                None => {
+                    // Never started: finishes with nothing done.
+                    process.finished = true;
+                    self.stats[index].set_runtime(now, now);
+                }
+            }
+        }
+        for job in 0..self.jobs.len() {
+            self.job_started[job] = true;
+        }
+        self.wakes
+            .retain(|_, wake| matches!(wake, Wake::Process(_)));
+        let woken = std::mem::take(&mut self.woken);
+        for &index in &woken {
+            self.step_process(index, now);
+        }
+    }
+
+    fn run_due(&mut self, now: Time) {
+        if self.timer_at.is_some_and(|at| at <= now) {
+            self.timer_at = None;
+            let t0 = Instant::now();
+            self.elevator.timer(now, &mut NoTrace);
+            self.scheduler_ns += t0.elapsed().as_nanos() as u64;
+        }
+        while let Some(entry) = self.wakes.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            match entry.remove() {
+                Wake::StartJob(job) => self.start_job(job, now),
+                Wake::Process(index) => self.step_process(index, now),
+            }
+        }
+    }
+
+    fn start_ready_jobs(&mut self, now: Time) {
+        for job in 0..self.jobs.len() {
+            if self.job_started[job] {
+                continue;
+            }
+            let ready = self.prerequisites[job]
+                .iter()
+                .all(|&before| self.job_finished(before));
+            if ready {
+                self.job_started[job] = true;
+                let (lo, hi) = self.jobs[job].startdelay_ns;
+                let delay = if hi > lo {
+                    Rng::for_stream(self.config.seed, job as u64 | 1 << 40).range_inclusive(lo, hi)
+                } else {
+                    lo
+                };
+                self.push_wake(now + delay, Wake::StartJob(job));
+            }
+        }
+    }
+
+    fn job_finished(&self, job: usize) -> bool {
+        self.job_started[job]
+            && self.job_processes[job]
+                .iter()
+                .all(|&p| self.processes[p].finished)
+    }
+
+    fn start_job(&mut self, job: usize, now: Time) {
+        let spec = &self.jobs[job];
+        for index in self.job_processes[job].clone() {
+            let plan = &self.layout.clones[index];
+            let rng = Rng::for_stream(self.config.seed, index as u64);
+            let process = &mut self.processes[index];
+            process.runner = Some(JobRunner::new(spec, plan.regions.clone(), now, rng));
+            process.started_at = now;
+            process.stats_from = now + spec.ramp_time_ns;
+            self.step_process(index, now);
+        }
+    }
+
+    fn step_process(&mut self, index: usize, now: Time) {
+        loop {
+            let process = &mut self.processes[index];
+            if process.finished || process.runner.is_none() {
+                return;
+            }
+            if let Some(queue) = process.verify_queue.as_mut() {
+                let next = if process.verify_in_flight < process.depth {
+                    queue.pop_front()
+                } else {
+                    None
+                };
+                let drained = queue.is_empty() && process.verify_in_flight == 0;
+                match next {
+                    Some((file, offset, len)) => {
+                        process.verify_in_flight += 1;
+                        let unit = IoUnit {
+                            kind: IoKind::Read,
+                            file,
+                            offset,
+                            len,
+                        };
+                        self.submit(index, unit, true, now);
+                        continue;
+                    }
+                    None => {
+                        if drained {
+                            self.finish_process(index, now);
+                        }
+                        return;
+                    }
+                }
+            }
+            let Some(runner) = process.runner.as_mut() else {
+                return;
+            };
+            match runner.next(now) {
+                Step::Submit(unit) => self.submit(index, unit, false, now),
+                Step::SleepUntil(at) => {
+                    self.push_wake(at, Wake::Process(index));
+                    return;
+                }
+                Step::Wait => return,
+                Step::Done => {
+                    if process.verify_after && !self.stopping && !process.written.is_empty() {
+                        let queue = process
+                            .written
+                            .iter()
+                            .map(|(&(file, offset), &len)| (file, offset, len))
+                            .collect();
+                        process.verify_queue = Some(queue);
+                        continue;
+                    }
+                    self.finish_process(index, now);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn finish_process(&mut self, index: usize, now: Time) {
+        let process = &mut self.processes[index];
+        process.finished = true;
+        let from = process.stats_from.min(now);
+        self.stats[index].set_runtime(from, now);
+        self.last_finish = self.last_finish.max(now);
+        let job = process.job;
+        if self.jobs[job].exitall {
+            let group = self.jobs[job].group_id;
+            for other in 0..self.processes.len() {
+                let other_job = self.processes[other].job;
+                if self.jobs[other_job].group_id != group || self.processes[other].finished {
+                    continue;
+                }
+                if let Some(runner) = self.processes[other].runner.as_mut() {
+                    runner.stop();
+                    self.processes[other].verify_queue = None;
+                    self.woken.push(other);
+                }
+            }
+        }
+        self.start_ready_jobs(now);
+    }
+
+    fn submit(&mut self, index: usize, unit: IoUnit, verify_read: bool, now: Time) {
+        let process = &self.processes[index];
+        let (op, sync) = match unit.kind {
+            IoKind::Read => (Op::Read, true),
+            // O_DIRECT writes are REQ_SYNC.
+            IoKind::Write => (Op::Write, true),
+            IoKind::Trim => (Op::Discard, false),
+            IoKind::Fsync | IoKind::Fdatasync => (Op::Flush, true),
+        };
+        if op != Op::Flush {
+            // The promise to the user: nothing outside the job's range is ever touched.
+            let region = process.regions[unit.file];
+            assert!(unit.offset >= region.start, "I/O before the job's region");
+            assert!(
+                unit.offset + unit.len <= region.start + region.len,
+                "I/O past the job's region"
+            );
+        }
+        let byte = process.file_starts[unit.file] + unit.offset;
+        let request = Request {
+            id: RequestId(self.next_request),
+            sector: if op == Op::Flush {
+                0
+            } else {
+                byte / SECTOR_SIZE
+            },
+            nr_sectors: (unit.len / SECTOR_SIZE) as u32,
+            op,
+            flags: ReqFlags {
+                sync,
+                idle: sync && op == Op::Write,
+                ..ReqFlags::default()
+            },
+            pid: process.pid,
+            ioc: process.ioc,
+            cgroup: process.cgroup,
+            ioprio: process.ioprio,
+        };
+        self.next_request += 1;
+        let depth = process.runner.as_ref().map_or(0, JobRunner::in_flight);
+        self.stats[index].record_depth(depth);
+        self.in_flight.insert(
+            request.id,
+            InFlight {
+                process: index,
+                unit,
+                request,
+                submitted_at: now,
+                issued: false,
+                slot: None,
+                verify_read,
+            },
+        );
+        self.disk.start(now);
+        if op == Op::Flush {
+            self.bypass.push_back(request.id);
+        } else {
+            self.requests += 1;
+            let t0 = Instant::now();
+            self.elevator.insert(request, now, &mut NoTrace);
+            self.scheduler_ns += t0.elapsed().as_nanos() as u64;
+        }
+    }
+
+    /// Offers free device slots to the scheduler until it has nothing for now.
+    fn pump_dispatch(&mut self, now: Time) {
+        while self.in_device < self.queue_depth {
+            if let Some(id) = self.bypass.pop_front() {
+                self.issue(id, now);
+                continue;
+            }
+            let t0 = Instant::now();
+            let dispatched = self.elevator.dispatch(now, &mut NoTrace);
+            self.scheduler_ns += t0.elapsed().as_nanos() as u64;
+            match dispatched {
+                Dispatch::Request(request) => self.issue(request.id, now),
+                Dispatch::IdleUntil(until) => {
+                    assert!(until > now, "idle deadline not in the future");
+                    self.timer_at = Some(until);
+                    break;
+                }
+                Dispatch::Empty => break,
+            }
+        }
+    }
+
+    /// Hands one request to the device: one submission queue entry.
+    fn issue(&mut self, id: RequestId, _now: Time) {
+        let entry = self
+            .in_flight
+            .get_mut(&id)
+            .expect("dispatched request was never submitted");
+        assert!(!entry.issued, "request dispatched twice");
+        entry.issued = true;
+        let unit = entry.unit;
+        let process = &self.processes[entry.process];
+        let byte = process.file_starts[unit.file] + unit.offset;
+        let method = process.verify;
+        let len = unit.len as u32;
+        let sqe = match unit.kind {
+            IoKind::Read | IoKind::Write => {
+                let slot = self
+                    .buffers
+                    .take()
+                    .expect("more requests in the device than buffers");
+                entry.slot = Some(slot);
+                if unit.kind == IoKind::Write {
+                    if let Some(method) = method {
+                        self.write_seq += 1;
+                        let seed = self.config.seed.rotate_left(32) ^ self.write_seq;
+                        verify::fill(
+                            self.buffers.bytes_mut(slot, unit.len as usize),
+                            method,
+                            byte,
+                            seed,
+                        );
+                    }
+                }
+                let ptr = self.buffers.ptr(slot);
+                match (unit.kind, self.fixed_buffers) {
+                    (IoKind::Read, true) => {
+                        opcode::ReadFixed::new(TARGET_FILE, ptr, len, slot as u16)
+                            .offset(byte)
+                            .build()
+                    }
+                    (IoKind::Read, false) => opcode::Read::new(TARGET_FILE, ptr, len)
+                        .offset(byte)
+                        .build(),
+                    (_, true) => opcode::WriteFixed::new(TARGET_FILE, ptr, len, slot as u16)
+                        .offset(byte)
+                        .build(),
+                    (_, false) => opcode::Write::new(TARGET_FILE, ptr, len)
+                        .offset(byte)
+                        .build(),
+                }
+            }
+            IoKind::Trim => opcode::Fallocate::new(TARGET_FILE, unit.len)
+                .offset(byte)
+                .mode(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE)
+                .build(),
+            IoKind::Fsync => opcode::Fsync::new(TARGET_FILE).build(),
+            IoKind::Fdatasync => opcode::Fsync::new(TARGET_FILE)
+                .flags(types::FsyncFlags::DATASYNC)
+                .build(),
+        };
+        let sqe = sqe.user_data(id.0);
+        self.in_device += 1;
+        loop {
+            // SAFETY: the entry points into the buffer slot now owned by this request (or no
+            // memory at all); the slot is not touched again until its completion is reaped, and
+            // the pool outlives the ring (field order of `Engine`).
+            let pushed = unsafe { self.ring.submission().push(&sqe) };
+            if pushed.is_ok() {
+                break;
+            }
+            // Queue full: hand what is queued to the kernel and retry. The ring has at least
+            // as many entries as the device cap, so this is rare.
+            if let Err(error) = self.ring.submit() {
+                assert!(
+                    matches!(
+                        error.raw_os_error(),
+                        Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)
+                    ),
+                    "io_uring submit failed: {error}"
+                );
+            }
+        }
+    }
+
+    fn complete(&mut self, id: RequestId, result: i32, now: Time) {
+        let Some(entry) = self.in_flight.remove(&id) else {
+            panic!("completion for unknown request {}", id.0);
+        };
+        assert!(entry.issued, "completed before issue");
+        assert!(self.in_device > 0, "device in-flight count went negative");
+        self.in_device -= 1;
+        let request = entry.request;
+        if request.op != Op::Flush {
+            let t0 = Instant::now();
+            self.elevator.completed(&request, now, &mut NoTrace);
+            self.scheduler_ns += t0.elapsed().as_nanos() as u64;
+        }
+        self.disk.done(now);
+        let index = entry.process;
+        let unit = entry.unit;
+        let process = &self.processes[index];
+        let byte = process.file_starts[unit.file] + unit.offset;
+        let job_name = &self.jobs[process.job].name;
+        let what = match unit.kind {
+            IoKind::Read => "read",
+            IoKind::Write => "write",
+            IoKind::Trim => "trim",
+            IoKind::Fsync => "fsync",
+            IoKind::Fdatasync => "fdatasync",
+        };
+        let mut failed = false;
+        if result < 0 {
+            let error = std::io::Error::from_raw_os_error(-result);
+            self.io_errors.push(format!(
+                "job '{job_name}': {what} of {} bytes at offset {byte}: {error}",
+                unit.len
+            ));
+            self.stats[index].error = -result;
+            failed = true;
+        } else if let Some(ddir) = unit.kind.ddir() {
+            if (result as u64) < unit.len {
+                self.io_errors.push(format!(
+                    "job '{job_name}': short {what} at offset {byte}: {result} of {} bytes",
+                    unit.len
+                ));
+                self.stats[index].record_short(ddir);
+                failed = true;
+            }
+        }
+        if let Some(slot) = entry.slot {
+            let check = (entry.verify_read || process.check_reads) && unit.kind == IoKind::Read;
+            if let (true, false, Some(method)) = (check, failed, process.verify) {
+                let block = self.buffers.bytes_mut(slot, unit.len as usize);
+                if let Err(message) = verify::check(block, method, byte) {
+                    self.verify_failures.push(VerifyFailure {
+                        job: job_name.clone(),
+                        offset: byte,
+                        len: unit.len,
+                        message,
+                    });
+                }
+            }
+            self.buffers.give_back(slot);
+        }
+        if let Some(ddir) = unit.kind.ddir() {
+            let dir = request.op.data_dir();
+            self.disk.ios[dir] += 1;
+            self.disk.sectors[dir] += u64::from(request.nr_sectors);
+            self.disk.ticks_ns[dir] += now - entry.submitted_at;
+            if now >= self.processes[index].stats_from && !failed {
+                let ddir = if entry.verify_read { DDIR_READ } else { ddir };
+                self.stats[index].record_io(
+                    ddir,
+                    unit.len,
+                    entry.submitted_at,
+                    entry.submitted_at,
+                    now,
+                );
+            }
+        } else if !failed {
+            self.stats[index].record_sync(now - entry.submitted_at);
+        }
+        let process = &mut self.processes[index];
+        if unit.kind == IoKind::Write && !failed && process.verify_after {
+            process.written.insert((unit.file, unit.offset), unit.len);
+        }
+        if entry.verify_read {
+            process.verify_in_flight -= 1;
+        } else if let Some(runner) = process.runner.as_mut() {
+            runner.complete(now, &unit);
+            if failed {
+                // fio stops a job at its first error (continue_on_error=none).
+                runner.stop();
+                process.verify_queue = None;
+            }
+        }
+        self.woken.push(index);
+    }
+
+    fn finish(mut self, usr_cpu_ns: u64, sys_cpu_ns: u64) -> Result<EngineOutcome, EngineError> {
+        assert!(
+            self.in_flight.is_empty(),
+            "requests left in flight at the end"
+        );
+        assert_eq!(self.elevator.queued(), 0, "requests left in the scheduler");
+        let elapsed = self.last_finish.max(1);
+        let name = self
+            .target
+            .partition
+            .clone()
+            .or_else(|| self.target.disk.clone())
+            .unwrap_or_else(|| {
+                std::path::Path::new(&self.target.path)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            });
+        let disk = DiskStats {
+            name,
+            read_ios: self.disk.ios[0],
+            write_ios: self.disk.ios[1],
+            read_sectors: self.disk.sectors[0],
+            write_sectors: self.disk.sectors[1],
+            read_merges: 0,
+            write_merges: 0,
+            read_ticks_ms: self.disk.ticks_ns[0] / NSEC_PER_MSEC,
+            write_ticks_ms: self.disk.ticks_ns[1] / NSEC_PER_MSEC,
+            in_queue_ms: (self.disk.in_queue_ns / u128::from(NSEC_PER_MSEC)) as u64,
+            util_pct: (self.disk.io_ticks_ns as f64 * 100.0 / elapsed as f64).min(100.0),
+        };
+        let mut clones = std::mem::take(&mut self.stats);
+        let run_s = elapsed as f64 / 1e9;
+        for stats in &mut clones {
+            // One thread serves every job: each reports the process's CPU share.
+            stats.usr_cpu = usr_cpu_ns as f64 / 1e9 * 100.0 / run_s;
+            stats.sys_cpu = sys_cpu_ns as f64 / 1e9 * 100.0 / run_s;
+        }
+        Ok(EngineOutcome {
+            clone_jobs: self.processes.iter().map(|p| p.job).collect(),
+            clone_cgroups: self
+                .processes
+                .iter()
+                .map(|p| self.cgroups.path(p.cgroup))
+                .collect(),
+            clones,
+            disk,
+            elapsed_ns: self.last_finish,
+            tunables: self.elevator.tunables(),
+            summary: self.elevator.summary(),
+            layout: std::mem::take(&mut self.layout),
+            verify_failures: std::mem::take(&mut self.verify_failures),
+            io_errors: std::mem::take(&mut self.io_errors),
+            interrupted: self.stopping,
+            requests: self.requests,
+            scheduler_ns: self.scheduler_ns,
+            usr_cpu_ns,
+            sys_cpu_ns,
+            fixed_buffers: self.fixed_buffers,
+            queue_depth: self.queue_depth,
+        })
+    }
+}

@@ -1,0 +1,232 @@
+//! Where each job clone's files live on the target, by the simulator's rules, so that one job
+//! file means the same bytes under both drivers.
+//!
+//! Files are named as fio names them (`filename=` entries are shared by the clones that name
+//! them; otherwise `jobname.clone.filenum`). Each distinct file is one contiguous extent of the
+//! target, allocated in order of first mention from 1 MiB on, 1 MiB aligned. A
+//! `filename=/dev/...` entry stands for the whole target from byte 0.
+//!
+//! Choice: this mirrors `iosched-sim`'s `layout.rs` rather than sharing it, because the two
+//! drivers may not depend on each other; moving it into `iosched-workload` would remove the
+//! copy.
+
+use iosched_workload::generator::FileRegion;
+use iosched_workload::rng::Rng;
+use iosched_workload::{JobSpec, SizeOrPercent};
+
+use crate::error::EngineError;
+
+/// 1 MiB: extent alignment and the untouched head of the target.
+const ALIGN_BYTES: u64 = 1 << 20;
+
+/// One file of the jobs, as an extent of the target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileExtent {
+    pub name: String,
+    /// First byte on the target.
+    pub start: u64,
+    pub bytes: u64,
+}
+
+/// One job clone's files and its byte range in each.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClonePlan {
+    pub job: usize,
+    pub clone: u32,
+    pub files: Vec<usize>,
+    pub regions: Vec<FileRegion>,
+}
+
+/// Every file and every clone.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Layout {
+    pub files: Vec<FileExtent>,
+    pub clones: Vec<ClonePlan>,
+    /// One past the last byte any file uses.
+    pub end_bytes: u64,
+}
+
+fn is_device_path(name: &str) -> bool {
+    name.starts_with("/dev/")
+}
+
+fn file_names(spec: &JobSpec, clone: u32) -> Vec<String> {
+    if !spec.filenames.is_empty() {
+        return spec.filenames.clone();
+    }
+    let directory = if spec.directories.is_empty() {
+        None
+    } else {
+        Some(&spec.directories[clone as usize % spec.directories.len()])
+    };
+    (0..spec.nrfiles.max(1))
+        .map(|file| {
+            let base = format!("{}.{}.{}", spec.name, clone, file);
+            match directory {
+                Some(dir) => format!("{}/{}", dir.trim_end_matches('/'), base),
+                None => base,
+            }
+        })
+        .collect()
+}
+
+/// Lays out every clone on a target of `capacity` bytes; `None` means a regular file that
+/// will be grown to fit.
+pub fn lay_out(jobs: &[JobSpec], capacity: Option<u64>, seed: u64) -> Result<Layout, EngineError> {
+    let mut rng = Rng::for_stream(seed, u64::MAX);
+    let mut layout = Layout::default();
+    let mut needed: Vec<u64> = Vec::new();
+    for (job_index, spec) in jobs.iter().enumerate() {
+        let error = |message: String| EngineError::Layout {
+            job: spec.name.clone(),
+            message,
+        };
+        for clone in 0..spec.numjobs.max(1) {
+            let names = file_names(spec, clone);
+            let nfiles = names.len() as u64;
+            let mut files = Vec::new();
+            let mut regions = Vec::new();
+            for name in names {
+                let device = is_device_path(&name);
+                let file_bytes = match (spec.filesize, device) {
+                    (Some((lo, hi)), _) => Some(rng.range_inclusive(lo, hi)),
+                    (None, true) => Some(capacity.ok_or_else(|| {
+                        error(format!("filename={name} needs a target of known size"))
+                    })?),
+                    (None, false) => None,
+                };
+                let region_bytes =
+                    match spec.size {
+                        Some(SizeOrPercent::Bytes(size)) => size / nfiles,
+                        Some(SizeOrPercent::Percent(pct)) => match file_bytes {
+                            Some(bytes) => (bytes as f64 * pct / 100.0) as u64,
+                            None => {
+                                return Err(error(format!(
+                                "size={pct}% needs an existing file or device to take a share of"
+                            )))
+                            }
+                        },
+                        None => match file_bytes {
+                            Some(bytes) => bytes,
+                            None => return Err(error(
+                                "size= or filesize= is required (there is no file to size it from)"
+                                    .to_string(),
+                            )),
+                        },
+                    };
+                let base_offset = match spec.offset {
+                    SizeOrPercent::Bytes(offset) => offset,
+                    SizeOrPercent::Percent(pct) => {
+                        (file_bytes.unwrap_or(region_bytes) as f64 * pct / 100.0) as u64
+                    }
+                };
+                let offset = base_offset + spec.offset_increment * u64::from(clone);
+                let region_len = match file_bytes {
+                    Some(bytes) if spec.size.is_none() => bytes.saturating_sub(offset),
+                    Some(bytes) => region_bytes.min(bytes.saturating_sub(offset)),
+                    None => region_bytes,
+                };
+                let min_block = spec.bs.iter().map(|bs| bs.max()).max().unwrap_or(4096);
+                if region_len < min_block {
+                    return Err(error(format!(
+                        "file '{name}' leaves {region_len} bytes at offset {offset}, less than one block of {min_block}"
+                    )));
+                }
+                let index = match layout.files.iter().position(|f| f.name == name) {
+                    Some(index) => index,
+                    None => {
+                        layout.files.push(FileExtent {
+                            name: name.clone(),
+                            start: 0,
+                            bytes: 0,
+                        });
+                        needed.push(0);
+                        layout.files.len() - 1
+                    }
+                };
+                let extent = if device {
+                    capacity.unwrap_or(0)
+                } else {
+                    file_bytes.unwrap_or(offset + region_len)
+                };
+                needed[index] = needed[index].max(extent).max(offset + region_len);
+                files.push(index);
+                regions.push(FileRegion {
+                    start: offset,
+                    len: region_len,
+                });
+            }
+            layout.clones.push(ClonePlan {
+                job: job_index,
+                clone,
+                files,
+                regions,
+            });
+        }
+    }
+    let mut next_free = ALIGN_BYTES;
+    for (file, bytes) in layout.files.iter_mut().zip(needed) {
+        file.bytes = bytes;
+        if is_device_path(&file.name) {
+            let capacity = capacity.unwrap_or(0);
+            if bytes > capacity {
+                return Err(EngineError::Layout {
+                    job: file.name.clone(),
+                    message: format!("needs {bytes} bytes, the target has {capacity}"),
+                });
+            }
+            layout.end_bytes = layout.end_bytes.max(bytes);
+            continue;
+        }
+        if let Some(capacity) = capacity {
+            if next_free + bytes > capacity {
+                return Err(EngineError::Layout {
+                    job: file.name.clone(),
+                    message: format!(
+                        "file of {bytes} bytes does not fit on the target ({capacity} bytes from 1 MiB on)"
+                    ),
+                });
+            }
+        }
+        file.start = next_free;
+        layout.end_bytes = layout.end_bytes.max(next_free + bytes);
+        next_free = (next_free + bytes).div_ceil(ALIGN_BYTES) * ALIGN_BYTES;
+    }
+    Ok(layout)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(name: &str, size: u64) -> JobSpec {
+        let mut spec = JobSpec::new(name);
+        spec.size = Some(SizeOrPercent::Bytes(size));
+        spec
+    }
+
+    #[test]
+    fn clones_get_their_own_extents_after_the_first_mib() {
+        let mut spec = job("seq", 4 << 20);
+        spec.numjobs = 2;
+        let layout = lay_out(&[spec], None, 1).unwrap();
+        assert_eq!(layout.files[0].start, 1 << 20);
+        assert_eq!(layout.files[1].start, 5 << 20);
+        assert_eq!(layout.end_bytes, 9 << 20);
+    }
+
+    #[test]
+    fn a_device_name_without_a_known_size_is_an_error() {
+        let mut spec = job("raw", 1 << 20);
+        spec.filenames = vec!["/dev/sdx".into()];
+        assert!(lay_out(&[spec.clone()], None, 1).is_err());
+        let layout = lay_out(&[spec], Some(8 << 20), 1).unwrap();
+        assert_eq!(layout.files[0].start, 0);
+    }
+
+    #[test]
+    fn jobs_larger_than_the_device_are_refused() {
+        let spec = job("big", 8 << 20);
+        assert!(lay_out(&[spec], Some(8 << 20), 1).is_err());
+    }
+}

@@ -1,0 +1,273 @@
+//! The path a run writes to: a regular file (created if missing) or a block device, and what
+//! the scheduler is told about it.
+//!
+//! For a block device the facts come from sysfs: `queue/rotational`, `queue/nr_requests` (the
+//! in-device cap) and `queue/scheduler` (the kernel's own scheduler, which should be `none`
+//! so that ours is the only one reordering). A regular file is treated as a non-rotational
+//! device of depth 32.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Seek, SeekFrom};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::EngineError;
+
+/// Queue depth for regular files and for devices whose `nr_requests` cannot be read.
+pub const DEFAULT_QUEUE_DEPTH: u32 = 32;
+
+/// What kind of path the run targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetKind {
+    RegularFile,
+    BlockDevice,
+}
+
+/// A probed target, before it is opened.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub path: String,
+    pub kind: TargetKind,
+    /// Whether a regular file exists yet (block devices always do).
+    pub exists: bool,
+    /// Size in bytes, if it exists.
+    pub capacity_bytes: Option<u64>,
+    /// sysfs name of the whole disk (`loop0`), for block devices.
+    pub disk: Option<String>,
+    /// sysfs name of the partition when the path is one (`sda1`).
+    pub partition: Option<String>,
+    /// `major:minor` of the path itself, for block devices.
+    pub dev: Option<u64>,
+    pub rotational: bool,
+    pub queue_depth: u32,
+    /// The kernel's scheduler on the disk (`none`, `mq-deadline`, ...).
+    pub kernel_scheduler: Option<String>,
+}
+
+/// `major:minor` of a device number, as sysfs names it.
+pub fn dev_name(dev: u64) -> String {
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    format!("{major}:{minor}")
+}
+
+fn read_trimmed(path: &Path) -> Option<String> {
+    fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+}
+
+/// The bracketed entry of a `queue/scheduler` line: `none [mq-deadline] kyber` → `mq-deadline`.
+pub fn active_scheduler(line: &str) -> Option<String> {
+    let start = line.find('[')?;
+    let end = line[start..].find(']')? + start;
+    Some(line[start + 1..end].to_string())
+}
+
+/// Looks at `path` without opening it for I/O.
+pub fn probe(path: &str) -> Result<Target, EngineError> {
+    let metadata = match fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let parent = Path::new(path)
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            if !parent.is_dir() {
+                return Err(EngineError::io(
+                    path,
+                    "cannot create the file",
+                    std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        format!("directory {} does not exist", parent.display()),
+                    ),
+                ));
+            }
+            return Ok(Target {
+                path: path.to_string(),
+                kind: TargetKind::RegularFile,
+                exists: false,
+                capacity_bytes: None,
+                disk: None,
+                partition: None,
+                dev: None,
+                rotational: false,
+                queue_depth: DEFAULT_QUEUE_DEPTH,
+                kernel_scheduler: None,
+            });
+        }
+        Err(error) => return Err(EngineError::io(path, "cannot look at the path", error)),
+    };
+    let file_type = metadata.file_type();
+    if file_type.is_file() {
+        return Ok(Target {
+            path: path.to_string(),
+            kind: TargetKind::RegularFile,
+            exists: true,
+            capacity_bytes: Some(metadata.len()),
+            disk: None,
+            partition: None,
+            dev: None,
+            rotational: false,
+            queue_depth: DEFAULT_QUEUE_DEPTH,
+            kernel_scheduler: None,
+        });
+    }
+    if !file_type.is_block_device() {
+        return Err(EngineError::Refused {
+            path: path.to_string(),
+            reason: "neither a regular file nor a block device".to_string(),
+        });
+    }
+    let dev = metadata.rdev();
+    let sys: PathBuf =
+        fs::canonicalize(format!("/sys/dev/block/{}", dev_name(dev))).map_err(|error| {
+            EngineError::io(path, "cannot find the device in /sys/dev/block", error)
+        })?;
+    let own_name = sys
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (disk, partition) = if sys.join("partition").exists() {
+        let parent = sys
+            .parent()
+            .and_then(Path::file_name)
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        (parent, Some(own_name))
+    } else {
+        (own_name, None)
+    };
+    let queue = PathBuf::from(format!("/sys/block/{disk}/queue"));
+    let rotational = read_trimmed(&queue.join("rotational")).is_some_and(|v| v == "1");
+    let queue_depth = read_trimmed(&queue.join("nr_requests"))
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(DEFAULT_QUEUE_DEPTH);
+    let kernel_scheduler =
+        read_trimmed(&queue.join("scheduler")).and_then(|line| active_scheduler(&line));
+    let capacity = File::open(path)
+        .and_then(|mut f| f.seek(SeekFrom::End(0)))
+        .map_err(|error| EngineError::io(path, "cannot read the device size", error))?;
+    Ok(Target {
+        path: path.to_string(),
+        kind: TargetKind::BlockDevice,
+        exists: true,
+        capacity_bytes: Some(capacity),
+        disk: Some(disk),
+        partition,
+        dev: Some(dev),
+        rotational,
+        queue_depth,
+        kernel_scheduler,
+    })
+}
+
+impl Target {
+    /// Opens for direct I/O; `writable` adds write access. A missing or short regular file is
+    /// created or grown to `needed_bytes` (new space allocated, existing bytes untouched).
+    /// Block devices are opened `O_EXCL`, which the kernel refuses while anything has the
+    /// device mounted or claimed.
+    pub fn open(&self, needed_bytes: u64, writable: bool) -> Result<File, EngineError> {
+        let mut options = OpenOptions::new();
+        options.read(true).write(writable);
+        let mut flags = libc::O_DIRECT;
+        match self.kind {
+            TargetKind::BlockDevice => flags |= libc::O_EXCL,
+            TargetKind::RegularFile => {
+                if writable {
+                    options.create(true);
+                }
+            }
+        }
+        options.custom_flags(flags);
+        let file = options.open(&self.path).map_err(|error| {
+            let context = match error.raw_os_error() {
+                Some(libc::EBUSY) => "device busy (mounted or held by another user)",
+                Some(libc::EINVAL) => {
+                    "cannot open with O_DIRECT (does the file system support it?)"
+                }
+                _ => "cannot open",
+            };
+            EngineError::io(&self.path, context, error)
+        })?;
+        if self.kind == TargetKind::RegularFile {
+            let current = file
+                .metadata()
+                .map_err(|error| EngineError::io(&self.path, "cannot stat", error))?
+                .len();
+            if current < needed_bytes {
+                if !writable {
+                    return Err(EngineError::Layout {
+                        job: self.path.clone(),
+                        message: format!(
+                            "the jobs read {needed_bytes} bytes but the file holds {current} (write it first)"
+                        ),
+                    });
+                }
+                allocate(&file, current, needed_bytes - current).map_err(|error| {
+                    EngineError::io(&self.path, "cannot allocate the file", error)
+                })?;
+            }
+        }
+        Ok(file)
+    }
+}
+
+/// Allocates `len` bytes from `offset`, falling back to a sparse extension where the file
+/// system has no `fallocate` (reads of holes return zeros either way).
+fn allocate(file: &File, offset: u64, len: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: plain system call on a descriptor we own; no memory is passed.
+    let rc = unsafe {
+        libc::fallocate(
+            file.as_raw_fd(),
+            0,
+            offset as libc::off_t,
+            len as libc::off_t,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let error = std::io::Error::last_os_error();
+    match error.raw_os_error() {
+        Some(libc::EOPNOTSUPP) => file.set_len(offset + len),
+        _ => Err(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn active_scheduler_is_the_bracketed_one() {
+        assert_eq!(
+            active_scheduler("[none] mq-deadline kyber bfq").as_deref(),
+            Some("none")
+        );
+        assert_eq!(active_scheduler("none [bfq]").as_deref(), Some("bfq"));
+        assert_eq!(active_scheduler("none"), None);
+    }
+
+    #[test]
+    fn dev_names_split_major_and_minor() {
+        assert_eq!(dev_name((7 << 8) | 3), "7:3");
+        assert_eq!(dev_name((259 << 8) | 1), "259:1");
+    }
+
+    #[test]
+    fn a_missing_file_probes_as_a_file_to_create() {
+        let dir = std::env::temp_dir().join(format!("iosched-probe-{}", std::process::id()));
+        let target = probe(dir.join("nope").to_str().unwrap());
+        assert!(target.is_err(), "missing parent directory must be an error");
+        let target = probe(
+            std::env::temp_dir()
+                .join("iosched-surely-missing")
+                .to_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert!(!target.exists);
+        assert_eq!(target.kind, TargetKind::RegularFile);
+    }
+}
