@@ -39,7 +39,10 @@ impl Cfq {
         // neighbours of `sector`; which one depends on the tree's shape. We take the nearer
         // neighbour as "the parent", then its neighbour toward `sector` as the kernel does.
         let below = tree.range(..sector).next_back().map(|(&s, &q)| (s, q));
-        let above = tree.range((Bound::Excluded(sector), Bound::Unbounded)).next().map(|(&s, &q)| (s, q));
+        let above = tree
+            .range((Bound::Excluded(sector), Bound::Unbounded))
+            .next()
+            .map(|(&s, &q)| (s, q));
         let (parent, other) = match (below, above) {
             (Some(b), Some(a)) => {
                 if sector - b.0 <= a.0 - sector {
@@ -108,12 +111,30 @@ impl Cfq {
     }
 
     /// Kernel: cfq_merge_cfqqs(), applied at the process's next insertion.
-    pub(crate) fn follow_merge(&mut self, ioc: IoContextId, q: QId, now: Time, trace: &mut dyn Trace) -> QId {
+    pub(crate) fn follow_merge(
+        &mut self,
+        ioc: IoContextId,
+        q: QId,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> QId {
         let Some(target) = self.queues[q].new_cfqq else {
             return q;
         };
-        self.log_q(trace, now, q, format_args!("merging with queue 0x{target:x}"));
-        self.decide(trace, now, "merge", Some(q), "cooperating queues merged", None);
+        self.log_q(
+            trace,
+            now,
+            q,
+            format_args!("merging with queue 0x{target:x}"),
+        );
+        self.decide(
+            trace,
+            now,
+            "merge",
+            Some(q),
+            "cooperating queues merged",
+            None,
+        );
         self.cics.get_mut(&ioc).expect("context").sync_q = Some(target);
         self.queues[target].coop = true;
         // The target's reference for this process was taken at setup_merge().

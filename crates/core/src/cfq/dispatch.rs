@@ -138,15 +138,27 @@ impl Cfq {
     }
 
     /// Kernel: cfq_dispatch_insert() + cfq_remove_request() + cfq_activate_request().
-    fn dispatch_insert(&mut self, q: QId, key: SortKey, now: Time, trace: &mut dyn Trace) -> Request {
+    fn dispatch_insert(
+        &mut self,
+        q: QId,
+        key: SortKey,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> Request {
         self.log_q(trace, now, q, format_args!("dispatch_insert"));
         let next = self.find_next_rq(q, key);
         let cfqq = &mut self.queues[q];
         cfqq.next_rq = next;
-        let pending = cfqq.sort_list.remove(&key).expect("dispatched request is queued");
+        let pending = cfqq
+            .sort_list
+            .remove(&key)
+            .expect("dispatched request is queued");
         let seq = key.1;
         let in_fifo = cfqq.fifo.remove(&seq);
-        assert!(in_fifo.is_some(), "dispatched request missing from the FIFO");
+        assert!(
+            in_fifo.is_some(),
+            "dispatched request missing from the FIFO"
+        );
         let rq = pending.rq;
         let sync = usize::from(rq.is_sync());
         assert!(cfqq.queued[sync] > 0, "queued count underflow");
@@ -181,22 +193,41 @@ impl Cfq {
 
     /// Kernel: cfq_dispatch_request(): one request from the active queue, if allowed.
     fn dispatch_request(&mut self, q: QId, now: Time, trace: &mut dyn Trace) -> Option<Request> {
-        assert!(!self.queues[q].is_empty(), "dispatching from an empty queue");
+        assert!(
+            !self.queues[q].is_empty(),
+            "dispatching from an empty queue"
+        );
         let expired = self.check_fifo(q, now);
         if expired.is_some() {
             self.queues[q].must_dispatch = true;
         }
         if !self.may_dispatch(q, now, trace) {
-            self.decide(trace, now, "dispatch_limit", Some(q), "may_dispatch refused", None);
+            self.decide(
+                trace,
+                now,
+                "dispatch_limit",
+                Some(q),
+                "may_dispatch refused",
+                None,
+            );
             return None;
         }
         let key = match expired {
             Some(key) => {
                 self.log_q(trace, now, q, format_args!("fifo=0x{:x}", key.1));
-                self.decide(trace, now, "fifo_expired", Some(q), "FIFO head past its deadline", None);
+                self.decide(
+                    trace,
+                    now,
+                    "fifo_expired",
+                    Some(q),
+                    "FIFO head past its deadline",
+                    None,
+                );
                 key
             }
-            None => self.queues[q].next_rq.expect("non-empty queue has a next_rq"),
+            None => self.queues[q]
+                .next_rq
+                .expect("non-empty queue has a next_rq"),
         };
         let rq = self.dispatch_insert(q, key, now, trace);
         if self.active_cic.is_none() {
@@ -206,7 +237,11 @@ impl Cfq {
     }
 
     /// Kernel: cfq_dispatch_requests() with force = 0.
-    pub(crate) fn dispatch_requests(&mut self, now: Time, trace: &mut dyn Trace) -> Option<Request> {
+    pub(crate) fn dispatch_requests(
+        &mut self,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> Option<Request> {
         if self.busy_queues == 0 {
             return None;
         }
@@ -221,7 +256,11 @@ impl Cfq {
             && ((is_async && self.queues[q].slice_dispatch >= self.prio_to_maxrq(q)) || idle_class)
         {
             self.queues[q].slice_end = now + 1;
-            let cause = if idle_class { ExpireCause::IdleClass } else { ExpireCause::AsyncDepth };
+            let cause = if idle_class {
+                ExpireCause::IdleClass
+            } else {
+                ExpireCause::AsyncDepth
+            };
             self.slice_expired(false, cause, now, trace);
         }
         self.log_q(trace, now, q, format_args!("dispatched a request"));
@@ -240,7 +279,10 @@ impl Cfq {
             }
             self.slice_expired(false, ExpireCause::Forced, now, trace);
         }
-        assert_eq!(self.busy_queues, 0, "queues left busy after a forced dispatch");
+        assert_eq!(
+            self.busy_queues, 0,
+            "queues left busy after a forced dispatch"
+        );
         let n = out.len();
         self.log(trace, now, format_args!("forced_dispatch={n}"));
         out

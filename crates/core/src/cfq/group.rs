@@ -127,7 +127,8 @@ impl Cfq {
         }
         let parent = self.group_of.get(&spec.parent).copied().unwrap_or(0);
         let g = self.groups.len();
-        self.groups.push(CfqGroup::new(spec.id, Some(parent), weight, leaf_weight, 0));
+        self.groups
+            .push(CfqGroup::new(spec.id, Some(parent), weight, leaf_weight, 0));
         self.group_of.insert(spec.id, g);
     }
 
@@ -173,7 +174,10 @@ impl Cfq {
 
     /// Kernel: cfq_group_notify_queue_del().
     pub(crate) fn group_notify_queue_del(&mut self, g: GId, now: Time, trace: &mut dyn Trace) {
-        assert!(self.groups[g].nr_cfqq >= 1, "group loses a queue it does not have");
+        assert!(
+            self.groups[g].nr_cfqq >= 1,
+            "group loses a queue it does not have"
+        );
         self.groups[g].nr_cfqq -= 1;
         if self.groups[g].nr_cfqq > 0 {
             return;
@@ -186,7 +190,10 @@ impl Cfq {
     /// Kernel: cfq_group_service_tree_add(): insert, activate up the hierarchy and compute
     /// `vfraction` by compounding weight ratios to the root.
     pub(crate) fn group_tree_add(&mut self, g: GId) {
-        assert!(self.groups[g].tree_seq.is_none(), "group already on the tree");
+        assert!(
+            self.groups[g].tree_seq.is_none(),
+            "group already on the tree"
+        );
         if self.groups[g].new_leaf_weight != 0 {
             self.groups[g].leaf_weight = self.groups[g].new_leaf_weight;
             self.groups[g].new_leaf_weight = 0;
@@ -222,7 +229,10 @@ impl Cfq {
     /// Kernel: cfq_group_service_tree_del(): undo the activation, upwards while counts hit 0.
     pub(crate) fn group_tree_del(&mut self, g: GId) {
         let mut pos = g;
-        assert!(self.groups[pos].nr_active > 0, "deactivating an inactive group");
+        assert!(
+            self.groups[pos].nr_active > 0,
+            "deactivating an inactive group"
+        );
         self.groups[pos].nr_active -= 1;
         let mut propagate = self.groups[pos].nr_active == 0;
         self.groups[pos].children_weight -= self.groups[pos].leaf_weight;
@@ -271,11 +281,13 @@ impl Cfq {
         };
         let vfr = self.groups[g].vfraction;
         self.group_tree_del(g);
-        self.groups[g].vdisktime = self.groups[g].vdisktime.wrapping_add(scale_charge(charge, vfr));
+        self.groups[g].vdisktime = self.groups[g]
+            .vdisktime
+            .wrapping_add(scale_charge(charge, vfr));
         self.group_tree_add(g);
 
-        if self.workload_expires > now {
-            self.groups[g].saved_wl_slice = self.workload_expires - now;
+        if self.workload_expires > now as i64 {
+            self.groups[g].saved_wl_slice = (self.workload_expires - now as i64) as Time;
             self.groups[g].saved_wl_type = self.serving_wl_type;
             self.groups[g].saved_wl_class = self.serving_wl_class;
         } else {
@@ -287,7 +299,12 @@ impl Cfq {
         self.queues[q].stats.slices += 1;
 
         let (vt, min_vt) = (self.groups[g].vdisktime, self.min_vdisktime);
-        self.log_g(trace, now, g, format_args!("served: vt={vt} min_vt={min_vt}"));
+        self.log_g(
+            trace,
+            now,
+            g,
+            format_args!("served: vt={vt} min_vt={min_vt}"),
+        );
         let cfqq = &self.queues[q];
         let (disp, sect) = (cfqq.slice_dispatch, cfqq.nr_sectors);
         let iops = u8::from(self.iops_mode());
@@ -297,7 +314,14 @@ impl Cfq {
             q,
             format_args!("sl_used={used_sl} disp={disp} charge={charge} iops={iops} sect={sect}"),
         );
-        self.decide(trace, now, "charge", Some(q), if iops == 1 { "iops" } else { "time" }, Some(charge));
+        self.decide(
+            trace,
+            now,
+            "charge",
+            Some(q),
+            if iops == 1 { "iops" } else { "time" },
+            Some(charge),
+        );
     }
 }
 

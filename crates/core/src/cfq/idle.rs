@@ -23,7 +23,11 @@ impl Cfq {
         if !ttime.valid() {
             return false;
         }
-        let slice = if group_idle { self.tun.group_idle_ns } else { self.tun.slice_idle_ns };
+        let slice = if group_idle {
+            self.tun.group_idle_ns
+        } else {
+            self.tun.slice_idle_ns
+        };
         ttime.ttime_mean > slice
     }
 
@@ -35,9 +39,8 @@ impl Cfq {
     /// The service tree a queue is on (or would be on).
     fn tree_of(&self, q: QId) -> usize {
         let cfqq = &self.queues[q];
-        cfqq.service_tree.unwrap_or_else(|| {
-            super::service_tree::tree_index(cfqq.wl_class(), cfqq.wl_type())
-        })
+        cfqq.service_tree
+            .unwrap_or_else(|| super::service_tree::tree_index(cfqq.wl_class(), cfqq.wl_type()))
     }
 
     /// Kernel: cfq_should_idle().
@@ -65,27 +68,60 @@ impl Cfq {
 
     /// Kernel: cfq_arm_slice_timer(). Returns whether the timer was armed.
     pub(crate) fn arm_slice_timer(&mut self, now: Time, trace: &mut dyn Trace) -> bool {
-        let q = self.active_queue.expect("arming idle without an active queue");
+        let q = self
+            .active_queue
+            .expect("arming idle without an active queue");
         if !self.rotational && self.hw_tag != 0 && self.tun.group_idle_ns == 0 {
-            self.decide(trace, now, "no_idle", Some(q), "non-rotational NCQ device, group_idle 0", None);
+            self.decide(
+                trace,
+                now,
+                "no_idle",
+                Some(q),
+                "non-rotational NCQ device, group_idle 0",
+                None,
+            );
             return false;
         }
-        assert!(self.queues[q].is_empty(), "arming idle for a non-empty queue");
+        assert!(
+            self.queues[q].is_empty(),
+            "arming idle for a non-empty queue"
+        );
         let mut group_idle = 0;
         if !self.should_idle(q, now, trace) {
             if self.tun.group_idle_ns > 0 {
                 group_idle = self.tun.group_idle_ns;
             } else {
-                self.decide(trace, now, "no_idle", Some(q), "should_idle false (seeky or think time), group_idle 0", None);
+                self.decide(
+                    trace,
+                    now,
+                    "no_idle",
+                    Some(q),
+                    "should_idle false (seeky or think time), group_idle 0",
+                    None,
+                );
                 return false;
             }
         }
         if self.queues[q].dispatched > 0 {
-            self.decide(trace, now, "no_idle", Some(q), "requests still in flight", None);
+            self.decide(
+                trace,
+                now,
+                "no_idle",
+                Some(q),
+                "requests still in flight",
+                None,
+            );
             return false;
         }
         let Some(cic) = self.active_cic.and_then(|ioc| self.cics.get(&ioc)) else {
-            self.decide(trace, now, "no_idle", Some(q), "no active process context", None);
+            self.decide(
+                trace,
+                now,
+                "no_idle",
+                Some(q),
+                "no active process context",
+                None,
+            );
             return false;
         };
         if cic.exited {
@@ -95,7 +131,14 @@ impl Cfq {
         let mean = cic.ttime.ttime_mean;
         if cic.ttime.valid() && self.queues[q].slice_end.wrapping_sub(now) < mean {
             self.log_q(trace, now, q, format_args!("Not idling. think_time:{mean}"));
-            self.decide(trace, now, "no_idle", Some(q), "think time exceeds remaining slice", Some(mean));
+            self.decide(
+                trace,
+                now,
+                "no_idle",
+                Some(q),
+                "think time exceeds remaining slice",
+                Some(mean),
+            );
             return false;
         }
         if group_idle > 0 {
@@ -113,14 +156,23 @@ impl Cfq {
             }
         }
         self.queues[q].wait_request = true;
-        let sl = if group_idle > 0 { group_idle } else { self.tun.slice_idle_ns };
+        let sl = if group_idle > 0 {
+            group_idle
+        } else {
+            self.tun.slice_idle_ns
+        };
         self.idle_timer = Some(IdleTimer {
             until: now + sl,
             armed_at: now,
             queue: q,
         });
         let gi = u8::from(group_idle > 0);
-        self.log_q(trace, now, q, format_args!("arm_idle: {sl} group_idle: {gi}"));
+        self.log_q(
+            trace,
+            now,
+            q,
+            format_args!("arm_idle: {sl} group_idle: {gi}"),
+        );
         self.decide(
             trace,
             now,
@@ -140,7 +192,10 @@ impl Cfq {
         let _ = trace;
         let idled = now.min(timer.until).saturating_sub(timer.armed_at);
         let g = self.queues[timer.queue].group;
-        for stats in [&mut self.queues[timer.queue].stats, &mut self.groups[g].stats] {
+        for stats in [
+            &mut self.queues[timer.queue].stats,
+            &mut self.groups[g].stats,
+        ] {
             stats.idled_ns += idled;
             if by_timer {
                 stats.idle_wasted_ns += idled;
@@ -237,7 +292,12 @@ impl Cfq {
             return;
         };
         let sync = rq.is_sync();
-        self.log_q(trace, now, q, format_args!("complete rqnoidle {}", u8::from(req_noidle(rq))));
+        self.log_q(
+            trace,
+            now,
+            q,
+            format_args!("complete rqnoidle {}", u8::from(req_noidle(rq))),
+        );
         self.update_hw_tag();
         assert!(self.rq_in_driver > 0, "rq_in_driver underflow");
         self.rq_in_driver -= 1;
@@ -274,10 +334,21 @@ impl Cfq {
                 self.queues[q].slice_end = now + extend;
                 self.queues[q].wait_busy = true;
                 self.log_q(trace, now, q, format_args!("will busy wait"));
-                self.decide(trace, now, "wait_busy", Some(q), "sole queue of group: keep group backlogged", Some(extend));
+                self.decide(
+                    trace,
+                    now,
+                    "wait_busy",
+                    Some(q),
+                    "sole queue of group: keep group backlogged",
+                    Some(extend),
+                );
             }
             if self.slice_used(q, now) || self.queues[q].class_idle() {
-                let cause = if self.queues[q].class_idle() { ExpireCause::IdleClass } else { ExpireCause::SliceUsed };
+                let cause = if self.queues[q].class_idle() {
+                    ExpireCause::IdleClass
+                } else {
+                    ExpireCause::SliceUsed
+                };
                 self.slice_expired(true, cause, now, trace);
             } else if sync && empty && self.close_cooperator(q).is_none() {
                 self.arm_slice_timer(now, trace);

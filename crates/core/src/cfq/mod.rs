@@ -45,7 +45,7 @@ use crate::trace::{Decision, MessageSubject, Trace};
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
 
 use group::CfqGroup;
-use queue::{Cic, CfqQueue};
+use queue::{CfqQueue, Cic};
 pub use tunables::Tunables;
 
 /// Index of a queue in the queue slab.
@@ -114,7 +114,9 @@ pub struct Cfq {
     pub(crate) in_flight: BTreeMap<RequestId, (QId, Time)>,
     pub(crate) serving_wl_class: usize,
     pub(crate) serving_wl_type: usize,
-    pub(crate) workload_expires: Time,
+    /// Choice: signed. The kernel sets `now - 1` to mean "already expired"; its clock is
+    /// never 0, but the driver's starts there, where a u64 would wrap to "never expires".
+    pub(crate) workload_expires: i64,
     pub(crate) serving_group: Option<GId>,
     pub(crate) busy_queues: u32,
     pub(crate) busy_sync_queues: u32,
@@ -193,7 +195,8 @@ impl Cfq {
             seq: 0,
         };
         // Root group: cgroup v1 default weight 500, leaf weight doubled for the root.
-        cfq.groups.push(CfqGroup::new(CgroupId::ROOT, None, 500, 1000, 0));
+        cfq.groups
+            .push(CfqGroup::new(CgroupId::ROOT, None, 500, 1000, 0));
         cfq.group_of.insert(CgroupId::ROOT, 0);
         cfq
     }
@@ -391,40 +394,72 @@ impl Cfq {
                 assert!(cfqq.sort_list.is_empty(), "freed queue {q} holds requests");
                 continue;
             }
-            assert_eq!(cfqq.sort_list.len(), cfqq.fifo.len(), "queue {q}: sort_list vs fifo");
+            assert_eq!(
+                cfqq.sort_list.len(),
+                cfqq.fifo.len(),
+                "queue {q}: sort_list vs fifo"
+            );
             assert_eq!(
                 (cfqq.queued[0] + cfqq.queued[1]) as usize,
                 cfqq.sort_list.len(),
                 "queue {q}: queued counts"
             );
-            assert_eq!(cfqq.next_rq.is_some(), !cfqq.sort_list.is_empty(), "queue {q}: next_rq");
+            assert_eq!(
+                cfqq.next_rq.is_some(),
+                !cfqq.sort_list.is_empty(),
+                "queue {q}: next_rq"
+            );
             if let Some(key) = cfqq.next_rq {
-                assert!(cfqq.sort_list.contains_key(&key), "queue {q}: next_rq not queued");
+                assert!(
+                    cfqq.sort_list.contains_key(&key),
+                    "queue {q}: next_rq not queued"
+                );
             }
             queued += cfqq.queued[0] + cfqq.queued[1];
             dispatched += cfqq.dispatched;
             if cfqq.on_rr {
                 busy += 1;
                 busy_sync += u32::from(cfqq.sync);
-                let st = cfqq.service_tree.expect("busy queue sits on a service tree");
+                let st = cfqq
+                    .service_tree
+                    .expect("busy queue sits on a service tree");
                 let tree = &self.groups[cfqq.group].trees[st];
-                assert_eq!(tree.rb.get(&(cfqq.rb_key, cfqq.st_seq)), Some(&q), "queue {q} key");
+                assert_eq!(
+                    tree.rb.get(&(cfqq.rb_key, cfqq.st_seq)),
+                    Some(&q),
+                    "queue {q} key"
+                );
             } else {
                 assert!(cfqq.service_tree.is_none(), "idle queue {q} on a tree");
                 assert!(cfqq.p_key.is_none(), "idle queue {q} on a prio tree");
             }
             if !cfqq.sort_list.is_empty() {
-                assert!(cfqq.on_rr || Some(q) == self.active_queue, "queue {q} not busy");
+                assert!(
+                    cfqq.on_rr || Some(q) == self.active_queue,
+                    "queue {q} not busy"
+                );
             }
             if let Some((level, sector)) = cfqq.p_key {
-                assert_eq!(self.prio_trees[level].get(&sector), Some(&q), "queue {q} prio key");
+                assert_eq!(
+                    self.prio_trees[level].get(&sector),
+                    Some(&q),
+                    "queue {q} prio key"
+                );
             }
         }
         assert_eq!(queued, self.rq_queued, "rq_queued");
         assert_eq!(busy, self.busy_queues, "busy_queues");
         assert_eq!(busy_sync, self.busy_sync_queues, "busy_sync_queues");
-        assert_eq!(dispatched as usize, self.in_flight.len(), "dispatched vs in flight");
-        assert_eq!(self.rq_in_driver as usize, self.in_flight.len(), "rq_in_driver");
+        assert_eq!(
+            dispatched as usize,
+            self.in_flight.len(),
+            "dispatched vs in flight"
+        );
+        assert_eq!(
+            self.rq_in_driver as usize,
+            self.in_flight.len(),
+            "rq_in_driver"
+        );
         for (g, cfqg) in self.groups.iter().enumerate() {
             let mut nr = 0;
             for tree in &cfqg.trees {
@@ -438,20 +473,33 @@ impl Cfq {
             let on_tree = cfqg.tree_seq.is_some();
             assert_eq!(on_tree, cfqg.nr_cfqq > 0, "group {g} on tree iff busy");
             if let Some(seq) = cfqg.tree_seq {
-                assert_eq!(self.grp_tree.get(&(cfqg.vdisktime, seq)), Some(&g), "group {g} key");
+                assert_eq!(
+                    self.grp_tree.get(&(cfqg.vdisktime, seq)),
+                    Some(&g),
+                    "group {g} key"
+                );
             }
-            if cfqg.nr_active > 0 {
-                assert!(cfqg.vfraction >= 1, "active group {g} has no share");
+            if on_tree {
+                assert!(cfqg.vfraction >= 1, "group {g} on the tree without a share");
             }
         }
         for (level, tree) in self.prio_trees.iter().enumerate() {
             for (&sector, &q) in tree {
-                assert_eq!(self.queues[q].p_key, Some((level, sector)), "prio tree entry {q}");
+                assert_eq!(
+                    self.queues[q].p_key,
+                    Some((level, sector)),
+                    "prio tree entry {q}"
+                );
             }
         }
         if let Some(timer) = self.idle_timer {
-            let a = self.active_queue.expect("idle timer without an active queue");
-            assert_eq!(timer.queue, a, "idle timer for a queue other than the active one");
+            let a = self
+                .active_queue
+                .expect("idle timer without an active queue");
+            assert_eq!(
+                timer.queue, a,
+                "idle timer for a queue other than the active one"
+            );
         }
     }
 }

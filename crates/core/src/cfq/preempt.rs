@@ -81,7 +81,9 @@ impl Cfq {
 
     /// Kernel: cfq_preempt_queue().
     pub(crate) fn preempt_queue(&mut self, new: QId, rule: u8, now: Time, trace: &mut dyn Trace) {
-        let a = self.active_queue.expect("preempting without an active queue");
+        let a = self
+            .active_queue
+            .expect("preempting without an active queue");
         let old_type = self.queues[a].wl_type();
         self.log_q(trace, now, new, format_args!("preempt"));
         if trace.enabled() {

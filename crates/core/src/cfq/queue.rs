@@ -171,7 +171,11 @@ impl Cfq {
                 assert!(!self.queues[q].live, "free list holds a live queue");
                 self.queues[q] = cfqq;
                 // Keep the slot's history only if it was never reported under a pid.
-                self.queues[q].stats = if stats.slices == 0 { stats } else { Stats::default() };
+                self.queues[q].stats = if stats.slices == 0 {
+                    stats
+                } else {
+                    Stats::default()
+                };
                 q
             }
             None => {
@@ -347,7 +351,10 @@ impl Cfq {
         if prev != next {
             self.prio_tree_add(q);
         }
-        assert!(self.queues[q].next_rq.is_some(), "a queue with a request has a next_rq");
+        assert!(
+            self.queues[q].next_rq.is_some(),
+            "a queue with a request has a next_rq"
+        );
 
         // cfq_rq_enqueued()
         self.rq_queued += 1;
@@ -369,7 +376,14 @@ impl Cfq {
                     // Small request, sole busy queue: let the timer's expiry kick dispatch
                     // (the block layer's queue run dispatches it meanwhile).
                     self.queues[q].must_dispatch = true;
-                    self.decide(trace, now, "idle_end", Some(q), "small request: must_dispatch", None);
+                    self.decide(
+                        trace,
+                        now,
+                        "idle_end",
+                        Some(q),
+                        "small request: must_dispatch",
+                        None,
+                    );
                 }
             }
         } else if let Some(rule) = self.should_preempt(q, &rq, now, trace) {

@@ -11,7 +11,10 @@
 use super::service_tree::tree_index;
 use super::slice::ExpireCause;
 use super::think_time::seeky;
-use super::{Cfq, GId, QId, ASYNC_WORKLOAD, BE_WORKLOAD, IDLE_WORKLOAD, RT_WORKLOAD, SYNC_NOIDLE_WORKLOAD, SYNC_WORKLOAD};
+use super::{
+    Cfq, GId, QId, ASYNC_WORKLOAD, BE_WORKLOAD, IDLE_WORKLOAD, RT_WORKLOAD, SYNC_NOIDLE_WORKLOAD,
+    SYNC_WORKLOAD,
+};
 use crate::request::Time;
 use crate::trace::Trace;
 
@@ -48,7 +51,14 @@ impl Cfq {
                         && cfqq.dispatched > 0
                         && self.should_idle(q, now, trace)
                     {
-                        self.decide(trace, now, "keep_queue", Some(q), "rule 4: slice used, sole queue of group, waiting for completion", None);
+                        self.decide(
+                            trace,
+                            now,
+                            "keep_queue",
+                            Some(q),
+                            "rule 4: slice used, sole queue of group, waiting for completion",
+                            None,
+                        );
                         return None;
                     }
                     break 'group_idle_check;
@@ -81,11 +91,25 @@ impl Cfq {
                     let cfqq = &mut self.queues[q];
                     cfqq.deep = false;
                     cfqq.idle_window = false;
-                    self.decide(trace, now, "deep_cleared", Some(q), "rule 8: seeky queue, device faster than queue", None);
+                    self.decide(
+                        trace,
+                        now,
+                        "deep_cleared",
+                        Some(q),
+                        "rule 8: seeky queue, device faster than queue",
+                        None,
+                    );
                 }
                 // Rule 9: wait for in-flight requests of a queue we would idle on.
                 if self.queues[q].dispatched > 0 && self.should_idle(q, now, trace) {
-                    self.decide(trace, now, "keep_queue", Some(q), "rule 9: requests in flight, queue may idle", None);
+                    self.decide(
+                        trace,
+                        now,
+                        "keep_queue",
+                        Some(q),
+                        "rule 9: requests in flight, queue may idle",
+                        None,
+                    );
                     return None;
                 }
             }
@@ -96,10 +120,21 @@ impl Cfq {
                 && self.groups[g].dispatched > 0
                 && !self.thinktime_big_group(g)
             {
-                self.decide(trace, now, "keep_queue", Some(q), "rule 10: group idle, group requests in flight", None);
+                self.decide(
+                    trace,
+                    now,
+                    "keep_queue",
+                    Some(q),
+                    "rule 10: group idle, group requests in flight",
+                    None,
+                );
                 return None;
             }
-            cause = if self.slice_used(q, now) { ExpireCause::SliceUsed } else { ExpireCause::Empty };
+            cause = if self.slice_used(q, now) {
+                ExpireCause::SliceUsed
+            } else {
+                ExpireCause::Empty
+            };
             self.slice_expired(false, cause, now, trace);
         }
         // NEW
@@ -118,11 +153,11 @@ impl Cfq {
         self.serving_group = Some(g);
         let cfqg = &self.groups[g];
         if cfqg.saved_wl_slice > 0 {
-            self.workload_expires = now + cfqg.saved_wl_slice;
+            self.workload_expires = (now + cfqg.saved_wl_slice) as i64;
             self.serving_wl_type = cfqg.saved_wl_type;
             self.serving_wl_class = cfqg.saved_wl_class;
         } else {
-            self.workload_expires = now.wrapping_sub(1);
+            self.workload_expires = now as i64 - 1;
         }
         if trace.enabled() {
             let vt = self.groups[g].vdisktime;
@@ -150,23 +185,23 @@ impl Cfq {
             self.serving_wl_class = BE_WORKLOAD;
         } else {
             self.serving_wl_class = IDLE_WORKLOAD;
-            self.workload_expires = now + self.jiffy();
+            self.workload_expires = (now + self.jiffy()) as i64;
             return;
         }
         if original_class == self.serving_wl_class {
             let st = tree_index(self.serving_wl_class, self.serving_wl_type);
             let count = self.groups[g].trees[st].count;
-            if count > 0 && now <= self.workload_expires {
+            if count > 0 && now as i64 <= self.workload_expires {
                 return;
             }
         }
         // New workload type.
         self.serving_wl_type = self.choose_wl_type(g, self.serving_wl_class);
         let cfqg = &self.groups[g];
-        let count = u64::from(cfqg.trees[tree_index(self.serving_wl_class, self.serving_wl_type)].count);
+        let count =
+            u64::from(cfqg.trees[tree_index(self.serving_wl_class, self.serving_wl_type)].count);
         let group_slice = self.group_slice(g);
-        let busy = cfqg
-            .busy_queues_avg[self.serving_wl_class]
+        let busy = cfqg.busy_queues_avg[self.serving_wl_class]
             .max(cfqg.busy_queues_wl(self.serving_wl_class));
         let mut slice = group_slice * count / u64::from(busy.max(1));
         if self.serving_wl_type == ASYNC_WORKLOAD {
@@ -179,8 +214,15 @@ impl Cfq {
         }
         slice = slice.max(self.min_tt());
         self.log(trace, now, format_args!("workload slice:{slice}"));
-        self.decide(trace, now, "workload", None, workload_name(self.serving_wl_class, self.serving_wl_type), Some(slice));
-        self.workload_expires = now + slice;
+        self.decide(
+            trace,
+            now,
+            "workload",
+            None,
+            workload_name(self.serving_wl_class, self.serving_wl_type),
+            Some(slice),
+        );
+        self.workload_expires = (now + slice) as i64;
     }
 
     /// Kernel: cfq_choose_wl_type(): the type whose first queue has the lowest key.
@@ -216,8 +258,20 @@ impl Cfq {
         });
         if let Some(q) = q {
             let (c, t) = (self.serving_wl_class, self.serving_wl_type);
-            self.log_q(trace, now, q, format_args!("set_active wl_class:{c} wl_type:{t}"));
-            self.decide(trace, now, "select_queue", Some(q), "first of the serving tree", None);
+            self.log_q(
+                trace,
+                now,
+                q,
+                format_args!("set_active wl_class:{c} wl_type:{t}"),
+            );
+            self.decide(
+                trace,
+                now,
+                "select_queue",
+                Some(q),
+                "first of the serving tree",
+                None,
+            );
             let cfqq = &mut self.queues[q];
             cfqq.slice_start = 0;
             cfqq.dispatch_start = now;

@@ -74,7 +74,10 @@ impl Cfq {
         };
         let now_key = now as i64;
         let rb_key = if self.queues[q].class_idle() {
-            let rightmost = self.groups[g].trees[st].rb.last_key_value().map(|(_, &r)| r);
+            let rightmost = self.groups[g].trees[st]
+                .rb
+                .last_key_value()
+                .map(|(_, &r)| r);
             match rightmost {
                 Some(r) if r != q => CFQ_IDLE_DELAY as i64 + self.queues[r].rb_key,
                 _ => CFQ_IDLE_DELAY as i64 + now_key,

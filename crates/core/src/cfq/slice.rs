@@ -107,7 +107,14 @@ impl Cfq {
         cfqq.slice_end = now + slice;
         cfqq.allocated_slice = slice;
         self.log_q(trace, now, q, format_args!("set_slice={slice}"));
-        self.decide(trace, now, "set_slice", Some(q), "first completion of the slice", Some(slice));
+        self.decide(
+            trace,
+            now,
+            "set_slice",
+            Some(q),
+            "first completion of the slice",
+            Some(slice),
+        );
     }
 
     /// Kernel: cfq_cfqq_slice_usage().
@@ -134,7 +141,12 @@ impl Cfq {
         let Some(q) = self.active_queue else {
             return;
         };
-        self.log_q(trace, now, q, format_args!("slice expired t={}", u8::from(timed_out)));
+        self.log_q(
+            trace,
+            now,
+            q,
+            format_args!("slice expired t={}", u8::from(timed_out)),
+        );
         self.decide(trace, now, "slice_expired", Some(q), cause.reason(), None);
         if self.queues[q].wait_request {
             self.end_idle(now, false, trace);
@@ -179,8 +191,12 @@ mod tests {
             rotational: true,
             queue_depth: 1,
         });
-        let sync: Vec<u64> = (0..8).map(|p| cfq.prio_slice(true, p) / NSEC_PER_MSEC).collect();
-        let asyn: Vec<u64> = (0..8).map(|p| cfq.prio_slice(false, p) / NSEC_PER_MSEC).collect();
+        let sync: Vec<u64> = (0..8)
+            .map(|p| cfq.prio_slice(true, p) / NSEC_PER_MSEC)
+            .collect();
+        let asyn: Vec<u64> = (0..8)
+            .map(|p| cfq.prio_slice(false, p) / NSEC_PER_MSEC)
+            .collect();
         assert_eq!(sync, [180, 160, 140, 120, 100, 80, 60, 40]);
         assert_eq!(asyn, [72, 64, 56, 48, 40, 32, 24, 16]);
     }

@@ -129,10 +129,7 @@ impl Cfq {
             .next_rq
             .and_then(|key| cfqq.sort_list.get(&key))
             .is_some_and(|p| req_noidle(&p.rq));
-        if next_noidle
-            || exited
-            || self.tun.slice_idle_ns == 0
-            || (!deep_excuses_seeks && is_seeky)
+        if next_noidle || exited || self.tun.slice_idle_ns == 0 || (!deep_excuses_seeks && is_seeky)
         {
             enable = false;
         } else if ttime.valid() {
