@@ -148,6 +148,8 @@ struct ParsedOption {
     key: String,
     value: Option<String>,
     def: &'static OptDef,
+    /// The line before expansion, for error messages.
+    written: String,
 }
 
 /// Builds a [`JobSet`] from the lines of one or more job files.
@@ -249,6 +251,7 @@ impl<'c> Builder<'c> {
                 key,
                 value,
                 def,
+                written: raw.clone(),
             });
         }
         Ok(out)
@@ -282,7 +285,10 @@ impl<'c> Builder<'c> {
             Some(apply) => apply(draft, &mut arg),
             None => Ok(()),
         });
-        if let Err(why) = result {
+        if let Err(mut why) = result {
+            if option.written.contains('$') {
+                why = format!("{why} (expanded from '{}')", option.written);
+            }
             return Err(error(
                 &option.origin,
                 ParseErrorKind::BadValue {

@@ -189,12 +189,26 @@ mod tests {
         parse_str(text, "t.fio", &ctx()).unwrap_err().to_string()
     }
 
-    /// A fresh directory for file-based tests.
-    fn temp_dir(name: &str) -> PathBuf {
+    /// A fresh directory for file-based tests, removed when dropped.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn join(&self, name: &str) -> PathBuf {
+            self.0.join(name)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn temp_dir(name: &str) -> TempDir {
         let dir = std::env::temp_dir().join(format!("iosched-fio-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        dir
+        TempDir(dir)
     }
 
     // §1.1 syntax.
@@ -751,6 +765,11 @@ mod tests {
             job("random_distribution=zoned:60/10:30/20:10/70").random_distribution,
             RandomDistribution::Zoned(vec![(60, 10), (30, 20), (10, 70)])
         );
+        // An empty percentage takes what the others leave (fio's rand-zones.fio).
+        assert_eq!(
+            job("random_distribution=zoned:50/5:30/15:20/").random_distribution,
+            RandomDistribution::Zoned(vec![(50, 5), (30, 15), (20, 80)])
+        );
     }
 
     #[test]
@@ -843,6 +862,14 @@ mod tests {
     }
 
     #[test]
+    fn empty_expansion_is_named_in_the_error() {
+        assert_eq!(
+            err("[job]\nruntime=${RUNTIME}\n"),
+            "t.fio:2: bad value '' for option 'runtime': not a number (expanded from 'runtime=${RUNTIME}')"
+        );
+    }
+
+    #[test]
     fn file_without_jobs_is_an_error() {
         assert_eq!(err("[global]\nbs=8k\n"), "t.fio: no jobs defined");
         assert_eq!(err("; nothing\n"), "t.fio: no jobs defined");
@@ -866,6 +893,22 @@ mod tests {
     }
 
     proptest! {
+        /// Whatever the text, the parser answers with jobs or an error, never a panic.
+        #[test]
+        fn arbitrary_text_never_panics(body in "[a-z_=0-9:;#,/ ()$%{}\\-\n.kKmMgGi^*+µ\\[\\]]{0,160}") {
+            let _ = parse_str(&format!("[job]\n{body}\n"), "p.fio", &ctx());
+        }
+
+        /// Every known option with a random value: an answer, never a panic.
+        #[test]
+        fn known_options_with_arbitrary_values_never_panic(
+            index in 0usize..200,
+            value in "[a-z0-9:,/ ()%.kKmMgGi^*+\\-]{0,24}",
+        ) {
+            let option = &options::OPTIONS[index % options::OPTIONS.len()];
+            let _ = parse_str(&format!("[job]\n{}={value}\n", option.name), "p.fio", &ctx());
+        }
+
         /// N with a k/m/g suffix (any case, optional b) is N * 1024^power under kb_base=1024.
         #[test]
         fn size_strings_round_trip(n in 0u64..100_000, power in 0usize..4, upper in any::<bool>(), b in any::<bool>()) {

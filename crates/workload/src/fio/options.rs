@@ -155,6 +155,17 @@ impl<'a> Arg<'a> {
     }
 
     /// `word[:postfix]`.
+    /// Free text, kept as fio keeps it (a blank after `=` stays part of the value).
+    fn string(&mut self) -> String {
+        let text = self.text();
+        if text.starts_with([' ', '\t']) {
+            self.warnings.push(format!(
+                "'{text}': fio keeps the blank after '=' as part of the value"
+            ));
+        }
+        text.to_string()
+    }
+
     fn keyword(&self) -> (&'a str, Option<&'a str>) {
         match self.text().split_once(':') {
             Some((word, post)) => (word, Some(post)),
@@ -483,12 +494,12 @@ fn apply_nrfiles(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
 }
 
 fn apply_filename(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
-    d.spec.filenames = value::split_escaped_colons(a.text());
+    d.spec.filenames = value::split_escaped_colons(&a.string());
     Ok(())
 }
 
 fn apply_directory(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
-    d.spec.directories = value::split_escaped_colons(a.text());
+    d.spec.directories = value::split_escaped_colons(&a.string());
     Ok(())
 }
 
@@ -657,7 +668,8 @@ fn apply_nice(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
 }
 
 fn apply_cgroup(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
-    let path = a.text().trim_start_matches('/');
+    let text = a.string();
+    let path = text.trim_start_matches('/');
     d.spec.cgroup = (!path.is_empty()).then(|| path.to_string());
     Ok(())
 }
@@ -715,6 +727,26 @@ fn float_postfix(post: Option<&str>, what: &str) -> Result<f64, String> {
         .map_err(|_| format!("{what} needs a number after ':'"))
 }
 
+/// Resolve a column of percentages where empty entries share what the others leave
+/// (`zoned:50/5:30/15:20/` gives the last zone 80% of the range). The leftover of the
+/// integer division goes to the last empty entry.
+fn share_remainder(column: &[Option<u32>]) -> Vec<u32> {
+    let given: u32 = column.iter().flatten().sum();
+    let missing = column.iter().filter(|p| p.is_none()).count() as u32;
+    let left = 100u32.saturating_sub(given);
+    let share = left.checked_div(missing).unwrap_or(0);
+    let last_missing = column.iter().rposition(|p| p.is_none());
+    column
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match p {
+            Some(p) => *p,
+            None if Some(i) == last_missing => left - share * (missing - 1),
+            None => share,
+        })
+        .collect()
+}
+
 /// `zoned:access/size:access/size...` (first direction only).
 fn parse_zoned(post: &str, warnings: &mut Vec<String>) -> Result<Vec<(u32, u32)>, String> {
     let mut groups = post.split(',');
@@ -723,25 +755,35 @@ fn parse_zoned(post: &str, warnings: &mut Vec<String>) -> Result<Vec<(u32, u32)>
         warnings
             .push("zoned: only the first (read) zone list is used for all directions".to_string());
     }
-    let mut zones = Vec::new();
+    let pct = |t: &str| -> Result<Option<u32>, String> {
+        let t = t.trim();
+        if t.is_empty() {
+            return Ok(None);
+        }
+        t.parse::<u32>()
+            .ok()
+            .filter(|p| *p <= 100)
+            .map(Some)
+            .ok_or_else(|| format!("bad zone percentage '{t}'"))
+    };
+    let mut access = Vec::new();
+    let mut size = Vec::new();
     for zone in first.split(':').filter(|z| !z.trim().is_empty()) {
-        let (access, size) = zone
+        let (a, s) = zone
             .split_once('/')
             .ok_or_else(|| format!("zone '{zone}' is not access%/size%"))?;
-        let pct = |t: &str| {
-            t.trim()
-                .parse::<u32>()
-                .ok()
-                .filter(|p| *p <= 100)
-                .ok_or_else(|| format!("bad zone percentage '{t}'"))
-        };
-        zones.push((pct(access)?, pct(size)?));
+        access.push(pct(a)?);
+        size.push(pct(s)?);
     }
-    let access: u32 = zones.iter().map(|z| z.0).sum();
-    let size: u32 = zones.iter().map(|z| z.1).sum();
-    if access != 100 || size != 100 {
+    let zones: Vec<(u32, u32)> = share_remainder(&access)
+        .into_iter()
+        .zip(share_remainder(&size))
+        .collect();
+    let access_total: u32 = zones.iter().map(|z| z.0).sum();
+    let size_total: u32 = zones.iter().map(|z| z.1).sum();
+    if access_total != 100 || size_total != 100 {
         return Err(format!(
-            "zone percentages must add up to 100 (access {access}, size {size})"
+            "zone percentages must add up to 100 (access {access_total}, size {size_total})"
         ));
     }
     Ok(zones)
@@ -866,7 +908,7 @@ fn apply_new_group(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
 }
 
 fn apply_wait_for(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
-    d.spec.wait_for = Some(a.text().to_string());
+    d.spec.wait_for = Some(a.string());
     Ok(())
 }
 
@@ -881,7 +923,7 @@ fn apply_exitall(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
 }
 
 fn apply_name(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
-    d.name = Some(a.text().to_string());
+    d.name = Some(a.string());
     Ok(())
 }
 
@@ -1174,6 +1216,10 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ignored("force_async", &[], Int),
     ignored("userspace_reap", &[], Set),
     ignored("softrandommap", &[], Bool),
+    ignored("flow", &[], Int),
+    ignored("flow_id", &[], Int),
+    ignored("flow_watermark", &[], Int),
+    ignored("flow_sleep", &[], Int),
     ignored("bs_is_seq_rand", &[], Bool),
 ];
 
