@@ -1,1 +1,263 @@
+//! Property tests over random insert/dispatch/complete/advance sequences: every request is
+//! dispatched and completed exactly once, `IdleUntil` lies in the future, the invariants hold
+//! after every event, and with idling disabled CFQ never leaves a free device idle while it
+//! holds requests.
 
+use std::collections::{BTreeSet, VecDeque};
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::request::{IoPrio, IoPrioClass, Op, ReqFlags, NSEC_PER_MSEC};
+use crate::trace::NoTrace;
+
+#[derive(Clone, Debug)]
+enum Step {
+    Insert {
+        pid: u32,
+        cgroup: u32,
+        sector: u64,
+        kind: u8,
+        sectors: u32,
+    },
+    Dispatch,
+    Complete,
+    Advance(u64),
+    Exit(u32),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => (1u32..7, 0u32..4, 0u64..2_000_000, 0u8..6, prop_oneof![Just(8u32), Just(16), Just(64), 1u32..256])
+            .prop_map(|(pid, cgroup, sector, kind, sectors)| Step::Insert { pid, cgroup, sector, kind, sectors }),
+        3 => Just(Step::Dispatch),
+        3 => Just(Step::Complete),
+        2 => (0u64..20_000_000).prop_map(Step::Advance),
+        1 => (1u32..7).prop_map(Step::Exit),
+    ]
+}
+
+fn request(id: u64, pid: u32, cgroup: u32, sector: u64, kind: u8, sectors: u32) -> Request {
+    let (op, flags, ioprio) = match kind {
+        0 | 1 => (Op::Read, ReqFlags::default(), IoPrio::none()),
+        2 => (
+            Op::Write,
+            ReqFlags {
+                sync: true,
+                ..ReqFlags::default()
+            },
+            IoPrio::none(),
+        ),
+        3 => (Op::Write, ReqFlags::default(), IoPrio::none()),
+        4 => (
+            Op::Read,
+            ReqFlags::default(),
+            IoPrio {
+                class: IoPrioClass::Idle,
+                level: 7,
+            },
+        ),
+        _ => (
+            Op::Read,
+            ReqFlags {
+                prio: true,
+                ..ReqFlags::default()
+            },
+            IoPrio {
+                class: IoPrioClass::RealTime,
+                level: 2,
+            },
+        ),
+    };
+    Request {
+        id: RequestId(id),
+        sector,
+        nr_sectors: sectors,
+        op,
+        flags,
+        pid,
+        ioc: IoContextId(pid),
+        cgroup: CgroupId(cgroup),
+        ioprio,
+    }
+}
+
+/// A tiny driver: device of `depth` slots, completions in order, the idle timer honoured.
+struct Driver {
+    cfq: Cfq,
+    now: Time,
+    depth: usize,
+    device: VecDeque<Request>,
+    timer: Option<Time>,
+    inserted: BTreeSet<u64>,
+    dispatched: BTreeSet<u64>,
+    completed: BTreeSet<u64>,
+    next_id: u64,
+    strict: bool,
+}
+
+impl Driver {
+    fn new(
+        rotational: bool,
+        depth: usize,
+        slice_idle: u64,
+        group_idle: u64,
+        strict: bool,
+    ) -> Driver {
+        let mut cfq = Cfq::new(DeviceInfo {
+            rotational,
+            queue_depth: depth as u32,
+        });
+        cfq.set_tunable("slice_idle_us", &slice_idle.to_string())
+            .unwrap();
+        cfq.set_tunable("group_idle_us", &group_idle.to_string())
+            .unwrap();
+        for id in 1..4u32 {
+            cfq.add_cgroup(CgroupSpec {
+                id: CgroupId(id),
+                parent: CgroupId(if id == 3 { 1 } else { 0 }),
+                weight: 100 * id,
+                leaf_weight: 100 * id,
+            });
+        }
+        Driver {
+            cfq,
+            now: 0,
+            depth,
+            device: VecDeque::new(),
+            timer: None,
+            inserted: BTreeSet::new(),
+            dispatched: BTreeSet::new(),
+            completed: BTreeSet::new(),
+            next_id: 0,
+            strict,
+        }
+    }
+
+    fn dispatch(&mut self) {
+        while self.device.len() < self.depth {
+            let queued = self.cfq.queued();
+            match self.cfq.dispatch(self.now, &mut NoTrace) {
+                Dispatch::Request(rq) => {
+                    assert!(
+                        self.inserted.contains(&rq.id.0),
+                        "dispatched an unknown request"
+                    );
+                    assert!(self.dispatched.insert(rq.id.0), "dispatched twice");
+                    self.device.push_back(rq);
+                }
+                Dispatch::IdleUntil(t) => {
+                    assert!(t > self.now, "IdleUntil({t}) not after now {}", self.now);
+                    assert!(!self.strict, "idling with slice_idle = group_idle = 0");
+                    self.timer = Some(t);
+                    break;
+                }
+                Dispatch::Empty => {
+                    if self.strict && self.device.is_empty() {
+                        assert_eq!(queued, 0, "free device left idle with requests queued");
+                    }
+                    break;
+                }
+            }
+            self.cfq.check_invariants();
+        }
+    }
+
+    fn complete(&mut self) {
+        if let Some(rq) = self.device.pop_front() {
+            assert!(self.completed.insert(rq.id.0), "completed twice");
+            self.cfq.completed(&rq, self.now, &mut NoTrace);
+            self.cfq.check_invariants();
+        }
+    }
+
+    fn advance(&mut self, dt: u64) {
+        let target = self.now + dt;
+        if let Some(t) = self.timer {
+            if t <= target {
+                self.now = t;
+                self.timer = None;
+                self.cfq.timer(t, &mut NoTrace);
+                self.cfq.check_invariants();
+            }
+        }
+        self.now = target;
+    }
+
+    fn run(&mut self, steps: &[Step]) {
+        for s in steps {
+            match *s {
+                Step::Insert {
+                    pid,
+                    cgroup,
+                    sector,
+                    kind,
+                    sectors,
+                } => {
+                    self.next_id += 1;
+                    let rq = request(self.next_id, pid, cgroup, sector, kind, sectors);
+                    self.inserted.insert(rq.id.0);
+                    self.cfq.insert(rq, self.now, &mut NoTrace);
+                    self.cfq.check_invariants();
+                }
+                Step::Dispatch => self.dispatch(),
+                Step::Complete => self.complete(),
+                Step::Advance(dt) => self.advance(dt),
+                Step::Exit(pid) => {
+                    self.cfq.exit_ioc(IoContextId(pid), self.now);
+                    self.cfq.check_invariants();
+                }
+            }
+        }
+        // Run to completion: bounded.
+        for _ in 0..100_000 {
+            self.dispatch();
+            if self.device.is_empty() {
+                if self.cfq.queued() == 0 {
+                    break;
+                }
+                match self.timer {
+                    Some(t) => self.advance(t - self.now),
+                    None => self.advance(NSEC_PER_MSEC),
+                }
+            } else {
+                self.advance(100_000);
+                self.complete();
+            }
+        }
+        assert_eq!(self.cfq.queued(), 0, "requests left queued");
+        assert_eq!(
+            self.inserted, self.completed,
+            "every request completes once"
+        );
+        assert_eq!(
+            self.inserted, self.dispatched,
+            "every request dispatched once"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_request_dispatched_and_completed_once(
+        steps in prop::collection::vec(step(), 1..300),
+        rotational in any::<bool>(),
+        depth in 1usize..5,
+        slice_idle in prop_oneof![Just(0u64), Just(8_000), Just(2_000)],
+        group_idle in prop_oneof![Just(0u64), Just(8_000)],
+    ) {
+        let mut driver = Driver::new(rotational, depth, slice_idle, group_idle, false);
+        driver.run(&steps);
+    }
+
+    #[test]
+    fn no_idling_means_work_conserving(
+        steps in prop::collection::vec(step(), 1..300),
+        rotational in any::<bool>(),
+    ) {
+        let mut driver = Driver::new(rotational, 1, 0, 0, true);
+        driver.run(&steps);
+    }
+}
