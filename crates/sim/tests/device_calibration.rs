@@ -1,10 +1,238 @@
 //! Each device preset lands inside the published ranges of device-models.md §2.1 / §1.5,
-//! measured by closed loops straight into the model (fixed seeds).
+//! measured by closed loops straight into the model (no scheduler, fixed seeds).
 
-use iosched_sim::device::calibrate::{calibrate_preset, CalibrationOptions};
+use iosched_sim::device::calibrate::{
+    calibrate_preset, run_closed_loop, target_for, CalibrationOptions, LoopResult, LoopSpec,
+    Pattern, Region,
+};
+use iosched_sim::device::preset;
 
-/// Prints every preset's calibration table: `cargo test -p iosched-sim --release --test
-/// device_calibration -- --ignored --nocapture`.
+const SEED: u64 = 20_260_101;
+
+fn run(
+    name: &str,
+    pattern: Pattern,
+    region: Region,
+    queue_depth: u32,
+    block_bytes: u64,
+) -> LoopResult {
+    let mut device = preset(name).expect("preset exists");
+    let ops = if pattern == Pattern::RandomWrite {
+        16_000
+    } else {
+        2_000
+    };
+    let spec = LoopSpec {
+        pattern,
+        region,
+        queue_depth,
+        block_bytes,
+        ops,
+        warmup_ops: if pattern == Pattern::RandomWrite {
+            ops / 2
+        } else {
+            ops / 5
+        },
+        time_limit_ns: 60_000_000_000,
+        seed: SEED,
+    };
+    run_closed_loop(device.as_mut(), &spec)
+}
+
+/// Runs one loop and checks its figure against the published target for it.
+fn check(name: &str, pattern: Pattern, region: Region, queue_depth: u32, block_bytes: u64) -> f64 {
+    let result = run(name, pattern, region, queue_depth, block_bytes);
+    let spec = LoopSpec {
+        pattern,
+        region,
+        queue_depth,
+        block_bytes,
+        ops: 0,
+        warmup_ops: 0,
+        time_limit_ns: 0,
+        seed: SEED,
+    };
+    let target = target_for(name, &spec).expect("a published target");
+    let value = if target.unit == "IOPS" {
+        result.iops
+    } else {
+        result.mb_per_s
+    };
+    assert!(
+        (target.low..=target.high).contains(&value),
+        "{name} {pattern:?} {region:?} qd {queue_depth}: {value:.1} {} outside {:.0}..{:.0} ({}), seed {SEED}",
+        target.unit,
+        target.low,
+        target.high,
+        target.source
+    );
+    value
+}
+
+const MIB: u64 = 1 << 20;
+
+#[test]
+fn hdd_7200_random_reads_qd1_and_ncq() {
+    let qd1 = check("hdd-7200", Pattern::RandomRead, Region::Full, 1, 4096);
+    let qd31 = check("hdd-7200", Pattern::RandomRead, Region::Full, 31, 4096);
+    // NCQ with SPTF: about twice QD1 (§2.1).
+    assert!(qd31 > 1.7 * qd1, "{qd1} → {qd31}");
+}
+
+#[test]
+fn hdd_7200_sequential_zones() {
+    let outer = check("hdd-7200", Pattern::SequentialRead, Region::Outer, 1, MIB);
+    let inner = check("hdd-7200", Pattern::SequentialRead, Region::Inner, 1, MIB);
+    // §2.2: LBA 0 about 2x the last LBA.
+    let ratio = outer / inner;
+    assert!((1.8..2.3).contains(&ratio), "outer/inner {ratio}");
+    // Deep sequential queues stream at the media rate too.
+    check("hdd-7200", Pattern::SequentialRead, Region::Outer, 31, MIB);
+}
+
+#[test]
+fn sas_10k_random_reads() {
+    check("sas-10k", Pattern::RandomRead, Region::Full, 1, 4096);
+    check("sas-10k", Pattern::RandomRead, Region::Full, 32, 4096);
+    check("sas-10k", Pattern::RandomRead, Region::Full, 64, 4096);
+}
+
+#[test]
+fn raid0_scales_with_outstanding_requests() {
+    check("raid0-8x10k", Pattern::RandomRead, Region::Full, 1, 4096);
+    let mut last = 0.0;
+    for depth in [1, 2, 4, 8, 16, 32, 64] {
+        let iops = run(
+            "raid0-8x10k",
+            Pattern::RandomRead,
+            Region::Full,
+            depth,
+            4096,
+        )
+        .iops;
+        assert!(iops > last * 1.2, "qd {depth}: {iops} after {last}");
+        last = iops;
+    }
+    // Towards 8 spindles (and SPTF beyond) at deep queues.
+    let qd1 = run("raid0-8x10k", Pattern::RandomRead, Region::Full, 1, 4096).iops;
+    assert!(last > 8.0 * qd1, "qd64 {last} vs qd1 {qd1}");
+    check(
+        "raid0-8x10k",
+        Pattern::SequentialRead,
+        Region::Outer,
+        32,
+        MIB,
+    );
+}
+
+#[test]
+fn x25e_reads_and_writes() {
+    check("ssd-x25e", Pattern::RandomRead, Region::Full, 1, 4096);
+    check("ssd-x25e", Pattern::RandomRead, Region::Full, 31, 4096);
+    check("ssd-x25e", Pattern::RandomWrite, Region::Full, 31, 4096);
+    check("ssd-x25e", Pattern::SequentialRead, Region::Outer, 31, MIB);
+    check("ssd-x25e", Pattern::SequentialWrite, Region::Outer, 31, MIB);
+}
+
+#[test]
+fn nvme_gen4_figures() {
+    check("nvme-gen4", Pattern::RandomRead, Region::Full, 1, 4096);
+    check("nvme-gen4", Pattern::RandomRead, Region::Full, 8, 4096);
+    check("nvme-gen4", Pattern::SequentialRead, Region::Outer, 32, MIB);
+    check(
+        "nvme-gen4",
+        Pattern::SequentialWrite,
+        Region::Outer,
+        32,
+        MIB,
+    );
+}
+
+#[test]
+fn ufs31_figures() {
+    check("ufs31", Pattern::RandomRead, Region::Full, 32, 4096);
+    check("ufs31", Pattern::RandomWrite, Region::Full, 32, 4096);
+    check("ufs31", Pattern::SequentialRead, Region::Outer, 32, MIB);
+    check("ufs31", Pattern::SequentialWrite, Region::Outer, 32, MIB);
+}
+
+/// eMMC without CMDQ: never more than 2 commands in the device, whatever the load (so CFQ's
+/// hw_tag detection, which needs 5, sees no queueing), and Samsung's figures one at a time.
+#[test]
+fn emmc_holds_at_most_two_commands() {
+    let device = preset("emmc51").unwrap();
+    assert!(!device.rotational());
+    assert_eq!(device.queue_depth(), 2);
+    for pattern in [
+        Pattern::RandomRead,
+        Pattern::RandomWrite,
+        Pattern::SequentialRead,
+    ] {
+        let result = run("emmc51", pattern, Region::Full, 32, 4096);
+        assert!(
+            result.max_in_flight <= 2,
+            "{pattern:?}: {}",
+            result.max_in_flight
+        );
+        assert_eq!(result.max_in_flight, 2);
+    }
+    check("emmc51", Pattern::RandomRead, Region::Full, 2, 4096);
+    check("emmc51", Pattern::RandomWrite, Region::Full, 2, 4096);
+    check("emmc51", Pattern::SequentialRead, Region::Outer, 2, MIB);
+    check("emmc51", Pattern::SequentialWrite, Region::Outer, 2, MIB);
+}
+
+/// The flags CFQ branches on (§1.0): disks and the RAID LUN rotational, flash not.
+#[test]
+fn rotational_flags() {
+    for (name, rotational) in [
+        ("hdd-7200", true),
+        ("sas-10k", true),
+        ("raid0-8x10k", true),
+        ("ssd-x25e", false),
+        ("nvme-gen4", false),
+        ("ufs31", false),
+        ("emmc51", false),
+        ("fixed", true),
+    ] {
+        assert_eq!(preset(name).unwrap().rotational(), rotational, "{name}");
+    }
+}
+
+/// The same loop twice gives identical figures.
+#[test]
+fn loops_are_deterministic() {
+    for name in ["hdd-7200", "raid0-8x10k", "ssd-x25e"] {
+        let a = run(name, Pattern::RandomRead, Region::Full, 8, 4096);
+        let b = run(name, Pattern::RandomRead, Region::Full, 8, 4096);
+        assert_eq!(a, b, "{name}");
+    }
+}
+
+/// The full report runs for every preset and renders.
+#[test]
+fn report_renders_for_every_preset() {
+    let options = CalibrationOptions {
+        random_ops: 200,
+        sequential_ops: 50,
+        ..CalibrationOptions::default()
+    };
+    for preset in iosched_sim::device::presets() {
+        let report = calibrate_preset(preset.name, &options).unwrap();
+        let text = report.to_text();
+        assert!(
+            text.starts_with(&format!("device {}", preset.name)),
+            "{text}"
+        );
+        assert!(
+            report.measurements.iter().all(|m| m.result.ops > 0),
+            "{text}"
+        );
+    }
+}
+
+/// Prints every preset's calibration table: `PRESET=name cargo test -p iosched-sim --release
+/// --test device_calibration -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn print_calibration() {

@@ -276,6 +276,31 @@ impl FlashParams {
                 return Err(format!("{field} must be positive"));
             }
         }
+        let bounded = [
+            ("capacity_bytes", self.capacity_bytes, 1, 1 << 50),
+            ("queue_depth", u64::from(self.queue_depth), 1, 65_536),
+            ("controller_cores", u64::from(self.controller_cores), 1, 256),
+            ("channels", u64::from(self.channels), 1, 256),
+            (
+                "units_per_channel",
+                u64::from(self.units_per_channel),
+                1,
+                256,
+            ),
+            ("page_bytes", self.page_bytes, 512, 1 << 20),
+            (
+                "host_link_bytes_per_s",
+                self.host_link_bytes_per_s,
+                1,
+                1 << 40,
+            ),
+            ("channel_bytes_per_s", self.channel_bytes_per_s, 1, 1 << 40),
+        ];
+        for (field, value, low, high) in bounded {
+            if !(low..=high).contains(&value) {
+                return Err(format!("{field} must lie in {low}..={high}"));
+            }
+        }
         if self.page_bytes % SECTOR_SIZE != 0 {
             return Err("page_bytes must be a multiple of 512".to_string());
         }

@@ -286,6 +286,31 @@ impl HddParams {
                 return Err(format!("{field} must be positive"));
             }
         }
+        let bounded = [
+            ("rpm", u64::from(self.rpm), 1_000, 30_000),
+            ("cylinders", u64::from(self.cylinders), 2, 10_000_000),
+            ("heads", u64::from(self.heads), 1, 64),
+            ("zones", u64::from(self.zones), 1, 1_000),
+            (
+                "media_rate_outer_bytes_per_s",
+                self.media_rate_outer_bytes_per_s,
+                1,
+                10_000_000_000,
+            ),
+            (
+                "media_rate_inner_bytes_per_s",
+                self.media_rate_inner_bytes_per_s,
+                1,
+                10_000_000_000,
+            ),
+            ("read_segments", u64::from(self.read_segments), 1, 1_024),
+            ("queue_depth", u64::from(self.queue_depth), 1, 65_536),
+        ];
+        for (field, value, low, high) in bounded {
+            if !(low..=high).contains(&value) {
+                return Err(format!("{field} must lie in {low}..={high}"));
+            }
+        }
         if self.zones > self.cylinders {
             return Err("zones must not exceed cylinders".to_string());
         }

@@ -6,9 +6,13 @@
 //! from their own state (head position, rotation, die busy-until), never from a clock.
 
 pub mod calibrate;
+pub mod file;
 pub mod fixed;
 pub mod flash;
 pub mod hdd;
+pub mod raid0;
+
+pub use file::{load_device_file, DeviceFileError, DeviceFileErrorKind};
 
 use iosched_core::{Op, RequestId, Time};
 use rand_pcg::Pcg64Mcg;
@@ -69,6 +73,11 @@ pub fn presets() -> Vec<DevicePreset> {
         name: "sas-10k",
         summary: "10K RPM SAS disk (Maxtor Atlas 10K V seek curve): TCQ 64, read-ahead, write cache",
         build: || Box::new(hdd::HddDevice::new(hdd::HddParams::sas_10k())),
+    },
+    DevicePreset {
+        name: "raid0-8x10k",
+        summary: "LSI 1078 RAID-0, 8 x 10K SAS, 64 KiB stripe, 256 MiB BBU write cache, rotational LUN",
+        build: || Box::new(raid0::Raid0Device::new(raid0::Raid0Params::lsi1078_8x10k())),
     },
     DevicePreset {
         name: "ssd-x25e",
