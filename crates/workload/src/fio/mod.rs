@@ -425,6 +425,18 @@ mod tests {
     }
 
     #[test]
+    fn zero_size_means_unset() {
+        let set = parse(
+            "[global]\nsize=1g\nio_size=2g\nnumber_ios=5\n[a]\nsize=0\nio_size=0\nnumber_ios=0\n",
+        );
+        let j = &set.jobs[0];
+        assert_eq!((j.size, j.io_size, j.number_ios), (None, None, None));
+        assert!(
+            err("[job]\nfilesize=0\n").starts_with("t.fio:2: bad value '0' for option 'filesize'")
+        );
+    }
+
+    #[test]
     fn hex_prefix_reads_base_16() {
         assert_eq!(
             job("size=0x100000").size,

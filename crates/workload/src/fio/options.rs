@@ -467,23 +467,30 @@ fn apply_thread(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+/// `size=0` (like `io_size=0`, `number_ios=0`) is fio's "not set": the whole file.
 fn apply_size(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
-    d.spec.size = Some(a.size_or_percent()?);
+    d.spec.size = match a.size_or_percent()? {
+        SizeOrPercent::Bytes(0) => None,
+        size => Some(size),
+    };
     Ok(())
 }
 
 fn apply_io_size(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
-    d.spec.io_size = Some(a.bytes()?);
+    d.spec.io_size = Some(a.bytes()?).filter(|b| *b != 0);
     Ok(())
 }
 
 fn apply_number_ios(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
-    d.spec.number_ios = Some(a.bytes()?);
+    d.spec.number_ios = Some(a.bytes()?).filter(|n| *n != 0);
     Ok(())
 }
 
 fn apply_filesize(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     let range = parse_byte_range(a.text(), a.kb_base, a.warnings)?;
+    if range.0 == 0 {
+        return Err("file sizes must be > 0".to_string());
+    }
     d.spec.filesize = Some(range);
     Ok(())
 }
@@ -1216,6 +1223,15 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ignored("force_async", &[], Int),
     ignored("userspace_reap", &[], Set),
     ignored("softrandommap", &[], Bool),
+    ignored("fadvise_hint", &[], Text),
+    ignored("openfiles", &[], Int),
+    ignored("write_barrier", &[], Int),
+    ignored("ignore_error", &[], Text),
+    ignored("use_os_rand", &[], Bool),
+    ignored("verifysort", &[], Bool),
+    ignored("verifysort_nr", &[], Int),
+    ignored("verify_backlog_batch", &[], Int),
+    ignored("verify_async_cpus", &[], Text),
     ignored("flow", &[], Int),
     ignored("flow_id", &[], Int),
     ignored("flow_watermark", &[], Int),
