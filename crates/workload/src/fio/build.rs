@@ -190,11 +190,11 @@ impl<'c> Builder<'c> {
                     origin: line.origin,
                     options: Vec::new(),
                 }),
-                LineKind::Option(text) => {
-                    // The line layer rejects options before the first section.
-                    let section = sections.last_mut().expect("option line outside a section");
-                    section.options.push((line.origin, text));
-                }
+                LineKind::Option(text) => match sections.last_mut() {
+                    Some(section) => section.options.push((line.origin, text)),
+                    // The line layer already rejects these; stay an error, not a panic.
+                    None => return Err(error(&line.origin, ParseErrorKind::OutsideSection(text))),
+                },
             }
         }
         let mut first_job_of_file = true;

@@ -362,6 +362,17 @@ mod tests {
     }
 
     #[test]
+    fn include_cycle_is_an_error_not_a_hang() {
+        let dir = temp_dir("include-cycle");
+        std::fs::write(dir.join("self.fio"), "iodepth=2\ninclude self.fio\n").unwrap();
+        let main = dir.join("main.fio");
+        std::fs::write(&main, "[job]\ninclude self.fio\n").unwrap();
+        let e = parse_files(&[&main], &ctx()).unwrap_err();
+        assert!(matches!(e.kind, ParseErrorKind::IncludeTooDeep(_)), "{e}");
+        assert_eq!(e.line, 2);
+    }
+
+    #[test]
     fn aliases_name_the_same_options() {
         let j = job(
             "readwrite=randwrite\nblocksize=8k\ntimeout=3\nnr_files=4\nfileoffset=1m\n\

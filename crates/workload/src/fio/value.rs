@@ -41,8 +41,8 @@ fn before_comma(text: &str) -> &str {
     text.split(',').next().unwrap_or("")
 }
 
-/// Digits of a C integer after optional blanks and sign; returns (value, end index).
-/// `hex` when fio would use base 16 (the text holds `0x`).
+/// The integer `strtoll()` would read: optional blanks and sign, then decimal digits or
+/// `0x` and hex digits. Returns (value, index after the digits); no digits is an error.
 fn leading_integer(s: &str) -> Result<(i64, usize), String> {
     let bytes = s.as_bytes();
     let mut i = 0;
