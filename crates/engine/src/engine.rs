@@ -340,7 +340,10 @@ impl<'a> Engine<'a> {
         let writes = jobs
             .iter()
             .any(|spec| !matches!(spec.rw, RwMode::Read | RwMode::RandRead));
-        let file = target.open(layout.end_bytes, writes)?;
+        // A missing or short file must be created or grown even for a reading job.
+        let grows = target.kind == TargetKind::RegularFile
+            && target.capacity_bytes.is_none_or(|size| size < layout.end_bytes);
+        let file = target.open(layout.end_bytes, writes || grows)?;
 
         let queue_depth = config.queue_depth.unwrap_or(target.queue_depth).max(1);
         let info = DeviceInfo {
