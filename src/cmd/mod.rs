@@ -1,5 +1,6 @@
 //! The subcommands.
 
+pub mod engine_run;
 pub mod list;
 pub mod reproduce;
 pub mod run;

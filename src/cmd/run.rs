@@ -27,30 +27,35 @@ pub enum OutputFormat {
 pub struct RunArgs {
     /// fio job files; every file after the first starts with an implicit stonewall.
     #[arg(required = true, value_name = "JOBFILE")]
-    jobfiles: Vec<PathBuf>,
+    pub(crate) jobfiles: Vec<PathBuf>,
     /// Scheduler: noop, deadline (see `iosched schedulers`).
     #[arg(long, default_value = "noop")]
-    scheduler: String,
-    /// Simulated device preset (see `iosched devices`).
+    pub(crate) scheduler: String,
+    /// Simulated device preset (see `iosched devices`), or a path (contains '/'): a regular
+    /// file or block device driven for real by the io_uring engine.
     #[arg(long, default_value = "fixed")]
-    device: String,
+    pub(crate) device: String,
     /// Set a scheduler tunable by its sysfs name, e.g. `--set fifo_batch=8`. Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<String>,
+    pub(crate) set: Vec<String>,
     /// Seed of every random stream; same inputs and seed give byte-identical results.
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub(crate) seed: u64,
     #[arg(long, value_enum, default_value = "normal")]
-    output_format: OutputFormat,
+    pub(crate) output_format: OutputFormat,
     /// Write results here instead of standard output.
     #[arg(long, value_name = "FILE")]
-    output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
     /// Check the scheduler's invariants after every event (slow).
     #[arg(long)]
-    check: bool,
+    pub(crate) check: bool,
+    /// Engine only: write to a block device even if it is mounted, partitioned or carries a
+    /// file system.
+    #[arg(long)]
+    pub(crate) force: bool,
 }
 
-fn parse_set(items: &[String]) -> Result<Vec<(String, String)>, Failure> {
+pub(crate) fn parse_set(items: &[String]) -> Result<Vec<(String, String)>, Failure> {
     items
         .iter()
         .map(|item| match item.split_once('=') {
@@ -100,6 +105,9 @@ impl Progress {
 }
 
 pub fn run(args: RunArgs) -> CmdResult {
+    if args.device.contains('/') {
+        return super::engine_run::run(args);
+    }
     let tunables = parse_set(&args.set)?;
     let jobs = fio::parse_files(&args.jobfiles, &ParseContext::from_process_env())
         .map_err(Failure::input)?;
@@ -177,7 +185,7 @@ pub fn run(args: RunArgs) -> CmdResult {
     write_output(&run, args.output_format, args.output.as_deref())
 }
 
-fn write_output(
+pub(crate) fn write_output(
     run: &RunResult,
     format: OutputFormat,
     path: Option<&std::path::Path>,

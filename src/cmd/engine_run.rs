@@ -1,0 +1,178 @@
+//! `iosched run JOBFILE --device PATH`: the same jobs and schedulers as the simulator, on a
+//! real regular file or block device through the io_uring engine. Results come out in the
+//! simulator's formats, with `"driver": "engine"` in the `iosched` object.
+
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::anyhow;
+use iosched_engine::{results, signal, Engine, EngineConfig, EngineError, EngineOutcome};
+use iosched_workload::fio::{self, ParseContext};
+use iosched_workload::JobSet;
+use serde_json::{json, Map, Value};
+
+use super::run::{parse_set, write_output, RunArgs};
+use super::{CmdResult, Failure};
+
+/// 128 + SIGINT, as shells report a command ended by Ctrl-C.
+const EXIT_INTERRUPTED: u8 = 130;
+
+fn engine_failure(error: EngineError) -> Failure {
+    match error {
+        EngineError::Io { .. } => Failure::run(error),
+        _ => Failure::input(error),
+    }
+}
+
+/// Bytes, weight and share of each cgroup the jobs named, beside its weight-ideal share.
+pub(crate) fn cgroup_shares(outcome: &EngineOutcome, jobs: &JobSet) -> Value {
+    let mut groups: Vec<(String, u32, u64)> = Vec::new();
+    for (clone, stats) in outcome.clones.iter().enumerate() {
+        let spec = &jobs.jobs[outcome.clone_jobs[clone]];
+        let path = outcome.clone_cgroups[clone].clone();
+        let weight = spec.cgroup_weight.unwrap_or(if path == "/" { 1000 } else { 500 });
+        let bytes: u64 = stats.dirs.iter().map(|d| d.io_bytes).sum();
+        match groups.iter_mut().find(|(p, _, _)| *p == path) {
+            Some(entry) => entry.2 += bytes,
+            None => groups.push((path, weight, bytes)),
+        }
+    }
+    let total_bytes: u64 = groups.iter().map(|g| g.2).sum();
+    let total_weight: u64 = groups.iter().map(|g| u64::from(g.1)).sum();
+    Value::Array(
+        groups
+            .iter()
+            .map(|(path, weight, bytes)| {
+                json!({
+                    "path": path,
+                    "weight": weight,
+                    "io_bytes": bytes,
+                    "share": *bytes as f64 / total_bytes.max(1) as f64,
+                    "ideal_share": f64::from(*weight) / total_weight.max(1) as f64,
+                })
+            })
+            .collect(),
+    )
+}
+
+pub fn run(args: RunArgs) -> CmdResult {
+    let tunables = parse_set(&args.set)?;
+    let jobs = fio::parse_files(&args.jobfiles, &ParseContext::from_process_env())
+        .map_err(Failure::input)?;
+    for warning in &jobs.warnings {
+        eprintln!("iosched: warning: {warning}");
+    }
+    if !jobs.ignored_options.is_empty() {
+        eprintln!(
+            "iosched: note: ignored by the engine: {}",
+            jobs.ignored_options.join(", ")
+        );
+    }
+    let config = EngineConfig {
+        scheduler: args.scheduler.clone(),
+        tunables,
+        seed: args.seed,
+        force: args.force,
+        check: args.check,
+        queue_depth: None,
+    };
+    let stop = signal::install_sigint();
+    let engine = Engine::new(&jobs.jobs, &args.device, config).map_err(engine_failure)?;
+    for warning in engine.warnings() {
+        eprintln!("iosched: warning: {warning}");
+    }
+    let target = engine.target();
+    let device_json = json!({
+        "path": target.path,
+        "kind": match target.kind {
+            iosched_engine::TargetKind::RegularFile => "file",
+            iosched_engine::TargetKind::BlockDevice => "block",
+        },
+        "rotational": target.rotational,
+        "queue_depth": engine.queue_depth(),
+        "capacity_bytes": target.capacity_bytes,
+        "kernel_scheduler": target.kernel_scheduler,
+    });
+
+    let started_epoch = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let wall_start = Instant::now();
+    let outcome = engine.run(stop).map_err(engine_failure)?;
+    let wall = wall_start.elapsed();
+
+    let mut run = results::run_result(&outcome, &jobs);
+    let tunables: Map<String, Value> = outcome
+        .tunables
+        .iter()
+        .map(|t| (t.spec.name.to_string(), Value::from(t.value)))
+        .collect();
+    let service: Vec<Value> = outcome
+        .summary
+        .iter()
+        .map(|s| {
+            json!({
+                "name": s.name,
+                "served_ns": s.served_ns,
+                "idled_ns": s.idled_ns,
+                "idle_wasted_ns": s.idle_wasted_ns,
+                "slices": s.slices,
+                "preemptions": s.preemptions,
+            })
+        })
+        .collect();
+    let requests = outcome.requests.max(1);
+    run.iosched = json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "driver": "engine",
+        "scheduler": args.scheduler,
+        "tunables": tunables,
+        "device": device_json,
+        "seed": args.seed,
+        "elapsed_ns": outcome.elapsed_ns,
+        "requests": outcome.requests,
+        "cgroups": cgroup_shares(&outcome, &jobs),
+        "service": service,
+        "interrupted": outcome.interrupted,
+        "verify_failures": outcome.verify_failures.len(),
+        "io_errors": outcome.io_errors.len(),
+        "fixed_buffers": outcome.fixed_buffers,
+        "wall_clock": {
+            "started_epoch_s": started_epoch.as_secs(),
+            "elapsed_s": wall.as_secs_f64(),
+            "scheduler_ns_per_request": outcome.scheduler_ns as f64 / requests as f64,
+            "cpu_ns_per_request": (outcome.usr_cpu_ns + outcome.sys_cpu_ns) as f64 / requests as f64,
+            "usr_cpu_s": outcome.usr_cpu_ns as f64 / 1e9,
+            "sys_cpu_s": outcome.sys_cpu_ns as f64 / 1e9,
+        },
+    });
+    write_output(&run, args.output_format, args.output.as_deref())?;
+
+    for failure in &outcome.verify_failures {
+        eprintln!(
+            "iosched: verify: job '{}': block of {} bytes at offset {}: {}",
+            failure.job, failure.len, failure.offset, failure.message
+        );
+    }
+    for error in &outcome.io_errors {
+        eprintln!("iosched: I/O error: {error}");
+    }
+    if outcome.interrupted {
+        return Err(Failure {
+            error: anyhow!("interrupted: the results above are partial"),
+            code: EXIT_INTERRUPTED,
+        });
+    }
+    if !outcome.verify_failures.is_empty() {
+        return Err(Failure::run(anyhow!(
+            "verify found {} bad block(s)",
+            outcome.verify_failures.len()
+        )));
+    }
+    if !outcome.io_errors.is_empty() {
+        return Err(Failure::run(anyhow!(
+            "{} I/O error(s)",
+            outcome.io_errors.len()
+        )));
+    }
+    Ok(())
+}
