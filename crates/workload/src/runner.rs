@@ -31,7 +31,6 @@ pub struct JobRunner {
     generator: IoGenerator,
     rng: Rng,
     depth: u32,
-    batch_submit: u32,
     complete_min: u32,
     iodepth_low: u32,
     /// Submitted and not yet reaped by the job.
@@ -74,10 +73,6 @@ impl JobRunner {
     pub fn new(spec: &JobSpec, regions: Vec<FileRegion>, start: Time, rng: Rng) -> JobRunner {
         let generator = IoGenerator::new(spec, regions);
         let depth = spec.effective_depth();
-        let batch_submit = match spec.iodepth_batch_submit {
-            0 => depth,
-            n => n.min(depth),
-        };
         let region_bytes = generator.total_region_bytes();
         let bytes_limit = match (spec.io_size, spec.time_based) {
             (Some(io_size), _) => Some(io_size.saturating_mul(u64::from(spec.loops.max(1)))),
@@ -97,7 +92,6 @@ impl JobRunner {
             generator,
             rng,
             depth,
-            batch_submit: batch_submit.max(1),
             complete_min: spec.iodepth_batch_complete_min.clamp(1, depth),
             iodepth_low: spec.iodepth_low.min(depth),
             in_flight: 0,
@@ -256,7 +250,10 @@ impl JobRunner {
             self.draining_to_low = false;
         }
         let free = self.depth - self.in_flight;
-        if free == 0 || (free < self.batch_submit && self.in_flight > 0) {
+        // fio commits what it has queued whenever it must wait for completions, so
+        // `iodepth_batch_submit` groups submissions without holding free slots back: the
+        // queue refills continuously (formats.md §5.1).
+        if free == 0 {
             return Step::Wait;
         }
         let unit = match self.held.take() {
