@@ -7,7 +7,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
-use iosched_core::NoTrace;
+use iosched_core::{ServiceSummary, Trace};
+use iosched_report::blkparse::BlkparseText;
+use iosched_report::blktrace::{BlktraceBinary, TraceLabels};
+use iosched_report::decisions::{DecisionLog, TraceFanout};
 use iosched_report::stats::RunResult;
 use iosched_sim::device::{preset, presets};
 use iosched_sim::{results, SimConfig, Simulation};
@@ -49,6 +52,13 @@ pub struct RunArgs {
     /// Check the scheduler's invariants after every event (slow).
     #[arg(long)]
     pub(crate) check: bool,
+    /// Write a trace: blkparse-style text, or with a `.blktrace` name the binary format
+    /// (`NAME.blktrace` → `NAME.blktrace.0`, read by `blkparse -i NAME` and `btt`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) trace: Option<PathBuf>,
+    /// Write one JSON line per scheduler decision (queue chosen, idle armed, preemption...).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) decisions: Option<PathBuf>,
     /// Engine only: write to a block device even if it is mounted, partitioned or carries a
     /// file system.
     #[arg(long)]
@@ -154,11 +164,18 @@ pub fn run(args: RunArgs) -> CmdResult {
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
     let wall_start = Instant::now();
+    let mut sinks = Sinks::open(&args, &simulation)?;
     let mut progress = Progress::new();
-    let outcome = simulation
-        .run(&mut NoTrace, &mut |now| progress.tick(now))
-        .map_err(Failure::run)?;
+    let outcome = {
+        let mut fanout = TraceFanout::new();
+        for sink in sinks.iter_mut() {
+            fanout.push(sink);
+        }
+        simulation.run(&mut fanout, &mut |now| progress.tick(now))
+    }
+    .map_err(Failure::run)?;
     progress.finish();
+    sinks.finish()?;
     let wall = wall_start.elapsed();
 
     let mut run = results::run_result(&outcome, &jobs);
@@ -176,6 +193,7 @@ pub fn run(args: RunArgs) -> CmdResult {
         "seed": args.seed,
         "simulated_time_ns": outcome.sim_time_ns,
         "events": outcome.events,
+        "service": service_json(&outcome.summary),
         "wall_clock": {
             "started_epoch_s": started_epoch.as_secs(),
             "elapsed_s": wall.as_secs_f64(),
@@ -183,6 +201,94 @@ pub fn run(args: RunArgs) -> CmdResult {
         },
     });
     write_output(&run, args.output_format, args.output.as_deref())
+}
+
+/// Per queue and per group service, when the scheduler keeps it (CFQ).
+fn service_json(summary: &[ServiceSummary]) -> Value {
+    summary
+        .iter()
+        .map(|entry| {
+            json!({
+                "name": entry.name,
+                "served_ns": entry.served_ns,
+                "idled_ns": entry.idled_ns,
+                "idle_wasted_ns": entry.idle_wasted_ns,
+                "slices": entry.slices,
+                "preemptions": entry.preemptions,
+            })
+        })
+        .collect()
+}
+
+/// The trace and decision files a run writes, opened before it starts so that a bad path
+/// fails before any simulated work.
+struct Sinks {
+    text: Option<BlkparseText<BufWriter<File>>>,
+    binary: Option<BlktraceBinary<BufWriter<File>>>,
+    decisions: Option<DecisionLog<BufWriter<File>>>,
+}
+
+fn create(flag: &str, path: &std::path::Path) -> Result<BufWriter<File>, Failure> {
+    File::create(path)
+        .map(BufWriter::new)
+        .with_context(|| format!("{flag} {}", path.display()))
+        .map_err(Failure::input)
+}
+
+impl Sinks {
+    fn open(args: &RunArgs, simulation: &Simulation<'_>) -> Result<Sinks, Failure> {
+        let mut labels = TraceLabels::new(8, 0);
+        for (pid, name) in simulation.process_names() {
+            labels.set_comm(pid, &name);
+        }
+        for (id, path) in simulation.cgroup_paths() {
+            labels.set_cgroup_path(id, &path);
+        }
+        let mut sinks = Sinks {
+            text: None,
+            binary: None,
+            decisions: None,
+        };
+        if let Some(path) = &args.trace {
+            if path.extension().is_some_and(|ext| ext == "blktrace") {
+                let base = path.with_extension("");
+                let file = BlktraceBinary::<BufWriter<File>>::path_for(&base);
+                sinks.binary = Some(BlktraceBinary::new(create("--trace", &file)?, labels));
+            } else {
+                sinks.text = Some(BlkparseText::new(create("--trace", path)?, labels));
+            }
+        }
+        if let Some(path) = &args.decisions {
+            sinks.decisions = Some(DecisionLog::new(create("--decisions", path)?));
+        }
+        Ok(sinks)
+    }
+
+    fn iter_mut(&mut self) -> impl Iterator<Item = &mut dyn Trace> {
+        let text = self.text.as_mut().map(|s| s as &mut dyn Trace);
+        let binary = self.binary.as_mut().map(|s| s as &mut dyn Trace);
+        let decisions = self.decisions.as_mut().map(|s| s as &mut dyn Trace);
+        text.into_iter().chain(binary).chain(decisions)
+    }
+
+    fn finish(self) -> Result<(), Failure> {
+        let flush = |result: io::Result<BufWriter<File>>| {
+            result
+                .and_then(|mut out| out.flush())
+                .context("writing the trace")
+                .map_err(Failure::run)
+        };
+        if let Some(sink) = self.text {
+            flush(sink.finish())?;
+        }
+        if let Some(sink) = self.binary {
+            flush(sink.finish())?;
+        }
+        if let Some(sink) = self.decisions {
+            flush(sink.finish())?;
+        }
+        Ok(())
+    }
 }
 
 pub(crate) fn write_output(

@@ -325,6 +325,22 @@ impl<'a> Simulation<'a> {
         })
     }
 
+    /// Each simulated process's pid and command name (its job's name), for trace labels.
+    pub fn process_names(&self) -> Vec<(u32, String)> {
+        self.processes
+            .iter()
+            .map(|process| (process.pid, self.jobs[process.job].name.clone()))
+            .collect()
+    }
+
+    /// Every cgroup with its path (`/`, `/a/b`), for trace labels.
+    pub fn cgroup_paths(&self) -> Vec<(CgroupId, String)> {
+        self.cgroups
+            .specs()
+            .map(|spec| (spec.id, self.cgroups.path(spec.id)))
+            .collect()
+    }
+
     /// Runs to the end. `progress` is called now and then with the virtual time.
     pub fn run(
         mut self,
