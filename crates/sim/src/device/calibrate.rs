@@ -265,7 +265,7 @@ impl CalibrationReport {
 }
 
 fn format_bytes(bytes: u64) -> String {
-    if bytes % (1 << 20) == 0 {
+    if bytes.is_multiple_of(1 << 20) {
         format!("{}M", bytes >> 20)
     } else {
         format!("{}K", bytes >> 10)

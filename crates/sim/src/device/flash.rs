@@ -301,7 +301,7 @@ impl FlashParams {
                 return Err(format!("{field} must lie in {low}..={high}"));
             }
         }
-        if self.page_bytes % SECTOR_SIZE != 0 {
+        if !self.page_bytes.is_multiple_of(SECTOR_SIZE) {
             return Err("page_bytes must be a multiple of 512".to_string());
         }
         if self.capacity_bytes < self.page_bytes {

@@ -445,6 +445,8 @@ pub struct HddDevice {
     seek_c: f64,
     seek_e: f64,
     seek_boundary: f64,
+    /// 1 / (cylinders − 1).
+    inverse_stroke: f64,
     phase_ns: Option<u64>,
     /// Head position once the current work is done.
     cyl: u32,
@@ -516,6 +518,7 @@ impl HddDevice {
             seek_c: params.seek_long_base_ns as f64,
             seek_e: params.seek_long_linear_ns as f64,
             seek_boundary: f64::from(params.seek_boundary_ppm) / 1e6,
+            inverse_stroke: 1.0 / f64::from(params.cylinders.max(2) - 1),
             rev_ns,
             capacity: lba,
             zones,
@@ -556,7 +559,7 @@ impl HddDevice {
         if distance == 1 {
             return self.params.seek_single_cyl_ns;
         }
-        let x = f64::from(distance) / f64::from(self.params.cylinders.max(2) - 1);
+        let x = f64::from(distance) * self.inverse_stroke;
         let t = if x < self.seek_boundary {
             self.seek_a + self.seek_b * x.sqrt() + self.seek_f * x
         } else {
@@ -627,8 +630,44 @@ impl HddDevice {
         }
         let phase = self.phase_ns.unwrap_or(0);
         let platter = (start + seek + phase) % self.rev_ns;
-        let wait = (target.angle_ns + self.rev_ns - platter) % self.rev_ns;
-        seek + wait
+        Self::wait_for(target.angle_ns, platter, self.rev_ns) + seek
+    }
+
+    /// Rotational wait from platter position `platter` until `angle` passes, both within
+    /// [0, rev).
+    #[inline]
+    fn wait_for(angle: u64, platter: u64, rev: u64) -> u64 {
+        if angle >= platter {
+            angle - platter
+        } else {
+            angle + rev - platter
+        }
+    }
+
+    /// [`Self::positioning_ns`] for many candidates at one decision time: the platter's
+    /// position at `time` is computed once, and each candidate's only by additions.
+    #[inline]
+    fn positioning_from(
+        &self,
+        base_platter: u64,
+        time: Time,
+        target: &Location,
+        start: Time,
+        write: bool,
+    ) -> u64 {
+        let distance = self.cyl.abs_diff(target.cyl);
+        let mut seek = self.seek_ns(distance);
+        if target.head != self.head {
+            seek = seek.max(self.params.head_switch_ns);
+        }
+        if write && seek > 0 {
+            seek += self.params.write_settle_ns;
+        }
+        let mut platter = base_platter + (start - time) + seek;
+        while platter >= self.rev_ns {
+            platter -= self.rev_ns;
+        }
+        Self::wait_for(target.angle_ns, platter, self.rev_ns) + seek
     }
 
     /// Media transfer of `sectors` starting at `location`: sector times plus a skew per
@@ -915,11 +954,18 @@ impl HddDevice {
         }
         // Shortest positioning time first over host commands and a window of dirty extents.
         let mut best: Option<(u64, bool, usize)> = None;
+        let base_platter = (time + self.phase_ns.unwrap_or(0)) % self.rev_ns;
         if use_host {
             for (index, queued) in self.queue.iter().enumerate() {
                 let start = time.max(queued.ready_at);
-                let cost =
-                    start - time + self.positioning_ns(&queued.location, start, queued.write);
+                let cost = start - time
+                    + self.positioning_from(
+                        base_platter,
+                        time,
+                        &queued.location,
+                        start,
+                        queued.write,
+                    );
                 if best.is_none_or(|(c, _, _)| cost < c) {
                     best = Some((cost, true, index));
                 }
@@ -930,7 +976,7 @@ impl HddDevice {
             for index in 0..window {
                 let entry = &self.dirty[index];
                 // Destage is the drive's own work: no host command overhead.
-                let cost = self.positioning_ns(&entry.location, time, true);
+                let cost = self.positioning_from(base_platter, time, &entry.location, time, true);
                 if best.is_none_or(|(c, _, _)| cost < c) {
                     best = Some((cost, false, index));
                 }

@@ -85,7 +85,7 @@ impl Raid0Params {
         if self.disks == 0 {
             return Err("disks must be positive".to_string());
         }
-        if self.stripe_unit_bytes == 0 || self.stripe_unit_bytes % SECTOR_SIZE != 0 {
+        if self.stripe_unit_bytes == 0 || !self.stripe_unit_bytes.is_multiple_of(SECTOR_SIZE) {
             return Err("stripe_unit_bytes must be a positive multiple of 512".to_string());
         }
         for (field, value) in [
