@@ -29,7 +29,9 @@ pub(crate) fn cgroup_shares(outcome: &EngineOutcome, jobs: &JobSet) -> Value {
     for (clone, stats) in outcome.clones.iter().enumerate() {
         let spec = &jobs.jobs[outcome.clone_jobs[clone]];
         let path = outcome.clone_cgroups[clone].clone();
-        let weight = spec.cgroup_weight.unwrap_or(if path == "/" { 1000 } else { 500 });
+        let weight = spec
+            .cgroup_weight
+            .unwrap_or(if path == "/" { 1000 } else { 500 });
         let bytes: u64 = stats.dirs.iter().map(|d| d.io_bytes).sum();
         match groups.iter_mut().find(|(p, _, _)| *p == path) {
             Some(entry) => entry.2 += bytes,
