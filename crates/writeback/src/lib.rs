@@ -1,1 +1,278 @@
-//! Page cache, dirty limits and flusher policy, pure and shared by both drivers. (Being written.)
+//! Page cache, dirty limits and flusher policy: pure, shared by both drivers.
+//!
+//! [`Writeback`] answers the questions a driver asks on behalf of buffered I/O:
+//! - a buffered read: which pages are cached, which must be read now (the request plus any
+//!   synchronous read-ahead window) and which read ahead in the background
+//!   ([`Writeback::read`]);
+//! - a buffered write: may the writer dirty pages now, and how long must it sleep
+//!   ([`Writeback::balance_dirty_pages`], [`Writeback::write`]);
+//! - fsync: which pages to write back now, synchronously, from the caller
+//!   ([`Writeback::fsync_start`]);
+//! - the writeback threads: "write back these pages now, as flusher X (pid)", "wake me at
+//!   t" ([`Writeback::flusher_step`], [`Writeback::take_notices`], [`Writeback::timer_at`]).
+//!
+//! Nothing here reads a clock, performs I/O or spawns a thread; time is passed in as `u64`
+//! nanoseconds and the driver turns page ranges into requests.
+//!
+//! ```
+//! use iosched_writeback::{Throttle, Writeback, WritebackConfig, PAGE_SIZE};
+//! let mut wb = Writeback::new(WritebackConfig::default(), 1);
+//! let file = wb.add_file(0, 1 << 20);
+//! assert_eq!(wb.balance_dirty_pages(1, 0), Throttle::None);
+//! wb.write(file, 0, 8 * PAGE_SIZE, 0);
+//! assert_eq!(wb.cache().nr_dirty(), 8);
+//! // fsync writes the eight pages back as one run.
+//! let runs = wb.fsync_start(file);
+//! assert_eq!(runs.len(), 1);
+//! ```
+#![forbid(unsafe_code)]
+
+pub mod config;
+pub mod dirty_limits;
+pub mod flusher;
+pub mod page_cache;
+pub mod readahead;
+
+use iosched_core::Time;
+
+pub use config::{FlusherMode, KnobError, WritebackConfig};
+pub use dirty_limits::{Bandwidth, DirtyThresholds, Throttle};
+pub use flusher::{FlusherId, FlusherStep, Flushers, Notice, QueueState};
+pub use page_cache::{BdiId, FileId, PageCache, PageRange, Probe};
+pub use readahead::Readahead;
+
+/// 4 KiB: the page size.
+pub const PAGE_SIZE: u64 = 4096;
+
+/// What a buffered read needs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadPlan {
+    /// Pages to read now; the reader waits for them.
+    pub sync: Vec<PageRange>,
+    /// Read-ahead to start now; nobody waits for it.
+    pub async_ahead: Vec<PageRange>,
+    /// Some requested pages are being read by someone else: wait for a read of this file
+    /// to complete, then ask again.
+    pub wait_others: bool,
+    /// Requested pages that were cached.
+    pub hit_pages: u64,
+}
+
+impl ReadPlan {
+    /// Nothing to wait for: the read is served from the cache.
+    pub fn is_hit(&self) -> bool {
+        self.sync.is_empty() && !self.wait_others
+    }
+}
+
+/// The policy object a driver owns: one per simulated machine.
+#[derive(Clone, Debug)]
+pub struct Writeback {
+    config: WritebackConfig,
+    thresholds: DirtyThresholds,
+    cache: PageCache,
+    flushers: Flushers,
+    bandwidth: Vec<Bandwidth>,
+    readahead: Vec<Readahead>,
+    file_pages: Vec<u64>,
+}
+
+impl Writeback {
+    /// A machine with `bdis` backing devices and an empty cache.
+    pub fn new(config: WritebackConfig, bdis: u32) -> Writeback {
+        Writeback {
+            thresholds: DirtyThresholds::from_config(&config),
+            cache: PageCache::new(config.mem_pages()),
+            flushers: Flushers::new(&config, bdis),
+            bandwidth: vec![Bandwidth::default(); bdis.max(1) as usize],
+            readahead: Vec::new(),
+            file_pages: Vec::new(),
+            config,
+        }
+    }
+
+    pub fn config(&self) -> &WritebackConfig {
+        &self.config
+    }
+    pub fn thresholds(&self) -> DirtyThresholds {
+        self.thresholds
+    }
+    pub fn cache(&self) -> &PageCache {
+        &self.cache
+    }
+    pub fn flushers(&self) -> &Flushers {
+        &self.flushers
+    }
+
+    /// Registers a file of `bytes` on device `bdi`.
+    pub fn add_file(&mut self, bdi: BdiId, bytes: u64) -> FileId {
+        self.readahead.push(Readahead::default());
+        self.file_pages.push(bytes.div_ceil(PAGE_SIZE));
+        self.cache.add_file(bdi)
+    }
+
+    fn pages_of(offset: u64, len: u64) -> (u64, u64) {
+        let first = offset / PAGE_SIZE;
+        let end = (offset + len.max(1)).div_ceil(PAGE_SIZE);
+        (first, end - first)
+    }
+
+    /// Puts `offset..offset+len` in the cache as clean pages without I/O (fio's `pre_read`).
+    pub fn pre_read(&mut self, file: FileId, offset: u64, len: u64) {
+        let (first, count) = Self::pages_of(offset, len);
+        self.cache.insert_clean(PageRange { file, first, count });
+    }
+
+    /// A buffered read of `offset..offset+len`. `on_disk(page)` says whether a page has
+    /// data on the device (a never-written page is zero-filled without I/O).
+    /// Kernel: do_generic_file_read() with page_cache_sync/async_readahead().
+    pub fn read(
+        &mut self,
+        file: FileId,
+        offset: u64,
+        len: u64,
+        on_disk: &dyn Fn(u64) -> bool,
+    ) -> ReadPlan {
+        let (first, count) = Self::pages_of(offset, len);
+        let max = self.config.ra_pages();
+        let mut plan = ReadPlan::default();
+        let mut miss = None;
+        for index in first..first + count {
+            match self.cache.probe(file, index) {
+                Probe::Absent => {
+                    miss.get_or_insert(index);
+                }
+                Probe::Reading => plan.wait_others = true,
+                Probe::Cached => {
+                    plan.hit_pages += 1;
+                    self.cache.touch(file, index);
+                }
+            }
+        }
+        let limit = self.file_pages[file as usize].max(first + count);
+        let ra = &mut self.readahead[file as usize];
+        let (window, sync) = match miss {
+            Some(miss) => (Some(ra.on_miss(miss, first, count, max)), true),
+            None => (ra.on_hit(first, count, max), false),
+        };
+        if let Some(window) = window {
+            let end = (window.first + window.count).min(limit);
+            for index in window.first..end {
+                if self.cache.probe(file, index) != Probe::Absent {
+                    continue;
+                }
+                if on_disk(index) {
+                    let runs = self.cache.start_read(file, index, 1);
+                    let target = if sync {
+                        &mut plan.sync
+                    } else {
+                        &mut plan.async_ahead
+                    };
+                    for run in runs {
+                        append_run(target, run, self.config.max_request_pages());
+                    }
+                } else {
+                    self.cache.insert_clean(PageRange {
+                        file,
+                        first: index,
+                        count: 1,
+                    });
+                }
+            }
+        }
+        plan
+    }
+
+    /// A read started by [`Writeback::read`] completed.
+    pub fn read_done(&mut self, range: PageRange) {
+        self.cache.read_done(range);
+    }
+
+    /// May a writer dirty `pages` pages now? Also starts background writeback when dirty
+    /// memory is above the background threshold. Kernel: balance_dirty_pages_ratelimited().
+    pub fn balance_dirty_pages(&mut self, pages: u64, now: Time) -> Throttle {
+        let nr = self.cache.nr_dirty() + self.cache.nr_writeback();
+        if self.cache.nr_dirty() > self.thresholds.background {
+            self.flushers.kick_background(&self.cache, now);
+        }
+        // Choice: one device's bandwidth stands for the machine's (the simulator has one).
+        dirty_limits::balance_dirty_pages(self.thresholds, nr, pages, &self.bandwidth[0])
+    }
+
+    /// A buffered write dirties `offset..offset+len`; returns the pages newly dirtied.
+    pub fn write(&mut self, file: FileId, offset: u64, len: u64, now: Time) -> u64 {
+        let (first, count) = Self::pages_of(offset, len);
+        let newly = self.cache.dirty(file, first, count, now);
+        if newly > 0 {
+            self.flushers.on_dirty(self.cache.file_bdi(file), file, now);
+        }
+        newly
+    }
+
+    /// fsync/fdatasync: moves every dirty page of `file` not already under writeback into
+    /// writeback; the caller writes the runs synchronously, waits for them and for
+    /// [`PageCache::file_writeback`] to reach 0, and asks again until this returns nothing.
+    /// Kernel: filemap_write_and_wait_range() with WB_SYNC_ALL.
+    pub fn fsync_start(&mut self, file: FileId) -> Vec<PageRange> {
+        let max_run = self.config.max_request_pages();
+        self.cache.start_writeback(file, u64::MAX, max_run, false)
+    }
+
+    /// Writeback of `range` completed at `now` (flusher or fsync).
+    pub fn writeback_done(&mut self, range: PageRange, now: Time) {
+        let bdi = self.cache.file_bdi(range.file);
+        self.cache.end_writeback(range);
+        if let Some(bandwidth) = self.bandwidth.get_mut(bdi as usize) {
+            bandwidth.completed(range.count, now);
+        }
+    }
+
+    /// One step of a writeback thread.
+    pub fn flusher_step(&mut self, id: FlusherId, now: Time, queue: QueueState) -> FlusherStep {
+        let step = self
+            .flushers
+            .step(id, now, queue, &mut self.cache, self.thresholds);
+        if let FlusherStep::SleepUntil(_) = step {
+            // Background work found only pages already under writeback: wait for them
+            // rather than sleep a whole interval above the threshold.
+            if self.cache.nr_dirty() > self.thresholds.background && self.cache.nr_writeback() > 0 {
+                return FlusherStep::WaitRequest;
+            }
+        }
+        step
+    }
+
+    /// The pid of a writeback thread.
+    pub fn flusher_pid(&self, id: FlusherId) -> u32 {
+        self.flushers.pid(id)
+    }
+
+    /// Spawn and wake-up notices since the last call.
+    pub fn take_notices(&mut self) -> Vec<Notice> {
+        self.flushers.take_notices()
+    }
+
+    /// When the pdflush periodic timer wants [`Writeback::timer`] called.
+    pub fn timer_at(&self) -> Option<Time> {
+        self.flushers.timer_at()
+    }
+
+    pub fn timer(&mut self, now: Time) {
+        self.flushers.timer(&self.cache, now);
+    }
+
+    /// O(pages) consistency checks.
+    pub fn check_invariants(&self) {
+        self.cache.check_invariants();
+    }
+}
+
+fn append_run(runs: &mut Vec<PageRange>, run: PageRange, max_run: u64) {
+    if let Some(last) = runs.last_mut() {
+        if last.file == run.file && last.end() == run.first && last.count + run.count <= max_run {
+            last.count += run.count;
+            return;
+        }
+    }
+    runs.push(run);
+}

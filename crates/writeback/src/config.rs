@@ -1,0 +1,307 @@
+//! The writeback knobs, by their sysctl names (`/proc/sys/vm/dirty_*`), plus the few
+//! simulator-only ones (`mem`, `flusher`, `flushers_per_bdi`, `read_ahead_kb`,
+//! `max_sectors_kb`).
+//!
+//! Writing `dirty_bytes` zeroes `dirty_ratio` and the other way round, as the kernel's
+//! `dirty_bytes_handler()` / `dirty_ratio_handler()` do; the same holds for the background
+//! pair. Values are validated with the kernel's ranges.
+
+use std::fmt;
+
+use crate::PAGE_SIZE;
+
+/// Which writeback thread model runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlusherMode {
+    /// 2.6.32+: one flusher per backing device, created when it first has dirty data and
+    /// exiting after idling; blocks on request allocation when the queue is full.
+    PerBdi,
+    /// ≤ 2.6.31: a global pool of 2–8 `pdflush` threads that back off when a queue is
+    /// congested (`congestion_wait`).
+    Pdflush,
+}
+
+impl FlusherMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            FlusherMode::PerBdi => "per-bdi",
+            FlusherMode::Pdflush => "pdflush",
+        }
+    }
+}
+
+/// Every knob of the writeback policy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WritebackConfig {
+    /// Simulated RAM, bytes (the dirtyable memory the ratios apply to). 4 GiB by default.
+    pub mem_bytes: u64,
+    /// `vm.dirty_ratio`, percent of memory: the hard limit where writers are throttled.
+    pub dirty_ratio: u32,
+    /// `vm.dirty_background_ratio`, percent: above this the flusher starts background writeback.
+    pub dirty_background_ratio: u32,
+    /// `vm.dirty_bytes`: the hard limit in bytes (0 = use the ratio).
+    pub dirty_bytes: u64,
+    /// `vm.dirty_background_bytes` (0 = use the ratio).
+    pub dirty_background_bytes: u64,
+    /// `vm.dirty_expire_centisecs`: data older than this is written by periodic writeback.
+    pub dirty_expire_centisecs: u32,
+    /// `vm.dirty_writeback_centisecs`: period of the flusher's periodic (kupdate) wake-up.
+    pub dirty_writeback_centisecs: u32,
+    /// `queue/read_ahead_kb`: the largest read-ahead window.
+    pub read_ahead_kb: u32,
+    /// `queue/max_sectors_kb`: the largest request writeback builds.
+    pub max_sectors_kb: u32,
+    pub flusher: FlusherMode,
+    /// Flusher threads per device in `per-bdi` mode (the patch set's "several per device").
+    pub flushers_per_bdi: u32,
+}
+
+impl Default for WritebackConfig {
+    fn default() -> Self {
+        WritebackConfig {
+            mem_bytes: 4 << 30,
+            dirty_ratio: 20,
+            dirty_background_ratio: 10,
+            dirty_bytes: 0,
+            dirty_background_bytes: 0,
+            dirty_expire_centisecs: 3000,
+            dirty_writeback_centisecs: 500,
+            read_ahead_kb: 128,
+            max_sectors_kb: 512,
+            flusher: FlusherMode::PerBdi,
+            flushers_per_bdi: 1,
+        }
+    }
+}
+
+/// A knob that could not be set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KnobError {
+    Unknown(String),
+    Invalid {
+        name: String,
+        value: String,
+        expected: &'static str,
+    },
+}
+
+impl fmt::Display for KnobError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KnobError::Unknown(name) => write!(f, "unknown writeback knob '{name}'"),
+            KnobError::Invalid {
+                name,
+                value,
+                expected,
+            } => write!(f, "{name}={value}: expected {expected}"),
+        }
+    }
+}
+
+impl std::error::Error for KnobError {}
+
+/// Knob names in table order.
+pub const KNOBS: &[&str] = &[
+    "mem",
+    "dirty_ratio",
+    "dirty_background_ratio",
+    "dirty_bytes",
+    "dirty_background_bytes",
+    "dirty_expire_centisecs",
+    "dirty_writeback_centisecs",
+    "read_ahead_kb",
+    "max_sectors_kb",
+    "flusher",
+    "flushers_per_bdi",
+];
+
+/// Parses `4096`, `64k`, `4g` (binary multiples, as fio and the kernel's `memparse` read them).
+pub fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let lower = text.to_ascii_lowercase();
+    let lower = lower.trim_end_matches("ib").trim_end_matches('b');
+    let (digits, shift) = match lower.chars().last()? {
+        'k' => (&lower[..lower.len() - 1], 10),
+        'm' => (&lower[..lower.len() - 1], 20),
+        'g' => (&lower[..lower.len() - 1], 30),
+        't' => (&lower[..lower.len() - 1], 40),
+        _ => (lower, 0),
+    };
+    digits.trim().parse::<u64>().ok()?.checked_mul(1 << shift)
+}
+
+impl WritebackConfig {
+    /// Whether `name` is one of this policy's knobs (the CLI splits `--set` with it).
+    pub fn is_knob(name: &str) -> bool {
+        KNOBS.contains(&name)
+    }
+
+    /// Sets one knob with the kernel's validation.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), KnobError> {
+        let invalid = |expected| KnobError::Invalid {
+            name: name.to_string(),
+            value: value.to_string(),
+            expected,
+        };
+        let number = || value.trim().parse::<u64>();
+        match name {
+            "mem" => {
+                let bytes = parse_size(value).ok_or_else(|| invalid("a size like 4g"))?;
+                if bytes < 16 * PAGE_SIZE {
+                    return Err(invalid("at least 64k"));
+                }
+                self.mem_bytes = bytes;
+            }
+            "dirty_ratio" | "dirty_background_ratio" => {
+                let ratio = number()
+                    .ok()
+                    .filter(|r| *r <= 100)
+                    .ok_or_else(|| invalid("a percentage 0..=100"))?
+                    as u32;
+                if name == "dirty_ratio" {
+                    self.dirty_ratio = ratio;
+                    self.dirty_bytes = 0;
+                } else {
+                    self.dirty_background_ratio = ratio;
+                    self.dirty_background_bytes = 0;
+                }
+            }
+            "dirty_bytes" => {
+                // Kernel: dirty_bytes_min is two pages.
+                let bytes = parse_size(value)
+                    .filter(|b| *b >= 2 * PAGE_SIZE)
+                    .ok_or_else(|| invalid("bytes >= 8192"))?;
+                self.dirty_bytes = bytes;
+                self.dirty_ratio = 0;
+            }
+            "dirty_background_bytes" => {
+                let bytes = parse_size(value)
+                    .filter(|b| *b >= 1)
+                    .ok_or_else(|| invalid("bytes >= 1"))?;
+                self.dirty_background_bytes = bytes;
+                self.dirty_background_ratio = 0;
+            }
+            "dirty_expire_centisecs" | "dirty_writeback_centisecs" => {
+                let centisecs = number()
+                    .ok()
+                    .filter(|c| *c <= u64::from(u32::MAX))
+                    .ok_or_else(|| invalid("centiseconds"))? as u32;
+                if name == "dirty_expire_centisecs" {
+                    self.dirty_expire_centisecs = centisecs;
+                } else {
+                    self.dirty_writeback_centisecs = centisecs;
+                }
+            }
+            "read_ahead_kb" => {
+                self.read_ahead_kb = number()
+                    .ok()
+                    .filter(|kb| *kb <= 1 << 20)
+                    .ok_or_else(|| invalid("KiB 0..=1048576"))?
+                    as u32;
+            }
+            "max_sectors_kb" => {
+                self.max_sectors_kb = number()
+                    .ok()
+                    .filter(|kb| (4..=32768).contains(kb))
+                    .ok_or_else(|| invalid("KiB 4..=32768"))?
+                    as u32;
+            }
+            "flusher" => {
+                self.flusher = match value.trim() {
+                    "per-bdi" | "bdi" => FlusherMode::PerBdi,
+                    "pdflush" => FlusherMode::Pdflush,
+                    _ => return Err(invalid("per-bdi or pdflush")),
+                };
+            }
+            "flushers_per_bdi" => {
+                self.flushers_per_bdi = number()
+                    .ok()
+                    .filter(|n| (1..=64).contains(n))
+                    .ok_or_else(|| invalid("1..=64"))?
+                    as u32;
+            }
+            _ => return Err(KnobError::Unknown(name.to_string())),
+        }
+        Ok(())
+    }
+
+    /// Every knob with its current value, in table order, for the JSON echo.
+    pub fn knobs(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("mem", self.mem_bytes.to_string()),
+            ("dirty_ratio", self.dirty_ratio.to_string()),
+            (
+                "dirty_background_ratio",
+                self.dirty_background_ratio.to_string(),
+            ),
+            ("dirty_bytes", self.dirty_bytes.to_string()),
+            (
+                "dirty_background_bytes",
+                self.dirty_background_bytes.to_string(),
+            ),
+            (
+                "dirty_expire_centisecs",
+                self.dirty_expire_centisecs.to_string(),
+            ),
+            (
+                "dirty_writeback_centisecs",
+                self.dirty_writeback_centisecs.to_string(),
+            ),
+            ("read_ahead_kb", self.read_ahead_kb.to_string()),
+            ("max_sectors_kb", self.max_sectors_kb.to_string()),
+            ("flusher", self.flusher.name().to_string()),
+            ("flushers_per_bdi", self.flushers_per_bdi.to_string()),
+        ]
+    }
+
+    /// Pages in the simulated memory.
+    pub fn mem_pages(&self) -> u64 {
+        self.mem_bytes / PAGE_SIZE
+    }
+
+    /// Largest writeback request, in pages.
+    pub fn max_request_pages(&self) -> u64 {
+        (u64::from(self.max_sectors_kb) * 1024 / PAGE_SIZE).max(1)
+    }
+
+    /// Largest read-ahead window, in pages.
+    pub fn ra_pages(&self) -> u64 {
+        u64::from(self.read_ahead_kb) * 1024 / PAGE_SIZE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_and_ratio_exclude_each_other() {
+        let mut config = WritebackConfig::default();
+        config.set("dirty_bytes", "64m").unwrap();
+        assert_eq!(config.dirty_ratio, 0);
+        assert_eq!(config.dirty_bytes, 64 << 20);
+        config.set("dirty_ratio", "30").unwrap();
+        assert_eq!(config.dirty_bytes, 0);
+        assert_eq!(config.dirty_ratio, 30);
+    }
+
+    #[test]
+    fn kernel_ranges_are_enforced() {
+        let mut config = WritebackConfig::default();
+        assert!(config.set("dirty_ratio", "101").is_err());
+        assert!(
+            config.set("dirty_bytes", "4096").is_err(),
+            "below two pages"
+        );
+        assert!(config.set("flusher", "kworker").is_err());
+        assert!(matches!(
+            config.set("dirty_nosuch", "1"),
+            Err(KnobError::Unknown(_))
+        ));
+        config.set("flusher", "pdflush").unwrap();
+        assert_eq!(config.flusher, FlusherMode::Pdflush);
+        config.set("mem", "512m").unwrap();
+        assert_eq!(config.mem_pages(), 131_072);
+    }
+}

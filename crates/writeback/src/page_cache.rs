@@ -1,0 +1,551 @@
+//! The page cache: pages keyed by (file, page index), each clean, dirty, under writeback or
+//! being read, with global and per-device counts and a deterministic LRU of clean pages.
+//!
+//! Kernel counterparts: `find_get_page()` (lookup), `add_to_page_cache_lru()` (insert),
+//! `set_page_dirty()` / `__set_page_dirty_nobuffers()` (dirtying, with the inode's
+//! `dirtied_when` set on its first dirty page as `__mark_inode_dirty()` does),
+//! `write_cache_pages()` (collecting dirty pages into writeback, cyclically from
+//! `mapping->writeback_index`), `end_page_writeback()`, and `shrink_page_list()` reduced to
+//! its core: when the cache is full, the least recently used *clean, idle* page goes.
+//!
+//! Choice: reclaim is a single LRU ordered by last use (a stamp counter), not the kernel's
+//! active/inactive lists; dirty pages and pages under I/O are never reclaimed (the kernel's
+//! reclaim skips or waits on them too). When every page is dirty or busy the cache
+//! over-commits and counts it (`overcommit_peak_pages`) rather than fail.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use iosched_core::Time;
+
+/// Index of a file known to the cache.
+pub type FileId = u32;
+/// Index of a backing device (one flusher domain).
+pub type BdiId = u32;
+
+/// A run of pages of one file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PageRange {
+    pub file: FileId,
+    pub first: u64,
+    pub count: u64,
+}
+
+impl PageRange {
+    pub fn end(&self) -> u64 {
+        self.first + self.count
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Page {
+    dirty: bool,
+    writeback: bool,
+    /// A read is in flight (the kernel's locked, !uptodate page).
+    reading: bool,
+    /// LRU stamp while the page is clean and idle (reclaimable), else 0.
+    lru: u64,
+}
+
+impl Page {
+    fn reclaimable(&self) -> bool {
+        !self.dirty && !self.writeback && !self.reading
+    }
+}
+
+#[derive(Clone, Debug)]
+struct CachedFile {
+    bdi: BdiId,
+    pages: BTreeMap<u64, Page>,
+    dirty: BTreeSet<u64>,
+    nr_writeback: u64,
+    /// When the file went from clean to dirty (the inode's `dirtied_when`).
+    dirtied_when: Option<Time>,
+    /// Where cyclic writeback resumes (`mapping->writeback_index`).
+    writeback_index: u64,
+}
+
+/// What a lookup found at one page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probe {
+    Absent,
+    /// Present but a read is still in flight.
+    Reading,
+    /// Present and up to date (clean, dirty or under writeback).
+    Cached,
+}
+
+/// All cached pages.
+#[derive(Clone, Debug)]
+pub struct PageCache {
+    files: Vec<CachedFile>,
+    lru: BTreeMap<u64, (FileId, u64)>,
+    next_stamp: u64,
+    capacity_pages: u64,
+    nr_pages: u64,
+    nr_dirty: u64,
+    nr_writeback: u64,
+    bdi_dirty: Vec<u64>,
+    bdi_writeback: Vec<u64>,
+    /// Pages whose writeback completed, ever.
+    written_back: u64,
+    evicted: u64,
+    overcommit_peak_pages: u64,
+}
+
+impl PageCache {
+    /// A cache of at most `capacity_pages` pages (over-committed only when nothing is
+    /// reclaimable).
+    pub fn new(capacity_pages: u64) -> PageCache {
+        PageCache {
+            files: Vec::new(),
+            lru: BTreeMap::new(),
+            next_stamp: 1,
+            capacity_pages: capacity_pages.max(1),
+            nr_pages: 0,
+            nr_dirty: 0,
+            nr_writeback: 0,
+            bdi_dirty: Vec::new(),
+            bdi_writeback: Vec::new(),
+            written_back: 0,
+            evicted: 0,
+            overcommit_peak_pages: 0,
+        }
+    }
+
+    /// Registers a file living on `bdi`; ids are handed out densely from 0.
+    pub fn add_file(&mut self, bdi: BdiId) -> FileId {
+        let needed = bdi as usize + 1;
+        if self.bdi_dirty.len() < needed {
+            self.bdi_dirty.resize(needed, 0);
+            self.bdi_writeback.resize(needed, 0);
+        }
+        self.files.push(CachedFile {
+            bdi,
+            pages: BTreeMap::new(),
+            dirty: BTreeSet::new(),
+            nr_writeback: 0,
+            dirtied_when: None,
+            writeback_index: 0,
+        });
+        (self.files.len() - 1) as FileId
+    }
+
+    pub fn files(&self) -> usize {
+        self.files.len()
+    }
+    pub fn file_bdi(&self, file: FileId) -> BdiId {
+        self.files[file as usize].bdi
+    }
+    pub fn nr_pages(&self) -> u64 {
+        self.nr_pages
+    }
+    pub fn nr_dirty(&self) -> u64 {
+        self.nr_dirty
+    }
+    pub fn nr_writeback(&self) -> u64 {
+        self.nr_writeback
+    }
+    pub fn bdi_dirty(&self, bdi: BdiId) -> u64 {
+        self.bdi_dirty.get(bdi as usize).copied().unwrap_or(0)
+    }
+    pub fn bdi_writeback(&self, bdi: BdiId) -> u64 {
+        self.bdi_writeback.get(bdi as usize).copied().unwrap_or(0)
+    }
+    pub fn file_dirty(&self, file: FileId) -> u64 {
+        self.files[file as usize].dirty.len() as u64
+    }
+    pub fn file_writeback(&self, file: FileId) -> u64 {
+        self.files[file as usize].nr_writeback
+    }
+    pub fn dirtied_when(&self, file: FileId) -> Option<Time> {
+        self.files[file as usize].dirtied_when
+    }
+    pub fn written_back(&self) -> u64 {
+        self.written_back
+    }
+    pub fn evicted(&self) -> u64 {
+        self.evicted
+    }
+    pub fn overcommit_peak_pages(&self) -> u64 {
+        self.overcommit_peak_pages
+    }
+
+    /// What is cached at one page.
+    pub fn probe(&self, file: FileId, index: u64) -> Probe {
+        match self.files[file as usize].pages.get(&index) {
+            None => Probe::Absent,
+            Some(page) if page.reading => Probe::Reading,
+            Some(_) => Probe::Cached,
+        }
+    }
+
+    /// Marks a page used (moves a clean page to the young end of the LRU).
+    pub fn touch(&mut self, file: FileId, index: u64) {
+        let stamp = self.next_stamp;
+        if let Some(page) = self.files[file as usize].pages.get_mut(&index) {
+            if page.lru != 0 {
+                self.lru.remove(&page.lru);
+                page.lru = stamp;
+                self.lru.insert(stamp, (file, index));
+                self.next_stamp += 1;
+            }
+        }
+    }
+
+    fn put_on_lru(&mut self, file: FileId, index: u64) {
+        let stamp = self.next_stamp;
+        let page = self.files[file as usize]
+            .pages
+            .get_mut(&index)
+            .expect("LRU insert of an absent page");
+        debug_assert!(page.reclaimable());
+        if page.lru == 0 {
+            page.lru = stamp;
+            self.lru.insert(stamp, (file, index));
+            self.next_stamp += 1;
+        }
+    }
+
+    fn take_off_lru(&mut self, file: FileId, index: u64) {
+        if let Some(page) = self.files[file as usize].pages.get_mut(&index) {
+            if page.lru != 0 {
+                self.lru.remove(&page.lru);
+                page.lru = 0;
+            }
+        }
+    }
+
+    /// Makes room for one page: evicts the least recently used clean page if the cache is
+    /// full. Kernel: shrink_page_list(), reduced.
+    fn make_room(&mut self) {
+        if self.nr_pages < self.capacity_pages {
+            return;
+        }
+        if let Some((_, (file, index))) = self.lru.pop_first() {
+            let removed = self.files[file as usize].pages.remove(&index);
+            let page = removed.expect("LRU names an absent page");
+            assert!(page.reclaimable(), "reclaimed a dirty or busy page");
+            self.nr_pages -= 1;
+            self.evicted += 1;
+        } else {
+            let over = self.nr_pages + 1 - self.capacity_pages;
+            self.overcommit_peak_pages = self.overcommit_peak_pages.max(over);
+        }
+    }
+
+    fn insert(&mut self, file: FileId, index: u64, page: Page) {
+        self.make_room();
+        let old = self.files[file as usize].pages.insert(index, page);
+        assert!(old.is_none(), "page inserted twice");
+        self.nr_pages += 1;
+    }
+
+    /// Starts reads of the absent pages in `first..first+count`: they become `Reading` and
+    /// are returned as runs to submit. Kernel: `__do_page_cache_readahead()`.
+    pub fn start_read(&mut self, file: FileId, first: u64, count: u64) -> Vec<PageRange> {
+        let mut runs: Vec<PageRange> = Vec::new();
+        for index in first..first + count {
+            if self.files[file as usize].pages.contains_key(&index) {
+                continue;
+            }
+            self.insert(
+                file,
+                index,
+                Page {
+                    reading: true,
+                    ..Page::default()
+                },
+            );
+            push_run(&mut runs, file, index, u64::MAX);
+        }
+        runs
+    }
+
+    /// A read of `range` (from [`PageCache::start_read`]) completed.
+    pub fn read_done(&mut self, range: PageRange) {
+        for index in range.first..range.end() {
+            let page = self.files[range.file as usize]
+                .pages
+                .get_mut(&index)
+                .expect("read completed for an absent page");
+            assert!(page.reading, "read completed twice");
+            page.reading = false;
+            if page.reclaimable() {
+                self.put_on_lru(range.file, index);
+            }
+        }
+    }
+
+    /// Adds clean pages without I/O (fio's `pre_read` before the clock starts, or zero-filled
+    /// pages of a never-written extent).
+    pub fn insert_clean(&mut self, range: PageRange) {
+        for index in range.first..range.end() {
+            if !self.files[range.file as usize].pages.contains_key(&index) {
+                self.insert(range.file, index, Page::default());
+                self.put_on_lru(range.file, index);
+            }
+        }
+    }
+
+    /// Dirties `first..first+count` (allocating absent pages); returns how many pages were
+    /// newly dirtied. A page under writeback stays under writeback and is dirty again.
+    pub fn dirty(&mut self, file: FileId, first: u64, count: u64, now: Time) -> u64 {
+        let mut newly = 0;
+        for index in first..first + count {
+            if !self.files[file as usize].pages.contains_key(&index) {
+                self.insert(file, index, Page::default());
+            }
+            self.take_off_lru(file, index);
+            let entry = &mut self.files[file as usize];
+            let page = entry.pages.get_mut(&index).expect("just inserted");
+            if !page.dirty {
+                page.dirty = true;
+                entry.dirty.insert(index);
+                newly += 1;
+            }
+        }
+        if newly > 0 {
+            let entry = &mut self.files[file as usize];
+            if entry.dirtied_when.is_none() {
+                entry.dirtied_when = Some(now);
+            }
+            self.nr_dirty += newly;
+            self.bdi_dirty[entry.bdi as usize] += newly;
+        }
+        newly
+    }
+
+    /// Moves up to `max_pages` dirty pages of `file` that are not already under writeback
+    /// into writeback, as runs of at most `max_run` pages. With `cyclic` the scan starts at
+    /// the file's writeback index, wraps once and leaves the index where it stopped
+    /// (background and periodic writeback); without, it covers the whole file from page 0
+    /// (fsync). Kernel: write_cache_pages().
+    pub fn start_writeback(
+        &mut self,
+        file: FileId,
+        max_pages: u64,
+        max_run: u64,
+        cyclic: bool,
+    ) -> Vec<PageRange> {
+        let entry = &self.files[file as usize];
+        let start = if cyclic { entry.writeback_index } else { 0 };
+        let mut chosen: Vec<u64> = Vec::new();
+        let tail = entry.dirty.range(start..);
+        let head = entry.dirty.range(..start);
+        for &index in tail.chain(head) {
+            if chosen.len() as u64 >= max_pages {
+                break;
+            }
+            if entry.pages[&index].writeback {
+                // WB_SYNC_NONE skips it; fsync's caller waits for it and asks again.
+                continue;
+            }
+            chosen.push(index);
+        }
+        let mut runs: Vec<PageRange> = Vec::new();
+        let entry = &mut self.files[file as usize];
+        for &index in &chosen {
+            let page = entry.pages.get_mut(&index).expect("dirty page absent");
+            page.dirty = false;
+            page.writeback = true;
+            entry.dirty.remove(&index);
+            push_run(&mut runs, file, index, max_run);
+        }
+        let moved = chosen.len() as u64;
+        entry.nr_writeback += moved;
+        if let Some(&last) = chosen.last() {
+            if cyclic {
+                entry.writeback_index = last + 1;
+            }
+        }
+        if entry.dirty.is_empty() {
+            entry.dirtied_when = None;
+        }
+        self.nr_dirty -= moved;
+        self.nr_writeback += moved;
+        self.bdi_dirty[entry.bdi as usize] -= moved;
+        self.bdi_writeback[entry.bdi as usize] += moved;
+        runs
+    }
+
+    /// Writeback of `range` completed. Kernel: end_page_writeback().
+    pub fn end_writeback(&mut self, range: PageRange) {
+        for index in range.first..range.end() {
+            let page = self.files[range.file as usize]
+                .pages
+                .get_mut(&index)
+                .expect("writeback completed for an absent page");
+            assert!(page.writeback, "writeback completed twice");
+            page.writeback = false;
+            if page.reclaimable() {
+                self.put_on_lru(range.file, index);
+            }
+        }
+        let entry = &mut self.files[range.file as usize];
+        assert!(
+            entry.nr_writeback >= range.count,
+            "writeback count went negative"
+        );
+        entry.nr_writeback -= range.count;
+        self.nr_writeback -= range.count;
+        self.bdi_writeback[entry.bdi as usize] -= range.count;
+        self.written_back += range.count;
+    }
+
+    /// Files of `bdi` with dirty pages, oldest `dirtied_when` first (ties by file id):
+    /// the order of the kernel's `b_io` list.
+    pub fn dirty_files(&self, bdi: BdiId) -> Vec<(Time, FileId)> {
+        let mut files: Vec<(Time, FileId)> = self
+            .files
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.bdi == bdi && !f.dirty.is_empty())
+            .map(|(i, f)| (f.dirtied_when.unwrap_or(0), i as FileId))
+            .collect();
+        files.sort_unstable();
+        files
+    }
+
+    /// O(pages) consistency walk.
+    pub fn check_invariants(&self) {
+        let mut pages = 0;
+        let mut dirty = 0;
+        let mut writeback = 0;
+        for (id, file) in self.files.iter().enumerate() {
+            let mut file_wb = 0;
+            for (&index, page) in &file.pages {
+                pages += 1;
+                assert_eq!(
+                    page.dirty,
+                    file.dirty.contains(&index),
+                    "dirty index out of step"
+                );
+                if page.dirty {
+                    dirty += 1;
+                }
+                if page.writeback {
+                    writeback += 1;
+                    file_wb += 1;
+                }
+                if page.lru != 0 {
+                    assert!(page.reclaimable(), "busy page on the LRU");
+                    assert_eq!(self.lru.get(&page.lru), Some(&(id as FileId, index)));
+                }
+            }
+            assert_eq!(file_wb, file.nr_writeback, "file writeback count");
+        }
+        assert_eq!(pages, self.nr_pages, "page count");
+        assert_eq!(dirty, self.nr_dirty, "dirty count");
+        assert_eq!(writeback, self.nr_writeback, "writeback count");
+        assert_eq!(
+            self.bdi_dirty.iter().sum::<u64>(),
+            dirty,
+            "per-bdi dirty count"
+        );
+    }
+}
+
+/// Appends page `index` to `runs`, extending the last run when contiguous and shorter than
+/// `max_run`.
+fn push_run(runs: &mut Vec<PageRange>, file: FileId, index: u64, max_run: u64) {
+    if let Some(last) = runs.last_mut() {
+        if last.end() == index && last.count < max_run {
+            last.count += 1;
+            return;
+        }
+    }
+    runs.push(PageRange {
+        file,
+        first: index,
+        count: 1,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Proves reclaim takes the oldest clean page and never a dirty one.
+    #[test]
+    fn full_cache_evicts_least_recently_used_clean_page() {
+        let mut cache = PageCache::new(3);
+        let file = cache.add_file(0);
+        cache.insert_clean(PageRange {
+            file,
+            first: 0,
+            count: 2,
+        });
+        cache.dirty(file, 2, 1, 0);
+        cache.touch(file, 0);
+        cache.insert_clean(PageRange {
+            file,
+            first: 3,
+            count: 1,
+        });
+        assert_eq!(
+            cache.probe(file, 1),
+            Probe::Absent,
+            "page 1 was the oldest clean page"
+        );
+        assert_eq!(cache.probe(file, 0), Probe::Cached);
+        assert_eq!(cache.probe(file, 2), Probe::Cached, "dirty pages stay");
+        cache.check_invariants();
+    }
+
+    #[test]
+    fn cyclic_writeback_resumes_where_it_stopped_and_builds_runs() {
+        let mut cache = PageCache::new(100);
+        let file = cache.add_file(0);
+        cache.dirty(file, 0, 10, 5);
+        assert_eq!(cache.dirtied_when(file), Some(5));
+        let runs = cache.start_writeback(file, 4, 3, true);
+        assert_eq!(
+            runs,
+            [
+                PageRange {
+                    file,
+                    first: 0,
+                    count: 3
+                },
+                PageRange {
+                    file,
+                    first: 3,
+                    count: 1
+                }
+            ]
+        );
+        let runs = cache.start_writeback(file, 100, 100, true);
+        assert_eq!(
+            runs,
+            [PageRange {
+                file,
+                first: 4,
+                count: 6
+            }]
+        );
+        assert_eq!(cache.nr_dirty(), 0);
+        assert_eq!(cache.dirtied_when(file), None);
+        assert_eq!(cache.nr_writeback(), 10);
+        cache.end_writeback(PageRange {
+            file,
+            first: 0,
+            count: 10,
+        });
+        assert_eq!(cache.nr_writeback(), 0);
+        cache.check_invariants();
+    }
+
+    #[test]
+    fn redirtied_page_under_writeback_is_skipped_then_written_again() {
+        let mut cache = PageCache::new(100);
+        let file = cache.add_file(0);
+        cache.dirty(file, 0, 1, 0);
+        let runs = cache.start_writeback(file, 10, 10, false);
+        assert_eq!(runs.len(), 1);
+        assert_eq!(cache.dirty(file, 0, 1, 1), 1);
+        assert!(cache.start_writeback(file, 10, 10, false).is_empty());
+        cache.end_writeback(runs[0]);
+        assert_eq!(cache.start_writeback(file, 10, 10, false).len(), 1);
+        cache.check_invariants();
+    }
+}
