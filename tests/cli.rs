@@ -184,3 +184,63 @@ fn schedulers_lists_tunables_with_defaults() {
     assert!(text.contains("read_expire"));
     assert!(text.contains("fifo_batch"));
 }
+
+fn tool_available(name: &str) -> bool {
+    Command::new(name).arg("-h").output().is_ok()
+}
+
+/// A CFQ run's binary trace opens in blkparse and btt, and carries CFQ's messages.
+#[test]
+fn blkparse_and_btt_read_a_cfq_trace() {
+    if !tool_available("blkparse") || !tool_available("btt") {
+        eprintln!("note: blkparse/btt not installed (apt-get install blktrace); skipping");
+        return;
+    }
+    let job = temp_job("trace.fio", TWO_JOBS);
+    let dir = job.parent().unwrap();
+    let base = dir.join("cfqrun");
+    let output = iosched(&[
+        "run",
+        job.to_str().unwrap(),
+        "--scheduler",
+        "cfq",
+        "--device",
+        "hdd-7200",
+        "--trace",
+        base.with_extension("blktrace").to_str().unwrap(),
+        "--output-format",
+        "terse",
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let parsed = Command::new("blkparse")
+        .args(["-i", "cfqrun", "-d", "cfqrun.bin", "-o", "cfqrun.txt"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        parsed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&parsed.stderr)
+    );
+    let text = std::fs::read_to_string(dir.join("cfqrun.txt")).unwrap();
+    assert!(text.contains(" D  RS "), "issue events present");
+    assert!(
+        text.contains("set_active wl_class:0 wl_type:2"),
+        "CFQ notes present"
+    );
+    let btt = Command::new("btt")
+        .args(["-i", "cfqrun.bin"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        btt.status.success(),
+        "{}",
+        String::from_utf8_lossy(&btt.stderr)
+    );
+    assert!(String::from_utf8_lossy(&btt.stdout).contains("D2C"));
+}
