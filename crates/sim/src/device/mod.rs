@@ -4,6 +4,21 @@
 //! `now`, asks [`Device::next_event`] when the device next needs attention, and calls
 //! [`Device::advance`] at that time to collect completions. Models decide service times
 //! from their own state (head position, rotation, die busy-until), never from a clock.
+//!
+//! The models (parameters and validation targets from device-models.md):
+//! - [`fixed`]: fixed latency plus bandwidth over parallel units, a baseline;
+//! - [`hdd`]: a mechanical disk (zones, continuous rotation, Ruemmler–Wilkes seeks, read-ahead
+//!   segments, write-back cache with flush, SPTF over NCQ with ageing): `hdd-7200`, `sas-10k`;
+//! - [`raid0`]: striping over N [`hdd`] members behind a controller stage with a battery-backed
+//!   cache: `raid0-8x10k`;
+//! - [`flash`]: host link, controller cores, channels × units, write buffer and a simplified
+//!   steady-state greedy GC: `ssd-x25e`, `nvme-gen4`, `ufs31`, `emmc51`.
+//!
+//! [`calibrate`] drives any of them in fio-style closed loops and sets the figures beside the
+//! published ranges; [`load_device_file`] reads a custom model (`--device FILE`).
+//!
+//! Every model is deterministic: the only randomness (a disk's initial spindle phase) comes
+//! from the generator the simulator passes in.
 
 pub mod calibrate;
 pub mod file;
