@@ -13,13 +13,12 @@ use std::ops::Bound;
 
 use super::think_time::seeky;
 use super::{Cfq, QId, CFQQ_CLOSE_THR};
-use crate::request::{IoContextId, Time};
+use crate::request::Time;
 use crate::trace::Trace;
 
 impl Cfq {
     fn rq_close(&self, q: QId) -> bool {
-        self.queues[q]
-            .next_pending()
+        self.next_pending(q)
             .is_some_and(|p| p.rq.sector.abs_diff(self.last_position) <= CFQQ_CLOSE_THR)
     }
 
@@ -113,7 +112,7 @@ impl Cfq {
     /// Kernel: cfq_merge_cfqqs(), applied at the process's next insertion.
     pub(crate) fn follow_merge(
         &mut self,
-        ioc: IoContextId,
+        c: usize,
         q: QId,
         now: Time,
         trace: &mut dyn Trace,
@@ -135,7 +134,7 @@ impl Cfq {
             "cooperating queues merged",
             None,
         );
-        self.cics.get_mut(&ioc).expect("context").sync_q = Some(target);
+        self.cics[c].sync_q = Some(target);
         self.queues[target].coop = true;
         // The target's reference for this process was taken at setup_merge().
         self.put_process_ref(q);
@@ -143,7 +142,7 @@ impl Cfq {
     }
 
     /// Kernel: split_cfqq(): `None` when the process must get a fresh queue.
-    pub(crate) fn split_queue(&mut self, ioc: IoContextId, q: QId, pid: u32) -> Option<QId> {
+    pub(crate) fn split_queue(&mut self, c: usize, q: QId, pid: u32) -> Option<QId> {
         if self.queues[q].proc_refs == 1 {
             let cfqq = &mut self.queues[q];
             cfqq.pid = pid;
@@ -151,7 +150,7 @@ impl Cfq {
             cfqq.split_coop = false;
             return Some(q);
         }
-        self.cics.get_mut(&ioc).expect("context").sync_q = None;
+        self.cics[c].sync_q = None;
         // cfq_put_cooperator(): release the references pre-taken along the merge chain.
         let mut next = self.queues[q].new_cfqq;
         let mut steps = 0;

@@ -12,36 +12,34 @@
 
 use std::ops::Bound;
 
-use super::queue::SortKey;
+use super::queue::{InFlight, RqRef, SortKey};
 use super::slice::ExpireCause;
 use super::{Cfq, QId};
 use crate::request::{Request, Time};
 use crate::trace::Trace;
 
 impl Cfq {
-    /// Kernel: cfq_choose_req(): which of two queued requests of queue `q` to serve first
+    /// Kernel: cfq_choose_req(): which of two queued requests (of one queue) to serve first
     /// with the head at `last`.
     pub(crate) fn choose_req(
         &self,
-        q: QId,
-        a: Option<SortKey>,
-        b: Option<SortKey>,
+        a: Option<RqRef>,
+        b: Option<RqRef>,
         last: u64,
-    ) -> Option<SortKey> {
-        let (k1, k2) = match (a, b) {
+    ) -> Option<RqRef> {
+        let (e1, e2) = match (a, b) {
             (None, b) => return b,
             (a, None) => return a,
-            (Some(k1), Some(k2)) if k1 == k2 => return Some(k2),
-            (Some(k1), Some(k2)) => (k1, k2),
+            (Some(e1), Some(e2)) if e1 == e2 => return Some(e2),
+            (Some(e1), Some(e2)) => (e1, e2),
         };
-        let list = &self.queues[q].sort_list;
-        let r1 = &list[&k1].rq;
-        let r2 = &list[&k2].rq;
+        let r1 = &self.pending[e1.1 as usize].rq;
+        let r2 = &self.pending[e2.1 as usize].rq;
         if r1.is_sync() != r2.is_sync() {
-            return Some(if r1.is_sync() { k1 } else { k2 });
+            return Some(if r1.is_sync() { e1 } else { e2 });
         }
         if r1.flags.prio != r2.flags.prio {
-            return Some(if r1.flags.prio { k1 } else { k2 });
+            return Some(if r1.flags.prio { e1 } else { e2 });
         }
         let (s1, s2) = (r1.sector, r2.sector);
         // back_seek_max is in KiB: 1 KiB is 2 sectors.
@@ -59,22 +57,22 @@ impl Cfq {
         let chosen = match (dist(s1), dist(s2)) {
             (Some(d1), Some(d2)) => {
                 if d1 < d2 {
-                    k1
+                    e1
                 } else if d2 < d1 {
-                    k2
+                    e2
                 } else if s1 >= s2 {
-                    k1
+                    e1
                 } else {
-                    k2
+                    e2
                 }
             }
-            (Some(_), None) => k1,
-            (None, Some(_)) => k2,
+            (Some(_), None) => e1,
+            (None, Some(_)) => e2,
             (None, None) => {
                 if s1 <= s2 {
-                    k1
+                    e1
                 } else {
-                    k2
+                    e2
                 }
             }
         };
@@ -82,15 +80,19 @@ impl Cfq {
     }
 
     /// Kernel: cfq_find_next_rq(): the best request after `last` is dispatched.
-    fn find_next_rq(&self, q: QId, last: SortKey) -> Option<SortKey> {
+    fn find_next_rq(&self, q: QId, last: SortKey) -> Option<RqRef> {
         let list = &self.queues[q].sort_list;
-        let prev = list.range(..last).next_back().map(|(k, _)| *k);
+        let prev = list.range(..last).next_back().map(|(k, &s)| (*k, s));
         let next = list
             .range((Bound::Excluded(last), Bound::Unbounded))
             .next()
-            .map(|(k, _)| *k)
-            .or_else(|| list.keys().next().copied().filter(|&k| k != last));
-        self.choose_req(q, next, prev, last.0)
+            .map(|(k, &s)| (*k, s))
+            .or_else(|| {
+                list.first_key_value()
+                    .map(|(k, &s)| (*k, s))
+                    .filter(|&(k, _)| k != last)
+            });
+        self.choose_req(next, prev, last.0)
     }
 
     /// Kernel: cfq_may_dispatch().
@@ -141,7 +143,7 @@ impl Cfq {
     fn dispatch_insert(
         &mut self,
         q: QId,
-        key: SortKey,
+        (key, slot): RqRef,
         now: Time,
         trace: &mut dyn Trace,
     ) -> Request {
@@ -149,16 +151,17 @@ impl Cfq {
         let next = self.find_next_rq(q, key);
         let cfqq = &mut self.queues[q];
         cfqq.next_rq = next;
-        let pending = cfqq
-            .sort_list
-            .remove(&key)
-            .expect("dispatched request is queued");
-        let seq = key.1;
-        let in_fifo = cfqq.fifo.remove(&seq);
-        assert!(
-            in_fifo.is_some(),
-            "dispatched request missing from the FIFO"
-        );
+        let removed = cfqq.sort_list.remove(&key);
+        assert_eq!(removed, Some(slot), "dispatched request is queued");
+        let pending = self.free_pending_slot(slot);
+        // Drop FIFO entries of dispatched requests from the front.
+        let cfqq = &mut self.queues[q];
+        while let Some(&(seq, s)) = cfqq.fifo.front() {
+            if self.pending[s as usize].seq == seq {
+                break;
+            }
+            cfqq.fifo.pop_front();
+        }
         let rq = pending.rq;
         let sync = usize::from(rq.is_sync());
         assert!(cfqq.queued[sync] > 0, "queued count underflow");
@@ -166,8 +169,7 @@ impl Cfq {
         if rq.flags.prio {
             cfqq.prio_pending -= 1;
         }
-        let now_empty = cfqq.sort_list.is_empty();
-        if cfqq.on_rr && now_empty {
+        if cfqq.on_rr && cfqq.sort_list.is_empty() {
             // The queue stays on its service tree until it expires; only the prio tree
             // forgets it.
             self.prio_tree_remove(q);
@@ -180,14 +182,25 @@ impl Cfq {
         let g = cfqq.group;
         self.groups[g].dispatched += 1;
         self.rq_in_flight[queue_sync] += 1;
-        let previous = self.in_flight.insert(rq.id, (q, pending.start_time));
-        assert!(previous.is_none(), "request dispatched twice");
+        assert!(
+            self.in_flight.iter().all(|f| f.id != rq.id),
+            "request dispatched twice"
+        );
+        self.in_flight.push(InFlight {
+            id: rq.id,
+            queue: q,
+            start_time: pending.start_time,
+            cic: pending.cic,
+        });
 
         // Activation by the driver happens at once.
         self.rq_in_driver += 1;
         let drv = self.rq_in_driver;
         self.log_q(trace, now, q, format_args!("activate rq, drv={drv}"));
         self.last_position = rq.end_sector();
+        if self.active_cic.is_none() && self.active_queue == Some(q) {
+            self.active_cic = Some(pending.cic);
+        }
         rq
     }
 
@@ -212,9 +225,9 @@ impl Cfq {
             );
             return None;
         }
-        let key = match expired {
-            Some(key) => {
-                self.log_q(trace, now, q, format_args!("fifo=0x{:x}", key.1));
+        let entry = match expired {
+            Some(entry) => {
+                self.log_q(trace, now, q, format_args!("fifo=0x{:x}", (entry.0).1));
                 self.decide(
                     trace,
                     now,
@@ -223,16 +236,13 @@ impl Cfq {
                     "FIFO head past its deadline",
                     None,
                 );
-                key
+                entry
             }
             None => self.queues[q]
                 .next_rq
                 .expect("non-empty queue has a next_rq"),
         };
-        let rq = self.dispatch_insert(q, key, now, trace);
-        if self.active_cic.is_none() {
-            self.active_cic = Some(rq.ioc);
-        }
+        let rq = self.dispatch_insert(q, entry, now, trace);
         Some(rq)
     }
 
@@ -274,8 +284,8 @@ impl Cfq {
         self.slice_expired(false, ExpireCause::Forced, now, trace);
         while let Some(q) = self.next_queue_forced() {
             self.set_active_queue(Some(q), now, trace);
-            while let Some(key) = self.queues[q].next_rq {
-                out.push(self.dispatch_insert(q, key, now, trace));
+            while let Some(entry) = self.queues[q].next_rq {
+                out.push(self.dispatch_insert(q, entry, now, trace));
             }
             self.slice_expired(false, ExpireCause::Forced, now, trace);
         }

@@ -3,23 +3,26 @@
 //! serves it next regardless of elevator order and dispatch limits (`must_dispatch`).
 //! Kernel: cfq_check_fifo().
 
-use super::queue::SortKey;
+use super::queue::RqRef;
 use super::{Cfq, QId};
 use crate::request::Time;
 
 impl Cfq {
     /// Kernel: cfq_check_fifo(): consumes the once-per-slice check (`fifo_expire` flag).
-    pub(crate) fn check_fifo(&mut self, q: QId, now: Time) -> Option<SortKey> {
+    pub(crate) fn check_fifo(&mut self, q: QId, now: Time) -> Option<RqRef> {
         let cfqq = &mut self.queues[q];
         if cfqq.fifo_expire {
             return None;
         }
         cfqq.fifo_expire = true;
-        let (_, &key) = cfqq.fifo.first_key_value()?;
-        let head = cfqq.sort_list.get(&key).expect("FIFO entry is queued");
+        let &(_, slot) = cfqq
+            .fifo
+            .iter()
+            .find(|&&(seq, slot)| self.pending[slot as usize].seq == seq)?;
+        let head = &self.pending[slot as usize];
         if now < head.fifo_time {
             return None;
         }
-        Some(key)
+        Some((head.key(), slot))
     }
 }

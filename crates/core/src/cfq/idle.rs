@@ -11,6 +11,7 @@
 //! cfq_should_wait_busy(), cfq_idle_slice_timer(), cfq_completed_request(),
 //! cfq_update_hw_tag().
 
+use super::queue::InFlight;
 use super::slice::ExpireCause;
 use super::think_time::{req_noidle, Ttime};
 use super::{Cfq, GId, IdleTimer, QId, CFQ_HW_QUEUE_MIN, HW_TAG_SAMPLES, IDLE_WORKLOAD};
@@ -113,7 +114,7 @@ impl Cfq {
             );
             return false;
         }
-        let Some(cic) = self.active_cic.and_then(|ioc| self.cics.get(&ioc)) else {
+        let Some(cic) = self.active_cic.map(|c| &self.cics[c]) else {
             self.decide(
                 trace,
                 now,
@@ -219,7 +220,7 @@ impl Cfq {
             return true;
         }
         let left = cfqq.slice_end.wrapping_sub(now);
-        if let Some(cic) = self.active_cic.and_then(|ioc| self.cics.get(&ioc)) {
+        if let Some(cic) = self.active_cic.map(|c| &self.cics[c]) {
             if cic.ttime.valid() && left < cic.ttime.ttime_mean {
                 return true;
             }
@@ -286,11 +287,17 @@ impl Cfq {
 
     /// Kernel: cfq_completed_request().
     pub(crate) fn completed_request(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {
-        let Some((q, start_time)) = self.in_flight.remove(&rq.id) else {
+        let Some(index) = self.in_flight.iter().position(|f| f.id == rq.id) else {
             // Not in flight here (a second completion): ignored rather than corrupting the
             // counters; the driver's own once-only check reports it.
             return;
         };
+        let InFlight {
+            queue: q,
+            start_time,
+            cic: c,
+            ..
+        } = self.in_flight.swap_remove(index);
         let sync = rq.is_sync();
         self.log_q(
             trace,
@@ -308,9 +315,7 @@ impl Cfq {
         self.rq_in_flight[queue_sync] -= 1;
 
         if sync {
-            if let Some(cic) = self.cics.get_mut(&rq.ioc) {
-                cic.ttime.last_end_request = now;
-            }
+            self.cics[c].ttime.last_end_request = now;
             let st = self.tree_of(q);
             self.groups[g].trees[st].ttime.last_end_request = now;
             if start_time + self.tun.fifo_expire_ns[1] <= now {

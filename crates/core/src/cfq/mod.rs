@@ -40,7 +40,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary};
-use crate::request::{CgroupId, IoContextId, Request, RequestId, Time, NSEC_PER_SEC};
+use crate::request::{CgroupId, IoContextId, Request, Time, NSEC_PER_SEC};
 use crate::trace::{Decision, MessageSubject, Trace};
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
 
@@ -107,11 +107,16 @@ pub struct Cfq {
     /// Active groups by (vdisktime, insertion sequence). Kernel: grp_service_tree.
     pub(crate) grp_tree: BTreeMap<(u64, u64), GId>,
     pub(crate) min_vdisktime: u64,
-    pub(crate) cics: BTreeMap<IoContextId, Cic>,
+    /// Process contexts (slab) and their index by io context id.
+    pub(crate) cics: Vec<Cic>,
+    pub(crate) cic_of: BTreeMap<IoContextId, usize>,
+    /// Pending requests (slab) and free slots.
+    pub(crate) pending: Vec<queue::Pending>,
+    pub(crate) free_pending: Vec<queue::Slot>,
     /// Busy queues by `next_rq` start sector, one map per original ioprio level.
     pub(crate) prio_trees: [BTreeMap<u64, QId>; 8],
-    /// Dispatched, not completed: owning queue and allocation time.
-    pub(crate) in_flight: BTreeMap<RequestId, (QId, Time)>,
+    /// Dispatched, not completed. A short vector: at most the device's queue depth.
+    pub(crate) in_flight: Vec<queue::InFlight>,
     pub(crate) serving_wl_class: usize,
     pub(crate) serving_wl_type: usize,
     /// Choice: signed. The kernel sets `now - 1` to mean "already expired"; its clock is
@@ -129,7 +134,7 @@ pub struct Cfq {
     pub(crate) hw_tag_samples: u32,
     pub(crate) idle_timer: Option<IdleTimer>,
     pub(crate) active_queue: Option<QId>,
-    pub(crate) active_cic: Option<IoContextId>,
+    pub(crate) active_cic: Option<usize>,
     pub(crate) last_position: u64,
     pub(crate) last_delayed_sync: Time,
     /// Tie-breaking sequence for every ordered tree: equal keys go after existing ones.
@@ -170,9 +175,12 @@ impl Cfq {
             group_of: BTreeMap::new(),
             grp_tree: BTreeMap::new(),
             min_vdisktime: 0,
-            cics: BTreeMap::new(),
+            cics: Vec::new(),
+            cic_of: BTreeMap::new(),
+            pending: Vec::new(),
+            free_pending: Vec::new(),
             prio_trees: Default::default(),
-            in_flight: BTreeMap::new(),
+            in_flight: Vec::new(),
             serving_wl_class: BE_WORKLOAD,
             serving_wl_type: ASYNC_WORKLOAD,
             workload_expires: 0,
@@ -394,11 +402,23 @@ impl Cfq {
                 assert!(cfqq.sort_list.is_empty(), "freed queue {q} holds requests");
                 continue;
             }
+            let live_fifo = cfqq
+                .fifo
+                .iter()
+                .filter(|&&(seq, slot)| self.pending[slot as usize].seq == seq)
+                .count();
             assert_eq!(
                 cfqq.sort_list.len(),
-                cfqq.fifo.len(),
+                live_fifo,
                 "queue {q}: sort_list vs fifo"
             );
+            for (key, &slot) in &cfqq.sort_list {
+                assert_eq!(
+                    self.pending[slot as usize].key(),
+                    *key,
+                    "queue {q}: slot key"
+                );
+            }
             assert_eq!(
                 (cfqq.queued[0] + cfqq.queued[1]) as usize,
                 cfqq.sort_list.len(),
@@ -409,7 +429,7 @@ impl Cfq {
                 !cfqq.sort_list.is_empty(),
                 "queue {q}: next_rq"
             );
-            if let Some(key) = cfqq.next_rq {
+            if let Some((key, _)) = cfqq.next_rq {
                 assert!(
                     cfqq.sort_list.contains_key(&key),
                     "queue {q}: next_rq not queued"

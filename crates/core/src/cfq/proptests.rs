@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, VecDeque};
 use proptest::prelude::*;
 
 use super::*;
-use crate::request::{IoPrio, IoPrioClass, Op, ReqFlags, NSEC_PER_MSEC};
+use crate::request::{IoPrio, IoPrioClass, Op, ReqFlags, RequestId, NSEC_PER_MSEC};
 use crate::trace::NoTrace;
 
 #[derive(Clone, Debug)]

@@ -9,7 +9,7 @@
 //! check_blkcg_changed(), cfq_set_request(), cfq_insert_request(), cfq_add_rq_rb(),
 //! cfq_rq_enqueued(), cfq_put_queue().
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use super::think_time::Ttime;
 use super::{
@@ -23,13 +23,38 @@ use crate::trace::Trace;
 /// after existing ones, as `elv_rb_add` does).
 pub(crate) type SortKey = (u64, u64);
 
-/// A request waiting inside CFQ.
+/// Index of a pending request in the request slab.
+pub(crate) type Slot = u32;
+
+/// A queue's handle on one of its requests: sort key and slab slot.
+pub(crate) type RqRef = (SortKey, Slot);
+
+/// A request waiting inside CFQ, in the request slab.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Pending {
     pub rq: Request,
     pub fifo_time: Time,
     /// Allocation time (`rq->start_time_ns`): the insert time here.
     pub start_time: Time,
+    /// Insertion sequence (the FIFO and sort tie-break); `u64::MAX` once the slot is free.
+    pub seq: u64,
+    /// The submitting process's context (`RQ_CIC(rq)`).
+    pub cic: usize,
+}
+
+impl Pending {
+    pub(crate) fn key(&self) -> SortKey {
+        (self.rq.sector, self.seq)
+    }
+}
+
+/// A request dispatched and not completed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct InFlight {
+    pub id: crate::request::RequestId,
+    pub queue: QId,
+    pub start_time: Time,
+    pub cic: usize,
 }
 
 /// Scheduling class of a queue after mapping NONE (`RT`, `BE` or `Idle` only).
@@ -59,15 +84,17 @@ pub(crate) struct CfqQueue {
     pub sync: bool,
     pub group: GId,
     /// The process context of a sync queue's creator.
-    pub ioc: Option<IoContextId>,
+    pub cic: Option<usize>,
     pub ioprio: u8,
     pub ioprio_class: Option<IoPrioClass>,
     pub org_ioprio: u8,
     pub org_ioprio_class: Option<IoPrioClass>,
-    pub sort_list: BTreeMap<SortKey, Pending>,
-    /// Arrival sequence → sort key.
-    pub fifo: BTreeMap<u64, SortKey>,
-    pub next_rq: Option<SortKey>,
+    /// Pending requests by (sector, seq) → slab slot.
+    pub sort_list: BTreeMap<SortKey, Slot>,
+    /// Arrival order as (seq, slot); entries whose slot no longer holds `seq` were dispatched
+    /// and are skipped (lazy deletion keeps dispatch O(log n) without a second tree).
+    pub fifo: VecDeque<(u64, Slot)>,
+    pub next_rq: Option<RqRef>,
     /// Pending requests by request sync-ness (0 async, 1 sync).
     pub queued: [u32; 2],
     /// Service-tree key; signed, see `service_tree`.
@@ -142,10 +169,6 @@ impl CfqQueue {
     pub(crate) fn is_empty(&self) -> bool {
         self.sort_list.is_empty()
     }
-
-    pub(crate) fn next_pending(&self) -> Option<&Pending> {
-        self.next_rq.and_then(|key| self.sort_list.get(&key))
-    }
 }
 
 impl Cfq {
@@ -185,6 +208,41 @@ impl Cfq {
         }
     }
 
+    /// Stores a pending request in the slab.
+    fn alloc_pending(&mut self, pending: Pending) -> Slot {
+        match self.free_pending.pop() {
+            Some(slot) => {
+                self.pending[slot as usize] = pending;
+                slot
+            }
+            None => {
+                self.pending.push(pending);
+                (self.pending.len() - 1) as Slot
+            }
+        }
+    }
+
+    /// Releases a slab slot (its FIFO entry goes stale).
+    pub(crate) fn free_pending_slot(&mut self, slot: Slot) -> Pending {
+        let pending = self.pending[slot as usize];
+        self.pending[slot as usize].seq = u64::MAX;
+        self.free_pending.push(slot);
+        pending
+    }
+
+    /// The request a queue would serve next.
+    pub(crate) fn next_pending(&self, q: QId) -> Option<&Pending> {
+        self.queues[q]
+            .next_rq
+            .map(|(_, slot)| &self.pending[slot as usize])
+    }
+
+    /// The context of process `ioc`.
+    #[cfg(test)]
+    pub(crate) fn cic(&self, ioc: IoContextId) -> &Cic {
+        &self.cics[self.cic_of[&ioc]]
+    }
+
     /// The group of a request's cgroup; unknown cgroups fall back to the root group.
     pub(crate) fn group_for(&self, cgroup: CgroupId) -> GId {
         self.group_of.get(&cgroup).copied().unwrap_or(0)
@@ -194,16 +252,24 @@ impl Cfq {
     /// cgroup/priority changes and cooperator hand-offs first.
     /// Kernel: cfq_set_request(), cfq_get_queue(), check_ioprio_changed(),
     /// check_blkcg_changed().
-    fn queue_for(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) -> QId {
+    fn queue_for(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) -> (QId, usize) {
         let g = self.group_for(rq.cgroup);
         let sync = rq.is_sync();
-        let cic = self.cics.entry(rq.ioc).or_insert_with(|| Cic {
-            sync_q: None,
-            cgroup: rq.cgroup,
-            ioprio: rq.ioprio,
-            ttime: Ttime::starting(now),
-            exited: false,
-        });
+        let c = match self.cic_of.get(&rq.ioc) {
+            Some(&c) => c,
+            None => {
+                self.cics.push(Cic {
+                    sync_q: None,
+                    cgroup: rq.cgroup,
+                    ioprio: rq.ioprio,
+                    ttime: Ttime::starting(now),
+                    exited: false,
+                });
+                self.cic_of.insert(rq.ioc, self.cics.len() - 1);
+                self.cics.len() - 1
+            }
+        };
+        let cic = &mut self.cics[c];
         cic.exited = false;
         if cic.cgroup != rq.cgroup {
             // check_blkcg_changed(): the process moved; its sync queue is dropped and a new
@@ -214,7 +280,7 @@ impl Cfq {
                 self.put_process_ref(old);
             }
         }
-        let cic = self.cics.get_mut(&rq.ioc).expect("context just inserted");
+        let cic = &mut self.cics[c];
         if cic.ioprio != rq.ioprio {
             // check_ioprio_changed(): the async queue is looked up anew below; the sync
             // queue re-reads its priority at this insertion.
@@ -224,26 +290,25 @@ impl Cfq {
             }
         }
         if !sync {
-            return self.async_queue(g, rq, trace, now);
+            return (self.async_queue(g, rq, trace, now), c);
         }
         loop {
-            let cic = &self.cics[&rq.ioc];
-            let Some(q) = cic.sync_q else {
+            let Some(q) = self.cics[c].sync_q else {
                 let q = self.alloc_queue(rq.pid, true, g, rq.ioprio);
-                self.queues[q].ioc = Some(rq.ioc);
+                self.queues[q].cic = Some(c);
                 self.queues[q].proc_refs = 1;
-                self.cics.get_mut(&rq.ioc).expect("context").sync_q = Some(q);
+                self.cics[c].sync_q = Some(q);
                 self.log_q(trace, now, q, format_args!("alloced"));
-                return q;
+                return (q, c);
             };
             if self.queues[q].coop && self.queues[q].split_coop {
                 self.log_q(trace, now, q, format_args!("breaking apart cfqq"));
-                match self.split_queue(rq.ioc, q, rq.pid) {
-                    Some(q) => return self.follow_merge(rq.ioc, q, now, trace),
+                match self.split_queue(c, q, rq.pid) {
+                    Some(q) => return (self.follow_merge(c, q, now, trace), c),
                     None => continue,
                 }
             }
-            return self.follow_merge(rq.ioc, q, now, trace);
+            return (self.follow_merge(c, q, now, trace), c);
         }
     }
 
@@ -309,7 +374,8 @@ impl Cfq {
 
     /// A process exited: never idle for it again, and release its sync queue.
     pub(crate) fn exit_process(&mut self, ioc: IoContextId) {
-        if let Some(cic) = self.cics.get_mut(&ioc) {
+        if let Some(&c) = self.cic_of.get(&ioc) {
+            let cic = &mut self.cics[c];
             cic.exited = true;
             if let Some(q) = cic.sync_q.take() {
                 self.put_process_ref(q);
@@ -319,7 +385,7 @@ impl Cfq {
 
     /// Kernel: cfq_insert_request() + cfq_add_rq_rb() + cfq_rq_enqueued().
     pub(crate) fn insert_request(&mut self, rq: Request, now: Time, trace: &mut dyn Trace) {
-        let q = self.queue_for(&rq, now, trace);
+        let (q, c) = self.queue_for(&rq, now, trace);
         self.log_q(trace, now, q, format_args!("insert_request"));
         if self.queues[q].prio_changed {
             let prio = rq.ioprio;
@@ -328,17 +394,17 @@ impl Cfq {
         let sync = rq.is_sync();
         let seq = self.next_seq();
         let key = (rq.sector, seq);
+        let slot = self.alloc_pending(Pending {
+            rq,
+            fifo_time: now + self.tun.fifo_expire_ns[usize::from(sync)],
+            start_time: now,
+            seq,
+            cic: c,
+        });
         {
             let cfqq = &mut self.queues[q];
-            cfqq.fifo.insert(seq, key);
-            cfqq.sort_list.insert(
-                key,
-                Pending {
-                    rq,
-                    fifo_time: now + self.tun.fifo_expire_ns[usize::from(sync)],
-                    start_time: now,
-                },
-            );
+            cfqq.fifo.push_back((seq, slot));
+            cfqq.sort_list.insert(key, slot);
             cfqq.queued[usize::from(sync)] += 1;
         }
         if !self.queues[q].on_rr {
@@ -346,7 +412,7 @@ impl Cfq {
         }
         let prev = self.queues[q].next_rq;
         let head = self.last_position;
-        let next = self.choose_req(q, prev, Some(key), head);
+        let next = self.choose_req(prev, Some((key, slot)), head);
         self.queues[q].next_rq = next;
         if prev != next {
             self.prio_tree_add(q);
@@ -361,9 +427,9 @@ impl Cfq {
         if rq.flags.prio {
             self.queues[q].prio_pending += 1;
         }
-        self.update_io_thinktime(q, now);
+        self.update_io_thinktime(q, c, now);
         self.update_io_seektime(q, &rq);
-        self.update_idle_window(q, now, trace);
+        self.update_idle_window(q, c, now, trace);
         self.queues[q].last_request_pos = rq.end_sector();
 
         if self.active_queue == Some(q) {

@@ -177,7 +177,7 @@ impl Cfq {
         if cfqq.class_idle() {
             return;
         }
-        let Some(next) = cfqq.next_pending() else {
+        let Some(next) = self.next_pending(q) else {
             return;
         };
         let sector = next.rq.sector;

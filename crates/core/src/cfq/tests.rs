@@ -51,10 +51,7 @@ impl Rec {
     fn any(&self, text: &str) -> bool {
         self.msgs.iter().any(|(_, m)| m.contains(text))
     }
-    fn decision(
-        &self,
-        kind: &str,
-    ) -> Option<&Logged> {
+    fn decision(&self, kind: &str) -> Option<&Logged> {
         self.decisions.iter().rev().find(|d| d.1 == kind)
     }
 }
@@ -651,7 +648,7 @@ fn back_seek_penalty_and_wrap() {
     insert(&mut cfq, read(2, 1, 1150), 0, &mut rec);
     insert(&mut cfq, read(3, 1, 950), 0, &mut rec);
     let q = cfq.active_queue.unwrap();
-    assert_eq!(cfq.queues[q].next_pending().unwrap().rq.id.0, 3);
+    assert_eq!(cfq.next_pending(q).unwrap().rq.id.0, 3);
     // 900 is 100 behind (cost 200) vs 1150 (150): forward wins.
     let (k2, k3) = ((1150, 0), (900, 0));
     let _ = (k2, k3);
@@ -662,7 +659,7 @@ fn back_seek_penalty_and_wrap() {
     insert(&mut cfq, read(2, 1, 1150), 0, &mut rec);
     insert(&mut cfq, read(3, 1, 900), 0, &mut rec);
     let q = cfq.active_queue.unwrap();
-    assert_eq!(cfq.queues[q].next_pending().unwrap().rq.id.0, 2);
+    assert_eq!(cfq.next_pending(q).unwrap().rq.id.0, 2);
     // Beyond 32768 sectors behind: wrapped, the far forward request wins.
     let mut cfq = hdd();
     let mut rec = Rec::default();
@@ -672,7 +669,7 @@ fn back_seek_penalty_and_wrap() {
     insert(&mut cfq, read(2, 1, 100_000 - 40_000), 0, &mut rec);
     insert(&mut cfq, read(3, 1, 100_000 + 60_000), 0, &mut rec);
     let q = cfq.active_queue.unwrap();
-    assert_eq!(cfq.queues[q].next_pending().unwrap().rq.id.0, 3);
+    assert_eq!(cfq.next_pending(q).unwrap().rq.id.0, 3);
 }
 
 /// low_latency async ramp-up: after a delayed sync completion at 200 ms, an async queue may
@@ -844,8 +841,8 @@ fn cooperators_merge_then_split_when_seeky() {
     complete(&mut cfq, r1, MS, &mut rec);
     insert(&mut cfq, read(3, 1, 16), MS, &mut rec);
     assert!(rec.any("merging with queue"));
-    let q1 = cfq.cics[&IoContextId(1)].sync_q;
-    let q2 = cfq.cics[&IoContextId(2)].sync_q;
+    let q1 = cfq.cic(IoContextId(1)).sync_q;
+    let q2 = cfq.cic(IoContextId(2)).sync_q;
     assert_eq!(q1, q2);
     let shared = q2.unwrap();
     assert!(cfq.queues[shared].coop);
@@ -864,8 +861,8 @@ fn cooperators_merge_then_split_when_seeky() {
     assert!(cfq.queues[shared].split_coop);
     insert(&mut cfq, read(20, 1, 500), 3 * MS, &mut rec);
     assert!(rec.has(3 * MS, "breaking apart cfqq"));
-    assert_ne!(cfq.cics[&IoContextId(1)].sync_q, Some(shared));
-    assert_eq!(cfq.cics[&IoContextId(2)].sync_q, Some(shared));
+    assert_ne!(cfq.cic(IoContextId(1)).sync_q, Some(shared));
+    assert_eq!(cfq.cic(IoContextId(2)).sync_q, Some(shared));
 }
 
 // ---------------------------------------------------------------- seed 000 switches
@@ -879,7 +876,7 @@ fn deep_seeky(switch: &str, value: u64) -> (bool, bool, bool) {
     for id in 1..=6u64 {
         insert(&mut cfq, read(id, 1, id * 10_000_000), 0, &mut rec);
     }
-    let q = cfq.cics[&IoContextId(1)].sync_q.unwrap();
+    let q = cfq.cic(IoContextId(1)).sync_q.unwrap();
     let flags = (cfq.queues[q].deep, cfq.queues[q].idle_window);
     for _ in 1..=6 {
         dispatch_id(&mut cfq, 0, &mut rec);

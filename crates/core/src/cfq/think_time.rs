@@ -61,7 +61,7 @@ pub(crate) fn req_noidle(rq: &Request) -> bool {
 
 impl Cfq {
     /// Kernel: cfq_update_io_thinktime(): process and service tree (sync queues), group always.
-    pub(crate) fn update_io_thinktime(&mut self, q: QId, now: Time) {
+    pub(crate) fn update_io_thinktime(&mut self, q: QId, c: usize, now: Time) {
         let slice_idle = self.tun.slice_idle_ns;
         let group_idle = self.tun.group_idle_ns;
         let (sync, g, st) = {
@@ -69,11 +69,7 @@ impl Cfq {
             (cfqq.sync, cfqq.group, cfqq.service_tree)
         };
         if sync {
-            if let Some(ioc) = self.queues[q].ioc {
-                if let Some(cic) = self.cics.get_mut(&ioc) {
-                    cic.ttime.update(now, slice_idle);
-                }
-            }
+            self.cics[c].ttime.update(now, slice_idle);
             if let Some(st) = st {
                 self.groups[g].trees[st].ttime.update(now, slice_idle);
             }
@@ -100,7 +96,13 @@ impl Cfq {
     }
 
     /// Kernel: cfq_update_idle_window(), with the seed-000 switches.
-    pub(crate) fn update_idle_window(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
+    pub(crate) fn update_idle_window(
+        &mut self,
+        q: QId,
+        c: usize,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let cfqq = &self.queues[q];
         if !cfqq.sync || cfqq.class_idle() {
             return;
@@ -118,17 +120,11 @@ impl Cfq {
             self.queues[q].deep = false;
         }
         let cfqq = &self.queues[q];
-        let (exited, ttime) = match cfqq.ioc.and_then(|ioc| self.cics.get(&ioc)) {
-            Some(cic) => (cic.exited, cic.ttime),
-            None => (true, Ttime::default()),
-        };
+        let (exited, ttime) = (self.cics[c].exited, self.cics[c].ttime);
         // Seed 000 fix: `deep` no longer overrides seekiness, so a seeky queue leaves the
         // idle window (and becomes preemptible as SYNC_NOIDLE) at its first seeky verdict.
         let deep_excuses_seeks = cfqq.deep && !self.tun.deep_seeky_fix;
-        let next_noidle = cfqq
-            .next_rq
-            .and_then(|key| cfqq.sort_list.get(&key))
-            .is_some_and(|p| req_noidle(&p.rq));
+        let next_noidle = self.next_pending(q).is_some_and(|p| req_noidle(&p.rq));
         if next_noidle || exited || self.tun.slice_idle_ns == 0 || (!deep_excuses_seeks && is_seeky)
         {
             enable = false;
