@@ -450,6 +450,10 @@ pub struct HddDevice {
     seek_boundary: f64,
     /// 1 / (cylinders − 1).
     inverse_stroke: f64,
+    /// Lower bounds of the seek time per distance bucket (`distance >> seek_bucket_shift`),
+    /// to skip SPTF candidates that cannot win without evaluating their seek and rotation.
+    seek_floor_ns: Vec<u64>,
+    seek_bucket_shift: u32,
     phase_ns: Option<u64>,
     /// Head position once the current work is done.
     cyl: u32,
@@ -514,7 +518,7 @@ impl HddDevice {
             });
             lba += spt * u64::from(params.heads) * u64::from(cyls);
         }
-        HddDevice {
+        let mut device = HddDevice {
             seek_a: params.seek_short_base_ns as f64,
             seek_b: params.seek_short_sqrt_ns as f64,
             seek_f: params.seek_short_linear_ns as f64,
@@ -522,6 +526,8 @@ impl HddDevice {
             seek_e: params.seek_long_linear_ns as f64,
             seek_boundary: f64::from(params.seek_boundary_ppm) / 1e6,
             inverse_stroke: 1.0 / f64::from(params.cylinders.max(2) - 1),
+            seek_floor_ns: Vec::new(),
+            seek_bucket_shift: 0,
             rev_ns,
             capacity: lba,
             zones,
@@ -541,7 +547,36 @@ impl HddDevice {
             next_seq: 0,
             in_flight: 0,
             params,
+        };
+        device.build_seek_floor();
+        device
+    }
+
+    /// Fills the seek lower-bound table: the suffix minimum of the seek time at each bucket's
+    /// first distance. Exact lower bounds for seek curves that do not fall with distance (all
+    /// the presets'); for others the pruning may rarely skip the best candidate.
+    fn build_seek_floor(&mut self) {
+        let cylinders = self.params.cylinders;
+        let mut shift = 0;
+        while (cylinders >> shift) > 1024 {
+            shift += 1;
         }
+        let buckets = (cylinders >> shift) as usize + 1;
+        let mut floor: Vec<u64> = (0..buckets)
+            .map(|bucket| self.seek_ns((bucket as u32) << shift))
+            .collect();
+        for index in (0..buckets.saturating_sub(1)).rev() {
+            floor[index] = floor[index].min(floor[index + 1]);
+        }
+        self.seek_floor_ns = floor;
+        self.seek_bucket_shift = shift;
+    }
+
+    /// A lower bound of the positioning time to `target` (seek only).
+    #[inline]
+    fn positioning_floor(&self, target: &Location) -> u64 {
+        let distance = self.cyl.abs_diff(target.cyl);
+        self.seek_floor_ns[(distance >> self.seek_bucket_shift) as usize]
     }
 
     /// The parameters the drive was built from.
@@ -961,6 +996,10 @@ impl HddDevice {
         if use_host {
             for (index, queued) in self.queue.iter().enumerate() {
                 let start = time.max(queued.ready_at);
+                let floor = start - time + self.positioning_floor(&queued.location);
+                if best.is_some_and(|(c, _, _)| floor >= c) {
+                    continue;
+                }
                 let cost = start - time
                     + self.positioning_from(
                         base_platter,
@@ -978,6 +1017,9 @@ impl HddDevice {
             let window = self.dirty.len().min(self.params.queue_depth as usize);
             for index in 0..window {
                 let entry = &self.dirty[index];
+                if best.is_some_and(|(c, _, _)| self.positioning_floor(&entry.location) >= c) {
+                    continue;
+                }
                 // Destage is the drive's own work: no host command overhead.
                 let cost = self.positioning_from(base_platter, time, &entry.location, time, true);
                 if best.is_none_or(|(c, _, _)| cost < c) {
