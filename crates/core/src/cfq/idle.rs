@@ -230,18 +230,19 @@ impl Cfq {
 
     /// Kernel: cfq_idle_slice_timer().
     pub(crate) fn idle_timer_fired(&mut self, now: Time, trace: &mut dyn Trace) {
-        let Some(timer) = self.idle_timer else {
+        if self.idle_timer.is_none() {
             return;
-        };
-        let _ = timer;
+        }
         self.end_idle(now, true, trace);
         self.log(trace, now, format_args!("idle timer fired"));
         let Some(q) = self.active_queue else {
-            self.slice_expired(false, ExpireCause::IdleTimer, now, trace);
+            self.schedule_dispatch(now, trace);
             return;
         };
         self.decide(trace, now, "idle_end", Some(q), "idle timer fired", None);
         if self.queues[q].must_dispatch {
+            // A request arrived while idling: let it through.
+            self.schedule_dispatch(now, trace);
             return;
         }
         if !self.slice_used(q, now) {
@@ -249,12 +250,22 @@ impl Cfq {
                 return;
             }
             if !self.queues[q].is_empty() {
+                self.schedule_dispatch(now, trace);
                 return;
             }
             // Idling did not succeed: only now is the queue-depth flag reset.
             self.queues[q].deep = false;
         }
         self.slice_expired(false, ExpireCause::IdleTimer, now, trace);
+        self.schedule_dispatch(now, trace);
+    }
+
+    /// Kernel: cfq_schedule_dispatch(): only the trace line here; the driver dispatches after
+    /// every event anyway.
+    fn schedule_dispatch(&self, now: Time, trace: &mut dyn Trace) {
+        if self.busy_queues > 0 {
+            self.log(trace, now, format_args!("schedule dispatch"));
+        }
     }
 
     /// Kernel: cfq_update_hw_tag().
@@ -358,6 +369,9 @@ impl Cfq {
             } else if sync && empty && self.close_cooperator(q).is_none() {
                 self.arm_slice_timer(now, trace);
             }
+        }
+        if self.rq_in_driver == 0 {
+            self.schedule_dispatch(now, trace);
         }
         self.maybe_free(q);
     }

@@ -386,11 +386,13 @@ impl Cfq {
     /// Kernel: cfq_insert_request() + cfq_add_rq_rb() + cfq_rq_enqueued().
     pub(crate) fn insert_request(&mut self, rq: Request, now: Time, trace: &mut dyn Trace) {
         let (q, c) = self.queue_for(&rq, now, trace);
+        // cfq_may_queue() runs before allocation: priority data, then the REQ_PRIO boost.
+        // Choice: applied to the queue the request lands on (after any merge hand-off); the
+        // kernel boosts the context's queue just before the hand-off, which is the same queue
+        // except on the one insertion that performs a merge.
+        init_prio_data(&mut self.queues[q], rq.ioprio);
+        boost_on_prio(&mut self.queues[q], rq.flags.prio);
         self.log_q(trace, now, q, format_args!("insert_request"));
-        if self.queues[q].prio_changed {
-            let prio = rq.ioprio;
-            init_prio_data(&mut self.queues[q], prio);
-        }
         let sync = rq.is_sync();
         let seq = self.next_seq();
         let key = (rq.sector, seq);
@@ -484,12 +486,19 @@ pub(crate) fn init_prio_data(cfqq: &mut CfqQueue, prio: IoPrio) {
     cfqq.prio_changed = false;
 }
 
-// Choice: the REQ_PRIO class/level boost of old kernels (cfq_prio_boost(), has_fs_excl era)
-// is not in 4.20's cfq-iosched.c, so queues keep their original priority; REQ_PRIO acts only
-// through choose_req() and preemption rule 10.
-
-/// Convenience for tests: is `t` a sync workload type.
-#[allow(dead_code)]
-pub(crate) fn is_sync_type(t: usize) -> bool {
-    t == SYNC_NOIDLE_WORKLOAD || t == SYNC_WORKLOAD
+/// Kernel: cfqq_boost_on_prio() (run from cfq_may_queue() at request allocation): a REQ_PRIO
+/// request lifts an idle-class queue to BE and a level below NORM to NORM; a request without
+/// it restores the original class and level.
+pub(crate) fn boost_on_prio(cfqq: &mut CfqQueue, prio: bool) {
+    if !prio {
+        cfqq.ioprio_class = cfqq.org_ioprio_class;
+        cfqq.ioprio = cfqq.org_ioprio;
+    } else {
+        if cfqq.class_idle() {
+            cfqq.ioprio_class = Some(IoPrioClass::BestEffort);
+        }
+        if cfqq.ioprio > IoPrio::NORM {
+            cfqq.ioprio = IoPrio::NORM;
+        }
+    }
 }

@@ -74,14 +74,10 @@ impl Cfq {
         };
         let now_key = now as i64;
         let rb_key = if self.queues[q].class_idle() {
-            let rightmost = self.groups[g].trees[st]
-                .rb
-                .last_key_value()
-                .map(|(_, &r)| r);
-            match rightmost {
-                Some(r) if r != q => CFQ_IDLE_DELAY as i64 + self.queues[r].rb_key,
-                _ => CFQ_IDLE_DELAY as i64 + now_key,
-            }
+            // Choice: 4.20 looks up the tree's cached rightmost node, but for queue trees that
+            // cache is only ever cleared (cfq_service_tree_add() never sets it; only the group
+            // tree's insert does), so it is always empty and the key is `now + 200 ms`.
+            CFQ_IDLE_DELAY as i64 + now_key
         } else if !add_front {
             let key = self.slice_offset(q).wrapping_add(now_key);
             let key = key.wrapping_sub(self.queues[q].slice_resid);
