@@ -16,7 +16,8 @@
 //!   wait until the first sector passes under the head, and the media transfer at the zone's rate.
 //! - **Read cache.** `read_segments` segments, each holding one sequential run. After a media
 //!   read the drive keeps reading ahead into the segment until the segment is full or until a new
-//!   command needs the mechanism (DiskSim's minimum read-ahead 0: the prefetch is aborted at once).
+//!   command needs the mechanism, once at least `min_read_ahead_bytes` are read (DiskSim's
+//!   minimum read-ahead; 0 in the presets, so the prefetch is aborted at once).
 //!   A read inside a segment is a hit (hit overhead plus host-link time); a read that the running
 //!   prefetch will reach is served by the prefetch stream itself, without positioning.
 //! - **Write-back cache.** With `write_cache_bytes > 0` (WCE on) writes complete once in the buffer.
@@ -31,8 +32,10 @@
 //! Choice: reads are not checked against the dirty write buffer, and the media rate used by a
 //! prefetch stream is the rate of the zone where the stream started.
 //!
-//! Cost per command: O(queue depth) for the SPTF scan plus O(log zones) for the LBA lookup; the
-//! hot path allocates nothing (queues are preallocated vectors).
+//! Cost per command: O(queue depth) for the SPTF scan (candidates whose seek alone cannot beat
+//! the best so far are skipped via a lower-bound table) plus O(log zones) for the LBA lookup.
+//! The host queue and segments are preallocated; only the completion map and the write buffer's
+//! bookkeeping allocate, as B-tree nodes.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -90,6 +93,9 @@ pub struct HddParams {
     pub read_segments: u32,
     /// Bytes per read segment (the read-ahead limit).
     pub read_segment_bytes: u64,
+    /// Read-ahead done after a media read even when another command waits (DiskSim's
+    /// "minimum read-ahead"); 0 aborts the prefetch at once.
+    pub min_read_ahead_bytes: u64,
     /// Write-back buffer; 0 turns the write cache off (WCE = 0).
     pub write_cache_bytes: u64,
     /// Largest piece of a dirty extent written by one destage operation.
@@ -142,6 +148,8 @@ impl HddParams {
             read_segments: 16,
             // Estimate: half of a 32 MiB cache for reads, 1 MiB per segment.
             read_segment_bytes: 1 << 20,
+            // §1.1: minimum read-ahead 0 (DiskSim: "usually right").
+            min_read_ahead_bytes: 0,
             // Estimate: the other half of the 32 MiB cache buffers writes (WCE on).
             write_cache_bytes: 16 << 20,
             // Estimate.
@@ -195,6 +203,8 @@ impl HddParams {
             // Estimate: 16 MiB cache, half for 16 read segments.
             read_segments: 16,
             read_segment_bytes: 512 << 10,
+            // §1.1: minimum read-ahead 0.
+            min_read_ahead_bytes: 0,
             // Estimate: the other half buffers writes.
             write_cache_bytes: 8 << 20,
             destage_max_bytes: 1 << 20,
@@ -252,6 +262,8 @@ impl HddParams {
             // §1.2: 16 MiB cache; estimate: half for 16 read segments ...
             read_segments: 16,
             read_segment_bytes: 512 << 10,
+            // §1.1: minimum read-ahead 0.
+            min_read_ahead_bytes: 0,
             // ... half for writes.
             write_cache_bytes: 8 << 20,
             // Estimate.
@@ -979,6 +991,19 @@ impl HddDevice {
         if !use_host && !use_dirty {
             return;
         }
+        // Minimum read-ahead: the prefetch keeps the mechanism until it has read that far.
+        if let Some(stream) = self.stream {
+            let min_sectors = self.params.min_read_ahead_bytes / SECTOR_SIZE;
+            let must_reach = (stream.origin_lba + min_sectors).min(stream.limit_lba);
+            if self.stream_position(&stream, time) < must_reach {
+                self.current = Some(Service {
+                    work: Work::Streaming,
+                    id: None,
+                    done_at: self.stream_time_of(&stream, must_reach).max(time + 1),
+                });
+                return;
+            }
+        }
         self.stop_stream(time);
         // Ageing bound first.
         if use_host {
@@ -1258,6 +1283,20 @@ mod tests {
         let t2 = run_one(&mut device, &mut rng, start, read(2, 1_000_256, 256));
         // 128 KiB at about 125 MB/s is about 1 ms; a miss would cost a revolution or more.
         assert!(t2 - start < 1_500_000, "{}", t2 - start);
+    }
+
+    /// With a minimum read-ahead, the prefetch survives a waiting command: the stream's next
+    /// block is still a hit after a far read.
+    #[test]
+    fn minimum_read_ahead_survives_new_command() {
+        let mut params = HddParams::hdd_7200();
+        params.min_read_ahead_bytes = 64 << 10;
+        let mut device = HddDevice::new(params);
+        let mut rng = Pcg64Mcg::seed_from_u64(7);
+        let t1 = run_one(&mut device, &mut rng, 0, read(1, 1_000_000, 8));
+        let t2 = run_one(&mut device, &mut rng, t1, read(2, 500_000_000, 8));
+        let t3 = run_one(&mut device, &mut rng, t2, read(3, 1_000_000 + 64, 8));
+        assert!(t3 - t2 < 500_000, "{}", t3 - t2);
     }
 
     /// A new command aborts the read-ahead: after a random read elsewhere, the first stream's
