@@ -931,3 +931,189 @@ fn queue_subject_letters() {
     assert!(rec.any("cfq8A  insert_request"));
     assert!(rec.any("cfq7SN idle=0") || rec.any("cfq7S  idle=0"));
 }
+
+// ---------------------------------------------------------------- more rules
+
+fn big_read(id: u64, pid: u32, sector: u64) -> Request {
+    let mut rq = read(id, pid, sector);
+    rq.nr_sectors = 16; // 8 KiB: larger than a page, ends idling at once
+    rq
+}
+
+/// wait_busy: the sole queue of its group completing with ≤ 1 jiffy of slice left has its
+/// slice extended by slice_idle ("will busy wait"); the next arrival then expires it.
+#[test]
+fn wait_busy_extends_slice_of_sole_queue() {
+    let mut cfq = hdd();
+    let mut rec = Rec::default();
+    let mut t = 0;
+    let mut id = 0;
+    let half = MS / 2;
+    loop {
+        id += 1;
+        let rq = big_read(id, 1, id * 16);
+        insert(&mut cfq, rq, t, &mut rec);
+        assert_eq!(dispatch_id(&mut cfq, t, &mut rec), id);
+        t += half;
+        complete(&mut cfq, rq, t, &mut rec);
+        if rec.has(t, "will busy wait") {
+            break;
+        }
+        assert!(t < 200 * MS, "never waited busy");
+    }
+    // Slice 0.5 ms .. 100.5 ms: at 99.5 ms exactly one jiffy is left (≤ 1 jiffy).
+    assert_eq!(t, 99 * MS + half);
+    let q = cfq.active_queue.unwrap();
+    assert_eq!(cfq.queues[q].slice_end, 107 * MS + half);
+    assert!(cfq.queues[q].wait_busy);
+    assert!(rec.has(t, "arm_idle: 8000000 group_idle: 0"));
+    insert(&mut cfq, big_read(999, 1, 5000), t + MS, &mut rec);
+    dispatch_id(&mut cfq, t + MS, &mut rec);
+    assert!(rec
+        .decisions
+        .iter()
+        .any(|d| d.1 == "slice_expired" && d.3 == "wait_busy: group backlogged again"));
+}
+
+/// iops mode (slice_idle 0 on a queueing device): groups are charged requests, not time.
+#[test]
+fn iops_mode_charges_requests() {
+    let mut cfq = ssd();
+    let mut rec = Rec::default();
+    let rqs: Vec<Request> = (1..=3).map(|id| read(id, 1, id * 64)).collect();
+    for &rq in &rqs {
+        insert(&mut cfq, rq, 0, &mut rec);
+    }
+    for _ in 0..3 {
+        dispatch_id(&mut cfq, 0, &mut rec);
+    }
+    for &rq in &rqs {
+        complete(&mut cfq, rq, MS, &mut rec);
+    }
+    assert!(rec.has(MS, "arm_idle: 8000000 group_idle: 1"));
+    cfq.timer(9 * MS, &mut rec);
+    assert!(rec.any("disp=3 charge=3 iops=1"));
+    assert!(rec.has(
+        9 * MS,
+        &format!(
+            "served: vt={} min_vt=0",
+            group::scale_charge(3, 1000 * 4096 / 1000)
+        )
+    ));
+}
+
+/// Rule 10 of select_queue: with group_idle, the empty sole queue of a group whose requests
+/// are still in flight keeps the device (nothing dispatched from other groups).
+#[test]
+fn group_idle_keeps_queue_while_group_requests_in_flight() {
+    let mut cfq = ssd();
+    add_group(&mut cfq, 1, 0, 500);
+    add_group(&mut cfq, 2, 0, 500);
+    let mut rec = Rec::default();
+    insert(&mut cfq, in_cgroup(read(1, 1, 64), 1), 0, &mut rec);
+    insert(&mut cfq, in_cgroup(read(2, 2, 900_000), 2), 0, &mut rec);
+    assert_eq!(dispatch_id(&mut cfq, 0, &mut rec), 1);
+    assert_eq!(cfq.dispatch(0, &mut rec), Dispatch::Empty);
+    let d = rec.decision("keep_queue").unwrap();
+    assert!(d.3.starts_with("rule 10"), "{}", d.3);
+    // Without group idling the other group is served at once.
+    let mut cfq = ssd();
+    cfq.set_tunable("group_idle", "0").unwrap();
+    add_group(&mut cfq, 1, 0, 500);
+    add_group(&mut cfq, 2, 0, 500);
+    let mut rec = Rec::default();
+    insert(&mut cfq, in_cgroup(read(1, 1, 64), 1), 0, &mut rec);
+    insert(&mut cfq, in_cgroup(read(2, 2, 900_000), 2), 0, &mut rec);
+    assert_eq!(dispatch_id(&mut cfq, 0, &mut rec), 1);
+    assert_eq!(dispatch_id(&mut cfq, 0, &mut rec), 2);
+}
+
+/// arm_slice_timer rule 5: no idling when the process's mean think time exceeds what is
+/// left of the slice ("Not idling. think_time:").
+#[test]
+fn no_idle_when_think_time_exceeds_remaining_slice() {
+    let mut cfq = hdd();
+    cfq.set_tunable("slice_sync", "20").unwrap();
+    let mut rec = Rec::default();
+    let mut t = 0;
+    for id in 1..=4u64 {
+        let rq = big_read(id, 1, id * 16);
+        insert(&mut cfq, rq, t, &mut rec);
+        if id == 1 {
+            assert_eq!(dispatch_id(&mut cfq, t, &mut rec), 1);
+            // A second busy queue, so no wait_busy extension (group has 2 queues).
+            insert(&mut cfq, read(100, 2, 5_000_000), t + half_ms(), &mut rec);
+        } else {
+            assert_eq!(dispatch_id(&mut cfq, t, &mut rec), id);
+        }
+        t += MS;
+        complete(&mut cfq, rq, t, &mut rec);
+        t += 5 * MS; // think 5 ms (≤ slice_idle: the idle window stays open)
+    }
+    // Slice 1..21 ms; the last completion at 19 ms leaves 2 ms < mean think time.
+    let d = rec.decision("no_idle").unwrap();
+    assert_eq!(d.0, 19 * MS);
+    assert_eq!(d.3, "think time exceeds remaining slice");
+    let mean = d.4.unwrap();
+    assert!(mean > 2 * MS && mean <= 5 * MS, "mean {mean}");
+    assert!(rec.has(19 * MS, &format!("Not idling. think_time:{mean}")));
+}
+
+fn half_ms() -> Time {
+    MS / 2
+}
+
+/// REQ_PRIO lifts an idle-class queue to BE (and a low level to NORM) for as long as the
+/// flagged requests come; a plain request restores the original class.
+#[test]
+fn req_prio_boosts_idle_class_queue() {
+    let mut cfq = hdd();
+    let mut rec = Rec::default();
+    let mut rq = with_prio(read(1, 1, 100), IoPrioClass::Idle, 7);
+    rq.flags.prio = true;
+    insert(&mut cfq, rq, 0, &mut rec);
+    let q = cfq.cic(IoContextId(1)).sync_q.unwrap();
+    assert_eq!(cfq.queues[q].class(), IoPrioClass::BestEffort);
+    assert_eq!(cfq.queues[q].ioprio, IoPrio::NORM);
+    insert(
+        &mut cfq,
+        with_prio(read(2, 1, 200), IoPrioClass::Idle, 7),
+        0,
+        &mut rec,
+    );
+    assert_eq!(cfq.queues[q].class(), IoPrioClass::Idle);
+    assert_eq!(cfq.queues[q].ioprio, 7);
+}
+
+/// HZ is a parameter: CFQ_MIN_TT is 2 jiffies, so at HZ=100 a workload slice is at least
+/// 20 ms even when target_latency would give 1 ms (and 2 * slice_idle 16 ms).
+#[test]
+fn workload_slice_floor_is_two_jiffies() {
+    let mut cfq = Cfq::with_hz(
+        DeviceInfo {
+            rotational: true,
+            queue_depth: 1,
+        },
+        100,
+    );
+    cfq.set_tunable("target_latency", "1").unwrap();
+    let mut rec = Rec::default();
+    insert(&mut cfq, read(1, 1, 100), 0, &mut rec);
+    dispatch_id(&mut cfq, 0, &mut rec);
+    assert!(rec.has(0, "cfq workload slice:20000000"));
+}
+
+/// A process that exited is never idled for.
+#[test]
+fn no_idle_for_exited_process() {
+    let mut cfq = hdd();
+    let mut rec = Rec::default();
+    let rq = read(1, 1, 100);
+    insert(&mut cfq, rq, 0, &mut rec);
+    dispatch_id(&mut cfq, 0, &mut rec);
+    cfq.exit_ioc(IoContextId(1), MS);
+    complete(&mut cfq, rq, 2 * MS, &mut rec);
+    assert!(!rec.any("arm_idle"));
+    // Nothing queued anywhere: select_queue keeps the (empty) active queue, as 4.20 does.
+    assert_eq!(cfq.dispatch(2 * MS, &mut rec), Dispatch::Empty);
+}
