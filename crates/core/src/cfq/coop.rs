@@ -120,6 +120,7 @@ impl Cfq {
         let Some(target) = self.queues[q].new_cfqq else {
             return q;
         };
+        // Choice: `%p` (the target's address) becomes the target's slab index in hex.
         self.log_q(
             trace,
             now,

@@ -227,6 +227,8 @@ impl Cfq {
         }
         let entry = match expired {
             Some(entry) => {
+                // Choice: the kernel prints the request's address (`fifo=%p`); we print the
+                // request's insertion sequence number, stable across runs.
                 self.log_q(trace, now, q, format_args!("fifo=0x{:x}", (entry.0).1));
                 self.decide(
                     trace,

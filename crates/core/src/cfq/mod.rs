@@ -85,6 +85,16 @@ pub(crate) struct Stats {
     pub preemptions: u64,
 }
 
+impl Stats {
+    pub(crate) fn add(&mut self, other: &Stats) {
+        self.served_ns += other.served_ns;
+        self.idled_ns += other.idled_ns;
+        self.idle_wasted_ns += other.idle_wasted_ns;
+        self.slices += other.slices;
+        self.preemptions += other.preemptions;
+    }
+}
+
 /// The armed idle timer: when it fires and whom it idles for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct IdleTimer {
@@ -137,6 +147,8 @@ pub struct Cfq {
     pub(crate) active_cic: Option<usize>,
     pub(crate) last_position: u64,
     pub(crate) last_delayed_sync: Time,
+    /// Accounting of freed queues, by (creator pid, sync).
+    pub(crate) retired_stats: BTreeMap<(u32, bool), Stats>,
     /// Tie-breaking sequence for every ordered tree: equal keys go after existing ones.
     pub(crate) seq: u64,
 }
@@ -200,6 +212,7 @@ impl Cfq {
             // Kernel: now - 1 s at init; the driver's clock starts at 0, so this wraps, and
             // every use subtracts with wrapping_sub as the kernel's u64 arithmetic does.
             last_delayed_sync: 0u64.wrapping_sub(NSEC_PER_SEC),
+            retired_stats: BTreeMap::new(),
             seq: 0,
         };
         // Root group: cgroup v1 default weight 500, leaf weight doubled for the root.
@@ -361,12 +374,23 @@ impl Elevator for Cfq {
     }
 
     fn summary(&self) -> Vec<ServiceSummary> {
+        // Queues by (creator pid, sync): sync queues print as `queue <pid>`, async ones as
+        // `queue <pid> async` (the pid of the process that created the shared queue).
+        let mut by_queue = self.retired_stats.clone();
+        for cfqq in self.queues.iter().filter(|q| q.live) {
+            by_queue
+                .entry((cfqq.pid, cfqq.sync))
+                .or_default()
+                .add(&cfqq.stats);
+        }
         let mut out = Vec::new();
-        for cfqq in self.queues.iter().filter(|q| q.live || q.stats.slices > 0) {
-            out.push(summary_of(
-                format!("queue {}{}", cfqq.pid, if cfqq.sync { "S" } else { "A" }),
-                &cfqq.stats,
-            ));
+        for ((pid, sync), stats) in &by_queue {
+            let name = if *sync {
+                format!("queue {pid}")
+            } else {
+                format!("queue {pid} async")
+            };
+            out.push(summary_of(name, stats));
         }
         for cfqg in &self.groups {
             out.push(summary_of(format!("group {}", cfqg.cgroup.0), &cfqg.stats));

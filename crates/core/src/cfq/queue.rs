@@ -190,15 +190,8 @@ impl Cfq {
         init_prio_data(&mut cfqq, prio);
         match self.free_queues.pop() {
             Some(q) => {
-                let stats = self.queues[q].stats;
                 assert!(!self.queues[q].live, "free list holds a live queue");
                 self.queues[q] = cfqq;
-                // Keep the slot's history only if it was never reported under a pid.
-                self.queues[q].stats = if stats.slices == 0 {
-                    stats
-                } else {
-                    Stats::default()
-                };
                 q
             }
             None => {
@@ -358,11 +351,11 @@ impl Cfq {
         {
             return;
         }
+        // The freed queue's accounting outlives it, summed per (pid, sync) for summary().
+        let key = (cfqq.pid, cfqq.sync);
         let stats = cfqq.stats;
-        self.queues[q] = CfqQueue {
-            stats,
-            ..CfqQueue::default()
-        };
+        self.retired_stats.entry(key).or_default().add(&stats);
+        self.queues[q] = CfqQueue::default();
         self.free_queues.push(q);
         // Queues planning to merge into a freed one forget the plan.
         for other in &mut self.queues {

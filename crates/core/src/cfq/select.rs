@@ -248,6 +248,11 @@ impl Cfq {
         now: Time,
         trace: &mut dyn Trace,
     ) -> Option<QId> {
+        let reason = if q.is_some() {
+            "chosen directly (close cooperator or forced dispatch)"
+        } else {
+            "first of the serving tree"
+        };
         let q = q.or_else(|| {
             if self.rq_queued == 0 {
                 return None;
@@ -264,14 +269,7 @@ impl Cfq {
                 q,
                 format_args!("set_active wl_class:{c} wl_type:{t}"),
             );
-            self.decide(
-                trace,
-                now,
-                "select_queue",
-                Some(q),
-                "first of the serving tree",
-                None,
-            );
+            self.decide(trace, now, "select_queue", Some(q), reason, None);
             let cfqq = &mut self.queues[q];
             cfqq.slice_start = 0;
             cfqq.dispatch_start = now;

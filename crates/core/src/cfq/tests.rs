@@ -263,7 +263,7 @@ fn idle_timer_fired_expires_and_counts_waste() {
     assert!(rec.has(12 * MS, "cfq idle timer fired"));
     assert!(rec.has(12 * MS, "cfq1S  slice expired t=0"));
     let summary = cfq.summary();
-    let q1 = summary.iter().find(|s| s.name == "queue 1S").unwrap();
+    let q1 = summary.iter().find(|s| s.name == "queue 1").unwrap();
     assert_eq!(q1.idle_wasted_ns, 8 * MS);
     assert_eq!(dispatch_id(&mut cfq, 12 * MS, &mut rec), 2);
 }
