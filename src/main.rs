@@ -21,6 +21,10 @@ enum Command {
     Run(cmd::run::RunArgs),
     /// Run the seed experiments in simulation, each seed's published figure beside ours.
     Reproduce(cmd::reproduce::ReproduceArgs),
+    /// Run fio job files with fio against the kernel's own scheduler on a block device.
+    Kernel(cmd::kernel::KernelArgs),
+    /// Results of several runs (fio JSON) side by side in one mmtests-style table.
+    Compare(cmd::compare::CompareArgs),
     /// List the schedulers with their tunables (defaults, units, meaning).
     Schedulers,
     /// List the simulated device presets.
@@ -39,6 +43,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => cmd::run::run(args),
         Command::Reproduce(args) => cmd::reproduce::run(args),
+        Command::Kernel(args) => cmd::kernel::kernel(args),
+        Command::Compare(args) => cmd::compare::compare(args),
         Command::Schedulers => cmd::list::schedulers(),
         Command::Devices => cmd::list::devices(),
     };

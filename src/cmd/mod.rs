@@ -1,6 +1,8 @@
 //! The subcommands.
 
+pub mod compare;
 pub mod engine_run;
+pub mod kernel;
 pub mod list;
 pub mod reproduce;
 pub mod run;

@@ -25,3 +25,14 @@ pub fn install_sigint() -> &'static AtomicBool {
     }
     &INTERRUPTED
 }
+
+/// Sends SIGINT to process `pid` (a child such as fio), so that it stops and reports.
+pub fn interrupt(pid: u32) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    // SAFETY: kill(2) takes plain integers and touches no memory of ours.
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+    }
+}
