@@ -33,6 +33,9 @@ pub struct ReproduceArgs {
     /// Run the short variant of every scenario (seconds of simulated time; for smoke tests).
     #[arg(long)]
     short: bool,
+    /// Write one PNG and one SVG per table into this folder.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
     /// Seed of the simulations' random streams.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -111,6 +114,14 @@ pub fn run(args: ReproduceArgs) -> CmdResult {
         .iter()
         .flat_map(|scenario| verdict::judge(scenario, &results))
         .collect();
+    if let Some(dir) = &args.plot {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::input(anyhow!("--plot {}: {e}", dir.display())))?;
+        for (name, table) in render::plot_tables(&scenarios, &results) {
+            iosched_report::plot::write_table(&dir.join(name), &table)
+                .map_err(|e| Failure::run(anyhow!("--plot: {e}")))?;
+        }
+    }
     match args.output_format {
         ReproduceFormat::Normal => print!("{}", render::text(&scenarios, &results, &verdicts)),
         ReproduceFormat::Json => println!(

@@ -153,3 +153,51 @@ pub fn json(scenarios: &[Scenario], results: &[RowResult], verdicts: &[Verdict])
         .collect();
     json!({ "rows": rows, "comparisons": comparisons })
 }
+
+/// One plot per table, named `seed<NNN>-<table id>`, with every row that ran.
+pub fn plot_tables(
+    scenarios: &[Scenario],
+    results: &[RowResult],
+) -> Vec<(String, iosched_report::plot::PlotTable)> {
+    use iosched_report::plot::{PlotColumn, PlotTable};
+    let mut plots = Vec::new();
+    for scenario in scenarios {
+        for table in &scenario.tables {
+            let ran: Vec<(&super::scenario::Row, &RowResult)> = table
+                .rows
+                .iter()
+                .filter_map(|row| {
+                    results
+                        .iter()
+                        .find(|r| {
+                            r.seed == scenario.seed && r.table == table.id && r.label == row.label
+                        })
+                        .map(|result| (row, result))
+                })
+                .collect();
+            if ran.is_empty() {
+                continue;
+            }
+            let columns = table
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(index, column)| PlotColumn {
+                    header: column.header.clone(),
+                    seed: ran.iter().map(|(row, _)| row.seed_values[index]).collect(),
+                    ours: ran.iter().map(|(_, result)| result.values[index]).collect(),
+                })
+                .collect();
+            plots.push((
+                format!("seed{}-{}", scenario.seed, table.id),
+                PlotTable {
+                    title: format!("seed {}: {}", scenario.seed, table.title),
+                    unit: table.unit.clone(),
+                    rows: ran.iter().map(|(row, _)| row.label.clone()).collect(),
+                    columns,
+                },
+            ));
+        }
+    }
+    plots
+}
