@@ -1,0 +1,289 @@
+//! `iosched kernel` from the outside: fio on the kernel's own scheduler of a loop device, the
+//! device's scheduler, tunables and cgroups put back afterwards — after success, after a bad
+//! tunable, and after Ctrl-C — and `iosched compare` over the results. Needs root, loop
+//! devices and fio; each missing piece skips with a printed note.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+fn iosched(args: &[&str]) -> Output {
+    iosched_pid(args).0
+}
+
+/// Runs the binary; also returns its pid, which names its cgroup directory.
+fn iosched_pid(args: &[&str]) -> (Output, u32) {
+    let child = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let pid = child.id();
+    (child.wait_with_output().unwrap(), pid)
+}
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir =
+            std::env::temp_dir().join(format!("iosched-kernel-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn file(&self, name: &str, text: &str) -> String {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A loop device with a known kernel scheduler and tunable, detached on drop.
+struct Loop {
+    device: String,
+    queue: String,
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = std::fs::write(format!("{}/scheduler", self.queue), "none");
+        let _ = Command::new("losetup").args(["-d", &self.device]).status();
+    }
+}
+
+fn setup(scratch: &Scratch) -> Option<Loop> {
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    if !root {
+        eprintln!("note: skipped: needs root");
+        return None;
+    }
+    if !Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        eprintln!("note: skipped: fio not installed (apt-get install fio)");
+        return None;
+    }
+    let image = scratch.0.join("backing.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let out = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&image)
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    let Some(out) = out else {
+        eprintln!("note: skipped: no loop device");
+        return None;
+    };
+    let device = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let name = device.trim_start_matches("/dev/").to_string();
+    let queue = format!("/sys/block/{name}/queue");
+    let lp = Loop { device, queue };
+    if std::fs::write(format!("{}/scheduler", lp.queue), "mq-deadline").is_err() {
+        eprintln!("note: skipped: cannot select mq-deadline");
+        return None;
+    }
+    std::fs::write(format!("{}/iosched/fifo_batch", lp.queue), "5").unwrap();
+    Some(lp)
+}
+
+fn assert_restored(lp: &Loop, pid: u32) {
+    let scheduler = std::fs::read_to_string(format!("{}/scheduler", lp.queue)).unwrap();
+    assert!(scheduler.contains("[mq-deadline]"), "{scheduler}");
+    let batch = std::fs::read_to_string(format!("{}/iosched/fifo_batch", lp.queue)).unwrap();
+    assert_eq!(batch.trim(), "5");
+    for root in [
+        "/sys/fs/cgroup/blkio",
+        "/sys/fs/cgroup",
+        "/sys/fs/cgroup/unified",
+    ] {
+        let leftover = std::fs::read_dir(root)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .find(|n| *n == format!("iosched-{pid}"));
+        assert_eq!(leftover, None, "cgroup left under {root}");
+    }
+}
+
+const WEIGHTED: &str = "\
+[global]
+ioengine=io_uring
+direct=1
+bs=4k
+iodepth=8
+size=8m
+rw=randread
+time_based
+runtime=1
+
+[heavy]
+cgroup=heavy
+cgroup_weight=800
+
+[light]
+cgroup=light
+cgroup_weight=200
+";
+
+#[test]
+fn bfq_run_is_reported_in_our_json_and_everything_is_put_back() {
+    let scratch = Scratch::new("bfq");
+    let Some(lp) = setup(&scratch) else { return };
+    let job = scratch.file("w.fio", WEIGHTED);
+    let (out, pid) = iosched_pid(&[
+        "kernel",
+        &job,
+        "--device",
+        &lp.device,
+        "--scheduler",
+        "bfq",
+        "--set",
+        "slice_idle=0",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["iosched"]["driver"], "kernel");
+    assert_eq!(json["iosched"]["scheduler"], "bfq");
+    assert_eq!(json["iosched"]["tunables"]["slice_idle"], "0");
+    assert_eq!(
+        json["iosched"]["device"]["previous_scheduler"],
+        "mq-deadline"
+    );
+    let jobs = json["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert!(jobs[0]["read"]["io_bytes"].as_u64().unwrap() > 0);
+    assert_eq!(json["iosched"]["cgroups"][1]["path"], "/light");
+    assert_restored(&lp, pid);
+
+    // The engine on the same device and job, then both side by side.
+    let _ = std::fs::write(format!("{}/scheduler", lp.queue), "none");
+    let kernel_json = scratch.file("kernel-bfq.json", &String::from_utf8_lossy(&out.stdout));
+    let engine = iosched(&[
+        "run",
+        &job,
+        "--device",
+        &lp.device,
+        "--output-format",
+        "json",
+    ]);
+    assert!(
+        engine.status.success(),
+        "{}",
+        String::from_utf8_lossy(&engine.stderr)
+    );
+    let engine_json = scratch.file("engine-noop.json", &String::from_utf8_lossy(&engine.stdout));
+    let table = iosched(&["compare", &engine_json, &kernel_json]);
+    assert!(table.status.success());
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains("Share-%") && text.contains("/heavy"),
+        "{text}"
+    );
+    assert!(text.contains("IOPS        total"), "{text}");
+}
+
+#[test]
+fn a_bad_tunable_fails_and_still_restores() {
+    let scratch = Scratch::new("badset");
+    let Some(lp) = setup(&scratch) else { return };
+    let job = scratch.file("w.fio", WEIGHTED);
+    let (out, pid) = iosched_pid(&[
+        "kernel",
+        &job,
+        "--device",
+        &lp.device,
+        "--scheduler",
+        "kyber",
+        "--set",
+        "bogus=1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bogus"));
+    assert_restored(&lp, pid);
+}
+
+#[test]
+fn sigint_stops_fio_reports_and_restores() {
+    let scratch = Scratch::new("sigint");
+    let Some(lp) = setup(&scratch) else { return };
+    let job = scratch.file("w.fio", &WEIGHTED.replace("runtime=1", "runtime=60"));
+    let child = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(["kernel", &job, "--device", &lp.device, "--scheduler", "bfq"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    std::thread::sleep(Duration::from_millis(1500));
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("partial JSON");
+    assert_eq!(json["iosched"]["interrupted"], true);
+    assert_restored(&lp, pid);
+}
+
+#[test]
+fn a_missing_fio_is_a_clear_error() {
+    let out = iosched(&[
+        "kernel",
+        "job.fio",
+        "--device",
+        "/dev/null",
+        "--scheduler",
+        "bfq",
+        "--fio",
+        "/nonexistent/fio",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("install fio"));
+}
+
+#[test]
+fn a_regular_file_is_refused() {
+    let scratch = Scratch::new("file");
+    if !Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        eprintln!("note: skipped: fio not installed");
+        return;
+    }
+    let job = scratch.file("w.fio", WEIGHTED);
+    let target = scratch.file("t.img", "");
+    let out = iosched(&["kernel", &job, "--device", &target, "--scheduler", "bfq"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("need a block device"));
+}
