@@ -83,7 +83,7 @@ where
             .x_label_formatter(&|x| match x {
                 SegmentValue::CenterOf(i) => labels
                     .get(*i as usize)
-                    .map(|l| l.chars().take(18).collect())
+                    .map(|l| short_label(l))
                     .unwrap_or_default(),
                 _ => String::new(),
             })
@@ -136,11 +136,32 @@ where
     area.present().map_err(error)
 }
 
+/// Row labels are long ("Pristine 3.1.0-rc2 (CFQ, slice_idle=0)") and differ at the end, so
+/// a long label keeps its last characters.
+fn short_label(label: &str) -> String {
+    const MAX: usize = 26;
+    let chars: Vec<char> = label.chars().collect();
+    if chars.len() <= MAX {
+        label.to_string()
+    } else {
+        let tail: String = chars[chars.len() - (MAX - 1)..].iter().collect();
+        format!("…{tail}")
+    }
+}
+
 /// Writes `<base>.png` and `<base>.svg`; returns their paths.
 pub fn write_table(base: &Path, table: &PlotTable) -> Result<[PathBuf; 2], String> {
     register();
     let height = 80 + 300 * table.columns.len().max(1) as u32;
-    let width = (160 + 70 * table.rows.len() as u32).max(720);
+    let widest = table
+        .rows
+        .iter()
+        .map(|row| short_label(row).chars().count() as u32)
+        .max()
+        .unwrap_or(4);
+    let width = (100 + (widest * 7 + 16).max(70) * table.rows.len() as u32)
+        .max(12 * table.title.chars().count() as u32)
+        .max(720);
     let png = base.with_extension("png");
     let svg = base.with_extension("svg");
     draw(
