@@ -527,6 +527,12 @@ impl Cfq {
                 assert!(cfqg.vfraction >= 1, "group {g} on the tree without a share");
             }
         }
+        for cic in &self.cics {
+            if let Some(q) = cic.sync_q {
+                assert!(self.queues[q].live, "context points at freed queue {q}");
+                assert!(self.queues[q].sync, "context's sync queue {q} is async");
+            }
+        }
         for (level, tree) in self.prio_trees.iter().enumerate() {
             for (&sector, &q) in tree {
                 assert_eq!(

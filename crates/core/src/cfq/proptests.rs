@@ -94,6 +94,8 @@ struct Driver {
     completed: BTreeSet<u64>,
     next_id: u64,
     strict: bool,
+    /// Sectors folded into a small span, so processes cooperate (close requests, merges).
+    dense: bool,
 }
 
 impl Driver {
@@ -131,6 +133,7 @@ impl Driver {
             completed: BTreeSet::new(),
             next_id: 0,
             strict,
+            dense: false,
         }
     }
 
@@ -195,6 +198,11 @@ impl Driver {
                     sectors,
                 } => {
                     self.next_id += 1;
+                    let sector = if self.dense {
+                        (sector % 64) * 8
+                    } else {
+                        sector
+                    };
                     let rq = request(self.next_id, pid, cgroup, sector, kind, sectors);
                     self.inserted.insert(rq.id.0);
                     self.cfq.insert(rq, self.now, &mut NoTrace);
@@ -249,6 +257,16 @@ proptest! {
         group_idle in prop_oneof![Just(0u64), Just(8_000)],
     ) {
         let mut driver = Driver::new(rotational, depth, slice_idle, group_idle, false);
+        driver.run(&steps);
+    }
+
+    #[test]
+    fn dense_cooperating_processes_keep_invariants(
+        steps in prop::collection::vec(step(), 1..300),
+        depth in 1usize..3,
+    ) {
+        let mut driver = Driver::new(true, depth, 8_000, 8_000, false);
+        driver.dense = true;
         driver.run(&steps);
     }
 

@@ -351,6 +351,11 @@ impl Cfq {
         {
             return;
         }
+        // A context still pointing here keeps the queue (a merge's pre-taken reference can
+        // be released twice along odd merge/split chains; never free what is reachable).
+        if self.cics.iter().any(|cic| cic.sync_q == Some(q)) {
+            return;
+        }
         // The freed queue's accounting outlives it, summed per (pid, sync) for summary().
         let key = (cfqq.pid, cfqq.sync);
         let stats = cfqq.stats;
