@@ -17,6 +17,8 @@ pub enum Event {
     Device { generation: u64 },
     /// The scheduler's idle deadline.
     IdleTimer { generation: u64 },
+    /// Buffered I/O, writeback threads and the journal (see `crate::fs`).
+    Fs(crate::fs::FsEvent),
 }
 
 /// Min-heap of events.

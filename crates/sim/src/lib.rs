@@ -8,6 +8,7 @@
 pub mod cgroups;
 pub mod device;
 pub mod event;
+pub mod fs;
 pub mod layout;
 pub mod reproduce;
 pub mod results;

@@ -25,6 +25,11 @@ use crate::device::{Command, Device};
 use crate::event::{Event, EventQueue};
 use crate::layout::{lay_out, Layout, LayoutError};
 
+// The file system's part of the loop (buffered I/O, writeback and journal threads) lives in
+// `fs/driver.rs`, a child module so that it can work on the loop's private state.
+#[path = "fs/driver.rs"]
+mod fs_driver;
+
 /// First pid handed to a simulated process (as if the system had been up a while).
 const FIRST_PID: u32 = 1000;
 
@@ -41,6 +46,9 @@ pub struct SimConfig {
     pub events_max: u64,
     /// Stop with an error past this virtual time.
     pub time_max_ns: Time,
+    /// File-system and writeback knobs (`dirty_ratio`, `flusher`, `mem`, `barrier`...; see
+    /// [`crate::fs::FsConfig::is_knob`]), applied in order. Used when a job is buffered.
+    pub fs_knobs: Vec<(String, String)>,
 }
 
 impl Default for SimConfig {
@@ -52,6 +60,7 @@ impl Default for SimConfig {
             check: false,
             events_max: 2_000_000_000,
             time_max_ns: 24 * 3600 * 1_000_000_000,
+            fs_knobs: Vec::new(),
         }
     }
 }
@@ -68,6 +77,8 @@ pub enum SimError {
         events: u64,
         now: Time,
     },
+    /// A file-system or writeback knob was refused.
+    FsKnob(String),
     /// `wait_for=` names no earlier job.
     WaitFor {
         job: String,
@@ -88,6 +99,7 @@ impl fmt::Display for SimError {
             SimError::WaitFor { job, target } => {
                 write!(f, "job '{job}': wait_for={target} names no earlier job")
             }
+            SimError::FsKnob(message) => write!(f, "--set: {message}"),
         }
     }
 }
@@ -110,6 +122,8 @@ pub struct SimOutcome {
     pub layout: Layout,
     /// Cgroup path of each clone.
     pub clone_cgroups: Vec<String>,
+    /// Page cache, writeback and journal results, when a job was buffered.
+    pub fs: Option<crate::fs::FsOutcome>,
 }
 
 /// A simulated process: one job clone.
@@ -136,6 +150,8 @@ struct InFlight {
     request: Request,
     submitted_at: Time,
     issued_at: Option<Time>,
+    /// Issued by the file system (buffered I/O, writeback, journal), not by a job directly.
+    fs: Option<crate::fs::FsTag>,
 }
 
 /// Disk counters in the kernel's `/proc/diskstats` sense.
@@ -205,6 +221,8 @@ pub struct Simulation<'a> {
     completed_scratch: Vec<RequestId>,
     now: Time,
     last_finish: Time,
+    /// The simulated file system, when a job is buffered.
+    fs: Option<Box<crate::fs::FsState>>,
 }
 
 impl<'a> Simulation<'a> {
@@ -297,7 +315,24 @@ impl<'a> Simulation<'a> {
             }
         }
 
+        let fs = if jobs.iter().any(|job| !job.direct) {
+            let mut fs_config = crate::fs::FsConfig::default();
+            for (name, value) in &config.fs_knobs {
+                fs_config.set(name, value).map_err(SimError::FsKnob)?;
+            }
+            Some(Box::new(crate::fs::FsState::new(
+                fs_config,
+                jobs,
+                &layout,
+                device.capacity_sectors(),
+                processes.len(),
+            )))
+        } else {
+            None
+        };
+
         Ok(Simulation {
+            fs,
             jobs,
             device_rng: Rng::for_stream(config.seed, u64::MAX - 1),
             config,
@@ -351,6 +386,7 @@ impl<'a> Simulation<'a> {
         while let Some((time, event)) = self.events.pop() {
             assert!(time >= self.now, "virtual time ran backwards");
             self.now = time;
+            self.fs_sample();
             if self.events.processed() > self.config.events_max || time > self.config.time_max_ns {
                 return Err(SimError::Runaway {
                     events: self.events.processed(),
@@ -372,6 +408,7 @@ impl<'a> Simulation<'a> {
                         self.elevator.timer(self.now, trace);
                     }
                 }
+                Event::Fs(event) => self.fs_event(event, trace),
             }
             self.pump_dispatch(trace);
             self.arm_device_event();
@@ -425,6 +462,7 @@ impl<'a> Simulation<'a> {
             events: self.events.processed(),
             tunables: self.elevator.tunables(),
             summary: self.elevator.summary(),
+            fs: self.fs.as_ref().map(|fs| fs.outcome()),
             layout: self.layout,
         })
     }
@@ -467,6 +505,9 @@ impl<'a> Simulation<'a> {
             process.started_at = self.now;
             process.stats_from = self.now + spec.ramp_time_ns;
             self.events.push(self.now, Event::Wake(index));
+        }
+        for index in self.job_processes[job].clone() {
+            self.fs_job_started(index);
         }
     }
 
@@ -529,10 +570,14 @@ impl<'a> Simulation<'a> {
                 }
             }
         }
+        self.fs_process_finished();
         self.start_ready_jobs();
     }
 
     fn submit(&mut self, index: usize, unit: IoUnit, trace: &mut dyn Trace) {
+        if self.fs_takes(index, &unit) {
+            return self.fs_submit(index, unit, trace);
+        }
         let process = &self.processes[index];
         let (op, sync) = match unit.kind {
             IoKind::Read => (Op::Read, true),
@@ -571,6 +616,7 @@ impl<'a> Simulation<'a> {
                 request,
                 submitted_at: self.now,
                 issued_at: None,
+                fs: None,
             },
         );
         self.disk.start(self.now);
@@ -668,6 +714,11 @@ impl<'a> Simulation<'a> {
                 self.elevator.completed(&request, self.now, trace);
             }
             self.disk.done(self.now);
+            if let Some(tag) = entry.fs {
+                assert!(entry.issued_at.is_some(), "completed before issue");
+                self.fs_completed(tag, &entry, trace);
+                continue;
+            }
             assert!(entry.issued_at.is_some(), "completed before issue");
             if let Some(ddir) = entry.unit.kind.ddir() {
                 let dir = request.op.data_dir();

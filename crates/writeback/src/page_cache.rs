@@ -88,6 +88,8 @@ pub struct PageCache {
     bdi_writeback: Vec<u64>,
     /// Pages whose writeback completed, ever.
     written_back: u64,
+    /// Pages that went from not dirty to dirty, ever (each must be written back once).
+    dirtied: u64,
     evicted: u64,
     overcommit_peak_pages: u64,
 }
@@ -107,6 +109,7 @@ impl PageCache {
             bdi_dirty: Vec::new(),
             bdi_writeback: Vec::new(),
             written_back: 0,
+            dirtied: 0,
             evicted: 0,
             overcommit_peak_pages: 0,
         }
@@ -162,6 +165,9 @@ impl PageCache {
     }
     pub fn written_back(&self) -> u64 {
         self.written_back
+    }
+    pub fn dirtied(&self) -> u64 {
+        self.dirtied
     }
     pub fn evicted(&self) -> u64 {
         self.evicted
@@ -310,6 +316,7 @@ impl PageCache {
                 entry.dirtied_when = Some(now);
             }
             self.nr_dirty += newly;
+            self.dirtied += newly;
             self.bdi_dirty[entry.bdi as usize] += newly;
         }
         newly

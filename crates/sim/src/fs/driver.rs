@@ -1,0 +1,719 @@
+//! The file system's side of the simulator loop: buffered operations of job processes,
+//! writeback threads and the journal thread as simulated processes, their requests through
+//! the same scheduler with their own pid and io context.
+//!
+//! This file is a child module of `simulation` (declared there with `#[path]`) so that it
+//! can work on the loop's state without widening its visibility.
+
+use iosched_core::{
+    CgroupId, IoContextId, IoPrio, Op, ReqFlags, Request, RequestId, RqEvent, Time, Trace,
+};
+use iosched_workload::generator::{IoKind, IoUnit};
+use iosched_writeback::flusher::CONGESTION_OFF;
+use iosched_writeback::{
+    FlusherId, FlusherStep, Notice, PageRange, QueueState, Throttle, PAGE_SIZE,
+};
+
+use super::{InFlight, Simulation};
+use crate::event::Event;
+use crate::fs::journal::JournalIo;
+use crate::fs::{FlusherProc, FlusherWait, FsEvent, FsOp, FsTag, OpPhase, JOURNAL_PID};
+
+/// Who a request is charged to.
+#[derive(Clone, Copy)]
+struct Who {
+    pid: u32,
+    ioc: IoContextId,
+    cgroup: CgroupId,
+    ioprio: IoPrio,
+    process: usize,
+}
+
+/// A kernel thread: its own io context, root cgroup, default priority.
+fn kernel_thread(pid: u32) -> Who {
+    Who {
+        pid,
+        ioc: IoContextId(pid),
+        cgroup: CgroupId::ROOT,
+        ioprio: IoPrio::none(),
+        process: 0,
+    }
+}
+
+impl Simulation<'_> {
+    /// Whether `unit` of process `index` goes through the page cache.
+    pub(super) fn fs_takes(&self, index: usize, unit: &IoUnit) -> bool {
+        self.fs.is_some() && !self.processes[index].direct && unit.kind != IoKind::Trim
+    }
+
+    fn who(&self, index: usize) -> Who {
+        let process = &self.processes[index];
+        Who {
+            pid: process.pid,
+            ioc: process.ioc,
+            cgroup: process.cgroup,
+            ioprio: process.ioprio,
+            process: index,
+        }
+    }
+
+    /// A job clone started: fio's `pre_read` fills the cache before the clock runs.
+    pub(super) fn fs_job_started(&mut self, index: usize) {
+        let spec = &self.jobs[self.processes[index].job];
+        let Some(fs) = self.fs.as_mut() else { return };
+        if !spec.pre_read || spec.direct {
+            return;
+        }
+        let plan = &self.layout.clones[index];
+        for (&file, region) in plan.files.iter().zip(&plan.regions) {
+            fs.wb.pre_read(file as u32, region.start, region.len);
+        }
+    }
+
+    /// A job process finished; once all have, writeback threads stop being stepped.
+    pub(super) fn fs_process_finished(&mut self) {
+        if self.processes.iter().all(|p| p.finished) {
+            if let Some(fs) = self.fs.as_mut() {
+                fs.sample(self.now);
+                fs.shutting_down = true;
+            }
+        }
+    }
+
+    /// Records time-series samples up to now.
+    pub(super) fn fs_sample(&mut self) {
+        if let Some(fs) = self.fs.as_mut() {
+            fs.sample(self.now);
+        }
+    }
+
+    /// A job's buffered read, write or sync.
+    pub(super) fn fs_submit(&mut self, index: usize, unit: IoUnit, trace: &mut dyn Trace) {
+        let depth = self.processes[index]
+            .runner
+            .as_ref()
+            .map_or(0, iosched_workload::runner::JobRunner::in_flight);
+        self.stats[index].record_depth(depth);
+        let fs = self
+            .fs
+            .as_mut()
+            .expect("buffered I/O without a file system");
+        let token = fs.next_token;
+        fs.next_token += 1;
+        let phase = match unit.kind {
+            IoKind::Read => OpPhase::Read,
+            IoKind::Write => OpPhase::Throttled,
+            _ => OpPhase::FsyncData,
+        };
+        fs.ops.insert(
+            token,
+            FsOp {
+                process: index,
+                unit,
+                submitted_at: self.now,
+                outstanding: 0,
+                phase,
+                round: 0,
+            },
+        );
+        match unit.kind {
+            IoKind::Read => self.fs_read(token, trace),
+            IoKind::Write => self.fs_write(token),
+            _ => self.fs_fsync_data(token, trace),
+        }
+        self.fs_notices();
+    }
+
+    fn cpu_ns(&self, len: u64) -> Time {
+        let fs = self.fs.as_ref().expect("file system");
+        len.div_ceil(PAGE_SIZE).max(1) * fs.config.page_cpu_ns
+    }
+
+    /// Issues one request on behalf of the file system.
+    #[allow(clippy::too_many_arguments)]
+    fn fs_request(
+        &mut self,
+        op: Op,
+        sector: u64,
+        nr_sectors: u64,
+        flags: ReqFlags,
+        who: Who,
+        tag: FsTag,
+        trace: &mut dyn Trace,
+    ) {
+        let request = Request {
+            id: RequestId(self.next_request),
+            sector,
+            nr_sectors: nr_sectors as u32,
+            op,
+            flags,
+            pid: who.pid,
+            ioc: who.ioc,
+            cgroup: who.cgroup,
+            ioprio: who.ioprio,
+        };
+        self.next_request += 1;
+        let kind = match op {
+            Op::Read => IoKind::Read,
+            Op::Flush => IoKind::Fsync,
+            _ => IoKind::Write,
+        };
+        self.in_flight.insert(
+            request.id,
+            InFlight {
+                process: who.process,
+                unit: IoUnit {
+                    kind,
+                    file: 0,
+                    offset: 0,
+                    len: nr_sectors * iosched_core::SECTOR_SIZE,
+                },
+                request,
+                submitted_at: self.now,
+                issued_at: None,
+                fs: Some(tag),
+            },
+        );
+        self.disk.start(self.now);
+        trace.request(self.now, RqEvent::Queue, &request);
+        trace.request(self.now, RqEvent::GetRq, &request);
+        if op == Op::Flush {
+            self.bypass.push_back(request.id);
+        } else {
+            trace.request(self.now, RqEvent::Insert, &request);
+            self.elevator.insert(request, self.now, trace);
+        }
+    }
+
+    /// Submits `range` of `file` as requests (split at extent ends); returns how many.
+    #[allow(clippy::too_many_arguments)]
+    fn fs_pages_io(
+        &mut self,
+        op: Op,
+        range: PageRange,
+        flags: ReqFlags,
+        who: Who,
+        tag: impl Fn(PageRange) -> FsTag,
+        trace: &mut dyn Trace,
+    ) -> u32 {
+        let fs = self.fs.as_ref().expect("file system");
+        let pieces = fs.files[range.file as usize].sectors(range);
+        for &(sector, sectors, piece) in &pieces {
+            self.fs_request(op, sector, sectors, flags, who, tag(piece), trace);
+        }
+        pieces.len() as u32
+    }
+
+    fn fs_read(&mut self, token: u64, trace: &mut dyn Trace) {
+        let fs = self.fs.as_mut().expect("file system");
+        let op = fs.ops[&token].clone();
+        let file = self.layout.clones[op.process].files[op.unit.file];
+        let crate::fs::FsState { wb, meta, .. } = &mut **fs;
+        let allocated = &meta[file].allocated;
+        let on_disk = |page: u64| crate::fs::page_written(allocated, page);
+        let plan = wb.read(file as u32, op.unit.offset, op.unit.len, &on_disk);
+        fs.hit_pages += plan.hit_pages;
+        let read_pages: u64 = plan
+            .sync
+            .iter()
+            .chain(&plan.async_ahead)
+            .map(|r| r.count)
+            .sum();
+        fs.read_bytes += read_pages * PAGE_SIZE;
+        let who = self.who(op.process);
+        let sync_read = ReqFlags {
+            sync: true,
+            ..ReqFlags::default()
+        };
+        for &range in &plan.async_ahead {
+            self.fs_pages_io(Op::Read, range, sync_read, who, FsTag::ReadAhead, trace);
+        }
+        let mut outstanding = 0;
+        for &range in &plan.sync {
+            outstanding += self.fs_pages_io(
+                Op::Read,
+                range,
+                sync_read,
+                who,
+                |piece| FsTag::Op {
+                    token,
+                    range: Some(piece),
+                    read: true,
+                },
+                trace,
+            );
+        }
+        let cpu = self.cpu_ns(op.unit.len);
+        let fs = self.fs.as_mut().expect("file system");
+        let entry = fs.ops.get_mut(&token).expect("op");
+        entry.outstanding += outstanding;
+        if outstanding == 0 {
+            if plan.wait_others {
+                fs.read_waiters.push(token);
+            } else {
+                entry.phase = OpPhase::Finishing;
+                self.events
+                    .push(self.now + cpu, Event::Fs(FsEvent::Op(token)));
+            }
+        }
+    }
+
+    fn fs_write(&mut self, token: u64) {
+        let cpu;
+        let now = self.now;
+        {
+            let fs = self.fs.as_ref().expect("file system");
+            cpu = fs.ops[&token].unit.len.div_ceil(PAGE_SIZE).max(1) * fs.config.page_cpu_ns;
+        }
+        let fs = self.fs.as_mut().expect("file system");
+        let op = fs.ops[&token].clone();
+        let file = self.layout.clones[op.process].files[op.unit.file];
+        let first = op.unit.offset / PAGE_SIZE;
+        let count = (op.unit.offset + op.unit.len.max(1)).div_ceil(PAGE_SIZE) - first;
+        let pause = match fs.wb.balance_dirty_pages(count, now) {
+            Throttle::Block(pause) => {
+                fs.throttled_ns[op.process] += pause;
+                self.events.push(now + pause, Event::Fs(FsEvent::Op(token)));
+                return;
+            }
+            Throttle::Pause(pause) => pause,
+            Throttle::None => 0,
+        };
+        fs.throttled_ns[op.process] += pause;
+        if !fs.files[file].is_device {
+            let allocating = fs.allocate(file, first, count);
+            let running = fs.journal.running();
+            let was_empty = fs.journal.running_blocks() == 0;
+            let meta = &mut fs.meta[file];
+            let mut blocks = 0;
+            if meta.inode_tid != running {
+                meta.inode_tid = running;
+                blocks += 1;
+            }
+            if allocating && meta.alloc_tid != running {
+                meta.alloc_tid = running;
+                blocks += 2;
+            }
+            if blocks > 0 {
+                fs.journal.add_blocks(blocks);
+                if was_empty {
+                    let at = now + fs.config.commit_interval_ns;
+                    self.events
+                        .push(at, Event::Fs(FsEvent::JournalTimer { tid: running }));
+                }
+            }
+        }
+        fs.wb.write(file as u32, op.unit.offset, op.unit.len, now);
+        let entry = fs.ops.get_mut(&token).expect("op");
+        entry.phase = OpPhase::Finishing;
+        self.events
+            .push(now + cpu + pause, Event::Fs(FsEvent::Op(token)));
+    }
+
+    /// fsync step: write the clone's dirty pages, wait for writeback in flight, commit.
+    fn fs_fsync_data(&mut self, token: u64, trace: &mut dyn Trace) {
+        let op = self.fs.as_ref().expect("file system").ops[&token].clone();
+        let mut files = self.layout.clones[op.process].files.clone();
+        files.sort_unstable();
+        files.dedup();
+        let who = self.who(op.process);
+        let fs = self.fs.as_mut().expect("file system");
+        // Choice: the runner's sync names no file; like fio's end_fsync, all the clone's
+        // files are synced. At most two write rounds: the second catches pages that were
+        // under writeback (and redirtied) when the first looked.
+        let mut outstanding = 0;
+        if op.round < 2 {
+            let mut runs = Vec::new();
+            for &file in &files {
+                runs.extend(fs.wb.fsync_start(file as u32));
+            }
+            let sync_write = ReqFlags {
+                sync: true,
+                ..ReqFlags::default()
+            };
+            for range in runs {
+                outstanding += self.fs_pages_io(
+                    Op::Write,
+                    range,
+                    sync_write,
+                    who,
+                    |piece| FsTag::Op {
+                        token,
+                        range: Some(piece),
+                        read: false,
+                    },
+                    trace,
+                );
+            }
+        }
+        let fs = self.fs.as_mut().expect("file system");
+        let entry = fs.ops.get_mut(&token).expect("op");
+        entry.round += 1;
+        entry.outstanding += outstanding;
+        if outstanding > 0 {
+            return;
+        }
+        let busy = files
+            .iter()
+            .any(|&file| fs.wb.cache().file_writeback(file as u32) > 0);
+        if busy {
+            fs.writeback_waiters.push(token);
+            return;
+        }
+        if op.round == 0 {
+            // Nothing was dirty or under writeback: straight to the commit.
+            entry.round = 2;
+        } else if op.round < 2 {
+            // Writeback drained: one more look for pages redirtied meanwhile.
+            return self.fs_fsync_data(token, trace);
+        }
+        self.fs_fsync_commit(token, &files, trace);
+    }
+
+    fn fs_fsync_commit(&mut self, token: u64, files: &[usize], trace: &mut dyn Trace) {
+        let fs = self.fs.as_mut().expect("file system");
+        let op = fs.ops[&token].clone();
+        let datasync = op.unit.kind == IoKind::Fdatasync;
+        let need = files
+            .iter()
+            .filter(|&&file| !fs.files[file].is_device)
+            .map(|&file| {
+                let meta = &fs.meta[file];
+                if datasync {
+                    meta.alloc_tid
+                } else {
+                    meta.inode_tid.max(meta.alloc_tid)
+                }
+            })
+            .max()
+            .unwrap_or(0);
+        if need > fs.journal.committed() {
+            let ios = fs.journal.request_commit(need);
+            fs.journal_waiters.push(token);
+            fs.ops.get_mut(&token).expect("op").phase = OpPhase::FsyncCommit(need);
+            self.fs_journal_submit(ios, trace);
+        } else if fs.config.barrier {
+            fs.ops.get_mut(&token).expect("op").phase = OpPhase::FsyncFlush;
+            fs.ops.get_mut(&token).expect("op").outstanding += 1;
+            let who = self.who(op.process);
+            let flags = ReqFlags {
+                sync: true,
+                ..ReqFlags::default()
+            };
+            let tag = FsTag::Op {
+                token,
+                range: None,
+                read: false,
+            };
+            self.fs_request(Op::Flush, 0, 0, flags, who, tag, trace);
+        } else {
+            self.fs_complete(token);
+        }
+    }
+
+    fn fs_journal_submit(&mut self, ios: Vec<JournalIo>, trace: &mut dyn Trace) {
+        let who = kernel_thread(JOURNAL_PID);
+        // WRITE_SYNC without REQ_IDLE: CFQ's sync-noidle tree.
+        let flags = ReqFlags {
+            sync: true,
+            ..ReqFlags::default()
+        };
+        for io in ios {
+            match io {
+                JournalIo::Log { sector, nr_sectors } => self.fs_request(
+                    Op::Write,
+                    sector,
+                    u64::from(nr_sectors),
+                    flags,
+                    who,
+                    FsTag::Journal,
+                    trace,
+                ),
+                JournalIo::Flush => {
+                    self.fs_request(Op::Flush, 0, 0, flags, who, FsTag::Journal, trace)
+                }
+                // Choice: the FUA commit block goes through the scheduler (the kernel's flush
+                // machinery would bypass it); its preflush above does bypass it.
+                JournalIo::Commit { sector, fua } => self.fs_request(
+                    Op::Write,
+                    sector,
+                    crate::fs::journal::BLOCK_SECTORS,
+                    ReqFlags { fua, ..flags },
+                    who,
+                    FsTag::Journal,
+                    trace,
+                ),
+            }
+        }
+    }
+
+    /// A buffered operation is over: report it to the job.
+    fn fs_complete(&mut self, token: u64) {
+        let fs = self.fs.as_mut().expect("file system");
+        let op = fs.ops.remove(&token).expect("op completed twice");
+        let index = op.process;
+        match op.unit.kind.ddir() {
+            Some(ddir) => {
+                if self.now >= self.processes[index].stats_from {
+                    self.stats[index].record_io(
+                        ddir,
+                        op.unit.len,
+                        op.submitted_at,
+                        op.submitted_at,
+                        self.now,
+                    );
+                }
+            }
+            None => self.stats[index].record_sync(self.now - op.submitted_at),
+        }
+        if let Some(runner) = self.processes[index].runner.as_mut() {
+            runner.complete(self.now, &op.unit);
+        }
+        self.stats[index].record_complete_batch(1);
+        self.events.push(self.now, Event::Wake(index));
+    }
+
+    /// A file-system event from the queue.
+    pub(super) fn fs_event(&mut self, event: FsEvent, trace: &mut dyn Trace) {
+        match event {
+            FsEvent::Op(token) => {
+                let fs = self.fs.as_ref().expect("file system");
+                match fs.ops.get(&token).map(|op| op.phase.clone()) {
+                    Some(OpPhase::Throttled) => self.fs_write(token),
+                    Some(OpPhase::Finishing) => self.fs_complete(token),
+                    _ => {}
+                }
+            }
+            FsEvent::Flusher { id, generation } => {
+                self.fs_flusher(FlusherId(id), generation, trace)
+            }
+            FsEvent::WbTimer => {
+                let fs = self.fs.as_mut().expect("file system");
+                if fs.shutting_down {
+                    return;
+                }
+                if fs.wb.timer_at().is_some_and(|at| at <= self.now) {
+                    fs.wb.timer(self.now);
+                }
+                fs.wb_timer_at = None;
+            }
+            FsEvent::JournalTimer { tid } => {
+                let fs = self.fs.as_mut().expect("file system");
+                if fs.shutting_down || fs.journal.running() != tid {
+                    return;
+                }
+                let ios = fs.journal.request_commit(tid);
+                self.fs_journal_submit(ios, trace);
+            }
+        }
+        self.fs_notices();
+    }
+
+    /// Acts on the writeback policy's notices and re-arms its timer.
+    fn fs_notices(&mut self) {
+        let Some(fs) = self.fs.as_mut() else { return };
+        for notice in fs.wb.take_notices() {
+            let id = match notice {
+                Notice::Spawned { id, pid } => {
+                    fs.flushers.insert(
+                        id,
+                        FlusherProc {
+                            pid,
+                            generation: 0,
+                            wait: FlusherWait::Running,
+                        },
+                    );
+                    id
+                }
+                Notice::Wake { id } => id,
+            };
+            if let Some(proc_) = fs.flushers.get_mut(&id) {
+                proc_.generation += 1;
+                proc_.wait = FlusherWait::Running;
+                self.events.push(
+                    self.now,
+                    Event::Fs(FsEvent::Flusher {
+                        id: id.0,
+                        generation: proc_.generation,
+                    }),
+                );
+            }
+        }
+        let timer = fs.wb.timer_at();
+        if let Some(at) = timer {
+            if timer != fs.wb_timer_at && !fs.shutting_down {
+                fs.wb_timer_at = timer;
+                self.events.push(at.max(self.now), Event::Fs(FsEvent::WbTimer));
+            }
+        }
+    }
+
+    fn fs_flusher(&mut self, id: FlusherId, generation: u64, trace: &mut dyn Trace) {
+        let fs = self.fs.as_mut().expect("file system");
+        if fs.shutting_down
+            || fs
+                .flushers
+                .get(&id)
+                .is_none_or(|p| p.generation != generation)
+        {
+            return;
+        }
+        let pid = fs.flushers[&id].pid;
+        let who = kernel_thread(pid);
+        // Bounded: every Submit moves pages into writeback; the pool limit stops the rest.
+        loop {
+            let fs = self.fs.as_mut().expect("file system");
+            let queue = QueueState {
+                async_requests: fs.async_requests,
+            };
+            let step = fs.wb.flusher_step(id, self.now, queue);
+            if let FlusherStep::Submit(range) = step {
+                let n = self.fs_pages_io(
+                    Op::Write,
+                    range,
+                    ReqFlags::default(),
+                    who,
+                    |piece| FsTag::Flusher { id, range: piece },
+                    trace,
+                );
+                self.fs.as_mut().expect("file system").async_requests += n;
+                continue;
+            }
+            if step == FlusherStep::Exit {
+                fs.flushers.remove(&id);
+                break;
+            }
+            let proc_ = fs.flushers.get_mut(&id).expect("flusher");
+            proc_.wait = match step {
+                FlusherStep::WaitRequest => FlusherWait::Request,
+                FlusherStep::CongestionWait(_) => FlusherWait::Congestion,
+                FlusherStep::SleepUntil(_) => FlusherWait::Timer,
+                _ => FlusherWait::Idle,
+            };
+            if let FlusherStep::CongestionWait(at) | FlusherStep::SleepUntil(at) = step {
+                proc_.generation += 1;
+                if at != Time::MAX {
+                    let event = FsEvent::Flusher {
+                        id: id.0,
+                        generation: proc_.generation,
+                    };
+                    self.events.push(at.max(self.now), Event::Fs(event));
+                }
+            }
+            break;
+        }
+    }
+
+    /// Wakes flushers blocked on requests (any write completion) or congestion.
+    fn fs_wake_flushers(&mut self) {
+        let fs = self.fs.as_mut().expect("file system");
+        if fs.shutting_down {
+            return;
+        }
+        let uncongested = fs.async_requests < CONGESTION_OFF;
+        for (id, proc_) in fs.flushers.iter_mut() {
+            let wake = match proc_.wait {
+                FlusherWait::Request => true,
+                FlusherWait::Congestion => uncongested,
+                _ => false,
+            };
+            if wake {
+                proc_.wait = FlusherWait::Running;
+                proc_.generation += 1;
+                let event = FsEvent::Flusher {
+                    id: id.0,
+                    generation: proc_.generation,
+                };
+                self.events.push(self.now, Event::Fs(event));
+            }
+        }
+    }
+
+    /// A request the file system issued completed (scheduler and disk counters already
+    /// updated by the caller, except per-direction disk counts).
+    pub(super) fn fs_completed(&mut self, tag: FsTag, entry: &InFlight, trace: &mut dyn Trace) {
+        let request = entry.request;
+        if request.op != Op::Flush {
+            let dir = request.op.data_dir();
+            self.disk.ios[dir] += 1;
+            self.disk.sectors[dir] += u64::from(request.nr_sectors);
+            self.disk.ticks_ns[dir] += self.now - entry.submitted_at;
+        }
+        let now = self.now;
+        let fs = self.fs.as_mut().expect("file system");
+        match tag {
+            FsTag::ReadAhead(range) => {
+                fs.wb.read_done(range);
+                self.fs_retry_reads(trace);
+            }
+            FsTag::Op { token, range, read } => {
+                match (range, read) {
+                    (Some(range), true) => fs.wb.read_done(range),
+                    (Some(range), false) => fs.wb.writeback_done(range, now),
+                    (None, _) => {}
+                }
+                let op = fs.ops.get_mut(&token).expect("request of a finished op");
+                assert!(op.outstanding > 0, "op outstanding count went negative");
+                op.outstanding -= 1;
+                let last = op.outstanding == 0;
+                let phase = op.phase.clone();
+                if read {
+                    self.fs_retry_reads(trace);
+                } else if range.is_some() {
+                    self.fs_wake_flushers();
+                    self.fs_retry_fsyncs(trace);
+                }
+                if last {
+                    match phase {
+                        OpPhase::Read => self.fs_read(token, trace),
+                        OpPhase::FsyncData => self.fs_fsync_data(token, trace),
+                        OpPhase::FsyncFlush => self.fs_complete(token),
+                        _ => {}
+                    }
+                }
+            }
+            FsTag::Flusher { range, .. } => {
+                fs.wb.writeback_done(range, now);
+                assert!(fs.async_requests > 0, "async request count went negative");
+                fs.async_requests -= 1;
+                self.fs_wake_flushers();
+                self.fs_retry_fsyncs(trace);
+            }
+            FsTag::Journal => {
+                let (ios, committed) = fs.journal.io_done();
+                if let Some(tid) = committed {
+                    let waiters = std::mem::take(&mut fs.journal_waiters);
+                    let mut still = Vec::new();
+                    let mut done = Vec::new();
+                    for token in waiters {
+                        match fs.ops.get(&token).map(|op| op.phase.clone()) {
+                            Some(OpPhase::FsyncCommit(need)) if need <= tid => done.push(token),
+                            Some(_) => still.push(token),
+                            None => {}
+                        }
+                    }
+                    fs.journal_waiters = still;
+                    for token in done {
+                        self.fs_complete(token);
+                    }
+                }
+                self.fs_journal_submit(ios, trace);
+            }
+        }
+        self.fs_notices();
+    }
+
+    fn fs_retry_reads(&mut self, trace: &mut dyn Trace) {
+        let fs = self.fs.as_mut().expect("file system");
+        for token in std::mem::take(&mut fs.read_waiters) {
+            self.fs_read(token, trace);
+        }
+    }
+
+    fn fs_retry_fsyncs(&mut self, trace: &mut dyn Trace) {
+        let fs = self.fs.as_mut().expect("file system");
+        for token in std::mem::take(&mut fs.writeback_waiters) {
+            self.fs_fsync_data(token, trace);
+        }
+    }
+}

@@ -1,0 +1,502 @@
+//! The simulated file system under buffered I/O: files as extents on the device, the page
+//! cache and writeback policy of `iosched-writeback`, a jbd2-like journal, and the
+//! writeback and journal threads as simulated processes.
+//!
+//! It is active for jobs with `direct=0` (any ioengine, `mmap` included: a store to a mapped
+//! page dirties it like a `write()`); `direct=1` jobs bypass it as O_DIRECT bypasses the
+//! cache. What each buffered operation becomes:
+//! - read: cached pages cost CPU time only; misses become sync reads from the process (the
+//!   request plus any read-ahead window); async read-ahead is issued and not waited for;
+//! - write: dirties pages after `balance_dirty_pages` lets it (the writer sleeps when
+//!   throttled; the time is reported per job); a write to a never-written block allocates
+//!   (metadata for the journal) and updates the inode (mtime, also journalled);
+//! - fsync / fdatasync (`fsync=`, `fdatasync=`, `end_fsync=`): the file's dirty pages are
+//!   written as sync writes from the caller; it waits for them and for writeback already in
+//!   flight; then, if the file's metadata is in an uncommitted transaction (for fdatasync,
+//!   only allocation counts), it asks the journal thread to commit and waits for the commit.
+//!   With nothing to commit and barriers on, it issues a cache flush itself (ext4's
+//!   `blkdev_issue_flush` in `ext4_sync_file`).
+//! - writeback threads write dirty pages back asynchronously (no REQ_SYNC) through the
+//!   scheduler, charged to the root cgroup (the writer's group is not tracked).
+//!
+//! Sim options (passed with the writeback knobs): `barrier=0|1` (default 1),
+//! `page_cpu_ns` (CPU time per page copied or faulted, default 1000 ns),
+//! `commit_ms` (journal commit interval, default 5000).
+//!
+//! Choice: `pre_read=1` fills the cache without device time, as fio does it before the
+//! job's clock starts; `overwrite=1`, `pre_read=1`, a job that reads the file, or a device
+//! path make the whole file count as written (no allocation on write); otherwise blocks
+//! are unwritten until first written, and unwritten pages read as zeros without I/O.
+//!
+//! Choice: files keep the contiguous extents of `crate::layout` (ext4 block-group spreading
+//! is not modelled); the journal is laid out after the last file (128 MiB, or what fits;
+//! the first MiB if nothing fits), as a file created after the data would be.
+
+pub mod journal;
+
+use iosched_core::{Time, NSEC_PER_MSEC, SECTOR_SIZE};
+use iosched_workload::job::RwMode;
+use iosched_workload::JobSpec;
+use iosched_writeback::{FlusherId, PageRange, Writeback, WritebackConfig, PAGE_SIZE};
+
+use crate::layout::Layout;
+use journal::{Journal, Tid};
+
+/// pid (and io context) of the journal thread, `jbd2/sdX-8`.
+pub const JOURNAL_PID: u32 = 190;
+/// 100 ms: spacing of the dirty/writeback time series.
+pub const SAMPLE_INTERVAL_NS: Time = 100 * NSEC_PER_MSEC;
+/// Most samples kept (10 000 × 100 ms ≈ 17 min of virtual time).
+pub const SAMPLES_MAX: usize = 10_000;
+/// 128 MiB: ext4's journal size on a large file system.
+const JOURNAL_BYTES: u64 = 128 << 20;
+
+/// File-system options and the writeback knobs.
+#[derive(Clone, Debug)]
+pub struct FsConfig {
+    pub writeback: WritebackConfig,
+    /// Journal commit blocks carry flush/FUA (`barrier=1`, ext4's default).
+    pub barrier: bool,
+    /// CPU time to copy (or fault in) one page in the page cache.
+    pub page_cpu_ns: Time,
+    /// Journal commit interval (`commit=`), ns.
+    pub commit_interval_ns: Time,
+}
+
+impl Default for FsConfig {
+    fn default() -> Self {
+        FsConfig {
+            writeback: WritebackConfig::default(),
+            barrier: true,
+            page_cpu_ns: 1000,
+            commit_interval_ns: 5000 * NSEC_PER_MSEC,
+        }
+    }
+}
+
+impl FsConfig {
+    /// Whether `name` is a file-system or writeback knob (the CLI splits `--set` with it).
+    pub fn is_knob(name: &str) -> bool {
+        matches!(name, "barrier" | "page_cpu_ns" | "commit_ms") || WritebackConfig::is_knob(name)
+    }
+
+    /// Sets one knob.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let number = || {
+            value
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| format!("{name}={value}: expected a whole number"))
+        };
+        match name {
+            "barrier" => {
+                self.barrier = match value.trim() {
+                    "0" => false,
+                    "1" => true,
+                    _ => return Err(format!("{name}={value}: expected 0 or 1")),
+                }
+            }
+            "page_cpu_ns" => self.page_cpu_ns = number()?,
+            "commit_ms" => self.commit_interval_ns = number()?.max(1) * NSEC_PER_MSEC,
+            _ => return self.writeback.set(name, value).map_err(|e| e.to_string()),
+        }
+        Ok(())
+    }
+
+    /// Every knob and its value, for the JSON echo.
+    pub fn knobs(&self) -> Vec<(String, String)> {
+        let mut knobs: Vec<(String, String)> = self
+            .writeback
+            .knobs()
+            .into_iter()
+            .map(|(n, v)| (n.to_string(), v))
+            .collect();
+        knobs.push(("barrier".into(), u8::from(self.barrier).to_string()));
+        knobs.push(("page_cpu_ns".into(), self.page_cpu_ns.to_string()));
+        knobs.push((
+            "commit_ms".into(),
+            (self.commit_interval_ns / NSEC_PER_MSEC).to_string(),
+        ));
+        knobs
+    }
+}
+
+/// A file's place on the device: one extent per contiguous run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileMap {
+    /// (first byte in the file, first sector, bytes).
+    pub extents: Vec<(u64, u64, u64)>,
+    /// A device path: no journal, no allocation.
+    pub is_device: bool,
+}
+
+impl FileMap {
+    /// Device runs (sector, sectors) covering `pages` of the file, split at extent ends.
+    pub fn sectors(&self, range: PageRange) -> Vec<(u64, u64, PageRange)> {
+        let mut out = Vec::new();
+        let mut page = range.first;
+        let end = range.end();
+        while page < end {
+            let byte = page * PAGE_SIZE;
+            let Some(&(start, sector, len)) = self
+                .extents
+                .iter()
+                .find(|&&(s, _, l)| byte >= s && byte < s + l)
+                .or(self.extents.last())
+            else {
+                break;
+            };
+            let extent_end_page = ((start + len).div_ceil(PAGE_SIZE)).max(page + 1);
+            let count = (end.min(extent_end_page)) - page;
+            let first_sector = sector + (byte - start) / SECTOR_SIZE;
+            out.push((
+                first_sector,
+                count * PAGE_SIZE / SECTOR_SIZE,
+                PageRange {
+                    file: range.file,
+                    first: page,
+                    count,
+                },
+            ));
+            page += count;
+        }
+        out
+    }
+}
+
+/// Whether `page` holds data on the device, given a file's allocation bitmap (`None`: all).
+pub(crate) fn page_written(allocated: &Option<Vec<u64>>, page: u64) -> bool {
+    match allocated {
+        None => true,
+        Some(bits) => bits
+            .get((page / 64) as usize)
+            .is_some_and(|word| word & (1 << (page % 64)) != 0),
+    }
+}
+
+/// Where the journal goes: (start sector, sectors).
+pub fn journal_area(layout: &Layout, capacity_sectors: u64) -> (u64, u64) {
+    let mib = (1u64 << 20) / SECTOR_SIZE;
+    let end = layout
+        .files
+        .iter()
+        .filter(|f| !f.name.starts_with("/dev/"))
+        .map(|f| f.start_sector + f.bytes.div_ceil(SECTOR_SIZE))
+        .max()
+        .unwrap_or(mib);
+    let start = end.div_ceil(mib) * mib;
+    let room = capacity_sectors.saturating_sub(start);
+    if room >= mib {
+        (start, room.min(JOURNAL_BYTES / SECTOR_SIZE))
+    } else {
+        // The first MiB is never given to files.
+        (8, mib - 8)
+    }
+}
+
+/// One point of the writeback time series.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WbSample {
+    pub time_ns: Time,
+    pub dirty_bytes: u64,
+    pub writeback_bytes: u64,
+    pub flushers: u32,
+}
+
+/// What the file-system layer adds to a simulation's outcome.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FsOutcome {
+    /// Time each clone spent throttled in `balance_dirty_pages`, ns (index = clone).
+    pub throttled_ns: Vec<Time>,
+    /// Dirty and writeback bytes and live writeback threads every 100 ms.
+    pub series: Vec<WbSample>,
+    /// Knobs in force.
+    pub knobs: Vec<(String, String)>,
+    pub flusher_mode: String,
+    /// Most writeback threads alive at once.
+    pub flushers_peak: u32,
+    /// Pages written back by writeback threads and by fsync.
+    pub pages_written_back: u64,
+    /// Pages dirtied (clean → dirty transitions); equals `pages_written_back` when
+    /// everything was synced.
+    pub pages_dirtied: u64,
+    /// Dirty pages left when the run ended.
+    pub dirty_pages_at_end: u64,
+    /// Bytes read from the device by buffered reads (misses and read-ahead).
+    pub read_bytes: u64,
+    pub cache_hit_pages: u64,
+    pub journal_commits: u64,
+    pub evicted_pages: u64,
+    /// Dirty + writeback pages at their highest, and the hard limit, in pages.
+    pub dirty_peak_pages: u64,
+    pub dirty_limit_pages: u64,
+}
+
+/// Who is waiting for a request the file system issued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FsTag {
+    /// Part of a process's buffered operation (a read miss, an fsync write or flush).
+    Op {
+        token: u64,
+        range: Option<PageRange>,
+        read: bool,
+    },
+    /// Async read-ahead nobody waits for.
+    ReadAhead(PageRange),
+    /// A writeback thread's write.
+    Flusher {
+        id: FlusherId,
+        range: PageRange,
+    },
+    Journal,
+}
+
+/// File-system events in the simulator's queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FsEvent {
+    /// A buffered operation's CPU time or throttle sleep ended.
+    Op(u64),
+    /// Step a writeback thread (stale generations are ignored).
+    Flusher { id: u32, generation: u64 },
+    /// The pdflush periodic timer.
+    WbTimer,
+    /// The journal's commit interval for transaction `tid`.
+    JournalTimer { tid: u64 },
+}
+
+/// Where a buffered operation stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum OpPhase {
+    /// A read waiting for its misses (outstanding) or for others' reads (parked).
+    Read,
+    /// Over the dirty limit: retry the write at the event.
+    Throttled,
+    /// Done apart from CPU time / pause: completes at the event.
+    Finishing,
+    /// fsync: data writes outstanding, then writeback in flight, then the commit.
+    FsyncData,
+    FsyncCommit(Tid),
+    FsyncFlush,
+}
+
+/// A buffered operation of a process in progress.
+#[derive(Clone, Debug)]
+pub(crate) struct FsOp {
+    pub process: usize,
+    pub unit: iosched_workload::generator::IoUnit,
+    pub submitted_at: Time,
+    pub outstanding: u32,
+    pub phase: OpPhase,
+    /// fsync write rounds done.
+    pub round: u8,
+}
+
+/// How a writeback thread waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FlusherWait {
+    Running,
+    /// Stepped again on the next completion of an async request.
+    Request,
+    /// Stepped when async requests drop below the congestion-off mark (or at its timer).
+    Congestion,
+    Timer,
+    Idle,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct FlusherProc {
+    pub pid: u32,
+    pub generation: u64,
+    pub wait: FlusherWait,
+}
+
+/// Per-file metadata state.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FileMeta {
+    /// Allocated pages (bit per page); `None` = all written.
+    pub allocated: Option<Vec<u64>>,
+    /// Last transaction holding the inode update / an allocation.
+    pub inode_tid: Tid,
+    pub alloc_tid: Tid,
+}
+
+/// The file system's state inside a simulation.
+pub(crate) struct FsState {
+    pub config: FsConfig,
+    pub wb: Writeback,
+    pub files: Vec<FileMap>,
+    pub meta: Vec<FileMeta>,
+    pub journal: Journal,
+    pub journal_waiters: Vec<u64>,
+    pub ops: std::collections::BTreeMap<u64, FsOp>,
+    pub next_token: u64,
+    pub flushers: std::collections::BTreeMap<FlusherId, FlusherProc>,
+    /// Reads parked until another read completes.
+    pub read_waiters: Vec<u64>,
+    /// fsyncs parked until writeback of their files completes.
+    pub writeback_waiters: Vec<u64>,
+    pub wb_timer_at: Option<Time>,
+    /// Async (writeback) requests allocated and not completed.
+    pub async_requests: u32,
+    pub throttled_ns: Vec<Time>,
+    pub series: Vec<WbSample>,
+    pub next_sample: Time,
+    pub shutting_down: bool,
+    pub read_bytes: u64,
+    pub hit_pages: u64,
+    pub dirty_peak: u64,
+}
+
+impl FsState {
+    /// The file system for `layout`, given the jobs that use it.
+    pub fn new(
+        config: FsConfig,
+        jobs: &[JobSpec],
+        layout: &Layout,
+        capacity_sectors: u64,
+        processes: usize,
+    ) -> FsState {
+        let mut wb = Writeback::new(config.writeback.clone(), 1);
+        let mut files = Vec::new();
+        let mut meta = Vec::new();
+        for (index, file) in layout.files.iter().enumerate() {
+            let id = wb.add_file(0, file.bytes);
+            assert_eq!(id as usize, index, "file ids follow the layout");
+            let is_device = file.name.starts_with("/dev/");
+            files.push(FileMap {
+                extents: vec![(0, file.start_sector, file.bytes.max(PAGE_SIZE))],
+                is_device,
+            });
+            let written = is_device
+                || layout.clones.iter().any(|clone| {
+                    clone.files.contains(&index) && {
+                        let spec = &jobs[clone.job];
+                        spec.overwrite
+                            || spec.pre_read
+                            || !matches!(spec.rw, RwMode::Write | RwMode::RandWrite)
+                    }
+                });
+            meta.push(FileMeta {
+                allocated: (!written)
+                    .then(|| vec![0; file.bytes.div_ceil(PAGE_SIZE).div_ceil(64) as usize]),
+                ..FileMeta::default()
+            });
+        }
+        let (start, sectors) = journal_area(layout, capacity_sectors);
+        let journal = Journal::new(
+            start,
+            sectors,
+            config.barrier,
+            config.writeback.max_request_pages(),
+        );
+        FsState {
+            wb,
+            files,
+            meta,
+            journal,
+            journal_waiters: Vec::new(),
+            ops: Default::default(),
+            next_token: 0,
+            flushers: Default::default(),
+            read_waiters: Vec::new(),
+            writeback_waiters: Vec::new(),
+            wb_timer_at: None,
+            async_requests: 0,
+            throttled_ns: vec![0; processes],
+            series: Vec::new(),
+            next_sample: 0,
+            shutting_down: false,
+            read_bytes: 0,
+            hit_pages: 0,
+            dirty_peak: 0,
+            config,
+        }
+    }
+
+    /// Marks pages written; true if any was newly allocated.
+    pub fn allocate(&mut self, file: usize, first: u64, count: u64) -> bool {
+        let Some(bits) = self.meta[file].allocated.as_mut() else {
+            return false;
+        };
+        let mut newly = false;
+        for page in first..first + count {
+            let word = (page / 64) as usize;
+            if word >= bits.len() {
+                bits.resize(word + 1, 0);
+            }
+            if bits[word] & (1 << (page % 64)) == 0 {
+                bits[word] |= 1 << (page % 64);
+                newly = true;
+            }
+        }
+        newly
+    }
+
+    /// Records samples up to `now`.
+    pub fn sample(&mut self, now: Time) {
+        let cache = self.wb.cache();
+        let nr = cache.nr_dirty() + cache.nr_writeback();
+        self.dirty_peak = self.dirty_peak.max(nr);
+        while self.next_sample <= now && self.series.len() < SAMPLES_MAX && !self.shutting_down {
+            self.series.push(WbSample {
+                time_ns: self.next_sample,
+                dirty_bytes: cache.nr_dirty() * PAGE_SIZE,
+                writeback_bytes: cache.nr_writeback() * PAGE_SIZE,
+                flushers: self.wb.flushers().live() as u32,
+            });
+            self.next_sample += SAMPLE_INTERVAL_NS;
+        }
+    }
+
+    pub fn outcome(&self) -> FsOutcome {
+        let cache = self.wb.cache();
+        FsOutcome {
+            throttled_ns: self.throttled_ns.clone(),
+            series: self.series.clone(),
+            knobs: self.config.knobs(),
+            flusher_mode: self.config.writeback.flusher.name().to_string(),
+            flushers_peak: self.wb.flushers().peak() as u32,
+            pages_written_back: cache.written_back(),
+            pages_dirtied: cache.dirtied(),
+            dirty_pages_at_end: cache.nr_dirty(),
+            read_bytes: self.read_bytes,
+            cache_hit_pages: self.hit_pages,
+            journal_commits: self.journal.commits(),
+            evicted_pages: cache.evicted(),
+            dirty_peak_pages: self.dirty_peak,
+            dirty_limit_pages: self.wb.thresholds().limit,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_split_at_extent_ends() {
+        let map = FileMap {
+            extents: vec![(0, 1000, 8192), (8192, 5000, 8192)],
+            is_device: false,
+        };
+        let runs = map.sectors(PageRange {
+            file: 0,
+            first: 1,
+            count: 2,
+        });
+        assert_eq!(runs.len(), 2);
+        assert_eq!((runs[0].0, runs[0].1), (1008, 8));
+        assert_eq!((runs[1].0, runs[1].1), (5000, 8));
+    }
+
+    #[test]
+    fn knobs_split_between_file_system_and_writeback() {
+        let mut config = FsConfig::default();
+        config.set("barrier", "0").unwrap();
+        config.set("dirty_ratio", "40").unwrap();
+        assert!(!config.barrier);
+        assert_eq!(config.writeback.dirty_ratio, 40);
+        assert!(config.set("barrier", "2").is_err());
+        assert!(FsConfig::is_knob("flusher") && !FsConfig::is_knob("slice_idle"));
+    }
+}

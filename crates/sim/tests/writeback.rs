@@ -1,0 +1,190 @@
+//! The simulated file system and writeback through the whole simulator: buffered jobs,
+//! fsync and the journal, flusher threads.
+
+use iosched_core::{Op, Request, RqEvent, Time, Trace, NSEC_PER_SEC};
+use iosched_sim::device::fixed::{FixedDevice, FixedParams};
+use iosched_sim::fs::JOURNAL_PID;
+use iosched_sim::{SimConfig, SimOutcome, Simulation};
+use iosched_workload::job::{IoEngine, RwMode, SizeOrPercent};
+use iosched_workload::JobSpec;
+
+/// Records (time, event, pid, op, fua) of every request event.
+#[derive(Default)]
+struct Witness {
+    events: Vec<(Time, RqEvent, u32, Op, bool)>,
+}
+
+impl Trace for Witness {
+    fn enabled(&self) -> bool {
+        true
+    }
+    fn request(&mut self, now: Time, event: RqEvent, rq: &Request) {
+        self.events.push((now, event, rq.pid, rq.op, rq.flags.fua));
+    }
+}
+
+fn buffered(name: &str, rw: RwMode, size: u64) -> JobSpec {
+    let mut spec = JobSpec::new(name);
+    spec.rw = rw;
+    spec.size = Some(SizeOrPercent::Bytes(size));
+    spec.direct = false;
+    spec
+}
+
+fn run(jobs: &[JobSpec], knobs: &[(&str, &str)], witness: &mut Witness) -> SimOutcome {
+    let config = SimConfig {
+        scheduler: "deadline".to_string(),
+        check: true,
+        fs_knobs: knobs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..SimConfig::default()
+    };
+    let device = FixedDevice::new(FixedParams::default());
+    Simulation::new(jobs, Box::new(device), config)
+        .unwrap()
+        .run(witness, &mut |_| {})
+        .unwrap()
+}
+
+/// With end_fsync=1 every page dirtied is written back exactly once and none is left dirty,
+/// in both flusher modes, even when the dirty limit throttles the writer.
+#[test]
+fn end_fsync_writes_every_dirty_page_exactly_once() {
+    for flusher in ["per-bdi", "pdflush"] {
+        let mut spec = buffered("w", RwMode::RandWrite, 48 << 20);
+        spec.end_fsync = true;
+        spec.loops = 2;
+        spec.overwrite = true;
+        let outcome = run(
+            &[spec],
+            &[("mem", "64m"), ("flusher", flusher)],
+            &mut Witness::default(),
+        );
+        let fs = outcome.fs.expect("buffered job: file system active");
+        assert_eq!(fs.dirty_pages_at_end, 0, "{flusher}");
+        assert_eq!(fs.pages_written_back, fs.pages_dirtied, "{flusher}");
+        assert!(
+            fs.dirty_peak_pages <= fs.dirty_limit_pages + 1,
+            "{flusher}: {fs:?}"
+        );
+        assert!(
+            fs.throttled_ns[0] > 0,
+            "{flusher}: the writer was never throttled"
+        );
+        let written = outcome.disk.write_sectors * 512;
+        assert!(written >= fs.pages_dirtied * 4096, "{flusher}");
+    }
+}
+
+/// fsync=1: each fsync's data write and the journal commit (log, flush, FUA commit block
+/// from the journal thread) complete before the job's next write can reach the device.
+#[test]
+fn fsync_returns_after_data_and_journal_commit() {
+    let mut spec = buffered("f", RwMode::Write, 64 << 10);
+    spec.fsync = 1;
+    let mut witness = Witness::default();
+    let outcome = run(&[spec], &[], &mut witness);
+    let fs = outcome.fs.unwrap();
+    assert_eq!(fs.journal_commits, 16, "one commit per fsync of 16 writes");
+    let job_writes: Vec<Time> = witness
+        .events
+        .iter()
+        .filter(|e| e.1 == RqEvent::Queue && e.2 == 1000 && e.3 == Op::Write)
+        .map(|e| e.0)
+        .collect();
+    assert_eq!(
+        job_writes.len(),
+        16,
+        "each fsync writes its page from the job"
+    );
+    let commits_done: Vec<Time> = witness
+        .events
+        .iter()
+        .filter(|e| e.1 == RqEvent::Complete && e.2 == JOURNAL_PID && e.4)
+        .map(|e| e.0)
+        .collect();
+    assert_eq!(commits_done.len(), 16);
+    for pair in job_writes.windows(2) {
+        assert!(
+            commits_done.iter().any(|&t| t >= pair[0] && t <= pair[1]),
+            "a commit completes between consecutive fsync writes at {pair:?}"
+        );
+    }
+    let flushes = witness
+        .events
+        .iter()
+        .filter(|e| e.1 == RqEvent::Complete && e.2 == JOURNAL_PID && e.3 == Op::Flush)
+        .count();
+    assert_eq!(flushes, 16, "barrier=1: a flush before each commit block");
+    // The sync latency the job reports covers the whole commit.
+    assert!(outcome.sim_time_ns >= *commits_done.last().unwrap());
+}
+
+/// barrier=0: no flushes, commit blocks without FUA.
+#[test]
+fn barrier_off_drops_flush_and_fua() {
+    let mut spec = buffered("f", RwMode::Write, 16 << 10);
+    spec.fsync = 1;
+    let mut witness = Witness::default();
+    run(&[spec], &[("barrier", "0")], &mut witness);
+    assert!(witness.events.iter().all(|e| e.3 != Op::Flush && !e.4));
+}
+
+/// Per-bdi: the flusher appears with the first dirty data, writes it back once it is 30 s
+/// old, and exits after 5 minutes idle; a later job keeps the simulation running.
+#[test]
+fn per_bdi_flusher_appears_and_exits_after_idling() {
+    let writer = buffered("w", RwMode::Write, 1 << 20);
+    let mut later = JobSpec::new("later");
+    later.direct = true;
+    later.size = Some(SizeOrPercent::Bytes(4096));
+    later.startdelay_ns = (400 * NSEC_PER_SEC, 400 * NSEC_PER_SEC);
+    let outcome = run(&[writer, later], &[], &mut Witness::default());
+    let fs = outcome.fs.unwrap();
+    let at = |s: u64| {
+        fs.series
+            .iter()
+            .find(|p| p.time_ns == s * NSEC_PER_SEC)
+            .copied()
+            .unwrap_or_else(|| panic!("no sample at {s} s"))
+    };
+    assert_eq!(at(0).flushers, 0);
+    assert_eq!(at(10).flushers, 1);
+    assert_eq!(at(10).dirty_bytes, 1 << 20);
+    assert_eq!(
+        at(40).dirty_bytes,
+        0,
+        "written back after dirty_expire (30 s)"
+    );
+    assert_eq!(at(300).flushers, 1);
+    assert_eq!(
+        at(340).flushers,
+        0,
+        "gone 5 min after its last write (~30 s)"
+    );
+    assert_eq!(fs.flushers_peak, 1);
+}
+
+/// Buffered sequential reads: read-ahead turns 4 KiB reads into larger device reads, and a
+/// second pass is served from the cache.
+#[test]
+fn buffered_reads_use_read_ahead_and_the_cache() {
+    let mut spec = buffered("r", RwMode::Read, 4 << 20);
+    spec.loops = 2;
+    spec.ioengine = IoEngine::Psync;
+    let outcome = run(&[spec], &[], &mut Witness::default());
+    let fs = outcome.fs.unwrap();
+    assert_eq!(
+        outcome.disk.read_sectors * 512,
+        4 << 20,
+        "each page read once"
+    );
+    assert!(
+        outcome.disk.read_ios < 1024 / 4,
+        "read-ahead merged: {}",
+        outcome.disk.read_ios
+    );
+    assert!(fs.cache_hit_pages >= 1024, "second pass from the cache");
+}
