@@ -81,12 +81,17 @@ impl Cfq {
                     return None;
                 }
                 // Rule 8 (8e1ac6655104): a deep seeky queue on a device faster than it.
+                // `deep_fast_clear = 0` removes the rule ("w/o 8e1ac6655104" in seed 000);
+                // `deep_always_clear = 1` is the seed's "always clear" experiment: the rule
+                // fires whenever the dry queue is seeky and idle-windowed, however far into
+                // its slice.
                 let cfqq = &self.queues[q];
-                if self.tun.deep_fast_clear
+                let fast_device = cfqq.slice_new
+                    || cfqq.slice_end.wrapping_sub(now) > now.wrapping_sub(cfqq.slice_start);
+                if (self.tun.deep_fast_clear || self.tun.deep_always_clear)
                     && seeky(cfqq.seek_history)
                     && cfqq.idle_window
-                    && (cfqq.slice_new
-                        || cfqq.slice_end.wrapping_sub(now) > now.wrapping_sub(cfqq.slice_start))
+                    && (fast_device || self.tun.deep_always_clear)
                 {
                     let cfqq = &mut self.queues[q];
                     cfqq.deep = false;

@@ -897,8 +897,6 @@ fn seed_000_deep_rules() {
     assert_eq!(deep_seeky("deep_fast_clear", 0), (true, true, true));
     // Never marking deep: seekiness closes the idle window at once.
     assert_eq!(deep_seeky("deep_mark", 0), (false, false, false));
-    // The "always clear" experiment: deep is dropped while seeky and idle-windowed.
-    assert_eq!(deep_seeky("deep_always_clear", 1), (false, false, false));
     // The proposed fix: deep is kept (depth is real) but no longer overrides seekiness.
     assert_eq!(deep_seeky("deep_seeky_fix", 1), (true, false, false));
 }
@@ -1116,4 +1114,46 @@ fn no_idle_for_exited_process() {
     assert!(!rec.any("arm_idle"));
     // Nothing queued anywhere: select_queue keeps the (empty) active queue, as 4.20 does.
     assert_eq!(cfq.dispatch(2 * MS, &mut rec), Dispatch::Empty);
+}
+
+/// Seed 000's "always clear" experiment: rule 8 without its "less than half the slice used"
+/// test. A deep seeky queue running dry 59 ms into its 100 ms slice keeps its idle window
+/// under 4.20 (the device looks slow), so CFQ waits for its last request; with the switch
+/// the window closes and the other process is served at once.
+#[test]
+fn seed_000_always_clear_ignores_slice_progress() {
+    for always in [0, 1] {
+        let mut cfq = hdd();
+        cfq.set_tunable("deep_always_clear", &always.to_string())
+            .unwrap();
+        let mut rec = Rec::default();
+        let rqs: Vec<Request> = (1..=6u64).map(|id| read(id, 1, id * 10_000_000)).collect();
+        for &rq in &rqs {
+            insert(&mut cfq, rq, 0, &mut rec);
+        }
+        let mut out = Vec::new();
+        for _ in 0..6 {
+            match cfq.dispatch(0, &mut rec) {
+                Dispatch::Request(rq) => out.push(rq),
+                other => panic!("{other:?}"),
+            }
+        }
+        for (i, rq) in out.iter().take(5).enumerate() {
+            complete(&mut cfq, *rq, (i as u64 + 1) * MS, &mut rec);
+        }
+        let a = cfq.cic(IoContextId(1)).sync_q.unwrap();
+        assert!(cfq.queues[a].deep && cfq.queues[a].idle_window);
+        insert(&mut cfq, read(100, 2, 5), 59 * MS, &mut rec);
+        let got = cfq.dispatch(60 * MS, &mut rec);
+        if always == 0 {
+            assert_eq!(got, Dispatch::Empty);
+            assert!(cfq.queues[a].idle_window);
+        } else {
+            assert!(
+                matches!(got, Dispatch::Request(rq) if rq.id.0 == 100),
+                "{got:?}"
+            );
+            assert!(!cfq.queues[a].deep);
+        }
+    }
 }

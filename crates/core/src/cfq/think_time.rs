@@ -114,12 +114,6 @@ impl Cfq {
         }
         let cfqq = &self.queues[q];
         let is_seeky = seeky(cfqq.seek_history);
-        // Seed 000 experiment "always clear": a seeky queue that is idle-windowed loses `deep`
-        // at every arrival, so the next rule sees it as plainly seeky.
-        if self.tun.deep_always_clear && is_seeky && cfqq.idle_window {
-            self.queues[q].deep = false;
-        }
-        let cfqq = &self.queues[q];
         let (exited, ttime) = (self.cics[c].exited, self.cics[c].ttime);
         // Seed 000 fix: `deep` no longer overrides seekiness, so a seeky queue leaves the
         // idle window (and becomes preemptible as SYNC_NOIDLE) at its first seeky verdict.

@@ -4,6 +4,26 @@
 //! and in µs (`slice_idle_us`), each view dividing the one value. Stores multiply back and clamp
 //! into `[min, UINT_MAX]` as the kernel's `STORE_FUNCTION` does.
 //! Kernel: cfq_attrs[], `SHOW_FUNCTION`/`STORE_FUNCTION`, `USEC_SHOW_FUNCTION`.
+//!
+//! iosched's seed switches (`extension = true`; defaults reproduce 4.20):
+//! - `ancestor_preempt` (seed 002, 3984aa55204e + a257ae3e482e, Linux 4.6): 1 lets a queue
+//!   of the active group or of an ancestor preempt, and drops the "exactly two queues on the
+//!   tree" condition of the SYNC_NOIDLE rule; 0 restores the pre-4.6 rules (same group only,
+//!   count == 2).
+//! - `group_idle_ttime` (seed 002, e795421e40b3, 4.6): 1 refuses group idling when the
+//!   queue's service-tree think time exceeds `group_idle`; 0 arms it regardless.
+//! - `deep_fast_clear` (seed 000, 8e1ac6655104): 1 keeps select-time rule 8 (a dry, seeky,
+//!   idle-windowed queue with less than half its slice used loses `deep` and `idle_window`);
+//!   0 is the seed's "w/o 8e1ac6655104" kernel.
+//! - `deep_mark` (seed 000): 0 never marks a queue `deep` (the seed's commented-out marking).
+//! - `deep_always_clear` (seed 000): 1 is the seed's "always clear" experiment: rule 8 fires
+//!   without its slice-progress test.
+//! - `deep_seeky_fix` (seed 000, the proposed fix as iosched defines it): in the idle-window
+//!   update `deep` no longer excuses seekiness, so a seeky queue loses its idle window at the
+//!   arrival that makes it seeky, whatever its depth; `deep` itself is still marked and still
+//!   clears as in 4.20. The queue then idles only as the last queue of its SYNC_NOIDLE tree
+//!   and is preemptible under rules 9 and 11 at once, instead of after the time gap the
+//!   seed describes.
 
 use crate::request::{Time, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
 use crate::tunable::{parse_tunable, TunableError, TunableSpec, TunableValue};
@@ -202,7 +222,7 @@ pub(crate) static TUNABLES: [TunableSpec; 23] = [
     switch(
         "deep_always_clear",
         0,
-        "seed 000 experiment: clear deep whenever seeky with idle_window",
+        "seed 000 experiment: select-time rule 8 without its slice-progress test",
     ),
     switch(
         "deep_seeky_fix",
