@@ -105,9 +105,7 @@ fn weighted_pair(rw: RwMode) -> Vec<JobSpec> {
 fn config(scheduler: &str) -> EngineConfig {
     EngineConfig {
         scheduler: scheduler.to_string(),
-        // Choice: cfq's O(n) checks currently trip on a root-group share (reported to its
-        // author); its results are still checked below.
-        check: scheduler != "cfq",
+        check: true,
         ..EngineConfig::default()
     }
 }
