@@ -10,7 +10,7 @@
 //! The mechanisms live one per file: [`queue`] (queues, process contexts, insertion),
 //! [`group`] (weights, vdisktime, charging), [`service_tree`] (queue placement),
 //! [`select`] (choice of group, workload and queue), [`dispatch`] (limits and request order),
-//! [`fifo`], [`slice`] (lengths and expiry), [`idle`] (idling, hw_tag, completion),
+//! [`fifo`], [`slice`](mod@slice) (lengths and expiry), [`idle`] (idling, hw_tag, completion),
 //! [`preempt`], [`think_time`] (think time, seeks, idle window, `deep`), [`coop`]
 //! (cooperating-queue merge and split) and [`tunables`].
 //!
@@ -258,6 +258,7 @@ impl Cfq {
     }
 
     /// Kernel: cfq_log_cfqq().
+    #[inline]
     pub(crate) fn log_q(&self, trace: &mut dyn Trace, now: Time, q: QId, args: fmt::Arguments) {
         if trace.enabled() {
             let text = fmt::format(args);
@@ -266,6 +267,7 @@ impl Cfq {
     }
 
     /// Kernel: cfq_log_cfqg().
+    #[inline]
     pub(crate) fn log_g(&self, trace: &mut dyn Trace, now: Time, g: GId, args: fmt::Arguments) {
         if trace.enabled() {
             let text = fmt::format(args);
@@ -274,6 +276,7 @@ impl Cfq {
     }
 
     /// Kernel: cfq_log().
+    #[inline]
     pub(crate) fn log(&self, trace: &mut dyn Trace, now: Time, args: fmt::Arguments) {
         if trace.enabled() {
             let text = fmt::format(args);
@@ -282,6 +285,7 @@ impl Cfq {
     }
 
     /// A structured decision about queue `q` (if any).
+    #[inline]
     pub(crate) fn decide(
         &self,
         trace: &mut dyn Trace,
@@ -308,6 +312,7 @@ impl Cfq {
     }
 
     /// Fires an idle timer whose time has come before handling a later event.
+    #[inline]
     fn catch_up_timer(&mut self, now: Time, trace: &mut dyn Trace) {
         if self.idle_timer.is_some_and(|t| t.until <= now) {
             self.idle_timer_fired(now, trace);

@@ -1157,3 +1157,39 @@ fn seed_000_always_clear_ignores_slice_progress() {
         }
     }
 }
+
+/// The message order of an idle-timer expiry followed by the next selection (spec §5):
+/// `idle timer fired`, `slice expired t=0`, `served:`, `sl_used=`, `del_from_rr` (the group
+/// stays busy with the async queue), `schedule dispatch`, then `workload slice:` (async: the
+/// 300 ms group share, capped at 300 ms × 1 async / 1 busy, × 40/100 = 120 ms) and
+/// `set_active`.
+#[test]
+fn expiry_message_sequence() {
+    let mut cfq = hdd();
+    let mut rec = Rec::default();
+    let a = read(1, 1, 100);
+    insert(&mut cfq, a, 0, &mut rec);
+    dispatch_id(&mut cfq, 0, &mut rec);
+    complete(&mut cfq, a, MS, &mut rec);
+    insert(&mut cfq, async_write(2, 2, 900_000), 2 * MS, &mut rec);
+    rec.msgs.clear();
+    cfq.timer(9 * MS, &mut rec);
+    dispatch_id(&mut cfq, 9 * MS, &mut rec);
+    let texts: Vec<&str> = rec.msgs.iter().map(|(_, m)| m.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "cfq idle timer fired",
+            "cfq1S  slice expired t=0",
+            "grp0 served: vt=32768000000 min_vt=0",
+            "cfq1S  sl_used=8000000 disp=1 charge=8000000 iops=0 sect=8",
+            "cfq1S  del_from_rr",
+            "cfq schedule dispatch",
+            "cfq workload slice:120000000",
+            "cfq2A  set_active wl_class:0 wl_type:0",
+            "cfq2A  dispatch_insert",
+            "cfq2A  activate rq, drv=1",
+            "cfq2A  dispatched a request",
+        ]
+    );
+}
