@@ -34,7 +34,7 @@ pub mod tunables;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, VecDeque};
 use proptest::prelude::*;
 
 use super::*;
-use crate::request::{IoPrio, IoPrioClass, Op, ReqFlags, RequestId, NSEC_PER_MSEC};
+use crate::request::{IoPrio, IoPrioClass, Op, ReqFlags, RequestId, NSEC_PER_MSEC, NSEC_PER_SEC};
 use crate::trace::NoTrace;
 
 #[derive(Clone, Debug)]
@@ -277,5 +277,35 @@ proptest! {
     ) {
         let mut driver = Driver::new(rotational, 1, 0, 0, true);
         driver.run(&steps);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Equally backlogged groups (one reader each, two requests outstanding, depth-1
+    /// device with fixed 1 ms service) share device time by weight within 5 %.
+    #[test]
+    fn backlogged_groups_get_time_by_weight(
+        weights in prop::collection::vec((2u32..=20).prop_map(|w| w * 50), 2..=4),
+    ) {
+        let mut cfq = Cfq::new(DeviceInfo { rotational: true, queue_depth: 1 });
+        for (i, &w) in weights.iter().enumerate() {
+            cfq.add_cgroup(CgroupSpec {
+                id: CgroupId(i as u32 + 1),
+                parent: CgroupId::ROOT,
+                weight: w,
+                leaf_weight: w,
+            });
+        }
+        let served = super::tests::run_backlogged(&mut cfq, weights.len(), 120 * NSEC_PER_SEC);
+        let total: u64 = served.iter().sum();
+        let wsum: u32 = weights.iter().sum();
+        for (i, &w) in weights.iter().enumerate() {
+            let share = served[i] as f64 / total as f64;
+            let want = f64::from(w) / f64::from(wsum);
+            prop_assert!((share - want).abs() <= 0.05 * want,
+                "weights {weights:?}: group {i} got {share:.4}, wants {want:.4}");
+        }
     }
 }
