@@ -1193,3 +1193,16 @@ fn expiry_message_sequence() {
         ]
     );
 }
+
+/// Seed 4d's setup on a fast queueing device (slice_idle forced to 0, group_idle 8 ms):
+/// iops mode charges requests, and groups of weight 1000 and 100 share ≈ 10:1.
+#[test]
+fn iops_mode_groups_share_by_weight() {
+    let mut cfq = ssd();
+    add_group(&mut cfq, 1, 0, 1000);
+    add_group(&mut cfq, 2, 0, 100);
+    let served = run_backlogged(&mut cfq, 2, 60_000 * MS);
+    assert!(cfq.iops_mode());
+    let ratio = served[0] as f64 / served[1] as f64;
+    assert!((ratio - 10.0).abs() <= 0.5, "ratio {ratio:.2}");
+}
