@@ -105,8 +105,14 @@ pub struct EngineOutcome {
     pub interrupted: bool,
     /// Requests that went through the scheduler.
     pub requests: u64,
-    /// Wall time spent inside the scheduler's calls (insert, dispatch, completed, timer).
+    /// Wall time spent inside the scheduler's calls (insert, dispatch, completed, timer),
+    /// including the clock reads around each call.
     pub scheduler_ns: u64,
+    /// Scheduler calls timed.
+    pub scheduler_calls: u64,
+    /// Cost of the pair of clock reads around one call, measured at start: subtract
+    /// `scheduler_calls * clock_overhead_ns` for the scheduler's own time.
+    pub clock_overhead_ns: f64,
     /// User and system CPU time of the whole process during the run.
     pub usr_cpu_ns: u64,
     pub sys_cpu_ns: u64,
@@ -201,6 +207,20 @@ impl DiskCounters {
     }
 }
 
+/// Mean cost of one `Instant::now()` plus `elapsed()`, the timing wrapped around each
+/// scheduler call.
+fn clock_overhead_ns() -> f64 {
+    const ROUNDS: u32 = 10_000;
+    let outer = Instant::now();
+    let mut sink = 0u128;
+    for _ in 0..ROUNDS {
+        let t0 = Instant::now();
+        sink = sink.wrapping_add(t0.elapsed().as_nanos());
+    }
+    std::hint::black_box(sink);
+    outer.elapsed().as_nanos() as f64 / f64::from(ROUNDS)
+}
+
 fn cpu_times() -> (u64, u64) {
     // SAFETY: `rusage` is plain data; getrusage fills it and reads nothing else.
     let usage = unsafe {
@@ -244,6 +264,7 @@ pub struct Engine<'a> {
     verify_failures: Vec<VerifyFailure>,
     io_errors: Vec<String>,
     scheduler_ns: u64,
+    scheduler_calls: u64,
     requests: u64,
     write_seq: u64,
     stopping: bool,
@@ -342,7 +363,9 @@ impl<'a> Engine<'a> {
             .any(|spec| !matches!(spec.rw, RwMode::Read | RwMode::RandRead));
         // A missing or short file must be created or grown even for a reading job.
         let grows = target.kind == TargetKind::RegularFile
-            && target.capacity_bytes.is_none_or(|size| size < layout.end_bytes);
+            && target
+                .capacity_bytes
+                .is_none_or(|size| size < layout.end_bytes);
         let file = target.open(layout.end_bytes, writes || grows)?;
 
         let queue_depth = config.queue_depth.unwrap_or(target.queue_depth).max(1);
@@ -479,6 +502,7 @@ impl<'a> Engine<'a> {
             verify_failures: Vec::new(),
             io_errors: Vec::new(),
             scheduler_ns: 0,
+            scheduler_calls: 0,
             requests: 0,
             write_seq: 0,
             stopping: false,
@@ -506,6 +530,15 @@ impl<'a> Engine<'a> {
     /// Nanoseconds since the run started (CLOCK_MONOTONIC: `Instant` on Linux).
     fn now(&self) -> Time {
         self.start.elapsed().as_nanos() as Time
+    }
+
+    /// Calls the scheduler, timing the call.
+    fn in_scheduler<R>(&mut self, call: impl FnOnce(&mut dyn Elevator) -> R) -> R {
+        let t0 = Instant::now();
+        let result = call(self.elevator.as_mut());
+        self.scheduler_ns += t0.elapsed().as_nanos() as u64;
+        self.scheduler_calls += 1;
+        result
     }
 
     fn push_wake(&mut self, at: Time, wake: Wake) {
@@ -644,9 +677,7 @@ impl<'a> Engine<'a> {
     fn run_due(&mut self, now: Time) {
         if self.timer_at.is_some_and(|at| at <= now) {
             self.timer_at = None;
-            let t0 = Instant::now();
-            self.elevator.timer(now, &mut NoTrace);
-            self.scheduler_ns += t0.elapsed().as_nanos() as u64;
+            self.in_scheduler(|elevator| elevator.timer(now, &mut NoTrace));
         }
         while let Some(entry) = self.wakes.first_entry() {
             if entry.key().0 > now {
@@ -842,9 +873,7 @@ impl<'a> Engine<'a> {
             self.bypass.push_back(request.id);
         } else {
             self.requests += 1;
-            let t0 = Instant::now();
-            self.elevator.insert(request, now, &mut NoTrace);
-            self.scheduler_ns += t0.elapsed().as_nanos() as u64;
+            self.in_scheduler(|elevator| elevator.insert(request, now, &mut NoTrace));
         }
     }
 
@@ -855,9 +884,7 @@ impl<'a> Engine<'a> {
                 self.issue(id, now);
                 continue;
             }
-            let t0 = Instant::now();
-            let dispatched = self.elevator.dispatch(now, &mut NoTrace);
-            self.scheduler_ns += t0.elapsed().as_nanos() as u64;
+            let dispatched = self.in_scheduler(|elevator| elevator.dispatch(now, &mut NoTrace));
             match dispatched {
                 Dispatch::Request(request) => self.issue(request.id, now),
                 Dispatch::IdleUntil(until) => {
@@ -962,9 +989,7 @@ impl<'a> Engine<'a> {
         self.in_device -= 1;
         let request = entry.request;
         if request.op != Op::Flush {
-            let t0 = Instant::now();
-            self.elevator.completed(&request, now, &mut NoTrace);
-            self.scheduler_ns += t0.elapsed().as_nanos() as u64;
+            self.in_scheduler(|elevator| elevator.completed(&request, now, &mut NoTrace));
         }
         self.disk.done(now);
         let index = entry.process;
@@ -1104,6 +1129,8 @@ impl<'a> Engine<'a> {
             interrupted: self.stopping,
             requests: self.requests,
             scheduler_ns: self.scheduler_ns,
+            scheduler_calls: self.scheduler_calls,
+            clock_overhead_ns: clock_overhead_ns(),
             usr_cpu_ns,
             sys_cpu_ns,
             fixed_buffers: self.fixed_buffers,
