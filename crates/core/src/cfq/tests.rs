@@ -1206,3 +1206,47 @@ fn iops_mode_groups_share_by_weight() {
     let ratio = served[0] as f64 / served[1] as f64;
     assert!((ratio - 10.0).abs() <= 0.5, "ratio {ratio:.2}");
 }
+
+/// Profiling probe (`perf record`): 1 M requests through 256 backlogged
+/// queues in 8 groups. Ignored by default.
+#[test]
+#[ignore]
+fn perf_probe_256_queues_8_groups() {
+    let mut cfq = hdd();
+    for g in 1..=8 {
+        add_group(&mut cfq, g, 0, 100 * g);
+    }
+    let procs = 256u64;
+    let mut pos = vec![0u64; procs as usize];
+    let mut id = 0;
+    let mut now = 0;
+    let mut issue = |cfq: &mut Cfq, p: u64, now: Time, id: &mut u64| {
+        *id += 1;
+        let rq = in_cgroup(
+            read(*id, p as u32 + 1, (p << 32) + pos[p as usize]),
+            (p % 8) as u32 + 1,
+        );
+        pos[p as usize] += 8;
+        cfq.insert(rq, now, &mut crate::trace::NoTrace);
+    };
+    for p in 0..procs {
+        issue(&mut cfq, p, 0, &mut id);
+        issue(&mut cfq, p, 0, &mut id);
+    }
+    let mut done = 0;
+    while done < 1_000_000 {
+        match cfq.dispatch(now, &mut crate::trace::NoTrace) {
+            Dispatch::Request(rq) => {
+                now += 100_000;
+                cfq.completed(&rq, now, &mut crate::trace::NoTrace);
+                issue(&mut cfq, u64::from(rq.pid) - 1, now, &mut id);
+                done += 1;
+            }
+            Dispatch::IdleUntil(t) => {
+                now = t;
+                cfq.timer(t, &mut crate::trace::NoTrace);
+            }
+            Dispatch::Empty => panic!("empty"),
+        }
+    }
+}
