@@ -244,3 +244,27 @@ fn blkparse_and_btt_read_a_cfq_trace() {
     );
     assert!(String::from_utf8_lossy(&btt.stdout).contains("D2C"));
 }
+
+#[test]
+fn calibrate_prints_figures_beside_targets() {
+    let output = iosched(&["calibrate", "emmc51", "--output-format", "json"]);
+    let doc = json_of(&output);
+    let measurements = doc["measurements"].as_array().unwrap();
+    assert!(measurements.iter().any(|m| m["target"].is_object()));
+    assert_eq!(doc["queue_depth"], 2);
+}
+
+#[test]
+fn bad_device_model_file_names_file_and_line() {
+    let model = temp_job("disk.toml", "model = \"hdd\"\nrpm = fast\n");
+    let job = temp_job("m.fio", TWO_JOBS);
+    assert_input_error(
+        &iosched(&[
+            "run",
+            job.to_str().unwrap(),
+            "--device",
+            model.to_str().unwrap(),
+        ]),
+        "disk.toml:2",
+    );
+}

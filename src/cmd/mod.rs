@@ -1,5 +1,6 @@
 //! The subcommands.
 
+pub mod calibrate;
 pub mod compare;
 pub mod engine_run;
 pub mod kernel;

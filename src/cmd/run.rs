@@ -12,6 +12,7 @@ use iosched_report::blkparse::BlkparseText;
 use iosched_report::blktrace::{BlktraceBinary, TraceLabels};
 use iosched_report::decisions::{DecisionLog, TraceFanout};
 use iosched_report::stats::RunResult;
+use iosched_sim::device::file::load_device_file;
 use iosched_sim::device::{preset, presets};
 use iosched_sim::{results, SimConfig, Simulation};
 use iosched_workload::fio::{self, ParseContext};
@@ -115,7 +116,9 @@ impl Progress {
 }
 
 pub fn run(args: RunArgs) -> CmdResult {
-    if args.device.contains('/') {
+    // A model file is simulated; any other path is a real file or device for the engine.
+    let model_file = args.device.ends_with(".toml");
+    if args.device.contains('/') && !model_file {
         return super::engine_run::run(args);
     }
     let tunables = parse_set(&args.set)?;
@@ -135,14 +138,21 @@ pub fn run(args: RunArgs) -> CmdResult {
             "iosched: note: buffered jobs (direct=0) run as direct I/O: the page cache is not simulated yet"
         );
     }
-    let device = preset(&args.device).ok_or_else(|| {
-        let known: Vec<&str> = presets().iter().map(|p| p.name).collect();
-        Failure::input(anyhow!(
-            "--device '{}': no such device preset (known: {})",
-            args.device,
-            known.join(", ")
-        ))
-    })?;
+    let device = if model_file {
+        load_device_file(&args.device)
+            .with_context(|| "--device")
+            .map_err(Failure::input)?
+    } else {
+        preset(&args.device).ok_or_else(|| {
+            let known: Vec<&str> = presets().iter().map(|p| p.name).collect();
+            Failure::input(anyhow!(
+                "--device '{}': no such device preset (known: {}; a model file ends in .toml, \
+                 a real file or device is a path)",
+                args.device,
+                known.join(", ")
+            ))
+        })?
+    };
     let device_json = json!({
         "name": device.name(),
         "rotational": device.rotational(),

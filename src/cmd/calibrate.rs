@@ -1,0 +1,91 @@
+//! `iosched calibrate DEVICE`: queue-depth sweeps and sequential runs on a device model, with
+//! the published target beside each figure.
+
+use anyhow::{anyhow, Context};
+use clap::{Args, ValueEnum};
+use iosched_sim::device::calibrate::{calibrate, CalibrationOptions, CalibrationReport};
+use iosched_sim::device::file::load_device_file;
+use iosched_sim::device::{preset, presets, Device};
+use serde_json::{json, Value};
+
+use super::{CmdResult, Failure};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CalibrateFormat {
+    Normal,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    /// A device preset (see `iosched devices`) or a model file ending in .toml.
+    device: String,
+    #[arg(long, value_enum, default_value = "normal")]
+    output_format: CalibrateFormat,
+    /// Seed of the random offsets.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+fn to_json(report: &CalibrationReport) -> Value {
+    let measurements: Vec<Value> = report
+        .measurements
+        .iter()
+        .map(|m| {
+            json!({
+                "pattern": m.spec.pattern.name(),
+                "region": m.spec.region.name(),
+                "queue_depth": m.spec.queue_depth,
+                "block_bytes": m.spec.block_bytes,
+                "value": m.value,
+                "unit": m.unit,
+                "mean_latency_us": m.result.mean_latency_us,
+                "target": m.target.map(|(low, high)| json!({"low": low, "high": high})),
+                "target_source": m.target_source,
+                "within_target": m.within_target(),
+            })
+        })
+        .collect();
+    json!({
+        "device": report.device,
+        "rotational": report.rotational,
+        "queue_depth": report.queue_depth,
+        "capacity_bytes": report.capacity_bytes,
+        "measurements": measurements,
+    })
+}
+
+pub fn run(args: CalibrateArgs) -> CmdResult {
+    let build: Box<dyn Fn() -> Box<dyn Device>> = if args.device.ends_with(".toml") {
+        // Load once to report a bad file before measuring anything.
+        load_device_file(&args.device)
+            .with_context(|| "calibrate")
+            .map_err(Failure::input)?;
+        let path = args.device.clone();
+        Box::new(move || load_device_file(&path).expect("loaded once already"))
+    } else {
+        if preset(&args.device).is_none() {
+            let known: Vec<&str> = presets().iter().map(|p| p.name).collect();
+            return Err(Failure::input(anyhow!(
+                "no device preset '{}' (known: {})",
+                args.device,
+                known.join(", ")
+            )));
+        }
+        let name = args.device.clone();
+        Box::new(move || preset(&name).expect("checked above"))
+    };
+    let options = CalibrationOptions {
+        seed: args.seed,
+        ..CalibrationOptions::default()
+    };
+    let report = calibrate(&args.device, &*build, &options);
+    match args.output_format {
+        CalibrateFormat::Normal => print!("{}", report.to_text()),
+        CalibrateFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&to_json(&report)).expect("JSON values serialise")
+        ),
+    }
+    Ok(())
+}
