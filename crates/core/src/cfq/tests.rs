@@ -1207,25 +1207,35 @@ fn iops_mode_groups_share_by_weight() {
     assert!((ratio - 10.0).abs() <= 0.5, "ratio {ratio:.2}");
 }
 
-/// Profiling probe (`perf record`): 1 M requests through 256 backlogged
-/// queues in 8 groups. Ignored by default.
+/// Profiling probe (`perf record`, `perf stat -e task-clock`): 1 M requests through
+/// backlogged queues; `CFQ_PROBE_PROCS` (default 256) processes in `CFQ_PROBE_GROUPS`
+/// (default 8, 0 = root only) groups. Ignored by default.
 #[test]
 #[ignore]
 fn perf_probe_256_queues_8_groups() {
+    let env = |name: &str, default: u64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let procs = env("CFQ_PROBE_PROCS", 256);
+    let groups = env("CFQ_PROBE_GROUPS", 8) as u32;
     let mut cfq = hdd();
-    for g in 1..=8 {
+    for g in 1..=groups {
         add_group(&mut cfq, g, 0, 100 * g);
     }
-    let procs = 256u64;
     let mut pos = vec![0u64; procs as usize];
     let mut id = 0;
     let mut now = 0;
     let mut issue = |cfq: &mut Cfq, p: u64, now: Time, id: &mut u64| {
         *id += 1;
-        let rq = in_cgroup(
-            read(*id, p as u32 + 1, (p << 32) + pos[p as usize]),
-            (p % 8) as u32 + 1,
-        );
+        let cgroup = if groups == 0 {
+            0
+        } else {
+            (p % u64::from(groups)) as u32 + 1
+        };
+        let rq = in_cgroup(read(*id, p as u32 + 1, (p << 32) + pos[p as usize]), cgroup);
         pos[p as usize] += 8;
         cfq.insert(rq, now, &mut crate::trace::NoTrace);
     };
