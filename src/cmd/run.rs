@@ -39,9 +39,14 @@ pub struct RunArgs {
     /// file or block device driven for real by the io_uring engine.
     #[arg(long, default_value = "fixed")]
     pub(crate) device: String,
-    /// Set a scheduler tunable by its sysfs name, e.g. `--set fifo_batch=8`. Repeatable.
+    /// Set a scheduler tunable by its sysfs name, e.g. `--set fifo_batch=8`, or a page-cache,
+    /// writeback or file-system knob (`dirty_ratio`, `dirty_background_bytes`, `flusher=pdflush`,
+    /// `read_ahead_kb`, `barrier=0`...). Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub(crate) set: Vec<String>,
+    /// Simulated memory for buffered jobs' page cache (default 4g); same as `--set mem=SIZE`.
+    #[arg(long, value_name = "SIZE")]
+    pub(crate) mem: Option<String>,
     /// Seed of every random stream; same inputs and seed give byte-identical results.
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
@@ -121,7 +126,13 @@ pub fn run(args: RunArgs) -> CmdResult {
     if args.device.contains('/') && !model_file {
         return super::engine_run::run(args);
     }
-    let tunables = parse_set(&args.set)?;
+    // Writeback and file-system knobs go to the simulated file system, the rest to the scheduler.
+    let (mut fs_knobs, tunables): (Vec<_>, Vec<_>) = parse_set(&args.set)?
+        .into_iter()
+        .partition(|(name, _)| iosched_sim::fs::FsConfig::is_knob(name));
+    if let Some(mem) = &args.mem {
+        fs_knobs.insert(0, ("mem".to_string(), mem.clone()));
+    }
     let jobs = fio::parse_files(&args.jobfiles, &ParseContext::from_process_env())
         .map_err(Failure::input)?;
     for warning in &jobs.warnings {
@@ -131,11 +142,6 @@ pub fn run(args: RunArgs) -> CmdResult {
         eprintln!(
             "iosched: note: ignored in simulation: {}",
             jobs.ignored_options.join(", ")
-        );
-    }
-    if jobs.jobs.iter().any(|job| !job.direct) {
-        eprintln!(
-            "iosched: note: buffered jobs (direct=0) run as direct I/O: the page cache is not simulated yet"
         );
     }
     let device = if model_file {
@@ -164,6 +170,7 @@ pub fn run(args: RunArgs) -> CmdResult {
         tunables,
         seed: args.seed,
         check: args.check,
+        fs_knobs,
         ..SimConfig::default()
     };
     let simulation = Simulation::new(&jobs.jobs, device, config).map_err(Failure::input)?;

@@ -188,3 +188,55 @@ fn buffered_reads_use_read_ahead_and_the_cache() {
     );
     assert!(fs.cache_hit_pages >= 1024, "second pass from the cache");
 }
+
+/// Seed 001 (pdflush epitaph): Yanmin Zhang's mmap random-write job on the X25-E model, per
+/// flusher mode. Slow (minutes in release): `cargo test --release -p iosched-sim --test
+/// writeback seed_001 -- --ignored --nocapture`. Prints what a report table needs; asserts
+/// only that the run completes and writes back what it dirtied.
+#[test]
+#[ignore]
+fn seed_001_mmap_randwrite_per_flusher_mode() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/001/pdflush-epitaph.fio"
+    );
+    let ctx = iosched_workload::fio::ParseContext::from_process_env();
+    let jobs = iosched_workload::fio::parse_files(&[path], &ctx).unwrap();
+    let device_name = if iosched_sim::device::preset("ssd-x25e").is_some() {
+        "ssd-x25e"
+    } else {
+        "fixed"
+    };
+    for flusher in ["per-bdi", "pdflush"] {
+        let config = SimConfig {
+            scheduler: "cfq".to_string(),
+            fs_knobs: vec![("flusher".to_string(), flusher.to_string())],
+            ..SimConfig::default()
+        };
+        let device = iosched_sim::device::preset(device_name).unwrap();
+        let outcome = Simulation::new(&jobs.jobs, device, config)
+            .unwrap()
+            .run(&mut Witness::default(), &mut |_| {})
+            .unwrap();
+        let stats = &outcome.clones[0];
+        let fs = outcome.fs.as_ref().unwrap();
+        let mean_dirty_mib = fs.series.iter().map(|s| s.dirty_bytes).sum::<u64>() as f64
+            / fs.series.len().max(1) as f64
+            / f64::from(1 << 20);
+        println!(
+            "seed001 {device_name} flusher={flusher}: job {:.1} MB/s over {:.1} s, disk util {:.2}%, \
+             disk wrote {:.0} MB in {} ios, throttled {:.1} s, flushers peak {}, mean dirty {:.0} MiB, \
+             written back {} pages, events {}",
+            stats.bw_bytes(1) as f64 / 1e6,
+            stats.runtime_ms() as f64 / 1e3,
+            outcome.disk.util_pct,
+            outcome.disk.write_sectors as f64 * 512.0 / 1e6,
+            outcome.disk.write_ios,
+            fs.throttled_ns[0] as f64 / 1e9,
+            fs.flushers_peak,
+            mean_dirty_mib,
+            fs.pages_written_back,
+            outcome.events,
+        );
+    }
+}
