@@ -128,7 +128,8 @@ impl Deadline {
 
     /// Kernel: deadline_check_fifo(): has the oldest request of `dir` passed its deadline?
     fn fifo_expired(&self, dir: usize, now: Time) -> bool {
-        self.fifo_head(dir).is_some_and(|head| now >= head.fifo_time)
+        self.fifo_head(dir)
+            .is_some_and(|head| now >= head.fifo_time)
     }
 
     /// Kernel: deadline_move_request(): take `key` out, remember its successor for the batch.
@@ -218,7 +219,9 @@ impl Elevator for Deadline {
         let key = match self.next_rq[dir] {
             Some(next) if !self.fifo_expired(dir, now) => next,
             _ => {
-                let head = self.fifo_head(dir).expect("direction chosen with a queued request");
+                let head = self
+                    .fifo_head(dir)
+                    .expect("direction chosen with a queued request");
                 (head.rq.sector, head.rq.id)
             }
         };
@@ -263,7 +266,11 @@ impl Elevator for Deadline {
     fn check_invariants(&self) {
         let sorted: usize = self.sort_list.iter().map(BTreeMap::len).sum();
         let fifo: usize = self.fifo_list.iter().map(BTreeMap::len).sum();
-        assert_eq!(sorted, self.queued.len(), "sort lists disagree with queued set");
+        assert_eq!(
+            sorted,
+            self.queued.len(),
+            "sort lists disagree with queued set"
+        );
         assert_eq!(fifo, self.queued.len(), "FIFOs disagree with queued set");
     }
 }
@@ -303,7 +310,7 @@ mod tests {
         dd.insert(read(2, 5_000, 8), 0, &mut NoTrace);
         dd.insert(read(3, 20, 8), 1, &mut NoTrace);
         assert_eq!(next(&mut dd, 2), 1); // next_rq for reads is now sector 20 (id 3)
-        // At 600 ms request 2 (inserted at 0) has expired; it beats the sorted successor.
+                                         // At 600 ms request 2 (inserted at 0) has expired; it beats the sorted successor.
         assert_eq!(next(&mut dd, 600 * NSEC_PER_MSEC), 2);
     }
 

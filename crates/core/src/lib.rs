@@ -78,10 +78,7 @@ impl std::fmt::Display for UnknownScheduler {
 impl std::error::Error for UnknownScheduler {}
 
 /// Builds the scheduler named `name` for a device.
-pub fn new_elevator(
-    name: &str,
-    device: DeviceInfo,
-) -> Result<Box<dyn Elevator>, UnknownScheduler> {
+pub fn new_elevator(name: &str, device: DeviceInfo) -> Result<Box<dyn Elevator>, UnknownScheduler> {
     match name {
         "noop" | "none" => Ok(Box::new(noop::Noop::new())),
         "deadline" | "mq-deadline" => Ok(Box::new(deadline::Deadline::new())),

@@ -36,7 +36,10 @@ pub struct TunableValue {
 #[non_exhaustive]
 pub enum TunableError {
     /// The scheduler has no tunable of that name.
-    Unknown { scheduler: &'static str, name: String },
+    Unknown {
+        scheduler: &'static str,
+        name: String,
+    },
     /// The value is not a non-negative integer.
     Invalid { name: String, value: String },
 }
@@ -48,7 +51,10 @@ impl fmt::Display for TunableError {
                 write!(f, "scheduler '{scheduler}' has no tunable '{name}'")
             }
             TunableError::Invalid { name, value } => {
-                write!(f, "tunable '{name}': '{value}' is not a non-negative integer")
+                write!(
+                    f,
+                    "tunable '{name}': '{value}' is not a non-negative integer"
+                )
             }
         }
     }
@@ -64,13 +70,14 @@ pub fn parse_tunable(
     name: &str,
     value: &str,
 ) -> Result<(&'static TunableSpec, u64), TunableError> {
-    let spec = table
-        .iter()
-        .find(|spec| spec.name == name)
-        .ok_or_else(|| TunableError::Unknown {
-            scheduler,
-            name: name.to_string(),
-        })?;
+    let spec =
+        table
+            .iter()
+            .find(|spec| spec.name == name)
+            .ok_or_else(|| TunableError::Unknown {
+                scheduler,
+                name: name.to_string(),
+            })?;
     let parsed: u64 = value.trim().parse().map_err(|_| TunableError::Invalid {
         name: name.to_string(),
         value: value.to_string(),

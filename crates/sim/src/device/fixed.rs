@@ -54,7 +54,10 @@ pub struct FixedDevice {
 impl FixedDevice {
     pub fn new(params: FixedParams) -> FixedDevice {
         assert!(params.units > 0, "a fixed device needs at least one unit");
-        assert!(params.bandwidth_bytes_per_s > 0, "bandwidth must be positive");
+        assert!(
+            params.bandwidth_bytes_per_s > 0,
+            "bandwidth must be positive"
+        );
         FixedDevice {
             unit_free_at: vec![0; params.units as usize],
             params,
