@@ -362,3 +362,18 @@ proptest! {
         }
     }
 }
+
+/// sync=1 (O_SYNC): every buffered write returns only after its page and a journal commit
+/// are on the device; nothing is left for the flusher.
+#[test]
+fn o_sync_writes_sync_before_returning() {
+    let mut spec = buffered("osync", RwMode::Write, 32 << 10);
+    spec.sync_writes = true;
+    let outcome = run(&[spec], &[], &mut Witness::default());
+    let fs = outcome.fs.unwrap();
+    assert_eq!(fs.journal_commits, 8);
+    assert_eq!(fs.pages_written_back, 8);
+    // Per write: the data page; per commit: descriptor, inode, bitmap and extent blocks
+    // (the file is new: each write allocates), and the commit block.
+    assert_eq!(outcome.disk.write_sectors, 8 * 8 + 8 * 5 * 8);
+}

@@ -123,6 +123,11 @@ impl Writeback {
         self.cache.insert_clean(PageRange { file, first, count });
     }
 
+    /// Drops the clean, idle pages of `file` (`POSIX_FADV_DONTNEED`, fio's `invalidate`).
+    pub fn invalidate(&mut self, file: FileId) {
+        self.cache.invalidate(file);
+    }
+
     /// A buffered read of `offset..offset+len`. `on_disk(page)` says whether a page has
     /// data on the device (a never-written page is zero-filled without I/O).
     /// Kernel: do_generic_file_read() with page_cache_sync/async_readahead().

@@ -293,6 +293,24 @@ impl PageCache {
         }
     }
 
+    /// Drops every clean, idle page of `file`. Kernel: invalidate_mapping_pages().
+    pub fn invalidate(&mut self, file: FileId) {
+        let entry = &mut self.files[file as usize];
+        let mut dropped = 0;
+        entry.pages.retain(|_, page| {
+            if page.reclaimable() {
+                if page.lru != 0 {
+                    self.lru.remove(&page.lru);
+                }
+                dropped += 1;
+                false
+            } else {
+                true
+            }
+        });
+        self.nr_pages -= dropped;
+    }
+
     /// Dirties `first..first+count` (allocating absent pages); returns how many pages were
     /// newly dirtied. A page under writeback stays under writeback and is dirty again.
     pub fn dirty(&mut self, file: FileId, first: u64, count: u64, now: Time) -> u64 {
@@ -496,6 +514,22 @@ mod tests {
         );
         assert_eq!(cache.probe(file, 0), Probe::Cached);
         assert_eq!(cache.probe(file, 2), Probe::Cached, "dirty pages stay");
+        cache.check_invariants();
+    }
+
+    #[test]
+    fn invalidate_keeps_dirty_pages() {
+        let mut cache = PageCache::new(100);
+        let file = cache.add_file(0);
+        cache.insert_clean(PageRange {
+            file,
+            first: 0,
+            count: 4,
+        });
+        cache.dirty(file, 1, 1, 0);
+        cache.invalidate(file);
+        assert_eq!(cache.nr_pages(), 1);
+        assert_eq!(cache.probe(file, 1), Probe::Cached);
         cache.check_invariants();
     }
 

@@ -61,12 +61,17 @@ impl Simulation<'_> {
     pub(super) fn fs_job_started(&mut self, index: usize) {
         let spec = &self.jobs[self.processes[index].job];
         let Some(fs) = self.fs.as_mut() else { return };
-        if !spec.pre_read || spec.direct {
+        if spec.direct {
             return;
         }
         let plan = &self.layout.clones[index];
         for (&file, region) in plan.files.iter().zip(&plan.regions) {
-            fs.wb.pre_read(file as u32, region.start, region.len);
+            if spec.pre_read {
+                fs.wb.pre_read(file as u32, region.start, region.len);
+            } else if spec.invalidate {
+                // fio's default invalidate=1: POSIX_FADV_DONTNEED drops the clean pages.
+                fs.wb.invalidate(file as u32);
+            }
         }
     }
 
@@ -118,7 +123,7 @@ impl Simulation<'_> {
         );
         match unit.kind {
             IoKind::Read => self.fs_read(token, trace),
-            IoKind::Write => self.fs_write(token),
+            IoKind::Write => self.fs_write(token, trace),
             _ => self.fs_fsync_data(token, trace),
         }
         self.fs_notices();
@@ -258,7 +263,7 @@ impl Simulation<'_> {
         }
     }
 
-    fn fs_write(&mut self, token: u64) {
+    fn fs_write(&mut self, token: u64, trace: &mut dyn Trace) {
         let cpu;
         let now = self.now;
         {
@@ -305,6 +310,12 @@ impl Simulation<'_> {
         }
         fs.wb.write(file as u32, op.unit.offset, op.unit.len, now);
         let entry = fs.ops.get_mut(&token).expect("op");
+        if self.jobs[self.processes[op.process].job].sync_writes {
+            // O_SYNC: generic_write_sync() syncs before write() returns (data and metadata,
+            // as fsync; the commit decision keys on the unit not being an fdatasync).
+            entry.phase = OpPhase::FsyncData;
+            return self.fs_fsync_data(token, trace);
+        }
         entry.phase = OpPhase::Finishing;
         self.events
             .push(now + cpu + pause, Event::Fs(FsEvent::Op(token)));
@@ -479,7 +490,7 @@ impl Simulation<'_> {
             FsEvent::Op(token) => {
                 let fs = self.fs.as_ref().expect("file system");
                 match fs.ops.get(&token).map(|op| op.phase.clone()) {
-                    Some(OpPhase::Throttled) => self.fs_write(token),
+                    Some(OpPhase::Throttled) => self.fs_write(token, trace),
                     Some(OpPhase::Finishing) => self.fs_complete(token),
                     _ => {}
                 }
@@ -543,7 +554,8 @@ impl Simulation<'_> {
         if let Some(at) = timer {
             if timer != fs.wb_timer_at && !fs.shutting_down {
                 fs.wb_timer_at = timer;
-                self.events.push(at.max(self.now), Event::Fs(FsEvent::WbTimer));
+                self.events
+                    .push(at.max(self.now), Event::Fs(FsEvent::WbTimer));
             }
         }
     }

@@ -24,7 +24,8 @@
 //! `commit_ms` (journal commit interval, default 5000).
 //!
 //! Choice: `pre_read=1` fills the cache without device time, as fio does it before the
-//! job's clock starts; `overwrite=1`, `pre_read=1`, a job that reads the file, or a device
+//! job's clock starts; otherwise `invalidate=1` (fio's default) drops the files' clean pages
+//! when the job starts; `sync=1` (O_SYNC) makes each write sync its file before returning; `overwrite=1`, `pre_read=1`, a job that reads the file, or a device
 //! path make the whole file count as written (no allocation on write); otherwise blocks
 //! are unwritten until first written, and unwritten pages read as zeros without I/O.
 //!
