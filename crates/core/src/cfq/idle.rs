@@ -329,7 +329,7 @@ impl Cfq {
             self.cics[c].ttime.last_end_request = now;
             let st = self.tree_of(q);
             self.groups[g].trees[st].ttime.last_end_request = now;
-            if start_time + self.tun.fifo_expire_ns[1] <= now {
+            if start_time + self.tun.fifo_expire_ns[1] <= now || self.tun.rampup_any_sync {
                 self.last_delayed_sync = now;
             }
         }

@@ -281,10 +281,17 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 
     /// Equally backlogged groups (one reader each, two requests outstanding, depth-1
-    /// device with fixed 1 ms service) share device time by weight within 5 %.
+    /// device with fixed 100 µs service) share device time by weight within 5 %, measured
+    /// after a 5 s warm-up.
+    ///
+    /// Both choices keep kernel-faithful transients out of the measure: a slice's clock
+    /// starts at its first completion, so the first request of every slice is never charged
+    /// (with 1 ms requests that favours groups with ~25 ms slices by a few percent), and a
+    /// group activated before the others keeps its solo `vfraction` (hence a full-length,
+    /// nearly free first slice) until its first charge.
     #[test]
     fn backlogged_groups_get_time_by_weight(
         weights in prop::collection::vec((2u32..=20).prop_map(|w| w * 50), 2..=4),
@@ -298,7 +305,13 @@ proptest! {
                 leaf_weight: w,
             });
         }
-        let served = super::tests::run_backlogged(&mut cfq, weights.len(), 120 * NSEC_PER_SEC);
+        let served = super::tests::run_backlogged_with(
+            &mut cfq,
+            weights.len(),
+            5 * NSEC_PER_SEC,
+            35 * NSEC_PER_SEC,
+            100_000,
+        );
         let total: u64 = served.iter().sum();
         let wsum: u32 = weights.iter().sum();
         for (i, &w) in weights.iter().enumerate() {

@@ -782,6 +782,18 @@ fn backlogged_groups_share_time_by_weight() {
 /// Depth-1 device with fixed 1 ms service; each group has one process keeping two reads
 /// outstanding. Returns device time per group.
 pub(crate) fn run_backlogged(cfq: &mut Cfq, groups: usize, until: Time) -> Vec<u64> {
+    run_backlogged_with(cfq, groups, 0, until, MS)
+}
+
+/// As [`run_backlogged`] with a chosen fixed service time, counting service only from
+/// `warmup` on.
+pub(crate) fn run_backlogged_with(
+    cfq: &mut Cfq,
+    groups: usize,
+    warmup: Time,
+    until: Time,
+    service: Time,
+) -> Vec<u64> {
     let mut rec = crate::trace::NoTrace;
     let mut served = vec![0u64; groups];
     let mut next_id = 0u64;
@@ -804,8 +816,10 @@ pub(crate) fn run_backlogged(cfq: &mut Cfq, groups: usize, until: Time) -> Vec<u
         match cfq.dispatch(t, &mut crate::trace::NoTrace) {
             Dispatch::Request(rq) => {
                 let g = rq.cgroup.0 as usize - 1;
-                t += MS;
-                served[g] += MS;
+                t += service;
+                if t > warmup {
+                    served[g] += service;
+                }
                 cfq.completed(&rq, t, &mut crate::trace::NoTrace);
                 issue(cfq, g, t, &mut next_id, &mut pos);
             }
@@ -1258,5 +1272,23 @@ fn perf_probe_256_queues_8_groups() {
             }
             Dispatch::Empty => panic!("empty"),
         }
+    }
+}
+
+/// Seed 003: only a *delayed* sync completion (≥ fifo_expire_sync after allocation) restarts
+/// the async ramp-up (573412b29586); 2.6.32 (`rampup_any_sync = 1`) restarted it on every
+/// sync completion, holding async depth at 1 for 100 ms after each read.
+#[test]
+fn seed_003_rampup_key() {
+    for (switch, expect) in [(0u64, 0u64.wrapping_sub(NSEC_PER_SEC)), (1, 10 * MS)] {
+        let mut cfq = hdd();
+        cfq.set_tunable("rampup_any_sync", &switch.to_string())
+            .unwrap();
+        let mut rec = Rec::default();
+        let r = read(1, 1, 1000);
+        insert(&mut cfq, r, 0, &mut rec);
+        dispatch_id(&mut cfq, 0, &mut rec);
+        complete(&mut cfq, r, 10 * MS, &mut rec);
+        assert_eq!(cfq.last_delayed_sync, expect, "switch {switch}");
     }
 }

@@ -24,6 +24,9 @@
 //!   clears as in 4.20. The queue then idles only as the last queue of its SYNC_NOIDLE tree
 //!   and is preemptible under rules 9 and 11 at once, instead of after the time gap the
 //!   seed describes.
+//! - `rampup_any_sync` (seed 003): 1 keys the low_latency async depth ramp-up on *every* sync
+//!   completion, as 2.6.32 did (`last_end_sync_rq`); 0 keys it on delayed sync completions
+//!   only (573412b29586, 2.6.33 onwards).
 
 use crate::request::{Time, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
 use crate::tunable::{parse_tunable, TunableError, TunableSpec, TunableValue};
@@ -62,7 +65,7 @@ const fn switch(name: &'static str, default: u64, meaning: &'static str) -> Tuna
 }
 
 /// The table, in the kernel's `cfq_attrs[]` order, then iosched's switches.
-pub(crate) static TUNABLES: [TunableSpec; 23] = [
+pub(crate) static TUNABLES: [TunableSpec; 24] = [
     spec(
         "quantum",
         "requests",
@@ -229,6 +232,11 @@ pub(crate) static TUNABLES: [TunableSpec; 23] = [
         0,
         "seed 000 fix: deep no longer keeps a seeky queue idle-windowed",
     ),
+    switch(
+        "rampup_any_sync",
+        0,
+        "seed 003: 2.6.32 async ramp-up keyed on any sync completion (pre-573412b29586)",
+    ),
 ];
 
 /// CFQ's settings, times in ns.
@@ -253,6 +261,7 @@ pub struct Tunables {
     pub deep_mark: bool,
     pub deep_always_clear: bool,
     pub deep_seeky_fix: bool,
+    pub rampup_any_sync: bool,
 }
 
 impl Default for Tunables {
@@ -277,6 +286,7 @@ impl Default for Tunables {
             deep_mark: true,
             deep_always_clear: false,
             deep_seeky_fix: false,
+            rampup_any_sync: false,
         }
     }
 }
@@ -320,6 +330,7 @@ impl Tunables {
             "deep_mark" => u64::from(self.deep_mark),
             "deep_always_clear" => u64::from(self.deep_always_clear),
             "deep_seeky_fix" => u64::from(self.deep_seeky_fix),
+            "rampup_any_sync" => u64::from(self.rampup_any_sync),
             other => unreachable!("tunable {other} is in the table but not handled"),
         }
     }
@@ -353,6 +364,7 @@ impl Tunables {
             "deep_mark" => self.deep_mark = v != 0,
             "deep_always_clear" => self.deep_always_clear = v != 0,
             "deep_seeky_fix" => self.deep_seeky_fix = v != 0,
+            "rampup_any_sync" => self.rampup_any_sync = v != 0,
             other => unreachable!("tunable {other} is in the table but not handled"),
         }
         Ok(())
