@@ -210,7 +210,7 @@ fn buffered_reads_use_read_ahead_and_the_cache() {
 /// Seed 001 (pdflush epitaph): Yanmin Zhang's mmap random-write job on the X25-E model, per
 /// flusher mode. Slow (minutes in release): `cargo test --release -p iosched-sim --test
 /// writeback seed_001 -- --ignored --nocapture`. Prints what a report table needs; asserts
-/// only that the run completes and writes back what it dirtied.
+/// nothing. `SEED001_MEM=8g` changes the simulated memory (the seed does not give it).
 #[test]
 #[ignore]
 fn seed_001_mmap_randwrite_per_flusher_mode() {
@@ -228,7 +228,13 @@ fn seed_001_mmap_randwrite_per_flusher_mode() {
     for flusher in ["per-bdi", "pdflush"] {
         let config = SimConfig {
             scheduler: "cfq".to_string(),
-            fs_knobs: vec![("flusher".to_string(), flusher.to_string())],
+            fs_knobs: vec![
+                ("flusher".to_string(), flusher.to_string()),
+                (
+                    "mem".to_string(),
+                    std::env::var("SEED001_MEM").unwrap_or_else(|_| "4g".to_string()),
+                ),
+            ],
             ..SimConfig::default()
         };
         let device = iosched_sim::device::preset(device_name).unwrap();
@@ -376,4 +382,45 @@ fn o_sync_writes_sync_before_returning() {
     // Per write: the data page; per commit: descriptor, inode, bitmap and extent blocks
     // (the file is new: each write allocates), and the commit block.
     assert_eq!(outcome.disk.write_sectors, 8 * 8 + 8 * 5 * 8);
+}
+
+/// Seed 002's setting end to end: two fsync-heavy clients in their own cgroup, the journal
+/// thread in the root, CFQ on a rotating disk, barrier=0. Every fsync still completes and
+/// each commit is one journal write plus its commit block.
+#[test]
+fn dbench_like_clients_in_a_cgroup_on_hdd_with_cfq() {
+    let mut spec = buffered("dbench", RwMode::RandWrite, 256 << 10);
+    spec.numjobs = 2;
+    spec.fsync = 4;
+    spec.end_fsync = true;
+    spec.overwrite = true;
+    spec.cgroup = Some("dbench".to_string());
+    let config = SimConfig {
+        scheduler: "cfq".to_string(),
+        check: true,
+        fs_knobs: vec![("barrier".to_string(), "0".to_string())],
+        ..SimConfig::default()
+    };
+    let device = iosched_sim::device::preset("hdd-7200").expect("hdd preset");
+    let mut witness = Witness::default();
+    let outcome = Simulation::new(&[spec], device, config)
+        .unwrap()
+        .run(&mut witness, &mut |_| {})
+        .unwrap();
+    let fs = outcome.fs.unwrap();
+    assert_eq!(fs.dirty_pages_at_end, 0);
+    assert!(fs.journal_commits >= 1);
+    let journal_writes = witness
+        .requests
+        .values()
+        .filter(|(rq, _)| rq.pid == JOURNAL_PID)
+        .count() as u64;
+    assert_eq!(
+        journal_writes,
+        2 * fs.journal_commits,
+        "log write + commit block each"
+    );
+    for stats in &outcome.clones {
+        assert!(stats.runtime_ms() > 0);
+    }
 }
