@@ -32,7 +32,7 @@ pub fn devices() -> CmdResult {
             preset.name,
             u8::from(device.rotational()),
             device.queue_depth(),
-            device.capacity_sectors() * 512 >> 30,
+            (device.capacity_sectors() * 512) >> 30,
             preset.summary
         );
     }
