@@ -359,3 +359,38 @@ fn a_missing_directory_is_a_clear_error() {
         .unwrap();
     assert!(error.to_string().contains("does not exist"), "{error}");
 }
+
+/// Rate limits and think time become timed wake-ups of the loop: 50 reads at 1000 IOPS take
+/// at least 49 ms of real time.
+#[test]
+fn rate_limits_sleep_on_the_real_clock() {
+    let scratch = Scratch::new("rate");
+    let mut spec = job("slow", RwMode::RandRead, 200 << 10);
+    spec.rate_iops = [Some(1000), None, None];
+    spec.iodepth = 1;
+    let outcome = run(&[spec], &scratch.path("t.img"), config("noop"));
+    assert_eq!(outcome.clones[0].dirs[0].total_ios, 50);
+    assert!(
+        outcome.elapsed_ns >= 49_000_000,
+        "{} ns",
+        outcome.elapsed_ns
+    );
+}
+
+/// A stonewalled job starts only after the one before it finished.
+#[test]
+fn stonewall_orders_jobs_in_real_time() {
+    let scratch = Scratch::new("stonewall");
+    let first = job("first", RwMode::Write, 1 << 20);
+    let mut second = job("second", RwMode::Read, 1 << 20);
+    second.stonewall = true;
+    second.group_id = 1;
+    let outcome = run(&[first, second], &scratch.path("t.img"), config("deadline"));
+    let (a, b) = (&outcome.clones[0], &outcome.clones[1]);
+    assert!(
+        b.start_ns >= a.end_ns,
+        "second started at {} before first ended at {}",
+        b.start_ns,
+        a.end_ns
+    );
+}
