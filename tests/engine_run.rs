@@ -246,6 +246,21 @@ fn weighted_job_on_a_loop_device() {
         }
     }
     let _detach = Detach(device.clone());
+    // A kernel scheduler other than none reorders after ours: the engine says so.
+    let queue = format!(
+        "/sys/block/{}/queue/scheduler",
+        device.trim_start_matches("/dev/")
+    );
+    if std::fs::write(&queue, "mq-deadline").is_ok() {
+        let out = iosched(&["run", &job, "--device", &device, "--output-format", "terse"]);
+        assert!(out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("kernel's own scheduler is 'mq-deadline'"),
+            "{stderr}"
+        );
+        std::fs::write(&queue, "none").unwrap();
+    }
     let schedulers = iosched(&["schedulers"]);
     let has_cfq = String::from_utf8_lossy(&schedulers.stdout).contains("cfq");
     for scheduler in ["noop", "cfq"] {
@@ -268,5 +283,39 @@ fn weighted_job_on_a_loop_device() {
         assert_eq!(json["jobs"][0]["write"]["io_bytes"], 4 << 20, "{scheduler}");
         assert_eq!(json["jobs"][1]["read"]["io_bytes"], 4 << 20, "{scheduler}");
         assert_eq!(json["iosched"]["io_errors"], 0);
+    }
+}
+
+/// One job file through both drivers: the same jobs, the same bytes per job, the same fields.
+#[test]
+fn the_simulator_and_the_engine_agree_on_what_was_done() {
+    let scratch = Scratch::new("both");
+    let job = scratch.file("w.fio", WEIGHTED);
+    let sim = json_of(&iosched(&["run", &job, "--output-format", "json"]));
+    let engine = json_of(&iosched(&[
+        "run",
+        &job,
+        "--device",
+        &scratch.path("t.img"),
+        "--output-format",
+        "json",
+    ]));
+    assert_eq!(sim["iosched"]["driver"], "sim");
+    let (a, b) = (
+        sim["jobs"].as_array().unwrap(),
+        engine["jobs"].as_array().unwrap(),
+    );
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(b) {
+        assert_eq!(x["jobname"], y["jobname"]);
+        assert_eq!(x["job options"], y["job options"]);
+        for dir in ["read", "write"] {
+            assert_eq!(x[dir]["io_bytes"], y[dir]["io_bytes"], "{dir}");
+            assert_eq!(x[dir]["total_ios"], y[dir]["total_ios"], "{dir}");
+        }
+        let keys = |v: &serde_json::Value| -> Vec<String> {
+            v.as_object().unwrap().keys().cloned().collect()
+        };
+        assert_eq!(keys(x), keys(y), "same fields in both drivers' job entries");
     }
 }
