@@ -319,3 +319,43 @@ fn the_simulator_and_the_engine_agree_on_what_was_done() {
         assert_eq!(keys(x), keys(y), "same fields in both drivers' job entries");
     }
 }
+
+/// `--trace` and `--decisions` work with the engine as with the simulator: blkparse text with
+/// every request queued, inserted, issued and completed, and one JSON line per decision.
+#[test]
+fn the_engine_writes_traces_and_decisions() {
+    let scratch = Scratch::new("trace");
+    let job = scratch.file("w.fio", WEIGHTED);
+    let trace = scratch.path("trace.txt");
+    let decisions = scratch.path("decisions.jsonl");
+    let out = iosched(&[
+        "run",
+        &job,
+        "--device",
+        &scratch.path("t.img"),
+        "--scheduler",
+        "deadline",
+        "--trace",
+        &trace,
+        "--decisions",
+        &decisions,
+        "--output-format",
+        "terse",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&trace).unwrap();
+    // 2 jobs x 1024 requests, each with Q, G, I, D and C lines.
+    for action in [" Q ", " I ", " D ", " C "] {
+        let count = text.lines().filter(|l| l.contains(action)).count();
+        assert_eq!(count, 2048, "{action:?} lines");
+    }
+    assert!(text.contains("[heavy]") && text.contains("[light]"));
+    let decisions = std::fs::read_to_string(&decisions).unwrap();
+    for line in decisions.lines() {
+        serde_json::from_str::<serde_json::Value>(line).expect("one JSON object per line");
+    }
+}

@@ -2,10 +2,17 @@
 //! real regular file or block device through the io_uring engine. Results come out in the
 //! simulator's formats, with `"driver": "engine"` in the `iosched` object.
 
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use anyhow::anyhow;
+use anyhow::{anyhow, Context};
+use iosched_core::Trace;
 use iosched_engine::{results, signal, Engine, EngineConfig, EngineError, EngineOutcome};
+use iosched_report::blkparse::BlkparseText;
+use iosched_report::blktrace::{BlktraceBinary, TraceLabels};
+use iosched_report::decisions::{DecisionLog, TraceFanout};
 use iosched_workload::fio::{self, ParseContext};
 use iosched_workload::JobSet;
 use serde_json::{json, Map, Value};
@@ -20,6 +27,76 @@ fn engine_failure(error: EngineError) -> Failure {
     match error {
         EngineError::Io { .. } => Failure::run(error),
         _ => Failure::input(error),
+    }
+}
+
+/// `--trace` and `--decisions` writers, as the simulator's run opens them, labelled with the
+/// engine's pids and cgroups.
+struct Sinks {
+    text: Option<BlkparseText<BufWriter<File>>>,
+    binary: Option<BlktraceBinary<BufWriter<File>>>,
+    decisions: Option<DecisionLog<BufWriter<File>>>,
+}
+
+fn create(flag: &str, path: &Path) -> Result<BufWriter<File>, Failure> {
+    File::create(path)
+        .map(BufWriter::new)
+        .with_context(|| format!("{flag} {}", path.display()))
+        .map_err(Failure::input)
+}
+
+impl Sinks {
+    fn open(args: &RunArgs, engine: &Engine<'_>) -> Result<Sinks, Failure> {
+        // A block device's own numbers, so blkparse output names it; files show as 8,0.
+        let (major, minor) = engine.target().dev.map_or((8, 0), |dev| {
+            (
+                (((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff)) as u32,
+                ((dev & 0xff) | ((dev >> 12) & !0xff)) as u32,
+            )
+        });
+        let mut labels = TraceLabels::new(major, minor);
+        for (pid, name) in engine.process_names() {
+            labels.set_comm(pid, &name);
+        }
+        for (id, path) in engine.cgroup_paths() {
+            labels.set_cgroup_path(id, &path);
+        }
+        let mut sinks = Sinks {
+            text: None,
+            binary: None,
+            decisions: None,
+        };
+        if let Some(path) = &args.trace {
+            if path.extension().is_some_and(|ext| ext == "blktrace") {
+                let file = BlktraceBinary::<BufWriter<File>>::path_for(&path.with_extension(""));
+                sinks.binary = Some(BlktraceBinary::new(create("--trace", &file)?, labels));
+            } else {
+                sinks.text = Some(BlkparseText::new(create("--trace", path)?, labels));
+            }
+        }
+        if let Some(path) = &args.decisions {
+            sinks.decisions = Some(DecisionLog::new(create("--decisions", path)?));
+        }
+        Ok(sinks)
+    }
+
+    fn finish(self) -> Result<(), Failure> {
+        let flush = |result: std::io::Result<BufWriter<File>>| {
+            result
+                .and_then(|mut out| out.flush())
+                .context("writing the trace")
+                .map_err(Failure::run)
+        };
+        if let Some(sink) = self.text {
+            flush(sink.finish())?;
+        }
+        if let Some(sink) = self.binary {
+            flush(sink.finish())?;
+        }
+        if let Some(sink) = self.decisions {
+            flush(sink.finish())?;
+        }
+        Ok(())
     }
 }
 
@@ -69,9 +146,6 @@ pub fn run(args: RunArgs) -> CmdResult {
             jobs.ignored_options.join(", ")
         );
     }
-    if args.trace.is_some() || args.decisions.is_some() {
-        eprintln!("iosched: warning: --trace and --decisions are not written by the engine yet");
-    }
     let config = EngineConfig {
         scheduler: args.scheduler.clone(),
         tunables,
@@ -102,7 +176,23 @@ pub fn run(args: RunArgs) -> CmdResult {
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
     let wall_start = Instant::now();
-    let outcome = engine.run(stop).map_err(engine_failure)?;
+    let mut sinks = Sinks::open(&args, &engine)?;
+    let outcome = {
+        let mut fanout = TraceFanout::new();
+        for sink in [
+            sinks.text.as_mut().map(|s| s as &mut dyn Trace),
+            sinks.binary.as_mut().map(|s| s as &mut dyn Trace),
+            sinks.decisions.as_mut().map(|s| s as &mut dyn Trace),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            fanout.push(sink);
+        }
+        engine.run_traced(stop, &mut fanout)
+    }
+    .map_err(engine_failure)?;
+    sinks.finish()?;
     let wall = wall_start.elapsed();
 
     let mut run = results::run_result(&outcome, &jobs);

@@ -21,10 +21,10 @@ use std::time::Instant;
 
 use io_uring::{opcode, types, IoUring};
 use iosched_core::{
-    new_elevator, CgroupId, DeviceInfo, Dispatch, Elevator, IoContextId, IoPrio, IoPrioClass,
-    NoTrace, Op, ReqFlags, Request, RequestId, ServiceSummary, Time, TunableValue, NSEC_PER_MSEC,
-    SECTOR_SIZE,
+    new_elevator, CgroupId, DeviceInfo, Dispatch, Elevator, IoContextId, IoPrio, IoPrioClass, Op,
+    ReqFlags, Request, RequestId, ServiceSummary, Time, TunableValue, NSEC_PER_MSEC, SECTOR_SIZE,
 };
+use iosched_core::{RqEvent, Trace};
 use iosched_report::stats::{DiskStats, JobStats, DDIR_READ};
 use iosched_workload::generator::{FileRegion, IoKind, IoUnit};
 use iosched_workload::rng::Rng;
@@ -522,6 +522,22 @@ impl<'a> Engine<'a> {
         &self.target
     }
 
+    /// Pid and job name of every clone, for trace labels.
+    pub fn process_names(&self) -> Vec<(u32, String)> {
+        self.processes
+            .iter()
+            .map(|process| (process.pid, self.jobs[process.job].name.clone()))
+            .collect()
+    }
+
+    /// Every cgroup with its path (`/`, `/a/b`), for trace labels.
+    pub fn cgroup_paths(&self) -> Vec<(CgroupId, String)> {
+        self.cgroups
+            .specs()
+            .map(|spec| (spec.id, self.cgroups.path(spec.id)))
+            .collect()
+    }
+
     /// The in-device cap in use.
     pub fn queue_depth(&self) -> u32 {
         self.queue_depth
@@ -548,7 +564,17 @@ impl<'a> Engine<'a> {
 
     /// Runs to the end, or until `stop` becomes true (then in-flight I/O drains and the
     /// outcome says `interrupted`).
-    pub fn run(mut self, stop: &AtomicBool) -> Result<EngineOutcome, EngineError> {
+    pub fn run(self, stop: &AtomicBool) -> Result<EngineOutcome, EngineError> {
+        self.run_traced(stop, &mut iosched_core::NoTrace)
+    }
+
+    /// [`Engine::run`], with every request event (queue, insert, issue, complete) and every
+    /// scheduler decision sent to `trace`, timed by the real clock.
+    pub fn run_traced(
+        mut self,
+        stop: &AtomicBool,
+        trace: &mut dyn Trace,
+    ) -> Result<EngineOutcome, EngineError> {
         let (usr0, sys0) = cpu_times();
         self.start = Instant::now();
         self.start_ready_jobs(0);
@@ -556,10 +582,10 @@ impl<'a> Engine<'a> {
         loop {
             let now = self.now();
             if stop.load(Ordering::Relaxed) && !self.stopping {
-                self.begin_stop(now);
+                self.begin_stop(now, trace);
             }
-            self.run_due(now);
-            self.pump_dispatch(now);
+            self.run_due(now, trace);
+            self.pump_dispatch(now, trace);
             if self.config.check {
                 self.elevator.check_invariants();
             }
@@ -594,13 +620,13 @@ impl<'a> Engine<'a> {
             if !completions.is_empty() {
                 let now = self.now();
                 for &(id, result) in &completions {
-                    self.complete(RequestId(id), result, now);
+                    self.complete(RequestId(id), result, now, trace);
                 }
                 let mut woken = std::mem::take(&mut self.woken);
                 woken.sort_unstable();
                 woken.dedup();
                 for &index in &woken {
-                    self.step_process(index, now);
+                    self.step_process(index, now, trace);
                 }
                 woken.clear();
                 self.woken = woken;
@@ -643,7 +669,7 @@ impl<'a> Engine<'a> {
         }
     }
 
-    fn begin_stop(&mut self, now: Time) {
+    fn begin_stop(&mut self, now: Time, trace: &mut dyn Trace) {
         self.stopping = true;
         for index in 0..self.processes.len() {
             let process = &mut self.processes[index];
@@ -670,22 +696,22 @@ impl<'a> Engine<'a> {
             .retain(|_, wake| matches!(wake, Wake::Process(_)));
         let woken = std::mem::take(&mut self.woken);
         for &index in &woken {
-            self.step_process(index, now);
+            self.step_process(index, now, trace);
         }
     }
 
-    fn run_due(&mut self, now: Time) {
+    fn run_due(&mut self, now: Time, trace: &mut dyn Trace) {
         if self.timer_at.is_some_and(|at| at <= now) {
             self.timer_at = None;
-            self.in_scheduler(|elevator| elevator.timer(now, &mut NoTrace));
+            self.in_scheduler(|elevator| elevator.timer(now, trace));
         }
         while let Some(entry) = self.wakes.first_entry() {
             if entry.key().0 > now {
                 break;
             }
             match entry.remove() {
-                Wake::StartJob(job) => self.start_job(job, now),
-                Wake::Process(index) => self.step_process(index, now),
+                Wake::StartJob(job) => self.start_job(job, now, trace),
+                Wake::Process(index) => self.step_process(index, now, trace),
             }
         }
     }
@@ -718,7 +744,7 @@ impl<'a> Engine<'a> {
                 .all(|&p| self.processes[p].finished)
     }
 
-    fn start_job(&mut self, job: usize, now: Time) {
+    fn start_job(&mut self, job: usize, now: Time, trace: &mut dyn Trace) {
         let spec = &self.jobs[job];
         for index in self.job_processes[job].clone() {
             let plan = &self.layout.clones[index];
@@ -727,11 +753,11 @@ impl<'a> Engine<'a> {
             process.runner = Some(JobRunner::new(spec, plan.regions.clone(), now, rng));
             process.started_at = now;
             process.stats_from = now + spec.ramp_time_ns;
-            self.step_process(index, now);
+            self.step_process(index, now, trace);
         }
     }
 
-    fn step_process(&mut self, index: usize, now: Time) {
+    fn step_process(&mut self, index: usize, now: Time, trace: &mut dyn Trace) {
         loop {
             let process = &mut self.processes[index];
             if process.finished || process.runner.is_none() {
@@ -753,7 +779,7 @@ impl<'a> Engine<'a> {
                             offset,
                             len,
                         };
-                        self.submit(index, unit, true, now);
+                        self.submit(index, unit, true, now, trace);
                         continue;
                     }
                     None => {
@@ -768,7 +794,7 @@ impl<'a> Engine<'a> {
                 return;
             };
             match runner.next(now) {
-                Step::Submit(unit) => self.submit(index, unit, false, now),
+                Step::Submit(unit) => self.submit(index, unit, false, now, trace),
                 Step::SleepUntil(at) => {
                     self.push_wake(at, Wake::Process(index));
                     return;
@@ -815,7 +841,14 @@ impl<'a> Engine<'a> {
         self.start_ready_jobs(now);
     }
 
-    fn submit(&mut self, index: usize, unit: IoUnit, verify_read: bool, now: Time) {
+    fn submit(
+        &mut self,
+        index: usize,
+        unit: IoUnit,
+        verify_read: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let process = &self.processes[index];
         let (op, sync) = match unit.kind {
             IoKind::Read => (Op::Read, true),
@@ -869,24 +902,27 @@ impl<'a> Engine<'a> {
             },
         );
         self.disk.start(now);
+        trace.request(now, RqEvent::Queue, &request);
+        trace.request(now, RqEvent::GetRq, &request);
         if op == Op::Flush {
             self.bypass.push_back(request.id);
         } else {
+            trace.request(now, RqEvent::Insert, &request);
             self.requests += 1;
-            self.in_scheduler(|elevator| elevator.insert(request, now, &mut NoTrace));
+            self.in_scheduler(|elevator| elevator.insert(request, now, trace));
         }
     }
 
     /// Offers free device slots to the scheduler until it has nothing for now.
-    fn pump_dispatch(&mut self, now: Time) {
+    fn pump_dispatch(&mut self, now: Time, trace: &mut dyn Trace) {
         while self.in_device < self.queue_depth {
             if let Some(id) = self.bypass.pop_front() {
-                self.issue(id, now);
+                self.issue(id, now, trace);
                 continue;
             }
-            let dispatched = self.in_scheduler(|elevator| elevator.dispatch(now, &mut NoTrace));
+            let dispatched = self.in_scheduler(|elevator| elevator.dispatch(now, trace));
             match dispatched {
-                Dispatch::Request(request) => self.issue(request.id, now),
+                Dispatch::Request(request) => self.issue(request.id, now, trace),
                 Dispatch::IdleUntil(until) => {
                     assert!(until > now, "idle deadline not in the future");
                     self.timer_at = Some(until);
@@ -898,13 +934,14 @@ impl<'a> Engine<'a> {
     }
 
     /// Hands one request to the device: one submission queue entry.
-    fn issue(&mut self, id: RequestId, _now: Time) {
+    fn issue(&mut self, id: RequestId, now: Time, trace: &mut dyn Trace) {
         let entry = self
             .in_flight
             .get_mut(&id)
             .expect("dispatched request was never submitted");
         assert!(!entry.issued, "request dispatched twice");
         entry.issued = true;
+        trace.request(now, RqEvent::Issue, &entry.request);
         let unit = entry.unit;
         let process = &self.processes[entry.process];
         let byte = process.file_starts[unit.file] + unit.offset;
@@ -980,7 +1017,7 @@ impl<'a> Engine<'a> {
         }
     }
 
-    fn complete(&mut self, id: RequestId, result: i32, now: Time) {
+    fn complete(&mut self, id: RequestId, result: i32, now: Time, trace: &mut dyn Trace) {
         let Some(entry) = self.in_flight.remove(&id) else {
             panic!("completion for unknown request {}", id.0);
         };
@@ -988,8 +1025,9 @@ impl<'a> Engine<'a> {
         assert!(self.in_device > 0, "device in-flight count went negative");
         self.in_device -= 1;
         let request = entry.request;
+        trace.request(now, RqEvent::Complete, &request);
         if request.op != Op::Flush {
-            self.in_scheduler(|elevator| elevator.completed(&request, now, &mut NoTrace));
+            self.in_scheduler(|elevator| elevator.completed(&request, now, trace));
         }
         self.disk.done(now);
         let index = entry.process;
