@@ -1051,7 +1051,11 @@ impl<'a> Engine<'a> {
             ));
             self.stats[index].error = -result;
             failed = true;
-        } else if let Some(ddir) = unit.kind.ddir() {
+        } else if let (Some(ddir), true) = (
+            unit.kind.ddir(),
+            // fallocate (trim) answers 0 on success, reads and writes the bytes moved.
+            matches!(unit.kind, IoKind::Read | IoKind::Write),
+        ) {
             if (result as u64) < unit.len {
                 self.io_errors.push(format!(
                     "job '{job_name}': short {what} at offset {byte}: {result} of {} bytes",

@@ -394,3 +394,22 @@ fn stonewall_orders_jobs_in_real_time() {
         a.end_ns
     );
 }
+
+/// Trims punch holes (fallocate) and fsyncs go to the device past the scheduler: both are
+/// counted in fio's trim and sync figures, with no error.
+#[test]
+fn trims_and_fsyncs_reach_the_device() {
+    let scratch = Scratch::new("trimsync");
+    let path = scratch.path("t.img");
+    let mut writer = job("w", RwMode::Write, 1 << 20);
+    writer.fsync = 4;
+    writer.end_fsync = true;
+    let outcome = run(&[writer], &path, config("noop"));
+    assert!(outcome.io_errors.is_empty(), "{:?}", outcome.io_errors);
+    // 256 writes: a sync after every 4th, plus end_fsync.
+    assert_eq!(outcome.clones[0].sync.count(), 65);
+    let trimmer = job("w", RwMode::RandTrim, 1 << 20);
+    let outcome = run(&[trimmer], &path, config("deadline"));
+    assert!(outcome.io_errors.is_empty(), "{:?}", outcome.io_errors);
+    assert_eq!(outcome.clones[0].dirs[2].io_bytes, 1 << 20);
+}
