@@ -585,6 +585,15 @@ impl<'a> Engine<'a> {
                 self.begin_stop(now, trace);
             }
             self.run_due(now, trace);
+            // Processes woken outside a completion batch (exitall stops them) step now.
+            let mut woken = std::mem::take(&mut self.woken);
+            for &index in &woken {
+                self.step_process(index, now, trace);
+            }
+            woken.clear();
+            if self.woken.is_empty() {
+                self.woken = woken;
+            }
             self.pump_dispatch(now, trace);
             if self.config.check {
                 self.elevator.check_invariants();

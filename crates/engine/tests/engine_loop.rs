@@ -413,3 +413,22 @@ fn trims_and_fsyncs_reach_the_device() {
     assert!(outcome.io_errors.is_empty(), "{:?}", outcome.io_errors);
     assert_eq!(outcome.clones[0].dirs[2].io_bytes, 1 << 20);
 }
+
+/// `exitall`: when the short job ends, the long time-based one in its group stops too.
+#[test]
+fn exitall_stops_the_rest_of_the_group() {
+    let scratch = Scratch::new("exitall");
+    let mut short = job("short", RwMode::Read, 256 << 10);
+    short.exitall = true;
+    short.iodepth = 1;
+    let mut long = job("long", RwMode::RandRead, 1 << 20);
+    long.time_based = true;
+    long.runtime_ns = Some(60_000_000_000);
+    let outcome = run(&[short, long], &scratch.path("t.img"), config("noop"));
+    assert!(
+        outcome.elapsed_ns < 10_000_000_000,
+        "{} ns",
+        outcome.elapsed_ns
+    );
+    assert!(outcome.clones[1].dirs[0].total_ios > 0);
+}
