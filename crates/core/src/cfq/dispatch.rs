@@ -191,6 +191,7 @@ impl Cfq {
             queue: q,
             start_time: pending.start_time,
             cic: pending.cic,
+            dispatched_at: now,
         });
 
         // Activation by the driver happens at once.

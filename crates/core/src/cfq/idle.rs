@@ -307,8 +307,12 @@ impl Cfq {
             queue: q,
             start_time,
             cic: c,
+            dispatched_at,
             ..
         } = self.in_flight.swap_remove(index);
+        self.queues[q]
+            .service_time
+            .sample(now.saturating_sub(dispatched_at));
         let sync = rq.is_sync();
         self.log_q(
             trace,

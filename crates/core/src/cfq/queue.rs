@@ -55,6 +55,8 @@ pub(crate) struct InFlight {
     pub queue: QId,
     pub start_time: Time,
     pub cic: usize,
+    /// When the device got it (seed 000 fix: per-queue device service time).
+    pub dispatched_at: Time,
 }
 
 /// Scheduling class of a queue after mapping NONE (`RT`, `BE` or `Idle` only).
@@ -114,6 +116,9 @@ pub(crate) struct CfqQueue {
     pub dispatched: u32,
     pub prio_pending: u32,
     pub seek_history: u32,
+    /// Decaying average of the device time of this queue's requests (dispatch to completion),
+    /// kept with think time's arithmetic; only the seed 000 fix reads it.
+    pub service_time: super::think_time::Ttime,
     pub last_request_pos: u64,
     pub new_cfqq: Option<QId>,
     /// Process references (contexts pointing here, plus ones pre-taken by a planned merge).

@@ -88,7 +88,9 @@ impl Cfq {
                 let cfqq = &self.queues[q];
                 let fast_device = cfqq.slice_new
                     || cfqq.slice_end.wrapping_sub(now) > now.wrapping_sub(cfqq.slice_start);
-                if (self.tun.deep_fast_clear || self.tun.deep_always_clear)
+                // The seed 000 fix replaces the rule (see `update_idle_window`).
+                let rule_on = self.tun.deep_fast_clear && !self.tun.deep_seeky_fix;
+                if (rule_on || self.tun.deep_always_clear)
                     && seeky(cfqq.seek_history)
                     && cfqq.idle_window
                     && (fast_device || self.tun.deep_always_clear)

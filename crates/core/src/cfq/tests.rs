@@ -911,8 +911,59 @@ fn seed_000_deep_rules() {
     assert_eq!(deep_seeky("deep_fast_clear", 0), (true, true, true));
     // Never marking deep: seekiness closes the idle window at once.
     assert_eq!(deep_seeky("deep_mark", 0), (false, false, false));
-    // The proposed fix: deep is kept (depth is real) but no longer overrides seekiness.
-    assert_eq!(deep_seeky("deep_seeky_fix", 1), (true, false, false));
+    // The fix, before it has measured device and process: 4.20 without rule 8.
+    assert_eq!(deep_seeky("deep_seeky_fix", 1), (true, true, true));
+}
+
+/// One process keeps four seeky reads in flight; each round its requests take `service_ns`
+/// in the device and it thinks `think_ns` before the next four. Returns its idle window.
+fn deep_queue_after_rounds(fix: bool, service_ns: Time, think_ns: Time) -> bool {
+    let mut cfq = hdd();
+    cfq.set_tunable("deep_seeky_fix", if fix { "1" } else { "0" })
+        .unwrap();
+    let mut rec = Rec::default();
+    let mut t = 0;
+    let mut id = 0;
+    for _ in 0..6 {
+        // 8 KiB: larger than a page, so an arrival ends idling at once (a one-page arrival
+        // would leave the timer running, and its expiry clears `deep`, as in the kernel).
+        let batch: Vec<Request> = (0..4)
+            .map(|_| {
+                id += 1;
+                big_read(id, 1, id * 10_000_000)
+            })
+            .collect();
+        for rq in &batch {
+            insert(&mut cfq, *rq, t, &mut rec);
+        }
+        for _ in &batch {
+            dispatch_id(&mut cfq, t, &mut rec);
+        }
+        t += service_ns;
+        for rq in &batch {
+            complete(&mut cfq, *rq, t, &mut rec);
+        }
+        t += think_ns;
+    }
+    let q = cfq.cic(IoContextId(1)).sync_q.unwrap();
+    assert!(
+        cfq.queues[q].deep,
+        "four queued requests mark the queue deep"
+    );
+    cfq.queues[q].idle_window
+}
+
+/// The seed 000 fix keeps idling for a deep seeky queue while the device is slower than
+/// the process (a slow disk: it stays backlogged), and stops at once when the device is
+/// faster (a cached array: idling would only waste it). Pristine 4.20 idles in both cases
+/// (rule 8 needs a dry queue at select time, which this single busy queue never meets).
+#[test]
+fn seed_000_fix_idles_only_while_the_device_is_slower() {
+    let slow_disk = (10 * MS, 0);
+    let fast_array = (MS / 10, 2 * MS);
+    assert!(deep_queue_after_rounds(true, slow_disk.0, slow_disk.1));
+    assert!(!deep_queue_after_rounds(true, fast_array.0, fast_array.1));
+    assert!(deep_queue_after_rounds(false, fast_array.0, fast_array.1));
 }
 
 /// Forced dispatch hands over everything, in service order, and leaves nothing busy.

@@ -43,8 +43,13 @@ impl Ttime {
     /// Kernel: __cfq_update_io_thinktime(). Fixed point: samples count in 1/256 units.
     pub(crate) fn update(&mut self, now: Time, clamp: Time) {
         let elapsed = now.wrapping_sub(self.last_end_request).min(2 * clamp);
+        self.sample(elapsed);
+    }
+
+    /// Folds one observation into the decaying average (weight 1/8, as think time does).
+    pub(crate) fn sample(&mut self, value: u64) {
         self.ttime_samples = (7 * self.ttime_samples + 256) / 8;
-        self.ttime_total = (7 * self.ttime_total + 256 * elapsed) / 8;
+        self.ttime_total = (7 * self.ttime_total + 256 * value) / 8;
         self.ttime_mean = (self.ttime_total + 128) / self.ttime_samples;
     }
 }
@@ -115,9 +120,20 @@ impl Cfq {
         let cfqq = &self.queues[q];
         let is_seeky = seeky(cfqq.seek_history);
         let (exited, ttime) = (self.cics[c].exited, self.cics[c].ttime);
-        // Seed 000 fix: `deep` no longer overrides seekiness, so a seeky queue leaves the
-        // idle window (and becomes preemptible as SYNC_NOIDLE) at its first seeky verdict.
-        let deep_excuses_seeks = cfqq.deep && !self.tun.deep_seeky_fix;
+        // Seed 000 fix (iosched's reading of Patlasov's two complaints about 8e1ac6655104:
+        // the flags outlive the condition until select time, and "slice half used" misjudges
+        // a slow disk as fast): decide at every arrival, from what the device actually does.
+        // A deep seeky queue keeps its idle window only while the device is slower than the
+        // process, i.e. its requests spend longer in the device (dispatch to completion)
+        // than the process thinks between a completion and its next request. Then the queue
+        // stays backlogged and idling costs little; otherwise the device waits on the
+        // process, idling wastes it, and the queue turns SYNC_NOIDLE at once, so others
+        // may preempt it. Before both averages are valid the kernel's rule applies.
+        let device_slower_than_process = !ttime.valid()
+            || !cfqq.service_time.valid()
+            || cfqq.service_time.ttime_mean > ttime.ttime_mean;
+        let deep_excuses_seeks =
+            cfqq.deep && (!self.tun.deep_seeky_fix || device_slower_than_process);
         let next_noidle = self.next_pending(q).is_some_and(|p| req_noidle(&p.rq));
         if next_noidle || exited || self.tun.slice_idle_ns == 0 || (!deep_excuses_seeks && is_seeky)
         {

@@ -18,12 +18,14 @@
 //! - `deep_mark` (seed 000): 0 never marks a queue `deep` (the seed's commented-out marking).
 //! - `deep_always_clear` (seed 000): 1 is the seed's "always clear" experiment: rule 8 fires
 //!   without its slice-progress test.
-//! - `deep_seeky_fix` (seed 000, the proposed fix as iosched defines it): in the idle-window
-//!   update `deep` no longer excuses seekiness, so a seeky queue loses its idle window at the
-//!   arrival that makes it seeky, whatever its depth; `deep` itself is still marked and still
-//!   clears as in 4.20. The queue then idles only as the last queue of its SYNC_NOIDLE tree
-//!   and is preemptible under rules 9 and 11 at once, instead of after the time gap the
-//!   seed describes.
+//! - `deep_seeky_fix` (seed 000, the proposed fix as iosched defines it from the seed's two
+//!   complaints about 8e1ac6655104 — the flags outlive their cause until select time, and
+//!   "less than half the slice used" misjudges a slow disk as fast): rule 8 is off, and at
+//!   every arrival a deep seeky queue keeps its idle window only while the device is slower
+//!   than the process: the decaying average of its requests' device time (dispatch to
+//!   completion) exceeds the process's think time. On a slow disk the queue stays
+//!   backlogged and keeps its idled slices (as without 8e1ac6655104); on a fast array it
+//!   turns SYNC_NOIDLE at the arrival that shows it, and is preemptible at once.
 //! - `rampup_any_sync` (seed 003): 1 keys the low_latency async depth ramp-up on *every* sync
 //!   completion, as 2.6.32 did (`last_end_sync_rq`); 0 keys it on delayed sync completions
 //!   only (573412b29586, 2.6.33 onwards).
@@ -230,7 +232,7 @@ pub(crate) static TUNABLES: [TunableSpec; 24] = [
     switch(
         "deep_seeky_fix",
         0,
-        "seed 000 fix: deep no longer keeps a seeky queue idle-windowed",
+        "seed 000 fix: deep keeps a seeky queue idling only while the device is slower than it",
     ),
     switch(
         "rampup_any_sync",
