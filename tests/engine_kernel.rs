@@ -237,7 +237,15 @@ fn sigint_stops_fio_reports_and_restores() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Our cgroup directory appears just before fio starts; then give fio a moment.
+    let cgroup = format!("/sys/fs/cgroup/blkio/iosched-{pid}");
+    for _ in 0..300 {
+        if std::path::Path::new(&cgroup).exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(1000));
     Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

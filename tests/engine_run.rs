@@ -147,7 +147,15 @@ fn sigint_stops_submission_and_prints_partial_results() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    // The engine creates the target once its SIGINT handler is in place; wait for it (a
+    // loaded machine may take a while to start the binary), then let it run a little.
+    for _ in 0..300 {
+        if std::path::Path::new(&target).exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
     let killed = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

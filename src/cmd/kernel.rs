@@ -258,6 +258,8 @@ pub fn kernel(args: KernelArgs) -> CmdResult {
         )));
     }
     let tunables = parse_set(&args.set)?;
+    // From here on Ctrl-C only sets a flag, so the device is always put back.
+    let stop = signal::install_sigint();
     let fio_version = Command::new(&args.fio)
         .arg("--version")
         .output()
@@ -401,7 +403,12 @@ pub fn kernel(args: KernelArgs) -> CmdResult {
         OutputFormat::Normal => "normal",
         OutputFormat::Terse => "terse",
     };
-    let stop = signal::install_sigint();
+    if stop.load(Ordering::Relaxed) {
+        return Err(Failure {
+            error: anyhow!("interrupted before fio started; the device is as it was"),
+            code: EXIT_INTERRUPTED,
+        });
+    }
     let mut child = Command::new(&args.fio)
         .arg(format!("--output-format={format}"))
         .arg(format!("--output={}", fio_output.display()))
