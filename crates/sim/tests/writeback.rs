@@ -323,7 +323,7 @@ fn buffered_runs_are_deterministic() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(16))]
+    #![proptest_config(ProptestConfig::with_cases(48))]
 
     /// Random mixes of buffered and direct jobs, schedulers and flusher modes: every request
     /// is queued, issued and completed once (the simulator's own checks run too), and with
@@ -422,5 +422,27 @@ fn dbench_like_clients_in_a_cgroup_on_hdd_with_cfq() {
     );
     for stats in &outcome.clones {
         assert!(stats.runtime_ms() > 0);
+    }
+}
+
+/// Regression (found by the mix property): random rewrites redirty pages the flusher has
+/// under writeback; end_fsync must wait for that writeback and write them again, however
+/// many flusher completions it sees meanwhile.
+#[test]
+fn fsync_writes_pages_redirtied_under_writeback() {
+    for (size, mem) in [(2 << 20, "8m"), (5 << 20, "13m")] {
+        let mut spec = buffered("j0", RwMode::RandWrite, size);
+        spec.end_fsync = true;
+        let outcome = run_with(
+            &[spec],
+            "cfq",
+            0,
+            &[("mem", mem), ("flusher", "per-bdi")],
+            &mut Witness::default(),
+        );
+        let fs = outcome.fs.unwrap();
+        assert!(fs.pages_dirtied > 0);
+        assert_eq!(fs.dirty_pages_at_end, 0, "{mem}");
+        assert_eq!(fs.pages_written_back, fs.pages_dirtied, "{mem}");
     }
 }

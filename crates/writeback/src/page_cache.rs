@@ -185,6 +185,11 @@ impl PageCache {
         }
     }
 
+    /// Whether a page is cached and dirty.
+    pub fn is_dirty(&self, file: FileId, index: u64) -> bool {
+        self.files[file as usize].dirty.contains(&index)
+    }
+
     /// Marks a page used (moves a clean page to the young end of the LRU).
     pub fn touch(&mut self, file: FileId, index: u64) {
         let stamp = self.next_stamp;

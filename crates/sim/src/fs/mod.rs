@@ -2,8 +2,9 @@
 //! cache and writeback policy of `iosched-writeback`, a jbd2-like journal, and the
 //! writeback and journal threads as simulated processes.
 //!
-//! It is active for jobs with `direct=0` (any ioengine, `mmap` included: a store to a mapped
-//! page dirties it like a `write()`); `direct=1` jobs bypass it as O_DIRECT bypasses the
+//! It is active for jobs with `direct=0` (any ioengine, `mmap` included: a store to a clean
+//! mapped page faults and dirties it like a `write()`; a store to a page already dirty costs
+//! only the copy and is never throttled); `direct=1` jobs bypass it as O_DIRECT bypasses the
 //! cache. What each buffered operation becomes:
 //! - read: cached pages cost CPU time only; misses become sync reads from the process (the
 //!   request plus any read-ahead window); async read-ahead is issued and not waited for;
@@ -288,7 +289,7 @@ pub(crate) struct FsOp {
     pub submitted_at: Time,
     pub outstanding: u32,
     pub phase: OpPhase,
-    /// fsync write rounds done.
+    /// fsync write passes issued.
     pub round: u8,
 }
 
@@ -450,6 +451,8 @@ impl FsState {
     }
 
     pub fn outcome(&self) -> FsOutcome {
+        // One O(pages) walk per run: the cache's counts agree with its pages.
+        self.wb.check_invariants();
         let cache = self.wb.cache();
         FsOutcome {
             throttled_ns: self.throttled_ns.clone(),
