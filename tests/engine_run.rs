@@ -367,3 +367,16 @@ fn the_engine_writes_traces_and_decisions() {
         serde_json::from_str::<serde_json::Value>(line).expect("one JSON object per line");
     }
 }
+
+/// `iosched compare` refuses what is not fio JSON with status 2, naming the file.
+#[test]
+fn compare_refuses_files_that_are_not_fio_json() {
+    let scratch = Scratch::new("compare");
+    let good = scratch.file("a.json", r#"{"jobs": []}"#);
+    let bad = scratch.file("b.json", "not json");
+    let out = iosched(&["compare", &good, &bad]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("b.json"));
+    let out = iosched(&["compare", &good, &good, "--titles", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+}
