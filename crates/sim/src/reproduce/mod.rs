@@ -75,13 +75,17 @@ pub fn run_row(
     let jobs = fio::parse_files(&paths, &parse_context).map_err(|e| context(e.to_string()))?;
     let device = preset(&table.device)
         .ok_or_else(|| context(format!("no device preset '{}'", table.device)))?;
+    // Writeback and file-system knobs (`flusher`, `dirty_ratio`, `mem`, `barrier`...) go to
+    // the simulated kernel; everything else is a scheduler tunable.
+    let (fs_knobs, tunables): (Vec<_>, Vec<_>) = row
+        .set
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .partition(|(name, _)| crate::fs::FsConfig::is_knob(name));
     let config = SimConfig {
         scheduler: row.scheduler.clone(),
-        tunables: row
-            .set
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        tunables,
+        fs_knobs,
         seed,
         ..SimConfig::default()
     };
