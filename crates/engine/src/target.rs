@@ -67,6 +67,14 @@ pub fn probe(path: &str) -> Result<Target, EngineError> {
     let metadata = match fs::metadata(path) {
         Ok(metadata) => metadata,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            // A mistyped device name must not become a new regular file under /dev.
+            if path.starts_with("/dev/") {
+                return Err(EngineError::io(
+                    path,
+                    "no such device (not creating a file under /dev)",
+                    error,
+                ));
+            }
             let parent = Path::new(path)
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
@@ -253,6 +261,13 @@ mod tests {
     fn dev_names_split_major_and_minor() {
         assert_eq!(dev_name((7 << 8) | 3), "7:3");
         assert_eq!(dev_name((259 << 8) | 1), "259:1");
+    }
+
+    #[test]
+    fn a_missing_device_is_not_created_as_a_file() {
+        let error = probe("/dev/iosched-no-such-device").unwrap_err();
+        assert!(error.to_string().contains("no such device"), "{error}");
+        assert!(!std::path::Path::new("/dev/iosched-no-such-device").exists());
     }
 
     #[test]
