@@ -315,11 +315,12 @@ impl<'a> Simulation<'a> {
             }
         }
 
+        // Knobs are checked even when no job is buffered, so a typo fails either way.
+        let mut fs_config = crate::fs::FsConfig::default();
+        for (name, value) in &config.fs_knobs {
+            fs_config.set(name, value).map_err(SimError::FsKnob)?;
+        }
         let fs = if jobs.iter().any(|job| !job.direct) {
-            let mut fs_config = crate::fs::FsConfig::default();
-            for (name, value) in &config.fs_knobs {
-                fs_config.set(name, value).map_err(SimError::FsKnob)?;
-            }
             Some(Box::new(crate::fs::FsState::new(
                 fs_config,
                 jobs,

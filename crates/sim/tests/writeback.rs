@@ -446,3 +446,26 @@ fn fsync_writes_pages_redirtied_under_writeback() {
         assert_eq!(fs.pages_written_back, fs.pages_dirtied, "{mem}");
     }
 }
+
+/// A bad writeback knob is an error naming it, whether or not a job is buffered.
+#[test]
+fn bad_knobs_are_refused() {
+    let mut spec = JobSpec::new("d");
+    spec.direct = true;
+    spec.size = Some(SizeOrPercent::Bytes(1 << 20));
+    for (name, value) in [
+        ("dirty_ratio", "150"),
+        ("flusher", "kworker"),
+        ("barrier", "yes"),
+    ] {
+        let config = SimConfig {
+            fs_knobs: vec![(name.to_string(), value.to_string())],
+            ..SimConfig::default()
+        };
+        let device = FixedDevice::new(FixedParams::default());
+        let error = Simulation::new(std::slice::from_ref(&spec), Box::new(device), config)
+            .err()
+            .expect("refused");
+        assert!(error.to_string().contains(name), "{error}");
+    }
+}
