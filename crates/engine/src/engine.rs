@@ -394,7 +394,15 @@ impl<'a> Engine<'a> {
             .flat_map(|spec| spec.bs.iter().map(|bs| bs.max()))
             .max()
             .unwrap_or(4096);
-        let buffers = BufferPool::new(queue_depth as usize, max_bs as usize);
+        // The jobs can never have more I/O in flight than the sum of their clones' depths:
+        // no more buffers than that, however deep the device (nr_requests x bs adds up).
+        let total_depth: u64 = layout
+            .clones
+            .iter()
+            .map(|plan| u64::from(jobs[plan.job].effective_depth()))
+            .sum();
+        let slots = total_depth.clamp(1, u64::from(queue_depth)) as usize;
+        let buffers = BufferPool::new(slots, max_bs as usize);
         let iovecs = buffers.iovecs();
         // SAFETY: the iovecs describe the pool's slots, which live as long as `buffers`;
         // `buffers` is a field of the engine declared after `ring`, so the ring (and with it the
