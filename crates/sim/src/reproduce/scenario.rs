@@ -193,3 +193,67 @@ pub fn load_all(root: &Path) -> Result<Vec<Scenario>, ScenarioError> {
     dirs.sort();
     dirs.iter().map(|dir| Scenario::load(dir)).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario_dir(name: &str, json: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("iosched-scn-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("scenario.json"), json).unwrap();
+        std::fs::write(dir.join("job.fio"), "[j]\nsize=1m\n").unwrap();
+        dir
+    }
+
+    const TABLE: &str = r#""tables": [{ "id": "t", "title": "T", "device": "fixed",
+        "jobfiles": ["job.fio"], "unit": "MB/s",
+        "columns": [{ "header": "a", "metric": "total_mb_s" }],
+        "rows": [{ "label": "r", "scheduler": "noop", "seed_values": SEEDS }] }]"#;
+
+    fn json(seeds: &str, comparisons: &str) -> String {
+        format!(
+            r#"{{ "seed": "9", "title": "x", "source": "y", {}, "comparisons": {comparisons} }}"#,
+            TABLE.replace("SEEDS", seeds)
+        )
+    }
+
+    #[test]
+    fn a_valid_scenario_loads() {
+        let dir = scenario_dir("ok", &json("[1.0]", "[]"));
+        assert_eq!(Scenario::load(&dir).unwrap().tables[0].rows.len(), 1);
+    }
+
+    #[test]
+    fn seed_values_must_match_columns() {
+        let dir = scenario_dir("cols", &json("[1.0, 2.0]", "[]"));
+        let error = Scenario::load(&dir).unwrap_err().to_string();
+        assert!(
+            error.contains("scenario.json") && error.contains("2 seed values for 1 columns"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn comparisons_must_name_existing_rows() {
+        let dir = scenario_dir(
+            "cmp",
+            &json(
+                "[1.0]",
+                r#"[{ "name": "c", "table": "t", "a": "r", "b": "nosuch" }]"#,
+            ),
+        );
+        let error = Scenario::load(&dir).unwrap_err().to_string();
+        assert!(error.contains("no row 'nosuch'"), "{error}");
+    }
+
+    #[test]
+    fn unknown_fields_are_refused_with_a_line() {
+        let dir = scenario_dir("field", r#"{ "seed": "9", "bogus": 1 }"#);
+        let error = Scenario::load(&dir).unwrap_err().to_string();
+        assert!(
+            error.contains("line 1") && error.contains("bogus"),
+            "{error}"
+        );
+    }
+}
