@@ -20,9 +20,9 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context};
 use clap::Args;
-use iosched_engine::layout::lay_out;
 use iosched_engine::{safety, signal, target, TargetKind};
 use iosched_workload::fio::{self, ParseContext};
+use iosched_workload::layout::lay_out;
 use iosched_workload::JobSet;
 use serde_json::{json, Value};
 
@@ -168,7 +168,7 @@ fn read_tunables(queue: &Path) -> Vec<(String, String)> {
 /// The generated fio job file: globals, then one section per clone on its own byte range.
 fn job_file(
     jobs: &JobSet,
-    layout: &iosched_engine::layout::Layout,
+    layout: &iosched_workload::layout::Layout,
     device: &str,
     cgroup_root: &str,
 ) -> String {

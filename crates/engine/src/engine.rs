@@ -32,12 +32,12 @@ use iosched_workload::runner::{JobRunner, Step};
 use iosched_workload::{JobSpec, RwMode};
 
 use crate::buffer::BufferPool;
-use crate::cgroups::Cgroups;
 use crate::error::EngineError;
-use crate::layout::{lay_out, Layout};
 use crate::safety;
 use crate::target::{self, Target, TargetKind};
 use crate::verify::{self, VerifyMethod};
+use iosched_workload::cgroups::Cgroups;
+use iosched_workload::layout::{lay_out, Layout};
 
 /// First pid shown for a clone, as the simulator numbers them.
 const FIRST_PID: u32 = 1000;

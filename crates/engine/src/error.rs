@@ -74,3 +74,12 @@ impl EngineError {
         }
     }
 }
+
+impl From<iosched_workload::layout::LayoutError> for EngineError {
+    fn from(error: iosched_workload::layout::LayoutError) -> Self {
+        EngineError::Layout {
+            job: error.job,
+            message: error.message,
+        }
+    }
+}

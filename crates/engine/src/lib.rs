@@ -27,11 +27,9 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod buffer;
-pub mod cgroups;
 pub mod crc32c;
 pub mod engine;
 pub mod error;
-pub mod layout;
 pub mod md5;
 pub mod results;
 pub mod safety;

@@ -5,13 +5,14 @@
 //! byte-identical results.
 #![forbid(unsafe_code)]
 
-pub mod cgroups;
 pub mod device;
 pub mod event;
 pub mod fs;
-pub mod layout;
 pub mod reproduce;
 pub mod results;
 pub mod simulation;
+
+/// Job-file placement and cgroup interning are shared with the real engine.
+pub use iosched_workload::{cgroups, layout};
 
 pub use simulation::{SimConfig, SimError, SimOutcome, Simulation};

@@ -243,8 +243,12 @@ impl<'a> Simulation<'a> {
                 .set_tunable(name, value)
                 .map_err(SimError::Tunable)?;
         }
-        let layout =
-            lay_out(jobs, device.capacity_sectors(), config.seed).map_err(SimError::Layout)?;
+        let layout = lay_out(
+            jobs,
+            Some(device.capacity_sectors() * SECTOR_SIZE),
+            config.seed,
+        )
+        .map_err(SimError::Layout)?;
 
         let mut cgroups = Cgroups::new();
         let mut processes = Vec::new();
@@ -279,7 +283,7 @@ impl<'a> Simulation<'a> {
                 file_sectors: plan
                     .files
                     .iter()
-                    .map(|&file| layout.files[file].start_sector)
+                    .map(|&file| layout.files[file].start_sector())
                     .collect(),
                 direct: spec.direct,
                 started_at: 0,

@@ -12,9 +12,11 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod cgroups;
 pub mod fio;
 pub mod generator;
 pub mod job;
+pub mod layout;
 pub mod rng;
 pub mod runner;
 

@@ -183,7 +183,7 @@ pub fn journal_area(layout: &Layout, capacity_sectors: u64) -> (u64, u64) {
         .files
         .iter()
         .filter(|f| !f.name.starts_with("/dev/"))
-        .map(|f| f.start_sector + f.bytes.div_ceil(SECTOR_SIZE))
+        .map(|f| f.start_sector() + f.bytes.div_ceil(SECTOR_SIZE))
         .max()
         .unwrap_or(mib);
     let start = end.div_ceil(mib) * mib;
@@ -366,7 +366,7 @@ impl FsState {
             assert_eq!(id as usize, index, "file ids follow the layout");
             let is_device = file.name.starts_with("/dev/");
             files.push(FileMap {
-                extents: vec![(0, file.start_sector, file.bytes.max(PAGE_SIZE))],
+                extents: vec![(0, file.start_sector(), file.bytes.max(PAGE_SIZE))],
                 is_device,
             });
             let written = is_device

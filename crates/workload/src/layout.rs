@@ -1,20 +1,33 @@
-//! Where each job clone's files live on the target, by the simulator's rules, so that one job
-//! file means the same bytes under both drivers.
+//! Where each job clone's files live on the target (a simulated device, a real file or a
+//! block device), shared by both drivers so that one job file means the same bytes in each.
 //!
 //! Files are named as fio names them (`filename=` entries are shared by the clones that name
 //! them; otherwise `jobname.clone.filenum`). Each distinct file is one contiguous extent of the
 //! target, allocated in order of first mention from 1 MiB on, 1 MiB aligned. A
 //! `filename=/dev/...` entry stands for the whole target from byte 0.
-//!
-//! Choice: this mirrors `iosched-sim`'s `layout.rs` rather than sharing it, because the two
-//! drivers may not depend on each other; moving it into `iosched-workload` would remove the
-//! copy.
 
-use iosched_workload::generator::FileRegion;
-use iosched_workload::rng::Rng;
-use iosched_workload::{JobSpec, SizeOrPercent};
+use std::fmt;
 
-use crate::error::EngineError;
+use iosched_core::SECTOR_SIZE;
+
+use crate::generator::FileRegion;
+use crate::job::{JobSpec, SizeOrPercent};
+use crate::rng::Rng;
+
+/// A job that cannot be laid out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayoutError {
+    pub job: String,
+    pub message: String,
+}
+
+impl fmt::Display for LayoutError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "job '{}': {}", self.job, self.message)
+    }
+}
+
+impl std::error::Error for LayoutError {}
 
 /// 1 MiB: extent alignment and the untouched head of the target.
 const ALIGN_BYTES: u64 = 1 << 20;
@@ -26,6 +39,13 @@ pub struct FileExtent {
     /// First byte on the target.
     pub start: u64,
     pub bytes: u64,
+}
+
+impl FileExtent {
+    /// Where the file starts, in 512-byte sectors.
+    pub fn start_sector(&self) -> u64 {
+        self.start / SECTOR_SIZE
+    }
 }
 
 /// One job clone's files and its byte range in each.
@@ -72,12 +92,12 @@ fn file_names(spec: &JobSpec, clone: u32) -> Vec<String> {
 
 /// Lays out every clone on a target of `capacity` bytes; `None` means a regular file that
 /// will be grown to fit.
-pub fn lay_out(jobs: &[JobSpec], capacity: Option<u64>, seed: u64) -> Result<Layout, EngineError> {
+pub fn lay_out(jobs: &[JobSpec], capacity: Option<u64>, seed: u64) -> Result<Layout, LayoutError> {
     let mut rng = Rng::for_stream(seed, u64::MAX);
     let mut layout = Layout::default();
     let mut needed: Vec<u64> = Vec::new();
     for (job_index, spec) in jobs.iter().enumerate() {
-        let error = |message: String| EngineError::Layout {
+        let error = |message: String| LayoutError {
             job: spec.name.clone(),
             message,
         };
@@ -170,7 +190,7 @@ pub fn lay_out(jobs: &[JobSpec], capacity: Option<u64>, seed: u64) -> Result<Lay
         if is_device_path(&file.name) {
             let capacity = capacity.unwrap_or(0);
             if bytes > capacity {
-                return Err(EngineError::Layout {
+                return Err(LayoutError {
                     job: file.name.clone(),
                     message: format!("needs {bytes} bytes, the target has {capacity}"),
                 });
@@ -180,7 +200,7 @@ pub fn lay_out(jobs: &[JobSpec], capacity: Option<u64>, seed: u64) -> Result<Lay
         }
         if let Some(capacity) = capacity {
             if next_free + bytes > capacity {
-                return Err(EngineError::Layout {
+                return Err(LayoutError {
                     job: file.name.clone(),
                     message: format!(
                         "file of {bytes} bytes does not fit on the target ({capacity} bytes from 1 MiB on)"
@@ -228,5 +248,35 @@ mod tests {
     fn jobs_larger_than_the_device_are_refused() {
         let spec = job("big", 8 << 20);
         assert!(lay_out(&[spec], Some(8 << 20), 1).is_err());
+    }
+
+    #[test]
+    fn named_files_are_shared_and_size_is_split() {
+        let mut a = job("a", 8 << 20);
+        a.filenames = vec!["f1".into(), "f2".into()];
+        let mut b = job("b", 2 << 20);
+        b.filenames = vec!["f1".into()];
+        let layout = lay_out(&[a, b], Some(1 << 30), 1).unwrap();
+        assert_eq!(layout.files.len(), 2);
+        assert_eq!(layout.clones[0].regions[0].len, 4 << 20);
+        assert_eq!(layout.clones[1].files, [0]);
+    }
+
+    #[test]
+    fn offset_increment_separates_clones_on_a_device() {
+        let mut spec = job("raw", 1 << 20);
+        spec.filenames = vec!["/dev/sdb".into()];
+        spec.numjobs = 2;
+        spec.offset_increment = 1 << 20;
+        let layout = lay_out(&[spec], Some(1 << 30), 1).unwrap();
+        assert_eq!(layout.files[0].start_sector(), 0);
+        assert_eq!(layout.clones[1].regions[0].start, 1 << 20);
+    }
+
+    #[test]
+    fn missing_size_is_an_error_naming_the_job() {
+        let spec = JobSpec::new("nosize");
+        let err = lay_out(&[spec], Some(1 << 30), 1).unwrap_err();
+        assert!(err.to_string().starts_with("job 'nosize': size="), "{err}");
     }
 }
