@@ -9,7 +9,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{anyhow, Context};
 use iosched_core::Trace;
-use iosched_engine::{results, signal, Engine, EngineConfig, EngineError, EngineOutcome};
+use iosched_engine::{signal, Engine, EngineConfig, EngineError, EngineOutcome};
 use iosched_report::blkparse::BlkparseText;
 use iosched_report::blktrace::{BlktraceBinary, TraceLabels};
 use iosched_report::decisions::{DecisionLog, TraceFanout};
@@ -195,7 +195,12 @@ pub fn run(args: RunArgs) -> CmdResult {
     sinks.finish()?;
     let wall = wall_start.elapsed();
 
-    let mut run = results::run_result(&outcome, &jobs);
+    let mut run = iosched_report::results::run_result(
+        &outcome.clones,
+        &outcome.clone_jobs,
+        &jobs,
+        &outcome.disk,
+    );
     let tunables: Map<String, Value> = outcome
         .tunables
         .iter()

@@ -14,7 +14,7 @@ use iosched_report::decisions::{DecisionLog, TraceFanout};
 use iosched_report::stats::RunResult;
 use iosched_sim::device::file::load_device_file;
 use iosched_sim::device::{preset, presets};
-use iosched_sim::{results, SimConfig, Simulation};
+use iosched_sim::{SimConfig, Simulation};
 use iosched_workload::fio::{self, ParseContext};
 use serde_json::{json, Map, Value};
 
@@ -195,7 +195,12 @@ pub fn run(args: RunArgs) -> CmdResult {
     sinks.finish()?;
     let wall = wall_start.elapsed();
 
-    let mut run = results::run_result(&outcome, &jobs);
+    let mut run = iosched_report::results::run_result(
+        &outcome.clones,
+        &outcome.clone_jobs,
+        &jobs,
+        &outcome.disk,
+    );
     let tunables: Map<String, Value> = outcome
         .tunables
         .iter()

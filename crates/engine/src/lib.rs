@@ -5,7 +5,7 @@
 //! go into the chosen scheduler; what it dispatches is submitted with `O_DIRECT` from
 //! registered, aligned buffers, at most `nr_requests` at a time; its idle deadlines become the
 //! loop's wait timeouts; completions reach it with the real clock. Results come back in the
-//! simulator's shape ([`results::run_result`]), so every output format works unchanged.
+//! simulator's shape (`iosched_report::results::run_result`), so every output format works unchanged.
 //!
 //! Before the first write the target is checked ([`safety`]): a block device that is mounted,
 //! partitioned, held, or carries a file-system signature is refused unless forced. Jobs with
@@ -31,7 +31,6 @@ pub mod crc32c;
 pub mod engine;
 pub mod error;
 pub mod md5;
-pub mod results;
 pub mod safety;
 pub mod signal;
 pub mod target;

@@ -42,6 +42,7 @@ pub mod fio_terse;
 pub mod histogram;
 pub mod mmtests;
 pub mod plot;
+pub mod results;
 pub mod stats;
 
 pub use histogram::LatStat;

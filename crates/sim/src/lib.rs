@@ -9,7 +9,6 @@ pub mod device;
 pub mod event;
 pub mod fs;
 pub mod reproduce;
-pub mod results;
 pub mod simulation;
 
 /// Job-file placement and cgroup interning are shared with the real engine.
