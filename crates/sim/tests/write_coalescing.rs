@@ -251,3 +251,23 @@ fn random_writes_stay_at_random_rate() {
         );
     }
 }
+
+/// The same streams twice give the same figure, to the bit.
+#[test]
+fn interleaved_streams_are_deterministic() {
+    for name in ["hdd-7200", "raid0-8x10k"] {
+        let run = || {
+            let mut device = preset(name).unwrap();
+            interleaved_streams(
+                device.as_mut(),
+                4,
+                3,
+                PACKED,
+                false,
+                NSEC_PER_SEC,
+                NSEC_PER_SEC,
+            )
+        };
+        assert_eq!(run().to_bits(), run().to_bits(), "{name}");
+    }
+}
