@@ -1041,7 +1041,7 @@ impl HddDevice {
             }
         }
         self.stop_stream(time);
-        // Ageing bound first: the oldest host command, then the oldest dirty extent.
+        // Ageing bound first for host commands (dirty extents age inside `pick_destage`).
         if use_host {
             let oldest = (0..self.queue.len())
                 .min_by_key(|&i| (self.queue[i].arrival, i))
