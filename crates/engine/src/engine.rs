@@ -21,8 +21,8 @@ use std::time::Instant;
 
 use io_uring::{opcode, types, IoUring};
 use iosched_core::{
-    new_elevator, CgroupId, DeviceInfo, Dispatch, Elevator, IoContextId, IoPrio, IoPrioClass, Op,
-    ReqFlags, Request, RequestId, ServiceSummary, Time, TunableValue, NSEC_PER_MSEC, SECTOR_SIZE,
+    new_elevator, CgroupId, DeviceInfo, Dispatch, Elevator, IoContextId, IoPrio, Op, ReqFlags,
+    Request, RequestId, ServiceSummary, Time, TunableValue, NSEC_PER_MSEC, SECTOR_SIZE,
 };
 use iosched_core::{RqEvent, Trace};
 use iosched_report::stats::{DiskStats, JobStats, DDIR_READ};
@@ -38,9 +38,8 @@ use crate::target::{self, Target, TargetKind};
 use crate::verify::{self, VerifyMethod};
 use iosched_workload::cgroups::Cgroups;
 use iosched_workload::layout::{lay_out, Layout};
+use iosched_workload::processes::{identities, prerequisites, ProcessIdentity};
 
-/// First pid shown for a clone, as the simulator numbers them.
-const FIRST_PID: u32 = 1000;
 /// Index of the target in the ring's registered file table.
 const TARGET_FILE: types::Fixed = types::Fixed(0);
 
@@ -409,27 +408,19 @@ impl<'a> Engine<'a> {
         // registration) is dropped first.
         let fixed_buffers = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
 
-        let mut cgroups = Cgroups::new();
+        let (identities, cgroups) = identities(jobs, &layout);
         let mut processes = Vec::new();
         let mut stats = Vec::new();
         let mut job_processes = vec![Vec::new(); jobs.len()];
-        for (index, plan) in layout.clones.iter().enumerate() {
+        for (index, (plan, identity)) in layout.clones.iter().zip(&identities).enumerate() {
             let spec = &jobs[plan.job];
-            let cgroup = match &spec.cgroup {
-                Some(path) => {
-                    let id = cgroups.intern(path);
-                    if let Some(weight) = spec.cgroup_weight {
-                        cgroups.set_weight(id, weight);
-                    }
-                    id
-                }
-                None => CgroupId::ROOT,
-            };
-            let mut ioprio = spec.ioprio;
-            if ioprio.class == IoPrioClass::None {
-                ioprio.level = ((spec.nice + 20) / 5).clamp(0, 7) as u8;
-            }
-            let pid = FIRST_PID + index as u32;
+            let ProcessIdentity {
+                pid,
+                ioc,
+                cgroup,
+                ioprio,
+                ..
+            } = *identity;
             job_processes[plan.job].push(index);
             let method = methods[plan.job];
             let read_only = matches!(spec.rw, RwMode::Read | RwMode::RandRead);
@@ -437,7 +428,7 @@ impl<'a> Engine<'a> {
                 job: plan.job,
                 runner: None,
                 pid,
-                ioc: IoContextId(pid),
+                ioc,
                 cgroup,
                 ioprio,
                 file_starts: plan.files.iter().map(|&f| layout.files[f].start).collect(),
@@ -459,27 +450,14 @@ impl<'a> Engine<'a> {
                 &spec.percentile_list,
             ));
         }
+        // Root too, as the simulator does: `cgroup=/` with a weight sets the root's.
         for spec in cgroups.specs() {
-            if spec.id != CgroupId::ROOT {
-                elevator.add_cgroup(*spec);
-            }
+            elevator.add_cgroup(*spec);
         }
-        let mut prerequisites = vec![Vec::new(); jobs.len()];
-        for (index, spec) in jobs.iter().enumerate() {
-            if spec.stonewall {
-                prerequisites[index].extend(0..index);
-            }
-            if let Some(target_name) = &spec.wait_for {
-                let found = jobs[..index]
-                    .iter()
-                    .position(|job| &job.name == target_name)
-                    .ok_or_else(|| EngineError::WaitFor {
-                        job: spec.name.clone(),
-                        target: target_name.clone(),
-                    })?;
-                prerequisites[index].push(found);
-            }
-        }
+        let prerequisites = prerequisites(jobs).map_err(|e| EngineError::WaitFor {
+            job: e.job,
+            target: e.target,
+        })?;
         Ok(Engine {
             ring,
             buffers,

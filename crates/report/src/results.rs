@@ -6,8 +6,7 @@ use iosched_workload::JobSet;
 
 use crate::stats::{DiskStats, JobStats, RunResult};
 
-/// First pid both drivers give a clone.
-pub const FIRST_PID: u32 = 1000;
+pub use iosched_workload::processes::FIRST_PID;
 
 /// The entries fio would print: `clones[i]` ran job `clone_jobs[i]` of `jobs`.
 pub fn job_entries(clones: &[JobStats], clone_jobs: &[usize], jobs: &JobSet) -> Vec<JobStats> {

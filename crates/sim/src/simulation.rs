@@ -24,14 +24,12 @@ use crate::cgroups::Cgroups;
 use crate::device::{Command, Device};
 use crate::event::{Event, EventQueue};
 use crate::layout::{lay_out, Layout, LayoutError};
+use iosched_workload::processes::{identities, prerequisites};
 
 // The file system's part of the loop (buffered I/O, writeback and journal threads) lives in
 // `fs/driver.rs`, a child module so that it can work on the loop's private state.
 #[path = "fs/driver.rs"]
 mod fs_driver;
-
-/// First pid handed to a simulated process (as if the system had been up a while).
-const FIRST_PID: u32 = 1000;
 
 /// How a simulation is set up besides its jobs and device.
 #[derive(Clone, Debug)]
@@ -250,36 +248,20 @@ impl<'a> Simulation<'a> {
         )
         .map_err(SimError::Layout)?;
 
-        let mut cgroups = Cgroups::new();
+        let (identities, cgroups) = identities(jobs, &layout);
         let mut processes = Vec::new();
         let mut stats = Vec::new();
         let mut job_processes = vec![Vec::new(); jobs.len()];
-        for (index, plan) in layout.clones.iter().enumerate() {
+        for (index, (plan, identity)) in layout.clones.iter().zip(&identities).enumerate() {
             let spec = &jobs[plan.job];
-            let cgroup = match &spec.cgroup {
-                Some(path) => {
-                    let id = cgroups.intern(path);
-                    if let Some(weight) = spec.cgroup_weight {
-                        cgroups.set_weight(id, weight);
-                    }
-                    id
-                }
-                None => CgroupId::ROOT,
-            };
-            let mut ioprio = spec.ioprio;
-            if ioprio.class == iosched_core::IoPrioClass::None {
-                // The kernel derives the level from nice when no ioprio was set.
-                ioprio.level = ((spec.nice + 20) / 5).clamp(0, 7) as u8;
-            }
-            let pid = FIRST_PID + index as u32;
             job_processes[plan.job].push(index);
             processes.push(Process {
                 job: plan.job,
                 runner: None,
-                pid,
-                ioc: IoContextId(pid),
-                cgroup,
-                ioprio,
+                pid: identity.pid,
+                ioc: identity.ioc,
+                cgroup: identity.cgroup,
+                ioprio: identity.ioprio,
                 file_sectors: plan
                     .files
                     .iter()
@@ -302,22 +284,10 @@ impl<'a> Simulation<'a> {
             elevator.add_cgroup(*spec);
         }
 
-        let mut prerequisites = vec![Vec::new(); jobs.len()];
-        for (index, spec) in jobs.iter().enumerate() {
-            if spec.stonewall {
-                prerequisites[index].extend(0..index);
-            }
-            if let Some(target) = &spec.wait_for {
-                let found = jobs[..index]
-                    .iter()
-                    .position(|job| &job.name == target)
-                    .ok_or_else(|| SimError::WaitFor {
-                        job: spec.name.clone(),
-                        target: target.clone(),
-                    })?;
-                prerequisites[index].push(found);
-            }
-        }
+        let prerequisites = prerequisites(jobs).map_err(|e| SimError::WaitFor {
+            job: e.job,
+            target: e.target,
+        })?;
 
         // Knobs are checked even when no job is buffered, so a typo fails either way.
         let mut fs_config = crate::fs::FsConfig::default();

@@ -17,6 +17,7 @@ pub mod fio;
 pub mod generator;
 pub mod job;
 pub mod layout;
+pub mod processes;
 pub mod rng;
 pub mod runner;
 
