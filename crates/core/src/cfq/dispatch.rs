@@ -192,6 +192,7 @@ impl Cfq {
             start_time: pending.start_time,
             cic: pending.cic,
             dispatched_at: now,
+            in_driver_at_dispatch: self.rq_in_driver + 1,
         });
 
         // Activation by the driver happens at once.

@@ -308,11 +308,12 @@ impl Cfq {
             start_time,
             cic: c,
             dispatched_at,
+            in_driver_at_dispatch,
             ..
         } = self.in_flight.swap_remove(index);
         self.queues[q]
             .service_time
-            .sample(now.saturating_sub(dispatched_at));
+            .sample(now.saturating_sub(dispatched_at) / u64::from(in_driver_at_dispatch.max(1)));
         let sync = rq.is_sync();
         self.log_q(
             trace,

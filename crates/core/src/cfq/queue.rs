@@ -55,8 +55,10 @@ pub(crate) struct InFlight {
     pub queue: QId,
     pub start_time: Time,
     pub cic: usize,
-    /// When the device got it (seed 000 fix: per-queue device service time).
+    /// When the device got it, and how many requests the device then held, including it
+    /// (seed 000 fix: the per-request device cost of the queue).
     pub dispatched_at: Time,
+    pub in_driver_at_dispatch: u32,
 }
 
 /// Scheduling class of a queue after mapping NONE (`RT`, `BE` or `Idle` only).
@@ -116,8 +118,10 @@ pub(crate) struct CfqQueue {
     pub dispatched: u32,
     pub prio_pending: u32,
     pub seek_history: u32,
-    /// Decaying average of the device time of this queue's requests (dispatch to completion),
-    /// kept with think time's arithmetic; only the seed 000 fix reads it.
+    /// Decaying average of the device cost of this queue's requests: time from dispatch to
+    /// completion divided by the requests the device held at dispatch, so that sharing the
+    /// device with other queues does not make it look slower. Kept with think time's
+    /// arithmetic; only the seed 000 fix reads it.
     pub service_time: super::think_time::Ttime,
     pub last_request_pos: u64,
     pub new_cfqq: Option<QId>,

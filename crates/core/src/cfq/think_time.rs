@@ -124,8 +124,9 @@ impl Cfq {
         // the flags outlive the condition until select time, and "slice half used" misjudges
         // a slow disk as fast): decide at every arrival, from what the device actually does.
         // A deep seeky queue keeps its idle window only while the device is slower than the
-        // process, i.e. its requests spend longer in the device (dispatch to completion)
-        // than the process thinks between a completion and its next request. Then the queue
+        // process, i.e. its requests cost the device more time each (time in the device over
+        // the requests it held) than the process thinks between a completion and its next
+        // request. Then the queue
         // stays backlogged and idling costs little; otherwise the device waits on the
         // process, idling wastes it, and the queue turns SYNC_NOIDLE at once, so others
         // may preempt it. Before both averages are valid the kernel's rule applies.

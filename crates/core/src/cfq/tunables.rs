@@ -22,8 +22,8 @@
 //!   complaints about 8e1ac6655104 — the flags outlive their cause until select time, and
 //!   "less than half the slice used" misjudges a slow disk as fast): rule 8 is off, and at
 //!   every arrival a deep seeky queue keeps its idle window only while the device is slower
-//!   than the process: the decaying average of its requests' device time (dispatch to
-//!   completion) exceeds the process's think time. On a slow disk the queue stays
+//!   than the process: the decaying average of its requests' device cost (dispatch to
+//!   completion, over the requests the device held) exceeds the process's think time. On a slow disk the queue stays
 //!   backlogged and keeps its idled slices (as without 8e1ac6655104); on a fast array it
 //!   turns SYNC_NOIDLE at the arrival that shows it, and is preemptible at once.
 //! - `rampup_any_sync` (seed 003): 1 keys the low_latency async depth ramp-up on *every* sync
