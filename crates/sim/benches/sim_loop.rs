@@ -27,7 +27,7 @@ fn sim_loop(c: &mut Criterion) {
     let jobs = [job()];
     let mut group = c.benchmark_group("sim_loop");
     group.throughput(Throughput::Elements(REQUESTS));
-    for scheduler in ["noop", "deadline"] {
+    for scheduler in ["noop", "deadline", "cfq"] {
         group.bench_function(format!("{scheduler}_fixed_qd32"), |b| {
             b.iter(|| {
                 let config = SimConfig {
