@@ -5,7 +5,10 @@
 //!   (what adding up aio-stress's per-process "MB/s" lines gives), MB = 2^20 bytes;
 //! * `total_mb_s` — all bytes / the run's simulated time;
 //! * `group_mb_s:PATH` — bytes of the processes in cgroup `PATH` (e.g. `/top-app`) / run time;
-//! * `job_mb_s:NAME` — bytes of job `NAME`'s clones / run time;
+//! * `job_mb_s:NAME` — bytes of job `NAME`'s clones / the time from the first clone's start
+//!   to the last one's end (jobs run one after another under `stonewall` are timed alone);
+//! * `job_kib_s:NAME` — the same in KiB/s, as iozone prints it;
+//! * `job_ops_s:NAME` — I/Os (reads, writes, trims, syncs) of the job per second of its span;
 //! * `util_pct` — device utilisation.
 
 use crate::simulation::SimOutcome;
@@ -52,11 +55,39 @@ pub fn evaluate(metric: &str, outcome: &SimOutcome, job_names: &[String]) -> Res
         }
         return Ok(sum_where(&|clone| outcome.clone_cgroups[clone] == path) / MB / seconds);
     }
-    if let Some(name) = metric.strip_prefix("job_mb_s:") {
+    for (prefix, scale) in [
+        ("job_mb_s:", MB),
+        ("job_kib_s:", 1024.0),
+        ("job_ops_s:", 0.0),
+    ] {
+        let Some(name) = metric.strip_prefix(prefix) else {
+            continue;
+        };
         let Some(job) = job_names.iter().position(|job| job == name) else {
             return Err(format!("metric '{metric}': no job named {name}"));
         };
-        return Ok(sum_where(&|clone| outcome.clone_jobs[clone] == job) / MB / seconds);
+        let clones: Vec<usize> = (0..outcome.clones.len())
+            .filter(|&clone| outcome.clone_jobs[clone] == job)
+            .collect();
+        let start = clones.iter().map(|&c| outcome.clones[c].start_ns).min();
+        let end = clones.iter().map(|&c| outcome.clones[c].end_ns).max();
+        let span = (end.unwrap_or(0) - start.unwrap_or(0)).max(1) as f64 / 1e9;
+        if scale == 0.0 {
+            let ops: u64 = clones
+                .iter()
+                .map(|&c| {
+                    let stats = &outcome.clones[c];
+                    stats.dirs.iter().map(|d| d.total_ios).sum::<u64>() + stats.sync.count()
+                })
+                .sum();
+            return Ok(ops as f64 / span);
+        }
+        return Ok(clones
+            .iter()
+            .map(|&c| clone_bytes(outcome, c) as f64)
+            .sum::<f64>()
+            / scale
+            / span);
     }
     Err(format!("unknown metric '{metric}'"))
 }

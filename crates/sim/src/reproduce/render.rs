@@ -60,6 +60,10 @@ pub fn text(scenarios: &[Scenario], results: &[RowResult], verdicts: &[Verdict])
             for note in &table.notes {
                 let _ = writeln!(out, "  note: {note}");
             }
+            if table.mmtests && table.rows.len() == 2 {
+                out.push('\n');
+                out.push_str(&mmtests_table(scenario, table, results));
+            }
         }
         let mine: Vec<&Verdict> = verdicts
             .iter()
@@ -99,6 +103,41 @@ pub fn text(scenarios: &[Scenario], results: &[RowResult], verdicts: &[Verdict])
         within
     );
     out
+}
+
+/// An A/B table as mmtests' compare script prints it: one line per column, our figures for
+/// the two rows side by side with the change in percent (positive = better).
+fn mmtests_table(
+    scenario: &Scenario,
+    table: &super::scenario::Table,
+    results: &[RowResult],
+) -> String {
+    use iosched_report::mmtests::{compare_table, CompareRow};
+    let ours: Vec<Option<&RowResult>> = table
+        .rows
+        .iter()
+        .map(|row| {
+            results
+                .iter()
+                .find(|r| r.seed == scenario.seed && r.table == table.id && r.label == row.label)
+        })
+        .collect();
+    if ours.iter().any(Option::is_none) {
+        return String::new();
+    }
+    let rows: Vec<CompareRow> = table
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(index, column)| CompareRow {
+            stat: "Ours".to_string(),
+            op: column.header.clone(),
+            higher_is_better: true,
+            values: ours.iter().flatten().map(|r| r.values[index]).collect(),
+        })
+        .collect();
+    let titles: Vec<String> = table.rows.iter().map(|row| row.label.clone()).collect();
+    compare_table(&titles, &rows)
 }
 
 fn finite(x: f64) -> Value {

@@ -50,6 +50,9 @@ pub struct Table {
     /// modelling notes, printed under the table.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// An A/B table (two rows): also print it mmtests-style, one line per column.
+    #[serde(default)]
+    pub mmtests: bool,
 }
 
 /// A column: a header as the seed printed it, and the metric that fills it.
