@@ -268,3 +268,17 @@ fn bad_device_model_file_names_file_and_line() {
         "disk.toml:2",
     );
 }
+
+#[test]
+fn device_path_in_a_missing_folder_is_bad_input() {
+    let job = temp_job("path.fio", TWO_JOBS);
+    assert_input_error(
+        &iosched(&[
+            "run",
+            job.to_str().unwrap(),
+            "--device",
+            "/nonexistent/iosched/file",
+        ]),
+        "/nonexistent/iosched",
+    );
+}

@@ -27,6 +27,8 @@ pub enum EngineError {
     },
     /// `wait_for=` names no earlier job.
     WaitFor { job: String, target: String },
+    /// The device path names nothing usable (a missing device, a file in a missing folder).
+    BadTarget { path: String, reason: String },
 }
 
 impl fmt::Display for EngineError {
@@ -52,6 +54,7 @@ impl fmt::Display for EngineError {
             EngineError::WaitFor { job, target } => {
                 write!(f, "job '{job}': wait_for={target} names no earlier job")
             }
+            EngineError::BadTarget { path, reason } => write!(f, "{path}: {reason}"),
         }
     }
 }

@@ -69,25 +69,23 @@ pub fn probe(path: &str) -> Result<Target, EngineError> {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             // A mistyped device name must not become a new regular file under /dev.
             if path.starts_with("/dev/") {
-                return Err(EngineError::io(
-                    path,
-                    "no such device (not creating a file under /dev)",
-                    error,
-                ));
+                return Err(EngineError::BadTarget {
+                    path: path.to_string(),
+                    reason: format!("no such device (not creating a file under /dev): {error}"),
+                });
             }
             let parent = Path::new(path)
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or(Path::new("."));
             if !parent.is_dir() {
-                return Err(EngineError::io(
-                    path,
-                    "cannot create the file",
-                    std::io::Error::new(
-                        std::io::ErrorKind::NotFound,
-                        format!("directory {} does not exist", parent.display()),
+                return Err(EngineError::BadTarget {
+                    path: path.to_string(),
+                    reason: format!(
+                        "cannot create the file: directory {} does not exist",
+                        parent.display()
                     ),
-                ));
+                });
             }
             return Ok(Target {
                 path: path.to_string(),
