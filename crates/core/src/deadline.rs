@@ -181,6 +181,22 @@ impl Elevator for Deadline {
         self.fifo_list[dir].insert(seq, rq.id);
     }
 
+    /// Kernel: dd_bio_merge() → elv_merge(), back side: the request ending where the bio
+    /// starts, found through the sort list. (`front_merges` governs the front side, which
+    /// iosched does not attempt.)
+    fn try_back_merge(&mut self, bio: &Request, _now: Time) -> Option<RequestId> {
+        let dir = direction(bio);
+        let (&key, _) = self.sort_list[dir]
+            .range(..(bio.sector, RequestId(0)))
+            .next_back()?;
+        let entry = self.queued.get_mut(&key.1)?;
+        if !entry.rq.can_back_merge(bio) {
+            return None;
+        }
+        entry.rq.nr_sectors += bio.nr_sectors;
+        Some(entry.rq.id)
+    }
+
     /// Kernel: __dd_dispatch_request().
     fn dispatch(&mut self, now: Time, _trace: &mut dyn Trace) -> Dispatch {
         // Continue the current batch while it lasts; writes are checked first, as the
@@ -325,6 +341,17 @@ mod tests {
         }
         let order: Vec<u64> = (0..4).map(|_| next(&mut dd, 0)).collect();
         assert_eq!(order, [1, 2, 100, 3]);
+    }
+
+    #[test]
+    fn contiguous_read_back_merges_and_keeps_its_fifo_place() {
+        let mut dd = Deadline::new();
+        dd.insert(read(1, 1000, 8), 0, &mut NoTrace);
+        dd.insert(read(2, 10, 8), 0, &mut NoTrace);
+        assert_eq!(dd.try_back_merge(&read(3, 1008, 8), 5), Some(RequestId(1)));
+        assert_eq!(dd.try_back_merge(&async_write(4, 18, 8), 5), None);
+        assert_eq!(next(&mut dd, 10), 1);
+        dd.check_invariants();
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! [`Elevator::timer`] when an idle deadline returned by `dispatch` passes. The scheduler never
 //! reads a clock, sleeps, or performs I/O.
 
-use crate::request::{CgroupId, IoContextId, Request, Time};
+use crate::request::{CgroupId, IoContextId, Request, RequestId, Time};
 use crate::trace::Trace;
 use crate::tunable::{TunableError, TunableValue};
 
@@ -70,6 +70,15 @@ pub trait Elevator {
 
     /// A request arrives. Its id is unique for the run.
     fn insert(&mut self, rq: Request, now: Time, trace: &mut dyn Trace);
+
+    /// Tries to append `bio` (a new request from a submitter) to a request this scheduler
+    /// holds and has not dispatched. On success the held request now also covers `bio`'s
+    /// sectors and its id is returned: the driver completes `bio` with it and does not
+    /// insert it. Kernel: the back-merge half of elv_merge()/blk_attempt_bio_merge();
+    /// schedulers that never merge keep the default.
+    fn try_back_merge(&mut self, _bio: &Request, _now: Time) -> Option<RequestId> {
+        None
+    }
 
     /// The device has room for one more request.
     fn dispatch(&mut self, now: Time, trace: &mut dyn Trace) -> Dispatch;

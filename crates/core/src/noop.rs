@@ -3,9 +3,13 @@
 use std::collections::VecDeque;
 
 use crate::elevator::{Dispatch, Elevator};
-use crate::request::{Request, Time};
+use crate::request::{Request, RequestId, Time};
 use crate::trace::Trace;
 use crate::tunable::{parse_tunable, TunableError, TunableSpec, TunableValue};
+
+/// How many of the newest requests a bio may merge with: the kernel finds the partner by a
+/// hash on end sector; a short look back finds the same partners for ordinary streams.
+const MERGE_LOOKBACK: usize = 16;
 
 /// noop has no tunables.
 static TUNABLES: [TunableSpec; 0] = [];
@@ -34,6 +38,19 @@ impl Elevator for Noop {
 
     fn insert(&mut self, rq: Request, _now: Time, _trace: &mut dyn Trace) {
         self.fifo.push_back(rq);
+    }
+
+    /// noop merges too (the kernel's elevator merge hash works for every scheduler); the
+    /// newest request is the likely partner of a sequential stream.
+    fn try_back_merge(&mut self, bio: &Request, _now: Time) -> Option<RequestId> {
+        let target = self
+            .fifo
+            .iter_mut()
+            .rev()
+            .take(MERGE_LOOKBACK)
+            .find(|rq| rq.can_back_merge(bio))?;
+        target.nr_sectors += bio.nr_sectors;
+        Some(target.id)
     }
 
     fn dispatch(&mut self, _now: Time, _trace: &mut dyn Trace) -> Dispatch {
@@ -78,5 +95,18 @@ mod tests {
             .collect();
         assert_eq!(order, [1, 2, 3]);
         assert_eq!(noop.dispatch(0, &mut NoTrace), Dispatch::Empty);
+    }
+
+    /// A bio that continues a queued request joins it; one that does not stays apart.
+    #[test]
+    fn contiguous_bio_back_merges() {
+        let mut noop = Noop::new();
+        noop.insert(read(1, 100, 8), 0, &mut NoTrace);
+        assert_eq!(noop.try_back_merge(&read(2, 108, 8), 0), Some(RequestId(1)));
+        assert_eq!(noop.try_back_merge(&read(3, 500, 8), 0), None);
+        match noop.dispatch(0, &mut NoTrace) {
+            Dispatch::Request(rq) => assert_eq!((rq.sector, rq.nr_sectors), (100, 16)),
+            other => panic!("expected a request, got {other:?}"),
+        }
     }
 }

@@ -14,6 +14,9 @@ pub const NSEC_PER_USEC: Time = 1_000;
 pub const NSEC_PER_SEC: Time = 1_000_000_000;
 /// 512 bytes: the block layer's sector.
 pub const SECTOR_SIZE: u64 = 512;
+/// 2560 sectors (1280 KiB): `BLK_DEF_MAX_SECTORS`, the largest request a merge may build
+/// (the default `max_sectors_kb`).
+pub const MAX_MERGE_SECTORS: u32 = 2560;
 
 /// Unique id of a request, assigned by the driver; never reused within a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -134,6 +137,18 @@ impl Request {
     /// Size in bytes.
     pub fn bytes(&self) -> u64 {
         u64::from(self.nr_sectors) * SECTOR_SIZE
+    }
+
+    /// Whether `bio` may be appended to this request: it starts where this one ends, does
+    /// the same operation with the same sync-ness, and the result stays within
+    /// [`MAX_MERGE_SECTORS`]. Kernel: blk_rq_merge_ok() + elv_bio_merge_ok(), back side.
+    pub fn can_back_merge(&self, bio: &Request) -> bool {
+        self.end_sector() == bio.sector
+            && self.op == bio.op
+            && matches!(self.op, Op::Read | Op::Write)
+            && self.is_sync() == bio.is_sync()
+            && self.flags.fua == bio.flags.fua
+            && self.nr_sectors + bio.nr_sectors <= MAX_MERGE_SECTORS
     }
 
     /// Whether the block layer would treat this request as synchronous

@@ -141,7 +141,7 @@ struct Process {
 }
 
 /// A request the driver knows about, from submission to completion.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct InFlight {
     process: usize,
     unit: IoUnit,
@@ -150,12 +150,24 @@ struct InFlight {
     issued_at: Option<Time>,
     /// Issued by the file system (buffered I/O, writeback, journal), not by a job directly.
     fs: Option<crate::fs::FsTag>,
+    /// Job I/Os back-merged into this request: they complete with it.
+    riders: Vec<Rider>,
+}
+
+/// A job I/O that rides on another request after a back merge.
+#[derive(Clone, Copy)]
+struct Rider {
+    process: usize,
+    unit: IoUnit,
+    submitted_at: Time,
 }
 
 /// Disk counters in the kernel's `/proc/diskstats` sense.
 #[derive(Default)]
 struct DiskCounters {
     ios: [u64; 2],
+    /// Bios merged into queued requests, by direction.
+    merges: [u64; 2],
     sectors: [u64; 2],
     ticks_ns: [u64; 2],
     /// Requests allocated and not completed (the kernel's in_flight).
@@ -417,8 +429,8 @@ impl<'a> Simulation<'a> {
             write_ios: self.disk.ios[1],
             read_sectors: self.disk.sectors[0],
             write_sectors: self.disk.sectors[1],
-            read_merges: 0,
-            write_merges: 0,
+            read_merges: self.disk.merges[0],
+            write_merges: self.disk.merges[1],
             read_ticks_ms: self.disk.ticks_ns[0] / NSEC_PER_MSEC,
             write_ticks_ms: self.disk.ticks_ns[1] / NSEC_PER_MSEC,
             in_queue_ms: (self.disk.in_queue_ns / u128::from(NSEC_PER_MSEC)) as u64,
@@ -583,6 +595,24 @@ impl<'a> Simulation<'a> {
             .as_ref()
             .map_or(0, JobRunner::in_flight);
         self.stats[index].record_depth(depth);
+        if op != Op::Flush {
+            if let Some(target) = self.elevator.try_back_merge(&request, self.now) {
+                // The bio joins a queued request: no request of its own, no insert.
+                trace.request(self.now, RqEvent::Queue, &request);
+                trace.request(self.now, RqEvent::BackMerge, &request);
+                self.disk.merges[op.data_dir()] += 1;
+                self.in_flight
+                    .get_mut(&target)
+                    .expect("merged into a request the driver never saw")
+                    .riders
+                    .push(Rider {
+                        process: index,
+                        unit,
+                        submitted_at: self.now,
+                    });
+                return;
+            }
+        }
         self.in_flight.insert(
             request.id,
             InFlight {
@@ -592,6 +622,7 @@ impl<'a> Simulation<'a> {
                 submitted_at: self.now,
                 issued_at: None,
                 fs: None,
+                riders: Vec::new(),
             },
         );
         self.disk.start(self.now);
@@ -643,6 +674,12 @@ impl<'a> Simulation<'a> {
             .expect("dispatched request was never submitted");
         assert!(entry.issued_at.is_none(), "request dispatched twice");
         entry.issued_at = Some(self.now);
+        // The scheduler's copy may have grown by back merges.
+        assert_eq!(
+            entry.request.sector, request.sector,
+            "merges never move a start"
+        );
+        entry.request = request;
         trace.request(self.now, RqEvent::Issue, &request);
         self.device.submit(
             self.now,
@@ -689,36 +726,46 @@ impl<'a> Simulation<'a> {
                 self.elevator.completed(&request, self.now, trace);
             }
             self.disk.done(self.now);
+            for rider in &entry.riders {
+                self.complete_job_io(rider.process, &rider.unit, rider.submitted_at);
+            }
             if let Some(tag) = entry.fs {
                 assert!(entry.issued_at.is_some(), "completed before issue");
                 self.fs_completed(tag, &entry, trace);
                 continue;
             }
             assert!(entry.issued_at.is_some(), "completed before issue");
-            if let Some(ddir) = entry.unit.kind.ddir() {
+            if entry.unit.kind.ddir().is_some() {
                 let dir = request.op.data_dir();
                 self.disk.ios[dir] += 1;
                 self.disk.sectors[dir] += u64::from(request.nr_sectors);
                 self.disk.ticks_ns[dir] += self.now - entry.submitted_at;
-                let process = &self.processes[entry.process];
-                if self.now >= process.stats_from {
-                    self.stats[entry.process].record_io(
+            }
+            self.complete_job_io(entry.process, &entry.unit, entry.submitted_at);
+        }
+        self.completed_scratch = completed;
+    }
+
+    /// One job I/O is done: its statistics, its job's state machine, a wake-up.
+    fn complete_job_io(&mut self, process: usize, unit: &IoUnit, submitted_at: Time) {
+        match unit.kind.ddir() {
+            Some(ddir) => {
+                if self.now >= self.processes[process].stats_from {
+                    self.stats[process].record_io(
                         ddir,
-                        entry.unit.len,
-                        entry.submitted_at,
-                        entry.submitted_at,
+                        unit.len,
+                        submitted_at,
+                        submitted_at,
                         self.now,
                     );
                 }
-            } else {
-                self.stats[entry.process].record_sync(self.now - entry.submitted_at);
             }
-            if let Some(runner) = self.processes[entry.process].runner.as_mut() {
-                runner.complete(self.now, &entry.unit);
-            }
-            self.stats[entry.process].record_complete_batch(1);
-            self.events.push(self.now, Event::Wake(entry.process));
+            None => self.stats[process].record_sync(self.now - submitted_at),
         }
-        self.completed_scratch = completed;
+        if let Some(runner) = self.processes[process].runner.as_mut() {
+            runner.complete(self.now, unit);
+        }
+        self.stats[process].record_complete_batch(1);
+        self.events.push(self.now, Event::Wake(process));
     }
 }

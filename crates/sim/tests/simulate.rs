@@ -133,9 +133,11 @@ proptest! {
             stories.entry(*id).or_default().push(*event);
         }
         for (id, story) in &stories {
-            prop_assert_eq!(story.as_slice(),
-                &[RqEvent::Queue, RqEvent::GetRq, RqEvent::Insert, RqEvent::Issue, RqEvent::Complete],
-                "request {:?}", id);
+            // Either a request of its own, or a bio merged into one (which completes with it).
+            let own = [RqEvent::Queue, RqEvent::GetRq, RqEvent::Insert, RqEvent::Issue, RqEvent::Complete];
+            let merged = [RqEvent::Queue, RqEvent::BackMerge];
+            prop_assert!(story.as_slice() == own || story.as_slice() == merged,
+                "request {:?}: {:?}", id, story);
         }
         let times: Vec<Time> = witness.events.iter().map(|(t, _, _)| *t).collect();
         prop_assert!(times.windows(2).all(|w| w[0] <= w[1]), "time ran backwards");
@@ -145,5 +147,40 @@ proptest! {
         prop_assert_eq!(job_bytes, device_bytes);
         let expected: u64 = jobs.iter().map(|j| match j.size { Some(SizeOrPercent::Bytes(b)) => b, _ => 0 }).sum();
         prop_assert!(job_bytes >= expected);
+    }
+}
+
+/// A sequential reader at depth 8 hands the scheduler contiguous bios: they merge into
+/// larger requests (fewer device I/Os, counted as merges), and every byte still arrives.
+#[test]
+fn sequential_bios_back_merge_into_larger_requests() {
+    let mut spec = reader("seq", RwMode::Read, 4 << 20);
+    spec.ioengine = IoEngine::Libaio;
+    spec.iodepth = 8;
+    spec.iodepth_low = 8;
+    for scheduler in ["noop", "deadline", "cfq"] {
+        let device = FixedDevice::new(FixedParams {
+            units: 1,
+            queue_depth: 1,
+            ..FixedParams::default()
+        });
+        let config = SimConfig {
+            scheduler: scheduler.to_string(),
+            check: true,
+            ..SimConfig::default()
+        };
+        let outcome = Simulation::new(std::slice::from_ref(&spec), Box::new(device), config)
+            .unwrap()
+            .run(&mut NoTrace, &mut |_| {})
+            .unwrap();
+        let job_ios = outcome.clones[0].dirs[0].total_ios;
+        assert_eq!(job_ios, 1024, "{scheduler}");
+        assert!(outcome.disk.read_merges > 0, "{scheduler}: no merges");
+        assert_eq!(
+            outcome.disk.read_ios + outcome.disk.read_merges,
+            job_ios,
+            "{scheduler}"
+        );
+        assert_eq!(outcome.disk.read_sectors * 512, 4 << 20, "{scheduler}");
     }
 }

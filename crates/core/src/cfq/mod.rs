@@ -23,6 +23,7 @@ pub mod dispatch;
 pub mod fifo;
 pub mod group;
 pub mod idle;
+pub mod merge;
 pub mod preempt;
 pub mod queue;
 pub mod select;
@@ -40,7 +41,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary};
-use crate::request::{CgroupId, IoContextId, Request, Time, NSEC_PER_SEC};
+use crate::request::{CgroupId, IoContextId, Request, RequestId, Time, NSEC_PER_SEC};
 use crate::trace::{Decision, MessageSubject, Trace};
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
 
@@ -336,6 +337,10 @@ impl Elevator for Cfq {
     fn insert(&mut self, rq: Request, now: Time, trace: &mut dyn Trace) {
         self.catch_up_timer(now, trace);
         self.insert_request(rq, now, trace);
+    }
+
+    fn try_back_merge(&mut self, bio: &Request, _now: Time) -> Option<RequestId> {
+        self.back_merge(bio)
     }
 
     fn dispatch(&mut self, now: Time, trace: &mut dyn Trace) -> Dispatch {

@@ -1343,3 +1343,39 @@ fn seed_003_rampup_key() {
         assert_eq!(cfq.last_delayed_sync, expect, "switch {switch}");
     }
 }
+
+/// Bio merging stays inside the bio's own queue: a process's contiguous read joins its
+/// queued request; another process's contiguous read, and a sync bio after an async
+/// request, do not.
+#[test]
+fn back_merge_only_within_the_bios_own_queue() {
+    let mut cfq = hdd();
+    let mut rec = Rec::default();
+    insert(&mut cfq, read(1, 1, 1000), 0, &mut rec);
+    insert(&mut cfq, read(2, 1, 5000), 0, &mut rec);
+    insert(&mut cfq, async_write(3, 1, 9000), 0, &mut rec);
+    assert_eq!(cfq.try_back_merge(&read(4, 1, 1008), 0), Some(RequestId(1)));
+    assert_eq!(
+        cfq.try_back_merge(&read(5, 2, 5008), 0),
+        None,
+        "other process"
+    );
+    assert_eq!(
+        cfq.try_back_merge(&noidle_write(6, 1, 9008), 0),
+        None,
+        "sync after async"
+    );
+    assert_eq!(
+        cfq.try_back_merge(&async_write(7, 1, 9008), 0),
+        Some(RequestId(3))
+    );
+    cfq.check_invariants();
+    let seen: Vec<(u64, u32)> = cfq
+        .drain(0, &mut rec)
+        .iter()
+        .map(|rq| (rq.id.0, rq.nr_sectors))
+        .collect();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert!(seen.contains(&(1, 16)), "{seen:?}");
+    assert!(seen.contains(&(3, 16)), "{seen:?}");
+}

@@ -181,6 +181,7 @@ impl Simulation<'_> {
                 submitted_at: self.now,
                 issued_at: None,
                 fs: Some(tag),
+                riders: Vec::new(),
             },
         );
         self.disk.start(self.now);

@@ -77,10 +77,12 @@ pub fn run_row(
         .ok_or_else(|| context(format!("no device preset '{}'", table.device)))?;
     // Writeback and file-system knobs (`flusher`, `dirty_ratio`, `mem`, `barrier`...) go to
     // the simulated kernel; everything else is a scheduler tunable.
-    let (fs_knobs, tunables): (Vec<_>, Vec<_>) = row
-        .set
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
+    let mut set = row.set.clone();
+    if length == Length::Short {
+        set.extend(table.short_set.clone());
+    }
+    let (fs_knobs, tunables): (Vec<_>, Vec<_>) = set
+        .into_iter()
         .partition(|(name, _)| crate::fs::FsConfig::is_knob(name));
     let config = SimConfig {
         scheduler: row.scheduler.clone(),

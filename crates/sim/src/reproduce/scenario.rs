@@ -43,6 +43,10 @@ pub struct Table {
     /// Overrides for the short variant run by the tests.
     #[serde(default)]
     pub short_env: BTreeMap<String, String>,
+    /// Knobs added to every row in the short variant (e.g. a smaller `mem`, so that a
+    /// shortened buffered job still reaches the disk).
+    #[serde(default)]
+    pub short_set: BTreeMap<String, String>,
     pub unit: String,
     pub columns: Vec<Column>,
     pub rows: Vec<Row>,

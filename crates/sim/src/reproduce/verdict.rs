@@ -65,14 +65,15 @@ pub fn judge(scenario: &Scenario, results: &[RowResult]) -> Vec<Verdict> {
             let b_column = comparison.b_column.as_ref().or(comparison.column.as_ref());
             let b = lookup(scenario, results, comparison, &comparison.b, b_column)?;
             let seed_ratio = a.0 / b.0;
-            let ratio = if b.1 > 0.0 { a.1 / b.1 } else { f64::INFINITY };
+            let ratio = a.1 / b.1;
             Some(Verdict {
                 seed: scenario.seed.clone(),
                 name: comparison.name.clone(),
                 seed_ratio,
                 ratio,
-                direction_ok: direction(seed_ratio) == direction(ratio),
-                within_25pct: (ratio / seed_ratio - 1.0).abs() <= 0.25,
+                // A ratio of nothing over nothing (0/0) has no direction.
+                direction_ok: ratio.is_finite() && direction(seed_ratio) == direction(ratio),
+                within_25pct: ratio.is_finite() && (ratio / seed_ratio - 1.0).abs() <= 0.25,
             })
         })
         .collect()
