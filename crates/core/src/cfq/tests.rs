@@ -953,9 +953,9 @@ fn deep_queue_after_rounds(fix: bool, service_ns: Time, think_ns: Time) -> bool 
     cfq.queues[q].idle_window
 }
 
-/// The seed 000 fix keeps idling for a deep seeky queue while the device is slower than
-/// the process (a slow disk: it stays backlogged), and stops at once when the device is
-/// faster (a cached array: idling would only waste it). Pristine 4.20 idles in both cases
+/// The seed 000 fix keeps idling for a deep seeky queue while the device needs longer than
+/// the idle window to serve its backlog (a slow disk), and stops at once when the device
+/// clears it faster (a cached array: idling would only waste it). Pristine 4.20 idles in both cases
 /// (rule 8 needs a dry queue at select time, which this single busy queue never meets).
 #[test]
 fn seed_000_fix_idles_only_while_the_device_is_slower() {

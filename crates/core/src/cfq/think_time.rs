@@ -124,15 +124,16 @@ impl Cfq {
         // the flags outlive the condition until select time, and "slice half used" misjudges
         // a slow disk as fast): decide at every arrival, from what the device actually does.
         // A deep seeky queue keeps its idle window only while the device is slower than the
-        // process, i.e. its requests cost the device more time each (time in the device over
-        // the requests it held) than the process thinks between a completion and its next
-        // request. Then the queue
-        // stays backlogged and idling costs little; otherwise the device waits on the
-        // process, idling wastes it, and the queue turns SYNC_NOIDLE at once, so others
-        // may preempt it. Before both averages are valid the kernel's rule applies.
-        let device_slower_than_process = !ttime.valid()
-            || !cfqq.service_time.valid()
-            || cfqq.service_time.ttime_mean > ttime.ttime_mean;
+        // queue: serving the queue's backlog (its per-request device cost — time in the
+        // device over the requests the device held — times the requests it has queued and in
+        // flight, at least the deep threshold) takes longer than the idle window. Then the
+        // device is the bottleneck and idling costs little; when the device would clear the
+        // backlog faster than it idles, idling wastes it and the queue turns SYNC_NOIDLE at
+        // once, so others may preempt it. Before the cost is measured the kernel's rule holds.
+        let backlog =
+            u64::from((cfqq.queued[0] + cfqq.queued[1] + cfqq.dispatched).max(DEEP_QUEUED));
+        let device_slower_than_process = !cfqq.service_time.valid()
+            || cfqq.service_time.ttime_mean * backlog > self.tun.slice_idle_ns;
         let deep_excuses_seeks =
             cfqq.deep && (!self.tun.deep_seeky_fix || device_slower_than_process);
         let next_noidle = self.next_pending(q).is_some_and(|p| req_noidle(&p.rq));

@@ -22,10 +22,11 @@
 //!   complaints about 8e1ac6655104 — the flags outlive their cause until select time, and
 //!   "less than half the slice used" misjudges a slow disk as fast): rule 8 is off, and at
 //!   every arrival a deep seeky queue keeps its idle window only while the device is slower
-//!   than the process: the decaying average of its requests' device cost (dispatch to
-//!   completion, over the requests the device held) exceeds the process's think time. On a slow disk the queue stays
-//!   backlogged and keeps its idled slices (as without 8e1ac6655104); on a fast array it
-//!   turns SYNC_NOIDLE at the arrival that shows it, and is preemptible at once.
+//!   than the queue: its per-request device cost (dispatch to completion, over the requests
+//!   the device held; a decaying average) times its backlog (queued + in flight, at least 4)
+//!   exceeds `slice_idle`. On a slow disk the queue keeps its idled slices (as without
+//!   8e1ac6655104); on a fast array it turns SYNC_NOIDLE at the arrival that shows it, and is
+//!   preemptible at once.
 //! - `rampup_any_sync` (seed 003): 1 keys the low_latency async depth ramp-up on *every* sync
 //!   completion, as 2.6.32 did (`last_end_sync_rq`); 0 keys it on delayed sync completions
 //!   only (573412b29586, 2.6.33 onwards).
@@ -232,7 +233,7 @@ pub(crate) static TUNABLES: [TunableSpec; 24] = [
     switch(
         "deep_seeky_fix",
         0,
-        "seed 000 fix: deep keeps a seeky queue idling only while the device is slower than it",
+        "seed 000 fix: deep keeps a seeky queue idling only while the device is slower than its backlog",
     ),
     switch(
         "rampup_any_sync",
