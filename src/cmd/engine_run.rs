@@ -2,22 +2,18 @@
 //! real regular file or block device through the io_uring engine. Results come out in the
 //! simulator's formats, with `"driver": "engine"` in the `iosched` object.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use anyhow::{anyhow, Context};
-use iosched_core::Trace;
+use anyhow::anyhow;
 use iosched_engine::{signal, Engine, EngineConfig, EngineError, EngineOutcome};
-use iosched_report::blkparse::BlkparseText;
-use iosched_report::blktrace::{BlktraceBinary, TraceLabels};
-use iosched_report::decisions::{DecisionLog, TraceFanout};
+use iosched_report::blktrace::TraceLabels;
+use iosched_report::decisions::TraceFanout;
 use iosched_workload::fio::{self, ParseContext};
 use iosched_workload::JobSet;
 use serde_json::{json, Map, Value};
 
 use super::run::{parse_set, write_output, RunArgs};
+use super::sinks::Sinks;
 use super::{CmdResult, Failure};
 
 /// 128 + SIGINT, as shells report a command ended by Ctrl-C.
@@ -30,74 +26,23 @@ fn engine_failure(error: EngineError) -> Failure {
     }
 }
 
-/// `--trace` and `--decisions` writers, as the simulator's run opens them, labelled with the
-/// engine's pids and cgroups.
-struct Sinks {
-    text: Option<BlkparseText<BufWriter<File>>>,
-    binary: Option<BlktraceBinary<BufWriter<File>>>,
-    decisions: Option<DecisionLog<BufWriter<File>>>,
-}
-
-fn create(flag: &str, path: &Path) -> Result<BufWriter<File>, Failure> {
-    File::create(path)
-        .map(BufWriter::new)
-        .with_context(|| format!("{flag} {}", path.display()))
-        .map_err(Failure::input)
-}
-
-impl Sinks {
-    fn open(args: &RunArgs, engine: &Engine<'_>) -> Result<Sinks, Failure> {
-        // A block device's own numbers, so blkparse output names it; files show as 8,0.
-        let (major, minor) = engine.target().dev.map_or((8, 0), |dev| {
-            (
-                (((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff)) as u32,
-                ((dev & 0xff) | ((dev >> 12) & !0xff)) as u32,
-            )
-        });
-        let mut labels = TraceLabels::new(major, minor);
-        for (pid, name) in engine.process_names() {
-            labels.set_comm(pid, &name);
-        }
-        for (id, path) in engine.cgroup_paths() {
-            labels.set_cgroup_path(id, &path);
-        }
-        let mut sinks = Sinks {
-            text: None,
-            binary: None,
-            decisions: None,
-        };
-        if let Some(path) = &args.trace {
-            if path.extension().is_some_and(|ext| ext == "blktrace") {
-                let file = BlktraceBinary::<BufWriter<File>>::path_for(&path.with_extension(""));
-                sinks.binary = Some(BlktraceBinary::new(create("--trace", &file)?, labels));
-            } else {
-                sinks.text = Some(BlkparseText::new(create("--trace", path)?, labels));
-            }
-        }
-        if let Some(path) = &args.decisions {
-            sinks.decisions = Some(DecisionLog::new(create("--decisions", path)?));
-        }
-        Ok(sinks)
+/// Trace labels for a real run: the block device's own numbers, so blkparse output names it
+/// (files show as 8,0), and each clone's pid and job name.
+fn trace_labels(engine: &Engine<'_>) -> TraceLabels {
+    let (major, minor) = engine.target().dev.map_or((8, 0), |dev| {
+        (
+            (((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff)) as u32,
+            ((dev & 0xff) | ((dev >> 12) & !0xff)) as u32,
+        )
+    });
+    let mut labels = TraceLabels::new(major, minor);
+    for (pid, name) in engine.process_names() {
+        labels.set_comm(pid, &name);
     }
-
-    fn finish(self) -> Result<(), Failure> {
-        let flush = |result: std::io::Result<BufWriter<File>>| {
-            result
-                .and_then(|mut out| out.flush())
-                .context("writing the trace")
-                .map_err(Failure::run)
-        };
-        if let Some(sink) = self.text {
-            flush(sink.finish())?;
-        }
-        if let Some(sink) = self.binary {
-            flush(sink.finish())?;
-        }
-        if let Some(sink) = self.decisions {
-            flush(sink.finish())?;
-        }
-        Ok(())
+    for (id, path) in engine.cgroup_paths() {
+        labels.set_cgroup_path(id, &path);
     }
+    labels
 }
 
 /// Bytes, weight and share of each cgroup the jobs named, beside its weight-ideal share.
@@ -176,17 +121,14 @@ pub fn run(args: RunArgs) -> CmdResult {
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
     let wall_start = Instant::now();
-    let mut sinks = Sinks::open(&args, &engine)?;
+    let mut sinks = Sinks::open(
+        args.trace.as_deref(),
+        args.decisions.as_deref(),
+        trace_labels(&engine),
+    )?;
     let outcome = {
         let mut fanout = TraceFanout::new();
-        for sink in [
-            sinks.text.as_mut().map(|s| s as &mut dyn Trace),
-            sinks.binary.as_mut().map(|s| s as &mut dyn Trace),
-            sinks.decisions.as_mut().map(|s| s as &mut dyn Trace),
-        ]
-        .into_iter()
-        .flatten()
-        {
+        for sink in sinks.iter_mut() {
             fanout.push(sink);
         }
         engine.run_traced(stop, &mut fanout)

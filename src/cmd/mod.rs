@@ -7,6 +7,7 @@ pub mod kernel;
 pub mod list;
 pub mod reproduce;
 pub mod run;
+pub mod sinks;
 
 /// An error with the exit status it deserves: 2 for bad input or usage, 1 for a run that
 /// failed.

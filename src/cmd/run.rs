@@ -7,10 +7,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
-use iosched_core::{ServiceSummary, Trace};
-use iosched_report::blkparse::BlkparseText;
-use iosched_report::blktrace::{BlktraceBinary, TraceLabels};
-use iosched_report::decisions::{DecisionLog, TraceFanout};
+use iosched_core::ServiceSummary;
+use iosched_report::blktrace::TraceLabels;
+use iosched_report::decisions::TraceFanout;
 use iosched_report::stats::RunResult;
 use iosched_sim::device::file::load_device_file;
 use iosched_sim::device::{preset, presets};
@@ -18,6 +17,7 @@ use iosched_sim::{SimConfig, Simulation};
 use iosched_workload::fio::{self, ParseContext};
 use serde_json::{json, Map, Value};
 
+use super::sinks::Sinks;
 use super::{CmdResult, Failure};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -181,7 +181,11 @@ pub fn run(args: RunArgs) -> CmdResult {
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
     let wall_start = Instant::now();
-    let mut sinks = Sinks::open(&args, &simulation)?;
+    let mut sinks = Sinks::open(
+        args.trace.as_deref(),
+        args.decisions.as_deref(),
+        trace_labels(&simulation),
+    )?;
     let mut progress = Progress::new();
     let outcome = {
         let mut fanout = TraceFanout::new();
@@ -242,75 +246,16 @@ fn service_json(summary: &[ServiceSummary]) -> Value {
         .collect()
 }
 
-/// The trace and decision files a run writes, opened before it starts so that a bad path
-/// fails before any simulated work.
-struct Sinks {
-    text: Option<BlkparseText<BufWriter<File>>>,
-    binary: Option<BlktraceBinary<BufWriter<File>>>,
-    decisions: Option<DecisionLog<BufWriter<File>>>,
-}
-
-fn create(flag: &str, path: &std::path::Path) -> Result<BufWriter<File>, Failure> {
-    File::create(path)
-        .map(BufWriter::new)
-        .with_context(|| format!("{flag} {}", path.display()))
-        .map_err(Failure::input)
-}
-
-impl Sinks {
-    fn open(args: &RunArgs, simulation: &Simulation<'_>) -> Result<Sinks, Failure> {
-        let mut labels = TraceLabels::new(8, 0);
-        for (pid, name) in simulation.process_names() {
-            labels.set_comm(pid, &name);
-        }
-        for (id, path) in simulation.cgroup_paths() {
-            labels.set_cgroup_path(id, &path);
-        }
-        let mut sinks = Sinks {
-            text: None,
-            binary: None,
-            decisions: None,
-        };
-        if let Some(path) = &args.trace {
-            if path.extension().is_some_and(|ext| ext == "blktrace") {
-                let base = path.with_extension("");
-                let file = BlktraceBinary::<BufWriter<File>>::path_for(&base);
-                sinks.binary = Some(BlktraceBinary::new(create("--trace", &file)?, labels));
-            } else {
-                sinks.text = Some(BlkparseText::new(create("--trace", path)?, labels));
-            }
-        }
-        if let Some(path) = &args.decisions {
-            sinks.decisions = Some(DecisionLog::new(create("--decisions", path)?));
-        }
-        Ok(sinks)
+/// Trace labels for a simulated run: each clone's pid and job name, each cgroup's path.
+fn trace_labels(simulation: &Simulation<'_>) -> TraceLabels {
+    let mut labels = TraceLabels::new(8, 0);
+    for (pid, name) in simulation.process_names() {
+        labels.set_comm(pid, &name);
     }
-
-    fn iter_mut(&mut self) -> impl Iterator<Item = &mut dyn Trace> {
-        let text = self.text.as_mut().map(|s| s as &mut dyn Trace);
-        let binary = self.binary.as_mut().map(|s| s as &mut dyn Trace);
-        let decisions = self.decisions.as_mut().map(|s| s as &mut dyn Trace);
-        text.into_iter().chain(binary).chain(decisions)
+    for (id, path) in simulation.cgroup_paths() {
+        labels.set_cgroup_path(id, &path);
     }
-
-    fn finish(self) -> Result<(), Failure> {
-        let flush = |result: io::Result<BufWriter<File>>| {
-            result
-                .and_then(|mut out| out.flush())
-                .context("writing the trace")
-                .map_err(Failure::run)
-        };
-        if let Some(sink) = self.text {
-            flush(sink.finish())?;
-        }
-        if let Some(sink) = self.binary {
-            flush(sink.finish())?;
-        }
-        if let Some(sink) = self.decisions {
-            flush(sink.finish())?;
-        }
-        Ok(())
-    }
+    labels
 }
 
 pub(crate) fn write_output(

@@ -1,0 +1,82 @@
+//! The trace and decision files a run writes (`--trace`, `--decisions`), shared by the
+//! simulator's and the engine's `run`. Opened before the run starts, so a bad path fails
+//! before any work.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use anyhow::Context;
+use iosched_core::Trace;
+use iosched_report::blkparse::BlkparseText;
+use iosched_report::blktrace::{BlktraceBinary, TraceLabels};
+use iosched_report::decisions::DecisionLog;
+
+use super::Failure;
+
+pub(crate) struct Sinks {
+    text: Option<BlkparseText<BufWriter<File>>>,
+    binary: Option<BlktraceBinary<BufWriter<File>>>,
+    decisions: Option<DecisionLog<BufWriter<File>>>,
+}
+
+fn create(flag: &str, path: &Path) -> Result<BufWriter<File>, Failure> {
+    File::create(path)
+        .map(BufWriter::new)
+        .with_context(|| format!("{flag} {}", path.display()))
+        .map_err(Failure::input)
+}
+
+impl Sinks {
+    /// `trace` ending in `.blktrace` writes the binary format (`NAME.blktrace` →
+    /// `NAME.blktrace.0`), any other name blkparse-style text.
+    pub(crate) fn open(
+        trace: Option<&Path>,
+        decisions: Option<&Path>,
+        labels: TraceLabels,
+    ) -> Result<Sinks, Failure> {
+        let mut sinks = Sinks {
+            text: None,
+            binary: None,
+            decisions: None,
+        };
+        if let Some(path) = trace {
+            if path.extension().is_some_and(|ext| ext == "blktrace") {
+                let file = BlktraceBinary::<BufWriter<File>>::path_for(&path.with_extension(""));
+                sinks.binary = Some(BlktraceBinary::new(create("--trace", &file)?, labels));
+            } else {
+                sinks.text = Some(BlkparseText::new(create("--trace", path)?, labels));
+            }
+        }
+        if let Some(path) = decisions {
+            sinks.decisions = Some(DecisionLog::new(create("--decisions", path)?));
+        }
+        Ok(sinks)
+    }
+
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut dyn Trace> {
+        let text = self.text.as_mut().map(|s| s as &mut dyn Trace);
+        let binary = self.binary.as_mut().map(|s| s as &mut dyn Trace);
+        let decisions = self.decisions.as_mut().map(|s| s as &mut dyn Trace);
+        text.into_iter().chain(binary).chain(decisions)
+    }
+
+    pub(crate) fn finish(self) -> Result<(), Failure> {
+        let flush = |result: io::Result<BufWriter<File>>| {
+            result
+                .and_then(|mut out| out.flush())
+                .context("writing the trace")
+                .map_err(Failure::run)
+        };
+        if let Some(sink) = self.text {
+            flush(sink.finish())?;
+        }
+        if let Some(sink) = self.binary {
+            flush(sink.finish())?;
+        }
+        if let Some(sink) = self.decisions {
+            flush(sink.finish())?;
+        }
+        Ok(())
+    }
+}
