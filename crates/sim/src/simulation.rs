@@ -154,6 +154,17 @@ struct InFlight {
     riders: Vec<Rider>,
 }
 
+/// The submitting process's plug, for the trace's `P`/`U` events.
+#[derive(Clone, Copy)]
+enum Plug {
+    /// Not inside a process's submission batch.
+    Off,
+    /// Inside one, nothing submitted yet.
+    Armed,
+    /// Plugged; the last request submitted in the batch.
+    Plugged(Request),
+}
+
 /// A job I/O that rides on another request after a back merge.
 #[derive(Clone, Copy)]
 struct Rider {
@@ -231,6 +242,7 @@ pub struct Simulation<'a> {
     completed_scratch: Vec<RequestId>,
     now: Time,
     last_finish: Time,
+    plug: Plug,
     /// The simulated file system, when a job is buffered.
     fs: Option<Box<crate::fs::FsState>>,
 }
@@ -344,6 +356,7 @@ impl<'a> Simulation<'a> {
             completed_scratch: Vec::new(),
             now: 0,
             last_finish: 0,
+            plug: Plug::Off,
         })
     }
 
@@ -498,9 +511,15 @@ impl<'a> Simulation<'a> {
         }
     }
 
+    /// Lets a process submit what its job wants now. Like a kernel submitter, it plugs its
+    /// queue around the batch: `P` after the first request, `U` after the last.
     fn step_process(&mut self, index: usize, trace: &mut dyn Trace) {
         let mut submitted = 0;
+        self.plug = Plug::Armed;
         self.step_process_inner(index, trace, &mut submitted);
+        if let Plug::Plugged(last) = std::mem::replace(&mut self.plug, Plug::Off) {
+            trace.request(self.now, RqEvent::Unplug, &last);
+        }
         if submitted > 0 {
             self.stats[index].record_submit_batch(submitted);
         }
@@ -628,6 +647,14 @@ impl<'a> Simulation<'a> {
         self.disk.start(self.now);
         trace.request(self.now, RqEvent::Queue, &request);
         trace.request(self.now, RqEvent::GetRq, &request);
+        match self.plug {
+            Plug::Armed => {
+                trace.request(self.now, RqEvent::Plug, &request);
+                self.plug = Plug::Plugged(request);
+            }
+            Plug::Plugged(_) => self.plug = Plug::Plugged(request),
+            Plug::Off => {}
+        }
         if op == Op::Flush {
             self.bypass.push_back(request.id);
         } else {

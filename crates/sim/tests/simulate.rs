@@ -39,7 +39,10 @@ impl Trace for Witness {
         true
     }
     fn request(&mut self, now: Time, event: RqEvent, rq: &Request) {
-        self.events.push((now, event, rq.id));
+        // Plug and unplug belong to the submitter's batch, not to one request's story.
+        if !matches!(event, RqEvent::Plug | RqEvent::Unplug) {
+            self.events.push((now, event, rq.id));
+        }
     }
 }
 
@@ -183,4 +186,45 @@ fn sequential_bios_back_merge_into_larger_requests() {
         );
         assert_eq!(outcome.disk.read_sectors * 512, 4 << 20, "{scheduler}");
     }
+}
+
+/// Each process batch is plugged once and unplugged once, around its requests.
+#[test]
+fn submissions_are_bracketed_by_plug_and_unplug() {
+    #[derive(Default)]
+    struct Plugs(Vec<RqEvent>);
+    impl Trace for Plugs {
+        fn enabled(&self) -> bool {
+            true
+        }
+        fn request(&mut self, _now: Time, event: RqEvent, _rq: &Request) {
+            if matches!(event, RqEvent::Plug | RqEvent::Unplug | RqEvent::Insert) {
+                self.0.push(event);
+            }
+        }
+    }
+    let mut spec = reader("batch", RwMode::RandRead, 1 << 20);
+    spec.ioengine = IoEngine::Libaio;
+    spec.iodepth = 4;
+    spec.iodepth_low = 4;
+    let mut plugs = Plugs::default();
+    Simulation::new(&[spec], preset("fixed").unwrap(), SimConfig::default())
+        .unwrap()
+        .run(&mut plugs, &mut |_| {})
+        .unwrap();
+    // The first batch: P, four inserts, U.
+    assert_eq!(
+        &plugs.0[..6],
+        [
+            RqEvent::Plug,
+            RqEvent::Insert,
+            RqEvent::Insert,
+            RqEvent::Insert,
+            RqEvent::Insert,
+            RqEvent::Unplug
+        ]
+    );
+    let plugs_count = plugs.0.iter().filter(|e| **e == RqEvent::Plug).count();
+    let unplugs = plugs.0.iter().filter(|e| **e == RqEvent::Unplug).count();
+    assert_eq!(plugs_count, unplugs);
 }
