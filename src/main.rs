@@ -17,7 +17,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run fio job files on a simulated device under a scheduler.
+    /// Run fio job files under a scheduler, on a simulated device or a real file or device.
     Run(cmd::run::RunArgs),
     /// Run the seed experiments in simulation, each seed's published figure beside ours.
     Reproduce(cmd::reproduce::ReproduceArgs),

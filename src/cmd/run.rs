@@ -32,10 +32,10 @@ pub struct RunArgs {
     /// fio job files; every file after the first starts with an implicit stonewall.
     #[arg(required = true, value_name = "JOBFILE")]
     pub(crate) jobfiles: Vec<PathBuf>,
-    /// Scheduler: noop, deadline (see `iosched schedulers`).
+    /// Scheduler: noop, deadline, cfq (see `iosched schedulers`).
     #[arg(long, default_value = "noop")]
     pub(crate) scheduler: String,
-    /// Simulated device preset (see `iosched devices`), or a path (contains '/'): a regular
+    /// Simulated device preset (see `iosched devices`), a model file ending in .toml, or a path (contains '/'): a regular
     /// file or block device driven for real by the io_uring engine.
     #[arg(long, default_value = "fixed")]
     pub(crate) device: String,
