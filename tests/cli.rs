@@ -70,6 +70,12 @@ fn json_output_has_fio_fields_for_each_scheduler() {
         assert!(read["lat_ns"]["mean"].as_f64().unwrap() > 0.0);
         assert_eq!(doc["disk_util"][0]["name"], "fixed");
         assert_eq!(doc["iosched"]["scheduler"], scheduler);
+        let cgroups = doc["iosched"]["cgroups"]
+            .as_array()
+            .expect("per-cgroup shares");
+        assert_eq!(cgroups.len(), 2);
+        assert_eq!(cgroups[0]["path"], "/a");
+        assert_eq!(cgroups[0]["ideal_share"], 0.5);
     }
 }
 

@@ -8,6 +8,7 @@ use anyhow::anyhow;
 use iosched_engine::{signal, Engine, EngineConfig, EngineError, EngineOutcome};
 use iosched_report::blktrace::TraceLabels;
 use iosched_report::decisions::TraceFanout;
+use iosched_report::shares::CgroupShares;
 use iosched_workload::fio::{self, ParseContext};
 use iosched_workload::JobSet;
 use serde_json::{json, Map, Value};
@@ -47,35 +48,13 @@ fn trace_labels(engine: &Engine<'_>) -> TraceLabels {
 
 /// Bytes, weight and share of each cgroup the jobs named, beside its weight-ideal share.
 pub(crate) fn cgroup_shares(outcome: &EngineOutcome, jobs: &JobSet) -> Value {
-    let mut groups: Vec<(String, u32, u64)> = Vec::new();
-    for (clone, stats) in outcome.clones.iter().enumerate() {
-        let spec = &jobs.jobs[outcome.clone_jobs[clone]];
-        let path = outcome.clone_cgroups[clone].clone();
-        let weight = spec
-            .cgroup_weight
-            .unwrap_or(if path == "/" { 1000 } else { 500 });
-        let bytes: u64 = stats.dirs.iter().map(|d| d.io_bytes).sum();
-        match groups.iter_mut().find(|(p, _, _)| *p == path) {
-            Some(entry) => entry.2 += bytes,
-            None => groups.push((path, weight, bytes)),
-        }
-    }
-    let total_bytes: u64 = groups.iter().map(|g| g.2).sum();
-    let total_weight: u64 = groups.iter().map(|g| u64::from(g.1)).sum();
-    Value::Array(
-        groups
-            .iter()
-            .map(|(path, weight, bytes)| {
-                json!({
-                    "path": path,
-                    "weight": weight,
-                    "io_bytes": bytes,
-                    "share": *bytes as f64 / total_bytes.max(1) as f64,
-                    "ideal_share": f64::from(*weight) / total_weight.max(1) as f64,
-                })
-            })
-            .collect(),
+    CgroupShares::of_clones(
+        &outcome.clones,
+        &outcome.clone_jobs,
+        &outcome.clone_cgroups,
+        jobs,
     )
+    .to_json()
 }
 
 pub fn run(args: RunArgs) -> CmdResult {

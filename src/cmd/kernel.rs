@@ -21,6 +21,7 @@ use std::time::Duration;
 use anyhow::{anyhow, Context};
 use clap::Args;
 use iosched_engine::{safety, signal, target, TargetKind};
+use iosched_report::shares::CgroupShares;
 use iosched_workload::fio::{self, ParseContext};
 use iosched_workload::layout::lay_out;
 use iosched_workload::JobSet;
@@ -215,38 +216,17 @@ fn cgroup_shares(fio_json: &Value, jobs: &JobSet, clone_jobs: &[usize]) -> Value
         // group_reporting merged clones: no per-clone mapping.
         return Value::Null;
     }
-    let mut groups: Vec<(String, u32, u64)> = Vec::new();
+    let mut shares = CgroupShares::new();
     for (entry, &job) in entries.iter().zip(clone_jobs) {
         let spec = &jobs.jobs[job];
         let path = format!("/{}", spec.cgroup.clone().unwrap_or_default());
-        let weight = spec
-            .cgroup_weight
-            .unwrap_or(if path == "/" { 1000 } else { 500 });
         let bytes: u64 = ["read", "write", "trim"]
             .iter()
             .map(|d| entry[d]["io_bytes"].as_u64().unwrap_or(0))
             .sum();
-        match groups.iter_mut().find(|(p, _, _)| *p == path) {
-            Some(group) => group.2 += bytes,
-            None => groups.push((path, weight, bytes)),
-        }
+        shares.add(&path, spec.cgroup_weight, bytes);
     }
-    let total: u64 = groups.iter().map(|g| g.2).sum();
-    let weights: u64 = groups.iter().map(|g| u64::from(g.1)).sum();
-    Value::Array(
-        groups
-            .iter()
-            .map(|(path, weight, bytes)| {
-                json!({
-                    "path": path,
-                    "weight": weight,
-                    "io_bytes": bytes,
-                    "share": *bytes as f64 / total.max(1) as f64,
-                    "ideal_share": f64::from(*weight) / weights.max(1) as f64,
-                })
-            })
-            .collect(),
-    )
+    shares.to_json()
 }
 
 pub fn kernel(args: KernelArgs) -> CmdResult {

@@ -210,6 +210,12 @@ pub fn run(args: RunArgs) -> CmdResult {
         .iter()
         .map(|t| (t.spec.name.to_string(), Value::from(t.value)))
         .collect();
+    let shares = iosched_report::shares::CgroupShares::of_clones(
+        &outcome.clones,
+        &outcome.clone_jobs,
+        &outcome.clone_cgroups,
+        &jobs,
+    );
     run.iosched = json!({
         "version": env!("CARGO_PKG_VERSION"),
         "driver": "sim",
@@ -220,6 +226,7 @@ pub fn run(args: RunArgs) -> CmdResult {
         "simulated_time_ns": outcome.sim_time_ns,
         "events": outcome.events,
         "service": service_json(&outcome.summary),
+        "cgroups": shares.to_json(),
         "wall_clock": {
             "started_epoch_s": started_epoch.as_secs(),
             "elapsed_s": wall.as_secs_f64(),

@@ -43,6 +43,7 @@ pub mod histogram;
 pub mod mmtests;
 pub mod plot;
 pub mod results;
+pub mod shares;
 pub mod stats;
 
 pub use histogram::LatStat;

@@ -1,0 +1,90 @@
+//! Each cgroup's share of the bytes moved, beside the share its weight entitles it to: the
+//! number a weighted-sharing study reads first. Filled per job clone by any driver (or from
+//! fio's own JSON), written into the `iosched` object as `cgroups`.
+
+use serde_json::{json, Value};
+
+/// cgroup v1 defaults: a new group's `blkio.weight`, and the root's.
+const DEFAULT_WEIGHT: u32 = 500;
+const ROOT_WEIGHT: u32 = 1000;
+
+/// Bytes per cgroup, in order of first mention.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CgroupShares {
+    groups: Vec<(String, u32, u64)>,
+}
+
+impl CgroupShares {
+    pub fn new() -> CgroupShares {
+        CgroupShares::default()
+    }
+
+    /// Adds one clone's bytes to its cgroup `path` (`/`, `/a/b`); `weight` is the job's
+    /// `cgroup_weight`, if it set one.
+    pub fn add(&mut self, path: &str, weight: Option<u32>, bytes: u64) {
+        let weight = weight.unwrap_or(if path == "/" {
+            ROOT_WEIGHT
+        } else {
+            DEFAULT_WEIGHT
+        });
+        match self.groups.iter_mut().find(|(p, _, _)| p == path) {
+            Some(group) => group.2 += bytes,
+            None => self.groups.push((path.to_string(), weight, bytes)),
+        }
+    }
+
+    /// The shares of a finished run: clone `i` ran job `clone_jobs[i]` of `jobs` in cgroup
+    /// `clone_cgroups[i]`.
+    pub fn of_clones(
+        clones: &[crate::stats::JobStats],
+        clone_jobs: &[usize],
+        clone_cgroups: &[String],
+        jobs: &iosched_workload::JobSet,
+    ) -> CgroupShares {
+        let mut shares = CgroupShares::new();
+        for (clone, stats) in clones.iter().enumerate() {
+            let spec = &jobs.jobs[clone_jobs[clone]];
+            let bytes: u64 = stats.dirs.iter().map(|d| d.io_bytes).sum();
+            shares.add(&clone_cgroups[clone], spec.cgroup_weight, bytes);
+        }
+        shares
+    }
+
+    /// `[{path, weight, io_bytes, share, ideal_share}]`, shares as fractions of 1.
+    pub fn to_json(&self) -> Value {
+        let total: u64 = self.groups.iter().map(|g| g.2).sum();
+        let weights: u64 = self.groups.iter().map(|g| u64::from(g.1)).sum();
+        Value::Array(
+            self.groups
+                .iter()
+                .map(|(path, weight, bytes)| {
+                    json!({
+                        "path": path,
+                        "weight": weight,
+                        "io_bytes": bytes,
+                        "share": *bytes as f64 / total.max(1) as f64,
+                        "ideal_share": f64::from(*weight) / weights.max(1) as f64,
+                    })
+                })
+                .collect(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_sum_per_group_and_follow_weights() {
+        let mut shares = CgroupShares::new();
+        shares.add("/a", Some(900), 300);
+        shares.add("/a", Some(900), 300);
+        shares.add("/b", None, 400);
+        let json = shares.to_json();
+        assert_eq!(json[0]["io_bytes"], 600);
+        assert_eq!(json[0]["share"], 0.6);
+        // 900 against the default 500.
+        assert!((json[1]["ideal_share"].as_f64().unwrap() - 500.0 / 1400.0).abs() < 1e-12);
+    }
+}
