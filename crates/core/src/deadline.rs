@@ -197,6 +197,33 @@ impl Elevator for Deadline {
         Some(entry.rq.id)
     }
 
+    /// Kernel: elv_merge() front side, when `front_merges` is on: the request starting where
+    /// the bio ends moves back to the bio's sector, keeping its FIFO place.
+    fn try_front_merge(&mut self, bio: &Request, _now: Time) -> Option<RequestId> {
+        if !self.front_merges {
+            return None;
+        }
+        let dir = direction(bio);
+        let (&key, _) = self.sort_list[dir]
+            .range((bio.end_sector(), RequestId(0))..)
+            .next()?;
+        let entry = self.queued.get_mut(&key.1)?;
+        if entry.rq.sector != bio.end_sector() || !bio.can_back_merge(&entry.rq) {
+            return None;
+        }
+        entry.rq.sector = bio.sector;
+        entry.rq.nr_sectors += bio.nr_sectors;
+        let moved = (bio.sector, key.1);
+        self.sort_list[dir].remove(&key);
+        self.sort_list[dir].insert(moved, ());
+        for next in &mut self.next_rq {
+            if *next == Some(key) {
+                *next = Some(moved);
+            }
+        }
+        Some(key.1)
+    }
+
     /// Kernel: __dd_dispatch_request().
     fn dispatch(&mut self, now: Time, _trace: &mut dyn Trace) -> Dispatch {
         // Continue the current batch while it lasts; writes are checked first, as the
@@ -352,6 +379,23 @@ mod tests {
         assert_eq!(dd.try_back_merge(&async_write(4, 18, 8), 5), None);
         assert_eq!(next(&mut dd, 10), 1);
         dd.check_invariants();
+    }
+
+    /// A bio ending where a queued request starts joins it in front, unless front_merges=0.
+    #[test]
+    fn front_merge_moves_the_start_back_unless_switched_off() {
+        let mut dd = Deadline::new();
+        dd.insert(read(1, 1000, 8), 0, &mut NoTrace);
+        assert_eq!(dd.try_front_merge(&read(2, 992, 8), 0), Some(RequestId(1)));
+        dd.check_invariants();
+        match dd.dispatch(0, &mut NoTrace) {
+            Dispatch::Request(rq) => assert_eq!((rq.sector, rq.nr_sectors), (992, 16)),
+            other => panic!("expected a request, got {other:?}"),
+        }
+        let mut off = Deadline::new();
+        off.set_tunable("front_merges", "0").unwrap();
+        off.insert(read(1, 1000, 8), 0, &mut NoTrace);
+        assert_eq!(off.try_front_merge(&read(2, 992, 8), 0), None);
     }
 
     #[test]

@@ -80,6 +80,13 @@ pub trait Elevator {
         None
     }
 
+    /// Tries to put `bio` in front of a held request that starts where `bio` ends; on
+    /// success that request now starts at `bio`'s sector. Kernel: the front-merge half of
+    /// elv_merge(). Schedulers that never merge keep the default.
+    fn try_front_merge(&mut self, _bio: &Request, _now: Time) -> Option<RequestId> {
+        None
+    }
+
     /// The device has room for one more request.
     fn dispatch(&mut self, now: Time, trace: &mut dyn Trace) -> Dispatch;
 

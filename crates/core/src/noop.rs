@@ -53,6 +53,18 @@ impl Elevator for Noop {
         Some(target.id)
     }
 
+    fn try_front_merge(&mut self, bio: &Request, _now: Time) -> Option<RequestId> {
+        let target = self
+            .fifo
+            .iter_mut()
+            .rev()
+            .take(MERGE_LOOKBACK)
+            .find(|rq| bio.can_back_merge(rq))?;
+        target.sector = bio.sector;
+        target.nr_sectors += bio.nr_sectors;
+        Some(target.id)
+    }
+
     fn dispatch(&mut self, _now: Time, _trace: &mut dyn Trace) -> Dispatch {
         match self.fifo.pop_front() {
             Some(rq) => Dispatch::Request(rq),

@@ -615,10 +615,17 @@ impl<'a> Simulation<'a> {
             .map_or(0, JobRunner::in_flight);
         self.stats[index].record_depth(depth);
         if op != Op::Flush {
-            if let Some(target) = self.elevator.try_back_merge(&request, self.now) {
+            let merged = match self.elevator.try_back_merge(&request, self.now) {
+                Some(target) => Some((target, RqEvent::BackMerge)),
+                None => self
+                    .elevator
+                    .try_front_merge(&request, self.now)
+                    .map(|target| (target, RqEvent::FrontMerge)),
+            };
+            if let Some((target, event)) = merged {
                 // The bio joins a queued request: no request of its own, no insert.
                 trace.request(self.now, RqEvent::Queue, &request);
-                trace.request(self.now, RqEvent::BackMerge, &request);
+                trace.request(self.now, event, &request);
                 self.disk.merges[op.data_dir()] += 1;
                 self.in_flight
                     .get_mut(&target)
@@ -701,10 +708,11 @@ impl<'a> Simulation<'a> {
             .expect("dispatched request was never submitted");
         assert!(entry.issued_at.is_none(), "request dispatched twice");
         entry.issued_at = Some(self.now);
-        // The scheduler's copy may have grown by back merges.
-        assert_eq!(
-            entry.request.sector, request.sector,
-            "merges never move a start"
+        // The scheduler's copy may have grown by merges (a front merge moves its start).
+        assert!(
+            request.sector <= entry.request.sector
+                && entry.request.end_sector() <= request.end_sector(),
+            "merges only grow a request"
         );
         entry.request = request;
         trace.request(self.now, RqEvent::Issue, &request);

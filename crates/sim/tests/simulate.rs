@@ -138,8 +138,9 @@ proptest! {
         for (id, story) in &stories {
             // Either a request of its own, or a bio merged into one (which completes with it).
             let own = [RqEvent::Queue, RqEvent::GetRq, RqEvent::Insert, RqEvent::Issue, RqEvent::Complete];
-            let merged = [RqEvent::Queue, RqEvent::BackMerge];
-            prop_assert!(story.as_slice() == own || story.as_slice() == merged,
+            let back = [RqEvent::Queue, RqEvent::BackMerge];
+            let front = [RqEvent::Queue, RqEvent::FrontMerge];
+            prop_assert!(story.as_slice() == own || story.as_slice() == back || story.as_slice() == front,
                 "request {:?}: {:?}", id, story);
         }
         let times: Vec<Time> = witness.events.iter().map(|(t, _, _)| *t).collect();
@@ -227,4 +228,38 @@ fn submissions_are_bracketed_by_plug_and_unplug() {
     let plugs_count = plugs.0.iter().filter(|e| **e == RqEvent::Plug).count();
     let unplugs = plugs.0.iter().filter(|e| **e == RqEvent::Unplug).count();
     assert_eq!(plugs_count, unplugs);
+}
+
+/// A backwards sequential reader (`rw=read:-8k` with 4 KiB blocks, as fio's
+/// backwards-read example) at depth 8 hands the scheduler bios that end where queued requests
+/// start: they front-merge.
+#[test]
+fn backwards_bios_front_merge() {
+    let mut spec = reader("bkwd", RwMode::Read, 2 << 20);
+    spec.rw_suffix = -8192;
+    spec.ioengine = IoEngine::Libaio;
+    spec.iodepth = 8;
+    spec.iodepth_low = 8;
+    for scheduler in ["noop", "deadline", "cfq"] {
+        let device = FixedDevice::new(FixedParams {
+            units: 1,
+            queue_depth: 1,
+            ..FixedParams::default()
+        });
+        let config = SimConfig {
+            scheduler: scheduler.to_string(),
+            check: true,
+            ..SimConfig::default()
+        };
+        let outcome = Simulation::new(std::slice::from_ref(&spec), Box::new(device), config)
+            .unwrap()
+            .run(&mut NoTrace, &mut |_| {})
+            .unwrap();
+        assert!(outcome.disk.read_merges > 0, "{scheduler}: no merges");
+        assert_eq!(
+            outcome.disk.read_ios + outcome.disk.read_merges,
+            outcome.clones[0].dirs[0].total_ios,
+            "{scheduler}"
+        );
+    }
 }

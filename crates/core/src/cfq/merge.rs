@@ -2,10 +2,11 @@
 //! queued on joins that request instead of becoming a request of its own.
 //!
 //! CFQ only lets a bio merge within its own queue (`cfq_allow_bio_merge()`): a sync bio never
-//! joins an async request, and a process never extends another process's request. Only the
-//! back side is attempted; the merged request keeps its FIFO deadline and sort position
-//! (its start sector does not move), so no tree needs repositioning.
-//! Kernel: cfq_allow_bio_merge(), cfq_merged_request() (back merges), elv_merge().
+//! joins an async request, and a process never extends another process's request. A back
+//! merge leaves the request's start, FIFO deadline and sort position alone; a front merge
+//! moves its start back, so the request is repositioned in the sort list and the queue's
+//! next request chosen again, as cfq_merged_request() does.
+//! Kernel: cfq_allow_bio_merge(), cfq_merged_request(), cfq_reposition_rq_rb(), elv_merge().
 
 use super::queue::effective_class;
 use super::{Cfq, QId};
@@ -45,5 +46,32 @@ impl Cfq {
         }
         pending.rq.nr_sectors += bio.nr_sectors;
         Some(pending.rq.id)
+    }
+
+    /// Kernel: elv_merge() front side, then cfq_merged_request() → cfq_reposition_rq_rb().
+    pub(crate) fn front_merge(&mut self, bio: &Request) -> Option<RequestId> {
+        let q = self.merge_queue(bio)?;
+        let end = bio.end_sector();
+        let (&key, &slot) = self.queues[q].sort_list.range((end, 0)..).next()?;
+        let target = self.pending[slot as usize].rq;
+        if target.sector != end || !bio.can_back_merge(&target) {
+            return None;
+        }
+        let pending = &mut self.pending[slot as usize];
+        pending.rq.sector = bio.sector;
+        pending.rq.nr_sectors += bio.nr_sectors;
+        let moved = (bio.sector, key.1);
+        let cfqq = &mut self.queues[q];
+        cfqq.sort_list.remove(&key);
+        cfqq.sort_list.insert(moved, slot);
+        let before = cfqq.next_rq;
+        let prev = before.map(|r| if r.1 == slot { (moved, slot) } else { r });
+        let next = self.choose_req(prev, Some((moved, slot)), self.last_position);
+        self.queues[q].next_rq = next;
+        // The prio tree is keyed by the next request's sector, which may have moved.
+        if before != next {
+            self.prio_tree_add(q);
+        }
+        Some(target.id)
     }
 }

@@ -343,6 +343,10 @@ impl Elevator for Cfq {
         self.back_merge(bio)
     }
 
+    fn try_front_merge(&mut self, bio: &Request, _now: Time) -> Option<RequestId> {
+        self.front_merge(bio)
+    }
+
     fn dispatch(&mut self, now: Time, trace: &mut dyn Trace) -> Dispatch {
         self.catch_up_timer(now, trace);
         match self.dispatch_requests(now, trace) {

@@ -1379,3 +1379,29 @@ fn back_merge_only_within_the_bios_own_queue() {
     assert!(seen.contains(&(1, 16)), "{seen:?}");
     assert!(seen.contains(&(3, 16)), "{seen:?}");
 }
+
+/// A front merge moves the request's start back, repositions it, and keeps the queue's
+/// bookkeeping (sort list, next request, prio tree) consistent.
+#[test]
+fn front_merge_repositions_the_request() {
+    let mut cfq = hdd();
+    let mut rec = Rec::default();
+    insert(&mut cfq, read(1, 1, 1000), 0, &mut rec);
+    insert(&mut cfq, read(2, 1, 5000), 0, &mut rec);
+    assert_eq!(cfq.try_front_merge(&read(3, 1, 992), 0), Some(RequestId(1)));
+    assert_eq!(
+        cfq.try_front_merge(&read(4, 2, 4992), 0),
+        None,
+        "other process"
+    );
+    cfq.check_invariants();
+    let q = cfq.cic(IoContextId(1)).sync_q.unwrap();
+    let next = cfq.next_pending(q).unwrap().rq;
+    assert_eq!((next.id.0, next.sector, next.nr_sectors), (1, 992, 16));
+    let out: Vec<(u64, u64)> = cfq
+        .drain(0, &mut rec)
+        .iter()
+        .map(|rq| (rq.id.0, rq.sector))
+        .collect();
+    assert_eq!(out, [(1, 992), (2, 5000)]);
+}
