@@ -11,9 +11,9 @@ use iosched_report::decisions::TraceFanout;
 use iosched_report::shares::CgroupShares;
 use iosched_workload::fio::{self, ParseContext};
 use iosched_workload::JobSet;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use super::run::{parse_set, write_output, RunArgs};
+use super::run::{parse_set, service_json, tunables_json, write_output, RunArgs};
 use super::sinks::Sinks;
 use super::{CmdResult, Failure};
 
@@ -122,25 +122,8 @@ pub fn run(args: RunArgs) -> CmdResult {
         &jobs,
         &outcome.disk,
     );
-    let tunables: Map<String, Value> = outcome
-        .tunables
-        .iter()
-        .map(|t| (t.spec.name.to_string(), Value::from(t.value)))
-        .collect();
-    let service: Vec<Value> = outcome
-        .summary
-        .iter()
-        .map(|s| {
-            json!({
-                "name": s.name,
-                "served_ns": s.served_ns,
-                "idled_ns": s.idled_ns,
-                "idle_wasted_ns": s.idle_wasted_ns,
-                "slices": s.slices,
-                "preemptions": s.preemptions,
-            })
-        })
-        .collect();
+    let tunables = tunables_json(&outcome.tunables);
+    let service = service_json(&outcome.summary);
     let requests = outcome.requests.max(1);
     run.iosched = json!({
         "version": env!("CARGO_PKG_VERSION"),

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
-use iosched_core::ServiceSummary;
+use iosched_core::{ServiceSummary, TunableValue};
 use iosched_report::blktrace::TraceLabels;
 use iosched_report::decisions::TraceFanout;
 use iosched_report::stats::RunResult;
@@ -205,11 +205,7 @@ pub fn run(args: RunArgs) -> CmdResult {
         &jobs,
         &outcome.disk,
     );
-    let tunables: Map<String, Value> = outcome
-        .tunables
-        .iter()
-        .map(|t| (t.spec.name.to_string(), Value::from(t.value)))
-        .collect();
+    let tunables = tunables_json(&outcome.tunables);
     let shares = iosched_report::shares::CgroupShares::of_clones(
         &outcome.clones,
         &outcome.clone_jobs,
@@ -236,8 +232,17 @@ pub fn run(args: RunArgs) -> CmdResult {
     write_output(&run, args.output_format, args.output.as_deref())
 }
 
+/// The scheduler's tunables as `{name: value}` in sysfs units, for the `iosched` object.
+pub(crate) fn tunables_json(tunables: &[TunableValue]) -> Value {
+    let map: Map<String, Value> = tunables
+        .iter()
+        .map(|t| (t.spec.name.to_string(), Value::from(t.value)))
+        .collect();
+    Value::Object(map)
+}
+
 /// Per queue and per group service, when the scheduler keeps it (CFQ).
-fn service_json(summary: &[ServiceSummary]) -> Value {
+pub(crate) fn service_json(summary: &[ServiceSummary]) -> Value {
     summary
         .iter()
         .map(|entry| {

@@ -154,29 +154,39 @@ proptest! {
     }
 }
 
+/// Runs `spec` alone through `scheduler` on a one-unit, depth-1 device, so bios queue up in
+/// the scheduler where they can merge.
+fn run_queued(spec: &JobSpec, scheduler: &str) -> iosched_sim::SimOutcome {
+    let device = FixedDevice::new(FixedParams {
+        units: 1,
+        queue_depth: 1,
+        ..FixedParams::default()
+    });
+    let config = SimConfig {
+        scheduler: scheduler.to_string(),
+        check: true,
+        ..SimConfig::default()
+    };
+    Simulation::new(std::slice::from_ref(spec), Box::new(device), config)
+        .unwrap()
+        .run(&mut NoTrace, &mut |_| {})
+        .unwrap()
+}
+
+fn depth8(spec: &mut JobSpec) {
+    spec.ioengine = IoEngine::Libaio;
+    spec.iodepth = 8;
+    spec.iodepth_low = 8;
+}
+
 /// A sequential reader at depth 8 hands the scheduler contiguous bios: they merge into
 /// larger requests (fewer device I/Os, counted as merges), and every byte still arrives.
 #[test]
 fn sequential_bios_back_merge_into_larger_requests() {
     let mut spec = reader("seq", RwMode::Read, 4 << 20);
-    spec.ioengine = IoEngine::Libaio;
-    spec.iodepth = 8;
-    spec.iodepth_low = 8;
+    depth8(&mut spec);
     for scheduler in ["noop", "deadline", "cfq"] {
-        let device = FixedDevice::new(FixedParams {
-            units: 1,
-            queue_depth: 1,
-            ..FixedParams::default()
-        });
-        let config = SimConfig {
-            scheduler: scheduler.to_string(),
-            check: true,
-            ..SimConfig::default()
-        };
-        let outcome = Simulation::new(std::slice::from_ref(&spec), Box::new(device), config)
-            .unwrap()
-            .run(&mut NoTrace, &mut |_| {})
-            .unwrap();
+        let outcome = run_queued(&spec, scheduler);
         let job_ios = outcome.clones[0].dirs[0].total_ios;
         assert_eq!(job_ios, 1024, "{scheduler}");
         assert!(outcome.disk.read_merges > 0, "{scheduler}: no merges");
@@ -237,24 +247,9 @@ fn submissions_are_bracketed_by_plug_and_unplug() {
 fn backwards_bios_front_merge() {
     let mut spec = reader("bkwd", RwMode::Read, 2 << 20);
     spec.rw_suffix = -8192;
-    spec.ioengine = IoEngine::Libaio;
-    spec.iodepth = 8;
-    spec.iodepth_low = 8;
+    depth8(&mut spec);
     for scheduler in ["noop", "deadline", "cfq"] {
-        let device = FixedDevice::new(FixedParams {
-            units: 1,
-            queue_depth: 1,
-            ..FixedParams::default()
-        });
-        let config = SimConfig {
-            scheduler: scheduler.to_string(),
-            check: true,
-            ..SimConfig::default()
-        };
-        let outcome = Simulation::new(std::slice::from_ref(&spec), Box::new(device), config)
-            .unwrap()
-            .run(&mut NoTrace, &mut |_| {})
-            .unwrap();
+        let outcome = run_queued(&spec, scheduler);
         assert!(outcome.disk.read_merges > 0, "{scheduler}: no merges");
         assert_eq!(
             outcome.disk.read_ios + outcome.disk.read_merges,
