@@ -16,7 +16,7 @@ use iosched_core::NoTrace;
 use iosched_workload::fio::{self, ParseContext};
 
 use crate::device::preset;
-use crate::simulation::{SimConfig, Simulation};
+use crate::simulation::{SimConfig, SimOutcome, Simulation};
 use scenario::{Row, Scenario, Table};
 
 /// How much of each experiment to run.
@@ -37,17 +37,26 @@ pub struct RowResult {
     pub values: Vec<f64>,
 }
 
-/// The job-file variables of a row: the table's, the row's, then the short overrides.
-fn row_env(table: &Table, row: &Row, length: Length) -> BTreeMap<String, String> {
+/// The job-file variables of one run: the table's, the row's, the column's, then the short
+/// overrides.
+fn run_env(
+    table: &Table,
+    row: &Row,
+    column_env: &BTreeMap<String, String>,
+    length: Length,
+) -> BTreeMap<String, String> {
     let mut env = table.env.clone();
     env.extend(row.env.clone());
+    env.extend(column_env.clone());
     if length == Length::Short {
         env.extend(table.short_env.clone());
     }
     env
 }
 
-/// Simulates one row. Errors name the scenario, table and row.
+/// Simulates one row. Columns sharing job-file variables share one simulation; a table whose
+/// columns set their own (seed 003's thread counts) runs one per distinct set. Errors name
+/// the scenario, table and row.
 pub fn run_row(
     scenario: &Scenario,
     table: &Table,
@@ -61,8 +70,43 @@ pub fn run_row(
             scenario.seed, table.id, row.label
         )
     };
+    let mut values = vec![0.0; table.columns.len()];
+    let mut done = vec![false; table.columns.len()];
+    for first in 0..table.columns.len() {
+        if done[first] {
+            continue;
+        }
+        let column_env = &table.columns[first].env;
+        let env = run_env(table, row, column_env, length);
+        let (outcome, job_names) =
+            simulate(scenario, table, row, env, length, seed).map_err(context)?;
+        for (index, column) in table.columns.iter().enumerate().skip(first) {
+            if !done[index] && column.env == *column_env {
+                values[index] =
+                    metrics::evaluate(&column.metric, &outcome, &job_names).map_err(context)?;
+                done[index] = true;
+            }
+        }
+    }
+    Ok(RowResult {
+        seed: scenario.seed.clone(),
+        table: table.id.clone(),
+        label: row.label.clone(),
+        values,
+    })
+}
+
+/// One simulation of a row's job files with these variables: the outcome and the job names.
+fn simulate(
+    scenario: &Scenario,
+    table: &Table,
+    row: &Row,
+    env: BTreeMap<String, String>,
+    length: Length,
+    seed: u64,
+) -> Result<(SimOutcome, Vec<String>), String> {
     let parse_context = ParseContext {
-        env: row_env(table, row, length),
+        env,
         pagesize: 4096,
         mb_memory: 4096,
         ncpus: 2,
@@ -72,9 +116,9 @@ pub fn run_row(
         .iter()
         .map(|file| scenario.dir.join(file))
         .collect();
-    let jobs = fio::parse_files(&paths, &parse_context).map_err(|e| context(e.to_string()))?;
-    let device = preset(&table.device)
-        .ok_or_else(|| context(format!("no device preset '{}'", table.device)))?;
+    let jobs = fio::parse_files(&paths, &parse_context).map_err(|e| e.to_string())?;
+    let device =
+        preset(&table.device).ok_or_else(|| format!("no device preset '{}'", table.device))?;
     // Writeback and file-system knobs (`flusher`, `dirty_ratio`, `mem`, `barrier`...) go to
     // the simulated kernel; everything else is a scheduler tunable.
     let mut set = row.set.clone();
@@ -93,20 +137,9 @@ pub fn run_row(
     };
     let outcome = Simulation::new(&jobs.jobs, device, config)
         .and_then(|simulation| simulation.run(&mut NoTrace, &mut |_| {}))
-        .map_err(|e| context(e.to_string()))?;
-    let job_names: Vec<String> = jobs.jobs.iter().map(|job| job.name.clone()).collect();
-    let values = table
-        .columns
-        .iter()
-        .map(|column| metrics::evaluate(&column.metric, &outcome, &job_names))
-        .collect::<Result<Vec<f64>, String>>()
-        .map_err(context)?;
-    Ok(RowResult {
-        seed: scenario.seed.clone(),
-        table: table.id.clone(),
-        label: row.label.clone(),
-        values,
-    })
+        .map_err(|e| e.to_string())?;
+    let job_names = jobs.jobs.iter().map(|job| job.name.clone()).collect();
+    Ok((outcome, job_names))
 }
 
 /// Every (scenario, table, row) index triple, in print order: the unit of parallel work.

@@ -66,6 +66,10 @@ pub struct Column {
     pub header: String,
     /// See [`crate::reproduce::metrics`] for the names.
     pub metric: String,
+    /// `${VAR}` values for this column only (e.g. a thread count): such a column is
+    /// simulated on its own, once per row.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
 }
 
 /// A row: the seed's label, how to run it, and the seed's value per column.
