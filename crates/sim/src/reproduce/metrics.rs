@@ -9,6 +9,9 @@
 //!   to the last one's end (jobs run one after another under `stonewall` are timed alone);
 //! * `job_kib_s:NAME` — the same in KiB/s, as iozone prints it;
 //! * `job_ops_s:NAME` — I/Os (reads, writes, trims, syncs) of the job per second of its span;
+//! * `job_seconds_min:NAME`, `job_seconds_mean:NAME`, `job_seconds_max:NAME` — the time each
+//!   of job `NAME`'s clones took from its start to its end, in seconds: the shortest, the
+//!   mean, the longest (a completion-time test such as seed 003's gitk);
 //! * `util_pct` — device utilisation.
 
 use crate::simulation::SimOutcome;
@@ -55,6 +58,23 @@ pub fn evaluate(metric: &str, outcome: &SimOutcome, job_names: &[String]) -> Res
         }
         return Ok(sum_where(&|clone| outcome.clone_cgroups[clone] == path) / MB / seconds);
     }
+    for (prefix, fold) in [
+        ("job_seconds_min:", Fold::Min),
+        ("job_seconds_mean:", Fold::Mean),
+        ("job_seconds_max:", Fold::Max),
+    ] {
+        let Some(name) = metric.strip_prefix(prefix) else {
+            continue;
+        };
+        let seconds: Vec<f64> = job_clones(metric, name, outcome, job_names)?
+            .into_iter()
+            .map(|clone| {
+                let stats = &outcome.clones[clone];
+                (stats.end_ns - stats.start_ns) as f64 / 1e9
+            })
+            .collect();
+        return Ok(fold.apply(&seconds));
+    }
     for (prefix, scale) in [
         ("job_mb_s:", MB),
         ("job_kib_s:", 1024.0),
@@ -63,12 +83,7 @@ pub fn evaluate(metric: &str, outcome: &SimOutcome, job_names: &[String]) -> Res
         let Some(name) = metric.strip_prefix(prefix) else {
             continue;
         };
-        let Some(job) = job_names.iter().position(|job| job == name) else {
-            return Err(format!("metric '{metric}': no job named {name}"));
-        };
-        let clones: Vec<usize> = (0..outcome.clones.len())
-            .filter(|&clone| outcome.clone_jobs[clone] == job)
-            .collect();
+        let clones = job_clones(metric, name, outcome, job_names)?;
         let start = clones.iter().map(|&c| outcome.clones[c].start_ns).min();
         let end = clones.iter().map(|&c| outcome.clones[c].end_ns).max();
         let span = (end.unwrap_or(0) - start.unwrap_or(0)).max(1) as f64 / 1e9;
@@ -90,4 +105,37 @@ pub fn evaluate(metric: &str, outcome: &SimOutcome, job_names: &[String]) -> Res
             / span);
     }
     Err(format!("unknown metric '{metric}'"))
+}
+
+/// The clones of job `name`.
+fn job_clones(
+    metric: &str,
+    name: &str,
+    outcome: &SimOutcome,
+    job_names: &[String],
+) -> Result<Vec<usize>, String> {
+    let Some(job) = job_names.iter().position(|job| job == name) else {
+        return Err(format!("metric '{metric}': no job named {name}"));
+    };
+    Ok((0..outcome.clones.len())
+        .filter(|&clone| outcome.clone_jobs[clone] == job)
+        .collect())
+}
+
+/// How per-clone figures become one.
+#[derive(Clone, Copy)]
+enum Fold {
+    Min,
+    Mean,
+    Max,
+}
+
+impl Fold {
+    fn apply(self, values: &[f64]) -> f64 {
+        match self {
+            Fold::Min => values.iter().copied().fold(f64::INFINITY, f64::min),
+            Fold::Max => values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            Fold::Mean => values.iter().sum::<f64>() / values.len().max(1) as f64,
+        }
+    }
 }

@@ -154,3 +154,44 @@ pub fn row_indices(scenarios: &[Scenario]) -> Vec<(usize, usize, usize)> {
     }
     indices
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Proves a column's own job variables reach its simulation: the same job reading four
+    /// times the data takes about four times as long.
+    #[test]
+    fn columns_with_their_own_variables_run_their_own_simulation() {
+        let dir = std::env::temp_dir().join(format!("iosched-colenv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("job.fio"),
+            "[j]\nrw=read\nbs=4k\nsize=${SIZE}\nnumjobs=2\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("scenario.json"),
+            r#"{ "seed": "9", "title": "x", "source": "y", "tables": [{ "id": "t",
+                "title": "T", "device": "fixed", "jobfiles": ["job.fio"], "unit": "s",
+                "columns": [
+                    { "header": "1m", "metric": "job_seconds_max:j", "env": { "SIZE": "1m" } },
+                    { "header": "4m", "metric": "job_seconds_mean:j", "env": { "SIZE": "4m" } },
+                    { "header": "4m-min", "metric": "job_seconds_min:j", "env": { "SIZE": "4m" } }
+                ],
+                "rows": [{ "label": "r", "scheduler": "noop",
+                           "seed_values": [null, null, null] }] }] }"#,
+        )
+        .unwrap();
+        let scenario = Scenario::load(&dir).unwrap();
+        let table = &scenario.tables[0];
+        let result = run_row(&scenario, table, &table.rows[0], Length::Full, 1).unwrap();
+        let [small, large, large_min] = result.values[..] else {
+            panic!("three columns")
+        };
+        assert!(small > 0.0);
+        let ratio = large / small;
+        assert!((3.5..4.5).contains(&ratio), "{large} / {small}");
+        assert!(large_min <= large, "{large_min} > {large}");
+    }
+}

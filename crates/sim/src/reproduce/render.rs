@@ -132,7 +132,7 @@ fn mmtests_table(
         .map(|(index, column)| CompareRow {
             stat: "Ours".to_string(),
             op: column.header.clone(),
-            higher_is_better: true,
+            higher_is_better: !table.lower_is_better,
             values: ours.iter().flatten().map(|r| r.values[index]).collect(),
         })
         .collect();

@@ -57,6 +57,9 @@ pub struct Table {
     /// An A/B table (two rows): also print it mmtests-style, one line per column.
     #[serde(default)]
     pub mmtests: bool,
+    /// Smaller figures are better (times): sets the sign of the mmtests percentages.
+    #[serde(default)]
+    pub lower_is_better: bool,
 }
 
 /// A column: a header as the seed printed it, and the metric that fills it.
