@@ -67,24 +67,43 @@ fn run_with(
 }
 
 /// With end_fsync=1 every page dirtied is written back exactly once and none is left dirty,
-/// in both flusher modes, even when the dirty limit throttles the writer.
+/// in both flusher modes and both throttling styles, even when the dirty limit throttles
+/// the writer.
 #[test]
 fn end_fsync_writes_every_dirty_page_exactly_once() {
-    for flusher in ["per-bdi", "pdflush"] {
+    for (flusher, throttle) in [
+        ("per-bdi", "io-less"),
+        ("pdflush", "io-less"),
+        ("per-bdi", "writeback"),
+        ("pdflush", "writeback"),
+    ] {
+        let flusher = &format!("{flusher}, {throttle}");
+        let (mode, throttle) = flusher.split_once(", ").unwrap();
         let mut spec = buffered("w", RwMode::RandWrite, 48 << 20);
         spec.end_fsync = true;
         spec.loops = 2;
         spec.overwrite = true;
         let outcome = run(
             &[spec],
-            &[("mem", "64m"), ("flusher", flusher)],
+            &[
+                ("mem", "64m"),
+                ("flusher", mode),
+                ("dirty_throttle", throttle),
+            ],
             &mut Witness::default(),
         );
         let fs = outcome.fs.expect("buffered job: file system active");
         assert_eq!(fs.dirty_pages_at_end, 0, "{flusher}");
         assert_eq!(fs.pages_written_back, fs.pages_dirtied, "{flusher}");
+        // IO-less: one writer's step (a page here). ≤ 3.1: a writer that wrote its chunk
+        // dirties on, checked again only after a CPU's ratelimit of pages.
+        let step = if throttle == "writeback" {
+            iosched_writeback::ratelimit_pages((64 << 20) / 4096, iosched_writeback::CPUS)
+        } else {
+            1
+        };
         assert!(
-            fs.dirty_peak_pages <= fs.dirty_limit_pages + 1,
+            fs.dirty_peak_pages <= fs.dirty_limit_pages + step,
             "{flusher}: {fs:?}"
         );
         assert!(
@@ -93,6 +112,45 @@ fn end_fsync_writes_every_dirty_page_exactly_once() {
         );
         let written = outcome.disk.write_sectors * 512;
         assert!(written >= fs.pages_dirtied * 4096, "{flusher}");
+    }
+}
+
+/// `dirty_throttle=writeback` (≤ 3.1): a writer over the limit writes back itself, as
+/// async writes in its own name; under pdflush, whose threads back off while the writer
+/// keeps the request pool full, the writer does most of the writeback. IO-less throttling
+/// leaves all of it to the flushers.
+#[test]
+fn legacy_throttle_makes_the_writer_write_back() {
+    for throttle in ["io-less", "writeback"] {
+        let mut spec = buffered("w", RwMode::RandWrite, 64 << 20);
+        spec.overwrite = true;
+        let mut witness = Witness::default();
+        let outcome = run(
+            &[spec],
+            &[
+                ("mem", "32m"),
+                ("flusher", "pdflush"),
+                ("dirty_throttle", throttle),
+            ],
+            &mut witness,
+        );
+        // The only job's only clone has the first job pid.
+        let writer_pid = iosched_workload::processes::FIRST_PID;
+        let writes_by = |own: bool| {
+            witness
+                .events
+                .iter()
+                .filter(|&&(_, event, pid, op, _)| {
+                    event == RqEvent::Issue && op == Op::Write && (pid == writer_pid) == own
+                })
+                .count()
+        };
+        let (writer, others) = (writes_by(true), writes_by(false));
+        if throttle == "io-less" {
+            assert_eq!(writer, 0, "io-less: the writer never writes back");
+        } else {
+            assert!(writer > others, "writer {writer} vs flushers {others}");
+        }
     }
 }
 
@@ -230,6 +288,7 @@ fn seed_001_mmap_randwrite_per_flusher_mode() {
             scheduler: "cfq".to_string(),
             fs_knobs: vec![
                 ("flusher".to_string(), flusher.to_string()),
+                ("dirty_throttle".to_string(), "writeback".to_string()),
                 (
                     "mem".to_string(),
                     std::env::var("SEED001_MEM").unwrap_or_else(|_| "4g".to_string()),
@@ -334,6 +393,7 @@ proptest! {
         jobs_spec in proptest::collection::vec((0usize..5, any::<bool>(), 0u32..6, 1u64..48), 1..4),
         scheduler in prop_oneof![Just("noop"), Just("deadline"), Just("cfq")],
         pdflush in any::<bool>(),
+        legacy_throttle in any::<bool>(),
         mem_mib in 8u64..48,
     ) {
         let jobs: Vec<JobSpec> = jobs_spec.iter().enumerate().map(|(i, &(mode, direct, fsync, mib))| {
@@ -347,7 +407,9 @@ proptest! {
         let mem = format!("{mem_mib}m");
         let flusher = if pdflush { "pdflush" } else { "per-bdi" };
         let mut witness = Witness::default();
-        let outcome = run_with(&jobs, scheduler, seed, &[("mem", &mem), ("flusher", flusher)], &mut witness);
+        let throttle = if legacy_throttle { "writeback" } else { "io-less" };
+        let knobs = [("mem", mem.as_str()), ("flusher", flusher), ("dirty_throttle", throttle)];
+        let outcome = run_with(&jobs, scheduler, seed, &knobs, &mut witness);
         for (rq, story) in witness.requests.values() {
             let expected: &[RqEvent] = if rq.op == Op::Flush {
                 &[RqEvent::Queue, RqEvent::GetRq, RqEvent::Issue, RqEvent::Complete]

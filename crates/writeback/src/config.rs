@@ -1,6 +1,6 @@
 //! The writeback knobs, by their sysctl names (`/proc/sys/vm/dirty_*`), plus the few
-//! simulator-only ones (`mem`, `flusher`, `flushers_per_bdi`, `read_ahead_kb`,
-//! `max_sectors_kb`).
+//! simulator-only ones (`mem`, `flusher`, `flushers_per_bdi`, `dirty_throttle`,
+//! `read_ahead_kb`, `max_sectors_kb`).
 //!
 //! Writing `dirty_bytes` zeroes `dirty_ratio` and the other way round, as the kernel's
 //! `dirty_bytes_handler()` / `dirty_ratio_handler()` do; the same holds for the background
@@ -30,6 +30,27 @@ impl FlusherMode {
     }
 }
 
+/// How `balance_dirty_pages()` throttles a writer over the dirty limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirtyThrottle {
+    /// 3.2+: the writer sleeps for a time paced by the device's write bandwidth; only
+    /// flushers write back.
+    IoLess,
+    /// ≤ 3.1: the writer writes back a chunk of the device's dirty pages itself
+    /// (`writeback_inodes()` from `balance_dirty_pages()`), blocking on the request pool,
+    /// and `congestion_wait()`s when it found nothing to write.
+    Writeback,
+}
+
+impl DirtyThrottle {
+    pub fn name(self) -> &'static str {
+        match self {
+            DirtyThrottle::IoLess => "io-less",
+            DirtyThrottle::Writeback => "writeback",
+        }
+    }
+}
+
 /// Every knob of the writeback policy.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WritebackConfig {
@@ -54,6 +75,9 @@ pub struct WritebackConfig {
     pub flusher: FlusherMode,
     /// Flusher threads per device in `per-bdi` mode (the patch set's "several per device").
     pub flushers_per_bdi: u32,
+    /// How writers over the dirty limit are throttled (`io-less`, the default, or the
+    /// pre-3.2 `writeback`).
+    pub dirty_throttle: DirtyThrottle,
 }
 
 impl Default for WritebackConfig {
@@ -70,6 +94,7 @@ impl Default for WritebackConfig {
             max_sectors_kb: 512,
             flusher: FlusherMode::PerBdi,
             flushers_per_bdi: 1,
+            dirty_throttle: DirtyThrottle::IoLess,
         }
     }
 }
@@ -114,6 +139,7 @@ pub const KNOBS: &[&str] = &[
     "max_sectors_kb",
     "flusher",
     "flushers_per_bdi",
+    "dirty_throttle",
 ];
 
 /// Parses `4096`, `64k`, `4g` (binary multiples, as fio and the kernel's `memparse` read them).
@@ -221,6 +247,13 @@ impl WritebackConfig {
                     .ok_or_else(|| invalid("1..=64"))?
                     as u32;
             }
+            "dirty_throttle" => {
+                self.dirty_throttle = match value.trim() {
+                    "io-less" => DirtyThrottle::IoLess,
+                    "writeback" => DirtyThrottle::Writeback,
+                    _ => return Err(invalid("io-less or writeback")),
+                };
+            }
             _ => return Err(KnobError::Unknown(name.to_string())),
         }
         Ok(())
@@ -252,6 +285,7 @@ impl WritebackConfig {
             ("max_sectors_kb", self.max_sectors_kb.to_string()),
             ("flusher", self.flusher.name().to_string()),
             ("flushers_per_bdi", self.flushers_per_bdi.to_string()),
+            ("dirty_throttle", self.dirty_throttle.name().to_string()),
         ]
     }
 
@@ -301,6 +335,9 @@ mod tests {
         ));
         config.set("flusher", "pdflush").unwrap();
         assert_eq!(config.flusher, FlusherMode::Pdflush);
+        assert!(config.set("dirty_throttle", "sleep").is_err());
+        config.set("dirty_throttle", "writeback").unwrap();
+        assert_eq!(config.dirty_throttle, DirtyThrottle::Writeback);
         config.set("mem", "512m").unwrap();
         assert_eq!(config.mem_pages(), 131_072);
     }

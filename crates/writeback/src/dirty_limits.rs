@@ -17,6 +17,11 @@
 //!   ([`Throttle::Block`]). Dirty + writeback pages therefore never exceed the limit by more
 //!   than one writer's step.
 //!
+//! With `dirty_throttle=writeback` the pre-3.2 rule applies instead: a writer finding dirty
+//! plus writeback pages over the limit writes back `sync_writeback_pages()` of them itself
+//! ([`Throttle::WriteBack`]) and then dirties on; it is asked again only after a CPU's
+//! ratelimit of pages, so the limit may be exceeded by that much.
+//!
 //! The bandwidth estimate is `bdi_update_write_bandwidth()` reduced: pages whose writeback
 //! completed in each 200 ms period, folded in with weight 1/4; 100 MB/s to start (INIT_BW).
 
@@ -76,6 +81,30 @@ pub enum Throttle {
     Pause(Time),
     /// Over the limit: do not dirty anything yet; sleep this long and ask again.
     Block(Time),
+    /// Over the limit, pre-3.2 (`dirty_throttle=writeback`): write back up to this many of
+    /// the device's dirty pages yourself ([`crate::Writeback::writer_writeback`]), then
+    /// dirty.
+    WriteBack { chunk: u64 },
+}
+
+/// 16..=1024 pages: how many pages a CPU dirties between `balance_dirty_pages()` calls
+/// (`ratelimit_pages`, from `writeback_set_ratelimit()`: memory / (CPUs × 32), at most 4 MiB).
+pub fn ratelimit_pages(mem_pages: u64, cpus: u64) -> u64 {
+    (mem_pages / (cpus.max(1) * 32)).clamp(16, (4 << 20) / PAGE_SIZE)
+}
+
+/// What a throttled writer writes back per round before ≤ 3.1's `balance_dirty_pages()`
+/// lets it go: `sync_writeback_pages()`, one and a half times the ratelimit.
+pub fn sync_writeback_pages(mem_pages: u64, cpus: u64) -> u64 {
+    let ratelimit = ratelimit_pages(mem_pages, cpus);
+    ratelimit + ratelimit / 2
+}
+
+/// ≤ 3.1's test in `balance_dirty_pages()`: the writer must write back when dirty plus
+/// writeback pages exceed the limit (the per-device share of it is the whole limit with
+/// one busy device) and background writeback alone is not catching up (above freerun).
+pub fn over_limit_legacy(thresholds: DirtyThresholds, nr: u64) -> bool {
+    nr > thresholds.limit && nr >= thresholds.freerun()
 }
 
 /// Estimated write bandwidth of one device.
@@ -186,6 +215,16 @@ mod tests {
             balance_dirty_pages(thresholds, 2000, 1, &bw),
             Throttle::Block(MAX_PAUSE_NS)
         );
+    }
+
+    #[test]
+    fn write_chunk_is_one_and_a_half_ratelimits() {
+        // 4 GiB, 2 CPUs: 16384 pages by the formula, capped at 4 MiB = 1024 pages.
+        assert_eq!(sync_writeback_pages((4 << 30) / PAGE_SIZE, 2), 1536);
+        // 64 MiB: 256 pages.
+        assert_eq!(sync_writeback_pages((64 << 20) / PAGE_SIZE, 2), 384);
+        // Tiny memory: the floor of 16.
+        assert_eq!(sync_writeback_pages(100, 2), 24);
     }
 
     #[test]

@@ -117,6 +117,9 @@ struct Work {
     done_files: Vec<FileId>,
     /// Device being written (pdflush walks devices in order).
     bdi: BdiId,
+    /// A dirty file was skipped because a throttled writer was writing it (`I_SYNC`):
+    /// the kernel's `wbc.more_io`.
+    more_io: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -156,6 +159,9 @@ pub struct Flushers {
     bdis: u32,
     /// Peak live threads, for reports.
     peak: usize,
+    /// Files a throttled writer is writing back (≤ 3.1 `balance_dirty_pages()`), by writer:
+    /// flushers skip them, as `writeback_single_inode()` skips an inode under `I_SYNC`.
+    writer_files: Vec<(u64, FileId)>,
 }
 
 impl Flushers {
@@ -177,6 +183,7 @@ impl Flushers {
             notices: Vec::new(),
             bdis,
             peak: 0,
+            writer_files: Vec::new(),
         };
         if flushers.mode == FlusherMode::Pdflush {
             for _ in 0..MIN_PDFLUSH {
@@ -295,6 +302,36 @@ impl Flushers {
         }
     }
 
+    /// The files flushers are writing now (`I_SYNC`): a throttled writer skips them.
+    pub fn busy_files(&self) -> Vec<FileId> {
+        self.threads
+            .iter()
+            .filter(|thread| thread.alive)
+            .filter_map(|thread| thread.work.as_ref().and_then(|work| work.file))
+            .collect()
+    }
+
+    /// Writer `owner` now writes `file` back (replacing its previous file), or nothing.
+    pub fn set_writer_file(&mut self, owner: u64, file: Option<FileId>) {
+        self.writer_files.retain(|&(o, _)| o != owner);
+        if let Some(file) = file {
+            self.writer_files.push((owner, file));
+        }
+    }
+
+    /// Every (writer, file) a throttled writer holds.
+    pub fn writer_files(&self) -> Vec<(u64, FileId)> {
+        self.writer_files.clone()
+    }
+
+    /// The file writer `owner` is writing back, if any.
+    pub fn writer_file(&self, owner: u64) -> Option<FileId> {
+        self.writer_files
+            .iter()
+            .find(|&&(o, _)| o == owner)
+            .map(|&(_, file)| file)
+    }
+
     /// Hands work to the most recently idle pdflush thread; false when none is idle.
     /// Kernel: pdflush_operation().
     fn pdflush_operation(&mut self, kind: WorkKind, budget: u64, now: Time) -> bool {
@@ -312,6 +349,7 @@ impl Flushers {
             file_pages: 0,
             done_files: Vec::new(),
             bdi: 0,
+            more_io: false,
         });
         self.wake(id);
         true
@@ -377,6 +415,7 @@ impl Flushers {
                         file_pages: 0,
                         done_files: Vec::new(),
                         bdi,
+                        more_io: false,
                     });
                 } else if self.interval_ns > 0 && now >= thread.next_kupdate {
                     thread.next_kupdate = now + self.interval_ns;
@@ -389,6 +428,7 @@ impl Flushers {
                         file_pages: 0,
                         done_files: Vec::new(),
                         bdi,
+                        more_io: false,
                     });
                 } else {
                     let has_dirty = cache.bdi_dirty(bdi) > 0;
@@ -449,8 +489,13 @@ impl Flushers {
                 _ => {}
             }
             if queue.async_requests >= CONGESTION_ON {
-                // Non-blocking writeback met congestion: release and back off.
+                // Non-blocking writeback met congestion: release the device and the file
+                // (its I_SYNC ends with writeback_single_inode()) and back off.
                 self.bdi_owner[bdi as usize] = None;
+                if let Some(work) = self.threads[index].work.as_mut() {
+                    work.file = None;
+                    work.file_pages = 0;
+                }
                 return FlusherStep::CongestionWait(now + CONGESTION_WAIT_NS);
             }
             if let Some(range) = self.next_range(index, cache, thresholds, None) {
@@ -459,6 +504,14 @@ impl Flushers {
                 return FlusherStep::Submit(range);
             }
             self.bdi_owner[bdi as usize] = None;
+            let work = self.threads[index].work.as_mut().expect("pdflush work");
+            if std::mem::take(&mut work.more_io) {
+                // Wrote less than asked because a writer holds a file: background_writeout()
+                // congestion_wait()s and tries again rather than ending its work.
+                work.file = None;
+                work.done_files.clear();
+                return FlusherStep::CongestionWait(now + CONGESTION_WAIT_NS);
+            }
             self.advance_bdi(index);
         }
         self.finish_pdflush_work(index, now)
@@ -538,10 +591,16 @@ impl Flushers {
                     if let Some(done) = current {
                         work.done_files.push(done);
                     }
+                    let writer_files = &self.writer_files;
                     let next = cache
                         .dirty_files(work.bdi)
                         .into_iter()
                         .filter(|&(_, f)| slot.is_none_or(|s| f % per_bdi == s))
+                        .filter(|&(_, f)| {
+                            let busy = writer_files.iter().any(|&(_, w)| w == f);
+                            work.more_io |= busy;
+                            !busy
+                        })
                         .filter(|&(when, _)| match work.kind {
                             WorkKind::Kupdate { older_than } => {
                                 older_than.is_some_and(|o| when <= o)
@@ -587,7 +646,7 @@ impl Flushers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Writeback, PAGE_SIZE};
+    use crate::{Throttle, Writeback, PAGE_SIZE};
 
     fn config(mode: FlusherMode) -> WritebackConfig {
         WritebackConfig {
@@ -701,6 +760,56 @@ mod tests {
             };
             assert_eq!(wb.flusher_step(id, 0, queue), expect, "{mode:?}");
         }
+    }
+
+    /// ≤ 3.1 throttling: a writer over the limit is told to write back a chunk; it takes a
+    /// file no flusher holds, pdflush then skips that file (`I_SYNC`) and, having written
+    /// the rest, `congestion_wait()`s instead of ending its work (`more_io`); the next
+    /// writer chunk starts on the following file.
+    #[test]
+    fn throttled_writer_and_pdflush_share_files_by_i_sync() {
+        let mut config = config(FlusherMode::Pdflush);
+        config.set("dirty_throttle", "writeback").unwrap();
+        config.set("dirty_bytes", "65536").unwrap();
+        config.set("dirty_background_bytes", "8192").unwrap();
+        let mut wb = Writeback::new(config, 1);
+        for notice in wb.take_notices() {
+            if let Notice::Spawned { id, .. } = notice {
+                wb.flusher_step(id, 0, QueueState::default());
+            }
+        }
+        let a = wb.add_file(0, 1 << 20);
+        let b = wb.add_file(0, 1 << 20);
+        wb.write(a, 0, 12 * PAGE_SIZE, 0);
+        wb.write(b, 0, 12 * PAGE_SIZE, 0);
+        let Throttle::WriteBack { chunk } = wb.balance_dirty_pages(1, 0) else {
+            panic!("24 dirty pages over a 16-page limit: the writer must write back")
+        };
+        // Mid-chunk: four pages of `a` submitted, eight still dirty and held.
+        let runs = wb.writer_writeback(7, 0, 4);
+        assert_eq!(
+            runs.iter().map(|r| (r.file, r.count)).collect::<Vec<_>>(),
+            [(a, 4)]
+        );
+        let id = match wb.take_notices().last() {
+            Some(Notice::Wake { id }) => *id,
+            other => panic!("no pdflush woken: {other:?}"),
+        };
+        let mut flusher_files = Vec::new();
+        let step = loop {
+            match wb.flusher_step(id, 0, QueueState::default()) {
+                FlusherStep::Submit(range) => flusher_files.push(range.file),
+                other => break other,
+            }
+        };
+        assert_eq!(flusher_files, [b]);
+        assert_eq!(step, FlusherStep::CongestionWait(CONGESTION_WAIT_NS));
+        wb.writer_done(7);
+        // Both files dirty again: a new writer chunk starts after `a`, on `b`.
+        wb.write(a, 0, 4 * PAGE_SIZE, 1);
+        wb.write(b, 64 * PAGE_SIZE, 4 * PAGE_SIZE, 1);
+        let runs = wb.writer_writeback(8, 0, chunk);
+        assert_eq!(runs[0].file, b);
     }
 
     /// pdflush: two threads from boot; a thread that finishes work while none has been idle

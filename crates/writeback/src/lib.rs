@@ -35,11 +35,16 @@ pub mod readahead;
 
 use iosched_core::Time;
 
-pub use config::{FlusherMode, KnobError, WritebackConfig};
+pub use config::{DirtyThrottle, FlusherMode, KnobError, WritebackConfig};
+pub use dirty_limits::{ratelimit_pages, sync_writeback_pages};
 pub use dirty_limits::{Bandwidth, DirtyThresholds, Throttle};
 pub use flusher::{FlusherId, FlusherStep, Flushers, Notice, QueueState};
 pub use page_cache::{BdiId, FileId, PageCache, PageRange, Probe};
 pub use readahead::Readahead;
+
+/// CPUs of the simulated machine (fio's job files see the same count): they size the
+/// kernel's per-CPU dirtying ratelimit.
+pub const CPUS: u64 = 2;
 
 /// 4 KiB: the page size.
 pub const PAGE_SIZE: u64 = 4096;
@@ -75,6 +80,8 @@ pub struct Writeback {
     bandwidth: Vec<Bandwidth>,
     readahead: Vec<Readahead>,
     file_pages: Vec<u64>,
+    /// The file the last throttled writer's chunk started on (the dirty-list rotation).
+    writer_cursor: Option<FileId>,
 }
 
 impl Writeback {
@@ -87,6 +94,7 @@ impl Writeback {
             bandwidth: vec![Bandwidth::default(); bdis.max(1) as usize],
             readahead: Vec::new(),
             file_pages: Vec::new(),
+            writer_cursor: None,
             config,
         }
     }
@@ -200,8 +208,76 @@ impl Writeback {
         if self.cache.nr_dirty() > self.thresholds.background {
             self.flushers.kick_background(&self.cache, now);
         }
+        if self.config.dirty_throttle == DirtyThrottle::Writeback {
+            if dirty_limits::over_limit_legacy(self.thresholds, nr) {
+                let chunk = dirty_limits::sync_writeback_pages(self.config.mem_pages(), CPUS);
+                return Throttle::WriteBack { chunk };
+            }
+            return Throttle::None;
+        }
         // Choice: one device's bandwidth stands for the machine's (the simulator has one).
         dirty_limits::balance_dirty_pages(self.thresholds, nr, pages, &self.bandwidth[0])
+    }
+
+    /// Whether dirty plus writeback pages are still over the limit for a throttled writer
+    /// (`dirty_throttle=writeback`): it keeps writing back until not, or its chunk is done.
+    pub fn over_dirty_limit(&self) -> bool {
+        let nr = self.cache.nr_dirty() + self.cache.nr_writeback();
+        dirty_limits::over_limit_legacy(self.thresholds, nr)
+    }
+
+    /// A throttled writer (`owner`, any id unique among writers) writes back up to `want`
+    /// dirty pages of device `bdi` itself: the runs to submit as async writes in its own
+    /// name, empty when every dirty file is held by a flusher or another writer (the
+    /// writer then `congestion_wait()`s). It keeps its file until [`Writeback::writer_done`]
+    /// and flushers skip it meanwhile. Kernel: `writeback_inodes()` called from ≤ 3.1
+    /// `balance_dirty_pages()`, WB_SYNC_NONE, blocking.
+    pub fn writer_writeback(&mut self, owner: u64, bdi: BdiId, want: u64) -> Vec<PageRange> {
+        let max_run = self.config.max_request_pages();
+        let mut busy = self.flushers.busy_files();
+        let current = self.flushers.writer_file(owner);
+        for (other, file) in self.flushers.writer_files() {
+            if other != owner {
+                busy.push(file);
+            }
+        }
+        // A writer keeps its file through its chunk; a new chunk starts at the file after
+        // the one the last chunk started on, as an inode written back goes to the tail of
+        // the dirty list (`requeue_io()` / `redirty_tail()`) and the next call takes the
+        // next one.
+        let mut dirty: Vec<FileId> = self
+            .cache
+            .dirty_files(bdi)
+            .into_iter()
+            .map(|(_, f)| f)
+            .collect();
+        dirty.sort_unstable();
+        let start = match self.writer_cursor {
+            Some(last) => dirty.partition_point(|&f| f <= last),
+            None => 0,
+        };
+        dirty.rotate_left(start);
+        let candidates: Vec<FileId> = current.into_iter().chain(dirty).collect();
+        for file in candidates {
+            if busy.contains(&file) || self.cache.file_dirty(file) == 0 {
+                continue;
+            }
+            let runs = self.cache.start_writeback(file, want, max_run, true);
+            if !runs.is_empty() {
+                if current != Some(file) {
+                    self.writer_cursor = Some(file);
+                }
+                self.flushers.set_writer_file(owner, Some(file));
+                return runs;
+            }
+        }
+        self.flushers.set_writer_file(owner, None);
+        Vec::new()
+    }
+
+    /// The throttled writer `owner` left `balance_dirty_pages()`: flushers may take its file.
+    pub fn writer_done(&mut self, owner: u64) {
+        self.flushers.set_writer_file(owner, None);
     }
 
     /// A buffered write dirties `offset..offset+len`; returns the pages newly dirtied.

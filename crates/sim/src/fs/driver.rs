@@ -10,7 +10,7 @@ use iosched_core::{
 };
 use iosched_workload::generator::{IoKind, IoUnit};
 use iosched_workload::job::IoEngine;
-use iosched_writeback::flusher::CONGESTION_OFF;
+use iosched_writeback::flusher::{CONGESTION_OFF, CONGESTION_WAIT_NS, NR_REQUESTS};
 use iosched_writeback::{
     FlusherId, FlusherStep, Notice, PageRange, QueueState, Throttle, PAGE_SIZE,
 };
@@ -123,6 +123,7 @@ impl Simulation<'_> {
                 outstanding: 0,
                 phase,
                 round: 0,
+                balanced: false,
             },
         );
         match unit.kind {
@@ -289,7 +290,21 @@ impl Simulation<'_> {
             self.events.push(now + cpu, Event::Fs(FsEvent::Op(token)));
             return;
         }
-        let pause = match fs.wb.balance_dirty_pages(count, now) {
+        let throttle = if op.balanced {
+            Throttle::None
+        } else {
+            fs.wb.balance_dirty_pages(count, now)
+        };
+        let pause = match throttle {
+            Throttle::WriteBack { chunk } => {
+                let entry = fs.ops.get_mut(&token).expect("op");
+                entry.phase = OpPhase::WriterWriteback {
+                    written: 0,
+                    chunk,
+                    since: now,
+                };
+                return self.fs_writer_writeback(token, trace);
+            }
             Throttle::Block(pause) => {
                 fs.throttled_ns[op.process] += pause;
                 self.events.push(now + pause, Event::Fs(FsEvent::Op(token)));
@@ -333,6 +348,102 @@ impl Simulation<'_> {
         entry.phase = OpPhase::Finishing;
         self.events
             .push(now + cpu + pause, Event::Fs(FsEvent::Op(token)));
+    }
+
+    /// A writer throttled with `dirty_throttle=writeback` writes back its chunk: async
+    /// writes in its own name, blocking while the request pool is full and
+    /// `congestion_wait()`ing when it finds nothing it may write; then its write goes on.
+    /// Kernel: the loop of ≤ 3.1 `balance_dirty_pages()`.
+    fn fs_writer_writeback(&mut self, token: u64, trace: &mut dyn Trace) {
+        let who = {
+            let fs = self.fs.as_ref().expect("file system");
+            self.who(fs.ops[&token].process)
+        };
+        // Bounded: every round moves pages into writeback or returns.
+        loop {
+            let now = self.now;
+            let fs = self.fs.as_mut().expect("file system");
+            let op = &fs.ops[&token];
+            let OpPhase::WriterWriteback {
+                written,
+                chunk,
+                since,
+            } = op.phase
+            else {
+                unreachable!("writer writeback outside its phase")
+            };
+            let process = op.process;
+            let file = self.layout.clones[process].files[op.unit.file];
+            if written >= chunk || !fs.wb.over_dirty_limit() {
+                fs.wb.writer_done(token);
+                fs.throttled_ns[process] += now - since;
+                let entry = fs.ops.get_mut(&token).expect("op");
+                entry.balanced = true;
+                entry.phase = OpPhase::Throttled;
+                return self.fs_write(token, trace);
+            }
+            if fs.async_requests >= NR_REQUESTS {
+                fs.writer_waiters.push((token, None));
+                return;
+            }
+            let bdi = fs.wb.cache().file_bdi(file as u32);
+            let runs = fs.wb.writer_writeback(token, bdi, chunk - written);
+            if runs.is_empty() {
+                let deadline = now + CONGESTION_WAIT_NS;
+                fs.writer_waiters.push((token, Some(deadline)));
+                self.events.push(deadline, Event::Fs(FsEvent::Op(token)));
+                return;
+            }
+            let pages: u64 = runs.iter().map(|range| range.count).sum();
+            if let Some(OpPhase::WriterWriteback { written, .. }) =
+                fs.ops.get_mut(&token).map(|op| &mut op.phase)
+            {
+                *written += pages;
+            }
+            for range in runs {
+                let n = self.fs_pages_io(
+                    Op::Write,
+                    range,
+                    ReqFlags::default(),
+                    who,
+                    FsTag::WriterWriteback,
+                    trace,
+                );
+                self.fs.as_mut().expect("file system").async_requests += n;
+            }
+        }
+    }
+
+    /// A throttled writer's `congestion_wait()` timed out (stale timers are ignored).
+    fn fs_writer_timer(&mut self, token: u64, trace: &mut dyn Trace) {
+        let now = self.now;
+        let fs = self.fs.as_mut().expect("file system");
+        let Some(at) = fs
+            .writer_waiters
+            .iter()
+            .position(|&(t, deadline)| t == token && deadline.is_some_and(|d| d <= now))
+        else {
+            return;
+        };
+        fs.writer_waiters.remove(at);
+        self.fs_writer_writeback(token, trace);
+    }
+
+    /// An async request freed: throttled writers waiting for the pool go on, and those in
+    /// `congestion_wait()` when the queue is below the congestion-off mark.
+    fn fs_wake_writers(&mut self, trace: &mut dyn Trace) {
+        let fs = self.fs.as_mut().expect("file system");
+        if fs.writer_waiters.is_empty() {
+            return;
+        }
+        let uncongested = fs.async_requests < CONGESTION_OFF;
+        let (wake, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut fs.writer_waiters)
+            .into_iter()
+            .partition(|&(_, deadline)| deadline.is_none() || uncongested);
+        fs.writer_waiters = keep;
+        for (token, _) in wake {
+            self.fs_writer_writeback(token, trace);
+        }
     }
 
     /// fsync step: write the clone's dirty pages, wait for writeback in flight, commit.
@@ -507,6 +618,7 @@ impl Simulation<'_> {
                 let fs = self.fs.as_ref().expect("file system");
                 match fs.ops.get(&token).map(|op| op.phase.clone()) {
                     Some(OpPhase::Throttled) => self.fs_write(token, trace),
+                    Some(OpPhase::WriterWriteback { .. }) => self.fs_writer_timer(token, trace),
                     Some(OpPhase::Finishing) => self.fs_complete(token),
                     _ => {}
                 }
@@ -700,11 +812,12 @@ impl Simulation<'_> {
                     }
                 }
             }
-            FsTag::Flusher { range, .. } => {
+            FsTag::Flusher { range, .. } | FsTag::WriterWriteback(range) => {
                 fs.wb.writeback_done(range, now);
                 assert!(fs.async_requests > 0, "async request count went negative");
                 fs.async_requests -= 1;
                 self.fs_wake_flushers();
+                self.fs_wake_writers(trace);
                 self.fs_retry_fsyncs(trace);
             }
             FsTag::Journal => {

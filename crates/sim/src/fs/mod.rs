@@ -250,6 +250,8 @@ pub enum FsTag {
         id: FlusherId,
         range: PageRange,
     },
+    /// A throttled writer's own async writeback (`dirty_throttle=writeback`).
+    WriterWriteback(PageRange),
     Journal,
 }
 
@@ -273,6 +275,13 @@ pub(crate) enum OpPhase {
     Read,
     /// Over the dirty limit: retry the write at the event.
     Throttled,
+    /// Over the dirty limit with `dirty_throttle=writeback`: the writer is writing back
+    /// `chunk` pages itself (`written` so far), since `since`.
+    WriterWriteback {
+        written: u64,
+        chunk: u64,
+        since: Time,
+    },
     /// Done apart from CPU time / pause: completes at the event.
     Finishing,
     /// fsync: data writes outstanding, then writeback in flight, then the commit.
@@ -291,6 +300,8 @@ pub(crate) struct FsOp {
     pub phase: OpPhase,
     /// fsync write passes issued.
     pub round: u8,
+    /// `balance_dirty_pages()` already let this write through (it wrote back its chunk).
+    pub balanced: bool,
 }
 
 /// How a writeback thread waits.
@@ -337,6 +348,9 @@ pub(crate) struct FsState {
     pub read_waiters: Vec<u64>,
     /// fsyncs parked until writeback of their files completes.
     pub writeback_waiters: Vec<u64>,
+    /// Throttled writers waiting for an async request to free: (op, `None` for a full
+    /// request pool, or `Some(deadline)` for `congestion_wait()`).
+    pub writer_waiters: Vec<(u64, Option<Time>)>,
     pub wb_timer_at: Option<Time>,
     /// Async (writeback) requests allocated and not completed.
     pub async_requests: u32,
@@ -402,6 +416,7 @@ impl FsState {
             flushers: Default::default(),
             read_waiters: Vec::new(),
             writeback_waiters: Vec::new(),
+            writer_waiters: Vec::new(),
             wb_timer_at: None,
             async_requests: 0,
             throttled_ns: vec![0; processes],
