@@ -155,7 +155,7 @@ pub fn run(args: RunArgs) -> CmdResult {
             "sys_cpu_s": outcome.sys_cpu_ns as f64 / 1e9,
         },
     });
-    write_output(&run, args.output_format, args.output.as_deref())?;
+    write_output(&run, args.output_format, args.output.as_deref(), "")?;
 
     for failure in &outcome.verify_failures {
         eprintln!(

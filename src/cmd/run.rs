@@ -229,7 +229,21 @@ pub fn run(args: RunArgs) -> CmdResult {
             "events_per_s": outcome.events as f64 / wall.as_secs_f64().max(1e-9),
         },
     });
-    write_output(&run, args.output_format, args.output.as_deref())
+    let mut appendix = String::new();
+    if let Some(fs) = &outcome.fs {
+        let clones: Vec<(String, u32)> = outcome
+            .clone_jobs
+            .iter()
+            .enumerate()
+            .map(|(clone, &job)| {
+                let pid = iosched_report::results::FIRST_PID + clone as u32;
+                (jobs.jobs[job].name.clone(), pid)
+            })
+            .collect();
+        run.iosched["writeback"] = fs.to_json(&clones);
+        appendix = fs.text(&clones);
+    }
+    write_output(&run, args.output_format, args.output.as_deref(), &appendix)
 }
 
 /// The scheduler's tunables as `{name: value}` in sysfs units, for the `iosched` object.
@@ -270,10 +284,13 @@ fn trace_labels(simulation: &Simulation<'_>) -> TraceLabels {
     labels
 }
 
+/// Writes the run in `format`; `appendix` (the simulated file system's summary) follows the
+/// normal output's disk stats.
 pub(crate) fn write_output(
     run: &RunResult,
     format: OutputFormat,
     path: Option<&std::path::Path>,
+    appendix: &str,
 ) -> CmdResult {
     let mut out: Box<dyn Write> = match path {
         Some(path) => Box::new(BufWriter::new(
@@ -286,9 +303,9 @@ pub(crate) fn write_output(
     let written = match format {
         OutputFormat::Json => iosched_report::fio_json::write_json(run, &mut out),
         OutputFormat::Terse => out.write_all(iosched_report::fio_terse::to_string(run).as_bytes()),
-        OutputFormat::Normal => {
-            out.write_all(iosched_report::fio_normal::to_string(run).as_bytes())
-        }
+        OutputFormat::Normal => out
+            .write_all(iosched_report::fio_normal::to_string(run).as_bytes())
+            .and_then(|()| out.write_all(appendix.as_bytes())),
     };
     written
         .and_then(|()| out.flush())

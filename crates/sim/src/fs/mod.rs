@@ -35,6 +35,7 @@
 //! the first MiB if nothing fits), as a file created after the data would be.
 
 pub mod journal;
+mod summary;
 
 use iosched_core::{Time, NSEC_PER_MSEC, SECTOR_SIZE};
 use iosched_workload::job::RwMode;
@@ -232,6 +233,7 @@ pub struct FsOutcome {
     /// Dirty + writeback pages at their highest, and the hard limit, in pages.
     pub dirty_peak_pages: u64,
     pub dirty_limit_pages: u64,
+    pub dirty_background_pages: u64,
 }
 
 /// Who is waiting for a request the file system issued.
@@ -484,6 +486,7 @@ impl FsState {
             evicted_pages: cache.evicted(),
             dirty_peak_pages: self.dirty_peak,
             dirty_limit_pages: self.wb.thresholds().limit,
+            dirty_background_pages: self.wb.thresholds().background,
         }
     }
 }

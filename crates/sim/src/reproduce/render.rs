@@ -17,6 +17,80 @@ fn cell(value: Option<f64>) -> String {
     }
 }
 
+/// Tables with more columns than this print one line per column (seed 003's thread counts).
+const WIDE_TABLE_COLUMNS: usize = 8;
+
+/// One line per row, a "seed ours" pair per column.
+fn rows_down(table: &super::scenario::Table, ours: &[Option<&RowResult>]) -> String {
+    let mut out = String::new();
+    let label_width = table
+        .rows
+        .iter()
+        .map(|row| row.label.chars().count())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let mut header = format!("  {:<label_width$}", "");
+    for column in &table.columns {
+        let _ = write!(header, " | {:^17}", column.header);
+    }
+    let _ = writeln!(out, "{header}");
+    let mut sub = format!("  {:<label_width$}", "");
+    for _ in &table.columns {
+        let _ = write!(sub, " | {:>8} {:>8}", "seed", "ours");
+    }
+    let _ = writeln!(out, "{sub}");
+    for (row, ours) in table.rows.iter().zip(ours) {
+        let mut line = format!("  {:<label_width$}", row.label);
+        for (index, seed_value) in row.seed_values.iter().enumerate() {
+            let value = ours.map(|r| r.values[index]);
+            let _ = write!(line, " | {:>8} {:>8}", cell(*seed_value), cell(value));
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    out
+}
+
+/// One line per column, a "seed ours" pair per row: the seed's own layout for a sweep.
+fn columns_down(table: &super::scenario::Table, ours: &[Option<&RowResult>]) -> String {
+    let mut out = String::new();
+    let header_width = table
+        .columns
+        .iter()
+        .map(|column| column.header.chars().count())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let widths: Vec<usize> = table
+        .rows
+        .iter()
+        .map(|row| row.label.chars().count().max(17))
+        .collect();
+    let mut header = format!("  {:<header_width$}", "");
+    let mut sub = header.clone();
+    for (row, &width) in table.rows.iter().zip(&widths) {
+        let _ = write!(header, " | {:^width$}", row.label);
+        let _ = write!(sub, " | {:>w$} {:>8}", "seed", "ours", w = width - 9);
+    }
+    let _ = writeln!(out, "{header}");
+    let _ = writeln!(out, "{sub}");
+    for (index, column) in table.columns.iter().enumerate() {
+        let mut line = format!("  {:<header_width$}", column.header);
+        for ((row, ours), &width) in table.rows.iter().zip(ours).zip(&widths) {
+            let value = ours.map(|r| r.values[index]);
+            let _ = write!(
+                line,
+                " | {:>w$} {:>8}",
+                cell(row.seed_values[index]),
+                cell(value),
+                w = width - 9
+            );
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    out
+}
+
 /// The text report: per seed, each table with "seed" and "ours" per column, then verdicts.
 pub fn text(scenarios: &[Scenario], results: &[RowResult], verdicts: &[Verdict]) -> String {
     let mut out = String::new();
@@ -29,33 +103,19 @@ pub fn text(scenarios: &[Scenario], results: &[RowResult], verdicts: &[Verdict])
                 "\n  {} [{} on {}]",
                 table.title, table.unit, table.device
             );
-            let label_width = table
+            let ours: Vec<Option<&RowResult>> = table
                 .rows
                 .iter()
-                .map(|row| row.label.chars().count())
-                .max()
-                .unwrap_or(5)
-                .max(5);
-            let mut header = format!("  {:<label_width$}", "");
-            for column in &table.columns {
-                let _ = write!(header, " | {:^17}", column.header);
-            }
-            let _ = writeln!(out, "{header}");
-            let mut sub = format!("  {:<label_width$}", "");
-            for _ in &table.columns {
-                let _ = write!(sub, " | {:>8} {:>8}", "seed", "ours");
-            }
-            let _ = writeln!(out, "{sub}");
-            for row in &table.rows {
-                let ours = results.iter().find(|r| {
-                    r.seed == scenario.seed && r.table == table.id && r.label == row.label
-                });
-                let mut line = format!("  {:<label_width$}", row.label);
-                for (index, seed_value) in row.seed_values.iter().enumerate() {
-                    let value = ours.map(|r| r.values[index]);
-                    let _ = write!(line, " | {:>8} {:>8}", cell(*seed_value), cell(value));
-                }
-                let _ = writeln!(out, "{line}");
+                .map(|row| {
+                    results.iter().find(|r| {
+                        r.seed == scenario.seed && r.table == table.id && r.label == row.label
+                    })
+                })
+                .collect();
+            if table.columns.len() > WIDE_TABLE_COLUMNS {
+                out.push_str(&columns_down(table, &ours));
+            } else {
+                out.push_str(&rows_down(table, &ours));
             }
             for note in &table.notes {
                 let _ = writeln!(out, "  note: {note}");
@@ -239,4 +299,70 @@ pub fn plot_tables(
         }
     }
     plots
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reproduce::scenario::{Column, Row, Table};
+
+    fn table(columns: usize) -> Table {
+        Table {
+            id: "t".into(),
+            title: "T".into(),
+            device: "fixed".into(),
+            jobfiles: vec![],
+            env: Default::default(),
+            short_env: Default::default(),
+            short_set: Default::default(),
+            unit: "ops/s".into(),
+            columns: (1..=columns)
+                .map(|n| Column {
+                    header: format!("c{n}"),
+                    metric: "total_mb_s".into(),
+                    env: Default::default(),
+                })
+                .collect(),
+            rows: ["with", "without"]
+                .iter()
+                .map(|label| Row {
+                    label: label.to_string(),
+                    scheduler: "cfq".into(),
+                    set: Default::default(),
+                    env: Default::default(),
+                    seed_values: vec![Some(1.0); columns],
+                })
+                .collect(),
+            notes: vec![],
+            mmtests: false,
+            lower_is_better: false,
+        }
+    }
+
+    /// A sweep of many columns prints one line per column, as the seed's table does; a
+    /// narrow table one line per row.
+    #[test]
+    fn wide_tables_print_one_line_per_column() {
+        let result = |label: &str, columns: usize| RowResult {
+            seed: "9".into(),
+            table: "t".into(),
+            label: label.into(),
+            values: (0..columns).map(|i| i as f64).collect(),
+        };
+        let wide = table(16);
+        let (a, b) = (result("with", 16), result("without", 16));
+        let text = columns_down(&wide, &[Some(&a), Some(&b)]);
+        assert_eq!(text.lines().count(), 2 + 16, "{text}");
+        assert!(text.lines().nth(2).unwrap().trim_start().starts_with("c1 "));
+        let narrow = table(3);
+        let (a, b) = (result("with", 3), result("without", 3));
+        let text = rows_down(&narrow, &[Some(&a), Some(&b)]);
+        assert_eq!(text.lines().count(), 2 + 2, "{text}");
+        assert!(text
+            .lines()
+            .nth(2)
+            .unwrap()
+            .trim_start()
+            .starts_with("with "));
+    }
 }
