@@ -125,7 +125,7 @@ fn legacy_throttle_makes_the_writer_write_back() {
         let mut spec = buffered("w", RwMode::RandWrite, 64 << 20);
         spec.overwrite = true;
         let mut witness = Witness::default();
-        let outcome = run(
+        run(
             &[spec],
             &[
                 ("mem", "32m"),
