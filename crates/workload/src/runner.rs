@@ -60,7 +60,10 @@ pub struct JobRunner {
     sync_pending: bool,
     sync_in_flight: bool,
     end_fsync: bool,
-    end_fsync_done: bool,
+    /// end_fsync: files synced so far (fio fsyncs each of the clone's files in turn).
+    end_fsync_files: usize,
+    /// The file of the last write: what `fsync=N` syncs.
+    last_write_file: usize,
     wrote_anything: bool,
     finished_submitting: bool,
     /// A unit drawn but held back by a rate limit.
@@ -118,7 +121,8 @@ impl JobRunner {
             sync_pending: false,
             sync_in_flight: false,
             end_fsync: spec.end_fsync,
-            end_fsync_done: false,
+            end_fsync_files: 0,
+            last_write_file: 0,
             wrote_anything: false,
             finished_submitting: false,
             held: None,
@@ -176,6 +180,7 @@ impl JobRunner {
                 self.ios_issued_dir[ddir] += 1;
                 if ddir == DDIR_WRITE {
                     self.wrote_anything = true;
+                    self.last_write_file = unit.file;
                     self.writes_since_sync += 1;
                     if self.fsync_every > 0 && self.writes_since_sync >= self.fsync_every {
                         self.sync_pending = true;
@@ -193,10 +198,13 @@ impl JobRunner {
         Step::Submit(unit)
     }
 
+    /// The sync `fsync=N` / `fdatasync=N` asks for: one file, the one last written. (fio
+    /// syncs the file it picked for the next I/O; with one file, or a file written
+    /// several times in a row, that is the same file.)
     fn sync_unit(&self) -> IoUnit {
         IoUnit {
             kind: self.fsync_kind,
-            file: 0,
+            file: self.last_write_file,
             offset: 0,
             len: 0,
         }
@@ -220,12 +228,16 @@ impl JobRunner {
                 self.writes_since_sync = 0;
                 return self.issue(self.sync_unit(), now);
             }
-            if self.end_fsync && self.wrote_anything && !self.end_fsync_done {
-                self.end_fsync_done = true;
+            let files = self.generator.regions().len();
+            if self.end_fsync && self.wrote_anything && self.end_fsync_files < files {
+                let file = self.end_fsync_files;
+                self.end_fsync_files += 1;
                 return self.issue(
                     IoUnit {
                         kind: IoKind::Fsync,
-                        ..self.sync_unit()
+                        file,
+                        offset: 0,
+                        len: 0,
                     },
                     now,
                 );
@@ -440,6 +452,44 @@ mod tests {
         // plus end_fsync.
         assert_eq!(syncs, 5);
         assert_eq!(submitted.last().unwrap().kind, IoKind::Fsync);
+    }
+
+    /// As fio: `fsync=N` syncs one file (here the one last written), `end_fsync` each file.
+    #[test]
+    fn fsync_syncs_the_written_file_and_end_fsync_every_file() {
+        let mut spec = spec();
+        spec.rw = RwMode::Write;
+        spec.fsync = 1;
+        spec.end_fsync = true;
+        let regions = vec![
+            FileRegion {
+                start: 0,
+                len: 16 * 1024,
+            };
+            3
+        ];
+        let mut runner = JobRunner::new(&spec, regions, 0, Rng::new(1));
+        let (submitted, _) = run(&mut runner, 1000);
+        let mut last_write = None;
+        let mut end_syncs = Vec::new();
+        for unit in &submitted {
+            match unit.kind {
+                IoKind::Write => last_write = Some(unit.file),
+                IoKind::Fsync if end_syncs.is_empty() && last_write.is_some() => {
+                    assert_eq!(Some(unit.file), last_write, "{submitted:?}");
+                    last_write = None;
+                }
+                IoKind::Fsync => end_syncs.push(unit.file),
+                _ => {}
+            }
+        }
+        assert_eq!(end_syncs, [0, 1, 2]);
+        let files: std::collections::BTreeSet<usize> = submitted
+            .iter()
+            .filter(|unit| unit.kind == IoKind::Write)
+            .map(|unit| unit.file)
+            .collect();
+        assert_eq!(files.len(), 3, "writes go to every file");
     }
 
     #[test]

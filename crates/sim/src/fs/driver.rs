@@ -449,13 +449,11 @@ impl Simulation<'_> {
     /// fsync step: write the clone's dirty pages, wait for writeback in flight, commit.
     fn fs_fsync_data(&mut self, token: u64, trace: &mut dyn Trace) {
         let op = self.fs.as_ref().expect("file system").ops[&token].clone();
-        let mut files = self.layout.clones[op.process].files.clone();
-        files.sort_unstable();
-        files.dedup();
+        // A sync names one file of the clone (the runner turns end_fsync into one per file).
+        let files = vec![self.layout.clones[op.process].files[op.unit.file]];
         let who = self.who(op.process);
         let fs = self.fs.as_mut().expect("file system");
-        // Choice: the runner's sync names no file; like fio's end_fsync, all the clone's
-        // files are synced. The first pass writes the dirty pages not under writeback; then
+        // The first pass writes the dirty pages not under writeback; then
         // the fsync waits until no page of its files is under writeback, and a further pass
         // writes what is dirty again (pages redirtied while the flusher had them), as
         // WB_SYNC_ALL waits on them. The pass bound stands in for the kernel's
