@@ -13,7 +13,8 @@
 //! reclaim skips or waits on them too). When every page is dirty or busy the cache
 //! over-commits and counts it (`overcommit_peak_pages`) rather than fail.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use iosched_core::Time;
 
@@ -52,10 +53,32 @@ impl Page {
     }
 }
 
+/// Hashes a page index with one multiply (Fibonacci hashing): page lookups are the
+/// simulator's hottest path, and a fixed function keeps runs reproducible. Nothing iterates
+/// the page map in an order that reaches the output.
+#[derive(Default)]
+struct PageIndexHasher(u64);
+
+impl Hasher for PageIndexHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(u64::from(byte));
+        }
+    }
+    fn write_u64(&mut self, index: u64) {
+        self.0 = (self.0.rotate_left(5) ^ index).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type PageMap = HashMap<u64, Page, BuildHasherDefault<PageIndexHasher>>;
+
 #[derive(Clone, Debug)]
 struct CachedFile {
     bdi: BdiId,
-    pages: BTreeMap<u64, Page>,
+    pages: PageMap,
     dirty: BTreeSet<u64>,
     nr_writeback: u64,
     /// When the file went from clean to dirty (the inode's `dirtied_when`).
@@ -124,7 +147,7 @@ impl PageCache {
         }
         self.files.push(CachedFile {
             bdi,
-            pages: BTreeMap::new(),
+            pages: PageMap::default(),
             dirty: BTreeSet::new(),
             nr_writeback: 0,
             dirtied_when: None,
