@@ -1,5 +1,7 @@
-//! Plots of seed tables: one panel per column, the seed's figure and ours side by side for
-//! every row, written as PNG and SVG.
+//! Plots of seed tables, written as PNG and SVG: one panel per column with the seed's figure
+//! and ours side by side for every row, or, for a sweep (a table whose columns are the
+//! points of a parameter, e.g. thread counts), one chart with a line per row: the seed's
+//! dashed, ours solid.
 //!
 //! The font ships with the crate (DejaVu Sans, see `assets/DejaVuSans.LICENSE`) so a plot
 //! looks the same on every machine and needs no system font configuration.
@@ -32,7 +34,17 @@ pub struct PlotTable {
     pub unit: String,
     pub rows: Vec<String>,
     pub columns: Vec<PlotColumn>,
+    /// Draw the columns as the x axis of one line chart instead of a panel each.
+    pub sweep: bool,
 }
+
+/// Line colours for a sweep's rows (ours; the seed's line is the same hue, dashed).
+const ROW_COLOURS: [RGBColor; 4] = [
+    RGBColor(33, 102, 172),
+    RGBColor(178, 24, 43),
+    RGBColor(27, 120, 55),
+    RGBColor(118, 42, 131),
+];
 
 fn register() {
     REGISTER.call_once(|| {
@@ -136,6 +148,106 @@ where
     area.present().map_err(error)
 }
 
+/// A sweep: x = the columns in order, a solid line per row for ours, dashed for the seed's.
+fn draw_sweep<DB: DrawingBackend>(
+    area: DrawingArea<DB, Shift>,
+    table: &PlotTable,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let error = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    area.fill(&WHITE).map_err(error)?;
+    let top = table
+        .columns
+        .iter()
+        .flat_map(|column| {
+            column
+                .seed
+                .iter()
+                .flatten()
+                .copied()
+                .chain(column.ours.iter().copied().filter(|v| v.is_finite()))
+        })
+        .fold(0.0f64, f64::max)
+        .max(1e-9)
+        * 1.15;
+    let last = table.columns.len().saturating_sub(1) as f64;
+    let mut chart = ChartBuilder::on(&area)
+        .caption(&table.title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(32)
+        .y_label_area_size(64)
+        .build_cartesian_2d(-0.25f64..last + 0.25, 0f64..top)
+        .map_err(error)?;
+    let headers: Vec<String> = table.columns.iter().map(|c| c.header.clone()).collect();
+    chart
+        .configure_mesh()
+        .x_labels(headers.len().max(2))
+        .x_label_formatter(&|x| {
+            let index = x.round();
+            if (x - index).abs() < 1e-6 && index >= 0.0 {
+                headers.get(index as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .y_desc(&table.unit)
+        .label_style(("sans-serif", 13))
+        .draw()
+        .map_err(error)?;
+    for (row, label) in table.rows.iter().enumerate() {
+        let colour = ROW_COLOURS[row % ROW_COLOURS.len()];
+        let ours: Vec<(f64, f64)> = table
+            .columns
+            .iter()
+            .enumerate()
+            .filter_map(|(x, c)| {
+                c.ours
+                    .get(row)
+                    .filter(|v| v.is_finite())
+                    .map(|&v| (x as f64, v))
+            })
+            .collect();
+        let seed: Vec<(f64, f64)> = table
+            .columns
+            .iter()
+            .enumerate()
+            .filter_map(|(x, c)| c.seed.get(row).copied().flatten().map(|v| (x as f64, v)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(ours.clone(), colour.stroke_width(2)))
+            .map_err(error)?
+            .label(format!("{label} (iosched)"))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour.stroke_width(2)));
+        chart
+            .draw_series(ours.iter().map(|&p| Circle::new(p, 3, colour.filled())))
+            .map_err(error)?;
+        chart
+            .draw_series(DashedLineSeries::new(
+                seed.clone(),
+                6,
+                4,
+                colour.mix(0.6).stroke_width(2),
+            ))
+            .map_err(error)?
+            .label(format!("{label} (seed)"))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour.mix(0.6)));
+        chart
+            .draw_series(seed.iter().map(|&p| Cross::new(p, 4, colour.mix(0.6))))
+            .map_err(error)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 13))
+        .draw()
+        .map_err(error)?;
+    area.present().map_err(error)
+}
+
 /// Row labels are long ("Pristine 3.1.0-rc2 (CFQ, slice_idle=0)") and differ at the end, so
 /// a long label keeps its last characters.
 fn short_label(label: &str) -> String {
@@ -152,27 +264,49 @@ fn short_label(label: &str) -> String {
 /// Writes `<base>.png` and `<base>.svg`; returns their paths.
 pub fn write_table(base: &Path, table: &PlotTable) -> Result<[PathBuf; 2], String> {
     register();
-    let height = 80 + 300 * table.columns.len().max(1) as u32;
-    let widest = table
-        .rows
-        .iter()
-        .map(|row| short_label(row).chars().count() as u32)
-        .max()
-        .unwrap_or(4);
-    let width = (100 + (widest * 7 + 16).max(70) * table.rows.len() as u32)
-        .max(12 * table.title.chars().count() as u32)
-        .max(720);
+    let (width, height) = if table.sweep {
+        (
+            (60 * table.columns.len() as u32 + 200)
+                .max(12 * table.title.chars().count() as u32)
+                .max(900),
+            560,
+        )
+    } else {
+        let widest = table
+            .rows
+            .iter()
+            .map(|row| short_label(row).chars().count() as u32)
+            .max()
+            .unwrap_or(4);
+        (
+            (100 + (widest * 7 + 16).max(70) * table.rows.len() as u32)
+                .max(12 * table.title.chars().count() as u32)
+                .max(720),
+            80 + 300 * table.columns.len().max(1) as u32,
+        )
+    };
     let png = base.with_extension("png");
     let svg = base.with_extension("svg");
-    draw(
-        BitMapBackend::new(&png, (width, height)).into_drawing_area(),
-        table,
-    )
-    .map_err(|e| format!("{}: {e}", png.display()))?;
-    draw(
-        SVGBackend::new(&svg, (width, height)).into_drawing_area(),
-        table,
-    )
+    let draw_any = |area: DrawingArea<_, Shift>| {
+        if table.sweep {
+            draw_sweep(area, table)
+        } else {
+            draw(area, table)
+        }
+    };
+    draw_any(BitMapBackend::new(&png, (width, height)).into_drawing_area())
+        .map_err(|e| format!("{}: {e}", png.display()))?;
+    if table.sweep {
+        draw_sweep(
+            SVGBackend::new(&svg, (width, height)).into_drawing_area(),
+            table,
+        )
+    } else {
+        draw(
+            SVGBackend::new(&svg, (width, height)).into_drawing_area(),
+            table,
+        )
+    }
     .map_err(|e| format!("{}: {e}", svg.display()))?;
     Ok([png, svg])
 }
@@ -194,11 +328,38 @@ mod tests {
                 seed: vec![Some(3.59), Some(2.49)],
                 ours: vec![3.1, 2.2],
             }],
+            sweep: false,
         };
         let [png, svg] = write_table(&dir.join("t"), &table).unwrap();
         let bytes = std::fs::read(png).unwrap();
         assert_eq!(&bytes[1..4], b"PNG");
         let text = std::fs::read_to_string(svg).unwrap();
         assert!(text.contains("slow HDD"));
+    }
+
+    /// A sweep draws one chart whose x labels are the column headers.
+    #[test]
+    fn a_sweep_is_one_chart_labelled_by_column() {
+        let dir = std::env::temp_dir().join(format!("iosched-sweep-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let columns = (1..=12)
+            .map(|threads| PlotColumn {
+                header: format!("t{threads}"),
+                seed: vec![Some(1000.0 + f64::from(threads)), Some(900.0)],
+                ours: vec![800.0, 950.0 + f64::from(threads)],
+            })
+            .collect();
+        let table = PlotTable {
+            title: "sysbench".into(),
+            unit: "ops/s".into(),
+            rows: vec!["with".into(), "without".into()],
+            columns,
+            sweep: true,
+        };
+        let [png, svg] = write_table(&dir.join("s"), &table).unwrap();
+        assert_eq!(&std::fs::read(png).unwrap()[1..4], b"PNG");
+        let text = std::fs::read_to_string(svg).unwrap();
+        assert!(text.contains(">t12<"), "x labels are the headers");
+        assert!(text.contains("without (seed)"));
     }
 }

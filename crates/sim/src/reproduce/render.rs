@@ -294,6 +294,7 @@ pub fn plot_tables(
                     unit: table.unit.clone(),
                     rows: ran.iter().map(|(row, _)| row.label.clone()).collect(),
                     columns,
+                    sweep: table.columns.len() > WIDE_TABLE_COLUMNS,
                 },
             ));
         }
