@@ -13,7 +13,7 @@
 //! reclaim skips or waits on them too). When every page is dirty or busy the cache
 //! over-commits and counts it (`overcommit_peak_pages`) rather than fail.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use iosched_core::Time;
@@ -73,7 +73,10 @@ impl Hasher for PageIndexHasher {
     }
 }
 
-type PageMap = HashMap<u64, Page, BuildHasherDefault<PageIndexHasher>>;
+// The crate bans HashMap for its random iteration order; with this fixed hasher the order
+// is a function of the inputs, and only order-free walks (counts, retain) iterate it.
+#[allow(clippy::disallowed_types)]
+type PageMap = std::collections::HashMap<u64, Page, BuildHasherDefault<PageIndexHasher>>;
 
 #[derive(Clone, Debug)]
 struct CachedFile {
