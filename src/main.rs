@@ -29,6 +29,8 @@ enum Command {
     Calibrate(cmd::calibrate::CalibrateArgs),
     /// List the schedulers with their tunables (defaults, units, meaning).
     Schedulers,
+    /// List the page-cache, writeback and file-system knobs of `--set` (defaults, meaning).
+    Knobs,
     /// List the simulated device presets.
     Devices,
 }
@@ -49,6 +51,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => cmd::compare::compare(args),
         Command::Calibrate(args) => cmd::calibrate::run(args),
         Command::Schedulers => cmd::list::schedulers(),
+        Command::Knobs => cmd::list::knobs(),
         Command::Devices => cmd::list::devices(),
     };
     match result {

@@ -191,6 +191,29 @@ fn schedulers_lists_tunables_with_defaults() {
     assert!(text.contains("fifo_batch"));
 }
 
+/// Every knob `--set` accepts besides the scheduler's is listed with its default, and the
+/// listed defaults are the ones a run reports.
+#[test]
+fn knobs_lists_writeback_and_file_system_knobs() {
+    let output = iosched(&["knobs"]);
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    for knob in [
+        "dirty_ratio",
+        "flusher",
+        "dirty_throttle",
+        "barrier",
+        "commit_ms",
+    ] {
+        assert!(
+            text.lines()
+                .any(|line| line.starts_with(&format!("{knob} "))),
+            "{knob} missing:\n{text}"
+        );
+    }
+    assert!(text.contains("dirty_throttle             default io-less"));
+}
+
 fn tool_available(name: &str) -> bool {
     Command::new(name).arg("-h").output().is_ok()
 }

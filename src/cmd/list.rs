@@ -1,4 +1,4 @@
-//! `iosched schedulers` and `iosched devices`.
+//! `iosched schedulers`, `iosched knobs` and `iosched devices`.
 
 use super::CmdResult;
 
@@ -20,6 +20,17 @@ pub fn schedulers() -> CmdResult {
             );
         }
         println!();
+    }
+    Ok(())
+}
+
+pub fn knobs() -> CmdResult {
+    let defaults = iosched_sim::fs::FsConfig::default().knobs();
+    for ((name, meaning), (_, default)) in iosched_sim::fs::FsConfig::meanings()
+        .into_iter()
+        .zip(defaults)
+    {
+        println!("{name:<26} default {default:<10} {meaning}");
     }
     Ok(())
 }

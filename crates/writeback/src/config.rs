@@ -142,6 +142,22 @@ pub const KNOBS: &[&str] = &[
     "dirty_throttle",
 ];
 
+/// What each knob means, in [`KNOBS`] order (for `iosched knobs`).
+pub const KNOB_MEANINGS: &[&str] = &[
+    "simulated memory: the page cache's size and what the dirty ratios apply to",
+    "vm.dirty_ratio: percent of memory dirty+writeback where writers are throttled",
+    "vm.dirty_background_ratio: percent of memory dirty where background writeback starts",
+    "vm.dirty_bytes: the throttling limit in bytes (0 = use dirty_ratio)",
+    "vm.dirty_background_bytes: the background threshold in bytes (0 = use the ratio)",
+    "vm.dirty_expire_centisecs: age at which periodic writeback takes dirty data",
+    "vm.dirty_writeback_centisecs: period of the flushers' periodic wake-up",
+    "queue/read_ahead_kb: largest read-ahead window",
+    "queue/max_sectors_kb: largest request writeback builds",
+    "per-bdi (2.6.32+: a thread per device) or pdflush (<= 2.6.31: a global 2-8 thread pool)",
+    "per-bdi flusher threads per device",
+    "io-less (3.2+: writers over the limit sleep) or writeback (<= 3.1: they write back a chunk)",
+];
+
 /// Parses `4096`, `64k`, `4g` (binary multiples, as fio and the kernel's `memparse` read them).
 pub fn parse_size(text: &str) -> Option<u64> {
     let text = text.trim();
@@ -308,6 +324,17 @@ impl WritebackConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_knob_has_a_meaning() {
+        assert_eq!(KNOBS.len(), KNOB_MEANINGS.len());
+        let listed: Vec<&str> = WritebackConfig::default()
+            .knobs()
+            .iter()
+            .map(|(name, _)| *name)
+            .collect();
+        assert_eq!(listed, KNOBS);
+    }
 
     #[test]
     fn bytes_and_ratio_exclude_each_other() {

@@ -106,6 +106,25 @@ impl FsConfig {
         Ok(())
     }
 
+    /// Every knob with its meaning, in the order of [`FsConfig::knobs`].
+    pub fn meanings() -> Vec<(&'static str, &'static str)> {
+        let mut meanings: Vec<(&str, &str)> = iosched_writeback::config::KNOBS
+            .iter()
+            .copied()
+            .zip(iosched_writeback::config::KNOB_MEANINGS.iter().copied())
+            .collect();
+        meanings.push((
+            "barrier",
+            "1: journal commits carry a cache flush and FUA (ext4's barrier=1)",
+        ));
+        meanings.push((
+            "page_cpu_ns",
+            "CPU time to copy, fault in or dirty one page",
+        ));
+        meanings.push(("commit_ms", "journal commit interval (ext4's commit=)"));
+        meanings
+    }
+
     /// Every knob and its value, for the JSON echo.
     pub fn knobs(&self) -> Vec<(String, String)> {
         let mut knobs: Vec<(String, String)> = self
