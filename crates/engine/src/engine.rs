@@ -851,6 +851,8 @@ impl<'a> Engine<'a> {
             IoKind::Write => (Op::Write, true),
             IoKind::Trim => (Op::Discard, false),
             IoKind::Fsync | IoKind::Fdatasync => (Op::Flush, true),
+            // Only iosched_workload=dbench4 truncates, and it is buffered: refused at start.
+            IoKind::Truncate => unreachable!("buffered jobs are refused"),
         };
         if op != Op::Flush {
             // The promise to the user: nothing outside the job's range is ever touched.
@@ -987,6 +989,7 @@ impl<'a> Engine<'a> {
             IoKind::Fdatasync => opcode::Fsync::new(TARGET_FILE)
                 .flags(types::FsyncFlags::DATASYNC)
                 .build(),
+            IoKind::Truncate => unreachable!("buffered jobs are refused"),
         };
         let sqe = sqe.user_data(id.0);
         self.in_device += 1;
@@ -1036,6 +1039,7 @@ impl<'a> Engine<'a> {
             IoKind::Trim => "trim",
             IoKind::Fsync => "fsync",
             IoKind::Fdatasync => "fdatasync",
+            IoKind::Truncate => "truncate",
         };
         let mut failed = false;
         if result < 0 {

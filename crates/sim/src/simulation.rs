@@ -591,6 +591,8 @@ impl<'a> Simulation<'a> {
             IoKind::Write => (Op::Write, process.direct),
             IoKind::Trim => (Op::Discard, false),
             IoKind::Fsync | IoKind::Fdatasync => (Op::Flush, true),
+            // The parser refuses iosched_workload=dbench4 with direct=1, its only source.
+            IoKind::Truncate => unreachable!("truncate outside the file system"),
         };
         let sector = process.file_sectors[unit.file] + unit.offset / SECTOR_SIZE;
         let request = Request {

@@ -154,6 +154,38 @@ fn legacy_throttle_makes_the_writer_write_back() {
     }
 }
 
+/// A dbench4 client re-creates its files: their dirty pages are dropped unwritten, every
+/// page dirtied is either written back or dropped, and the disk sees less than the client
+/// wrote. With end_fsync every page dirtied is accounted for exactly once.
+#[test]
+fn dbench_client_truncation_drops_dirty_pages() {
+    let mut spec = buffered("dbench", RwMode::RandRw, 0);
+    spec.size = None;
+    spec.workload = iosched_workload::job::Workload::Dbench4;
+    spec.nrfiles = 32;
+    spec.filesize = Some((1 << 20, 1 << 20));
+    spec.pre_read = true;
+    spec.overwrite = true;
+    spec.time_based = true;
+    spec.runtime_ns = Some(3 * NSEC_PER_SEC);
+    spec.end_fsync = true;
+    let outcome = run(&[spec], &[("mem", "256m")], &mut Witness::default());
+    let fs = outcome.fs.expect("buffered job");
+    assert!(fs.pages_cancelled > 0, "{fs:?}");
+    assert_eq!(fs.dirty_pages_at_end, 0);
+    assert_eq!(
+        fs.pages_dirtied,
+        fs.pages_written_back + fs.pages_cancelled,
+        "each dirtied page written back or dropped, once"
+    );
+    let job_written: u64 = outcome.clones[0].dirs[1].io_bytes;
+    let disk_written = outcome.disk.write_sectors * 512;
+    assert!(
+        disk_written < job_written,
+        "disk {disk_written} vs job {job_written}"
+    );
+}
+
 /// fsync=1: each fsync's data write and the journal commit (log, flush, FUA commit block
 /// from the journal thread) complete before the job's next write can reach the device.
 #[test]
@@ -390,18 +422,27 @@ proptest! {
     #[test]
     fn buffered_mixes_complete_and_sync_everything(
         seed in 0u64..1000,
-        jobs_spec in proptest::collection::vec((0usize..5, any::<bool>(), 0u32..6, 1u64..48), 1..4),
+        jobs_spec in proptest::collection::vec((0usize..6, any::<bool>(), 0u32..6, 1u64..48), 1..4),
         scheduler in prop_oneof![Just("noop"), Just("deadline"), Just("cfq")],
         pdflush in any::<bool>(),
         legacy_throttle in any::<bool>(),
         mem_mib in 8u64..48,
     ) {
         let jobs: Vec<JobSpec> = jobs_spec.iter().enumerate().map(|(i, &(mode, direct, fsync, mib))| {
-            let rw = [RwMode::Read, RwMode::Write, RwMode::RandWrite, RwMode::RandRw, RwMode::RandRead][mode];
+            let rw = [RwMode::Read, RwMode::Write, RwMode::RandWrite, RwMode::RandRw, RwMode::RandRead, RwMode::RandRw][mode];
             let mut spec = buffered(&format!("j{i}"), rw, mib << 18);
             spec.direct = direct;
             spec.fsync = fsync;
             spec.end_fsync = true;
+            if mode == 5 {
+                // A dbench4 client (buffered only): files re-created under writeback.
+                spec.workload = iosched_workload::job::Workload::Dbench4;
+                spec.direct = false;
+                spec.nrfiles = 8;
+                spec.size = None;
+                spec.filesize = Some((256 << 10, 256 << 10));
+                spec.number_ios = Some(mib * 20);
+            }
             spec
         }).collect();
         let mem = format!("{mem_mib}m");
@@ -425,7 +466,7 @@ proptest! {
         }
         if let Some(fs) = outcome.fs {
             prop_assert_eq!(fs.dirty_pages_at_end, 0);
-            prop_assert_eq!(fs.pages_written_back, fs.pages_dirtied);
+            prop_assert_eq!(fs.pages_written_back + fs.pages_cancelled, fs.pages_dirtied);
             prop_assert!(fs.dirty_peak_pages <= fs.dirty_limit_pages + 64);
         }
     }

@@ -17,6 +17,10 @@ pub enum IoKind {
     Fsync,
     /// `fdatasync(2)`.
     Fdatasync,
+    /// The file is emptied (`open` with `O_TRUNC`, or unlink and create): its cached pages,
+    /// dirty or not, are dropped and its blocks freed. Only buffered workloads issue it
+    /// (`iosched_workload=dbench4`).
+    Truncate,
 }
 
 impl IoKind {
@@ -27,7 +31,7 @@ impl IoKind {
             IoKind::Read => Some(DDIR_READ),
             IoKind::Write => Some(DDIR_WRITE),
             IoKind::Trim => Some(DDIR_TRIM),
-            IoKind::Fsync | IoKind::Fdatasync => None,
+            IoKind::Fsync | IoKind::Fdatasync | IoKind::Truncate => None,
         }
     }
 }
@@ -76,6 +80,8 @@ pub struct IoGenerator {
     run_offset: u64,
     /// trimwrite: a trim is followed by a write of the same range.
     pending_write_after_trim: Option<IoUnit>,
+    /// `iosched_workload=dbench4`: the client's op stream replaces fio's.
+    dbench: Option<crate::dbench::DbenchClient>,
 }
 
 impl IoGenerator {
@@ -87,6 +93,7 @@ impl IoGenerator {
                 .unwrap_or_else(|| spec.bs[ddir].min())
                 .max(1)
         });
+        let regions_for_dbench = regions.clone();
         let seq_pos = regions
             .iter()
             .map(|region| {
@@ -116,6 +123,8 @@ impl IoGenerator {
             run_left: 0,
             run_offset: 0,
             pending_write_after_trim: None,
+            dbench: (spec.workload == crate::job::Workload::Dbench4)
+                .then(|| crate::dbench::DbenchClient::new(regions_for_dbench)),
         }
     }
 
@@ -277,6 +286,9 @@ impl IoGenerator {
 
     /// The next I/O.
     pub fn next(&mut self, rng: &mut Rng) -> IoUnit {
+        if let Some(client) = self.dbench.as_mut() {
+            return client.next(rng);
+        }
         if let Some(write) = self.pending_write_after_trim.take() {
             return write;
         }

@@ -185,6 +185,16 @@ pub enum FileService {
     Sequential,
 }
 
+/// Which generator drives a job's I/O.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Workload {
+    /// fio's own: `rw=`, `bs=`, `fsync=`...
+    #[default]
+    Fio,
+    /// A dbench4 client (`iosched_workload=dbench4`, see [`crate::dbench`]).
+    Dbench4,
+}
+
 /// One job section after `global` defaults, includes and expansion are applied.
 /// `numjobs` clones are made by the driver, not here.
 #[derive(Clone, Debug, PartialEq)]
@@ -225,6 +235,8 @@ pub struct JobSpec {
     pub direct: bool,
     /// `sync=`: O_SYNC (true) / O_DSYNC writes.
     pub sync_writes: bool,
+    /// `iosched_workload=`: the generator (an iosched extension; fio has no such option).
+    pub workload: Workload,
 
     /// Bytes per job clone (split over its files); `None` = the whole file/device.
     pub size: Option<SizeOrPercent>,
@@ -337,6 +349,7 @@ impl JobSpec {
             iodepth_low: 1,
             direct: false,
             sync_writes: false,
+            workload: Workload::Fio,
             size: None,
             io_size: None,
             number_ios: None,

@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cgroups;
+pub mod dbench;
 pub mod fio;
 pub mod generator;
 pub mod job;

@@ -290,6 +290,15 @@ impl Writeback {
         newly
     }
 
+    /// `file` is emptied (`O_TRUNC`, unlink): its pages go without being written; returns
+    /// the dirty pages dropped. Read-ahead state starts over.
+    pub fn truncate(&mut self, file: FileId) -> u64 {
+        if let Some(ra) = self.readahead.get_mut(file as usize) {
+            *ra = Readahead::default();
+        }
+        self.cache.truncate(file)
+    }
+
     /// fsync/fdatasync: moves every dirty page of `file` not already under writeback into
     /// writeback; the caller writes the runs synchronously, waits for them and for
     /// [`PageCache::file_writeback`] to reach 0, and asks again until this returns nothing.

@@ -114,8 +114,10 @@ pub struct PageCache {
     bdi_writeback: Vec<u64>,
     /// Pages whose writeback completed, ever.
     written_back: u64,
-    /// Pages that went from not dirty to dirty, ever (each must be written back once).
+    /// Pages that went from not dirty to dirty, ever (each is written back once, or dropped
+    /// by a truncate).
     dirtied: u64,
+    cancelled: u64,
     evicted: u64,
     overcommit_peak_pages: u64,
 }
@@ -136,6 +138,7 @@ impl PageCache {
             bdi_writeback: Vec::new(),
             written_back: 0,
             dirtied: 0,
+            cancelled: 0,
             evicted: 0,
             overcommit_peak_pages: 0,
         }
@@ -342,6 +345,45 @@ impl PageCache {
         self.nr_pages -= dropped;
     }
 
+    /// Empties `file` (truncate to zero, or unlink): every page goes, its dirty data never
+    /// written; a page under writeback or being read stays until its I/O ends (the kernel's
+    /// truncate waits for it) but is no longer dirty. Returns the dirty pages dropped.
+    /// Kernel: truncate_inode_pages() with cancel_dirty_page().
+    pub fn truncate(&mut self, file: FileId) -> u64 {
+        let entry = &mut self.files[file as usize];
+        let bdi = entry.bdi as usize;
+        let mut cancelled = 0;
+        let mut dropped = 0;
+        let lru = &mut self.lru;
+        entry.pages.retain(|_, page| {
+            if page.dirty {
+                page.dirty = false;
+                cancelled += 1;
+            }
+            if page.writeback || page.reading {
+                return true;
+            }
+            if page.lru != 0 {
+                lru.remove(&page.lru);
+            }
+            dropped += 1;
+            false
+        });
+        entry.dirty.clear();
+        entry.dirtied_when = None;
+        entry.writeback_index = 0;
+        self.nr_pages -= dropped;
+        self.nr_dirty -= cancelled;
+        self.bdi_dirty[bdi] -= cancelled;
+        self.cancelled += cancelled;
+        cancelled
+    }
+
+    /// Dirty pages dropped by truncation, ever (never written back).
+    pub fn cancelled(&self) -> u64 {
+        self.cancelled
+    }
+
     /// Dirties `first..first+count` (allocating absent pages); returns how many pages were
     /// newly dirtied. A page under writeback stays under writeback and is dirty again.
     pub fn dirty(&mut self, file: FileId, first: u64, count: u64, now: Time) -> u64 {
@@ -520,6 +562,29 @@ fn push_run(runs: &mut Vec<PageRange>, file: FileId, index: u64, max_run: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Truncation drops clean and dirty pages, keeps a page under writeback (no longer dirty)
+    /// until its write ends, and the counts stay consistent.
+    #[test]
+    fn truncate_drops_dirty_pages_and_waits_out_writeback() {
+        let mut cache = PageCache::new(1024);
+        let file = cache.add_file(0);
+        cache.dirty(file, 0, 8, 0);
+        let runs = cache.start_writeback(file, 2, 8, false);
+        cache.dirty(file, 0, 1, 1);
+        assert_eq!(
+            cache.truncate(file),
+            7,
+            "6 dirty pages and the redirtied one"
+        );
+        assert_eq!(cache.nr_dirty(), 0);
+        assert_eq!(cache.nr_pages(), 2, "the two under writeback stay");
+        assert_eq!(cache.dirtied_when(file), None);
+        cache.check_invariants();
+        cache.end_writeback(runs[0]);
+        cache.check_invariants();
+        assert_eq!(cache.dirtied(), cache.written_back() + cache.cancelled());
+    }
 
     /// Proves reclaim takes the oldest clean page and never a dirty one.
     #[test]

@@ -112,6 +112,7 @@ impl Simulation<'_> {
         let phase = match unit.kind {
             IoKind::Read => OpPhase::Read,
             IoKind::Write => OpPhase::Throttled,
+            IoKind::Truncate => OpPhase::Finishing,
             _ => OpPhase::FsyncData,
         };
         fs.ops.insert(
@@ -129,6 +130,7 @@ impl Simulation<'_> {
         match unit.kind {
             IoKind::Read => self.fs_read(token, trace),
             IoKind::Write => self.fs_write(token, trace),
+            IoKind::Truncate => self.fs_truncate(token),
             _ => self.fs_fsync_data(token, trace),
         }
         self.fs_notices();
@@ -446,6 +448,32 @@ impl Simulation<'_> {
         }
     }
 
+    /// Truncate (O_TRUNC or unlink): the file's pages go unwritten, its blocks are freed (so
+    /// later writes allocate again), and the inode and bitmap updates join the running
+    /// transaction. Costs CPU per page dropped.
+    fn fs_truncate(&mut self, token: u64) {
+        let now = self.now;
+        let fs = self.fs.as_mut().expect("file system");
+        let op = &fs.ops[&token];
+        let file = self.layout.clones[op.process].files[op.unit.file];
+        let dropped = fs.wb.truncate(file as u32);
+        if !fs.files[file].is_device {
+            fs.meta[file].allocated = Some(Vec::new());
+            let running = fs.journal.running();
+            if fs.journal.running_blocks() == 0 {
+                let at = now + fs.config.commit_interval_ns;
+                self.events
+                    .push(at, Event::Fs(FsEvent::JournalTimer { tid: running }));
+            }
+            let meta = &mut fs.meta[file];
+            meta.inode_tid = running;
+            meta.alloc_tid = running;
+            fs.journal.add_blocks(2);
+        }
+        let cpu = fs.config.page_cpu_ns * (dropped + 1);
+        self.events.push(now + cpu, Event::Fs(FsEvent::Op(token)));
+    }
+
     /// fsync step: write the clone's dirty pages, wait for writeback in flight, commit.
     fn fs_fsync_data(&mut self, token: u64, trace: &mut dyn Trace) {
         let op = self.fs.as_ref().expect("file system").ops[&token].clone();
@@ -600,6 +628,7 @@ impl Simulation<'_> {
                     );
                 }
             }
+            None if op.unit.kind == IoKind::Truncate => {}
             None => self.stats[index].record_sync(self.now - op.submitted_at),
         }
         if let Some(runner) = self.processes[index].runner.as_mut() {

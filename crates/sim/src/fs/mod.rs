@@ -239,9 +239,11 @@ pub struct FsOutcome {
     pub flushers_peak: u32,
     /// Pages written back by writeback threads and by fsync.
     pub pages_written_back: u64,
-    /// Pages dirtied (clean → dirty transitions); equals `pages_written_back` when
-    /// everything was synced.
+    /// Pages dirtied (clean → dirty transitions); equals `pages_written_back` plus
+    /// `pages_cancelled` when everything was synced.
     pub pages_dirtied: u64,
+    /// Dirty pages dropped unwritten by truncation or unlink.
+    pub pages_cancelled: u64,
     /// Dirty pages left when the run ended.
     pub dirty_pages_at_end: u64,
     /// Bytes read from the device by buffered reads (misses and read-ahead).
@@ -498,6 +500,7 @@ impl FsState {
             flushers_peak: self.wb.flushers().peak() as u32,
             pages_written_back: cache.written_back(),
             pages_dirtied: cache.dirtied(),
+            pages_cancelled: cache.cancelled(),
             dirty_pages_at_end: cache.nr_dirty(),
             read_bytes: self.read_bytes,
             cache_hit_pages: self.hit_pages,

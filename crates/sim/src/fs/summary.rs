@@ -51,6 +51,7 @@ impl FsOutcome {
             "dirty_peak_bytes": self.dirty_peak_pages * PAGE_SIZE,
             "pages_dirtied": self.pages_dirtied,
             "pages_written_back": self.pages_written_back,
+            "pages_cancelled": self.pages_cancelled,
             "dirty_pages_at_end": self.dirty_pages_at_end,
             "buffered_read_bytes": self.read_bytes,
             "cache_hit_pages": self.cache_hit_pages,
@@ -96,9 +97,11 @@ impl FsOutcome {
         );
         let _ = writeln!(
             out,
-            "  pages: dirtied={}, written back={}, cache hits={}, evicted={}; read from disk={:.1}MiB",
+            "  pages: dirtied={}, written back={}, dropped unwritten={}, cache hits={}, evicted={}; \
+             read from disk={:.1}MiB",
             self.pages_dirtied,
             self.pages_written_back,
+            self.pages_cancelled,
             self.cache_hit_pages,
             self.evicted_pages,
             self.read_bytes as f64 / MIB,

@@ -17,7 +17,7 @@ use super::expand::expand_line;
 use super::lines::{Line, LineKind};
 use super::options::{self, check_kind, resolve_ioprio, Arg, OptDef};
 use super::ParseContext;
-use crate::job::{BlockSizes, JobSet, JobSpec, Origin};
+use crate::job::{BlockSizes, JobSet, JobSpec, Origin, Workload};
 
 /// A job under construction: the spec plus what can only be resolved once all of a job's
 /// options are known.
@@ -88,6 +88,13 @@ impl Draft {
                 (None, Some((min, max))) => BlockSizes::Range { min, max },
                 (None, None) => BlockSizes::Fixed(bs[dir]),
             };
+        }
+
+        if spec.workload == Workload::Dbench4 && spec.direct {
+            return Err((
+                "iosched_workload".into(),
+                "dbench4 works through the page cache: it needs direct=0".into(),
+            ));
         }
 
         // Depth knobs, with fio's fix-ups (fixup_options()).

@@ -751,6 +751,20 @@ mod tests {
         );
     }
 
+    /// iosched's own workload option: dbench4 is buffered, so direct=1 is refused.
+    #[test]
+    fn iosched_workload_selects_dbench_and_needs_the_page_cache() {
+        assert_eq!(
+            job("iosched_workload=dbench4\nnrfiles=8\nfilesize=1m").workload,
+            crate::job::Workload::Dbench4
+        );
+        assert_eq!(job("rw=read").workload, crate::job::Workload::Fio);
+        let message = err("[job]\ndirect=1\niosched_workload=dbench4\nfilesize=1m\n");
+        assert!(message.contains("iosched_workload"), "{message}");
+        assert!(message.contains("direct=0"), "{message}");
+        assert!(err("[job]\niosched_workload=tpcc\n").contains("iosched_workload"));
+    }
+
     #[test]
     fn many_options_land_in_their_fields() {
         let j = job(

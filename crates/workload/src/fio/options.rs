@@ -21,7 +21,9 @@ use super::value::{
     self, parse_byte_range, parse_bytes, parse_int_flag, parse_size, parse_time_us, per_direction,
     SizeValue, TimeUnit,
 };
-use crate::job::{FileService, IoEngine, RandomDistribution, RwMode, RwSequencer, SizeOrPercent};
+use crate::job::{
+    FileService, IoEngine, RandomDistribution, RwMode, RwSequencer, SizeOrPercent, Workload,
+};
 
 /// How an option's value is written.
 #[derive(Clone, Copy, Debug)]
@@ -418,6 +420,16 @@ fn apply_ioengine(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
         "posixaio" => IoEngine::PosixAio,
         "null" => IoEngine::Null,
         other => return Err(format!("unsupported ioengine '{other}'")),
+    };
+    Ok(())
+}
+
+/// iosched's own option: a workload generator fio cannot express.
+fn apply_iosched_workload(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.workload = match a.keyword().0 {
+        "fio" => Workload::Fio,
+        "dbench4" => Workload::Dbench4,
+        other => return Err(format!("unknown workload '{other}' (fio or dbench4)")),
     };
     Ok(())
 }
@@ -991,6 +1003,12 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ),
     // Engine and depth.
     opt("ioengine", &[], Enum(ENGINES), apply_ioengine),
+    opt(
+        "iosched_workload",
+        &[],
+        Enum(&["fio", "dbench4"]),
+        apply_iosched_workload,
+    ),
     opt("iodepth", &[], Int, apply_iodepth),
     opt(
         "iodepth_batch_submit",
