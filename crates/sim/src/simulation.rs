@@ -30,6 +30,8 @@ use iosched_workload::processes::{identities, prerequisites};
 // `fs/driver.rs`, a child module so that it can work on the loop's private state.
 #[path = "fs/driver.rs"]
 mod fs_driver;
+#[path = "fs/flushing.rs"]
+mod fs_flushing;
 
 /// How a simulation is set up besides its jobs and device.
 #[derive(Clone, Debug)]

@@ -1,6 +1,7 @@
-//! The file system's side of the simulator loop: buffered operations of job processes,
-//! writeback threads and the journal thread as simulated processes, their requests through
-//! the same scheduler with their own pid and io context.
+//! The file system's side of the simulator loop: buffered operations of job processes
+//! (reads, writes, truncates, fsync) and the journal thread, their requests through the same
+//! scheduler with their own pid and io context. Writeback threads and throttled writers are
+//! in `fs/flushing.rs`.
 //!
 //! This file is a child module of `simulation` (declared there with `#[path]`) so that it
 //! can work on the loop's state without widening its visibility.
@@ -10,22 +11,19 @@ use iosched_core::{
 };
 use iosched_workload::generator::{IoKind, IoUnit};
 use iosched_workload::job::IoEngine;
-use iosched_writeback::flusher::{CONGESTION_OFF, CONGESTION_WAIT_NS, NR_REQUESTS};
-use iosched_writeback::{
-    FlusherId, FlusherStep, Notice, PageRange, QueueState, Throttle, PAGE_SIZE,
-};
+use iosched_writeback::{FlusherId, PageRange, Throttle, PAGE_SIZE};
 
 use super::{InFlight, Simulation};
 use crate::event::Event;
 use crate::fs::journal::JournalIo;
-use crate::fs::{FlusherProc, FlusherWait, FsEvent, FsOp, FsTag, OpPhase, JOURNAL_PID};
+use crate::fs::{FsEvent, FsOp, FsTag, OpPhase, JOURNAL_PID};
 
 /// Write passes an fsync makes at most (see `fs_fsync_data`).
 const FSYNC_ROUNDS_MAX: u8 = 16;
 
 /// Who a request is charged to.
 #[derive(Clone, Copy)]
-struct Who {
+pub(super) struct Who {
     pid: u32,
     ioc: IoContextId,
     cgroup: CgroupId,
@@ -34,7 +32,7 @@ struct Who {
 }
 
 /// A kernel thread: its own io context, root cgroup, default priority.
-fn kernel_thread(pid: u32) -> Who {
+pub(super) fn kernel_thread(pid: u32) -> Who {
     Who {
         pid,
         ioc: IoContextId(pid),
@@ -50,7 +48,7 @@ impl Simulation<'_> {
         self.fs.is_some() && !self.processes[index].direct && unit.kind != IoKind::Trim
     }
 
-    fn who(&self, index: usize) -> Who {
+    pub(super) fn who(&self, index: usize) -> Who {
         let process = &self.processes[index];
         Who {
             pid: process.pid,
@@ -200,7 +198,7 @@ impl Simulation<'_> {
 
     /// Submits `range` of `file` as requests (split at extent ends); returns how many.
     #[allow(clippy::too_many_arguments)]
-    fn fs_pages_io(
+    pub(super) fn fs_pages_io(
         &mut self,
         op: Op,
         range: PageRange,
@@ -271,7 +269,7 @@ impl Simulation<'_> {
         }
     }
 
-    fn fs_write(&mut self, token: u64, trace: &mut dyn Trace) {
+    pub(super) fn fs_write(&mut self, token: u64, trace: &mut dyn Trace) {
         let now = self.now;
         let mmap = self.jobs
             [self.processes[self.fs.as_ref().expect("file system").ops[&token].process].job]
@@ -350,102 +348,6 @@ impl Simulation<'_> {
         entry.phase = OpPhase::Finishing;
         self.events
             .push(now + cpu + pause, Event::Fs(FsEvent::Op(token)));
-    }
-
-    /// A writer throttled with `dirty_throttle=writeback` writes back its chunk: async
-    /// writes in its own name, blocking while the request pool is full and
-    /// `congestion_wait()`ing when it finds nothing it may write; then its write goes on.
-    /// Kernel: the loop of ≤ 3.1 `balance_dirty_pages()`.
-    fn fs_writer_writeback(&mut self, token: u64, trace: &mut dyn Trace) {
-        let who = {
-            let fs = self.fs.as_ref().expect("file system");
-            self.who(fs.ops[&token].process)
-        };
-        // Bounded: every round moves pages into writeback or returns.
-        loop {
-            let now = self.now;
-            let fs = self.fs.as_mut().expect("file system");
-            let op = &fs.ops[&token];
-            let OpPhase::WriterWriteback {
-                written,
-                chunk,
-                since,
-            } = op.phase
-            else {
-                unreachable!("writer writeback outside its phase")
-            };
-            let process = op.process;
-            let file = self.layout.clones[process].files[op.unit.file];
-            if written >= chunk || !fs.wb.over_dirty_limit() {
-                fs.wb.writer_done(token);
-                fs.throttled_ns[process] += now - since;
-                let entry = fs.ops.get_mut(&token).expect("op");
-                entry.balanced = true;
-                entry.phase = OpPhase::Throttled;
-                return self.fs_write(token, trace);
-            }
-            if fs.async_requests >= NR_REQUESTS {
-                fs.writer_waiters.push((token, None));
-                return;
-            }
-            let bdi = fs.wb.cache().file_bdi(file as u32);
-            let runs = fs.wb.writer_writeback(token, bdi, chunk - written);
-            if runs.is_empty() {
-                let deadline = now + CONGESTION_WAIT_NS;
-                fs.writer_waiters.push((token, Some(deadline)));
-                self.events.push(deadline, Event::Fs(FsEvent::Op(token)));
-                return;
-            }
-            let pages: u64 = runs.iter().map(|range| range.count).sum();
-            if let Some(OpPhase::WriterWriteback { written, .. }) =
-                fs.ops.get_mut(&token).map(|op| &mut op.phase)
-            {
-                *written += pages;
-            }
-            for range in runs {
-                let n = self.fs_pages_io(
-                    Op::Write,
-                    range,
-                    ReqFlags::default(),
-                    who,
-                    FsTag::WriterWriteback,
-                    trace,
-                );
-                self.fs.as_mut().expect("file system").async_requests += n;
-            }
-        }
-    }
-
-    /// A throttled writer's `congestion_wait()` timed out (stale timers are ignored).
-    fn fs_writer_timer(&mut self, token: u64, trace: &mut dyn Trace) {
-        let now = self.now;
-        let fs = self.fs.as_mut().expect("file system");
-        let Some(at) = fs
-            .writer_waiters
-            .iter()
-            .position(|&(t, deadline)| t == token && deadline.is_some_and(|d| d <= now))
-        else {
-            return;
-        };
-        fs.writer_waiters.remove(at);
-        self.fs_writer_writeback(token, trace);
-    }
-
-    /// An async request freed: throttled writers waiting for the pool go on, and those in
-    /// `congestion_wait()` when the queue is below the congestion-off mark.
-    fn fs_wake_writers(&mut self, trace: &mut dyn Trace) {
-        let fs = self.fs.as_mut().expect("file system");
-        if fs.writer_waiters.is_empty() {
-            return;
-        }
-        let uncongested = fs.async_requests < CONGESTION_OFF;
-        let (wake, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut fs.writer_waiters)
-            .into_iter()
-            .partition(|&(_, deadline)| deadline.is_none() || uncongested);
-        fs.writer_waiters = keep;
-        for (token, _) in wake {
-            self.fs_writer_writeback(token, trace);
-        }
     }
 
     /// Truncate (O_TRUNC or unlink): the file's pages go unwritten, its blocks are freed (so
@@ -675,127 +577,6 @@ impl Simulation<'_> {
         self.fs_notices();
     }
 
-    /// Acts on the writeback policy's notices and re-arms its timer.
-    fn fs_notices(&mut self) {
-        let Some(fs) = self.fs.as_mut() else { return };
-        for notice in fs.wb.take_notices() {
-            let id = match notice {
-                Notice::Spawned { id, pid } => {
-                    fs.flushers.insert(
-                        id,
-                        FlusherProc {
-                            pid,
-                            generation: 0,
-                            wait: FlusherWait::Running,
-                        },
-                    );
-                    id
-                }
-                Notice::Wake { id } => id,
-            };
-            if let Some(proc_) = fs.flushers.get_mut(&id) {
-                proc_.generation += 1;
-                proc_.wait = FlusherWait::Running;
-                self.events.push(
-                    self.now,
-                    Event::Fs(FsEvent::Flusher {
-                        id: id.0,
-                        generation: proc_.generation,
-                    }),
-                );
-            }
-        }
-        let timer = fs.wb.timer_at();
-        if let Some(at) = timer {
-            if timer != fs.wb_timer_at && !fs.shutting_down {
-                fs.wb_timer_at = timer;
-                self.events
-                    .push(at.max(self.now), Event::Fs(FsEvent::WbTimer));
-            }
-        }
-    }
-
-    fn fs_flusher(&mut self, id: FlusherId, generation: u64, trace: &mut dyn Trace) {
-        let fs = self.fs.as_mut().expect("file system");
-        if fs.shutting_down
-            || fs
-                .flushers
-                .get(&id)
-                .is_none_or(|p| p.generation != generation)
-        {
-            return;
-        }
-        let pid = fs.flushers[&id].pid;
-        let who = kernel_thread(pid);
-        // Bounded: every Submit moves pages into writeback; the pool limit stops the rest.
-        loop {
-            let fs = self.fs.as_mut().expect("file system");
-            let queue = QueueState {
-                async_requests: fs.async_requests,
-            };
-            let step = fs.wb.flusher_step(id, self.now, queue);
-            if let FlusherStep::Submit(range) = step {
-                let n = self.fs_pages_io(
-                    Op::Write,
-                    range,
-                    ReqFlags::default(),
-                    who,
-                    |piece| FsTag::Flusher { id, range: piece },
-                    trace,
-                );
-                self.fs.as_mut().expect("file system").async_requests += n;
-                continue;
-            }
-            if step == FlusherStep::Exit {
-                fs.flushers.remove(&id);
-                break;
-            }
-            let proc_ = fs.flushers.get_mut(&id).expect("flusher");
-            proc_.wait = match step {
-                FlusherStep::WaitRequest => FlusherWait::Request,
-                FlusherStep::CongestionWait(_) => FlusherWait::Congestion,
-                FlusherStep::SleepUntil(_) => FlusherWait::Timer,
-                _ => FlusherWait::Idle,
-            };
-            if let FlusherStep::CongestionWait(at) | FlusherStep::SleepUntil(at) = step {
-                proc_.generation += 1;
-                if at != Time::MAX {
-                    let event = FsEvent::Flusher {
-                        id: id.0,
-                        generation: proc_.generation,
-                    };
-                    self.events.push(at.max(self.now), Event::Fs(event));
-                }
-            }
-            break;
-        }
-    }
-
-    /// Wakes flushers blocked on requests (any write completion) or congestion.
-    fn fs_wake_flushers(&mut self) {
-        let fs = self.fs.as_mut().expect("file system");
-        if fs.shutting_down {
-            return;
-        }
-        let uncongested = fs.async_requests < CONGESTION_OFF;
-        for (id, proc_) in fs.flushers.iter_mut() {
-            let wake = match proc_.wait {
-                FlusherWait::Request => true,
-                FlusherWait::Congestion => uncongested,
-                _ => false,
-            };
-            if wake {
-                proc_.wait = FlusherWait::Running;
-                proc_.generation += 1;
-                let event = FsEvent::Flusher {
-                    id: id.0,
-                    generation: proc_.generation,
-                };
-                self.events.push(self.now, Event::Fs(event));
-            }
-        }
-    }
-
     /// A request the file system issued completed (scheduler and disk counters already
     /// updated by the caller, except per-direction disk counts).
     pub(super) fn fs_completed(&mut self, tag: FsTag, entry: &InFlight, trace: &mut dyn Trace) {
@@ -878,7 +659,7 @@ impl Simulation<'_> {
         }
     }
 
-    fn fs_retry_fsyncs(&mut self, trace: &mut dyn Trace) {
+    pub(super) fn fs_retry_fsyncs(&mut self, trace: &mut dyn Trace) {
         let fs = self.fs.as_mut().expect("file system");
         for token in std::mem::take(&mut fs.writeback_waiters) {
             self.fs_fsync_data(token, trace);

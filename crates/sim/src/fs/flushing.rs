@@ -1,0 +1,231 @@
+//! The writeback side of the simulator loop: flusher threads stepped as processes (spawn,
+//! wake, sleep, congestion waits) and, under `dirty_throttle=writeback`, writers over the
+//! dirty limit writing back themselves. A child module of `simulation` like `fs/driver.rs`.
+
+use iosched_core::{Op, ReqFlags, Time, Trace};
+use iosched_writeback::flusher::{CONGESTION_OFF, CONGESTION_WAIT_NS, NR_REQUESTS};
+use iosched_writeback::{FlusherId, FlusherStep, Notice, QueueState};
+
+use super::fs_driver::kernel_thread;
+use super::Simulation;
+use crate::event::Event;
+use crate::fs::{FlusherProc, FlusherWait, FsEvent, FsTag, OpPhase};
+
+impl Simulation<'_> {
+    /// A writer throttled with `dirty_throttle=writeback` writes back its chunk: async
+    /// writes in its own name, blocking while the request pool is full and
+    /// `congestion_wait()`ing when it finds nothing it may write; then its write goes on.
+    /// Kernel: the loop of ≤ 3.1 `balance_dirty_pages()`.
+    pub(super) fn fs_writer_writeback(&mut self, token: u64, trace: &mut dyn Trace) {
+        let who = {
+            let fs = self.fs.as_ref().expect("file system");
+            self.who(fs.ops[&token].process)
+        };
+        // Bounded: every round moves pages into writeback or returns.
+        loop {
+            let now = self.now;
+            let fs = self.fs.as_mut().expect("file system");
+            let op = &fs.ops[&token];
+            let OpPhase::WriterWriteback {
+                written,
+                chunk,
+                since,
+            } = op.phase
+            else {
+                unreachable!("writer writeback outside its phase")
+            };
+            let process = op.process;
+            let file = self.layout.clones[process].files[op.unit.file];
+            if written >= chunk || !fs.wb.over_dirty_limit() {
+                fs.wb.writer_done(token);
+                fs.throttled_ns[process] += now - since;
+                let entry = fs.ops.get_mut(&token).expect("op");
+                entry.balanced = true;
+                entry.phase = OpPhase::Throttled;
+                return self.fs_write(token, trace);
+            }
+            if fs.async_requests >= NR_REQUESTS {
+                fs.writer_waiters.push((token, None));
+                return;
+            }
+            let bdi = fs.wb.cache().file_bdi(file as u32);
+            let runs = fs.wb.writer_writeback(token, bdi, chunk - written);
+            if runs.is_empty() {
+                let deadline = now + CONGESTION_WAIT_NS;
+                fs.writer_waiters.push((token, Some(deadline)));
+                self.events.push(deadline, Event::Fs(FsEvent::Op(token)));
+                return;
+            }
+            let pages: u64 = runs.iter().map(|range| range.count).sum();
+            if let Some(OpPhase::WriterWriteback { written, .. }) =
+                fs.ops.get_mut(&token).map(|op| &mut op.phase)
+            {
+                *written += pages;
+            }
+            for range in runs {
+                let n = self.fs_pages_io(
+                    Op::Write,
+                    range,
+                    ReqFlags::default(),
+                    who,
+                    FsTag::WriterWriteback,
+                    trace,
+                );
+                self.fs.as_mut().expect("file system").async_requests += n;
+            }
+        }
+    }
+
+    /// A throttled writer's `congestion_wait()` timed out (stale timers are ignored).
+    pub(super) fn fs_writer_timer(&mut self, token: u64, trace: &mut dyn Trace) {
+        let now = self.now;
+        let fs = self.fs.as_mut().expect("file system");
+        let Some(at) = fs
+            .writer_waiters
+            .iter()
+            .position(|&(t, deadline)| t == token && deadline.is_some_and(|d| d <= now))
+        else {
+            return;
+        };
+        fs.writer_waiters.remove(at);
+        self.fs_writer_writeback(token, trace);
+    }
+
+    /// An async request freed: throttled writers waiting for the pool go on, and those in
+    /// `congestion_wait()` when the queue is below the congestion-off mark.
+    pub(super) fn fs_wake_writers(&mut self, trace: &mut dyn Trace) {
+        let fs = self.fs.as_mut().expect("file system");
+        if fs.writer_waiters.is_empty() {
+            return;
+        }
+        let uncongested = fs.async_requests < CONGESTION_OFF;
+        let (wake, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut fs.writer_waiters)
+            .into_iter()
+            .partition(|&(_, deadline)| deadline.is_none() || uncongested);
+        fs.writer_waiters = keep;
+        for (token, _) in wake {
+            self.fs_writer_writeback(token, trace);
+        }
+    }
+
+    /// Acts on the writeback policy's notices and re-arms its timer.
+    pub(super) fn fs_notices(&mut self) {
+        let Some(fs) = self.fs.as_mut() else { return };
+        for notice in fs.wb.take_notices() {
+            let id = match notice {
+                Notice::Spawned { id, pid } => {
+                    fs.flushers.insert(
+                        id,
+                        FlusherProc {
+                            pid,
+                            generation: 0,
+                            wait: FlusherWait::Running,
+                        },
+                    );
+                    id
+                }
+                Notice::Wake { id } => id,
+            };
+            if let Some(proc_) = fs.flushers.get_mut(&id) {
+                proc_.generation += 1;
+                proc_.wait = FlusherWait::Running;
+                self.events.push(
+                    self.now,
+                    Event::Fs(FsEvent::Flusher {
+                        id: id.0,
+                        generation: proc_.generation,
+                    }),
+                );
+            }
+        }
+        let timer = fs.wb.timer_at();
+        if let Some(at) = timer {
+            if timer != fs.wb_timer_at && !fs.shutting_down {
+                fs.wb_timer_at = timer;
+                self.events
+                    .push(at.max(self.now), Event::Fs(FsEvent::WbTimer));
+            }
+        }
+    }
+
+    pub(super) fn fs_flusher(&mut self, id: FlusherId, generation: u64, trace: &mut dyn Trace) {
+        let fs = self.fs.as_mut().expect("file system");
+        if fs.shutting_down
+            || fs
+                .flushers
+                .get(&id)
+                .is_none_or(|p| p.generation != generation)
+        {
+            return;
+        }
+        let pid = fs.flushers[&id].pid;
+        let who = kernel_thread(pid);
+        // Bounded: every Submit moves pages into writeback; the pool limit stops the rest.
+        loop {
+            let fs = self.fs.as_mut().expect("file system");
+            let queue = QueueState {
+                async_requests: fs.async_requests,
+            };
+            let step = fs.wb.flusher_step(id, self.now, queue);
+            if let FlusherStep::Submit(range) = step {
+                let n = self.fs_pages_io(
+                    Op::Write,
+                    range,
+                    ReqFlags::default(),
+                    who,
+                    |piece| FsTag::Flusher { id, range: piece },
+                    trace,
+                );
+                self.fs.as_mut().expect("file system").async_requests += n;
+                continue;
+            }
+            if step == FlusherStep::Exit {
+                fs.flushers.remove(&id);
+                break;
+            }
+            let proc_ = fs.flushers.get_mut(&id).expect("flusher");
+            proc_.wait = match step {
+                FlusherStep::WaitRequest => FlusherWait::Request,
+                FlusherStep::CongestionWait(_) => FlusherWait::Congestion,
+                FlusherStep::SleepUntil(_) => FlusherWait::Timer,
+                _ => FlusherWait::Idle,
+            };
+            if let FlusherStep::CongestionWait(at) | FlusherStep::SleepUntil(at) = step {
+                proc_.generation += 1;
+                if at != Time::MAX {
+                    let event = FsEvent::Flusher {
+                        id: id.0,
+                        generation: proc_.generation,
+                    };
+                    self.events.push(at.max(self.now), Event::Fs(event));
+                }
+            }
+            break;
+        }
+    }
+
+    /// Wakes flushers blocked on requests (any write completion) or congestion.
+    pub(super) fn fs_wake_flushers(&mut self) {
+        let fs = self.fs.as_mut().expect("file system");
+        if fs.shutting_down {
+            return;
+        }
+        let uncongested = fs.async_requests < CONGESTION_OFF;
+        for (id, proc_) in fs.flushers.iter_mut() {
+            let wake = match proc_.wait {
+                FlusherWait::Request => true,
+                FlusherWait::Congestion => uncongested,
+                _ => false,
+            };
+            if wake {
+                proc_.wait = FlusherWait::Running;
+                proc_.generation += 1;
+                let event = FsEvent::Flusher {
+                    id: id.0,
+                    generation: proc_.generation,
+                };
+                self.events.push(self.now, Event::Fs(event));
+            }
+        }
+    }
+}
