@@ -251,7 +251,7 @@ where
 /// Row labels are long ("Pristine 3.1.0-rc2 (CFQ, slice_idle=0)") and differ at the end, so
 /// a long label keeps its last characters.
 fn short_label(label: &str) -> String {
-    const MAX: usize = 26;
+    const MAX: usize = 56;
     let chars: Vec<char> = label.chars().collect();
     if chars.len() <= MAX {
         label.to_string()
