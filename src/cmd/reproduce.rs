@@ -24,7 +24,7 @@ pub struct ReproduceArgs {
     seeds: Vec<String>,
     #[arg(long, value_enum, default_value = "normal")]
     output_format: ReproduceFormat,
-    /// Rows simulated at once (default: all cores).
+    /// Simulations run at once (default: all cores).
     #[arg(long)]
     jobs: Option<usize>,
     /// The scenarios folder (default: ./scenarios, else the one in the source tree).
@@ -73,7 +73,7 @@ pub fn run(args: ReproduceArgs) -> CmdResult {
     } else {
         Length::Full
     };
-    let work = reproduce::row_indices(&scenarios);
+    let work = reproduce::runs(&scenarios);
     let workers = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -81,21 +81,30 @@ pub fn run(args: ReproduceArgs) -> CmdResult {
 
     let progress = indicatif::ProgressBar::new(work.len() as u64);
     progress.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} rows {msg}")
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} simulations {msg}")
             .expect("static template"),
     );
+    type Values = Result<Vec<(usize, f64)>, String>;
     let next = AtomicUsize::new(0);
-    let slots: Mutex<Vec<Option<Result<RowResult, String>>>> = Mutex::new(vec![None; work.len()]);
+    let slots: Mutex<Vec<Option<Values>>> = Mutex::new(vec![None; work.len()]);
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| loop {
                 let index = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(s, t, r)) = work.get(index) else {
+                let Some(run) = work.get(index) else {
                     break;
                 };
-                let scenario = &scenarios[s];
-                let table = &scenario.tables[t];
-                let result = reproduce::run_row(scenario, table, &table.rows[r], length, args.seed);
+                let scenario = &scenarios[run.scenario];
+                let table = &scenario.tables[run.table];
+                let group = &reproduce::column_groups(table)[run.group];
+                let result = reproduce::run_group(
+                    scenario,
+                    table,
+                    &table.rows[run.row],
+                    group,
+                    length,
+                    args.seed,
+                );
                 slots.lock().expect("no worker panics holding the lock")[index] = Some(result);
                 progress.inc(1);
             });
@@ -103,11 +112,28 @@ pub fn run(args: ReproduceArgs) -> CmdResult {
     });
     progress.finish_and_clear();
 
-    let mut results = Vec::new();
-    for slot in slots.into_inner().expect("workers finished") {
-        match slot.expect("every row ran") {
-            Ok(result) => results.push(result),
-            Err(error) => return Err(Failure::run(anyhow!(error))),
+    // Runs are in print order, a row's groups together: fold them into rows.
+    let mut results: Vec<RowResult> = Vec::new();
+    for (run, slot) in work
+        .iter()
+        .zip(slots.into_inner().expect("workers finished"))
+    {
+        let values = slot
+            .expect("every simulation ran")
+            .map_err(|error| Failure::run(anyhow!(error)))?;
+        let scenario = &scenarios[run.scenario];
+        let table = &scenario.tables[run.table];
+        if run.group == 0 {
+            results.push(RowResult {
+                seed: scenario.seed.clone(),
+                table: table.id.clone(),
+                label: table.rows[run.row].label.clone(),
+                values: vec![0.0; table.columns.len()],
+            });
+        }
+        let row = results.last_mut().expect("group 0 comes first");
+        for (index, value) in values {
+            row.values[index] = value;
         }
     }
     let verdicts: Vec<verdict::Verdict> = scenarios

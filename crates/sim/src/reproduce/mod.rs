@@ -54,9 +54,53 @@ fn run_env(
     env
 }
 
-/// Simulates one row. Columns sharing job-file variables share one simulation; a table whose
-/// columns set their own (seed 003's thread counts) runs one per distinct set. Errors name
-/// the scenario, table and row.
+/// The table's columns grouped by their own job variables, in order of first appearance:
+/// one simulation per group and row.
+pub fn column_groups(table: &Table) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (index, column) in table.columns.iter().enumerate() {
+        match groups
+            .iter_mut()
+            .find(|group| table.columns[group[0]].env == column.env)
+        {
+            Some(group) => group.push(index),
+            None => groups.push(vec![index]),
+        }
+    }
+    groups
+}
+
+/// Simulates one row for one column group: (column index, value) for each of its columns.
+/// Errors name the scenario, table and row.
+pub fn run_group(
+    scenario: &Scenario,
+    table: &Table,
+    row: &Row,
+    group: &[usize],
+    length: Length,
+    seed: u64,
+) -> Result<Vec<(usize, f64)>, String> {
+    let context = |message: String| {
+        format!(
+            "scenario {} table '{}' row '{}': {message}",
+            scenario.seed, table.id, row.label
+        )
+    };
+    let first = *group.first().expect("a column group has a column");
+    let env = run_env(table, row, &table.columns[first].env, length);
+    let (outcome, job_names) =
+        simulate(scenario, table, row, env, length, seed).map_err(context)?;
+    group
+        .iter()
+        .map(|&index| {
+            metrics::evaluate(&table.columns[index].metric, &outcome, &job_names)
+                .map(|value| (index, value))
+                .map_err(context)
+        })
+        .collect()
+}
+
+/// Simulates one row: one simulation per column group (see [`column_groups`]).
 pub fn run_row(
     scenario: &Scenario,
     table: &Table,
@@ -64,28 +108,10 @@ pub fn run_row(
     length: Length,
     seed: u64,
 ) -> Result<RowResult, String> {
-    let context = |message: String| {
-        format!(
-            "scenario {} table '{}' row '{}': {message}",
-            scenario.seed, table.id, row.label
-        )
-    };
     let mut values = vec![0.0; table.columns.len()];
-    let mut done = vec![false; table.columns.len()];
-    for first in 0..table.columns.len() {
-        if done[first] {
-            continue;
-        }
-        let column_env = &table.columns[first].env;
-        let env = run_env(table, row, column_env, length);
-        let (outcome, job_names) =
-            simulate(scenario, table, row, env, length, seed).map_err(context)?;
-        for (index, column) in table.columns.iter().enumerate().skip(first) {
-            if !done[index] && column.env == *column_env {
-                values[index] =
-                    metrics::evaluate(&column.metric, &outcome, &job_names).map_err(context)?;
-                done[index] = true;
-            }
+    for group in column_groups(table) {
+        for (index, value) in run_group(scenario, table, row, &group, length, seed)? {
+            values[index] = value;
         }
     }
     Ok(RowResult {
@@ -142,17 +168,34 @@ fn simulate(
     Ok((outcome, job_names))
 }
 
-/// Every (scenario, table, row) index triple, in print order: the unit of parallel work.
-pub fn row_indices(scenarios: &[Scenario]) -> Vec<(usize, usize, usize)> {
-    let mut indices = Vec::new();
+/// One simulation to run: scenario, table, row and column group (indices).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub scenario: usize,
+    pub table: usize,
+    pub row: usize,
+    pub group: usize,
+}
+
+/// Every simulation, in print order: the unit of parallel work.
+pub fn runs(scenarios: &[Scenario]) -> Vec<Run> {
+    let mut runs = Vec::new();
     for (s, scenario) in scenarios.iter().enumerate() {
         for (t, table) in scenario.tables.iter().enumerate() {
+            let groups = column_groups(table).len();
             for r in 0..table.rows.len() {
-                indices.push((s, t, r));
+                for g in 0..groups {
+                    runs.push(Run {
+                        scenario: s,
+                        table: t,
+                        row: r,
+                        group: g,
+                    });
+                }
             }
         }
     }
-    indices
+    runs
 }
 
 #[cfg(test)]
