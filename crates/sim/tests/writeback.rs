@@ -572,3 +572,44 @@ fn bad_knobs_are_refused() {
         assert!(error.to_string().contains(name), "{error}");
     }
 }
+
+/// Seed 002's effect with the dbench4 client on a rotating disk, barrier=0: in its own
+/// cgroup each fsync waits out idle windows (the client's group, the journal thread's root
+/// queue) and throughput collapses; ancestor preemption (4.6) saves one of the two waits.
+#[test]
+fn dbench_client_in_a_cgroup_loses_throughput_and_ancestor_preemption_recovers_part() {
+    let throughput = |cgroup: Option<&str>, ancestor_preempt: &str| {
+        let mut spec = JobSpec::new("dbench4");
+        spec.direct = false;
+        spec.workload = iosched_workload::job::Workload::Dbench4;
+        spec.nrfiles = 64;
+        spec.filesize = Some((1 << 20, 1 << 20));
+        spec.pre_read = true;
+        spec.overwrite = true;
+        spec.time_based = true;
+        spec.runtime_ns = Some(3 * NSEC_PER_SEC);
+        spec.cgroup = cgroup.map(str::to_string);
+        let config = SimConfig {
+            scheduler: "cfq".to_string(),
+            tunables: vec![
+                ("ancestor_preempt".to_string(), ancestor_preempt.to_string()),
+                ("group_idle_ttime".to_string(), ancestor_preempt.to_string()),
+            ],
+            fs_knobs: vec![("barrier".to_string(), "0".to_string())],
+            ..SimConfig::default()
+        };
+        let device = iosched_sim::device::preset("hdd-7200").expect("hdd preset");
+        let outcome = Simulation::new(&[spec], device, config)
+            .unwrap()
+            .run(&mut Witness::default(), &mut |_| {})
+            .unwrap();
+        let stats = &outcome.clones[0];
+        stats.dirs.iter().map(|d| d.io_bytes).sum::<u64>() as f64 / stats.runtime_ms() as f64
+    };
+    let root = throughput(None, "0");
+    let contained = throughput(Some("dbench"), "0");
+    let preempting = throughput(Some("dbench"), "1");
+    assert!(contained < 0.5 * root, "{contained} vs {root}");
+    assert!(preempting > 1.3 * contained, "{preempting} vs {contained}");
+    assert!(preempting < root, "{preempting} vs {root}");
+}
