@@ -4,10 +4,12 @@
 
 use std::process::Command;
 
-#[test]
-fn short_reproduce_reports_every_row_and_comparison() {
+/// `iosched reproduce ARGS --output-format json`, which must succeed, parsed.
+fn reproduce_json(args: &[&str]) -> serde_json::Value {
     let output = Command::new(env!("CARGO_BIN_EXE_iosched"))
-        .args(["reproduce", "--short", "--output-format", "json"])
+        .arg("reproduce")
+        .args(args)
+        .args(["--output-format", "json"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("the binary runs");
@@ -16,7 +18,12 @@ fn short_reproduce_reports_every_row_and_comparison() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn short_reproduce_reports_every_row_and_comparison() {
+    let doc = reproduce_json(&["--short"]);
     let rows = doc["rows"].as_array().unwrap();
     let comparisons = doc["comparisons"].as_array().unwrap();
     let seeds: std::collections::BTreeSet<&str> = rows
@@ -97,17 +104,7 @@ const REPRODUCED: &[(&str, &str)] = &[
 
 #[test]
 fn full_reproduce_keeps_the_seeds_directions() {
-    let output = Command::new(env!("CARGO_BIN_EXE_iosched"))
-        .args(["reproduce", "--output-format", "json"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let doc = reproduce_json(&[]);
     let comparisons = doc["comparisons"].as_array().unwrap();
     let mut lost = Vec::new();
     for &(seed, name) in REPRODUCED {

@@ -56,6 +56,23 @@ fn register() {
     });
 }
 
+/// The y axis's top: 15 % above the largest finite value, seed's or ours.
+fn headroom(columns: &[PlotColumn]) -> f64 {
+    columns
+        .iter()
+        .flat_map(|column| {
+            column
+                .seed
+                .iter()
+                .flatten()
+                .copied()
+                .chain(column.ours.iter().copied().filter(|v| v.is_finite()))
+        })
+        .fold(0.0f64, f64::max)
+        .max(1e-9)
+        * 1.15
+}
+
 fn draw<DB: DrawingBackend>(area: DrawingArea<DB, Shift>, table: &PlotTable) -> Result<(), String>
 where
     DB::ErrorType: 'static,
@@ -67,15 +84,7 @@ where
         .map_err(error)?;
     let panels = area.split_evenly((table.columns.len().max(1), 1));
     for (panel, column) in panels.iter().zip(&table.columns) {
-        let top = column
-            .seed
-            .iter()
-            .flatten()
-            .copied()
-            .chain(column.ours.iter().copied().filter(|v| v.is_finite()))
-            .fold(0.0f64, f64::max)
-            .max(1e-9)
-            * 1.15;
+        let top = headroom(std::slice::from_ref(column));
         // A segmented range `0..n` has n + 1 segments; the last row is `n - 1`.
         let rows = (table.rows.len() as u32).saturating_sub(1);
         let mut chart = ChartBuilder::on(panel)
@@ -158,20 +167,7 @@ where
 {
     let error = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     area.fill(&WHITE).map_err(error)?;
-    let top = table
-        .columns
-        .iter()
-        .flat_map(|column| {
-            column
-                .seed
-                .iter()
-                .flatten()
-                .copied()
-                .chain(column.ours.iter().copied().filter(|v| v.is_finite()))
-        })
-        .fold(0.0f64, f64::max)
-        .max(1e-9)
-        * 1.15;
+    let top = headroom(&table.columns);
     let last = table.columns.len().saturating_sub(1) as f64;
     let mut chart = ChartBuilder::on(&area)
         .caption(&table.title, ("sans-serif", 20))
