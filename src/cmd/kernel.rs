@@ -192,7 +192,11 @@ fn job_file(
         let _ = writeln!(text, "offset={start}");
         let _ = writeln!(text, "size={}", plan.regions[0].len);
         if let Some(path) = &spec.cgroup {
-            let _ = writeln!(text, "cgroup={cgroup_root}/{path}");
+            // `cgroup=/` is the run's own root group.
+            let _ = match path.as_str() {
+                "" => writeln!(text, "cgroup={cgroup_root}"),
+                path => writeln!(text, "cgroup={cgroup_root}/{path}"),
+            };
             let _ = writeln!(text, "cgroup_nodelete=1");
         }
     }

@@ -279,7 +279,8 @@ pub struct JobSpec {
     /// `rate_iops_min`: IOPS below which fio fails the job, per direction.
     pub rate_iops_min: [Option<u64>; 3],
 
-    /// Cgroup path relative to the root, without leading `/` (`a/b`).
+    /// Cgroup path relative to the root, without leading `/` (`a/b`; empty for `cgroup=/`,
+    /// the root itself).
     pub cgroup: Option<String>,
     /// cgroup v1 weight (100..=1000 as fio accepts it).
     pub cgroup_weight: Option<u32>,

@@ -132,6 +132,25 @@ mod tests {
         assert_eq!(ids[0].ioprio.level, 7);
     }
 
+    /// `cgroup=/` with `cgroup_weight` sets the root group's weight; without `cgroup=` the
+    /// weight goes nowhere.
+    #[test]
+    fn cgroup_slash_weights_the_root() {
+        for (cgroup, expect) in [
+            (Some(String::new()), 300),
+            (None, crate::cgroups::ROOT_WEIGHT),
+        ] {
+            let mut spec = job("j");
+            spec.cgroup = cgroup;
+            spec.cgroup_weight = Some(300);
+            let layout = lay_out(std::slice::from_ref(&spec), Some(1 << 30), 1).unwrap();
+            let (ids, cgroups) = identities(std::slice::from_ref(&spec), &layout);
+            assert_eq!(ids[0].cgroup, CgroupId::ROOT);
+            let root = cgroups.specs().find(|g| g.id == CgroupId::ROOT).unwrap();
+            assert_eq!(root.weight, expect);
+        }
+    }
+
     #[test]
     fn stonewall_and_wait_for_order_jobs() {
         let a = job("a");

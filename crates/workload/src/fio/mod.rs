@@ -749,6 +749,13 @@ mod tests {
             err("[job]\ncgroup=a\ncgroup_weight=50\n"),
             "t.fio:3: bad value '50' for option 'cgroup_weight': out of range 100..=1000"
         );
+        // `cgroup=/` names the root, so its weight applies there, without a warning.
+        let set = parse("[job]\ncgroup=/\ncgroup_weight=300\n");
+        assert_eq!(set.jobs[0].cgroup.as_deref(), Some(""));
+        assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+        let set = parse("[job]\ncgroup_weight=300\n");
+        assert_eq!(set.jobs[0].cgroup, None);
+        assert_eq!(set.warnings.len(), 1, "a weight without a cgroup goes nowhere");
     }
 
     /// iosched's own workload option: dbench4 is buffered, so direct=1 is refused.

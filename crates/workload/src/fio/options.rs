@@ -686,10 +686,11 @@ fn apply_nice(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+/// `cgroup=a/b` (leading slash dropped); `cgroup=/` is the root group itself, named so that
+/// `cgroup_weight` can set the root's weight.
 fn apply_cgroup(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     let text = a.string();
-    let path = text.trim_start_matches('/');
-    d.spec.cgroup = (!path.is_empty()).then(|| path.to_string());
+    d.spec.cgroup = Some(text.trim_start_matches('/').to_string());
     Ok(())
 }
 
