@@ -755,7 +755,11 @@ mod tests {
         assert!(set.warnings.is_empty(), "{:?}", set.warnings);
         let set = parse("[job]\ncgroup_weight=300\n");
         assert_eq!(set.jobs[0].cgroup, None);
-        assert_eq!(set.warnings.len(), 1, "a weight without a cgroup goes nowhere");
+        assert_eq!(
+            set.warnings.len(),
+            1,
+            "a weight without a cgroup goes nowhere"
+        );
     }
 
     /// iosched's own workload option: dbench4 is buffered, so direct=1 is refused.
