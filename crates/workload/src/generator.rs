@@ -180,7 +180,9 @@ impl IoGenerator {
         }
     }
 
-    fn next_file(&mut self, rng: &mut Rng) -> usize {
+    /// The file the next I/O goes to, advancing `file_service_type`'s rotation (fio's
+    /// get_next_file()). A sync asks too: fio picks the file before deciding the I/O is a sync.
+    pub fn next_file(&mut self, rng: &mut Rng) -> usize {
         let files = self.regions.len();
         if files == 1 {
             return 0;

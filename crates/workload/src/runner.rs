@@ -62,8 +62,6 @@ pub struct JobRunner {
     end_fsync: bool,
     /// end_fsync: files synced so far (fio fsyncs each of the clone's files in turn).
     end_fsync_files: usize,
-    /// The file of the last write: what `fsync=N` syncs.
-    last_write_file: usize,
     wrote_anything: bool,
     finished_submitting: bool,
     /// A unit drawn but held back by a rate limit.
@@ -122,7 +120,6 @@ impl JobRunner {
             sync_in_flight: false,
             end_fsync: spec.end_fsync,
             end_fsync_files: 0,
-            last_write_file: 0,
             wrote_anything: false,
             finished_submitting: false,
             held: None,
@@ -180,7 +177,6 @@ impl JobRunner {
                 self.ios_issued_dir[ddir] += 1;
                 if ddir == DDIR_WRITE {
                     self.wrote_anything = true;
-                    self.last_write_file = unit.file;
                     self.writes_since_sync += 1;
                     if self.fsync_every > 0 && self.writes_since_sync >= self.fsync_every {
                         self.sync_pending = true;
@@ -198,13 +194,13 @@ impl JobRunner {
         Step::Submit(unit)
     }
 
-    /// The sync `fsync=N` / `fdatasync=N` asks for: one file, the one last written. (fio
-    /// syncs the file it picked for the next I/O; with one file, or a file written
-    /// several times in a row, that is the same file.)
-    fn sync_unit(&self) -> IoUnit {
+    /// The sync `fsync=N` / `fdatasync=N` asks for, on the file fio would pick for the next
+    /// I/O: fio chooses the file (advancing the round robin) before it turns the I/O into a
+    /// sync (`set_io_u_file()` then `fill_io_u()`).
+    fn sync_unit(&mut self) -> IoUnit {
         IoUnit {
             kind: self.fsync_kind,
-            file: self.last_write_file,
+            file: self.generator.next_file(&mut self.rng),
             offset: 0,
             len: 0,
         }
@@ -226,7 +222,8 @@ impl JobRunner {
             if self.sync_pending {
                 self.sync_pending = false;
                 self.writes_since_sync = 0;
-                return self.issue(self.sync_unit(), now);
+                let unit = self.sync_unit();
+                return self.issue(unit, now);
             }
             let files = self.generator.regions().len();
             if self.end_fsync && self.wrote_anything && self.end_fsync_files < files {
@@ -253,7 +250,8 @@ impl JobRunner {
             }
             self.sync_pending = false;
             self.writes_since_sync = 0;
-            return self.issue(self.sync_unit(), now);
+            let unit = self.sync_unit();
+            return self.issue(unit, now);
         }
         if self.draining_to_low {
             if self.in_flight > self.iodepth_low {
@@ -454,9 +452,10 @@ mod tests {
         assert_eq!(submitted.last().unwrap().kind, IoKind::Fsync);
     }
 
-    /// As fio: `fsync=N` syncs one file (here the one last written), `end_fsync` each file.
+    /// As fio: `fsync=N` syncs the file the round robin offers next (and so moves it on),
+    /// `end_fsync` each file in turn.
     #[test]
-    fn fsync_syncs_the_written_file_and_end_fsync_every_file() {
+    fn fsync_takes_the_next_file_in_rotation_and_end_fsync_every_file() {
         let mut spec = spec();
         spec.rw = RwMode::Write;
         spec.fsync = 1;
@@ -470,26 +469,23 @@ mod tests {
         ];
         let mut runner = JobRunner::new(&spec, regions, 0, Rng::new(1));
         let (submitted, _) = run(&mut runner, 1000);
-        let mut last_write = None;
-        let mut end_syncs = Vec::new();
-        for unit in &submitted {
-            match unit.kind {
-                IoKind::Write => last_write = Some(unit.file),
-                IoKind::Fsync if end_syncs.is_empty() && last_write.is_some() => {
-                    assert_eq!(Some(unit.file), last_write, "{submitted:?}");
-                    last_write = None;
-                }
-                IoKind::Fsync => end_syncs.push(unit.file),
-                _ => {}
-            }
-        }
-        assert_eq!(end_syncs, [0, 1, 2]);
-        let files: std::collections::BTreeSet<usize> = submitted
+        let data: Vec<&IoUnit> = submitted
             .iter()
-            .filter(|unit| unit.kind == IoKind::Write)
-            .map(|unit| unit.file)
+            .filter(|unit| unit.kind != IoKind::Fsync)
             .collect();
-        assert_eq!(files.len(), 3, "writes go to every file");
+        let files = data.len() * 2;
+        // Writes and fsyncs alternate and share one rotation: 0 written, 1 synced, 2 written...
+        for (index, unit) in submitted[..files].iter().enumerate() {
+            assert_eq!(unit.file, index % 3, "{index}: {submitted:?}");
+            let kind = if index % 2 == 0 {
+                IoKind::Write
+            } else {
+                IoKind::Fsync
+            };
+            assert_eq!(unit.kind, kind, "{index}");
+        }
+        let end_syncs: Vec<usize> = submitted[files..].iter().map(|unit| unit.file).collect();
+        assert_eq!(end_syncs, [0, 1, 2]);
     }
 
     #[test]
