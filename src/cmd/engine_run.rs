@@ -11,7 +11,7 @@ use iosched_report::decisions::TraceFanout;
 use iosched_report::shares::CgroupShares;
 use iosched_workload::fio::{self, ParseContext};
 use iosched_workload::JobSet;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::run::{parse_set, service_json, tunables_json, write_output, RunArgs};
 use super::sinks::Sinks;
@@ -47,14 +47,13 @@ fn trace_labels(engine: &Engine<'_>) -> TraceLabels {
 }
 
 /// Bytes, weight and share of each cgroup the jobs named, beside its weight-ideal share.
-pub(crate) fn cgroup_shares(outcome: &EngineOutcome, jobs: &JobSet) -> Value {
+pub(crate) fn cgroup_shares(outcome: &EngineOutcome, jobs: &JobSet) -> CgroupShares {
     CgroupShares::of_clones(
         &outcome.clones,
         &outcome.clone_jobs,
         &outcome.clone_cgroups,
         jobs,
     )
-    .to_json()
 }
 
 pub fn run(args: RunArgs) -> CmdResult {
@@ -125,6 +124,7 @@ pub fn run(args: RunArgs) -> CmdResult {
     let tunables = tunables_json(&outcome.tunables);
     let service = service_json(&outcome.summary);
     let requests = outcome.requests.max(1);
+    let shares = cgroup_shares(&outcome, &jobs);
     run.iosched = json!({
         "version": env!("CARGO_PKG_VERSION"),
         "driver": "engine",
@@ -134,7 +134,7 @@ pub fn run(args: RunArgs) -> CmdResult {
         "seed": args.seed,
         "elapsed_ns": outcome.elapsed_ns,
         "requests": outcome.requests,
-        "cgroups": cgroup_shares(&outcome, &jobs),
+        "cgroups": shares.to_json(),
         "service": service,
         "interrupted": outcome.interrupted,
         "verify_failures": outcome.verify_failures.len(),
@@ -155,7 +155,12 @@ pub fn run(args: RunArgs) -> CmdResult {
             "sys_cpu_s": outcome.sys_cpu_ns as f64 / 1e9,
         },
     });
-    write_output(&run, args.output_format, args.output.as_deref(), "")?;
+    write_output(
+        &run,
+        args.output_format,
+        args.output.as_deref(),
+        &shares.text(),
+    )?;
 
     for failure in &outcome.verify_failures {
         eprintln!(

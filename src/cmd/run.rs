@@ -229,7 +229,7 @@ pub fn run(args: RunArgs) -> CmdResult {
             "events_per_s": outcome.events as f64 / wall.as_secs_f64().max(1e-9),
         },
     });
-    let mut appendix = String::new();
+    let mut appendix = shares.text();
     if let Some(fs) = &outcome.fs {
         let clones: Vec<(String, u32)> = outcome
             .clone_jobs
@@ -241,7 +241,7 @@ pub fn run(args: RunArgs) -> CmdResult {
             })
             .collect();
         run.iosched["writeback"] = fs.to_json(&clones);
-        appendix = fs.text(&clones);
+        appendix.push_str(&fs.text(&clones));
     }
     write_output(&run, args.output_format, args.output.as_deref(), &appendix)
 }

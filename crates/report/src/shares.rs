@@ -50,6 +50,28 @@ impl CgroupShares {
         shares
     }
 
+    /// A block for the normal output after fio's disk stats, when any job named a cgroup
+    /// (one line per group: weight, bytes, share and the weight-ideal share); else empty.
+    pub fn text(&self) -> String {
+        if self.groups.iter().all(|(path, _, _)| path == "/") {
+            return String::new();
+        }
+        let total: u64 = self.groups.iter().map(|g| g.2).sum();
+        let weights: u64 = self.groups.iter().map(|g| u64::from(g.1)).sum();
+        let width = self.groups.iter().map(|g| g.0.len()).max().unwrap_or(1);
+        let mut out =
+            String::from("\nCgroup shares (bytes moved; ideal = weight / sum of weights):\n");
+        for (path, weight, bytes) in &self.groups {
+            out.push_str(&format!(
+                "  {path:<width$}  weight={weight:<4}  io={:.1}MiB  share={:.1}%  ideal={:.1}%\n",
+                *bytes as f64 / f64::from(1 << 20),
+                100.0 * *bytes as f64 / total.max(1) as f64,
+                100.0 * f64::from(*weight) / weights.max(1) as f64,
+            ));
+        }
+        out
+    }
+
     /// `[{path, weight, io_bytes, share, ideal_share}]`, shares as fractions of 1.
     pub fn to_json(&self) -> Value {
         let total: u64 = self.groups.iter().map(|g| g.2).sum();
@@ -74,6 +96,25 @@ impl CgroupShares {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The normal-output block lists each group with its share and ideal; a run with only
+    /// the root group prints nothing.
+    #[test]
+    fn text_lists_groups_only_when_there_are_some() {
+        let mut shares = CgroupShares::new();
+        shares.add("/", None, 1 << 20);
+        assert_eq!(shares.text(), "");
+        shares.add("/a", Some(1000), 3 << 20);
+        let text = shares.text();
+        assert!(
+            text.contains("/a  weight=1000  io=3.0MiB  share=75.0%  ideal=50.0%"),
+            "{text}"
+        );
+        assert!(
+            text.contains("/   weight=1000  io=1.0MiB  share=25.0%"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn shares_sum_per_group_and_follow_weights() {
