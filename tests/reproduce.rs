@@ -89,7 +89,6 @@ const REPRODUCED: &[(&str, &str)] = &[
     ("003", "randread-262144: without low_latency over with"),
     ("003", "randwrite-262144: without low_latency over with"),
     ("003", "write-524288: without low_latency over with"),
-    ("003", "randwrite-524288: without low_latency over with"),
     (
         "004",
         "group_idle=0: top-app over background (shares flatten)",

@@ -310,6 +310,22 @@ impl WritebackConfig {
         self.mem_bytes / PAGE_SIZE
     }
 
+    /// Pages the page cache may hold: memory less what the kernel keeps from it by formula —
+    /// the `struct page` array (64 bytes per 4 KiB page) and the free reserve up to the high
+    /// watermark (`min_free_kbytes` = √(16 × memory in KiB), clamped to 128 KiB..64 MiB; high
+    /// = 1.5 × min). Kernel text, slab and user space are not modelled: their size is the
+    /// machine's, not the kernel's. Dirty limits apply to the same pages (the kernel's
+    /// dirtyable memory is free plus file pages).
+    pub fn cache_pages(&self) -> u64 {
+        let mem = self.mem_pages();
+        let struct_pages = mem * 64 / PAGE_SIZE;
+        let kib = self.mem_bytes / 1024;
+        let min_free_kib = ((16 * kib) as f64).sqrt() as u64;
+        let high_kib = min_free_kib.clamp(128, 65_536) * 3 / 2;
+        mem.saturating_sub(struct_pages + high_kib * 1024 / PAGE_SIZE)
+            .max(16)
+    }
+
     /// Largest writeback request, in pages.
     pub fn max_request_pages(&self) -> u64 {
         (u64::from(self.max_sectors_kb) * 1024 / PAGE_SIZE).max(1)
@@ -367,5 +383,8 @@ mod tests {
         assert_eq!(config.dirty_throttle, DirtyThrottle::Writeback);
         config.set("mem", "512m").unwrap();
         assert_eq!(config.mem_pages(), 131_072);
+        // 512 MiB: 2048 pages of struct page, min_free_kbytes 2896 → high 4344 KiB = 1086
+        // pages: the cache holds 127 938 pages, a 512 MiB file no longer fits.
+        assert_eq!(config.cache_pages(), 131_072 - 2048 - 1086);
     }
 }

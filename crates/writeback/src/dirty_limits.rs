@@ -4,8 +4,9 @@
 //! else `dirty_ratio` percent of dirtyable memory; the background threshold likewise from
 //! its pair, halved to below the hard limit when it is not already below it.
 //!
-//! Choice: dirtyable memory is the whole simulated memory (`mem`): the simulator has no
-//! anonymous memory or free-page accounting to subtract.
+//! Choice: dirtyable memory is the page cache's capacity
+//! ([`WritebackConfig::cache_pages`]: memory less the struct page array and the free
+//! reserve); the simulator has no anonymous memory to subtract.
 //!
 //! Throttling follows the IO-less `balance_dirty_pages()` of 3.2+ in shape, reduced:
 //! - at or below the *freerun* ceiling `(background + limit) / 2` writers run free;
@@ -49,7 +50,7 @@ pub struct DirtyThresholds {
 impl DirtyThresholds {
     /// Kernel: global_dirty_limits().
     pub fn from_config(config: &WritebackConfig) -> DirtyThresholds {
-        let mem = config.mem_pages();
+        let mem = config.cache_pages();
         let limit = if config.dirty_bytes > 0 {
             config.dirty_bytes.div_ceil(PAGE_SIZE)
         } else {
@@ -175,11 +176,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn default_thresholds_are_ten_and_twenty_percent_of_memory() {
-        let thresholds = DirtyThresholds::from_config(&WritebackConfig::default());
-        let mem = (4u64 << 30) / PAGE_SIZE;
-        assert_eq!(thresholds.limit, mem / 5);
-        assert_eq!(thresholds.background, mem / 10);
+    fn default_thresholds_are_ten_and_twenty_percent_of_dirtyable_memory() {
+        let config = WritebackConfig::default();
+        let thresholds = DirtyThresholds::from_config(&config);
+        let dirtyable = config.cache_pages();
+        assert!(dirtyable < config.mem_pages());
+        assert_eq!(thresholds.limit, dirtyable / 5);
+        assert_eq!(thresholds.background, dirtyable / 10);
     }
 
     #[test]

@@ -89,7 +89,7 @@ impl Writeback {
     pub fn new(config: WritebackConfig, bdis: u32) -> Writeback {
         Writeback {
             thresholds: DirtyThresholds::from_config(&config),
-            cache: PageCache::new(config.mem_pages()),
+            cache: PageCache::new(config.cache_pages()),
             flushers: Flushers::new(&config, bdis),
             bandwidth: vec![Bandwidth::default(); bdis.max(1) as usize],
             readahead: Vec::new(),
