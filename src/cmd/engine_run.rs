@@ -5,12 +5,11 @@
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::anyhow;
-use iosched_engine::{signal, Engine, EngineConfig, EngineError, EngineOutcome};
+use iosched_engine::{signal, Engine, EngineConfig, EngineError};
 use iosched_report::blktrace::TraceLabels;
 use iosched_report::decisions::TraceFanout;
 use iosched_report::shares::CgroupShares;
 use iosched_workload::fio::{self, ParseContext};
-use iosched_workload::JobSet;
 use serde_json::json;
 
 use super::run::{parse_set, service_json, tunables_json, write_output, RunArgs};
@@ -44,16 +43,6 @@ fn trace_labels(engine: &Engine<'_>) -> TraceLabels {
         labels.set_cgroup_path(id, &path);
     }
     labels
-}
-
-/// Bytes, weight and share of each cgroup the jobs named, beside its weight-ideal share.
-pub(crate) fn cgroup_shares(outcome: &EngineOutcome, jobs: &JobSet) -> CgroupShares {
-    CgroupShares::of_clones(
-        &outcome.clones,
-        &outcome.clone_jobs,
-        &outcome.clone_cgroups,
-        jobs,
-    )
 }
 
 pub fn run(args: RunArgs) -> CmdResult {
@@ -124,7 +113,12 @@ pub fn run(args: RunArgs) -> CmdResult {
     let tunables = tunables_json(&outcome.tunables);
     let service = service_json(&outcome.summary);
     let requests = outcome.requests.max(1);
-    let shares = cgroup_shares(&outcome, &jobs);
+    let shares = CgroupShares::of_clones(
+        &outcome.clones,
+        &outcome.clone_jobs,
+        &outcome.clone_cgroups,
+        &jobs,
+    );
     run.iosched = json!({
         "version": env!("CARGO_PKG_VERSION"),
         "driver": "engine",

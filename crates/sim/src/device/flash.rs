@@ -416,28 +416,20 @@ impl FlashDevice {
         end
     }
 
-    fn link_in(&mut self, ready: Time, bytes: u64) -> Time {
+    /// Moves `bytes` over the host link, to the device (`inbound`) or from it; a half-duplex
+    /// link is one resource for both directions. Returns when the transfer ends.
+    fn link(&mut self, ready: Time, bytes: u64, inbound: bool) -> Time {
         let xfer = transfer_ns(bytes, self.params.host_link_bytes_per_s);
         if self.params.host_link_full_duplex {
-            self.link_in_free = ready.max(self.link_in_free) + xfer;
-            self.link_in_free
+            let free = if inbound {
+                &mut self.link_in_free
+            } else {
+                &mut self.link_out_free
+            };
+            *free = ready.max(*free) + xfer;
+            *free
         } else {
-            let free = self.link_in_free.max(self.link_out_free);
-            let end = ready.max(free) + xfer;
-            self.link_in_free = end;
-            self.link_out_free = end;
-            end
-        }
-    }
-
-    fn link_out(&mut self, ready: Time, bytes: u64) -> Time {
-        let xfer = transfer_ns(bytes, self.params.host_link_bytes_per_s);
-        if self.params.host_link_full_duplex {
-            self.link_out_free = ready.max(self.link_out_free) + xfer;
-            self.link_out_free
-        } else {
-            let free = self.link_in_free.max(self.link_out_free);
-            let end = ready.max(free) + xfer;
+            let end = ready.max(self.link_in_free.max(self.link_out_free)) + xfer;
             self.link_in_free = end;
             self.link_out_free = end;
             end
@@ -527,7 +519,7 @@ impl FlashDevice {
             let xfer_end = data.max(self.channels_free[channel])
                 + transfer_ns(bytes, self.params.channel_bytes_per_s);
             self.channels_free[channel] = xfer_end;
-            done = done.max(self.link_out(xfer_end, bytes));
+            done = done.max(self.link(xfer_end, bytes, false));
             sector = chunk_end;
         }
         done
@@ -535,7 +527,7 @@ impl FlashDevice {
 
     fn write(&mut self, start: Time, lba: u64, sectors: u64, fua: bool) -> Time {
         let bytes = sectors * SECTOR_SIZE;
-        let arrived = self.link_in(start + self.params.host_command_ns, bytes);
+        let arrived = self.link(start + self.params.host_command_ns, bytes, true);
         let units_4k = bytes.div_ceil(4096);
         let cost =
             self.params.controller_write_ns + units_4k * self.params.controller_write_per_4k_ns;
