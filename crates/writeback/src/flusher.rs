@@ -302,13 +302,19 @@ impl Flushers {
         }
     }
 
-    /// The files flushers are writing now (`I_SYNC`): a throttled writer skips them.
-    pub fn busy_files(&self) -> Vec<FileId> {
-        self.threads
+    /// Whether `file` is being written back by a flusher or by a throttled writer other
+    /// than `owner` (its `I_SYNC`): a throttled writer skips it.
+    pub fn file_held(&self, file: FileId, owner: u64) -> bool {
+        let by_flusher = self
+            .threads
             .iter()
             .filter(|thread| thread.alive)
-            .filter_map(|thread| thread.work.as_ref().and_then(|work| work.file))
-            .collect()
+            .any(|thread| thread.work.as_ref().and_then(|work| work.file) == Some(file));
+        by_flusher
+            || self
+                .writer_files
+                .iter()
+                .any(|&(other, held)| other != owner && held == file)
     }
 
     /// Writer `owner` now writes `file` back (replacing its previous file), or nothing.
@@ -317,11 +323,6 @@ impl Flushers {
         if let Some(file) = file {
             self.writer_files.push((owner, file));
         }
-    }
-
-    /// Every (writer, file) a throttled writer holds.
-    pub fn writer_files(&self) -> Vec<(u64, FileId)> {
-        self.writer_files.clone()
     }
 
     /// The file writer `owner` is writing back, if any.

@@ -234,13 +234,7 @@ impl Writeback {
     /// `balance_dirty_pages()`, WB_SYNC_NONE, blocking.
     pub fn writer_writeback(&mut self, owner: u64, bdi: BdiId, want: u64) -> Vec<PageRange> {
         let max_run = self.config.max_request_pages();
-        let mut busy = self.flushers.busy_files();
         let current = self.flushers.writer_file(owner);
-        for (other, file) in self.flushers.writer_files() {
-            if other != owner {
-                busy.push(file);
-            }
-        }
         // A writer keeps its file through its chunk; a new chunk starts at the file after
         // the one the last chunk started on, as an inode written back goes to the tail of
         // the dirty list (`requeue_io()` / `redirty_tail()`) and the next call takes the
@@ -259,7 +253,7 @@ impl Writeback {
         dirty.rotate_left(start);
         let candidates: Vec<FileId> = current.into_iter().chain(dirty).collect();
         for file in candidates {
-            if busy.contains(&file) || self.cache.file_dirty(file) == 0 {
+            if self.flushers.file_held(file, owner) || self.cache.file_dirty(file) == 0 {
                 continue;
             }
             let runs = self.cache.start_writeback(file, want, max_run, true);

@@ -317,7 +317,6 @@ impl Simulation<'_> {
         if !fs.files[file].is_device {
             let allocating = fs.allocate(file, first, count);
             let running = fs.journal.running();
-            let was_empty = fs.journal.running_blocks() == 0;
             let meta = &mut fs.meta[file];
             let mut blocks = 0;
             if meta.inode_tid != running {
@@ -328,15 +327,9 @@ impl Simulation<'_> {
                 meta.alloc_tid = running;
                 blocks += 2;
             }
-            if blocks > 0 {
-                fs.journal.add_blocks(blocks);
-                if was_empty {
-                    let at = now + fs.config.commit_interval_ns;
-                    self.events
-                        .push(at, Event::Fs(FsEvent::JournalTimer { tid: running }));
-                }
-            }
+            self.fs_journal_blocks(blocks);
         }
+        let fs = self.fs.as_mut().expect("file system");
         fs.wb.write(file as u32, op.unit.offset, op.unit.len, now);
         let entry = fs.ops.get_mut(&token).expect("op");
         if self.jobs[self.processes[op.process].job].sync_writes {
@@ -350,6 +343,21 @@ impl Simulation<'_> {
             .push(now + cpu + pause, Event::Fs(FsEvent::Op(token)));
     }
 
+    /// Metadata blocks join the running transaction; the first ones arm its commit timer.
+    fn fs_journal_blocks(&mut self, blocks: u64) {
+        if blocks == 0 {
+            return;
+        }
+        let fs = self.fs.as_mut().expect("file system");
+        let running = fs.journal.running();
+        if fs.journal.running_blocks() == 0 {
+            let at = self.now + fs.config.commit_interval_ns;
+            self.events
+                .push(at, Event::Fs(FsEvent::JournalTimer { tid: running }));
+        }
+        fs.journal.add_blocks(blocks);
+    }
+
     /// Truncate (O_TRUNC or unlink): the file's pages go unwritten, its blocks are freed (so
     /// later writes allocate again), and the inode and bitmap updates join the running
     /// transaction. Costs CPU per page dropped.
@@ -360,18 +368,14 @@ impl Simulation<'_> {
         let file = self.layout.clones[op.process].files[op.unit.file];
         let dropped = fs.wb.truncate(file as u32);
         if !fs.files[file].is_device {
-            fs.meta[file].allocated = Some(Vec::new());
             let running = fs.journal.running();
-            if fs.journal.running_blocks() == 0 {
-                let at = now + fs.config.commit_interval_ns;
-                self.events
-                    .push(at, Event::Fs(FsEvent::JournalTimer { tid: running }));
-            }
             let meta = &mut fs.meta[file];
+            meta.allocated = Some(Vec::new());
             meta.inode_tid = running;
             meta.alloc_tid = running;
-            fs.journal.add_blocks(2);
+            self.fs_journal_blocks(2);
         }
+        let fs = self.fs.as_ref().expect("file system");
         let cpu = fs.config.page_cpu_ns * (dropped + 1);
         self.events.push(now + cpu, Event::Fs(FsEvent::Op(token)));
     }
