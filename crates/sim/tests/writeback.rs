@@ -98,7 +98,10 @@ fn end_fsync_writes_every_dirty_page_exactly_once() {
         // IO-less: one writer's step (a page here). ≤ 3.1: a writer that wrote its chunk
         // dirties on, checked again only after a CPU's ratelimit of pages.
         let step = if throttle == "writeback" {
-            iosched_writeback::ratelimit_pages((64 << 20) / 4096, iosched_writeback::CPUS)
+            iosched_writeback::ratelimit_pages(
+                (64 << 20) / 4096,
+                iosched_writeback::WritebackConfig::default().cpus,
+            )
         } else {
             1
         };

@@ -78,6 +78,9 @@ pub struct WritebackConfig {
     /// How writers over the dirty limit are throttled (`io-less`, the default, or the
     /// pre-3.2 `writeback`).
     pub dirty_throttle: DirtyThrottle,
+    /// CPUs of the machine, set by the driver (not a knob): they size the kernel's per-CPU
+    /// dirtying ratelimit. 2 by default, the simulated machine's count.
+    pub cpus: u64,
 }
 
 impl Default for WritebackConfig {
@@ -95,6 +98,7 @@ impl Default for WritebackConfig {
             flusher: FlusherMode::PerBdi,
             flushers_per_bdi: 1,
             dirty_throttle: DirtyThrottle::IoLess,
+            cpus: 2,
         }
     }
 }

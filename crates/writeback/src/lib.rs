@@ -42,10 +42,6 @@ pub use flusher::{FlusherId, FlusherStep, Flushers, Notice, QueueState};
 pub use page_cache::{BdiId, FileId, PageCache, PageRange, Probe};
 pub use readahead::Readahead;
 
-/// CPUs of the simulated machine (fio's job files see the same count): they size the
-/// kernel's per-CPU dirtying ratelimit.
-pub const CPUS: u64 = 2;
-
 /// 4 KiB: the page size.
 pub const PAGE_SIZE: u64 = 4096;
 
@@ -210,7 +206,8 @@ impl Writeback {
         }
         if self.config.dirty_throttle == DirtyThrottle::Writeback {
             if dirty_limits::over_limit_legacy(self.thresholds, nr) {
-                let chunk = dirty_limits::sync_writeback_pages(self.config.mem_pages(), CPUS);
+                let chunk =
+                    dirty_limits::sync_writeback_pages(self.config.mem_pages(), self.config.cpus);
                 return Throttle::WriteBack { chunk };
             }
             return Throttle::None;
