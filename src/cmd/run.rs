@@ -40,8 +40,9 @@ pub struct RunArgs {
     #[arg(long, default_value = "fixed")]
     pub(crate) device: String,
     /// Set a scheduler tunable by its sysfs name, e.g. `--set fifo_batch=8`, or a page-cache,
-    /// writeback or file-system knob (`dirty_ratio`, `dirty_background_bytes`, `flusher=pdflush`,
-    /// `read_ahead_kb`, `barrier=0`...). Repeatable.
+    /// writeback or file-system knob (`dirty_ratio`, `flusher=pdflush`, `dirty_throttle=writeback`,
+    /// `read_ahead_kb`, `barrier=0`...; `iosched schedulers` and `iosched knobs` list them).
+    /// Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub(crate) set: Vec<String>,
     /// Simulated memory for buffered jobs' page cache (default 4g); same as `--set mem=SIZE`.
