@@ -45,7 +45,8 @@ pub struct RunArgs {
     /// Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub(crate) set: Vec<String>,
-    /// Simulated memory for buffered jobs' page cache (default 4g); same as `--set mem=SIZE`.
+    /// Simulated memory (default 4g; the page cache gets it less the kernel's struct pages and
+    /// free reserve); same as `--set mem=SIZE`.
     #[arg(long, value_name = "SIZE")]
     pub(crate) mem: Option<String>,
     /// Seed of every random stream; same inputs and seed give byte-identical results.
