@@ -22,13 +22,14 @@ use std::time::Instant;
 use io_uring::{opcode, types, IoUring};
 use iosched_core::{
     new_elevator, CgroupId, DeviceInfo, Dispatch, Elevator, IoContextId, IoPrio, Op, ReqFlags,
-    Request, RequestId, ServiceSummary, Time, TunableValue, NSEC_PER_MSEC, SECTOR_SIZE,
+    Request, RequestId, ServiceSummary, Time, TunableValue, SECTOR_SIZE,
 };
 use iosched_core::{RqEvent, Trace};
+use iosched_report::disk::DiskAccounting;
 use iosched_report::stats::{DiskStats, JobStats, DDIR_READ};
 use iosched_workload::generator::{FileRegion, IoKind, IoUnit};
-use iosched_workload::rng::Rng;
-use iosched_workload::runner::{JobRunner, Step};
+use iosched_workload::lifecycle::Lifecycle;
+use iosched_workload::runner::Step;
 use iosched_workload::{JobSpec, RwMode};
 
 use crate::buffer::BufferPool;
@@ -38,7 +39,7 @@ use crate::target::{self, Target, TargetKind};
 use crate::verify::{self, VerifyMethod};
 use iosched_workload::cgroups::Cgroups;
 use iosched_workload::layout::{lay_out, Layout};
-use iosched_workload::processes::{identities, prerequisites, ProcessIdentity};
+use iosched_workload::processes::{identities, ProcessIdentity};
 
 /// Index of the target in the ring's registered file table.
 const TARGET_FILE: types::Fixed = types::Fixed(0);
@@ -122,8 +123,6 @@ pub struct EngineOutcome {
 
 /// A job clone as a task of the loop.
 struct Process {
-    job: usize,
-    runner: Option<JobRunner>,
     pid: u32,
     ioc: IoContextId,
     cgroup: CgroupId,
@@ -142,9 +141,6 @@ struct Process {
     verify_queue: Option<VecDeque<(usize, u64, u64)>>,
     verify_in_flight: u32,
     depth: u32,
-    started_at: Time,
-    stats_from: Time,
-    finished: bool,
 }
 
 /// A request from submission to completion.
@@ -166,44 +162,6 @@ struct InFlight {
 enum Wake {
     StartJob(usize),
     Process(usize),
-}
-
-/// Disk counters in `/proc/diskstats` terms, kept from the engine's own events.
-#[derive(Default)]
-struct DiskCounters {
-    ios: [u64; 2],
-    sectors: [u64; 2],
-    ticks_ns: [u64; 2],
-    outstanding: u64,
-    busy_since: Time,
-    io_ticks_ns: u64,
-    in_queue_ns: u128,
-    last_change: Time,
-}
-
-impl DiskCounters {
-    fn account(&mut self, now: Time) {
-        let since = now.saturating_sub(self.last_change);
-        self.in_queue_ns += u128::from(self.outstanding) * u128::from(since);
-        self.last_change = now.max(self.last_change);
-    }
-
-    fn start(&mut self, now: Time) {
-        self.account(now);
-        if self.outstanding == 0 {
-            self.busy_since = now;
-        }
-        self.outstanding += 1;
-    }
-
-    fn done(&mut self, now: Time) {
-        self.account(now);
-        assert!(self.outstanding > 0, "disk in-flight count went negative");
-        self.outstanding -= 1;
-        if self.outstanding == 0 {
-            self.io_ticks_ns += now.saturating_sub(self.busy_since);
-        }
-    }
 }
 
 /// Mean cost of one `Instant::now()` plus `elapsed()`, the timing wrapped around each
@@ -245,10 +203,8 @@ pub struct Engine<'a> {
     cgroups: Cgroups,
     layout: Layout,
     processes: Vec<Process>,
+    life: Lifecycle,
     stats: Vec<JobStats>,
-    job_processes: Vec<Vec<usize>>,
-    prerequisites: Vec<Vec<usize>>,
-    job_started: Vec<bool>,
     wakes: BTreeMap<(Time, u64), Wake>,
     wake_seq: u64,
     in_flight: BTreeMap<RequestId, InFlight>,
@@ -257,9 +213,8 @@ pub struct Engine<'a> {
     in_device: u32,
     queue_depth: u32,
     timer_at: Option<Time>,
-    disk: DiskCounters,
+    disk: DiskAccounting,
     start: Instant,
-    last_finish: Time,
     verify_failures: Vec<VerifyFailure>,
     io_errors: Vec<String>,
     scheduler_ns: u64,
@@ -411,8 +366,7 @@ impl<'a> Engine<'a> {
         let (identities, cgroups) = identities(jobs, &layout);
         let mut processes = Vec::new();
         let mut stats = Vec::new();
-        let mut job_processes = vec![Vec::new(); jobs.len()];
-        for (index, (plan, identity)) in layout.clones.iter().zip(&identities).enumerate() {
+        for (plan, identity) in layout.clones.iter().zip(&identities) {
             let spec = &jobs[plan.job];
             let ProcessIdentity {
                 pid,
@@ -421,12 +375,9 @@ impl<'a> Engine<'a> {
                 ioprio,
                 ..
             } = *identity;
-            job_processes[plan.job].push(index);
             let method = methods[plan.job];
             let read_only = matches!(spec.rw, RwMode::Read | RwMode::RandRead);
             processes.push(Process {
-                job: plan.job,
-                runner: None,
                 pid,
                 ioc,
                 cgroup,
@@ -440,9 +391,6 @@ impl<'a> Engine<'a> {
                 verify_queue: None,
                 verify_in_flight: 0,
                 depth: spec.effective_depth(),
-                started_at: 0,
-                stats_from: 0,
-                finished: false,
             });
             stats.push(JobStats::new(
                 &spec.name,
@@ -454,10 +402,11 @@ impl<'a> Engine<'a> {
         for spec in cgroups.specs() {
             elevator.add_cgroup(*spec);
         }
-        let prerequisites = prerequisites(jobs).map_err(|e| EngineError::WaitFor {
-            job: e.job,
-            target: e.target,
-        })?;
+        let life =
+            Lifecycle::new(jobs, &layout, config.seed).map_err(|e| EngineError::WaitFor {
+                job: e.job,
+                target: e.target,
+            })?;
         Ok(Engine {
             ring,
             buffers,
@@ -470,10 +419,8 @@ impl<'a> Engine<'a> {
             cgroups,
             layout,
             processes,
+            life,
             stats,
-            job_processes,
-            prerequisites,
-            job_started: vec![false; jobs.len()],
             wakes: BTreeMap::new(),
             wake_seq: 0,
             in_flight: BTreeMap::new(),
@@ -482,9 +429,8 @@ impl<'a> Engine<'a> {
             in_device: 0,
             queue_depth,
             timer_at: None,
-            disk: DiskCounters::default(),
+            disk: DiskAccounting::default(),
             start: Instant::now(),
-            last_finish: 0,
             verify_failures: Vec::new(),
             io_errors: Vec::new(),
             scheduler_ns: 0,
@@ -512,7 +458,11 @@ impl<'a> Engine<'a> {
     pub fn process_names(&self) -> Vec<(u32, String)> {
         self.processes
             .iter()
-            .map(|process| (process.pid, self.jobs[process.job].name.clone()))
+            .enumerate()
+            .map(|(index, process)| {
+                let job = self.life.job_of(index);
+                (process.pid, self.jobs[job].name.clone())
+            })
             .collect()
     }
 
@@ -584,7 +534,7 @@ impl<'a> Engine<'a> {
             if self.config.check {
                 self.elevator.check_invariants();
             }
-            if self.processes.iter().all(|p| p.finished) && self.in_flight.is_empty() {
+            if self.life.all_finished() && self.in_flight.is_empty() {
                 break;
             }
             let deadline = self
@@ -666,27 +616,15 @@ impl<'a> Engine<'a> {
 
     fn begin_stop(&mut self, now: Time, trace: &mut dyn Trace) {
         self.stopping = true;
-        for index in 0..self.processes.len() {
-            let process = &mut self.processes[index];
-            if process.finished {
-                continue;
-            }
-            match process.runner.as_mut() {
-                Some(runner) => {
-                    runner.stop();
-                    process.verify_queue = None;
-                    self.woken.push(index);
-                }
-                None => {
-                    // Never started: finishes with nothing done.
-                    process.finished = true;
-                    self.stats[index].set_runtime(now, now);
-                }
-            }
+        let (stopped, never_started) = self.life.stop_all(now);
+        for &index in &stopped {
+            self.processes[index].verify_queue = None;
         }
-        for job in 0..self.jobs.len() {
-            self.job_started[job] = true;
+        for index in never_started {
+            // Finishes with nothing done.
+            self.stats[index].set_runtime(now, now);
         }
+        self.woken.extend(stopped);
         self.wakes
             .retain(|_, wake| matches!(wake, Wake::Process(_)));
         let woken = std::mem::take(&mut self.woken);
@@ -712,52 +650,27 @@ impl<'a> Engine<'a> {
     }
 
     fn start_ready_jobs(&mut self, now: Time) {
-        for job in 0..self.jobs.len() {
-            if self.job_started[job] {
-                continue;
-            }
-            let ready = self.prerequisites[job]
-                .iter()
-                .all(|&before| self.job_finished(before));
-            if ready {
-                self.job_started[job] = true;
-                let (lo, hi) = self.jobs[job].startdelay_ns;
-                let delay = if hi > lo {
-                    Rng::for_stream(self.config.seed, job as u64 | 1 << 40).range_inclusive(lo, hi)
-                } else {
-                    lo
-                };
-                self.push_wake(now + delay, Wake::StartJob(job));
-            }
+        for (at, job) in self.life.release_ready(self.jobs, now) {
+            self.push_wake(at, Wake::StartJob(job));
         }
     }
 
-    fn job_finished(&self, job: usize) -> bool {
-        self.job_started[job]
-            && self.job_processes[job]
-                .iter()
-                .all(|&p| self.processes[p].finished)
-    }
-
     fn start_job(&mut self, job: usize, now: Time, trace: &mut dyn Trace) {
-        let spec = &self.jobs[job];
-        for index in self.job_processes[job].clone() {
-            let plan = &self.layout.clones[index];
-            let rng = Rng::for_stream(self.config.seed, index as u64);
-            let process = &mut self.processes[index];
-            process.runner = Some(JobRunner::new(spec, plan.regions.clone(), now, rng));
-            process.started_at = now;
-            process.stats_from = now + spec.ramp_time_ns;
+        let clones = self
+            .life
+            .start_job(self.jobs, &self.layout, job, now)
+            .to_vec();
+        for index in clones {
             self.step_process(index, now, trace);
         }
     }
 
     fn step_process(&mut self, index: usize, now: Time, trace: &mut dyn Trace) {
         loop {
-            let process = &mut self.processes[index];
-            if process.finished || process.runner.is_none() {
+            if self.life.live_runner_mut(index).is_none() {
                 return;
             }
+            let process = &mut self.processes[index];
             if let Some(queue) = process.verify_queue.as_mut() {
                 let next = if process.verify_in_flight < process.depth {
                     queue.pop_front()
@@ -785,7 +698,7 @@ impl<'a> Engine<'a> {
                     }
                 }
             }
-            let Some(runner) = process.runner.as_mut() else {
+            let Some(runner) = self.life.live_runner_mut(index) else {
                 return;
             };
             match runner.next(now) {
@@ -796,6 +709,7 @@ impl<'a> Engine<'a> {
                 }
                 Step::Wait => return,
                 Step::Done => {
+                    let process = &mut self.processes[index];
                     if process.verify_after && !self.stopping && !process.written.is_empty() {
                         let queue = process
                             .written
@@ -813,26 +727,12 @@ impl<'a> Engine<'a> {
     }
 
     fn finish_process(&mut self, index: usize, now: Time) {
-        let process = &mut self.processes[index];
-        process.finished = true;
-        let from = process.stats_from.min(now);
-        self.stats[index].set_runtime(from, now);
-        self.last_finish = self.last_finish.max(now);
-        let job = process.job;
-        if self.jobs[job].exitall {
-            let group = self.jobs[job].group_id;
-            for other in 0..self.processes.len() {
-                let other_job = self.processes[other].job;
-                if self.jobs[other_job].group_id != group || self.processes[other].finished {
-                    continue;
-                }
-                if let Some(runner) = self.processes[other].runner.as_mut() {
-                    runner.stop();
-                    self.processes[other].verify_queue = None;
-                    self.woken.push(other);
-                }
-            }
+        let finished = self.life.finish(self.jobs, index, now);
+        self.stats[index].set_runtime(finished.stats_from, now);
+        for &other in &finished.stopped {
+            self.processes[other].verify_queue = None;
         }
+        self.woken.extend(finished.stopped);
         self.start_ready_jobs(now);
     }
 
@@ -884,7 +784,7 @@ impl<'a> Engine<'a> {
             ioprio: process.ioprio,
         };
         self.next_request += 1;
-        let depth = process.runner.as_ref().map_or(0, JobRunner::in_flight);
+        let depth = self.life.in_flight(index);
         self.stats[index].record_depth(depth);
         self.in_flight.insert(
             request.id,
@@ -1032,7 +932,7 @@ impl<'a> Engine<'a> {
         let unit = entry.unit;
         let process = &self.processes[index];
         let byte = process.file_starts[unit.file] + unit.offset;
-        let job_name = &self.jobs[process.job].name;
+        let job_name = &self.jobs[self.life.job_of(index)].name;
         let what = match unit.kind {
             IoKind::Read => "read",
             IoKind::Write => "write",
@@ -1080,11 +980,13 @@ impl<'a> Engine<'a> {
             self.buffers.give_back(slot);
         }
         if let Some(ddir) = unit.kind.ddir() {
-            let dir = request.op.data_dir();
-            self.disk.ios[dir] += 1;
-            self.disk.sectors[dir] += u64::from(request.nr_sectors);
-            self.disk.ticks_ns[dir] += now - entry.submitted_at;
-            if now >= self.processes[index].stats_from && !failed {
+            self.disk.data_completed(
+                request.op.data_dir(),
+                request.nr_sectors,
+                entry.submitted_at,
+                now,
+            );
+            if self.life.counts_at(index, now) && !failed {
                 let ddir = if entry.verify_read { DDIR_READ } else { ddir };
                 self.stats[index].record_io(
                     ddir,
@@ -1103,7 +1005,7 @@ impl<'a> Engine<'a> {
         }
         if entry.verify_read {
             process.verify_in_flight -= 1;
-        } else if let Some(runner) = process.runner.as_mut() {
+        } else if let Some(runner) = self.life.runner_mut(index) {
             runner.complete(now, &unit);
             if failed {
                 // fio stops a job at its first error (continue_on_error=none).
@@ -1120,7 +1022,6 @@ impl<'a> Engine<'a> {
             "requests left in flight at the end"
         );
         assert_eq!(self.elevator.queued(), 0, "requests left in the scheduler");
-        let elapsed = self.last_finish.max(1);
         let name = self
             .target
             .partition
@@ -1132,28 +1033,16 @@ impl<'a> Engine<'a> {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default()
             });
-        let disk = DiskStats {
-            name,
-            read_ios: self.disk.ios[0],
-            write_ios: self.disk.ios[1],
-            read_sectors: self.disk.sectors[0],
-            write_sectors: self.disk.sectors[1],
-            read_merges: 0,
-            write_merges: 0,
-            read_ticks_ms: self.disk.ticks_ns[0] / NSEC_PER_MSEC,
-            write_ticks_ms: self.disk.ticks_ns[1] / NSEC_PER_MSEC,
-            in_queue_ms: (self.disk.in_queue_ns / u128::from(NSEC_PER_MSEC)) as u64,
-            util_pct: (self.disk.io_ticks_ns as f64 * 100.0 / elapsed as f64).min(100.0),
-        };
+        let disk = self.disk.stats(name, self.life.last_finish());
         let mut clones = std::mem::take(&mut self.stats);
-        let run_s = elapsed as f64 / 1e9;
+        let run_s = self.life.last_finish().max(1) as f64 / 1e9;
         for stats in &mut clones {
             // One thread serves every job: each reports the process's CPU share.
             stats.usr_cpu = usr_cpu_ns as f64 / 1e9 * 100.0 / run_s;
             stats.sys_cpu = sys_cpu_ns as f64 / 1e9 * 100.0 / run_s;
         }
         Ok(EngineOutcome {
-            clone_jobs: self.processes.iter().map(|p| p.job).collect(),
+            clone_jobs: self.life.clone_jobs(),
             clone_cgroups: self
                 .processes
                 .iter()
@@ -1161,7 +1050,7 @@ impl<'a> Engine<'a> {
                 .collect(),
             clones,
             disk,
-            elapsed_ns: self.last_finish,
+            elapsed_ns: self.life.last_finish(),
             tunables: self.elevator.tunables(),
             summary: self.elevator.summary(),
             layout: std::mem::take(&mut self.layout),

@@ -36,6 +36,7 @@
 pub mod blkparse;
 pub mod blktrace;
 pub mod decisions;
+pub mod disk;
 pub mod fio_json;
 pub mod fio_normal;
 pub mod fio_terse;

@@ -12,19 +12,21 @@ use std::fmt;
 use iosched_core::{
     new_elevator, CgroupId, DeviceInfo, Dispatch, Elevator, IoContextId, IoPrio, Op, ReqFlags,
     Request, RequestId, RqEvent, ServiceSummary, Time, Trace, TunableError, TunableValue,
-    NSEC_PER_MSEC, SECTOR_SIZE,
+    SECTOR_SIZE,
 };
+use iosched_report::disk::DiskAccounting;
 use iosched_report::stats::{DiskStats, JobStats};
 use iosched_workload::generator::{IoKind, IoUnit};
+use iosched_workload::lifecycle::Lifecycle;
 use iosched_workload::rng::Rng;
-use iosched_workload::runner::{JobRunner, Step};
+use iosched_workload::runner::Step;
 use iosched_workload::JobSpec;
 
 use crate::cgroups::Cgroups;
 use crate::device::{Command, Device};
 use crate::event::{Event, EventQueue};
 use crate::layout::{lay_out, Layout, LayoutError};
-use iosched_workload::processes::{identities, prerequisites};
+use iosched_workload::processes::identities;
 
 // The file system's part of the loop (buffered I/O, writeback and journal threads) lives in
 // `fs/driver.rs`, a child module so that it can work on the loop's private state.
@@ -126,10 +128,8 @@ pub struct SimOutcome {
     pub fs: Option<crate::fs::FsOutcome>,
 }
 
-/// A simulated process: one job clone.
+/// A simulated process: one job clone (its runner and lifecycle are in [`Lifecycle`]).
 struct Process {
-    job: usize,
-    runner: Option<JobRunner>,
     pid: u32,
     ioc: IoContextId,
     cgroup: CgroupId,
@@ -137,9 +137,6 @@ struct Process {
     /// Device start sector of each of the clone's files.
     file_sectors: Vec<u64>,
     direct: bool,
-    started_at: Time,
-    stats_from: Time,
-    finished: bool,
 }
 
 /// A request the driver knows about, from submission to completion.
@@ -175,46 +172,6 @@ struct Rider {
     submitted_at: Time,
 }
 
-/// Disk counters in the kernel's `/proc/diskstats` sense.
-#[derive(Default)]
-struct DiskCounters {
-    ios: [u64; 2],
-    /// Bios merged into queued requests, by direction.
-    merges: [u64; 2],
-    sectors: [u64; 2],
-    ticks_ns: [u64; 2],
-    /// Requests allocated and not completed (the kernel's in_flight).
-    outstanding: u64,
-    busy_since: Time,
-    io_ticks_ns: u64,
-    in_queue_ns: u128,
-    last_change: Time,
-}
-
-impl DiskCounters {
-    fn account(&mut self, now: Time) {
-        self.in_queue_ns += u128::from(self.outstanding) * u128::from(now - self.last_change);
-        self.last_change = now;
-    }
-
-    fn start(&mut self, now: Time) {
-        self.account(now);
-        if self.outstanding == 0 {
-            self.busy_since = now;
-        }
-        self.outstanding += 1;
-    }
-
-    fn done(&mut self, now: Time) {
-        self.account(now);
-        assert!(self.outstanding > 0, "disk in-flight count went negative");
-        self.outstanding -= 1;
-        if self.outstanding == 0 {
-            self.io_ticks_ns += now - self.busy_since;
-        }
-    }
-}
-
 /// One run: build with [`Simulation::new`], then [`Simulation::run`].
 pub struct Simulation<'a> {
     jobs: &'a [JobSpec],
@@ -224,12 +181,8 @@ pub struct Simulation<'a> {
     cgroups: Cgroups,
     layout: Layout,
     processes: Vec<Process>,
+    life: Lifecycle,
     stats: Vec<JobStats>,
-    /// Clones of each job, by process index.
-    job_processes: Vec<Vec<usize>>,
-    /// Jobs each job waits for (stonewall / wait_for).
-    prerequisites: Vec<Vec<usize>>,
-    job_started: Vec<bool>,
     events: EventQueue,
     in_flight: BTreeMap<RequestId, InFlight>,
     /// Flushes bypass the scheduler, as the kernel's flush machinery does.
@@ -239,11 +192,10 @@ pub struct Simulation<'a> {
     device_event_at: Option<Time>,
     timer_generation: u64,
     timer_at: Option<Time>,
-    disk: DiskCounters,
+    disk: DiskAccounting,
     device_rng: Rng,
     completed_scratch: Vec<RequestId>,
     now: Time,
-    last_finish: Time,
     plug: Plug,
     /// The simulated file system, when a job is buffered.
     fs: Option<Box<crate::fs::FsState>>,
@@ -277,13 +229,9 @@ impl<'a> Simulation<'a> {
         let (identities, cgroups) = identities(jobs, &layout);
         let mut processes = Vec::new();
         let mut stats = Vec::new();
-        let mut job_processes = vec![Vec::new(); jobs.len()];
-        for (index, (plan, identity)) in layout.clones.iter().zip(&identities).enumerate() {
+        for (plan, identity) in layout.clones.iter().zip(&identities) {
             let spec = &jobs[plan.job];
-            job_processes[plan.job].push(index);
             processes.push(Process {
-                job: plan.job,
-                runner: None,
                 pid: identity.pid,
                 ioc: identity.ioc,
                 cgroup: identity.cgroup,
@@ -294,9 +242,6 @@ impl<'a> Simulation<'a> {
                     .map(|&file| layout.files[file].start_sector())
                     .collect(),
                 direct: spec.direct,
-                started_at: 0,
-                stats_from: 0,
-                finished: false,
             });
             stats.push(JobStats::new(
                 &spec.name,
@@ -310,7 +255,7 @@ impl<'a> Simulation<'a> {
             elevator.add_cgroup(*spec);
         }
 
-        let prerequisites = prerequisites(jobs).map_err(|e| SimError::WaitFor {
+        let life = Lifecycle::new(jobs, &layout, config.seed).map_err(|e| SimError::WaitFor {
             job: e.job,
             target: e.target,
         })?;
@@ -342,10 +287,8 @@ impl<'a> Simulation<'a> {
             cgroups,
             layout,
             processes,
+            life,
             stats,
-            job_processes,
-            prerequisites,
-            job_started: vec![false; jobs.len()],
             events: EventQueue::new(),
             in_flight: BTreeMap::new(),
             bypass: std::collections::VecDeque::new(),
@@ -354,10 +297,9 @@ impl<'a> Simulation<'a> {
             device_event_at: None,
             timer_generation: 0,
             timer_at: None,
-            disk: DiskCounters::default(),
+            disk: DiskAccounting::default(),
             completed_scratch: Vec::new(),
             now: 0,
-            last_finish: 0,
             plug: Plug::Off,
         })
     }
@@ -366,7 +308,11 @@ impl<'a> Simulation<'a> {
     pub fn process_names(&self) -> Vec<(u32, String)> {
         self.processes
             .iter()
-            .map(|process| (process.pid, self.jobs[process.job].name.clone()))
+            .enumerate()
+            .map(|(index, process)| {
+                let job = self.life.job_of(index);
+                (process.pid, self.jobs[job].name.clone())
+            })
             .collect()
     }
 
@@ -430,29 +376,18 @@ impl<'a> Simulation<'a> {
             "requests left in flight at the end"
         );
         assert_eq!(self.elevator.queued(), 0, "requests left in the scheduler");
-        if let Some(process) = self.processes.iter().position(|p| !p.finished) {
+        if let Some((_, started_at)) = self.life.first_unfinished() {
             // Every job must have run; one that never started waited on a job that never ended.
             return Err(SimError::Runaway {
                 events: self.events.processed(),
-                now: self.processes[process].started_at,
+                now: started_at,
             });
         }
-        let elapsed = self.last_finish.max(1);
-        let disk = DiskStats {
-            name: self.device.name().to_string(),
-            read_ios: self.disk.ios[0],
-            write_ios: self.disk.ios[1],
-            read_sectors: self.disk.sectors[0],
-            write_sectors: self.disk.sectors[1],
-            read_merges: self.disk.merges[0],
-            write_merges: self.disk.merges[1],
-            read_ticks_ms: self.disk.ticks_ns[0] / NSEC_PER_MSEC,
-            write_ticks_ms: self.disk.ticks_ns[1] / NSEC_PER_MSEC,
-            in_queue_ms: (self.disk.in_queue_ns / u128::from(NSEC_PER_MSEC)) as u64,
-            util_pct: (self.disk.io_ticks_ns as f64 * 100.0 / elapsed as f64).min(100.0),
-        };
+        let disk = self
+            .disk
+            .stats(self.device.name().to_string(), self.life.last_finish());
         Ok(SimOutcome {
-            clone_jobs: self.processes.iter().map(|p| p.job).collect(),
+            clone_jobs: self.life.clone_jobs(),
             clone_cgroups: self
                 .processes
                 .iter()
@@ -460,7 +395,7 @@ impl<'a> Simulation<'a> {
                 .collect(),
             clones: self.stats,
             disk,
-            sim_time_ns: self.last_finish,
+            sim_time_ns: self.life.last_finish(),
             events: self.events.processed(),
             tunables: self.elevator.tunables(),
             summary: self.elevator.summary(),
@@ -470,45 +405,20 @@ impl<'a> Simulation<'a> {
     }
 
     fn start_ready_jobs(&mut self) {
-        for job in 0..self.jobs.len() {
-            if self.job_started[job] {
-                continue;
-            }
-            let ready = self.prerequisites[job]
-                .iter()
-                .all(|&before| self.job_finished(before));
-            if ready {
-                self.job_started[job] = true;
-                let (lo, hi) = self.jobs[job].startdelay_ns;
-                let delay = if hi > lo {
-                    Rng::for_stream(self.config.seed, job as u64 | 1 << 40).range_inclusive(lo, hi)
-                } else {
-                    lo
-                };
-                self.events.push(self.now + delay, Event::StartJob(job));
-            }
+        for (at, job) in self.life.release_ready(self.jobs, self.now) {
+            self.events.push(at, Event::StartJob(job));
         }
-    }
-
-    fn job_finished(&self, job: usize) -> bool {
-        self.job_started[job]
-            && self.job_processes[job]
-                .iter()
-                .all(|&process| self.processes[process].finished)
     }
 
     fn start_job(&mut self, job: usize) {
-        let spec = &self.jobs[job];
-        for &index in &self.job_processes[job] {
-            let plan = &self.layout.clones[index];
-            let rng = Rng::for_stream(self.config.seed, index as u64);
-            let process = &mut self.processes[index];
-            process.runner = Some(JobRunner::new(spec, plan.regions.clone(), self.now, rng));
-            process.started_at = self.now;
-            process.stats_from = self.now + spec.ramp_time_ns;
+        let clones = self
+            .life
+            .start_job(self.jobs, &self.layout, job, self.now)
+            .to_vec();
+        for &index in &clones {
             self.events.push(self.now, Event::Wake(index));
         }
-        for index in self.job_processes[job].clone() {
+        for index in clones {
             self.fs_job_started(index);
         }
     }
@@ -529,13 +439,9 @@ impl<'a> Simulation<'a> {
 
     fn step_process_inner(&mut self, index: usize, trace: &mut dyn Trace, submitted: &mut u32) {
         loop {
-            let process = &mut self.processes[index];
-            let Some(runner) = process.runner.as_mut() else {
+            let Some(runner) = self.life.live_runner_mut(index) else {
                 return;
             };
-            if process.finished {
-                return;
-            }
             match runner.next(self.now) {
                 Step::Submit(unit) => {
                     *submitted += 1;
@@ -556,26 +462,12 @@ impl<'a> Simulation<'a> {
 
     fn finish_process(&mut self, index: usize) {
         let now = self.now;
-        let process = &mut self.processes[index];
-        process.finished = true;
-        let from = process.stats_from.min(now);
-        self.stats[index].set_runtime(from, now);
-        self.last_finish = self.last_finish.max(now);
-        let job = process.job;
-        if self.jobs[job].exitall {
-            let group = self.jobs[job].group_id;
-            for other in &mut self.processes {
-                if self.jobs[other.job].group_id == group {
-                    if let Some(runner) = other.runner.as_mut() {
-                        runner.stop();
-                    }
-                }
-            }
+        let finished = self.life.finish(self.jobs, index, now);
+        self.stats[index].set_runtime(finished.stats_from, now);
+        if self.jobs[self.life.job_of(index)].exitall {
             // Stopped runners finish when their in-flight I/O drains; wake the idle ones.
-            for other in 0..self.processes.len() {
-                if self.processes[other].runner.is_some() && !self.processes[other].finished {
-                    self.events.push(now, Event::Wake(other));
-                }
+            for other in self.life.running().collect::<Vec<_>>() {
+                self.events.push(now, Event::Wake(other));
             }
         }
         self.fs_process_finished();
@@ -613,10 +505,7 @@ impl<'a> Simulation<'a> {
             ioprio: process.ioprio,
         };
         self.next_request += 1;
-        let depth = self.processes[index]
-            .runner
-            .as_ref()
-            .map_or(0, JobRunner::in_flight);
+        let depth = self.life.in_flight(index);
         self.stats[index].record_depth(depth);
         if op != Op::Flush {
             let merged = match self.elevator.try_back_merge(&request, self.now) {
@@ -630,7 +519,7 @@ impl<'a> Simulation<'a> {
                 // The bio joins a queued request: no request of its own, no insert.
                 trace.request(self.now, RqEvent::Queue, &request);
                 trace.request(self.now, event, &request);
-                self.disk.merges[op.data_dir()] += 1;
+                self.disk.merged(op.data_dir());
                 self.in_flight
                     .get_mut(&target)
                     .expect("merged into a request the driver never saw")
@@ -775,10 +664,12 @@ impl<'a> Simulation<'a> {
             }
             assert!(entry.issued_at.is_some(), "completed before issue");
             if entry.unit.kind.ddir().is_some() {
-                let dir = request.op.data_dir();
-                self.disk.ios[dir] += 1;
-                self.disk.sectors[dir] += u64::from(request.nr_sectors);
-                self.disk.ticks_ns[dir] += self.now - entry.submitted_at;
+                self.disk.data_completed(
+                    request.op.data_dir(),
+                    request.nr_sectors,
+                    entry.submitted_at,
+                    self.now,
+                );
             }
             self.complete_job_io(entry.process, &entry.unit, entry.submitted_at);
         }
@@ -789,7 +680,7 @@ impl<'a> Simulation<'a> {
     fn complete_job_io(&mut self, process: usize, unit: &IoUnit, submitted_at: Time) {
         match unit.kind.ddir() {
             Some(ddir) => {
-                if self.now >= self.processes[process].stats_from {
+                if self.life.counts_at(process, self.now) {
                     self.stats[process].record_io(
                         ddir,
                         unit.len,
@@ -801,7 +692,7 @@ impl<'a> Simulation<'a> {
             }
             None => self.stats[process].record_sync(self.now - submitted_at),
         }
-        if let Some(runner) = self.processes[process].runner.as_mut() {
+        if let Some(runner) = self.life.runner_mut(process) {
             runner.complete(self.now, unit);
         }
         self.stats[process].record_complete_batch(1);

@@ -18,6 +18,7 @@ pub mod fio;
 pub mod generator;
 pub mod job;
 pub mod layout;
+pub mod lifecycle;
 pub mod processes;
 pub mod rng;
 pub mod runner;

@@ -61,7 +61,7 @@ impl Simulation<'_> {
 
     /// A job clone started: fio's `pre_read` fills the cache before the clock runs.
     pub(super) fn fs_job_started(&mut self, index: usize) {
-        let spec = &self.jobs[self.processes[index].job];
+        let spec = &self.jobs[self.life.job_of(index)];
         let Some(fs) = self.fs.as_mut() else { return };
         if spec.direct {
             return;
@@ -79,7 +79,7 @@ impl Simulation<'_> {
 
     /// A job process finished; once all have, writeback threads stop being stepped.
     pub(super) fn fs_process_finished(&mut self) {
-        if self.processes.iter().all(|p| p.finished) {
+        if self.life.all_finished() {
             if let Some(fs) = self.fs.as_mut() {
                 fs.sample(self.now);
                 fs.shutting_down = true;
@@ -96,10 +96,7 @@ impl Simulation<'_> {
 
     /// A job's buffered read, write or sync.
     pub(super) fn fs_submit(&mut self, index: usize, unit: IoUnit, trace: &mut dyn Trace) {
-        let depth = self.processes[index]
-            .runner
-            .as_ref()
-            .map_or(0, iosched_workload::runner::JobRunner::in_flight);
+        let depth = self.life.in_flight(index);
         self.stats[index].record_depth(depth);
         let fs = self
             .fs
@@ -271,10 +268,8 @@ impl Simulation<'_> {
 
     pub(super) fn fs_write(&mut self, token: u64, trace: &mut dyn Trace) {
         let now = self.now;
-        let mmap = self.jobs
-            [self.processes[self.fs.as_ref().expect("file system").ops[&token].process].job]
-            .ioengine
-            == IoEngine::Mmap;
+        let process = self.fs.as_ref().expect("file system").ops[&token].process;
+        let mmap = self.jobs[self.life.job_of(process)].ioengine == IoEngine::Mmap;
         let fs = self.fs.as_mut().expect("file system");
         let op = fs.ops[&token].clone();
         let file = self.layout.clones[op.process].files[op.unit.file];
@@ -332,7 +327,7 @@ impl Simulation<'_> {
         let fs = self.fs.as_mut().expect("file system");
         fs.wb.write(file as u32, op.unit.offset, op.unit.len, now);
         let entry = fs.ops.get_mut(&token).expect("op");
-        if self.jobs[self.processes[op.process].job].sync_writes {
+        if self.jobs[self.life.job_of(op.process)].sync_writes {
             // O_SYNC: generic_write_sync() syncs before write() returns (data and metadata,
             // as fsync; the commit decision keys on the unit not being an fdatasync).
             entry.phase = OpPhase::FsyncData;
@@ -524,7 +519,7 @@ impl Simulation<'_> {
         let index = op.process;
         match op.unit.kind.ddir() {
             Some(ddir) => {
-                if self.now >= self.processes[index].stats_from {
+                if self.life.counts_at(index, self.now) {
                     self.stats[index].record_io(
                         ddir,
                         op.unit.len,
@@ -537,7 +532,7 @@ impl Simulation<'_> {
             None if op.unit.kind == IoKind::Truncate => {}
             None => self.stats[index].record_sync(self.now - op.submitted_at),
         }
-        if let Some(runner) = self.processes[index].runner.as_mut() {
+        if let Some(runner) = self.life.runner_mut(index) {
             runner.complete(self.now, &op.unit);
         }
         self.stats[index].record_complete_batch(1);
@@ -587,9 +582,8 @@ impl Simulation<'_> {
         let request = entry.request;
         if request.op != Op::Flush {
             let dir = request.op.data_dir();
-            self.disk.ios[dir] += 1;
-            self.disk.sectors[dir] += u64::from(request.nr_sectors);
-            self.disk.ticks_ns[dir] += self.now - entry.submitted_at;
+            self.disk
+                .data_completed(dir, request.nr_sectors, entry.submitted_at, self.now);
         }
         let now = self.now;
         let fs = self.fs.as_mut().expect("file system");

@@ -1,0 +1,362 @@
+//! The life of every job clone, the same under both drivers: which jobs may start
+//! (`stonewall`, `wait_for`) and when (`startdelay`), each clone's runner, the start of its
+//! statistics window (`ramp_time`), and who stops when one finishes (`exitall`, a stop
+//! signal). The drivers keep only what submitting I/O needs.
+
+use iosched_core::Time;
+
+use crate::job::JobSpec;
+use crate::layout::Layout;
+use crate::processes::{prerequisites, WaitForError};
+use crate::rng::Rng;
+use crate::runner::JobRunner;
+
+/// One clone from its job's start to its end.
+#[derive(Debug)]
+struct CloneState {
+    job: usize,
+    runner: Option<JobRunner>,
+    started_at: Time,
+    stats_from: Time,
+    finished: bool,
+}
+
+/// What [`Lifecycle::finish`] tells the driver.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Finished {
+    /// Start of the clone's statistics window (after `ramp_time`), never after the end.
+    pub stats_from: Time,
+    /// Running clones that `exitall` just told to stop: they finish when their I/O drains.
+    pub stopped: Vec<usize>,
+}
+
+/// Every clone's state and the order jobs run in.
+#[derive(Debug)]
+pub struct Lifecycle {
+    seed: u64,
+    clones: Vec<CloneState>,
+    /// Clone indices of each job.
+    job_clones: Vec<Vec<usize>>,
+    /// Jobs each job waits for.
+    prerequisites: Vec<Vec<usize>>,
+    /// Jobs released to start (their start may still lie ahead, after `startdelay`).
+    job_released: Vec<bool>,
+    last_finish: Time,
+}
+
+impl Lifecycle {
+    /// The clones of `layout`, none started. `seed` feeds each clone's and job's stream.
+    pub fn new(jobs: &[JobSpec], layout: &Layout, seed: u64) -> Result<Lifecycle, WaitForError> {
+        let mut job_clones = vec![Vec::new(); jobs.len()];
+        let clones = layout
+            .clones
+            .iter()
+            .enumerate()
+            .map(|(index, plan)| {
+                job_clones[plan.job].push(index);
+                CloneState {
+                    job: plan.job,
+                    runner: None,
+                    started_at: 0,
+                    stats_from: 0,
+                    finished: false,
+                }
+            })
+            .collect();
+        Ok(Lifecycle {
+            seed,
+            clones,
+            job_clones,
+            prerequisites: prerequisites(jobs)?,
+            job_released: vec![false; jobs.len()],
+            last_finish: 0,
+        })
+    }
+
+    /// Releases every job whose prerequisites have all finished, each with the time its
+    /// clones start: `now` plus its `startdelay` (a range draws from the job's own stream).
+    pub fn release_ready(&mut self, jobs: &[JobSpec], now: Time) -> Vec<(Time, usize)> {
+        let mut released = Vec::new();
+        for (job, spec) in jobs.iter().enumerate() {
+            if self.job_released[job] {
+                continue;
+            }
+            let ready = self.prerequisites[job]
+                .iter()
+                .all(|&before| self.job_finished(before));
+            if ready {
+                self.job_released[job] = true;
+                let (lo, hi) = spec.startdelay_ns;
+                let delay = if hi > lo {
+                    Rng::for_stream(self.seed, job as u64 | 1 << 40).range_inclusive(lo, hi)
+                } else {
+                    lo
+                };
+                released.push((now + delay, job));
+            }
+        }
+        released
+    }
+
+    fn job_finished(&self, job: usize) -> bool {
+        self.job_released[job]
+            && self.job_clones[job]
+                .iter()
+                .all(|&clone| self.clones[clone].finished)
+    }
+
+    /// Gives each clone of `job` its runner, starting now; returns the clones.
+    pub fn start_job(
+        &mut self,
+        jobs: &[JobSpec],
+        layout: &Layout,
+        job: usize,
+        now: Time,
+    ) -> &[usize] {
+        let spec = &jobs[job];
+        for &index in &self.job_clones[job] {
+            let regions = layout.clones[index].regions.clone();
+            let rng = Rng::for_stream(self.seed, index as u64);
+            let clone = &mut self.clones[index];
+            assert!(clone.runner.is_none(), "job started twice");
+            clone.runner = Some(JobRunner::new(spec, regions, now, rng));
+            clone.started_at = now;
+            clone.stats_from = now + spec.ramp_time_ns;
+        }
+        &self.job_clones[job]
+    }
+
+    /// The clone's runner once its job started (to hand it a completion).
+    pub fn runner_mut(&mut self, clone: usize) -> Option<&mut JobRunner> {
+        self.clones[clone].runner.as_mut()
+    }
+
+    /// The runner of a clone that started and has not finished: the one a driver may step.
+    pub fn live_runner_mut(&mut self, clone: usize) -> Option<&mut JobRunner> {
+        let state = &mut self.clones[clone];
+        if state.finished {
+            return None;
+        }
+        state.runner.as_mut()
+    }
+
+    /// I/Os the clone has in flight (0 before it starts).
+    pub fn in_flight(&self, clone: usize) -> u32 {
+        self.clones[clone]
+            .runner
+            .as_ref()
+            .map_or(0, JobRunner::in_flight)
+    }
+
+    /// Whether an I/O completing at `now` counts in the clone's statistics (past `ramp_time`).
+    pub fn counts_at(&self, clone: usize, now: Time) -> bool {
+        now >= self.clones[clone].stats_from
+    }
+
+    pub fn job_of(&self, clone: usize) -> usize {
+        self.clones[clone].job
+    }
+
+    /// Each clone's job, in clone order.
+    pub fn clone_jobs(&self) -> Vec<usize> {
+        self.clones.iter().map(|clone| clone.job).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.clones.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.clones.is_empty()
+    }
+
+    pub fn is_finished(&self, clone: usize) -> bool {
+        self.clones[clone].finished
+    }
+
+    pub fn all_finished(&self) -> bool {
+        self.clones.iter().all(|clone| clone.finished)
+    }
+
+    /// Clones started and not finished.
+    pub fn running(&self) -> impl Iterator<Item = usize> + '_ {
+        self.clones
+            .iter()
+            .enumerate()
+            .filter(|(_, clone)| clone.runner.is_some() && !clone.finished)
+            .map(|(index, _)| index)
+    }
+
+    /// The first clone not finished, with the time it started (0 if it never did).
+    pub fn first_unfinished(&self) -> Option<(usize, Time)> {
+        self.clones
+            .iter()
+            .position(|clone| !clone.finished)
+            .map(|index| (index, self.clones[index].started_at))
+    }
+
+    /// When the last clone finished.
+    pub fn last_finish(&self) -> Time {
+        self.last_finish
+    }
+
+    /// The clone is done. With `exitall` its reporting group's running clones are told to
+    /// stop; the caller wakes them so they drain and finish.
+    pub fn finish(&mut self, jobs: &[JobSpec], clone: usize, now: Time) -> Finished {
+        let state = &mut self.clones[clone];
+        assert!(!state.finished, "a clone finished twice");
+        state.finished = true;
+        let stats_from = state.stats_from.min(now);
+        self.last_finish = self.last_finish.max(now);
+        let spec = &jobs[state.job];
+        let mut stopped = Vec::new();
+        if spec.exitall {
+            for (index, other) in self.clones.iter_mut().enumerate() {
+                if other.finished || jobs[other.job].group_id != spec.group_id {
+                    continue;
+                }
+                if let Some(runner) = other.runner.as_mut() {
+                    runner.stop();
+                    stopped.push(index);
+                }
+            }
+        }
+        Finished {
+            stats_from,
+            stopped,
+        }
+    }
+
+    /// Stops everything (a signal): running clones are told to stop and returned; clones
+    /// whose job never started finish at once, with nothing done, and no job starts later.
+    pub fn stop_all(&mut self, now: Time) -> (Vec<usize>, Vec<usize>) {
+        let mut stopped = Vec::new();
+        let mut never_started = Vec::new();
+        for (index, clone) in self.clones.iter_mut().enumerate() {
+            if clone.finished {
+                continue;
+            }
+            match clone.runner.as_mut() {
+                Some(runner) => {
+                    runner.stop();
+                    stopped.push(index);
+                }
+                None => {
+                    clone.finished = true;
+                    self.last_finish = self.last_finish.max(now);
+                    never_started.push(index);
+                }
+            }
+        }
+        self.job_released.fill(true);
+        (stopped, never_started)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::SizeOrPercent;
+    use crate::layout::lay_out;
+
+    fn job(name: &str) -> JobSpec {
+        let mut spec = JobSpec::new(name);
+        spec.size = Some(SizeOrPercent::Bytes(1 << 20));
+        spec
+    }
+
+    fn lifecycle(jobs: &[JobSpec]) -> (Lifecycle, Layout) {
+        let layout = lay_out(jobs, Some(1 << 30), 1).unwrap();
+        (Lifecycle::new(jobs, &layout, 7).unwrap(), layout)
+    }
+
+    #[test]
+    fn a_stonewalled_job_starts_when_every_earlier_clone_finished() {
+        let mut a = job("a");
+        a.numjobs = 2;
+        let mut b = job("b");
+        b.stonewall = true;
+        let jobs = [a, b];
+        let (mut life, layout) = lifecycle(&jobs);
+        assert_eq!(life.release_ready(&jobs, 0), [(0, 0)]);
+        assert_eq!(life.start_job(&jobs, &layout, 0, 0), [0, 1]);
+        life.finish(&jobs, 0, 5);
+        assert!(
+            life.release_ready(&jobs, 5).is_empty(),
+            "one clone of a still runs"
+        );
+        life.finish(&jobs, 1, 9);
+        assert_eq!(life.release_ready(&jobs, 9), [(9, 1)]);
+        assert_eq!(life.last_finish(), 9);
+    }
+
+    #[test]
+    fn startdelay_ranges_draw_within_bounds_and_repeat_with_the_seed() {
+        let mut a = job("a");
+        a.startdelay_ns = (10, 50);
+        let jobs = [a];
+        let (mut first, _) = lifecycle(&jobs);
+        let (mut second, _) = lifecycle(&jobs);
+        let [(at, 0)] = first.release_ready(&jobs, 100)[..] else {
+            panic!("job not released");
+        };
+        assert!((110..=150).contains(&at), "{at}");
+        assert_eq!(second.release_ready(&jobs, 100), [(at, 0)]);
+    }
+
+    #[test]
+    fn ramp_time_opens_the_statistics_window_late() {
+        let mut a = job("a");
+        a.ramp_time_ns = 30;
+        let jobs = [a];
+        let (mut life, layout) = lifecycle(&jobs);
+        life.start_job(&jobs, &layout, 0, 10);
+        assert!(!life.counts_at(0, 39));
+        assert!(life.counts_at(0, 40));
+        // A clone that ends inside its ramp reports from its end, not a window that never began.
+        assert_eq!(life.finish(&jobs, 0, 20).stats_from, 20);
+        assert!(
+            life.live_runner_mut(0).is_none(),
+            "a finished clone has no runner to step"
+        );
+        assert!(life.runner_mut(0).is_some());
+    }
+
+    #[test]
+    fn exitall_stops_running_clones_of_its_group_only() {
+        let mut a = job("a");
+        a.exitall = true;
+        let b = job("b");
+        let mut c = job("c");
+        c.group_id = 1;
+        let d = job("d");
+        let jobs = [a, b, c, d];
+        let (mut life, layout) = lifecycle(&jobs);
+        for job in [0, 1, 2] {
+            life.start_job(&jobs, &layout, job, 0);
+        }
+        let finished = life.finish(&jobs, 0, 3);
+        assert_eq!(
+            finished.stopped,
+            [1],
+            "c is in another group, d never started"
+        );
+        assert_eq!(life.running().collect::<Vec<_>>(), [1, 2]);
+    }
+
+    #[test]
+    fn a_stop_finishes_clones_that_never_started_and_releases_nothing_more() {
+        let a = job("a");
+        let mut b = job("b");
+        b.stonewall = true;
+        let jobs = [a, b];
+        let (mut life, layout) = lifecycle(&jobs);
+        life.release_ready(&jobs, 0);
+        life.start_job(&jobs, &layout, 0, 0);
+        assert_eq!(life.stop_all(4), (vec![0], vec![1]));
+        assert_eq!(life.first_unfinished(), Some((0, 0)));
+        life.finish(&jobs, 0, 6);
+        assert!(life.all_finished());
+        assert!(life.release_ready(&jobs, 6).is_empty());
+    }
+}
