@@ -99,6 +99,11 @@ const REPRODUCED: &[(&str, &str)] = &[
     ),
     ("004", "group_idle=1 ms: top-app over foreground"),
     ("004", "group_idle=10 ms loses total against 0"),
+    ("004", "no pressure: top-app over foreground"),
+    ("004", "no pressure: foreground over default"),
+    ("004", "no pressure: default over background"),
+    ("004", "pressure: top-app over background"),
+    ("004", "pressure: default over background"),
 ];
 
 #[test]

@@ -85,8 +85,9 @@ where
     let panels = area.split_evenly((table.columns.len().max(1), 1));
     for (panel, column) in panels.iter().zip(&table.columns) {
         let top = headroom(std::slice::from_ref(column));
-        // A segmented range `0..n` has n + 1 segments; the last row is `n - 1`.
-        let rows = (table.rows.len() as u32).saturating_sub(1);
+        // A segmented range `0..n` has n + 1 segments; the last row is `n - 1`. One row gets
+        // an empty second segment: plotters cannot split the zero-width range `0..0`.
+        let rows = (table.rows.len() as u32).saturating_sub(1).max(1);
         let mut chart = ChartBuilder::on(panel)
             .caption(
                 format!("{} ({})", column.header, table.unit),
@@ -257,9 +258,32 @@ fn short_label(label: &str) -> String {
     }
 }
 
+/// A table of one row and several columns (a figure per group, say) reads best as one panel
+/// with the columns along x.
+fn one_row_as_one_panel(table: &PlotTable) -> PlotTable {
+    PlotTable {
+        title: table.title.clone(),
+        unit: table.unit.clone(),
+        rows: table.columns.iter().map(|c| c.header.clone()).collect(),
+        columns: vec![PlotColumn {
+            header: table.rows[0].clone(),
+            seed: table.columns.iter().map(|c| c.seed[0]).collect(),
+            ours: table.columns.iter().map(|c| c.ours[0]).collect(),
+        }],
+        sweep: false,
+    }
+}
+
 /// Writes `<base>.png` and `<base>.svg`; returns their paths.
 pub fn write_table(base: &Path, table: &PlotTable) -> Result<[PathBuf; 2], String> {
     register();
+    let transposed;
+    let table = if !table.sweep && table.rows.len() == 1 && table.columns.len() > 1 {
+        transposed = one_row_as_one_panel(table);
+        &transposed
+    } else {
+        table
+    };
     let (width, height) = if table.sweep {
         (
             (60 * table.columns.len() as u32 + 200)
@@ -331,6 +355,53 @@ mod tests {
         assert_eq!(&bytes[1..4], b"PNG");
         let text = std::fs::read_to_string(svg).unwrap();
         assert!(text.contains("slow HDD"));
+    }
+
+    /// The x extent of every bar of `colour` (legend swatches, 10 px wide, left out).
+    fn bar_spans(svg: &str, colour: &str) -> Vec<(u32, u32)> {
+        svg.lines()
+            .filter(|line| line.contains("<rect") && line.contains(colour))
+            .filter_map(|line| {
+                let attr = |name: &str| -> Option<u32> {
+                    let start = line.find(&format!(" {name}=\""))? + name.len() + 3;
+                    line[start..].split('"').next()?.parse().ok()
+                };
+                let (x, width) = (attr("x")?, attr("width")?);
+                (width > 10).then_some((x, x + width))
+            })
+            .collect()
+    }
+
+    /// One row of figures per group: one panel, the groups along x, and the seed's bar beside
+    /// ours rather than under it.
+    #[test]
+    fn a_single_row_puts_the_seeds_bar_beside_ours() {
+        let dir = std::env::temp_dir().join(format!("iosched-onerow-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let columns = ["top-app", "foreground", "default", "background"]
+            .iter()
+            .map(|group| PlotColumn {
+                header: group.to_string(),
+                seed: vec![Some(30.0)],
+                ours: vec![40.0],
+            })
+            .collect();
+        let table = PlotTable {
+            title: "four groups".into(),
+            unit: "MB/s".into(),
+            rows: vec!["pressure".into()],
+            columns,
+            sweep: false,
+        };
+        let [_, svg] = write_table(&dir.join("g"), &table).unwrap();
+        let text = std::fs::read_to_string(svg).unwrap();
+        let seed = bar_spans(&text, "#A0AEC0");
+        let ours = bar_spans(&text, "#2166AC");
+        assert_eq!((seed.len(), ours.len()), (4, 4), "one bar each per group");
+        for (s, o) in seed.iter().zip(&ours) {
+            assert!(s.1 <= o.0, "seed bar {s:?} overlaps ours {o:?}");
+        }
+        assert!(text.lines().any(|line| line.trim() == "background"));
     }
 
     /// A sweep draws one chart whose x labels are the column headers.
