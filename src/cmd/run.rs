@@ -135,8 +135,15 @@ pub fn run(args: RunArgs) -> CmdResult {
     if let Some(mem) = &args.mem {
         fs_knobs.insert(0, ("mem".to_string(), mem.clone()));
     }
-    let jobs = fio::parse_files(&args.jobfiles, &ParseContext::from_process_env())
-        .map_err(Failure::input)?;
+    // `$mb_memory` and `$ncpus` in a job file describe the simulated machine, not this one.
+    let machine = iosched_sim::fs::FsConfig::from_knobs(&fs_knobs)
+        .map_err(|e| Failure::input(anyhow!("--set: {e}")))?;
+    let parse_context = ParseContext {
+        mb_memory: machine.writeback.mem_bytes >> 20,
+        ncpus: machine.writeback.cpus,
+        ..ParseContext::from_process_env()
+    };
+    let jobs = fio::parse_files(&args.jobfiles, &parse_context).map_err(Failure::input)?;
     for warning in &jobs.warnings {
         eprintln!("iosched: warning: {warning}");
     }

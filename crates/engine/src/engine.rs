@@ -30,6 +30,7 @@ use iosched_report::stats::{DiskStats, JobStats, DDIR_READ};
 use iosched_workload::generator::{FileRegion, IoKind, IoUnit};
 use iosched_workload::lifecycle::Lifecycle;
 use iosched_workload::runner::Step;
+use iosched_workload::verify_pass::VerifyPass;
 use iosched_workload::{JobSpec, RwMode};
 
 use crate::buffer::BufferPool;
@@ -134,13 +135,7 @@ struct Process {
     /// Reads are checked as they complete (a read-only job with `verify=`).
     check_reads: bool,
     /// Read back what was written once the job is done (`verify=` with `do_verify=1`).
-    verify_after: bool,
-    /// Blocks written, by (file, offset), for the verify pass.
-    written: BTreeMap<(usize, u64), u64>,
-    /// The verify pass, once started: blocks still to read.
-    verify_queue: Option<VecDeque<(usize, u64, u64)>>,
-    verify_in_flight: u32,
-    depth: u32,
+    verify_pass: Option<VerifyPass>,
 }
 
 /// A request from submission to completion.
@@ -386,11 +381,7 @@ impl<'a> Engine<'a> {
                 regions: plan.regions.clone(),
                 verify: method,
                 check_reads: method.is_some() && read_only,
-                verify_after: method.is_some() && spec.do_verify && !read_only,
-                written: BTreeMap::new(),
-                verify_queue: None,
-                verify_in_flight: 0,
-                depth: spec.effective_depth(),
+                verify_pass: VerifyPass::for_job(spec),
             });
             stats.push(JobStats::new(
                 &spec.name,
@@ -618,7 +609,7 @@ impl<'a> Engine<'a> {
         self.stopping = true;
         let (stopped, never_started) = self.life.stop_all(now);
         for &index in &stopped {
-            self.processes[index].verify_queue = None;
+            self.abandon_verify(index);
         }
         for index in never_started {
             // Finishes with nothing done.
@@ -644,7 +635,10 @@ impl<'a> Engine<'a> {
             }
             match entry.remove() {
                 Wake::StartJob(job) => self.start_job(job, now, trace),
-                Wake::Process(index) => self.step_process(index, now, trace),
+                Wake::Process(index) => {
+                    self.life.woken(index, now);
+                    self.step_process(index, now, trace);
+                }
             }
         }
     }
@@ -670,33 +664,19 @@ impl<'a> Engine<'a> {
             if self.life.live_runner_mut(index).is_none() {
                 return;
             }
-            let process = &mut self.processes[index];
-            if let Some(queue) = process.verify_queue.as_mut() {
-                let next = if process.verify_in_flight < process.depth {
-                    queue.pop_front()
-                } else {
-                    None
-                };
-                let drained = queue.is_empty() && process.verify_in_flight == 0;
-                match next {
-                    Some((file, offset, len)) => {
-                        process.verify_in_flight += 1;
-                        let unit = IoUnit {
-                            kind: IoKind::Read,
-                            file,
-                            offset,
-                            len,
-                        };
-                        self.submit(index, unit, true, now, trace);
-                        continue;
-                    }
-                    None => {
-                        if drained {
-                            self.finish_process(index, now);
-                        }
-                        return;
-                    }
+            if let Some(pass) = self.processes[index]
+                .verify_pass
+                .as_mut()
+                .filter(|pass| pass.is_active())
+            {
+                if let Some(read) = pass.next_read() {
+                    self.submit(index, read, true, now, trace);
+                    continue;
                 }
+                if pass.is_drained() {
+                    self.finish_process(index, now);
+                }
+                return;
             }
             let Some(runner) = self.life.live_runner_mut(index) else {
                 return;
@@ -704,19 +684,16 @@ impl<'a> Engine<'a> {
             match runner.next(now) {
                 Step::Submit(unit) => self.submit(index, unit, false, now, trace),
                 Step::SleepUntil(at) => {
-                    self.push_wake(at, Wake::Process(index));
+                    if self.life.arm_wake(index, at) {
+                        self.push_wake(at, Wake::Process(index));
+                    }
                     return;
                 }
                 Step::Wait => return,
                 Step::Done => {
-                    let process = &mut self.processes[index];
-                    if process.verify_after && !self.stopping && !process.written.is_empty() {
-                        let queue = process
-                            .written
-                            .iter()
-                            .map(|(&(file, offset), &len)| (file, offset, len))
-                            .collect();
-                        process.verify_queue = Some(queue);
+                    let stopping = self.stopping;
+                    let pass = self.processes[index].verify_pass.as_mut();
+                    if !stopping && pass.is_some_and(VerifyPass::start) {
                         continue;
                     }
                     self.finish_process(index, now);
@@ -730,10 +707,17 @@ impl<'a> Engine<'a> {
         let finished = self.life.finish(self.jobs, index, now);
         self.stats[index].set_runtime(finished.stats_from, now);
         for &other in &finished.stopped {
-            self.processes[other].verify_queue = None;
+            self.abandon_verify(other);
         }
         self.woken.extend(finished.stopped);
         self.start_ready_jobs(now);
+    }
+
+    /// A stop: a verify pass under way reads nothing more (its reads in flight still land).
+    fn abandon_verify(&mut self, index: usize) {
+        if let Some(pass) = self.processes[index].verify_pass.as_mut() {
+            pass.abandon();
+        }
     }
 
     fn submit(
@@ -999,19 +983,24 @@ impl<'a> Engine<'a> {
         } else if !failed {
             self.stats[index].record_sync(now - entry.submitted_at);
         }
-        let process = &mut self.processes[index];
-        if unit.kind == IoKind::Write && !failed && process.verify_after {
-            process.written.insert((unit.file, unit.offset), unit.len);
-        }
+        let pass = self.processes[index].verify_pass.as_mut();
         if entry.verify_read {
-            process.verify_in_flight -= 1;
-        } else if let Some(runner) = self.life.runner_mut(index) {
-            runner.complete(now, &unit);
-            if failed {
-                // fio stops a job at its first error (continue_on_error=none).
-                runner.stop();
-                process.verify_queue = None;
+            pass.expect("a verify read without a verify pass")
+                .read_done();
+        } else {
+            if let (Some(pass), false) = (pass, failed) {
+                pass.wrote(&unit);
             }
+            if let Some(runner) = self.life.runner_mut(index) {
+                runner.complete(now, &unit);
+                if failed {
+                    // fio stops a job at its first error (continue_on_error=none).
+                    runner.stop();
+                }
+            }
+        }
+        if failed {
+            self.abandon_verify(index);
         }
         self.woken.push(index);
     }

@@ -20,6 +20,7 @@ use iosched_workload::generator::{IoKind, IoUnit};
 use iosched_workload::lifecycle::Lifecycle;
 use iosched_workload::rng::Rng;
 use iosched_workload::runner::Step;
+use iosched_workload::verify_pass::VerifyPass;
 use iosched_workload::JobSpec;
 
 use crate::cgroups::Cgroups;
@@ -137,6 +138,8 @@ struct Process {
     /// Device start sector of each of the clone's files.
     file_sectors: Vec<u64>,
     direct: bool,
+    /// fio's verify phase: read back what the job wrote.
+    verify_pass: Option<VerifyPass>,
 }
 
 /// A request the driver knows about, from submission to completion.
@@ -242,6 +245,7 @@ impl<'a> Simulation<'a> {
                     .map(|&file| layout.files[file].start_sector())
                     .collect(),
                 direct: spec.direct,
+                verify_pass: VerifyPass::for_job(spec),
             });
             stats.push(JobStats::new(
                 &spec.name,
@@ -261,10 +265,8 @@ impl<'a> Simulation<'a> {
         })?;
 
         // Knobs are checked even when no job is buffered, so a typo fails either way.
-        let mut fs_config = crate::fs::FsConfig::default();
-        for (name, value) in &config.fs_knobs {
-            fs_config.set(name, value).map_err(SimError::FsKnob)?;
-        }
+        let fs_config =
+            crate::fs::FsConfig::from_knobs(&config.fs_knobs).map_err(SimError::FsKnob)?;
         let fs = if jobs.iter().any(|job| !job.direct) {
             Some(Box::new(crate::fs::FsState::new(
                 fs_config,
@@ -343,7 +345,10 @@ impl<'a> Simulation<'a> {
             }
             match event {
                 Event::StartJob(job) => self.start_job(job),
-                Event::Wake(process) => self.step_process(process, trace),
+                Event::Wake(process) => {
+                    self.life.woken(process, self.now);
+                    self.step_process(process, trace);
+                }
                 Event::Device { generation } => {
                     if generation == self.device_generation {
                         self.device_event_at = None;
@@ -439,6 +444,24 @@ impl<'a> Simulation<'a> {
 
     fn step_process_inner(&mut self, index: usize, trace: &mut dyn Trace, submitted: &mut u32) {
         loop {
+            if self.life.live_runner_mut(index).is_none() {
+                return;
+            }
+            if let Some(pass) = self.processes[index]
+                .verify_pass
+                .as_mut()
+                .filter(|pass| pass.is_active())
+            {
+                if let Some(read) = pass.next_read() {
+                    *submitted += 1;
+                    self.submit(index, read, trace);
+                    continue;
+                }
+                if pass.is_drained() {
+                    self.finish_process(index);
+                }
+                return;
+            }
             let Some(runner) = self.life.live_runner_mut(index) else {
                 return;
             };
@@ -448,11 +471,17 @@ impl<'a> Simulation<'a> {
                     self.submit(index, unit, trace);
                 }
                 Step::SleepUntil(time) => {
-                    self.events.push(time, Event::Wake(index));
+                    if self.life.arm_wake(index, time) {
+                        self.events.push(time, Event::Wake(index));
+                    }
                     return;
                 }
                 Step::Wait => return,
                 Step::Done => {
+                    let pass = self.processes[index].verify_pass.as_mut();
+                    if pass.is_some_and(VerifyPass::start) {
+                        continue;
+                    }
                     self.finish_process(index);
                     return;
                 }
@@ -464,6 +493,11 @@ impl<'a> Simulation<'a> {
         let now = self.now;
         let finished = self.life.finish(self.jobs, index, now);
         self.stats[index].set_runtime(finished.stats_from, now);
+        for &other in &finished.stopped {
+            if let Some(pass) = self.processes[other].verify_pass.as_mut() {
+                pass.abandon();
+            }
+        }
         if self.jobs[self.life.job_of(index)].exitall {
             // Stopped runners finish when their in-flight I/O drains; wake the idle ones.
             for other in self.life.running().collect::<Vec<_>>() {
@@ -676,6 +710,21 @@ impl<'a> Simulation<'a> {
         self.completed_scratch = completed;
     }
 
+    /// A job I/O completed: a verify read-back, or one of the runner's I/Os (a write the verify
+    /// pass will read back).
+    fn job_io_done(&mut self, process: usize, unit: &IoUnit) {
+        if let Some(pass) = self.processes[process].verify_pass.as_mut() {
+            if pass.is_active() {
+                pass.read_done();
+                return;
+            }
+            pass.wrote(unit);
+        }
+        if let Some(runner) = self.life.runner_mut(process) {
+            runner.complete(self.now, unit);
+        }
+    }
+
     /// One job I/O is done: its statistics, its job's state machine, a wake-up.
     fn complete_job_io(&mut self, process: usize, unit: &IoUnit, submitted_at: Time) {
         match unit.kind.ddir() {
@@ -692,9 +741,7 @@ impl<'a> Simulation<'a> {
             }
             None => self.stats[process].record_sync(self.now - submitted_at),
         }
-        if let Some(runner) = self.life.runner_mut(process) {
-            runner.complete(self.now, unit);
-        }
+        self.job_io_done(process, unit);
         self.stats[process].record_complete_batch(1);
         self.events.push(self.now, Event::Wake(process));
     }

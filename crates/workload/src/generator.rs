@@ -5,6 +5,7 @@ use crate::job::{
     BlockSizes, FileService, JobSpec, RandomDistribution, RwMode, RwSequencer, DDIR_READ,
     DDIR_TRIM, DDIR_WRITE,
 };
+use crate::random_map::RandomMap;
 use crate::rng::Rng;
 
 /// What one I/O does.
@@ -82,6 +83,9 @@ pub struct IoGenerator {
     pending_write_after_trim: Option<IoUnit>,
     /// `iosched_workload=dbench4`: the client's op stream replaces fio's.
     dbench: Option<crate::dbench::DbenchClient>,
+    /// fio's random map per file, in blocks of the smallest block size, when it keeps one.
+    maps: Vec<Option<RandomMap>>,
+    map_unit: u64,
 }
 
 impl IoGenerator {
@@ -94,6 +98,28 @@ impl IoGenerator {
                 .max(1)
         });
         let regions_for_dbench = regions.clone();
+        // fio keeps a random map for uniform random offsets unless told not to, or unless
+        // blockalign differs from the block size (which turns it off); other distributions
+        // draw their offsets without it.
+        let map_unit = spec
+            .bs
+            .iter()
+            .map(BlockSizes::min)
+            .min()
+            .unwrap_or(4096)
+            .max(1);
+        let keeps_map = spec.rw.is_random()
+            && !spec.norandommap
+            && matches!(spec.random_distribution, RandomDistribution::Uniform)
+            && (0..3)
+                .all(|ddir| spec.blockalign[ddir].is_none_or(|align| align == spec.bs[ddir].min()));
+        let maps = regions
+            .iter()
+            .map(|region| {
+                let blocks = region.len / map_unit;
+                (keeps_map && blocks > 0).then(|| RandomMap::new(blocks))
+            })
+            .collect();
         let seq_pos = regions
             .iter()
             .map(|region| {
@@ -125,6 +151,8 @@ impl IoGenerator {
             pending_write_after_trim: None,
             dbench: (spec.workload == crate::job::Workload::Dbench4)
                 .then(|| crate::dbench::DbenchClient::new(regions_for_dbench)),
+            maps,
+            map_unit,
         }
     }
 
@@ -138,7 +166,26 @@ impl IoGenerator {
         self.regions.iter().map(|region| region.len).sum()
     }
 
-    fn choose_kind(&mut self, rng: &mut Rng) -> IoKind {
+    /// Whether the next unit is already decided (a dbench client's op, trimwrite's write), so
+    /// there is no direction to choose: [`IoGenerator::next`] gives it.
+    pub fn next_is_scripted(&self) -> bool {
+        self.dbench.is_some() || self.pending_write_after_trim.is_some()
+    }
+
+    /// Whether the job mixes reads and writes, and the share of `kind` in the mix
+    /// (`rwmixread`/`rwmixwrite`) is not zero: a rate-limited direction may hand its turn to
+    /// such a direction (fio's `rate_ddir()`).
+    pub fn mixes_in(&self, kind: IoKind) -> bool {
+        let share = match kind {
+            IoKind::Read => self.rwmixread,
+            IoKind::Write => 100 - self.rwmixread,
+            _ => 0,
+        };
+        matches!(self.rw, RwMode::ReadWrite | RwMode::RandRw) && share > 0
+    }
+
+    /// The direction of the next I/O: fio draws it first, then size and place.
+    pub fn choose_kind(&mut self, rng: &mut Rng) -> IoKind {
         let mixed = |rng: &mut Rng, mix: u32| {
             if (rng.below(100) as u32) < mix {
                 IoKind::Read
@@ -265,7 +312,9 @@ impl IoGenerator {
         region.start + pos
     }
 
-    fn random(&mut self, file: usize, ddir: usize, len: u64, rng: &mut Rng) -> u64 {
+    /// A random offset in `file` and the length to use there: the random map may cut an I/O
+    /// short at a block already used.
+    fn random(&mut self, file: usize, ddir: usize, len: u64, rng: &mut Rng) -> (u64, u64) {
         let region = self.regions[file];
         if self.run_left > 0 {
             self.run_left -= 1;
@@ -275,15 +324,31 @@ impl IoGenerator {
             };
             if offset + len <= region.len {
                 self.run_offset = offset;
-                return region.start + offset;
+                return (region.start + offset, len);
             }
         }
         let align = self.align[ddir];
         let blocks = (region.len.saturating_sub(len) / align + 1).max(1);
-        let offset = self.random_block(blocks, rng) * align;
+        let mut offset = self.random_block(blocks, rng) * align;
         self.run_offset = offset;
         self.run_left = (self.rw_suffix.max(1) as u32).saturating_sub(1);
-        region.start + offset
+        let unit = self.map_unit;
+        if let Some(map) = self.maps[file].as_mut() {
+            if map.is_full() {
+                map.reset();
+            }
+            let mut block = offset / unit;
+            if !map.is_free(block) {
+                block = map
+                    .next_free(block)
+                    .expect("a map that is not full has a free block");
+                offset = block * unit;
+                self.run_offset = offset;
+            }
+            let marked = map.mark(block, len.div_ceil(unit));
+            return (region.start + offset, len.min(marked * unit));
+        }
+        (region.start + offset, len)
     }
 
     /// The next I/O.
@@ -295,16 +360,23 @@ impl IoGenerator {
             return write;
         }
         let kind = self.choose_kind(rng);
+        self.next_of_kind(kind, rng)
+    }
+
+    /// The next I/O, of direction `kind` (from [`IoGenerator::choose_kind`], possibly
+    /// switched by a rate limit).
+    pub fn next_of_kind(&mut self, kind: IoKind, rng: &mut Rng) -> IoUnit {
+        assert!(!self.next_is_scripted(), "the next unit is scripted");
         let ddir = kind.ddir().expect("data I/O");
         let len = self.block_size(ddir, rng);
         let file = self.next_file(rng);
         let random = self.rw.is_random()
             && (self.percentage_random[ddir] >= 100
                 || (rng.below(100) as u32) < self.percentage_random[ddir]);
-        let offset = if random {
+        let (offset, len) = if random {
             self.random(file, ddir, len, rng)
         } else {
-            self.sequential(file, len)
+            (self.sequential(file, len), len)
         };
         let unit = IoUnit {
             kind,
@@ -458,12 +530,62 @@ mod tests {
     fn bssplit_draws_by_weight() {
         let mut spec = job(RwMode::RandRead);
         spec.bs[DDIR_READ] = BlockSizes::Split(vec![(4096, 90), (65536, 10)]);
+        // Without the random map, which cuts a large I/O short where it meets a used block.
+        spec.norandommap = true;
         let mut generator = IoGenerator::new(&spec, region(1 << 30));
         let mut rng = Rng::new(4);
         let large = (0..10_000)
             .filter(|_| generator.next(&mut rng).len == 65536)
             .count();
         assert!((800..1200).contains(&large), "{large}");
+    }
+
+    /// fio's random map: one pass of uniform random 4 KiB I/O uses every block once; the
+    /// next pass starts over. Without the map about 1/e of the blocks go untouched.
+    #[test]
+    fn the_random_map_uses_every_block_once_a_pass() {
+        let blocks = 1000u64;
+        let distinct = |norandommap: bool, ios: u64| {
+            let mut spec = job(RwMode::RandWrite);
+            spec.norandommap = norandommap;
+            let mut generator = IoGenerator::new(&spec, region(blocks * 4096));
+            let mut rng = Rng::new(9);
+            let mut seen = std::collections::BTreeMap::<u64, u32>::new();
+            for _ in 0..ios {
+                let unit = generator.next(&mut rng);
+                assert_eq!(unit.len, 4096);
+                *seen.entry(unit.offset / 4096).or_default() += 1;
+            }
+            seen
+        };
+        let one_pass = distinct(false, blocks);
+        assert_eq!(one_pass.len() as u64, blocks);
+        assert!(one_pass.values().all(|&uses| uses == 1));
+        let two_passes = distinct(false, 2 * blocks);
+        assert!(two_passes.values().all(|&uses| uses == 2));
+        let without = distinct(true, blocks).len() as f64 / blocks as f64;
+        assert!((0.58..0.69).contains(&without), "{without}");
+    }
+
+    /// A large I/O drawn over blocks already used is cut at the first of them, as fio's
+    /// `mark_random_map()` shortens the buffer.
+    #[test]
+    fn the_random_map_cuts_an_io_short_at_a_used_block() {
+        let mut spec = job(RwMode::RandRead);
+        spec.bs[DDIR_READ] = BlockSizes::Split(vec![(4096, 50), (16384, 50)]);
+        let mut generator = IoGenerator::new(&spec, region(64 * 4096));
+        let mut rng = Rng::new(2);
+        let mut used = [false; 64];
+        let mut total = 0;
+        while total < 64 * 4096 {
+            let unit = generator.next(&mut rng);
+            let first = (unit.offset / 4096) as usize;
+            let blocks = &mut used[first..first + (unit.len / 4096) as usize];
+            assert!(blocks.iter().all(|&u| !u), "a block used twice in a pass");
+            blocks.fill(true);
+            total += unit.len;
+        }
+        assert!(used.iter().all(|&u| u));
     }
 
     #[test]

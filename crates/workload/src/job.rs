@@ -116,7 +116,6 @@ pub enum IoEngine {
     IoUring,
     Mmap,
     PosixAio,
-    Null,
 }
 
 impl IoEngine {
@@ -125,7 +124,7 @@ impl IoEngine {
     pub fn is_async(self) -> bool {
         matches!(
             self,
-            IoEngine::Libaio | IoEngine::IoUring | IoEngine::PosixAio | IoEngine::Null
+            IoEngine::Libaio | IoEngine::IoUring | IoEngine::PosixAio
         )
     }
 
@@ -140,7 +139,6 @@ impl IoEngine {
             IoEngine::IoUring => "io_uring",
             IoEngine::Mmap => "mmap",
             IoEngine::PosixAio => "posixaio",
-            IoEngine::Null => "null",
         }
     }
 }

@@ -11,18 +11,23 @@ use std::fmt;
 use iosched_core::SECTOR_SIZE;
 
 use crate::generator::FileRegion;
-use crate::job::{JobSpec, SizeOrPercent};
+use crate::job::{JobSpec, Origin, SizeOrPercent};
 use crate::rng::Rng;
 
 /// A job that cannot be laid out.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayoutError {
     pub job: String,
+    /// Where the job's section starts in its job file.
+    pub origin: Origin,
     pub message: String,
 }
 
 impl fmt::Display for LayoutError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.origin.path.is_empty() {
+            write!(f, "{}:{}: ", self.origin.path, self.origin.line)?;
+        }
         write!(f, "job '{}': {}", self.job, self.message)
     }
 }
@@ -96,9 +101,12 @@ pub fn lay_out(jobs: &[JobSpec], capacity: Option<u64>, seed: u64) -> Result<Lay
     let mut rng = Rng::for_stream(seed, u64::MAX);
     let mut layout = Layout::default();
     let mut needed: Vec<u64> = Vec::new();
+    // The job that named each file first: the one an error about the file points at.
+    let mut first_user: Vec<usize> = Vec::new();
     for (job_index, spec) in jobs.iter().enumerate() {
         let error = |message: String| LayoutError {
             job: spec.name.clone(),
+            origin: spec.origin.clone(),
             message,
         };
         for clone in 0..spec.numjobs.max(1) {
@@ -161,6 +169,7 @@ pub fn lay_out(jobs: &[JobSpec], capacity: Option<u64>, seed: u64) -> Result<Lay
                             bytes: 0,
                         });
                         needed.push(0);
+                        first_user.push(job_index);
                         layout.files.len() - 1
                     }
                 };
@@ -185,27 +194,37 @@ pub fn lay_out(jobs: &[JobSpec], capacity: Option<u64>, seed: u64) -> Result<Lay
         }
     }
     let mut next_free = ALIGN_BYTES;
-    for (file, bytes) in layout.files.iter_mut().zip(needed) {
+    for ((file, bytes), user) in layout.files.iter_mut().zip(needed).zip(first_user) {
         file.bytes = bytes;
+        let error = |message: String| LayoutError {
+            job: jobs[user].name.clone(),
+            origin: jobs[user].origin.clone(),
+            message,
+        };
         if is_device_path(&file.name) {
             let capacity = capacity.unwrap_or(0);
             if bytes > capacity {
-                return Err(LayoutError {
-                    job: file.name.clone(),
-                    message: format!("needs {bytes} bytes, the target has {capacity}"),
-                });
+                return Err(error(format!(
+                    "{} needs {bytes} bytes, the target has {capacity}",
+                    file.name
+                )));
             }
             layout.end_bytes = layout.end_bytes.max(bytes);
             continue;
         }
         if let Some(capacity) = capacity {
             if next_free + bytes > capacity {
-                return Err(LayoutError {
-                    job: file.name.clone(),
-                    message: format!(
-                        "file of {bytes} bytes does not fit on the target ({capacity} bytes from 1 MiB on)"
-                    ),
-                });
+                let taken = next_free - ALIGN_BYTES;
+                let earlier = if taken > 0 {
+                    format!(", {taken} of them already taken by earlier files")
+                } else {
+                    String::new()
+                };
+                return Err(error(format!(
+                    "file '{}' of {bytes} bytes does not fit on the target ({capacity} bytes \
+                     from 1 MiB on{earlier})",
+                    file.name
+                )));
             }
         }
         file.start = next_free;
@@ -248,6 +267,29 @@ mod tests {
     fn jobs_larger_than_the_device_are_refused() {
         let spec = job("big", 8 << 20);
         assert!(lay_out(&[spec], Some(8 << 20), 1).is_err());
+    }
+
+    /// An error found while laying files out names the job file and line of the job that
+    /// named the file, and the space earlier files took.
+    #[test]
+    fn a_file_that_does_not_fit_is_blamed_on_its_jobs_line() {
+        let first = job("first", 4 << 20);
+        let mut second = job("second", 4 << 20);
+        second.origin = Origin {
+            path: "two.fio".into(),
+            line: 7,
+        };
+        let message = lay_out(&[first, second], Some(8 << 20), 1)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.starts_with("two.fio:7: job 'second': file 'second.0.0' of 4194304 bytes"),
+            "{message}"
+        );
+        assert!(
+            message.contains("4194304 of them already taken"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -20,7 +20,9 @@ pub mod job;
 pub mod layout;
 pub mod lifecycle;
 pub mod processes;
+pub mod random_map;
 pub mod rng;
 pub mod runner;
+pub mod verify_pass;
 
 pub use job::*;

@@ -19,6 +19,8 @@ struct CloneState {
     started_at: Time,
     stats_from: Time,
     finished: bool,
+    /// The earliest timed wake-up the driver holds for this clone, if any.
+    wake_armed: Option<Time>,
 }
 
 /// What [`Lifecycle::finish`] tells the driver.
@@ -60,6 +62,7 @@ impl Lifecycle {
                     started_at: 0,
                     stats_from: 0,
                     finished: false,
+                    wake_armed: None,
                 }
             })
             .collect();
@@ -138,6 +141,27 @@ impl Lifecycle {
             return None;
         }
         state.runner.as_mut()
+    }
+
+    /// The runner asked to sleep until `at`: whether the driver must arm a wake-up for it.
+    /// Not when one at or before `at` is armed already: stepping then asks again. Without
+    /// this every completion of a rate-limited job re-armed the same wake-up, and the
+    /// copies grew with the run.
+    pub fn arm_wake(&mut self, clone: usize, at: Time) -> bool {
+        let armed = &mut self.clones[clone].wake_armed;
+        if armed.is_some_and(|armed_at| armed_at <= at) {
+            return false;
+        }
+        *armed = Some(at);
+        true
+    }
+
+    /// The driver woke the clone at `now` (for any reason): wake-ups due by now are spent.
+    pub fn woken(&mut self, clone: usize, now: Time) {
+        let armed = &mut self.clones[clone].wake_armed;
+        if armed.is_some_and(|armed_at| armed_at <= now) {
+            *armed = None;
+        }
     }
 
     /// I/Os the clone has in flight (0 before it starts).
@@ -342,6 +366,29 @@ mod tests {
             "c is in another group, d never started"
         );
         assert_eq!(life.running().collect::<Vec<_>>(), [1, 2]);
+    }
+
+    #[test]
+    fn one_wake_up_is_armed_per_sleep_until_it_is_spent() {
+        let jobs = [job("a")];
+        let (mut life, _) = lifecycle(&jobs);
+        assert!(life.arm_wake(0, 50));
+        assert!(!life.arm_wake(0, 50), "the same sleep again: already armed");
+        assert!(
+            !life.arm_wake(0, 80),
+            "a later sleep: the armed wake-up comes first"
+        );
+        assert!(life.arm_wake(0, 30), "an earlier sleep needs its own");
+        life.woken(0, 20);
+        assert!(
+            !life.arm_wake(0, 30),
+            "a wake-up before the armed time spends nothing"
+        );
+        life.woken(0, 30);
+        assert!(
+            life.arm_wake(0, 50),
+            "once spent, the next sleep arms again"
+        );
     }
 
     #[test]

@@ -64,8 +64,10 @@ pub struct JobRunner {
     end_fsync_files: usize,
     wrote_anything: bool,
     finished_submitting: bool,
-    /// A unit drawn but held back by a rate limit.
+    /// A unit drawn but held back by a rate limit (a scripted one: dbench, trimwrite).
     held: Option<IoUnit>,
+    /// The direction drawn for the next I/O, held back by a rate limit.
+    held_kind: Option<IoKind>,
 }
 
 impl JobRunner {
@@ -123,6 +125,7 @@ impl JobRunner {
             wrote_anything: false,
             finished_submitting: false,
             held: None,
+            held_kind: None,
         }
     }
 
@@ -140,6 +143,7 @@ impl JobRunner {
     pub fn stop(&mut self) {
         self.finished_submitting = true;
         self.held = None;
+        self.held_kind = None;
     }
 
     fn limits_reached(&self, now: Time) -> bool {
@@ -150,9 +154,9 @@ impl JobRunner {
             || self.ios_limit.is_some_and(|limit| self.ios_issued >= limit)
     }
 
-    /// Earliest time the rate limits allow an I/O of `unit`'s direction.
-    fn rate_allows_at(&self, unit: &IoUnit) -> Time {
-        let Some(ddir) = unit.kind.ddir() else {
+    /// Earliest time the rate limits allow an I/O of direction `kind`.
+    fn rate_allows_at(&self, kind: IoKind) -> Time {
+        let Some(ddir) = kind.ddir() else {
             return 0;
         };
         let mut at = 0;
@@ -212,8 +216,7 @@ impl JobRunner {
             return Step::Wait;
         }
         if !self.finished_submitting && self.limits_reached(now) {
-            self.finished_submitting = true;
-            self.held = None;
+            self.stop();
         }
         if self.finished_submitting {
             if self.in_flight > 0 {
@@ -266,16 +269,58 @@ impl JobRunner {
         if free == 0 {
             return Step::Wait;
         }
-        let unit = match self.held.take() {
-            Some(unit) => unit,
-            None => self.generator.next(&mut self.rng),
-        };
-        let allowed_at = self.rate_allows_at(&unit);
-        if allowed_at > now {
-            self.held = Some(unit);
-            return Step::SleepUntil(allowed_at);
+        if self.held.is_some() || self.generator.next_is_scripted() {
+            let unit = match self.held.take() {
+                Some(unit) => unit,
+                None => self.generator.next(&mut self.rng),
+            };
+            let allowed_at = self.rate_allows_at(unit.kind);
+            if allowed_at > now {
+                self.held = Some(unit);
+                return Step::SleepUntil(allowed_at);
+            }
+            return self.issue(unit, now);
         }
-        self.issue(unit, now)
+        let drawn = match self.held_kind.take() {
+            Some(kind) => kind,
+            None => self.generator.choose_kind(&mut self.rng),
+        };
+        match self.rate_direction(drawn, now) {
+            Ok(kind) => {
+                let unit = self.generator.next_of_kind(kind, &mut self.rng);
+                self.issue(unit, now)
+            }
+            Err((kind, at)) => {
+                self.held_kind = Some(kind);
+                Step::SleepUntil(at)
+            }
+        }
+    }
+
+    /// fio's `rate_ddir()`: a direction ahead of its rate hands its turn to the other one of
+    /// a mixed job if that one is behind; if both are ahead, the job sleeps until the first
+    /// of them may go, and goes with that one. `Err` carries the direction and the time.
+    fn rate_direction(&self, kind: IoKind, now: Time) -> Result<IoKind, (IoKind, Time)> {
+        let allowed_at = self.rate_allows_at(kind);
+        if allowed_at <= now {
+            return Ok(kind);
+        }
+        let other = match kind {
+            IoKind::Read => IoKind::Write,
+            IoKind::Write => IoKind::Read,
+            _ => return Err((kind, allowed_at)),
+        };
+        if !self.generator.mixes_in(other) {
+            return Err((kind, allowed_at));
+        }
+        let other_at = self.rate_allows_at(other);
+        if other_at <= now {
+            Ok(other)
+        } else if allowed_at <= other_at {
+            Err((kind, allowed_at))
+        } else {
+            Err((other, other_at))
+        }
     }
 
     /// One of the job's I/Os completed at `now`.
@@ -324,10 +369,11 @@ mod tests {
     }
 
     fn region() -> Vec<FileRegion> {
-        vec![FileRegion {
-            start: 0,
-            len: 64 * 1024,
-        }]
+        region_of(64 * 1024)
+    }
+
+    fn region_of(len: u64) -> Vec<FileRegion> {
+        vec![FileRegion { start: 0, len }]
     }
 
     /// Runs a runner against an instant device; returns (submissions, finish time).
@@ -421,6 +467,32 @@ mod tests {
         let (_, end) = run(&mut runner, 1000);
         // The 16th read may start at 15 ms.
         assert_eq!(end, 15_000_000 + 1000);
+    }
+
+    /// `rate=1m,2m` on a 50/50 mix: each direction keeps its own rate, the read's turns going
+    /// to writes while reads are ahead (fio gives read 1 MiB/s, write 2 MiB/s).
+    #[test]
+    fn a_mixed_job_keeps_each_directions_rate() {
+        let mut spec = spec();
+        spec.rw = RwMode::RandRw;
+        spec.size = Some(crate::job::SizeOrPercent::Bytes(64 << 20));
+        spec.time_based = true;
+        spec.runtime_ns = Some(2_000_000_000);
+        spec.rate = [Some(1 << 20), Some(2 << 20), None];
+        let mut runner = JobRunner::new(&spec, region_of(64 << 20), 0, Rng::new(3));
+        let (submitted, end) = run(&mut runner, 1000);
+        let bytes = |kind| {
+            submitted
+                .iter()
+                .filter(|unit: &&IoUnit| unit.kind == kind)
+                .map(|unit| unit.len)
+                .sum::<u64>() as f64
+        };
+        let seconds = end as f64 / 1e9;
+        let read = bytes(IoKind::Read) / seconds / f64::from(1 << 20);
+        let write = bytes(IoKind::Write) / seconds / f64::from(1 << 20);
+        assert!((0.95..=1.05).contains(&read), "read {read} MiB/s");
+        assert!((1.9..=2.1).contains(&write), "write {write} MiB/s");
     }
 
     #[test]

@@ -532,9 +532,7 @@ impl Simulation<'_> {
             None if op.unit.kind == IoKind::Truncate => {}
             None => self.stats[index].record_sync(self.now - op.submitted_at),
         }
-        if let Some(runner) = self.life.runner_mut(index) {
-            runner.complete(self.now, &op.unit);
-        }
+        self.job_io_done(index, &op.unit);
         self.stats[index].record_complete_batch(1);
         self.events.push(self.now, Event::Wake(index));
     }

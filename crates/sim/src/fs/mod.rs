@@ -79,6 +79,15 @@ impl Default for FsConfig {
 
 impl FsConfig {
     /// Whether `name` is a file-system or writeback knob (the CLI splits `--set` with it).
+    /// The defaults with `knobs` applied in order (`--set` and `--mem`).
+    pub fn from_knobs(knobs: &[(String, String)]) -> Result<FsConfig, String> {
+        let mut config = FsConfig::default();
+        for (name, value) in knobs {
+            config.set(name, value)?;
+        }
+        Ok(config)
+    }
+
     pub fn is_knob(name: &str) -> bool {
         matches!(name, "barrier" | "page_cpu_ns" | "commit_ms") || WritebackConfig::is_knob(name)
     }

@@ -465,6 +465,18 @@ mod tests {
         assert!(err("[job]\nbs=20%\n").starts_with("t.fio:2: bad value '20%' for option 'bs'"));
     }
 
+    /// fio knows the null engine, but nothing it does reaches a device: refused by line,
+    /// rather than simulated as real I/O.
+    #[test]
+    fn the_null_engine_is_refused_at_its_line() {
+        let message = err("[job]\nrw=read\nioengine=null\n");
+        assert!(
+            message.starts_with("t.fio:3: bad value 'null' for option 'ioengine'"),
+            "{message}"
+        );
+        assert!(message.contains("nothing to schedule"), "{message}");
+    }
+
     #[test]
     fn time_default_unit_depends_on_option() {
         let j = job("runtime=10\nramp_time=2\nstartdelay=3\nthinktime=10\nthinktime_spin=4");

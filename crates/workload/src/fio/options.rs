@@ -408,19 +408,24 @@ fn apply_bs_unaligned(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
 }
 
 fn apply_ioengine(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
-    d.spec.ioengine = match a.keyword().0 {
-        "sync" => IoEngine::Sync,
-        "psync" => IoEngine::Psync,
-        "vsync" => IoEngine::Vsync,
-        "pvsync" => IoEngine::Pvsync,
-        "pvsync2" => IoEngine::Pvsync2,
-        "libaio" => IoEngine::Libaio,
-        "io_uring" => IoEngine::IoUring,
-        "mmap" => IoEngine::Mmap,
-        "posixaio" => IoEngine::PosixAio,
-        "null" => IoEngine::Null,
-        other => return Err(format!("unsupported ioengine '{other}'")),
-    };
+    d.spec.ioengine =
+        match a.keyword().0 {
+            "sync" => IoEngine::Sync,
+            "psync" => IoEngine::Psync,
+            "vsync" => IoEngine::Vsync,
+            "pvsync" => IoEngine::Pvsync,
+            "pvsync2" => IoEngine::Pvsync2,
+            "libaio" => IoEngine::Libaio,
+            "io_uring" => IoEngine::IoUring,
+            "mmap" => IoEngine::Mmap,
+            "posixaio" => IoEngine::PosixAio,
+            // Known to fio, but its I/O never leaves the process: nothing reaches a scheduler.
+            "null" => return Err(
+                "the null engine completes I/O without issuing any: there is nothing to schedule"
+                    .to_string(),
+            ),
+            other => return Err(format!("unsupported ioengine '{other}'")),
+        };
     Ok(())
 }
 

@@ -1,0 +1,166 @@
+//! fio's verify phase as I/O, the same under both drivers: a job with `verify=` and
+//! `do_verify=1` that wrote data reads every block it wrote back once its writing is done,
+//! in file and offset order (fio's `verify_sort`), at most `iodepth` reads at a time. Checking
+//! the data is the real engine's business; the simulator only issues the reads.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::generator::{IoKind, IoUnit};
+use crate::job::{JobSpec, RwMode};
+
+/// Blocks written, then read back.
+#[derive(Clone, Debug)]
+pub struct VerifyPass {
+    /// Last length written at each (file, offset).
+    written: BTreeMap<(usize, u64), u64>,
+    /// Once started: blocks still to read.
+    queue: Option<VecDeque<(usize, u64, u64)>>,
+    in_flight: u32,
+    depth: u32,
+}
+
+impl VerifyPass {
+    /// The pass of a job that will read back what it writes; `None` when it will not
+    /// (no `verify=`, `do_verify=0`, or a job that only reads: fio checks those reads as
+    /// they arrive and has nothing to read back).
+    pub fn for_job(spec: &JobSpec) -> Option<VerifyPass> {
+        let read_only = matches!(spec.rw, RwMode::Read | RwMode::RandRead);
+        (spec.verify.is_some() && spec.do_verify && !read_only).then(|| VerifyPass {
+            written: BTreeMap::new(),
+            queue: None,
+            in_flight: 0,
+            depth: spec.effective_depth(),
+        })
+    }
+
+    /// A write of the job completed without error.
+    pub fn wrote(&mut self, unit: &IoUnit) {
+        if unit.kind == IoKind::Write {
+            self.written.insert((unit.file, unit.offset), unit.len);
+        }
+    }
+
+    /// The job's writing is over: start reading back. `false` when nothing was written.
+    pub fn start(&mut self) -> bool {
+        assert!(self.queue.is_none(), "verify pass started twice");
+        if self.written.is_empty() {
+            return false;
+        }
+        self.queue = Some(
+            self.written
+                .iter()
+                .map(|(&(file, offset), &len)| (file, offset, len))
+                .collect(),
+        );
+        true
+    }
+
+    /// Whether the pass runs: the job's I/O completing now are its reads.
+    pub fn is_active(&self) -> bool {
+        self.queue.is_some()
+    }
+
+    /// The next read-back, if one may go now.
+    pub fn next_read(&mut self) -> Option<IoUnit> {
+        let queue = self.queue.as_mut()?;
+        if self.in_flight >= self.depth {
+            return None;
+        }
+        let (file, offset, len) = queue.pop_front()?;
+        self.in_flight += 1;
+        Some(IoUnit {
+            kind: IoKind::Read,
+            file,
+            offset,
+            len,
+        })
+    }
+
+    /// A read-back completed.
+    pub fn read_done(&mut self) {
+        assert!(self.in_flight > 0, "verify read completed twice");
+        self.in_flight -= 1;
+    }
+
+    /// Every read-back has been issued and completed.
+    pub fn is_drained(&self) -> bool {
+        self.queue.as_ref().is_some_and(VecDeque::is_empty) && self.in_flight == 0
+    }
+
+    /// A stop (an error, `exitall`, a signal): nothing more is read back.
+    pub fn abandon(&mut self) {
+        if let Some(queue) = self.queue.as_mut() {
+            queue.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer() -> JobSpec {
+        let mut spec = JobSpec::new("w");
+        spec.rw = RwMode::RandWrite;
+        spec.verify = Some("crc32c".into());
+        spec.iodepth = 2;
+        spec.ioengine = crate::job::IoEngine::Libaio;
+        spec.direct = true;
+        spec
+    }
+
+    fn write(file: usize, offset: u64) -> IoUnit {
+        IoUnit {
+            kind: IoKind::Write,
+            file,
+            offset,
+            len: 4096,
+        }
+    }
+
+    #[test]
+    fn reads_back_each_written_block_once_in_offset_order() {
+        let mut pass = VerifyPass::for_job(&writer()).unwrap();
+        for (file, offset) in [(1, 0), (0, 8192), (0, 0), (0, 8192)] {
+            pass.wrote(&write(file, offset));
+        }
+        assert!(pass.start());
+        let mut order = Vec::new();
+        while !pass.is_drained() {
+            while let Some(read) = pass.next_read() {
+                assert_eq!(read.kind, IoKind::Read);
+                order.push((read.file, read.offset));
+            }
+            assert!(pass.in_flight <= 2, "never more than iodepth reads");
+            pass.read_done();
+        }
+        assert_eq!(order, [(0, 0), (0, 8192), (1, 0)]);
+    }
+
+    #[test]
+    fn no_pass_without_verify_or_for_a_reader() {
+        let mut spec = writer();
+        spec.do_verify = false;
+        assert!(VerifyPass::for_job(&spec).is_none());
+        let mut reader = writer();
+        reader.rw = RwMode::RandRead;
+        assert!(VerifyPass::for_job(&reader).is_none());
+        let mut idle = VerifyPass::for_job(&writer()).unwrap();
+        assert!(!idle.start(), "nothing written: nothing to read back");
+    }
+
+    #[test]
+    fn abandoning_stops_new_reads_but_waits_for_those_in_flight() {
+        let mut pass = VerifyPass::for_job(&writer()).unwrap();
+        for offset in [0, 4096, 8192] {
+            pass.wrote(&write(0, offset));
+        }
+        pass.start();
+        assert!(pass.next_read().is_some());
+        pass.abandon();
+        assert!(pass.next_read().is_none());
+        assert!(!pass.is_drained());
+        pass.read_done();
+        assert!(pass.is_drained());
+    }
+}
