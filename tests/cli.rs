@@ -375,3 +375,27 @@ fn verify_reads_back_what_was_written() {
     let ios = |dir: &str| doc["jobs"][0][dir]["total_ios"].as_u64().unwrap();
     assert_eq!((ios("read"), ios("write")), (1024, 1024));
 }
+
+/// `exit_what=stonewall`: a finishing `exitall` job stops running jobs of other groups too
+/// (here a job that would otherwise need weeks of simulated time).
+#[test]
+fn exit_what_stonewall_stops_other_groups() {
+    let text = "[global]\nexitall=1\nsize=1g\n\
+                [slow]\nrw=read\nnumber_ios=100\nnew_group=1\nexit_what=stonewall\n\
+                [fast]\nnew_group=1\nrw=randread\nrate=300\n";
+    let job = temp_job("exitwhat.fio", text);
+    let doc = json_of(&iosched(&[
+        "run",
+        job.to_str().unwrap(),
+        "--output-format",
+        "json",
+    ]));
+    assert_eq!(doc["jobs"][0]["read"]["total_ios"].as_u64(), Some(100));
+    assert!(doc["jobs"][1]["read"]["total_ios"].as_u64().unwrap() <= 1);
+    // Without it, the same jobs run into the simulated-time cap: the error names the job.
+    let job = temp_job("exitgroup.fio", &text.replace("exit_what=stonewall\n", ""));
+    let output = iosched(&["run", job.to_str().unwrap()]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("job 'fast'"), "{stderr}");
+}

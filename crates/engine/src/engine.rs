@@ -650,10 +650,7 @@ impl<'a> Engine<'a> {
     }
 
     fn start_job(&mut self, job: usize, now: Time, trace: &mut dyn Trace) {
-        let clones = self
-            .life
-            .start_job(self.jobs, &self.layout, job, now)
-            .to_vec();
+        let clones = self.life.start_job(self.jobs, &self.layout, job, now);
         for index in clones {
             self.step_process(index, now, trace);
         }
@@ -708,6 +705,9 @@ impl<'a> Engine<'a> {
         self.stats[index].set_runtime(finished.stats_from, now);
         for &other in &finished.stopped {
             self.abandon_verify(other);
+        }
+        for &other in &finished.never_started {
+            self.stats[other].set_runtime(now, now);
         }
         self.woken.extend(finished.stopped);
         self.start_ready_jobs(now);

@@ -79,6 +79,8 @@ pub enum SimError {
     Runaway {
         events: u64,
         now: Time,
+        /// A job that had not finished.
+        unfinished: Option<String>,
     },
     /// A file-system or writeback knob was refused.
     FsKnob(String),
@@ -95,10 +97,20 @@ impl fmt::Display for SimError {
             SimError::UnknownScheduler(message) => write!(f, "{message}"),
             SimError::Tunable(error) => write!(f, "--set: {error}"),
             SimError::Layout(error) => write!(f, "{error}"),
-            SimError::Runaway { events, now } => write!(
-                f,
-                "simulation stopped after {events} events at {now} ns without finishing"
-            ),
+            SimError::Runaway {
+                events,
+                now,
+                unfinished,
+            } => {
+                write!(
+                    f,
+                    "simulation stopped after {events} events at {now} ns without finishing"
+                )?;
+                match unfinished {
+                    Some(job) => write!(f, " (job '{job}' still running or waiting to start)"),
+                    None => Ok(()),
+                }
+            }
             SimError::WaitFor { job, target } => {
                 write!(f, "job '{job}': wait_for={target} names no earlier job")
             }
@@ -306,6 +318,12 @@ impl<'a> Simulation<'a> {
         })
     }
 
+    /// The name of the first job with a clone not finished.
+    fn unfinished_job(&self) -> Option<String> {
+        let (clone, _) = self.life.first_unfinished()?;
+        Some(self.jobs[self.life.job_of(clone)].name.clone())
+    }
+
     /// Each simulated process's pid and command name (its job's name), for trace labels.
     pub fn process_names(&self) -> Vec<(u32, String)> {
         self.processes
@@ -341,6 +359,7 @@ impl<'a> Simulation<'a> {
                 return Err(SimError::Runaway {
                     events: self.events.processed(),
                     now: time,
+                    unfinished: self.unfinished_job(),
                 });
             }
             match event {
@@ -386,6 +405,7 @@ impl<'a> Simulation<'a> {
             return Err(SimError::Runaway {
                 events: self.events.processed(),
                 now: started_at,
+                unfinished: self.unfinished_job(),
             });
         }
         let disk = self
@@ -416,10 +436,7 @@ impl<'a> Simulation<'a> {
     }
 
     fn start_job(&mut self, job: usize) {
-        let clones = self
-            .life
-            .start_job(self.jobs, &self.layout, job, self.now)
-            .to_vec();
+        let clones = self.life.start_job(self.jobs, &self.layout, job, self.now);
         for &index in &clones {
             self.events.push(self.now, Event::Wake(index));
         }
@@ -497,6 +514,9 @@ impl<'a> Simulation<'a> {
             if let Some(pass) = self.processes[other].verify_pass.as_mut() {
                 pass.abandon();
             }
+        }
+        for &other in &finished.never_started {
+            self.stats[other].set_runtime(now, now);
         }
         if self.jobs[self.life.job_of(index)].exitall {
             // Stopped runners finish when their in-flight I/O drains; wake the idle ones.

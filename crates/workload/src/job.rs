@@ -169,6 +169,18 @@ pub enum RandomDistribution {
     Zoned(Vec<(u32, u32)>),
 }
 
+/// `exit_what=`: whom a finishing `exitall` job stops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// The running jobs of its reporting group (fio's default).
+    #[default]
+    Group,
+    /// Every running job, of any group; later stonewalled groups still run.
+    Stonewall,
+    /// Every job: the running ones stop and none starts any more.
+    All,
+}
+
 /// `file_service_type=`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileService {
@@ -207,6 +219,7 @@ pub struct JobSpec {
     pub wait_for: Option<String>,
     pub group_reporting: bool,
     pub exitall: bool,
+    pub exit_what: ExitWhat,
     pub numjobs: u32,
     /// `thread`: clones are threads (still one io context each, see formats.md §1.4 #7).
     pub thread: bool,
@@ -327,6 +340,7 @@ impl JobSpec {
             wait_for: None,
             group_reporting: false,
             exitall: false,
+            exit_what: ExitWhat::Group,
             numjobs: 1,
             thread: false,
             rw: RwMode::Read,

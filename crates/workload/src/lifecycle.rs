@@ -5,7 +5,7 @@
 
 use iosched_core::Time;
 
-use crate::job::JobSpec;
+use crate::job::{ExitWhat, JobSpec};
 use crate::layout::Layout;
 use crate::processes::{prerequisites, WaitForError};
 use crate::rng::Rng;
@@ -30,6 +30,8 @@ pub struct Finished {
     pub stats_from: Time,
     /// Running clones that `exitall` just told to stop: they finish when their I/O drains.
     pub stopped: Vec<usize>,
+    /// Clones that never started and now never will (`exit_what=all`): finished at once.
+    pub never_started: Vec<usize>,
 }
 
 /// Every clone's state and the order jobs run in.
@@ -108,16 +110,22 @@ impl Lifecycle {
                 .all(|&clone| self.clones[clone].finished)
     }
 
-    /// Gives each clone of `job` its runner, starting now; returns the clones.
+    /// Gives each clone of `job` its runner, starting now; returns the clones started (none
+    /// when an `exit_what=all` ended the run while the job waited out its `startdelay`).
     pub fn start_job(
         &mut self,
         jobs: &[JobSpec],
         layout: &Layout,
         job: usize,
         now: Time,
-    ) -> &[usize] {
+    ) -> Vec<usize> {
         let spec = &jobs[job];
+        let mut started = Vec::new();
         for &index in &self.job_clones[job] {
+            if self.clones[index].finished {
+                continue;
+            }
+            started.push(index);
             let regions = layout.clones[index].regions.clone();
             let rng = Rng::for_stream(self.seed, index as u64);
             let clone = &mut self.clones[index];
@@ -126,7 +134,7 @@ impl Lifecycle {
             clone.started_at = now;
             clone.stats_from = now + spec.ramp_time_ns;
         }
-        &self.job_clones[job]
+        started
     }
 
     /// The clone's runner once its job started (to hand it a completion).
@@ -224,8 +232,9 @@ impl Lifecycle {
         self.last_finish
     }
 
-    /// The clone is done. With `exitall` its reporting group's running clones are told to
-    /// stop; the caller wakes them so they drain and finish.
+    /// The clone is done. With `exitall` the running clones `exit_what` names are told to
+    /// stop (the caller wakes them so they drain and finish); with `exit_what=all` no clone
+    /// starts any more.
     pub fn finish(&mut self, jobs: &[JobSpec], clone: usize, now: Time) -> Finished {
         let state = &mut self.clones[clone];
         assert!(!state.finished, "a clone finished twice");
@@ -233,21 +242,37 @@ impl Lifecycle {
         let stats_from = state.stats_from.min(now);
         self.last_finish = self.last_finish.max(now);
         let spec = &jobs[state.job];
+        if !spec.exitall {
+            return Finished {
+                stats_from,
+                stopped: Vec::new(),
+                never_started: Vec::new(),
+            };
+        }
+        if spec.exit_what == ExitWhat::All {
+            let (stopped, never_started) = self.stop_all(now);
+            return Finished {
+                stats_from,
+                stopped,
+                never_started,
+            };
+        }
         let mut stopped = Vec::new();
-        if spec.exitall {
-            for (index, other) in self.clones.iter_mut().enumerate() {
-                if other.finished || jobs[other.job].group_id != spec.group_id {
-                    continue;
-                }
-                if let Some(runner) = other.runner.as_mut() {
-                    runner.stop();
-                    stopped.push(index);
-                }
+        for (index, other) in self.clones.iter_mut().enumerate() {
+            let in_scope =
+                spec.exit_what == ExitWhat::Stonewall || jobs[other.job].group_id == spec.group_id;
+            if other.finished || !in_scope {
+                continue;
+            }
+            if let Some(runner) = other.runner.as_mut() {
+                runner.stop();
+                stopped.push(index);
             }
         }
         Finished {
             stats_from,
             stopped,
+            never_started: Vec::new(),
         }
     }
 
@@ -389,6 +414,38 @@ mod tests {
             life.arm_wake(0, 50),
             "once spent, the next sleep arms again"
         );
+    }
+
+    /// `exit_what=stonewall` stops every running job, of any group, and later stonewalled
+    /// jobs still run; `exit_what=all` also keeps any job from starting.
+    #[test]
+    fn exit_what_widens_what_exitall_stops() {
+        for (exit_what, stopped, later_starts) in [
+            (ExitWhat::Group, vec![], true),
+            (ExitWhat::Stonewall, vec![1], true),
+            (ExitWhat::All, vec![1], false),
+        ] {
+            let mut a = job("a");
+            a.exitall = true;
+            a.exit_what = exit_what;
+            let mut b = job("b");
+            b.group_id = 1;
+            let mut c = job("c");
+            c.stonewall = true;
+            c.group_id = 2;
+            let jobs = [a, b, c];
+            let (mut life, layout) = lifecycle(&jobs);
+            assert_eq!(life.release_ready(&jobs, 0), [(0, 0), (0, 1)]);
+            life.start_job(&jobs, &layout, 0, 0);
+            life.start_job(&jobs, &layout, 1, 0);
+            let finished = life.finish(&jobs, 0, 5);
+            assert_eq!(finished.stopped, stopped, "{exit_what:?}");
+            assert_eq!(finished.never_started.is_empty(), later_starts);
+            life.finish(&jobs, 1, 6);
+            let released = life.release_ready(&jobs, 6);
+            assert_eq!(!released.is_empty(), later_starts, "{exit_what:?}");
+            assert!(later_starts || life.all_finished());
+        }
     }
 
     #[test]

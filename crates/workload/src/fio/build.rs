@@ -276,7 +276,8 @@ impl<'c> Builder<'c> {
 
     fn apply_one(&mut self, draft: &mut Draft, option: &ParsedOption) -> Result<(), ParseError> {
         let def = option.def;
-        if option.value.is_none() && !matches!(def.kind, options::Kind::Set) {
+        let may_be_bare = matches!(def.kind, options::Kind::Set | options::Kind::MaybeText);
+        if option.value.is_none() && !may_be_bare {
             return Err(error(
                 &option.origin,
                 ParseErrorKind::MissingValue(option.key.clone()),

@@ -36,6 +36,8 @@ pub enum ParseErrorKind {
     UnknownOption(String),
     /// A non-"set" option written bare (`direct` alone).
     MissingValue(String),
+    /// A NUL byte: a binary file given as a job file.
+    Binary,
     /// The value of `option` cannot be parsed or is out of range.
     BadValue {
         option: String,
@@ -58,6 +60,25 @@ impl ParseError {
     }
 }
 
+/// Text from the job file as an error shows it: control characters escaped and a long line
+/// cut, so a binary file given by mistake makes one readable line.
+fn shown(text: &str) -> String {
+    const MAX: usize = 60;
+    let mut out = String::new();
+    for (count, c) in text.chars().enumerate() {
+        if count == MAX {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 impl fmt::Display for ParseErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -72,11 +93,14 @@ impl fmt::Display for ParseErrorKind {
                     "section header '{header}' is not allowed in an included file"
                 )
             }
-            ParseErrorKind::BadSection(header) => write!(f, "malformed section header '{header}'"),
-            ParseErrorKind::OutsideSection(line) => {
-                write!(f, "option '{line}' outside of a [job] section")
+            ParseErrorKind::BadSection(header) => {
+                write!(f, "malformed section header '{}'", shown(header))
             }
-            ParseErrorKind::UnknownOption(name) => write!(f, "unknown option '{name}'"),
+            ParseErrorKind::Binary => write!(f, "not a fio job file (binary data)"),
+            ParseErrorKind::OutsideSection(line) => {
+                write!(f, "option '{}' outside of a [job] section", shown(line))
+            }
+            ParseErrorKind::UnknownOption(name) => write!(f, "unknown option '{}'", shown(name)),
             ParseErrorKind::MissingValue(name) => {
                 write!(f, "option '{name}' requires a value (write '{name}=...')")
             }

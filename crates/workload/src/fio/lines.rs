@@ -59,6 +59,9 @@ fn read_nested(
     let mut seen_section = false;
     for (index, raw) in text.lines().enumerate() {
         let line_no = index + 1;
+        if raw.contains('\0') {
+            return Err(ParseError::new(path, line_no, ParseErrorKind::Binary));
+        }
         let line = strip_comment(raw);
         if line.is_empty() {
             continue;

@@ -870,6 +870,29 @@ mod tests {
         );
     }
 
+    /// A binary file is named as such in one line; control characters never reach the
+    /// terminal, and a long stray line is cut.
+    #[test]
+    fn binary_and_garbled_lines_make_one_readable_error() {
+        assert_eq!(
+            err("\u{7f}ELF\u{2}\u{1}\u{0}\u{0}\u{0}\n"),
+            "t.fio:1: not a fio job file (binary data)"
+        );
+        let message = err(&format!("[j]\nbad\u{1b}[31m{}=1\n", "x".repeat(100)));
+        assert!(
+            message.starts_with("t.fio:2: unknown option 'bad\\u{1b}[31mxxx"),
+            "{message}"
+        );
+        assert!(message.ends_with("…'"), "{message}");
+    }
+
+    /// The log options may be written bare (fio names the log after the job).
+    #[test]
+    fn log_options_may_be_bare() {
+        let set = parse("[j]\nsize=1m\nwrite_bw_log\nwrite_lat_log\n");
+        assert_eq!(set.ignored_options, ["write_bw_log", "write_lat_log"]);
+    }
+
     #[test]
     fn bool_option_alone_needs_a_value() {
         assert_eq!(

@@ -22,7 +22,8 @@ use super::value::{
     SizeValue, TimeUnit,
 };
 use crate::job::{
-    FileService, IoEngine, RandomDistribution, RwMode, RwSequencer, SizeOrPercent, Workload,
+    ExitWhat, FileService, IoEngine, RandomDistribution, RwMode, RwSequencer, SizeOrPercent,
+    Workload,
 };
 
 /// How an option's value is written.
@@ -40,6 +41,8 @@ pub(crate) enum Kind {
     Enum(&'static [&'static str]),
     /// Free text, or a format the option parses itself.
     Text,
+    /// Free text, or nothing (the log options: fio then names the log after the job).
+    MaybeText,
 }
 
 /// What an option's code sees: its value and where to put warnings.
@@ -947,6 +950,20 @@ fn apply_exitall(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+fn apply_exit_what(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.exit_what = match a.keyword().0 {
+        "group" => ExitWhat::Group,
+        "stonewall" => ExitWhat::Stonewall,
+        "all" => ExitWhat::All,
+        other => {
+            return Err(format!(
+                "unknown exit_what '{other}' (group, stonewall or all)"
+            ))
+        }
+    };
+    Ok(())
+}
+
 fn apply_name(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     d.name = Some(a.string());
     Ok(())
@@ -980,7 +997,7 @@ const fn ignored(name: &'static str, aliases: &'static [&'static str], kind: Kin
     }
 }
 
-use Kind::{Bool, Enum, Int, Set, Text, Time};
+use Kind::{Bool, Enum, Int, MaybeText, Set, Text, Time};
 const SECONDS: Kind = Time(TimeUnit::Seconds);
 const MICROS: Kind = Time(TimeUnit::Micros);
 
@@ -1131,6 +1148,12 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     opt("wait_for", &[], Text, apply_wait_for),
     opt("group_reporting", &[], Set, apply_group_reporting),
     opt("exitall", &[], Set, apply_exitall),
+    opt(
+        "exit_what",
+        &[],
+        Enum(&["group", "stonewall", "all"]),
+        apply_exit_what,
+    ),
     opt("name", &[], Text, apply_name),
     opt("description", &[], Text, apply_description),
     // Accepted, meaningless to a simulator or engine.
@@ -1147,11 +1170,17 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ignored("exec_prerun", &[], Text),
     ignored("exec_postrun", &[], Text),
     ignored("ioscheduler", &[], Text),
-    ignored("write_lat_log", &[], Text),
-    ignored("write_bw_log", &[], Text),
-    ignored("write_iops_log", &[], Text),
-    ignored("write_hist_log", &[], Text),
+    ignored("write_lat_log", &[], MaybeText),
+    ignored("write_bw_log", &[], MaybeText),
+    ignored("write_iops_log", &[], MaybeText),
+    ignored("write_hist_log", &[], MaybeText),
     ignored("log_avg_msec", &[], Int),
+    ignored("log_prio", &[], Bool),
+    // Steady-state detection only ends a job early; ignored, the job runs its full time.
+    ignored("ss", &["steadystate"], Text),
+    ignored("ss_dur", &["steadystate_duration"], SECONDS),
+    ignored("ss_ramp", &["steadystate_ramp_time"], SECONDS),
+    ignored("ss_interval", &[], SECONDS),
     ignored("log_hist_msec", &[], Int),
     ignored("log_max_value", &[], Bool),
     ignored("log_offset", &[], Bool),
@@ -1189,6 +1218,9 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ignored("buffer_compress_chunk", &[], Int),
     ignored("buffer_pattern", &[], Text),
     ignored("dedupe_percentage", &[], Int),
+    ignored("dedupe_mode", &[], Enum(&["repeat", "working_set"])),
+    ignored("dedupe_working_set_percentage", &[], Int),
+    ignored("dedupe_global", &[], Bool),
     ignored(
         "fallocate",
         &[],
@@ -1214,7 +1246,6 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ignored("continue_on_error", &[], Text),
     ignored("error_dump", &[], Bool),
     ignored("exitall_on_error", &[], Set),
-    ignored("exit_what", &[], Enum(&["group", "stonewall", "all"])),
     ignored("uid", &[], Int),
     ignored("gid", &[], Int),
     ignored("verify_interval", &[], Int),
@@ -1295,7 +1326,7 @@ pub(crate) fn check_kind(def: &OptDef, arg: &mut Arg<'_>) -> Result<(), String> 
                 Err(format!("expected one of: {}", values.join(", ")))
             }
         }
-        Kind::Text => Ok(()),
+        Kind::Text | Kind::MaybeText => Ok(()),
     }
 }
 
