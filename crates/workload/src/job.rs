@@ -289,6 +289,8 @@ pub struct JobSpec {
     pub rate_min: [Option<u64>; 3],
     /// `rate_iops_min`: IOPS below which fio fails the job, per direction.
     pub rate_iops_min: [Option<u64>; 3],
+    /// `rate_process=poisson`: rate-limited I/O arrives as a Poisson process at the rate.
+    pub rate_poisson: bool,
 
     /// Cgroup path relative to the root, without leading `/` (`a/b`; empty for `cgroup=/`,
     /// the root itself).
@@ -387,6 +389,7 @@ impl JobSpec {
             rate_iops: [None; 3],
             rate_min: [None; 3],
             rate_iops_min: [None; 3],
+            rate_poisson: false,
             cgroup: None,
             cgroup_weight: None,
             ioprio: IoPrio::none(),

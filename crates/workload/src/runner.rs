@@ -49,6 +49,10 @@ pub struct JobRunner {
     rate_iops: [Option<u64>; 3],
     bytes_issued_dir: [u64; 3],
     ios_issued_dir: [u64; 3],
+    /// `rate_process=poisson`: mean I/Os per second of each rate-limited direction, and when
+    /// its next I/O is due.
+    poisson_iops: [Option<f64>; 3],
+    poisson_due: [Time; 3],
     thinktime_ns: Time,
     thinktime_blocks: u32,
     thinktime_on_issue: bool,
@@ -86,6 +90,17 @@ impl JobRunner {
             .runtime_ns
             .filter(|&runtime| runtime > 0)
             .map(|runtime| start + spec.ramp_time_ns + runtime);
+        // fio turns a byte rate into I/Os of the direction's smallest block (`usec_for_io()`).
+        let poisson_iops = [0, 1, 2].map(|ddir| {
+            if !spec.rate_poisson {
+                return None;
+            }
+            match (spec.rate_iops[ddir], spec.rate[ddir]) {
+                (Some(iops), _) if iops > 0 => Some(iops as f64),
+                (_, Some(bytes)) if bytes > 0 => Some(bytes as f64 / spec.bs[ddir].min() as f64),
+                _ => None,
+            }
+        });
         let fsync_kind = if spec.fsync > 0 {
             IoKind::Fsync
         } else {
@@ -110,6 +125,8 @@ impl JobRunner {
             rate_iops: spec.rate_iops,
             bytes_issued_dir: [0; 3],
             ios_issued_dir: [0; 3],
+            poisson_iops,
+            poisson_due: [start; 3],
             thinktime_ns: spec.thinktime_ns,
             thinktime_blocks: spec.thinktime_blocks.max(1),
             thinktime_on_issue: spec.thinktime_on_issue,
@@ -159,6 +176,9 @@ impl JobRunner {
         let Some(ddir) = kind.ddir() else {
             return 0;
         };
+        if self.poisson_iops[ddir].is_some() {
+            return self.poisson_due[ddir];
+        }
         let mut at = 0;
         if let Some(rate) = self.rate_bytes[ddir].filter(|&r| r > 0) {
             let due = u128::from(self.bytes_issued_dir[ddir]) * 1_000_000_000 / u128::from(rate);
@@ -179,6 +199,11 @@ impl JobRunner {
                 self.ios_issued += 1;
                 self.bytes_issued_dir[ddir] += unit.len;
                 self.ios_issued_dir[ddir] += 1;
+                if let Some(iops) = self.poisson_iops[ddir] {
+                    // Exponential gaps of mean 1/iops: fio's `-log(U) / iops`.
+                    let gap = -(1.0 - self.rng.unit()).ln() / iops;
+                    self.poisson_due[ddir] += (gap * 1e9) as Time;
+                }
                 if ddir == DDIR_WRITE {
                     self.wrote_anything = true;
                     self.writes_since_sync += 1;
@@ -493,6 +518,34 @@ mod tests {
         let write = bytes(IoKind::Write) / seconds / f64::from(1 << 20);
         assert!((0.95..=1.05).contains(&read), "read {read} MiB/s");
         assert!((1.9..=2.1).contains(&write), "write {write} MiB/s");
+    }
+
+    /// `rate_process=poisson`: the mean rate holds and the gaps vary as an exponential's do
+    /// (standard deviation close to the mean), where the linear process spaces them evenly.
+    #[test]
+    fn poisson_rate_keeps_the_mean_with_exponential_gaps() {
+        let mut spec = spec();
+        spec.size = Some(crate::job::SizeOrPercent::Bytes(64 << 20));
+        spec.rate_iops = [Some(1000), None, None];
+        spec.rate_poisson = true;
+        let mut runner = JobRunner::new(&spec, region_of(64 << 20), 0, Rng::new(5));
+        let mut now = 0;
+        let mut issued = Vec::new();
+        while issued.len() < 4000 {
+            match runner.next(now) {
+                Step::Submit(unit) => {
+                    issued.push(now);
+                    runner.complete(now, &unit);
+                }
+                Step::SleepUntil(at) => now = at,
+                other => panic!("{other:?}"),
+            }
+        }
+        let gaps: Vec<f64> = issued.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let sd = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64).sqrt();
+        assert!((0.95e6..1.05e6).contains(&mean), "mean gap {mean} ns");
+        assert!((0.9..1.1).contains(&(sd / mean)), "sd/mean {}", sd / mean);
     }
 
     #[test]

@@ -886,6 +886,15 @@ mod tests {
         assert!(message.ends_with("…'"), "{message}");
     }
 
+    /// fio 3.33 takes `threads` for `thread` and `rate_process=poisson` (its examples use
+    /// both).
+    #[test]
+    fn threads_and_poisson_rates_are_fios() {
+        assert!(!job("threads=0").thread && job("threads=1").thread);
+        assert!(job("rate_iops=100\nrate_process=poisson").rate_poisson);
+        assert!(!job("rate_iops=100\nrate_process=linear").rate_poisson);
+    }
+
     /// The log options may be written bare (fio names the log after the job).
     #[test]
     fn log_options_may_be_bare() {

@@ -647,6 +647,11 @@ fn apply_rate_iops(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+fn apply_rate_process(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.rate_poisson = a.keyword().0 == "poisson";
+    Ok(())
+}
+
 fn apply_rate_min(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     nonzero(a.dir_bytes(0)?, &mut d.spec.rate_min);
     Ok(())
@@ -1055,7 +1060,8 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     opt("direct", &[], Bool, apply_direct),
     opt("buffered", &[], Bool, apply_buffered),
     opt("numjobs", &[], Int, apply_numjobs),
-    opt("thread", &[], Set, apply_thread),
+    // fio 3.33 also takes `threads` (its own examples use it).
+    opt("thread", &["threads"], Set, apply_thread),
     // Files and regions.
     opt("size", &[], Text, apply_size),
     opt("io_size", &["io_limit"], Text, apply_io_size),
@@ -1097,6 +1103,12 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ),
     opt("rate", &[], Text, apply_rate),
     opt("rate_iops", &[], Text, apply_rate_iops),
+    opt(
+        "rate_process",
+        &[],
+        Enum(&["linear", "poisson"]),
+        apply_rate_process,
+    ),
     opt("rate_min", &["ratemin"], Text, apply_rate_min),
     opt("rate_iops_min", &[], Text, apply_rate_iops_min),
     // Priorities and cgroups.
@@ -1257,7 +1269,6 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ignored("verify_offset", &[], Int),
     ignored("verify_state_save", &[], Bool),
     ignored("experimental_verify", &[], Bool),
-    ignored("rate_process", &[], Enum(&["linear", "poisson"])),
     ignored("rate_cycle", &[], Int),
     ignored("rate_ignore_thinktime", &[], Bool),
     ignored("latency_target", &[], MICROS),
