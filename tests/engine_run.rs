@@ -133,6 +133,23 @@ fn a_corrupted_block_fails_the_run_naming_its_offset() {
     );
 }
 
+/// A write job with `verify=` and fio's default `do_verify=1` reads back every block once its
+/// writes are done (the random map writes each block once), and every read checks out.
+#[test]
+fn a_write_job_reads_back_and_checks_every_block() {
+    let scratch = Scratch::new("readback");
+    let target = scratch.path("target.img");
+    let job = scratch.file(
+        "rw.fio",
+        "[v]\nrw=randwrite\nbs=4k\nsize=1m\ndirect=1\nioengine=io_uring\niodepth=8\n\
+         verify=crc32c\n",
+    );
+    let out = iosched(&["run", &job, "--device", &target, "--output-format", "json"]);
+    let json = json_of(&out);
+    let ios = |dir: &str| json["jobs"][0][dir]["total_ios"].as_u64().unwrap();
+    assert_eq!((ios("read"), ios("write")), (256, 256));
+}
+
 #[test]
 fn sigint_stops_submission_and_prints_partial_results() {
     let scratch = Scratch::new("sigint");
