@@ -194,18 +194,6 @@ impl Lifecycle {
         self.clones.iter().map(|clone| clone.job).collect()
     }
 
-    pub fn len(&self) -> usize {
-        self.clones.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.clones.is_empty()
-    }
-
-    pub fn is_finished(&self, clone: usize) -> bool {
-        self.clones[clone].finished
-    }
-
     pub fn all_finished(&self) -> bool {
         self.clones.iter().all(|clone| clone.finished)
     }

@@ -28,10 +28,6 @@ impl RandomMap {
         }
     }
 
-    pub fn blocks(&self) -> u64 {
-        self.blocks
-    }
-
     pub fn is_full(&self) -> bool {
         self.used == self.blocks
     }
