@@ -450,3 +450,13 @@ pub struct JobSet {
     /// 2 µs, `bs=4k-16k` is not a range), each as `path:line: message`.
     pub warnings: Vec<String>,
 }
+
+#[cfg(test)]
+impl JobSpec {
+    /// A job of `bytes` bytes and fio's defaults otherwise, for tests.
+    pub(crate) fn sized(name: &str, bytes: u64) -> JobSpec {
+        let mut spec = JobSpec::new(name);
+        spec.size = Some(SizeOrPercent::Bytes(bytes));
+        spec
+    }
+}

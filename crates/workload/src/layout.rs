@@ -239,9 +239,7 @@ mod tests {
     use super::*;
 
     fn job(name: &str, size: u64) -> JobSpec {
-        let mut spec = JobSpec::new(name);
-        spec.size = Some(SizeOrPercent::Bytes(size));
-        spec
+        JobSpec::sized(name, size)
     }
 
     #[test]

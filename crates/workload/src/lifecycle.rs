@@ -293,13 +293,10 @@ impl Lifecycle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::SizeOrPercent;
     use crate::layout::lay_out;
 
     fn job(name: &str) -> JobSpec {
-        let mut spec = JobSpec::new(name);
-        spec.size = Some(SizeOrPercent::Bytes(1 << 20));
-        spec
+        JobSpec::sized(name, 1 << 20)
     }
 
     fn lifecycle(jobs: &[JobSpec]) -> (Lifecycle, Layout) {
