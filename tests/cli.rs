@@ -399,3 +399,20 @@ fn exit_what_stonewall_stops_other_groups() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("job 'fast'"), "{stderr}");
 }
+
+/// `ss=` ends a time-based job once its rate is steady: after the ramp and one second, a
+/// window of `ss_dur` one-second samples within the limit (here at 4 s of a 60 s job).
+#[test]
+fn steady_state_ends_a_job_early() {
+    let text = "[j]\nrw=randread\nbs=4k\nsize=64m\ndirect=1\nioengine=libaio\niodepth=4\n\
+                time_based\nruntime=60\nss=iops:10%\nss_dur=3\nss_ramp=1\n";
+    let job = temp_job("ss.fio", text);
+    let doc = json_of(&iosched(&[
+        "run",
+        job.to_str().unwrap(),
+        "--output-format",
+        "json",
+    ]));
+    let runtime_ms = doc["jobs"][0]["job_runtime"].as_u64().unwrap();
+    assert!((3990..=4010).contains(&runtime_ms), "{runtime_ms} ms");
+}

@@ -991,10 +991,14 @@ impl<'a> Engine<'a> {
             if let (Some(pass), false) = (pass, failed) {
                 pass.wrote(&unit);
             }
-            if let Some(runner) = self.life.runner_mut(index) {
-                runner.complete(now, &unit);
-                if failed {
-                    // fio stops a job at its first error (continue_on_error=none).
+            // A steady-state criterion met stops the clones it watches; they drain and finish.
+            for other in self.life.complete(self.jobs, index, now, &unit) {
+                self.abandon_verify(other);
+                self.woken.push(other);
+            }
+            if failed {
+                // fio stops a job at its first error (continue_on_error=none).
+                if let Some(runner) = self.life.runner_mut(index) {
                     runner.stop();
                 }
             }

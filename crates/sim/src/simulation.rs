@@ -740,8 +740,12 @@ impl<'a> Simulation<'a> {
             }
             pass.wrote(unit);
         }
-        if let Some(runner) = self.life.runner_mut(process) {
-            runner.complete(self.now, unit);
+        // A steady-state criterion met stops the clones it watches; they drain and finish.
+        for other in self.life.complete(self.jobs, process, self.now, unit) {
+            if let Some(pass) = self.processes[other].verify_pass.as_mut() {
+                pass.abandon();
+            }
+            self.events.push(self.now, Event::Wake(other));
         }
     }
 

@@ -291,6 +291,8 @@ pub struct JobSpec {
     pub rate_iops_min: [Option<u64>; 3],
     /// `rate_process=poisson`: rate-limited I/O arrives as a Poisson process at the rate.
     pub rate_poisson: bool,
+    /// `ss=`, `ss_dur=`, `ss_ramp=`: end the job at steady state (off while `ss_dur` is 0).
+    pub steady_state: crate::steady_state::SteadyStateSpec,
 
     /// Cgroup path relative to the root, without leading `/` (`a/b`; empty for `cgroup=/`,
     /// the root itself).
@@ -390,6 +392,7 @@ impl JobSpec {
             rate_min: [None; 3],
             rate_iops_min: [None; 3],
             rate_poisson: false,
+            steady_state: crate::steady_state::SteadyStateSpec::fio_default(),
             cgroup: None,
             cgroup_weight: None,
             ioprio: IoPrio::none(),

@@ -23,6 +23,7 @@ pub mod processes;
 pub mod random_map;
 pub mod rng;
 pub mod runner;
+pub mod steady_state;
 pub mod verify_pass;
 
 pub use job::*;

@@ -5,11 +5,13 @@
 
 use iosched_core::Time;
 
+use crate::generator::IoUnit;
 use crate::job::{ExitWhat, JobSpec};
 use crate::layout::Layout;
 use crate::processes::{prerequisites, WaitForError};
 use crate::rng::Rng;
 use crate::runner::JobRunner;
+use crate::steady_state::SteadyState;
 
 /// One clone from its job's start to its end.
 #[derive(Debug)]
@@ -34,6 +36,14 @@ pub struct Finished {
     pub never_started: Vec<usize>,
 }
 
+/// Whose rate a steady-state criterion watches: a reporting group's (`group_reporting`) or
+/// one clone's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Watched {
+    Group(u32),
+    Clone(usize),
+}
+
 /// Every clone's state and the order jobs run in.
 #[derive(Debug)]
 pub struct Lifecycle {
@@ -46,6 +56,8 @@ pub struct Lifecycle {
     /// Jobs released to start (their start may still lie ahead, after `startdelay`).
     job_released: Vec<bool>,
     last_finish: Time,
+    /// Steady-state trackers (`ss_dur=`), created as their jobs start.
+    steady: std::collections::BTreeMap<Watched, SteadyState>,
 }
 
 impl Lifecycle {
@@ -75,6 +87,7 @@ impl Lifecycle {
             prerequisites: prerequisites(jobs)?,
             job_released: vec![false; jobs.len()],
             last_finish: 0,
+            steady: std::collections::BTreeMap::new(),
         })
     }
 
@@ -126,6 +139,11 @@ impl Lifecycle {
                 continue;
             }
             started.push(index);
+            if spec.steady_state.window_s > 0 {
+                self.steady
+                    .entry(Self::watched(spec, index))
+                    .or_insert_with(|| SteadyState::new(spec.steady_state, now));
+            }
             let regions = layout.clones[index].regions.clone();
             let rng = Rng::for_stream(self.seed, index as u64);
             let clone = &mut self.clones[index];
@@ -137,9 +155,58 @@ impl Lifecycle {
         started
     }
 
-    /// The clone's runner once its job started (to hand it a completion).
+    fn watched(spec: &JobSpec, clone: usize) -> Watched {
+        if spec.group_reporting {
+            Watched::Group(spec.group_id)
+        } else {
+            Watched::Clone(clone)
+        }
+    }
+
+    /// The clone's runner once its job started (to stop it).
     pub fn runner_mut(&mut self, clone: usize) -> Option<&mut JobRunner> {
         self.clones[clone].runner.as_mut()
+    }
+
+    /// One of the clone's I/Os completed at `now`: its runner learns of it, and a
+    /// steady-state criterion (`ss=`) counts it. Returns the running clones told to stop
+    /// because their rate reached steady state (the caller wakes them to drain and finish).
+    pub fn complete(
+        &mut self,
+        jobs: &[JobSpec],
+        clone: usize,
+        now: Time,
+        unit: &IoUnit,
+    ) -> Vec<usize> {
+        let Some(runner) = self.clones[clone].runner.as_mut() else {
+            return Vec::new();
+        };
+        runner.complete(now, unit);
+        let spec = &jobs[self.clones[clone].job];
+        let watched = Self::watched(spec, clone);
+        let Some(tracker) = self.steady.get_mut(&watched) else {
+            return Vec::new();
+        };
+        if unit.kind.ddir().is_none() || !tracker.completed(now, unit.len) {
+            return Vec::new();
+        }
+        let mut stopped = Vec::new();
+        for (index, other) in self.clones.iter_mut().enumerate() {
+            let in_scope = match watched {
+                Watched::Group(group) => {
+                    jobs[other.job].group_reporting && jobs[other.job].group_id == group
+                }
+                Watched::Clone(only) => index == only,
+            };
+            if other.finished || !in_scope {
+                continue;
+            }
+            if let Some(runner) = other.runner.as_mut() {
+                runner.stop();
+                stopped.push(index);
+            }
+        }
+        stopped
     }
 
     /// The runner of a clone that started and has not finished: the one a driver may step.
@@ -431,6 +498,47 @@ mod tests {
             assert_eq!(!released.is_empty(), later_starts, "{exit_what:?}");
             assert!(later_starts || life.all_finished());
         }
+    }
+
+    /// With `group_reporting`, steady state is the group's: the group's rate is sampled and
+    /// every running clone of the group stops when it settles; another job runs on.
+    #[test]
+    fn steady_state_stops_the_whole_reporting_group() {
+        let mut steady = job("steady");
+        steady.numjobs = 2;
+        steady.group_reporting = true;
+        steady.time_based = true;
+        steady.runtime_ns = Some(60_000_000_000);
+        steady.steady_state.parse_criterion("iops:10%").unwrap();
+        steady.steady_state.window_s = 2;
+        let other = job("other");
+        let jobs = [steady, other];
+        let (mut life, layout) = lifecycle(&jobs);
+        for job in [0, 1] {
+            life.start_job(&jobs, &layout, job, 0);
+        }
+        let read = IoUnit {
+            kind: crate::generator::IoKind::Read,
+            file: 0,
+            offset: 0,
+            len: 4096,
+        };
+        let mut stopped = Vec::new();
+        'feed: for ms in 0..5_000u64 {
+            for clone in [0, 1] {
+                let now = ms * 1_000_000;
+                // Each completion needs an I/O in flight.
+                let runner = life.runner_mut(clone).unwrap();
+                assert!(matches!(runner.next(now), crate::runner::Step::Submit(_)));
+                stopped = life.complete(&jobs, clone, now, &read);
+                if !stopped.is_empty() {
+                    break 'feed;
+                }
+            }
+        }
+        // Samples at 1 s and 2 s fill the window; the first completion at 2 s sees it.
+        assert_eq!(stopped, [0, 1]);
+        assert_eq!(life.running().count(), 3, "stopped clones still drain");
     }
 
     #[test]

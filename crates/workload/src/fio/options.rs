@@ -647,6 +647,22 @@ fn apply_rate_iops(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+fn apply_ss(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.steady_state.parse_criterion(a.text())
+}
+
+fn apply_ss_dur(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    // fio keeps whole seconds of samples.
+    let seconds = a.time_ns(TimeUnit::Seconds)? / 1_000_000_000;
+    d.spec.steady_state.window_s = u32::try_from(seconds).map_err(|_| "too long".to_string())?;
+    Ok(())
+}
+
+fn apply_ss_ramp(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.steady_state.ramp_ns = a.time_ns(TimeUnit::Seconds)?;
+    Ok(())
+}
+
 fn apply_rate_process(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     d.spec.rate_poisson = a.keyword().0 == "poisson";
     Ok(())
@@ -1188,11 +1204,14 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ignored("write_hist_log", &[], MaybeText),
     ignored("log_avg_msec", &[], Int),
     ignored("log_prio", &[], Bool),
-    // Steady-state detection only ends a job early; ignored, the job runs its full time.
-    ignored("ss", &["steadystate"], Text),
-    ignored("ss_dur", &["steadystate_duration"], SECONDS),
-    ignored("ss_ramp", &["steadystate_ramp_time"], SECONDS),
-    ignored("ss_interval", &[], SECONDS),
+    opt("ss", &["steadystate"], Text, apply_ss),
+    opt("ss_dur", &["steadystate_duration"], SECONDS, apply_ss_dur),
+    opt(
+        "ss_ramp",
+        &["steadystate_ramp_time"],
+        SECONDS,
+        apply_ss_ramp,
+    ),
     ignored("log_hist_msec", &[], Int),
     ignored("log_max_value", &[], Bool),
     ignored("log_offset", &[], Bool),
