@@ -2,8 +2,8 @@
 //! and file-selection rules for one job clone.
 
 use crate::job::{
-    BlockSizes, FileService, JobSpec, RandomDistribution, RwMode, RwSequencer, DDIR_READ,
-    DDIR_TRIM, DDIR_WRITE,
+    BlockSizes, FileService, JobSpec, RandomDistribution, RwMode, RwSequencer, StridedZones,
+    DDIR_READ, DDIR_TRIM, DDIR_WRITE,
 };
 use crate::random_map::RandomMap;
 use crate::rng::Rng;
@@ -86,6 +86,13 @@ pub struct IoGenerator {
     /// fio's random map per file, in blocks of the smallest block size, when it keeps one.
     maps: Vec<Option<RandomMap>>,
     map_unit: u64,
+    keeps_map: bool,
+    /// `zonemode=strided`: where each file's current zone starts (relative to its region),
+    /// bytes done in the zone, and bytes skipped between zones so far.
+    zones: Option<StridedZones>,
+    zone_start: Vec<u64>,
+    zone_bytes: u64,
+    skipped_bytes: u64,
 }
 
 impl IoGenerator {
@@ -116,10 +123,13 @@ impl IoGenerator {
         let maps = regions
             .iter()
             .map(|region| {
-                let blocks = region.len / map_unit;
+                // With zones the map covers one zone; it is renewed at each.
+                let span = spec.zones.map_or(region.len, |z| z.range.min(region.len));
+                let blocks = span / map_unit;
                 (keeps_map && blocks > 0).then(|| RandomMap::new(blocks))
             })
             .collect();
+        let zone_start = vec![0; regions.len()];
         let seq_pos = regions
             .iter()
             .map(|region| {
@@ -153,6 +163,11 @@ impl IoGenerator {
                 .then(|| crate::dbench::DbenchClient::new(regions_for_dbench)),
             maps,
             map_unit,
+            keeps_map,
+            zones: spec.zones,
+            zone_start,
+            zone_bytes: 0,
+            skipped_bytes: 0,
         }
     }
 
@@ -312,10 +327,57 @@ impl IoGenerator {
         region.start + pos
     }
 
+    /// Bytes `zonemode=strided` skipped between zones: they count toward the job's size.
+    pub fn skipped_bytes(&self) -> u64 {
+        self.skipped_bytes
+    }
+
+    /// The part of `file`'s region the next I/O may use: its current zone under
+    /// `zonemode=strided`, else all of it.
+    fn span(&self, file: usize) -> FileRegion {
+        let region = self.regions[file];
+        match self.zones {
+            Some(zones) => {
+                let start = self.zone_start[file];
+                FileRegion {
+                    start: region.start + start,
+                    len: zones.range.min(region.len - start),
+                }
+            }
+            None => region,
+        }
+    }
+
+    /// fio's `__fill_io_u_zone()`: after `zonesize` bytes move to the next zone (`zonerange`
+    /// plus `zoneskip` on, wrapping at the end); a sequential position past the zone's end
+    /// returns to its start; the random map starts over every `zonerange` bytes.
+    fn enter_zone(&mut self, file: usize) {
+        let Some(zones) = self.zones else {
+            return;
+        };
+        let region_len = self.regions[file].len;
+        if self.zone_bytes >= zones.size {
+            self.zone_bytes = 0;
+            self.zone_start[file] += zones.range + zones.skip;
+            if self.zone_start[file] >= region_len {
+                self.zone_start[file] = 0;
+            }
+            self.seq_pos[file] = self.zone_start[file];
+            self.skipped_bytes += zones.skip;
+        }
+        if self.seq_pos[file] >= self.zone_start[file] + zones.range {
+            self.seq_pos[file] = self.zone_start[file];
+        }
+        if self.zone_bytes.is_multiple_of(zones.range) && self.keeps_map {
+            let blocks = self.span(file).len / self.map_unit;
+            self.maps[file] = (blocks > 0).then(|| RandomMap::new(blocks));
+        }
+    }
+
     /// A random offset in `file` and the length to use there: the random map may cut an I/O
     /// short at a block already used.
     fn random(&mut self, file: usize, ddir: usize, len: u64, rng: &mut Rng) -> (u64, u64) {
-        let region = self.regions[file];
+        let region = self.span(file);
         if self.run_left > 0 {
             self.run_left -= 1;
             let offset = match self.sequencer {
@@ -370,6 +432,7 @@ impl IoGenerator {
         let ddir = kind.ddir().expect("data I/O");
         let len = self.block_size(ddir, rng);
         let file = self.next_file(rng);
+        self.enter_zone(file);
         let random = self.rw.is_random()
             && (self.percentage_random[ddir] >= 100
                 || (rng.below(100) as u32) < self.percentage_random[ddir]);
@@ -378,6 +441,9 @@ impl IoGenerator {
         } else {
             (self.sequential(file, len), len)
         };
+        if self.zones.is_some() {
+            self.zone_bytes += len;
+        }
         let unit = IoUnit {
             kind,
             file,
@@ -586,6 +652,35 @@ mod tests {
             total += unit.len;
         }
         assert!(used.iter().all(|&u| u));
+    }
+
+    /// `zonemode=strided`: 256 KiB read in each zone, then 1 MiB skipped; random offsets stay
+    /// inside the zone, and each zone's blocks are used once before the next zone.
+    #[test]
+    fn strided_zones_keep_to_a_zone_then_skip() {
+        let zones = StridedZones {
+            size: 256 << 10,
+            range: 256 << 10,
+            skip: 1 << 20,
+        };
+        for rw in [RwMode::Read, RwMode::RandRead] {
+            let mut spec = job(rw);
+            spec.zones = Some(zones);
+            let mut generator = IoGenerator::new(&spec, region(8 << 20));
+            let mut rng = Rng::new(6);
+            let mut offsets = Vec::new();
+            for _ in 0..3 * 64 {
+                let unit = generator.next(&mut rng);
+                offsets.push(unit.offset);
+            }
+            for (zone, chunk) in offsets.chunks(64).enumerate() {
+                let start = zone as u64 * (1280 << 10);
+                let mut blocks: Vec<u64> = chunk.iter().map(|o| (o - start) / 4096).collect();
+                blocks.sort_unstable();
+                assert_eq!(blocks, (0..64).collect::<Vec<_>>(), "{rw:?} zone {zone}");
+            }
+            assert_eq!(generator.skipped_bytes(), 2 << 20, "two skips so far");
+        }
     }
 
     #[test]

@@ -169,6 +169,19 @@ pub enum RandomDistribution {
     Zoned(Vec<(u32, u32)>),
 }
 
+/// `zonemode=strided`: I/O keeps to one zone of a file until `size` bytes are done, then
+/// moves `range + skip` bytes on (wrapping at the end of the file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StridedZones {
+    /// `zonesize`: bytes to transfer in a zone.
+    pub size: u64,
+    /// `zonerange`: the zone's extent (random offsets stay inside it); `zonesize` if unset.
+    pub range: u64,
+    /// `zoneskip`: bytes skipped after each zone (they count toward the job's size, as
+    /// fio's `io_skip_bytes` do).
+    pub skip: u64,
+}
+
 /// `exit_what=`: whom a finishing `exitall` job stops.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ExitWhat {
@@ -291,6 +304,8 @@ pub struct JobSpec {
     pub rate_iops_min: [Option<u64>; 3],
     /// `rate_process=poisson`: rate-limited I/O arrives as a Poisson process at the rate.
     pub rate_poisson: bool,
+    /// `zonemode=strided` with its zone sizes.
+    pub zones: Option<StridedZones>,
     /// `ss=`, `ss_dur=`, `ss_ramp=`: end the job at steady state (off while `ss_dur` is 0).
     pub steady_state: crate::steady_state::SteadyStateSpec,
 
@@ -393,6 +408,7 @@ impl JobSpec {
             rate_iops_min: [None; 3],
             rate_poisson: false,
             steady_state: crate::steady_state::SteadyStateSpec::fio_default(),
+            zones: None,
             cgroup: None,
             cgroup_weight: None,
             ioprio: IoPrio::none(),

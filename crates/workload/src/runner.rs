@@ -165,9 +165,10 @@ impl JobRunner {
 
     fn limits_reached(&self, now: Time) -> bool {
         self.runtime_end.is_some_and(|end| now >= end)
-            || self
-                .bytes_limit
-                .is_some_and(|limit| self.bytes_issued >= limit)
+            || self.bytes_limit.is_some_and(|limit| {
+                // Bytes skipped between strided zones count, as fio's `io_skip_bytes`.
+                self.bytes_issued + self.generator.skipped_bytes() >= limit
+            })
             || self.ios_limit.is_some_and(|limit| self.ios_issued >= limit)
     }
 

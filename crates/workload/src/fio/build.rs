@@ -17,7 +17,7 @@ use super::expand::expand_line;
 use super::lines::{Line, LineKind};
 use super::options::{self, check_kind, resolve_ioprio, Arg, OptDef};
 use super::ParseContext;
-use crate::job::{BlockSizes, JobSet, JobSpec, Origin, Workload};
+use crate::job::{BlockSizes, JobSet, JobSpec, Origin, StridedZones, Workload};
 
 /// A job under construction: the spec plus what can only be resolved once all of a job's
 /// options are known.
@@ -39,6 +39,12 @@ pub(crate) struct Draft {
     pub bsrange: [Option<(u64, u64)>; 3],
     /// `bssplit=` per direction, resolved to percentages summing to 100.
     pub bssplit: [Option<Vec<(u64, u32)>>; 3],
+    /// `zonemode=`: `Some(true)` strided, `Some(false)` none, unset: strided when a
+    /// zonesize is given (fio's rule).
+    pub zonemode_strided: Option<bool>,
+    pub zonesize: u64,
+    pub zonerange: u64,
+    pub zoneskip: u64,
 }
 
 impl Draft {
@@ -54,6 +60,10 @@ impl Draft {
             bs: [4096; 3],
             bsrange: [None; 3],
             bssplit: [None, None, None],
+            zonemode_strided: None,
+            zonesize: 0,
+            zonerange: 0,
+            zoneskip: 0,
         }
     }
 
@@ -74,6 +84,10 @@ impl Draft {
             bs,
             bsrange,
             bssplit,
+            zonemode_strided,
+            zonesize,
+            zonerange,
+            zoneskip,
             ..
         } = self;
         spec.name = name.unwrap_or_else(|| section.to_string());
@@ -118,6 +132,21 @@ impl Draft {
         spec.iodepth_low = match iodepth_low {
             Some(low) if low != 0 && low <= spec.iodepth => low,
             _ => spec.iodepth,
+        };
+
+        spec.zones = match zonemode_strided.unwrap_or(zonesize > 0) {
+            false => None,
+            true if zonesize == 0 => {
+                return Err((
+                    "zonemode".into(),
+                    "zonemode=strided needs a zonesize".into(),
+                ))
+            }
+            true => Some(StridedZones {
+                size: zonesize,
+                range: if zonerange == 0 { zonesize } else { zonerange },
+                skip: zoneskip,
+            }),
         };
 
         spec.ioprio = resolve_ioprio(prio, prioclass);

@@ -895,6 +895,24 @@ mod tests {
         assert!(!job("rate_iops=100\nrate_process=linear").rate_poisson);
     }
 
+    /// Strided zones as fio reads them: a zonesize alone means strided, zonerange defaults
+    /// to the zonesize, `zonemode=none` turns them off, zoned block devices are refused.
+    #[test]
+    fn strided_zone_options() {
+        let zones = job("zonesize=256m\nzoneskip=2g").zones.unwrap();
+        assert_eq!(
+            (zones.size, zones.range, zones.skip),
+            (256 << 20, 256 << 20, 2 << 30)
+        );
+        let ranged = job("zonemode=strided\nzonesize=1m\nzonerange=4m")
+            .zones
+            .unwrap();
+        assert_eq!(ranged.range, 4 << 20);
+        assert!(job("zonemode=none\nzonesize=1m").zones.is_none());
+        assert!(err("[j]\nzonemode=strided\n").contains("needs a zonesize"));
+        assert!(err("[j]\nzonemode=zbd\n").starts_with("t.fio:2: bad value 'zbd'"));
+    }
+
     /// The log options may be written bare (fio names the log after the job).
     #[test]
     fn log_options_may_be_bare() {

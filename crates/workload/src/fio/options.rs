@@ -647,6 +647,31 @@ fn apply_rate_iops(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+fn apply_zonemode(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.zonemode_strided = match a.keyword().0 {
+        "none" => Some(false),
+        "strided" => Some(true),
+        "zbd" => return Err("zoned block devices (zbd) are not modelled".to_string()),
+        other => return Err(format!("unknown zonemode '{other}'")),
+    };
+    Ok(())
+}
+
+fn apply_zonesize(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.zonesize = a.bytes()?;
+    Ok(())
+}
+
+fn apply_zonerange(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.zonerange = a.bytes()?;
+    Ok(())
+}
+
+fn apply_zoneskip(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.zoneskip = a.bytes()?;
+    Ok(())
+}
+
 fn apply_ss(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     d.spec.steady_state.parse_criterion(a.text())
 }
@@ -1204,6 +1229,15 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ignored("write_hist_log", &[], MaybeText),
     ignored("log_avg_msec", &[], Int),
     ignored("log_prio", &[], Bool),
+    opt(
+        "zonemode",
+        &[],
+        Enum(&["none", "strided", "zbd"]),
+        apply_zonemode,
+    ),
+    opt("zonesize", &[], Int, apply_zonesize),
+    opt("zonerange", &[], Int, apply_zonerange),
+    opt("zoneskip", &[], Int, apply_zoneskip),
     opt("ss", &["steadystate"], Text, apply_ss),
     opt("ss_dur", &["steadystate_duration"], SECONDS, apply_ss_dur),
     opt(
