@@ -416,3 +416,47 @@ fn steady_state_ends_a_job_early() {
     let runtime_ms = doc["jobs"][0]["job_runtime"].as_u64().unwrap();
     assert!((3990..=4010).contains(&runtime_ms), "{runtime_ms} ms");
 }
+
+/// fio's log files land in the working directory, named and laid out as fio 3.33 writes them:
+/// a line per I/O, or per `log_avg_msec` window with `bs` 0; a synchronous engine's slat
+/// log is empty.
+#[test]
+fn job_logs_are_written_as_fio_writes_them() {
+    let job = temp_job(
+        "logs.fio",
+        "[j]\nrw=randread\nbs=4k\nsize=1m\ndirect=1\nwrite_lat_log\nwrite_bw_log=b\n\
+         [k]\nrw=read\nbs=4k\nsize=8m\ndirect=1\nioengine=libaio\niodepth=4\n\
+         write_iops_log\nlog_avg_msec=5\n",
+    );
+    let dir = job.parent().unwrap().join("logs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(["run", job.to_str().unwrap(), "--device", "ssd-x25e"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let lines = |name: &str| -> Vec<String> {
+        std::fs::read_to_string(dir.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(lines("j_lat.1.log").len(), 256);
+    assert_eq!(lines("j_clat.1.log").len(), 256);
+    assert!(lines("j_slat.1.log").is_empty());
+    let bw = lines("b_bw.1.log");
+    let fields: Vec<&str> = bw[0].split(", ").collect();
+    assert_eq!(
+        (fields.len(), fields[2], fields[3], fields[4]),
+        (5, "0", "4096", "0")
+    );
+    let iops = lines("k_iops.2.log");
+    assert!(iops.len() > 1);
+    for (window, line) in iops.iter().enumerate() {
+        let fields: Vec<&str> = line.split(", ").collect();
+        assert_eq!(fields[0], ((window + 1) * 5).to_string(), "{line}");
+        assert_eq!((fields[2], fields[3]), ("0", "0"), "{line}");
+    }
+}

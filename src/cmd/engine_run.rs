@@ -103,6 +103,7 @@ pub fn run(args: RunArgs) -> CmdResult {
     .map_err(engine_failure)?;
     sinks.finish()?;
     let wall = wall_start.elapsed();
+    super::sinks::write_job_logs(&outcome.clones)?;
 
     let mut run = iosched_report::results::run_result(
         &outcome.clones,

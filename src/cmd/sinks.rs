@@ -1,5 +1,5 @@
-//! The trace and decision files a run writes (`--trace`, `--decisions`), shared by the
-//! simulator's and the engine's `run`. Opened before the run starts, so a bad path fails
+//! The trace and decision files a run writes (`--trace`, `--decisions`) and fio's job log
+//! files, shared by the simulator's and the engine's `run`. Opened before the run starts, so a bad path fails
 //! before any work.
 
 use std::fs::File;
@@ -79,4 +79,16 @@ impl Sinks {
         }
         Ok(())
     }
+}
+
+/// fio's log files (`write_bw_log`...) of every clone that asked for them, in the current
+/// directory as fio writes them, numbered from 1 in clone order.
+pub fn write_job_logs(clones: &[iosched_report::stats::JobStats]) -> Result<(), Failure> {
+    for (index, stats) in clones.iter().enumerate() {
+        if let Some(log) = &stats.log {
+            log.write(Path::new("."), index + 1, stats.start_ns)
+                .map_err(|e| Failure::run(anyhow::anyhow!("writing fio log files: {e}")))?;
+        }
+    }
+    Ok(())
 }

@@ -41,6 +41,7 @@ pub mod fio_json;
 pub mod fio_normal;
 pub mod fio_terse;
 pub mod histogram;
+pub mod io_log;
 pub mod mmtests;
 pub mod plot;
 pub mod results;

@@ -20,6 +20,7 @@
 //! clock: timestamps are fields the caller fills in, so output is byte-stable per seed.
 
 use crate::histogram::LatStat;
+use crate::io_log::{IoLog, LogRequest};
 use iosched_core::{NSEC_PER_MSEC, NSEC_PER_SEC};
 
 /// Direction index of reads in per-direction arrays (fio's `DDIR_READ`).
@@ -241,6 +242,8 @@ pub struct JobStats {
     pub latency_target_ns: u64,
     pub latency_percentile: f64,
     pub latency_window_ns: u64,
+    /// fio's log files for this clone (`write_bw_log`...), when asked for; not merged.
+    pub log: Option<IoLog>,
 }
 
 impl JobStats {
@@ -272,7 +275,16 @@ impl JobStats {
             latency_target_ns: 0,
             latency_percentile: 100.0,
             latency_window_ns: 0,
+            log: None,
         }
+    }
+
+    /// The same record, keeping fio's log files the job asked for (none if it asked none).
+    pub fn with_log(mut self, request: LogRequest) -> JobStats {
+        if !request.is_empty() {
+            self.log = Some(IoLog::new(request));
+        }
+        self
     }
 
     /// Records one completed I/O of `bytes` in direction `ddir` (0 read, 1 write, 2 trim).
@@ -298,6 +310,9 @@ impl JobStats {
         dir.lat.record(complete_ns - issue_ns);
         dir.add_completion(complete_ns, bytes);
         self.lat_buckets[latency_bucket(clat)] += 1;
+        if let Some(log) = self.log.as_mut() {
+            log.record(complete_ns, ddir, bytes, submit_ns - issue_ns, clat);
+        }
     }
 
     /// Records an I/O that completed short (counted in `short_ios`, in addition to `record_io`).

@@ -306,6 +306,12 @@ pub struct JobSpec {
     pub rate_poisson: bool,
     /// `zonemode=strided` with its zone sizes.
     pub zones: Option<StridedZones>,
+    /// fio's log files: `write_bw_log`, `write_iops_log`, `write_lat_log` prefixes (a bare
+    /// option takes the job's name) and `log_avg_msec` in ns.
+    pub log_bw: Option<String>,
+    pub log_iops: Option<String>,
+    pub log_lat: Option<String>,
+    pub log_avg_ns: Time,
     /// `ss=`, `ss_dur=`, `ss_ramp=`: end the job at steady state (off while `ss_dur` is 0).
     pub steady_state: crate::steady_state::SteadyStateSpec,
 
@@ -409,6 +415,10 @@ impl JobSpec {
             rate_poisson: false,
             steady_state: crate::steady_state::SteadyStateSpec::fio_default(),
             zones: None,
+            log_bw: None,
+            log_iops: None,
+            log_lat: None,
+            log_avg_ns: 0,
             cgroup: None,
             cgroup_weight: None,
             ioprio: IoPrio::none(),

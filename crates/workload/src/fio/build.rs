@@ -92,6 +92,15 @@ impl Draft {
         } = self;
         spec.name = name.unwrap_or_else(|| section.to_string());
         spec.origin = origin;
+        for prefix in [&mut spec.log_bw, &mut spec.log_iops, &mut spec.log_lat]
+            .into_iter()
+            .flatten()
+        {
+            if prefix.is_empty() {
+                // A bare log option: fio names the log after the job.
+                prefix.clone_from(&spec.name);
+            }
+        }
 
         // Choice: fio keeps bs, bsrange and bssplit in separate fields and bssplit wins at
         // I/O time; we rank bssplit over bsrange over bs per direction the same way.

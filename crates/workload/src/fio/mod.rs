@@ -402,14 +402,14 @@ mod tests {
     #[test]
     fn meaningless_options_are_listed_once_as_ignored() {
         let set = parse(
-            "[global]\nexec_prerun=echo hi\nwrite_lat_log=lat\n[a]\nzero_buffers\ngtod_reduce=1\n\
+            "[global]\nexec_prerun=echo hi\nwrite_hist_log=lat\n[a]\nzero_buffers\ngtod_reduce=1\n\
              [b]\nzero_buffers\ncpus_allowed=0-3\n",
         );
         assert_eq!(
             set.ignored_options,
             vec![
                 "exec_prerun",
-                "write_lat_log",
+                "write_hist_log",
                 "zero_buffers",
                 "gtod_reduce",
                 "cpus_allowed"
@@ -913,11 +913,16 @@ mod tests {
         assert!(err("[j]\nzonemode=zbd\n").starts_with("t.fio:2: bad value 'zbd'"));
     }
 
-    /// The log options may be written bare (fio names the log after the job).
+    /// The log options may be written bare: fio names the log after the job.
     #[test]
     fn log_options_may_be_bare() {
-        let set = parse("[j]\nsize=1m\nwrite_bw_log\nwrite_lat_log\n");
-        assert_eq!(set.ignored_options, ["write_bw_log", "write_lat_log"]);
+        let set = parse("[j]\nsize=1m\nwrite_bw_log\nwrite_lat_log=lat\nlog_avg_msec=100\n");
+        let job = &set.jobs[0];
+        assert_eq!(job.log_bw.as_deref(), Some("j"));
+        assert_eq!(job.log_lat.as_deref(), Some("lat"));
+        assert_eq!(job.log_iops, None);
+        assert_eq!(job.log_avg_ns, 100_000_000);
+        assert!(set.ignored_options.is_empty());
     }
 
     #[test]

@@ -647,6 +647,32 @@ fn apply_rate_iops(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+/// A log's file prefix: the value, or (bare) empty for "the job's name", resolved once the
+/// name is known.
+fn log_prefix(a: &mut Arg<'_>) -> Option<String> {
+    Some(a.text.map(str::trim).unwrap_or("").to_string())
+}
+
+fn apply_write_bw_log(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.log_bw = log_prefix(a);
+    Ok(())
+}
+
+fn apply_write_iops_log(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.log_iops = log_prefix(a);
+    Ok(())
+}
+
+fn apply_write_lat_log(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.log_lat = log_prefix(a);
+    Ok(())
+}
+
+fn apply_log_avg_msec(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.log_avg_ns = a.int_in(0, i64::from(u32::MAX))? as u64 * 1_000_000;
+    Ok(())
+}
+
 fn apply_zonemode(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     d.zonemode_strided = match a.keyword().0 {
         "none" => Some(false),
@@ -1223,11 +1249,11 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ignored("exec_prerun", &[], Text),
     ignored("exec_postrun", &[], Text),
     ignored("ioscheduler", &[], Text),
-    ignored("write_lat_log", &[], MaybeText),
-    ignored("write_bw_log", &[], MaybeText),
-    ignored("write_iops_log", &[], MaybeText),
+    opt("write_lat_log", &[], MaybeText, apply_write_lat_log),
+    opt("write_bw_log", &[], MaybeText, apply_write_bw_log),
+    opt("write_iops_log", &[], MaybeText, apply_write_iops_log),
     ignored("write_hist_log", &[], MaybeText),
-    ignored("log_avg_msec", &[], Int),
+    opt("log_avg_msec", &[], Int, apply_log_avg_msec),
     ignored("log_prio", &[], Bool),
     opt(
         "zonemode",
