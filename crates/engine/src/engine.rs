@@ -276,15 +276,19 @@ impl<'a> Engine<'a> {
         }
         let target = target::probe(path)?;
         let mut warnings = Vec::new();
-        if target.kind == TargetKind::BlockDevice {
-            if !config.force {
-                if let Some(reason) = safety::refusal(&target) {
-                    return Err(EngineError::Refused {
-                        path: path.to_string(),
-                        reason,
-                    });
-                }
+        // Reading harms nothing: only runs that write or trim are checked.
+        let writes = jobs
+            .iter()
+            .any(|spec| !matches!(spec.rw, RwMode::Read | RwMode::RandRead));
+        if writes && !config.force {
+            if let Some(reason) = safety::refusal(&target) {
+                return Err(EngineError::Refused {
+                    path: path.to_string(),
+                    reason,
+                });
             }
+        }
+        if target.kind == TargetKind::BlockDevice {
             if let Some(kernel) = target.kernel_scheduler.as_deref().filter(|s| *s != "none") {
                 warnings.push(format!(
                     "{path}: the kernel's own scheduler is '{kernel}', which reorders after ours; set it to none: echo none > /sys/block/{}/queue/scheduler",
@@ -308,15 +312,22 @@ impl<'a> Engine<'a> {
                 file.bytes = size;
             }
         }
-        let writes = jobs
-            .iter()
-            .any(|spec| !matches!(spec.rw, RwMode::Read | RwMode::RandRead));
-        // A missing or short file must be created or grown even for a reading job.
+        // A missing or short file must be created or grown even for a reading job, and laid
+        // out with data when any job reads (fio's "Laying out IO file").
         let grows = target.kind == TargetKind::RegularFile
             && target
                 .capacity_bytes
                 .is_none_or(|size| size < layout.end_bytes);
-        let file = target.open(layout.end_bytes, writes || grows)?;
+        let reads = jobs.iter().any(|spec| {
+            !matches!(spec.rw, RwMode::Write | RwMode::RandWrite) || spec.verify.is_some()
+        });
+        if grows && reads {
+            warnings.push(format!(
+                "{path}: laying out {} bytes with data for the reading jobs",
+                layout.end_bytes - target.capacity_bytes.unwrap_or(0)
+            ));
+        }
+        let file = target.open(layout.end_bytes, writes || grows, grows && reads)?;
 
         let queue_depth = config.queue_depth.unwrap_or(target.queue_depth).max(1);
         let info = DeviceInfo {

@@ -1,10 +1,11 @@
-//! Checks made before the first write to a block device, so that a typo in `--device` does
-//! not destroy a file system: the device (or any of its partitions) is mounted or used as
-//! swap, it has partitions, another driver holds it, or its first blocks carry a known
-//! file-system, swap, encryption or partition-table signature. `--force` skips them.
+//! Checks made before the first write to a target, so that a typo in `--device` does not
+//! destroy a file system: a block device (or any of its partitions) is mounted or used as
+//! swap, it has partitions, another driver holds it; a regular file backs a loop device; and
+//! on either, the first blocks carry a known file-system, swap, encryption or partition-table
+//! signature (a disk image). `--force` skips them; runs that only read are not checked.
 //!
-//! Regular files are the user's own scratch space and are not checked; on every target the
-//! engine also asserts that each request stays inside its job's region (see `engine.rs`).
+//! On every target the engine also asserts that each request stays inside its job's region
+//! (see `engine.rs`).
 
 use std::fs::{self, File};
 use std::io::Read;
@@ -196,9 +197,10 @@ impl BlockType for fs::Metadata {
 
 /// Why writing to `target` could destroy data, or `None` if nothing says so.
 /// Regular files always pass.
+/// Why writing to `target` could destroy data, if it could.
 pub fn refusal(target: &Target) -> Option<String> {
-    if target.kind != TargetKind::BlockDevice {
-        return None;
+    if target.kind == TargetKind::RegularFile {
+        return file_refusal(&target.path);
     }
     let devs = device_numbers(target);
     let mounts = fs::read_to_string("/proc/self/mounts").unwrap_or_default();
@@ -230,8 +232,42 @@ pub fn refusal(target: &Target) -> Option<String> {
             return Some(format!("it is held by {}", holders.join(", ")));
         }
     }
+    match head_signature(&target.path) {
+        Ok(found) => found,
+        Err(error) => Some(format!(
+            "cannot read its first blocks to look for a file system ({error})"
+        )),
+    }
+}
+
+/// A regular file: an attached loop device's backing file, or a disk image. A file that does
+/// not exist yet is the engine's to create.
+fn file_refusal(path: &str) -> Option<String> {
+    if !Path::new(path).exists() {
+        return None;
+    }
+    let canonical = fs::canonicalize(path).ok()?;
+    let loops: Vec<String> = fs::read_dir("/sys/block")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|entry| {
+            fs::read_to_string(entry.path().join("loop/backing_file"))
+                .is_ok_and(|backing| Path::new(backing.trim()) == canonical)
+        })
+        .map(|entry| format!("/dev/{}", entry.file_name().to_string_lossy()))
+        .collect();
+    if !loops.is_empty() {
+        return Some(format!("it backs {}", loops.join(", ")));
+    }
+    // A file we may not read we may not write either: opening it says so.
+    head_signature(path).ok().flatten()
+}
+
+/// A known signature in the first blocks of `path`.
+fn head_signature(path: &str) -> std::io::Result<Option<String>> {
     let mut head = vec![0u8; PROBE_BYTES];
-    let read = File::open(&target.path).and_then(|mut file| {
+    let read = File::open(path).and_then(|mut file| {
         let mut total = 0;
         while total < head.len() {
             let n = file.read(&mut head[total..])?;
@@ -242,12 +278,7 @@ pub fn refusal(target: &Target) -> Option<String> {
         }
         Ok(total)
     });
-    match read {
-        Ok(n) => signature(&head[..n]).map(|what| format!("it carries {what}")),
-        Err(error) => Some(format!(
-            "cannot read its first blocks to look for a file system ({error})"
-        )),
-    }
+    Ok(signature(&head[..read?]).map(|what| format!("it carries {what}")))
 }
 
 #[cfg(test)]

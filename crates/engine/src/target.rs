@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::EngineError;
 
-/// Queue depth for regular files and for devices whose `nr_requests` cannot be read.
+/// Queue depth where no `nr_requests` can be read (a file on tmpfs, an odd device).
 pub const DEFAULT_QUEUE_DEPTH: u32 = 32;
 
 /// What kind of path the run targets.
@@ -62,6 +62,29 @@ pub fn active_scheduler(line: &str) -> Option<String> {
     Some(line[start + 1..end].to_string())
 }
 
+/// The request-queue size (`nr_requests`) of the block device holding the file system
+/// that `path` lives on, as the queue a file's I/O ends up in; the default when there is
+/// none to read (tmpfs, overlay).
+fn holding_device_depth(path: &Path) -> u32 {
+    let Ok(metadata) = fs::metadata(path) else {
+        return DEFAULT_QUEUE_DEPTH;
+    };
+    let Ok(sys) = fs::canonicalize(format!("/sys/dev/block/{}", dev_name(metadata.dev()))) else {
+        return DEFAULT_QUEUE_DEPTH;
+    };
+    // A partition's queue is its disk's.
+    let queue = if sys.join("partition").exists() {
+        sys.parent().map(|disk| disk.join("queue"))
+    } else {
+        Some(sys.join("queue"))
+    };
+    queue
+        .and_then(|queue| read_trimmed(&queue.join("nr_requests")))
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(DEFAULT_QUEUE_DEPTH)
+}
+
 /// Looks at `path` without opening it for I/O.
 pub fn probe(path: &str) -> Result<Target, EngineError> {
     let metadata = match fs::metadata(path) {
@@ -96,7 +119,7 @@ pub fn probe(path: &str) -> Result<Target, EngineError> {
                 partition: None,
                 dev: None,
                 rotational: false,
-                queue_depth: DEFAULT_QUEUE_DEPTH,
+                queue_depth: holding_device_depth(parent),
                 kernel_scheduler: None,
             });
         }
@@ -113,7 +136,7 @@ pub fn probe(path: &str) -> Result<Target, EngineError> {
             partition: None,
             dev: None,
             rotational: false,
-            queue_depth: DEFAULT_QUEUE_DEPTH,
+            queue_depth: holding_device_depth(Path::new(path)),
             kernel_scheduler: None,
         });
     }
@@ -169,10 +192,17 @@ pub fn probe(path: &str) -> Result<Target, EngineError> {
 
 impl Target {
     /// Opens for direct I/O; `writable` adds write access. A missing or short regular file is
-    /// created or grown to `needed_bytes` (new space allocated, existing bytes untouched).
-    /// Block devices are opened `O_EXCL`, which the kernel refuses while anything has the
-    /// device mounted or claimed.
-    pub fn open(&self, needed_bytes: u64, writable: bool) -> Result<File, EngineError> {
+    /// created or grown to `needed_bytes`, existing bytes untouched: with `lay_out` the new
+    /// space is written with data, as fio lays out a file its jobs will read (reads of
+    /// merely allocated space return zeros without touching the disk); otherwise it is only
+    /// allocated. Block devices are opened `O_EXCL`, which the kernel refuses while anything
+    /// has the device mounted or claimed.
+    pub fn open(
+        &self,
+        needed_bytes: u64,
+        writable: bool,
+        lay_out: bool,
+    ) -> Result<File, EngineError> {
         let mut options = OpenOptions::new();
         options.read(true).write(writable);
         let mut flags = libc::O_DIRECT;
@@ -209,13 +239,37 @@ impl Target {
                         ),
                     });
                 }
-                allocate(&file, current, needed_bytes - current).map_err(|error| {
-                    EngineError::io(&self.path, "cannot allocate the file", error)
+                let grown = if lay_out {
+                    write_out(&self.path, current, needed_bytes)
+                } else {
+                    allocate(&file, current, needed_bytes - current)
+                };
+                grown.map_err(|error| {
+                    EngineError::io(&self.path, "cannot lay out the file", error)
                 })?;
             }
         }
         Ok(file)
     }
+}
+
+/// Writes bytes `from..to` of `path` with a fixed non-zero pattern (not zeros, which some
+/// devices store specially) through the page cache, then syncs them to the device.
+fn write_out(path: &str, from: u64, to: u64) -> std::io::Result<()> {
+    use std::io::{Seek, SeekFrom, Write};
+    const CHUNK: usize = 1 << 20;
+    let chunk: Vec<u8> = (0..CHUNK)
+        .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[3])
+        .collect();
+    let mut file = OpenOptions::new().write(true).open(path)?;
+    file.seek(SeekFrom::Start(from))?;
+    let mut at = from;
+    while at < to {
+        let n = (to - at).min(CHUNK as u64) as usize;
+        file.write_all(&chunk[..n])?;
+        at += n as u64;
+    }
+    file.sync_all()
 }
 
 /// Allocates `len` bytes from `offset`, falling back to a sparse extension where the file
@@ -244,6 +298,24 @@ fn allocate(file: &File, offset: u64, len: u64) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A laid-out file holds data everywhere, and its head carries no signature that would
+    /// make the safety checks refuse the next writing run.
+    #[test]
+    fn laying_out_writes_data_that_looks_like_no_file_system() {
+        let path = std::env::temp_dir().join(format!("iosched-layout-{}", std::process::id()));
+        let path = path.to_string_lossy().into_owned();
+        std::fs::write(&path, b"keep").unwrap();
+        write_out(&path, 4, 3 << 20).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(bytes.len(), 3 << 20);
+        assert_eq!(&bytes[..4], b"keep", "existing bytes untouched");
+        assert!(bytes[4..]
+            .chunks(4096)
+            .all(|block| block.iter().any(|&b| b != 0)));
+        assert_eq!(crate::safety::signature(&bytes[..80 << 10]), None);
+    }
 
     #[test]
     fn active_scheduler_is_the_bracketed_one() {

@@ -288,6 +288,9 @@ fn a_device_with_a_file_system_is_refused_and_mounted_it_stays_refused() {
     }
     let message = refusal(&device.device);
     assert!(message.contains("ext2/3/4"), "{message}");
+    // Reading it harms nothing.
+    let reader = job("r", RwMode::RandRead, 1 << 20);
+    assert!(Engine::new(&[reader], &device.device, config("noop")).is_ok());
     let mount_point = scratch.path("mnt");
     std::fs::create_dir_all(&mount_point).unwrap();
     let mounted = Command::new("mount")
@@ -349,6 +352,35 @@ fn a_partitioned_device_is_refused() {
     if Path::new(&part).exists() {
         assert!(message.contains("partitions ("), "{message}");
     }
+}
+
+/// A disk image is a file system too: a regular file carrying a partition table or a file
+/// system signature is refused for writing, and so is the backing file of an attached loop
+/// device, whatever it holds. Reading either is harmless and allowed.
+#[test]
+fn disk_images_and_loop_backing_files_are_refused_for_writing_only() {
+    let scratch = Scratch::new("images");
+    let image = scratch.path("mbr.img");
+    std::fs::write(&image, []).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&image)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    write_mbr(&image, 16 << 20);
+    let message = refusal(&image);
+    assert!(message.contains("MBR"), "{message}");
+    let reader = job("r", RwMode::Read, 1 << 20);
+    assert!(Engine::new(std::slice::from_ref(&reader), &image, config("noop")).is_ok());
+
+    let backing = scratch.path("backing.img");
+    let Some(device) = LoopDevice::attach(&backing, 16 << 20, false) else {
+        return;
+    };
+    let message = refusal(&backing);
+    assert!(message.contains(&device.device), "{message}");
+    assert!(Engine::new(&[reader], &backing, config("noop")).is_ok());
 }
 
 #[test]
