@@ -709,6 +709,7 @@ impl<'a> Engine<'a> {
                     let stopping = self.stopping;
                     let pass = self.processes[index].verify_pass.as_mut();
                     if !stopping && pass.is_some_and(VerifyPass::start) {
+                        self.stats[index].set_verify_start(now);
                         continue;
                     }
                     self.finish_process(index, now);

@@ -244,6 +244,9 @@ pub struct JobStats {
     pub latency_window_ns: u64,
     /// fio's log files for this clone (`write_bw_log`...), when asked for; not merged.
     pub log: Option<IoLog>,
+    /// A verify job's read-back began here: its writes' runtime ends and its reads' begins
+    /// (fio times the two phases apart).
+    pub verify_from_ns: Option<u64>,
 }
 
 impl JobStats {
@@ -276,6 +279,7 @@ impl JobStats {
             latency_percentile: 100.0,
             latency_window_ns: 0,
             log: None,
+            verify_from_ns: None,
         }
     }
 
@@ -355,13 +359,22 @@ impl JobStats {
         (self.end_ns - self.start_ns) / NSEC_PER_MSEC
     }
 
-    /// Runtime of one direction in ms: the job's runtime if it did I/O that way, else 0.
+    /// Runtime of one direction in ms: the job's runtime if it did I/O that way, else 0; for
+    /// a verify job, its writes count until the read-back and its reads from then on.
     pub fn dir_runtime_ms(&self, ddir: usize) -> u64 {
-        if self.dirs[ddir].total_ios > 0 {
-            self.runtime_ms()
-        } else {
-            0
+        if self.dirs[ddir].total_ios == 0 {
+            return 0;
         }
+        match self.verify_from_ns {
+            Some(split) if ddir == DDIR_READ => self.end_ns.saturating_sub(split) / NSEC_PER_MSEC,
+            Some(split) => split.saturating_sub(self.start_ns) / NSEC_PER_MSEC,
+            None => self.runtime_ms(),
+        }
+    }
+
+    /// A verify job's read-back begins at `at_ns`.
+    pub fn set_verify_start(&mut self, at_ns: u64) {
+        self.verify_from_ns = Some(at_ns);
     }
 
     /// `elapsed` in fio's JSON: whole seconds, rounded up.
@@ -759,6 +772,20 @@ mod tests {
         j.record_io(DDIR_READ, 4096, 0, 0, 10_100 * MS);
         j.set_runtime(10_000 * MS, 10_600 * MS);
         assert_eq!(j.bw_samples(DDIR_READ).samples, 1);
+    }
+
+    /// A verify job's writes are timed until its read-back begins and its reads from then
+    /// on, so each direction's bandwidth is over its own phase (as fio reports it).
+    #[test]
+    fn a_verify_job_times_its_two_phases_apart() {
+        let mut stats = JobStats::new("v", 0, &DEFAULT_PERCENTILES);
+        stats.record_io(DDIR_WRITE, 4096, 0, 0, 1_000_000);
+        stats.set_verify_start(40 * NSEC_PER_MSEC);
+        stats.record_io(DDIR_READ, 4096, 41_000_000, 41_000_000, 42_000_000);
+        stats.set_runtime(0, 100 * NSEC_PER_MSEC);
+        assert_eq!(stats.dir_runtime_ms(DDIR_WRITE), 40);
+        assert_eq!(stats.dir_runtime_ms(DDIR_READ), 60);
+        assert_eq!(stats.runtime_ms(), 100);
     }
 
     #[test]

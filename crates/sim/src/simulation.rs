@@ -504,6 +504,7 @@ impl<'a> Simulation<'a> {
                 Step::Done => {
                     let pass = self.processes[index].verify_pass.as_mut();
                     if pass.is_some_and(VerifyPass::start) {
+                        self.stats[index].set_verify_start(self.now);
                         continue;
                     }
                     self.finish_process(index);
