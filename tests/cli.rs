@@ -460,3 +460,36 @@ fn job_logs_are_written_as_fio_writes_them() {
         assert_eq!((fields[2], fields[3]), ("0", "0"), "{line}");
     }
 }
+
+/// A time-based job with `verify=` writes `size` a pass, reads it back, and starts over
+/// while time remains (fio's loop); each direction's runtime is its own phases' sum.
+#[test]
+fn time_based_verify_alternates_writes_and_read_backs() {
+    let job = temp_job(
+        "vt.fio",
+        "[v]\nrw=randwrite\nbs=4k\nsize=8m\ndirect=1\nioengine=libaio\niodepth=8\n\
+         verify=crc32c\ntime_based\nruntime=3\n",
+    );
+    let doc = json_of(&iosched(&[
+        "run",
+        job.to_str().unwrap(),
+        "--device",
+        "ssd-x25e",
+        "--output-format",
+        "json",
+    ]));
+    let j = &doc["jobs"][0];
+    let ios = |dir: &str| j[dir]["total_ios"].as_u64().unwrap();
+    let runtime = |dir: &str| j[dir]["runtime"].as_u64().unwrap();
+    assert!(
+        ios("read") >= 2 * 2048,
+        "several read-backs: {}",
+        ios("read")
+    );
+    assert_eq!(ios("read") % 2048, 0, "whole passes read back");
+    assert!(ios("write") >= ios("read"));
+    let total = j["job_runtime"].as_u64().unwrap();
+    assert!((2990..=3010).contains(&total), "{total}");
+    assert!(runtime("read") + runtime("write") <= total);
+    assert!(runtime("read") + runtime("write") + 5 >= total);
+}

@@ -679,18 +679,36 @@ impl<'a> Engine<'a> {
             if self.life.live_runner_mut(index).is_none() {
                 return;
             }
+            let runtime_over = self
+                .life
+                .live_runner_mut(index)
+                .is_some_and(|runner| runner.runtime_over(now));
             if let Some(pass) = self.processes[index]
                 .verify_pass
                 .as_mut()
                 .filter(|pass| pass.is_active())
             {
+                if runtime_over {
+                    pass.abandon();
+                }
                 if let Some(read) = pass.next_read() {
                     self.submit(index, read, true, now, trace);
                     continue;
                 }
-                if pass.is_drained() {
-                    self.finish_process(index, now);
+                if !pass.is_drained() {
+                    return;
                 }
+                // A time-based verify job writes another pass while time remains.
+                if let Some(runner) = self.life.live_runner_mut(index) {
+                    if !self.stopping && runner.next_pass(now) {
+                        if let Some(pass) = self.processes[index].verify_pass.as_mut() {
+                            pass.reset();
+                        }
+                        self.stats[index].set_write_start(now);
+                        continue;
+                    }
+                }
+                self.finish_process(index, now);
                 return;
             }
             let Some(runner) = self.life.live_runner_mut(index) else {

@@ -244,9 +244,10 @@ pub struct JobStats {
     pub latency_window_ns: u64,
     /// fio's log files for this clone (`write_bw_log`...), when asked for; not merged.
     pub log: Option<IoLog>,
-    /// A verify job's read-back began here: its writes' runtime ends and its reads' begins
-    /// (fio times the two phases apart).
-    pub verify_from_ns: Option<u64>,
+    /// A verify job's phase changes, in order: when a read-back began (`true`) or writing
+    /// resumed (`false`, a time-based job's next pass). fio times writes and read-backs
+    /// apart and adds up each direction's phases.
+    pub verify_phases: Vec<(u64, bool)>,
 }
 
 impl JobStats {
@@ -279,7 +280,7 @@ impl JobStats {
             latency_percentile: 100.0,
             latency_window_ns: 0,
             log: None,
-            verify_from_ns: None,
+            verify_phases: Vec::new(),
         }
     }
 
@@ -365,16 +366,36 @@ impl JobStats {
         if self.dirs[ddir].total_ios == 0 {
             return 0;
         }
-        match self.verify_from_ns {
-            Some(split) if ddir == DDIR_READ => self.end_ns.saturating_sub(split) / NSEC_PER_MSEC,
-            Some(split) => split.saturating_sub(self.start_ns) / NSEC_PER_MSEC,
-            None => self.runtime_ms(),
+        if self.verify_phases.is_empty() {
+            return self.runtime_ms();
         }
+        // Phases alternate from a writing one at the start; sum those of this direction.
+        let mut total = 0;
+        let mut from = self.start_ns;
+        let mut reading = false;
+        for &(at, read_back) in self
+            .verify_phases
+            .iter()
+            .chain([(self.end_ns, false)].iter())
+        {
+            let at = at.clamp(from, self.end_ns.max(from));
+            if reading == (ddir == DDIR_READ) {
+                total += at - from;
+            }
+            from = at;
+            reading = read_back;
+        }
+        total / NSEC_PER_MSEC
     }
 
     /// A verify job's read-back begins at `at_ns`.
     pub fn set_verify_start(&mut self, at_ns: u64) {
-        self.verify_from_ns = Some(at_ns);
+        self.verify_phases.push((at_ns, true));
+    }
+
+    /// A time-based verify job goes back to writing at `at_ns`.
+    pub fn set_write_start(&mut self, at_ns: u64) {
+        self.verify_phases.push((at_ns, false));
     }
 
     /// `elapsed` in fio's JSON: whole seconds, rounded up.
@@ -786,6 +807,13 @@ mod tests {
         assert_eq!(stats.dir_runtime_ms(DDIR_WRITE), 40);
         assert_eq!(stats.dir_runtime_ms(DDIR_READ), 60);
         assert_eq!(stats.runtime_ms(), 100);
+        // A time-based job's second pass: write 60-70 ms, read back 70-100 ms.
+        stats.verify_phases.clear();
+        stats.set_verify_start(40 * NSEC_PER_MSEC);
+        stats.set_write_start(60 * NSEC_PER_MSEC);
+        stats.set_verify_start(70 * NSEC_PER_MSEC);
+        assert_eq!(stats.dir_runtime_ms(DDIR_WRITE), 50);
+        assert_eq!(stats.dir_runtime_ms(DDIR_READ), 50);
     }
 
     #[test]

@@ -471,19 +471,38 @@ impl<'a> Simulation<'a> {
             if self.life.live_runner_mut(index).is_none() {
                 return;
             }
+            let now = self.now;
+            let runtime_over = self
+                .life
+                .live_runner_mut(index)
+                .is_some_and(|runner| runner.runtime_over(now));
             if let Some(pass) = self.processes[index]
                 .verify_pass
                 .as_mut()
                 .filter(|pass| pass.is_active())
             {
+                if runtime_over {
+                    pass.abandon();
+                }
                 if let Some(read) = pass.next_read() {
                     *submitted += 1;
                     self.submit(index, read, trace);
                     continue;
                 }
-                if pass.is_drained() {
-                    self.finish_process(index);
+                if !pass.is_drained() {
+                    return;
                 }
+                // A time-based verify job writes another pass while time remains.
+                if let Some(runner) = self.life.live_runner_mut(index) {
+                    if runner.next_pass(now) {
+                        if let Some(pass) = self.processes[index].verify_pass.as_mut() {
+                            pass.reset();
+                        }
+                        self.stats[index].set_write_start(now);
+                        continue;
+                    }
+                }
+                self.finish_process(index);
                 return;
             }
             let Some(runner) = self.life.live_runner_mut(index) else {

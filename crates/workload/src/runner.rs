@@ -8,7 +8,7 @@
 use iosched_core::Time;
 
 use crate::generator::{FileRegion, IoGenerator, IoKind, IoUnit};
-use crate::job::{JobSpec, DDIR_WRITE};
+use crate::job::{JobSpec, RwMode, DDIR_WRITE};
 use crate::rng::Rng;
 
 /// What the job wants next.
@@ -72,6 +72,9 @@ pub struct JobRunner {
     held: Option<IoUnit>,
     /// The direction drawn for the next I/O, held back by a rate limit.
     held_kind: Option<IoKind>,
+    /// A time-based job that verifies: it writes `size` a pass, reads it back, and goes on
+    /// with another pass while time remains (fio breaks its write loop at `size` for this).
+    passes_until_runtime: bool,
 }
 
 impl JobRunner {
@@ -81,8 +84,12 @@ impl JobRunner {
         let generator = IoGenerator::new(spec, regions);
         let depth = spec.effective_depth();
         let region_bytes = generator.total_region_bytes();
+        let read_only = matches!(spec.rw, RwMode::Read | RwMode::RandRead);
+        let passes_until_runtime =
+            spec.time_based && spec.verify.is_some() && spec.do_verify && !read_only;
         let bytes_limit = match (spec.io_size, spec.time_based) {
             (Some(io_size), _) => Some(io_size.saturating_mul(u64::from(spec.loops.max(1)))),
+            (None, true) if passes_until_runtime => Some(region_bytes),
             (None, true) => None,
             (None, false) => Some(region_bytes.saturating_mul(u64::from(spec.loops.max(1)))),
         };
@@ -143,7 +150,24 @@ impl JobRunner {
             finished_submitting: false,
             held: None,
             held_kind: None,
+            passes_until_runtime,
         }
+    }
+
+    /// Whether the job's `runtime` is over at `now`.
+    pub fn runtime_over(&self, now: Time) -> bool {
+        self.runtime_end.is_some_and(|end| now >= end)
+    }
+
+    /// After a read-back: a time-based verify job starts another pass of writes while time
+    /// remains. False when the job is done.
+    pub fn next_pass(&mut self, now: Time) -> bool {
+        if !self.passes_until_runtime || self.runtime_over(now) || self.in_flight > 0 {
+            return false;
+        }
+        self.bytes_issued = 0;
+        self.finished_submitting = false;
+        true
     }
 
     /// I/Os submitted and not yet reaped.

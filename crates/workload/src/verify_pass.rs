@@ -87,6 +87,17 @@ impl VerifyPass {
         self.queue.as_ref().is_some_and(VecDeque::is_empty) && self.in_flight == 0
     }
 
+    /// The read-back is over and the job writes again: the next pass reads back what it
+    /// writes then.
+    pub fn reset(&mut self) {
+        assert!(
+            self.in_flight == 0,
+            "verify pass reset with reads in flight"
+        );
+        self.written.clear();
+        self.queue = None;
+    }
+
     /// A stop (an error, `exitall`, a signal): nothing more is read back.
     pub fn abandon(&mut self) {
         if let Some(queue) = self.queue.as_mut() {
