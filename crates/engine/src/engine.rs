@@ -149,8 +149,11 @@ struct InFlight {
     issued: bool,
     /// Buffer slot while in the device.
     slot: Option<usize>,
-    /// A read of the verify pass (not the runner's).
-    verify_read: bool,
+    /// A read of the verify pass (not the runner's), with the data seed its block should
+    /// carry.
+    verify_read: Option<u64>,
+    /// A verified write: the data seed its block carries.
+    seed: u64,
 }
 
 /// Something due at a time.
@@ -691,8 +694,8 @@ impl<'a> Engine<'a> {
                 if runtime_over {
                     pass.abandon();
                 }
-                if let Some(read) = pass.next_read() {
-                    self.submit(index, read, true, now, trace);
+                if let Some((read, seed)) = pass.next_read() {
+                    self.submit(index, read, Some(seed), now, trace);
                     continue;
                 }
                 if !pass.is_drained() {
@@ -715,7 +718,7 @@ impl<'a> Engine<'a> {
                 return;
             };
             match runner.next(now) {
-                Step::Submit(unit) => self.submit(index, unit, false, now, trace),
+                Step::Submit(unit) => self.submit(index, unit, None, now, trace),
                 Step::SleepUntil(at) => {
                     if self.life.arm_wake(index, at) {
                         self.push_wake(at, Wake::Process(index));
@@ -761,7 +764,7 @@ impl<'a> Engine<'a> {
         &mut self,
         index: usize,
         unit: IoUnit,
-        verify_read: bool,
+        verify_read: Option<u64>,
         now: Time,
         trace: &mut dyn Trace,
     ) {
@@ -817,6 +820,7 @@ impl<'a> Engine<'a> {
                 issued: false,
                 slot: None,
                 verify_read,
+                seed: 0,
             },
         );
         self.disk.start(now);
@@ -876,6 +880,7 @@ impl<'a> Engine<'a> {
                     if let Some(method) = method {
                         self.write_seq += 1;
                         let seed = self.config.seed.rotate_left(32) ^ self.write_seq;
+                        entry.seed = seed;
                         verify::fill(
                             self.buffers.bytes_mut(slot, unit.len as usize),
                             method,
@@ -986,10 +991,11 @@ impl<'a> Engine<'a> {
             }
         }
         if let Some(slot) = entry.slot {
-            let check = (entry.verify_read || process.check_reads) && unit.kind == IoKind::Read;
+            let check =
+                (entry.verify_read.is_some() || process.check_reads) && unit.kind == IoKind::Read;
             if let (true, false, Some(method)) = (check, failed, process.verify) {
                 let block = self.buffers.bytes_mut(slot, unit.len as usize);
-                if let Err(message) = verify::check(block, method, byte) {
+                if let Err(message) = verify::check(block, method, byte, entry.verify_read) {
                     self.verify_failures.push(VerifyFailure {
                         job: job_name.clone(),
                         offset: byte,
@@ -1008,7 +1014,11 @@ impl<'a> Engine<'a> {
                 now,
             );
             if self.life.counts_at(index, now) && !failed {
-                let ddir = if entry.verify_read { DDIR_READ } else { ddir };
+                let ddir = if entry.verify_read.is_some() {
+                    DDIR_READ
+                } else {
+                    ddir
+                };
                 self.stats[index].record_io(
                     ddir,
                     unit.len,
@@ -1021,12 +1031,12 @@ impl<'a> Engine<'a> {
             self.stats[index].record_sync(now - entry.submitted_at);
         }
         let pass = self.processes[index].verify_pass.as_mut();
-        if entry.verify_read {
+        if entry.verify_read.is_some() {
             pass.expect("a verify read without a verify pass")
                 .read_done();
         } else {
             if let (Some(pass), false) = (pass, failed) {
-                pass.wrote(&unit);
+                pass.wrote(&unit, entry.seed);
             }
             // A steady-state criterion met stops the clones it watches; they drain and finish.
             for other in self.life.complete(self.jobs, index, now, &unit) {

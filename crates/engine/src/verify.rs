@@ -94,8 +94,15 @@ pub fn fill(block: &mut [u8], method: VerifyMethod, offset: u64, seed: u64) {
     head[32..48].copy_from_slice(&sum);
 }
 
-/// Checks a block read back from byte `offset`; the error says what is wrong.
-pub fn check(block: &[u8], method: VerifyMethod, offset: u64) -> Result<(), String> {
+/// Checks a block read back from byte `offset`; with `expected_seed`, also that it carries the
+/// data this job last wrote there (not a valid block from another writer, which fio catches
+/// by its header's write number). The error says what is wrong.
+pub fn check(
+    block: &[u8],
+    method: VerifyMethod,
+    offset: u64,
+    expected_seed: Option<u64>,
+) -> Result<(), String> {
     if block.len() < HEADER_BYTES {
         return Err(format!(
             "block of {} bytes is shorter than the header",
@@ -123,6 +130,13 @@ pub fn check(block: &[u8], method: VerifyMethod, offset: u64) -> Result<(), Stri
     if len != block.len() as u64 {
         return Err(format!("header says length {len}, read {}", block.len()));
     }
+    let seed = le_u64(&head[24..32]);
+    if let Some(expected) = expected_seed.filter(|&expected| expected != seed) {
+        return Err(format!(
+            "block carries data seed {seed:#x} where this job wrote {expected:#x}: \
+             overwritten by another writer"
+        ));
+    }
     let sum = method.checksum(&head[..32], data);
     if sum[..] != head[32..48] {
         return Err(format!(
@@ -145,7 +159,7 @@ mod tests {
         for method in [VerifyMethod::Crc32c, VerifyMethod::Md5] {
             let mut block = vec![0u8; 4096];
             fill(&mut block, method, 1 << 20, 7);
-            assert_eq!(check(&block, method, 1 << 20), Ok(()));
+            assert_eq!(check(&block, method, 1 << 20, Some(7)), Ok(()));
         }
     }
 
@@ -154,7 +168,7 @@ mod tests {
         let mut block = vec![0u8; 4096];
         fill(&mut block, VerifyMethod::Crc32c, 8192, 1);
         block[3000] ^= 0x10;
-        let error = check(&block, VerifyMethod::Crc32c, 8192).unwrap_err();
+        let error = check(&block, VerifyMethod::Crc32c, 8192, None).unwrap_err();
         assert!(error.contains("crc32c mismatch"), "{error}");
     }
 
@@ -162,14 +176,25 @@ mod tests {
     fn a_block_found_at_the_wrong_offset_is_caught() {
         let mut block = vec![0u8; 512];
         fill(&mut block, VerifyMethod::Md5, 4096, 1);
-        let error = check(&block, VerifyMethod::Md5, 8192).unwrap_err();
+        let error = check(&block, VerifyMethod::Md5, 8192, None).unwrap_err();
         assert!(error.contains("offset 4096"), "{error}");
+    }
+
+    /// A valid block from another writer (another seed) fails the read-back of a job that
+    /// wrote there last; a reading job, expecting nothing in particular, accepts it.
+    #[test]
+    fn a_block_overwritten_by_another_writer_is_caught() {
+        let mut block = vec![0u8; 4096];
+        fill(&mut block, VerifyMethod::Crc32c, 8192, 99);
+        let error = check(&block, VerifyMethod::Crc32c, 8192, Some(7)).unwrap_err();
+        assert!(error.contains("another writer"), "{error}");
+        assert_eq!(check(&block, VerifyMethod::Crc32c, 8192, None), Ok(()));
     }
 
     #[test]
     fn zeroes_are_not_a_valid_block() {
         let block = vec![0u8; 4096];
-        assert!(check(&block, VerifyMethod::Crc32c, 0)
+        assert!(check(&block, VerifyMethod::Crc32c, 0, None)
             .unwrap_err()
             .contains("bad magic"));
     }

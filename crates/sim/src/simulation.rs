@@ -484,7 +484,7 @@ impl<'a> Simulation<'a> {
                 if runtime_over {
                     pass.abandon();
                 }
-                if let Some(read) = pass.next_read() {
+                if let Some((read, _tag)) = pass.next_read() {
                     *submitted += 1;
                     self.submit(index, read, trace);
                     continue;
@@ -765,7 +765,8 @@ impl<'a> Simulation<'a> {
                 pass.read_done();
                 return;
             }
-            pass.wrote(unit);
+            // The simulator moves no data: no tag to check.
+            pass.wrote(unit, 0);
         }
         // A steady-state criterion met stops the clones it watches; they drain and finish.
         for other in self.life.complete(self.jobs, process, self.now, unit) {

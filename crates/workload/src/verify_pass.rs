@@ -11,10 +11,11 @@ use crate::job::{JobSpec, RwMode};
 /// Blocks written, then read back.
 #[derive(Clone, Debug)]
 pub struct VerifyPass {
-    /// Last length written at each (file, offset).
-    written: BTreeMap<(usize, u64), u64>,
-    /// Once started: blocks still to read.
-    queue: Option<VecDeque<(usize, u64, u64)>>,
+    /// Last length written at each (file, offset), with the writer's tag for the block (the
+    /// engine's data seed: a block another writer overwrote carries another one).
+    written: BTreeMap<(usize, u64), (u64, u64)>,
+    /// Once started: blocks still to read, with their tags.
+    queue: Option<VecDeque<(usize, u64, u64, u64)>>,
     in_flight: u32,
     depth: u32,
 }
@@ -33,10 +34,11 @@ impl VerifyPass {
         })
     }
 
-    /// A write of the job completed without error.
-    pub fn wrote(&mut self, unit: &IoUnit) {
+    /// A write of the job completed without error; `tag` is what the block will carry.
+    pub fn wrote(&mut self, unit: &IoUnit, tag: u64) {
         if unit.kind == IoKind::Write {
-            self.written.insert((unit.file, unit.offset), unit.len);
+            self.written
+                .insert((unit.file, unit.offset), (unit.len, tag));
         }
     }
 
@@ -49,7 +51,7 @@ impl VerifyPass {
         self.queue = Some(
             self.written
                 .iter()
-                .map(|(&(file, offset), &len)| (file, offset, len))
+                .map(|(&(file, offset), &(len, tag))| (file, offset, len, tag))
                 .collect(),
         );
         true
@@ -60,20 +62,21 @@ impl VerifyPass {
         self.queue.is_some()
     }
 
-    /// The next read-back, if one may go now.
-    pub fn next_read(&mut self) -> Option<IoUnit> {
+    /// The next read-back, if one may go now, with the tag its block should carry.
+    pub fn next_read(&mut self) -> Option<(IoUnit, u64)> {
         let queue = self.queue.as_mut()?;
         if self.in_flight >= self.depth {
             return None;
         }
-        let (file, offset, len) = queue.pop_front()?;
+        let (file, offset, len, tag) = queue.pop_front()?;
         self.in_flight += 1;
-        Some(IoUnit {
+        let read = IoUnit {
             kind: IoKind::Read,
             file,
             offset,
             len,
-        })
+        };
+        Some((read, tag))
     }
 
     /// A read-back completed.
@@ -133,13 +136,14 @@ mod tests {
     fn reads_back_each_written_block_once_in_offset_order() {
         let mut pass = VerifyPass::for_job(&writer()).unwrap();
         for (file, offset) in [(1, 0), (0, 8192), (0, 0), (0, 8192)] {
-            pass.wrote(&write(file, offset));
+            pass.wrote(&write(file, offset), offset);
         }
         assert!(pass.start());
         let mut order = Vec::new();
         while !pass.is_drained() {
-            while let Some(read) = pass.next_read() {
+            while let Some((read, tag)) = pass.next_read() {
                 assert_eq!(read.kind, IoKind::Read);
+                assert_eq!(tag, read.offset, "each block's own tag");
                 order.push((read.file, read.offset));
             }
             assert!(pass.in_flight <= 2, "never more than iodepth reads");
@@ -164,7 +168,7 @@ mod tests {
     fn abandoning_stops_new_reads_but_waits_for_those_in_flight() {
         let mut pass = VerifyPass::for_job(&writer()).unwrap();
         for offset in [0, 4096, 8192] {
-            pass.wrote(&write(0, offset));
+            pass.wrote(&write(0, offset), 0);
         }
         pass.start();
         assert!(pass.next_read().is_some());
