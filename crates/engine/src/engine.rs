@@ -31,7 +31,7 @@ use iosched_report::stats::{DiskStats, JobStats, DDIR_READ};
 use iosched_workload::generator::{FileRegion, IoKind, IoUnit};
 use iosched_workload::lifecycle::Lifecycle;
 use iosched_workload::runner::Step;
-use iosched_workload::verify_pass::VerifyPass;
+use iosched_workload::verify_pass::{VerifyPass, VerifyStep};
 use iosched_workload::{JobSpec, RwMode};
 
 use crate::buffer::BufferPool;
@@ -682,37 +682,26 @@ impl<'a> Engine<'a> {
             if self.life.live_runner_mut(index).is_none() {
                 return;
             }
-            let runtime_over = self
-                .life
-                .live_runner_mut(index)
-                .is_some_and(|runner| runner.runtime_over(now));
-            if let Some(pass) = self.processes[index]
+            let reading_back = self.processes[index]
                 .verify_pass
                 .as_mut()
-                .filter(|pass| pass.is_active())
-            {
-                if runtime_over {
-                    pass.abandon();
-                }
-                if let Some((read, seed)) = pass.next_read() {
-                    self.submit(index, read, Some(seed), now, trace);
-                    continue;
-                }
-                if !pass.is_drained() {
-                    return;
-                }
-                // A time-based verify job writes another pass while time remains.
-                if let Some(runner) = self.life.live_runner_mut(index) {
-                    if !self.stopping && runner.next_pass(now) {
-                        if let Some(pass) = self.processes[index].verify_pass.as_mut() {
-                            pass.reset();
-                        }
+                .filter(|pass| pass.is_active());
+            if let (Some(pass), Some(runner)) = (reading_back, self.life.live_runner_mut(index)) {
+                match pass.step(runner, now) {
+                    VerifyStep::Read(read, seed) => {
+                        self.submit(index, read, Some(seed), now, trace);
+                        continue;
+                    }
+                    VerifyStep::Wait => return,
+                    VerifyStep::NextPass => {
                         self.stats[index].set_write_start(now);
                         continue;
                     }
+                    VerifyStep::Done => {
+                        self.finish_process(index, now);
+                        return;
+                    }
                 }
-                self.finish_process(index, now);
-                return;
             }
             let Some(runner) = self.life.live_runner_mut(index) else {
                 return;

@@ -21,7 +21,7 @@ use iosched_workload::generator::{IoKind, IoUnit};
 use iosched_workload::lifecycle::Lifecycle;
 use iosched_workload::rng::Rng;
 use iosched_workload::runner::Step;
-use iosched_workload::verify_pass::VerifyPass;
+use iosched_workload::verify_pass::{VerifyPass, VerifyStep};
 use iosched_workload::JobSpec;
 
 use crate::cgroups::Cgroups;
@@ -472,38 +472,27 @@ impl<'a> Simulation<'a> {
                 return;
             }
             let now = self.now;
-            let runtime_over = self
-                .life
-                .live_runner_mut(index)
-                .is_some_and(|runner| runner.runtime_over(now));
-            if let Some(pass) = self.processes[index]
+            let reading_back = self.processes[index]
                 .verify_pass
                 .as_mut()
-                .filter(|pass| pass.is_active())
-            {
-                if runtime_over {
-                    pass.abandon();
-                }
-                if let Some((read, _tag)) = pass.next_read() {
-                    *submitted += 1;
-                    self.submit(index, read, trace);
-                    continue;
-                }
-                if !pass.is_drained() {
-                    return;
-                }
-                // A time-based verify job writes another pass while time remains.
-                if let Some(runner) = self.life.live_runner_mut(index) {
-                    if runner.next_pass(now) {
-                        if let Some(pass) = self.processes[index].verify_pass.as_mut() {
-                            pass.reset();
-                        }
+                .filter(|pass| pass.is_active());
+            if let (Some(pass), Some(runner)) = (reading_back, self.life.live_runner_mut(index)) {
+                match pass.step(runner, now) {
+                    VerifyStep::Read(read, _tag) => {
+                        *submitted += 1;
+                        self.submit(index, read, trace);
+                        continue;
+                    }
+                    VerifyStep::Wait => return,
+                    VerifyStep::NextPass => {
                         self.stats[index].set_write_start(now);
                         continue;
                     }
+                    VerifyStep::Done => {
+                        self.finish_process(index);
+                        return;
+                    }
                 }
-                self.finish_process(index);
-                return;
             }
             let Some(runner) = self.life.live_runner_mut(index) else {
                 return;

@@ -185,6 +185,8 @@ impl JobRunner {
         self.finished_submitting = true;
         self.held = None;
         self.held_kind = None;
+        // Stopped for good: no further pass of a time-based verify job either.
+        self.passes_until_runtime = false;
     }
 
     fn limits_reached(&self, now: Time) -> bool {
@@ -266,7 +268,10 @@ impl JobRunner {
             return Step::Wait;
         }
         if !self.finished_submitting && self.limits_reached(now) {
-            self.stop();
+            // The pass (or the job) is done; a time-based verify job may still go again.
+            self.finished_submitting = true;
+            self.held = None;
+            self.held_kind = None;
         }
         if self.finished_submitting {
             if self.in_flight > 0 {
@@ -571,6 +576,26 @@ mod tests {
         let sd = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64).sqrt();
         assert!((0.95e6..1.05e6).contains(&mean), "mean gap {mean} ns");
         assert!((0.9..1.1).contains(&(sd / mean)), "sd/mean {}", sd / mean);
+    }
+
+    /// A time-based verify job writes `size` a pass; after its read-back it goes again while
+    /// time remains, and never once stopped (exitall, a signal, an error).
+    #[test]
+    fn a_time_based_verify_job_writes_in_passes_until_stopped() {
+        let mut spec = spec();
+        spec.rw = RwMode::RandWrite;
+        spec.verify = Some("crc32c".into());
+        spec.time_based = true;
+        spec.runtime_ns = Some(1_000_000_000);
+        let mut runner = JobRunner::new(&spec, region(), 0, Rng::new(1));
+        let (submitted, end) = run(&mut runner, 1000);
+        assert_eq!(submitted.len(), 16, "one pass of size (64 KiB of 4 KiB)");
+        assert!(!runner.next_pass(1_000_000_000), "never past the runtime");
+        assert!(runner.next_pass(end));
+        let (again, _) = run(&mut runner, 1000);
+        assert_eq!(again.len(), 16);
+        runner.stop();
+        assert!(!runner.next_pass(end));
     }
 
     #[test]

@@ -5,8 +5,24 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use iosched_core::Time;
+
 use crate::generator::{IoKind, IoUnit};
 use crate::job::{JobSpec, RwMode};
+use crate::runner::JobRunner;
+
+/// What a job in its read-back does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VerifyStep {
+    /// Read this block back; it should carry this tag.
+    Read(IoUnit, u64),
+    /// Reads are in flight (or the depth is used): wait for a completion.
+    Wait,
+    /// The read-back is over and a time-based job writes another pass now.
+    NextPass,
+    /// The read-back is over and so is the job.
+    Done,
+}
 
 /// Blocks written, then read back.
 #[derive(Clone, Debug)]
@@ -90,9 +106,29 @@ impl VerifyPass {
         self.queue.as_ref().is_some_and(VecDeque::is_empty) && self.in_flight == 0
     }
 
+    /// The next step of a read-back under way at `now`: it stops reading at the job's
+    /// runtime, and when it is over a time-based job's `runner` may start another pass.
+    pub fn step(&mut self, runner: &mut JobRunner, now: Time) -> VerifyStep {
+        assert!(self.is_active(), "no read-back under way");
+        if runner.runtime_over(now) {
+            self.abandon();
+        }
+        if let Some((read, tag)) = self.next_read() {
+            return VerifyStep::Read(read, tag);
+        }
+        if !self.is_drained() {
+            return VerifyStep::Wait;
+        }
+        if runner.next_pass(now) {
+            self.reset();
+            return VerifyStep::NextPass;
+        }
+        VerifyStep::Done
+    }
+
     /// The read-back is over and the job writes again: the next pass reads back what it
     /// writes then.
-    pub fn reset(&mut self) {
+    fn reset(&mut self) {
         assert!(
             self.in_flight == 0,
             "verify pass reset with reads in flight"
