@@ -4,6 +4,11 @@
 //!
 //! A slot belongs either to the pool (free) or to exactly one request in the device; the
 //! engine only touches a slot's bytes while it is not in the device.
+//!
+//! Written data is fio's by default: buffers start filled with pseudo-random bytes (not
+//! zeros, which some devices store specially), and every write is scrambled with its offset
+//! in each 512-byte sector ([`scramble`], fio's `scramble_buffers=1`), so no two blocks are
+//! alike for a deduplicating or compressing device.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 
@@ -20,7 +25,8 @@ pub struct BufferPool {
 }
 
 impl BufferPool {
-    /// `slots` buffers of at least `slot_bytes` each (rounded up to [`ALIGN`]), zeroed.
+    /// `slots` buffers of at least `slot_bytes` each (rounded up to [`ALIGN`]), filled with
+    /// pseudo-random bytes.
     pub fn new(slots: usize, slot_bytes: usize) -> BufferPool {
         let slots = slots.max(1);
         let slot_bytes = slot_bytes.max(1).div_ceil(ALIGN) * ALIGN;
@@ -32,13 +38,23 @@ impl BufferPool {
         if base.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
-        BufferPool {
+        let pool = BufferPool {
             base,
             layout,
             slot_bytes,
             slots,
             free: (0..slots).rev().collect(),
+        };
+        // SAFETY: the whole allocation, owned by the new pool; nothing is in a device yet.
+        let all = unsafe { std::slice::from_raw_parts_mut(pool.base, slots * slot_bytes) };
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        for chunk in all.chunks_mut(8) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            chunk.copy_from_slice(&state.to_le_bytes()[..chunk.len()]);
         }
+        pool
     }
 
     /// Bytes per slot.
@@ -86,6 +102,16 @@ impl BufferPool {
     }
 }
 
+/// fio's `scramble_buffers`: stamps the write's byte `offset` (plus the sector's place) into
+/// the first 8 bytes of each 512-byte sector of `block`, so every block written differs.
+pub fn scramble(block: &mut [u8], offset: u64) {
+    for (index, sector) in block.chunks_mut(512).enumerate() {
+        let stamp = (offset + index as u64 * 512).to_le_bytes();
+        let n = sector.len().min(8);
+        sector[..n].copy_from_slice(&stamp[..n]);
+    }
+}
+
 impl Drop for BufferPool {
     fn drop(&mut self) {
         // SAFETY: `base` came from `alloc_zeroed` with this same layout and is freed once.
@@ -105,9 +131,27 @@ mod tests {
         let b = pool.take().unwrap();
         assert_ne!(a, b);
         assert_eq!(pool.ptr(a) as usize % ALIGN, 0);
+        let before: Vec<u8> = pool.bytes_mut(b, 8192).to_vec();
         pool.bytes_mut(a, 8192).fill(1);
-        assert!(pool.bytes_mut(b, 8192).iter().all(|&x| x == 0));
+        assert_eq!(pool.bytes_mut(b, 8192), &before[..], "slots are disjoint");
         pool.give_back(a);
         assert_eq!(pool.take(), Some(a));
+    }
+
+    /// Buffers start as data, not zeros, and two scrambled writes of the same buffer at two
+    /// offsets differ in every sector.
+    #[test]
+    fn buffers_hold_data_and_scrambled_blocks_differ() {
+        let mut pool = BufferPool::new(2, 4096);
+        let slot = pool.take().unwrap();
+        let block = pool.bytes_mut(slot, 4096);
+        let zeros = block.iter().filter(|&&b| b == 0).count();
+        assert!(zeros < 64, "{zeros} zero bytes in 4 KiB");
+        scramble(block, 1 << 20);
+        let first = block.to_vec();
+        scramble(block, 2 << 20);
+        for (a, b) in first.chunks(512).zip(block.chunks(512)) {
+            assert_ne!(a, b);
+        }
     }
 }

@@ -34,7 +34,7 @@ use iosched_workload::runner::Step;
 use iosched_workload::verify_pass::{VerifyPass, VerifyStep};
 use iosched_workload::{JobSpec, RwMode};
 
-use crate::buffer::BufferPool;
+use crate::buffer::{self, BufferPool};
 use crate::error::EngineError;
 use crate::safety;
 use crate::target::{self, Target, TargetKind};
@@ -866,6 +866,9 @@ impl<'a> Engine<'a> {
                     .expect("more requests in the device than buffers");
                 entry.slot = Some(slot);
                 if unit.kind == IoKind::Write {
+                    if method.is_none() {
+                        buffer::scramble(self.buffers.bytes_mut(slot, unit.len as usize), byte);
+                    }
                     if let Some(method) = method {
                         self.write_seq += 1;
                         let seed = self.config.seed.rotate_left(32) ^ self.write_seq;
