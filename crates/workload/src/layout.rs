@@ -123,25 +123,27 @@ pub fn lay_out(jobs: &[JobSpec], capacity: Option<u64>, seed: u64) -> Result<Lay
                     })?),
                     (None, false) => None,
                 };
-                let region_bytes =
-                    match spec.size {
-                        Some(SizeOrPercent::Bytes(size)) => size / nfiles,
-                        Some(SizeOrPercent::Percent(pct)) => match file_bytes {
-                            Some(bytes) => (bytes as f64 * pct / 100.0) as u64,
-                            None => {
-                                return Err(error(format!(
+                let region_bytes = match spec.size {
+                    Some(SizeOrPercent::Bytes(size)) => size / nfiles,
+                    Some(SizeOrPercent::Percent(pct)) => match file_bytes {
+                        Some(bytes) => (bytes as f64 * pct / 100.0) as u64,
+                        None => {
+                            return Err(error(format!(
                                 "size={pct}% needs an existing file or device to take a share of"
                             )))
-                            }
-                        },
-                        None => match file_bytes {
-                            Some(bytes) => bytes,
-                            None => return Err(error(
-                                "size= or filesize= is required (there is no file to size it from)"
+                        }
+                    },
+                    None => match file_bytes {
+                        Some(bytes) => bytes,
+                        None => {
+                            return Err(error(
+                                "size= or filesize= is required (there is no file to size it \
+                                 from; filename=/dev/... takes the whole device or target)"
                                     .to_string(),
-                            )),
-                        },
-                    };
+                            ))
+                        }
+                    },
+                };
                 let base_offset = match spec.offset {
                     SizeOrPercent::Bytes(offset) => offset,
                     SizeOrPercent::Percent(pct) => {
