@@ -26,7 +26,6 @@ use iosched_core::{
 };
 use iosched_core::{RqEvent, Trace};
 use iosched_report::disk::DiskAccounting;
-use iosched_report::io_log::LogRequest;
 use iosched_report::stats::{DiskStats, JobStats, DDIR_READ};
 use iosched_workload::generator::{FileRegion, IoKind, IoUnit};
 use iosched_workload::lifecycle::Lifecycle;
@@ -398,17 +397,7 @@ impl<'a> Engine<'a> {
                 check_reads: method.is_some() && read_only,
                 verify_pass: VerifyPass::for_job(spec),
             });
-            stats.push(
-                JobStats::new(&spec.name, spec.group_id, &spec.percentile_list).with_log(
-                    LogRequest {
-                        bw: spec.log_bw.clone(),
-                        iops: spec.log_iops.clone(),
-                        lat: spec.log_lat.clone(),
-                        avg_ns: spec.log_avg_ns,
-                        slat: spec.ioengine.is_async(),
-                    },
-                ),
-            );
+            stats.push(JobStats::for_job(spec));
         }
         // Root too, as the simulator does: `cgroup=/` with a weight sets the root's.
         for spec in cgroups.specs() {

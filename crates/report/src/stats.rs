@@ -284,12 +284,21 @@ impl JobStats {
         }
     }
 
-    /// The same record, keeping fio's log files the job asked for (none if it asked none).
-    pub fn with_log(mut self, request: LogRequest) -> JobStats {
+    /// The empty record of one clone of `spec`, keeping the log files the job asked for.
+    pub fn for_job(spec: &iosched_workload::JobSpec) -> JobStats {
+        let mut stats = JobStats::new(&spec.name, spec.group_id, &spec.percentile_list);
+        let request = LogRequest {
+            bw: spec.log_bw.clone(),
+            iops: spec.log_iops.clone(),
+            lat: spec.log_lat.clone(),
+            avg_ns: spec.log_avg_ns,
+            // fio measures submission latency only where submitting is its own step.
+            slat: spec.ioengine.is_async(),
+        };
         if !request.is_empty() {
-            self.log = Some(IoLog::new(request));
+            stats.log = Some(IoLog::new(request));
         }
-        self
+        stats
     }
 
     /// Records one completed I/O of `bytes` in direction `ddir` (0 read, 1 write, 2 trim).

@@ -15,7 +15,6 @@ use iosched_core::{
     SECTOR_SIZE,
 };
 use iosched_report::disk::DiskAccounting;
-use iosched_report::io_log::LogRequest;
 use iosched_report::stats::{DiskStats, JobStats};
 use iosched_workload::generator::{IoKind, IoUnit};
 use iosched_workload::lifecycle::Lifecycle;
@@ -260,17 +259,7 @@ impl<'a> Simulation<'a> {
                 direct: spec.direct,
                 verify_pass: VerifyPass::for_job(spec),
             });
-            stats.push(
-                JobStats::new(&spec.name, spec.group_id, &spec.percentile_list).with_log(
-                    LogRequest {
-                        bw: spec.log_bw.clone(),
-                        iops: spec.log_iops.clone(),
-                        lat: spec.log_lat.clone(),
-                        avg_ns: spec.log_avg_ns,
-                        slat: spec.ioengine.is_async(),
-                    },
-                ),
-            );
+            stats.push(JobStats::for_job(spec));
         }
         // Root too: `cgroup=/` with `cgroup_weight=` sets the root's (leaf) weight, as
         // Android's "normal" parent group in seed 004 does.
