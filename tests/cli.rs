@@ -493,3 +493,26 @@ fn time_based_verify_alternates_writes_and_read_backs() {
     assert!(runtime("read") + runtime("write") <= total);
     assert!(runtime("read") + runtime("write") + 5 >= total);
 }
+
+/// fio's `flow`: two jobs of one flow with weights 8 and 1 do I/O in that proportion (fio's
+/// own `examples/flow.fio`, shortened).
+#[test]
+fn flow_weights_hold_between_jobs() {
+    let job = temp_job(
+        "flow.fio",
+        "[global]\nnorandommap\ntime_based\nruntime=1\ndirect=1\nioengine=libaio\n\
+         iodepth=32\nsize=256m\nbs=8k\nfilename=flowfile\nflow_sleep=1000\n\
+         [writer]\nrw=write\nflow=1\n[reader]\nrw=randread\nflow=8\n",
+    );
+    let doc = json_of(&iosched(&[
+        "run",
+        job.to_str().unwrap(),
+        "--device",
+        "ssd-x25e",
+        "--output-format",
+        "json",
+    ]));
+    let writes = doc["jobs"][0]["write"]["total_ios"].as_f64().unwrap();
+    let reads = doc["jobs"][1]["read"]["total_ios"].as_f64().unwrap();
+    assert!((7.6..8.4).contains(&(reads / writes)), "{reads} / {writes}");
+}

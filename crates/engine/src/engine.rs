@@ -692,11 +692,24 @@ impl<'a> Engine<'a> {
                     }
                 }
             }
+            if !self.life.flow_permits(self.jobs, index) {
+                // Held by its flow: woken when another job of the flow moves, or after
+                // `flow_sleep`.
+                let sleep = self.jobs[self.life.job_of(index)].flow_sleep_ns;
+                if sleep > 0 && self.life.arm_wake(index, now + sleep) {
+                    self.push_wake(now + sleep, Wake::Process(index));
+                }
+                return;
+            }
             let Some(runner) = self.life.live_runner_mut(index) else {
                 return;
             };
             match runner.next(now) {
-                Step::Submit(unit) => self.submit(index, unit, None, now, trace),
+                Step::Submit(unit) => {
+                    let moved = self.life.flow_moved(self.jobs, index);
+                    self.woken.extend(moved);
+                    self.submit(index, unit, None, now, trace);
+                }
                 Step::SleepUntil(at) => {
                     if self.life.arm_wake(index, at) {
                         self.push_wake(at, Wake::Process(index));
@@ -727,6 +740,7 @@ impl<'a> Engine<'a> {
         for &other in &finished.never_started {
             self.stats[other].set_runtime(now, now);
         }
+        self.woken.extend(finished.woken);
         self.woken.extend(finished.stopped);
         self.start_ready_jobs(now);
     }

@@ -483,12 +483,24 @@ impl<'a> Simulation<'a> {
                     }
                 }
             }
+            if !self.life.flow_permits(self.jobs, index) {
+                // Held by its flow: woken when another job of the flow moves, or after
+                // `flow_sleep`.
+                let sleep = self.jobs[self.life.job_of(index)].flow_sleep_ns;
+                if sleep > 0 && self.life.arm_wake(index, now + sleep) {
+                    self.events.push(now + sleep, Event::Wake(index));
+                }
+                return;
+            }
             let Some(runner) = self.life.live_runner_mut(index) else {
                 return;
             };
             match runner.next(self.now) {
                 Step::Submit(unit) => {
                     *submitted += 1;
+                    for other in self.life.flow_moved(self.jobs, index) {
+                        self.events.push(self.now, Event::Wake(other));
+                    }
                     self.submit(index, unit, trace);
                 }
                 Step::SleepUntil(time) => {
@@ -522,6 +534,9 @@ impl<'a> Simulation<'a> {
         }
         for &other in &finished.never_started {
             self.stats[other].set_runtime(now, now);
+        }
+        for &other in &finished.woken {
+            self.events.push(now, Event::Wake(other));
         }
         if self.jobs[self.life.job_of(index)].exitall {
             // Stopped runners finish when their in-flight I/O drains; wake the idle ones.

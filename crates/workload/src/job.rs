@@ -306,6 +306,10 @@ pub struct JobSpec {
     pub rate_poisson: bool,
     /// `zonemode=strided` with its zone sizes.
     pub zones: Option<StridedZones>,
+    /// `flow=`: the job's weight in its flow (0: not in one); `flow_id=`; `flow_sleep=` ns.
+    pub flow_weight: u64,
+    pub flow_id: u32,
+    pub flow_sleep_ns: Time,
     /// fio's log files: `write_bw_log`, `write_iops_log`, `write_lat_log` prefixes (a bare
     /// option takes the job's name) and `log_avg_msec` in ns.
     pub log_bw: Option<String>,
@@ -415,6 +419,9 @@ impl JobSpec {
             rate_poisson: false,
             steady_state: crate::steady_state::SteadyStateSpec::fio_default(),
             zones: None,
+            flow_weight: 0,
+            flow_id: 0,
+            flow_sleep_ns: 0,
             log_bw: None,
             log_iops: None,
             log_lat: None,

@@ -23,6 +23,19 @@ struct CloneState {
     finished: bool,
     /// The earliest timed wake-up the driver holds for this clone, if any.
     wake_armed: Option<Time>,
+    /// Iterations counted in its flow (`flow=`).
+    flow_count: u64,
+}
+
+/// fio's token flow (`flow=`, `flow_id=`): the jobs sharing an id keep their activity in
+/// proportion to their weights.
+#[derive(Debug, Default)]
+struct Flow {
+    /// Iterations counted by the flow's clones (fio's counter, less its starting 1).
+    count: u64,
+    total_weight: u64,
+    /// Clones held back, woken when another one of the flow moves.
+    waiting: Vec<usize>,
 }
 
 /// What [`Lifecycle::finish`] tells the driver.
@@ -34,6 +47,8 @@ pub struct Finished {
     pub stopped: Vec<usize>,
     /// Clones that never started and now never will (`exit_what=all`): finished at once.
     pub never_started: Vec<usize>,
+    /// Clones its flow held back, free to go on now: the caller wakes them.
+    pub woken: Vec<usize>,
 }
 
 /// Whose rate a steady-state criterion watches: a reporting group's (`group_reporting`) or
@@ -58,6 +73,7 @@ pub struct Lifecycle {
     last_finish: Time,
     /// Steady-state trackers (`ss_dur=`), created as their jobs start.
     steady: std::collections::BTreeMap<Watched, SteadyState>,
+    flows: std::collections::BTreeMap<u32, Flow>,
 }
 
 impl Lifecycle {
@@ -77,6 +93,7 @@ impl Lifecycle {
                     stats_from: 0,
                     finished: false,
                     wake_armed: None,
+                    flow_count: 0,
                 }
             })
             .collect();
@@ -88,6 +105,7 @@ impl Lifecycle {
             job_released: vec![false; jobs.len()],
             last_finish: 0,
             steady: std::collections::BTreeMap::new(),
+            flows: std::collections::BTreeMap::new(),
         })
     }
 
@@ -139,6 +157,9 @@ impl Lifecycle {
                 continue;
             }
             started.push(index);
+            if spec.flow_weight > 0 {
+                self.flows.entry(spec.flow_id).or_default().total_weight += spec.flow_weight;
+            }
             if spec.steady_state.window_s > 0 {
                 self.steady
                     .entry(Self::watched(spec, index))
@@ -239,6 +260,48 @@ impl Lifecycle {
         }
     }
 
+    /// fio's `flow_threshold_exceeded()`: whether the clone may go on now, its share of its
+    /// flow's count not above its share of the flow's weight. When it may not, it waits to be
+    /// woken by another clone of the flow moving (see [`Lifecycle::flow_moved`]); with
+    /// `flow_sleep` the driver also wakes it after that long.
+    pub fn flow_permits(&mut self, jobs: &[JobSpec], clone: usize) -> bool {
+        let spec = &jobs[self.clones[clone].job];
+        if spec.flow_weight == 0 {
+            return true;
+        }
+        let own = self.clones[clone].flow_count;
+        let flow = self
+            .flows
+            .get_mut(&spec.flow_id)
+            .expect("a started clone's flow");
+        // fio's shared counter starts at 1, each job's at 0.
+        let count_share = own as f64 / (flow.count + 1) as f64;
+        let weight_share = spec.flow_weight as f64 / flow.total_weight.max(1) as f64;
+        if count_share > weight_share {
+            if !flow.waiting.contains(&clone) {
+                flow.waiting.push(clone);
+            }
+            return false;
+        }
+        true
+    }
+
+    /// The clone went on (issued an I/O): it counts in its flow, and the clones the flow held
+    /// back are returned for the driver to wake.
+    pub fn flow_moved(&mut self, jobs: &[JobSpec], clone: usize) -> Vec<usize> {
+        let spec = &jobs[self.clones[clone].job];
+        if spec.flow_weight == 0 {
+            return Vec::new();
+        }
+        self.clones[clone].flow_count += 1;
+        let flow = self
+            .flows
+            .get_mut(&spec.flow_id)
+            .expect("a started clone's flow");
+        flow.count += 1;
+        std::mem::take(&mut flow.waiting)
+    }
+
     /// I/Os the clone has in flight (0 before it starts).
     pub fn in_flight(&self, clone: usize) -> u32 {
         self.clones[clone]
@@ -297,11 +360,23 @@ impl Lifecycle {
         let stats_from = state.stats_from.min(now);
         self.last_finish = self.last_finish.max(now);
         let spec = &jobs[state.job];
+        // fio's flow_exit_job(): the others of its flow are no longer held to it.
+        let mut released = Vec::new();
+        if spec.flow_weight > 0 {
+            let flow = self
+                .flows
+                .get_mut(&spec.flow_id)
+                .expect("a started clone's flow");
+            flow.total_weight -= spec.flow_weight;
+            flow.count -= state.flow_count;
+            released = std::mem::take(&mut flow.waiting);
+        }
         if !spec.exitall {
             return Finished {
                 stats_from,
                 stopped: Vec::new(),
                 never_started: Vec::new(),
+                woken: released,
             };
         }
         if spec.exit_what == ExitWhat::All {
@@ -310,6 +385,7 @@ impl Lifecycle {
                 stats_from,
                 stopped,
                 never_started,
+                woken: released,
             };
         }
         let mut stopped = Vec::new();
@@ -328,6 +404,7 @@ impl Lifecycle {
             stats_from,
             stopped,
             never_started: Vec::new(),
+            woken: released,
         }
     }
 
@@ -539,6 +616,40 @@ mod tests {
         // Samples at 1 s and 2 s fill the window; the first completion at 2 s sees it.
         assert_eq!(stopped, [0, 1]);
         assert_eq!(life.running().count(), 3, "stopped clones still drain");
+    }
+
+    /// fio's flow: jobs sharing a `flow_id` go in proportion to their weights (3:1 here);
+    /// a job held back is woken when another moves, and freed when the other finishes.
+    #[test]
+    fn flow_weights_set_the_proportion_of_iterations() {
+        let mut fast = job("fast");
+        fast.flow_weight = 3;
+        let mut slow = job("slow");
+        slow.flow_weight = 1;
+        let jobs = [fast, slow];
+        let (mut life, layout) = lifecycle(&jobs);
+        life.start_job(&jobs, &layout, 0, 0);
+        life.start_job(&jobs, &layout, 1, 0);
+        let mut moves = [0u32; 2];
+        let mut woken_slow = false;
+        for _ in 0..400 {
+            for clone in [0, 1] {
+                if life.flow_permits(&jobs, clone) {
+                    moves[clone] += 1;
+                    woken_slow |= life.flow_moved(&jobs, clone).contains(&1);
+                }
+            }
+        }
+        let ratio = f64::from(moves[0]) / f64::from(moves[1]);
+        assert!((2.9..3.1).contains(&ratio), "{moves:?}");
+        assert!(woken_slow, "a held job is handed back to its driver");
+        // Once `fast` finishes, `slow` is no longer held to it.
+        let finished = life.finish(&jobs, 0, 1);
+        assert!(life.flow_permits(&jobs, 1) || finished.woken.contains(&1));
+        for _ in 0..10 {
+            assert!(life.flow_permits(&jobs, 1));
+            life.flow_moved(&jobs, 1);
+        }
     }
 
     #[test]

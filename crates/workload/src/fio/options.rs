@@ -673,6 +673,22 @@ fn apply_log_avg_msec(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+fn apply_flow(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    // Older fio took signed flows (one job +8, the other -1); the weights are their sizes.
+    d.spec.flow_weight = a.int_in(-1_000_000, 1_000_000)?.unsigned_abs();
+    Ok(())
+}
+
+fn apply_flow_id(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.flow_id = a.int_in(0, i64::from(u32::MAX))? as u32;
+    Ok(())
+}
+
+fn apply_flow_sleep(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.flow_sleep_ns = a.time_ns(TimeUnit::Micros)?;
+    Ok(())
+}
+
 fn apply_zonemode(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     d.zonemode_strided = match a.keyword().0 {
         "none" => Some(false),
@@ -1377,10 +1393,10 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ignored("verifysort_nr", &[], Int),
     ignored("verify_backlog_batch", &[], Int),
     ignored("verify_async_cpus", &[], Text),
-    ignored("flow", &[], Int),
-    ignored("flow_id", &[], Int),
+    opt("flow", &[], Int, apply_flow),
+    opt("flow_id", &[], Int, apply_flow_id),
     ignored("flow_watermark", &[], Int),
-    ignored("flow_sleep", &[], Int),
+    opt("flow_sleep", &[], MICROS, apply_flow_sleep),
     ignored("bs_is_seq_rand", &[], Bool),
 ];
 
