@@ -150,6 +150,36 @@ fn a_write_job_reads_back_and_checks_every_block() {
     assert_eq!((ios("read"), ios("write")), (256, 256));
 }
 
+/// What written blocks hold: fio's default makes every block distinct data; `zero_buffers`
+/// writes zeros.
+#[test]
+fn written_data_follows_fios_buffer_options() {
+    let scratch = Scratch::new("buffers");
+    for (option, zeros_expected) in [("", false), ("zero_buffers\n", true)] {
+        let target = scratch.path(&format!("t{}.img", zeros_expected as u8));
+        let job = scratch.file(
+            "w.fio",
+            &format!("[w]\nrw=write\nbs=4k\nsize=1m\ndirect=1\n{option}"),
+        );
+        assert!(iosched(&["run", &job, "--device", &target])
+            .status
+            .success());
+        let bytes = std::fs::read(&target).unwrap();
+        // The job's file lies at 1 MiB.
+        let blocks: Vec<&[u8]> = bytes[1 << 20..2 << 20].chunks(4096).collect();
+        let zero_blocks = blocks.iter().filter(|b| b.iter().all(|&x| x == 0)).count();
+        if zeros_expected {
+            assert_eq!(zero_blocks, blocks.len());
+        } else {
+            assert_eq!(zero_blocks, 0);
+            let mut distinct = blocks.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(distinct.len(), blocks.len(), "no two blocks alike");
+        }
+    }
+}
+
 #[test]
 fn sigint_stops_submission_and_prints_partial_results() {
     let scratch = Scratch::new("sigint");

@@ -102,6 +102,17 @@ impl BufferPool {
     }
 }
 
+/// fio's `refill_buffers`: new pseudo-random bytes, a different stream for each `seed`.
+pub fn refill(block: &mut [u8], seed: u64) {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    for chunk in block.chunks_mut(8) {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        chunk.copy_from_slice(&state.to_le_bytes()[..chunk.len()]);
+    }
+}
+
 /// fio's `scramble_buffers`: stamps the write's byte `offset` (plus the sector's place) into
 /// the first 8 bytes of each 512-byte sector of `block`, so every block written differs.
 pub fn scramble(block: &mut [u8], offset: u64) {
@@ -153,5 +164,11 @@ mod tests {
         for (a, b) in first.chunks(512).zip(block.chunks(512)) {
             assert_ne!(a, b);
         }
+        // Refilled blocks differ throughout, not just in their stamps.
+        refill(block, 1);
+        let one = block.to_vec();
+        refill(block, 2);
+        let same = one.iter().zip(block.iter()).filter(|(a, b)| a == b).count();
+        assert!(same < 64, "{same} equal bytes of 4096");
     }
 }

@@ -31,7 +31,7 @@ use iosched_workload::generator::{FileRegion, IoKind, IoUnit};
 use iosched_workload::lifecycle::Lifecycle;
 use iosched_workload::runner::Step;
 use iosched_workload::verify_pass::{VerifyPass, VerifyStep};
-use iosched_workload::{JobSpec, RwMode};
+use iosched_workload::{JobSpec, RwMode, WriteData};
 
 use crate::buffer::{self, BufferPool};
 use crate::error::EngineError;
@@ -868,10 +868,18 @@ impl<'a> Engine<'a> {
                     .take()
                     .expect("more requests in the device than buffers");
                 entry.slot = Some(slot);
-                if unit.kind == IoKind::Write {
-                    if method.is_none() {
-                        buffer::scramble(self.buffers.bytes_mut(slot, unit.len as usize), byte);
+                if unit.kind == IoKind::Write && method.is_none() {
+                    let data = self.jobs[self.life.job_of(entry.process)].write_data;
+                    self.write_seq += 1;
+                    let block = self.buffers.bytes_mut(slot, unit.len as usize);
+                    match data {
+                        WriteData::Zeros => block.fill(0),
+                        WriteData::Refilled => buffer::refill(block, self.write_seq),
+                        WriteData::Scrambled => buffer::scramble(block, byte),
+                        WriteData::AsIs => {}
                     }
+                }
+                if unit.kind == IoKind::Write {
                     if let Some(method) = method {
                         self.write_seq += 1;
                         let seed = self.config.seed.rotate_left(32) ^ self.write_seq;

@@ -182,6 +182,20 @@ pub struct StridedZones {
     pub skip: u64,
 }
 
+/// What a job's writes carry (fio's buffer options); only the real engine moves data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WriteData {
+    /// `zero_buffers`: zeros.
+    Zeros,
+    /// `refill_buffers`: new pseudo-random bytes every write.
+    Refilled,
+    /// fio's default (`scramble_buffers=1`): random bytes stamped per write so none repeats.
+    #[default]
+    Scrambled,
+    /// `scramble_buffers=0`: the buffer as it is.
+    AsIs,
+}
+
 /// `exit_what=`: whom a finishing `exitall` job stops.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ExitWhat {
@@ -306,6 +320,9 @@ pub struct JobSpec {
     pub rate_poisson: bool,
     /// `zonemode=strided` with its zone sizes.
     pub zones: Option<StridedZones>,
+    /// What written blocks hold (the real engine's business): `zero_buffers`,
+    /// `refill_buffers`, `scramble_buffers` (fio's default: scrambled).
+    pub write_data: WriteData,
     /// `flow=`: the job's weight in its flow (0: not in one); `flow_id=`; `flow_sleep=` ns.
     pub flow_weight: u64,
     pub flow_id: u32,
@@ -419,6 +436,7 @@ impl JobSpec {
             rate_poisson: false,
             steady_state: crate::steady_state::SteadyStateSpec::fio_default(),
             zones: None,
+            write_data: WriteData::Scrambled,
             flow_weight: 0,
             flow_id: 0,
             flow_sleep_ns: 0,

@@ -161,7 +161,7 @@ mod tests {
     use super::*;
     use crate::job::{
         BlockSizes, FileService, IoEngine, JobSpec, RandomDistribution, RwMode, RwSequencer,
-        SizeOrPercent,
+        SizeOrPercent, WriteData,
     };
     use iosched_core::{IoPrio, IoPrioClass};
     use proptest::prelude::*;
@@ -402,15 +402,15 @@ mod tests {
     #[test]
     fn meaningless_options_are_listed_once_as_ignored() {
         let set = parse(
-            "[global]\nexec_prerun=echo hi\nwrite_hist_log=lat\n[a]\nzero_buffers\ngtod_reduce=1\n\
-             [b]\nzero_buffers\ncpus_allowed=0-3\n",
+            "[global]\nexec_prerun=echo hi\nwrite_hist_log=lat\n[a]\nunlink=1\ngtod_reduce=1\n\
+             [b]\nunlink=1\ncpus_allowed=0-3\n",
         );
         assert_eq!(
             set.ignored_options,
             vec![
                 "exec_prerun",
                 "write_hist_log",
-                "zero_buffers",
+                "unlink",
                 "gtod_reduce",
                 "cpus_allowed"
             ]
@@ -911,6 +911,20 @@ mod tests {
         assert!(job("zonemode=none\nzonesize=1m").zones.is_none());
         assert!(err("[j]\nzonemode=strided\n").contains("needs a zonesize"));
         assert!(err("[j]\nzonemode=zbd\n").starts_with("t.fio:2: bad value 'zbd'"));
+    }
+
+    /// fio's buffer options: scrambled by default, zeros win over refills, and
+    /// `scramble_buffers=0` leaves buffers as they are.
+    #[test]
+    fn buffer_contents_follow_fios_options() {
+        assert_eq!(job("rw=write").write_data, WriteData::Scrambled);
+        assert_eq!(job("zero_buffers").write_data, WriteData::Zeros);
+        assert_eq!(
+            job("zero_buffers\nrefill_buffers").write_data,
+            WriteData::Zeros
+        );
+        assert_eq!(job("refill_buffers").write_data, WriteData::Refilled);
+        assert_eq!(job("scramble_buffers=0").write_data, WriteData::AsIs);
     }
 
     /// The log options may be written bare: fio names the log after the job.

@@ -23,7 +23,7 @@ use super::value::{
 };
 use crate::job::{
     ExitWhat, FileService, IoEngine, RandomDistribution, RwMode, RwSequencer, SizeOrPercent,
-    Workload,
+    Workload, WriteData,
 };
 
 /// How an option's value is written.
@@ -673,6 +673,30 @@ fn apply_log_avg_msec(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+fn apply_zero_buffers(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    if a.flag()? {
+        d.spec.write_data = WriteData::Zeros;
+    }
+    Ok(())
+}
+
+fn apply_refill_buffers(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    if a.flag()? && d.spec.write_data != WriteData::Zeros {
+        d.spec.write_data = WriteData::Refilled;
+    }
+    Ok(())
+}
+
+fn apply_scramble_buffers(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    let scramble = a.bool01()?;
+    match (scramble, d.spec.write_data) {
+        (false, WriteData::Scrambled) => d.spec.write_data = WriteData::AsIs,
+        (true, WriteData::AsIs) => d.spec.write_data = WriteData::Scrambled,
+        _ => {}
+    }
+    Ok(())
+}
+
 fn apply_flow(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     // Older fio took signed flows (one job +8, the other -1); the weights are their sizes.
     d.spec.flow_weight = a.int_in(-1_000_000, 1_000_000)?.unsigned_abs();
@@ -1318,9 +1342,9 @@ pub(crate) static OPTIONS: &[OptDef] = &[
         &[],
         Enum(&["none", "mixed", "both", "0", "1", "2"]),
     ),
-    ignored("zero_buffers", &[], Set),
-    ignored("refill_buffers", &[], Set),
-    ignored("scramble_buffers", &[], Bool),
+    opt("zero_buffers", &[], Set, apply_zero_buffers),
+    opt("refill_buffers", &[], Set, apply_refill_buffers),
+    opt("scramble_buffers", &[], Bool, apply_scramble_buffers),
     ignored("buffer_compress_percentage", &[], Int),
     ignored("buffer_compress_chunk", &[], Int),
     ignored("buffer_pattern", &[], Text),
