@@ -28,9 +28,7 @@ use iosched_core::{RqEvent, Trace};
 use iosched_report::disk::DiskAccounting;
 use iosched_report::stats::{DiskStats, JobStats, DDIR_READ};
 use iosched_workload::generator::{FileRegion, IoKind, IoUnit};
-use iosched_workload::lifecycle::Lifecycle;
-use iosched_workload::runner::Step;
-use iosched_workload::verify_pass::{VerifyPass, VerifyStep};
+use iosched_workload::lifecycle::{Action, Lifecycle};
 use iosched_workload::{JobSpec, RwMode, WriteData};
 
 use crate::buffer::{self, BufferPool};
@@ -134,8 +132,6 @@ struct Process {
     verify: Option<VerifyMethod>,
     /// Reads are checked as they complete (a read-only job with `verify=`).
     check_reads: bool,
-    /// Read back what was written once the job is done (`verify=` with `do_verify=1`).
-    verify_pass: Option<VerifyPass>,
 }
 
 /// A request from submission to completion.
@@ -395,7 +391,6 @@ impl<'a> Engine<'a> {
                 regions: plan.regions.clone(),
                 verify: method,
                 check_reads: method.is_some() && read_only,
-                verify_pass: VerifyPass::for_job(spec),
             });
             stats.push(JobStats::for_job(spec));
         }
@@ -618,9 +613,6 @@ impl<'a> Engine<'a> {
     fn begin_stop(&mut self, now: Time, trace: &mut dyn Trace) {
         self.stopping = true;
         let (stopped, never_started) = self.life.stop_all(now);
-        for &index in &stopped {
-            self.abandon_verify(index);
-        }
         for index in never_started {
             // Finishes with nothing done.
             self.stats[index].set_runtime(now, now);
@@ -668,62 +660,23 @@ impl<'a> Engine<'a> {
 
     fn step_process(&mut self, index: usize, now: Time, trace: &mut dyn Trace) {
         loop {
-            if self.life.live_runner_mut(index).is_none() {
-                return;
-            }
-            let reading_back = self.processes[index]
-                .verify_pass
-                .as_mut()
-                .filter(|pass| pass.is_active());
-            if let (Some(pass), Some(runner)) = (reading_back, self.life.live_runner_mut(index)) {
-                match pass.step(runner, now) {
-                    VerifyStep::Read(read, seed) => {
-                        self.submit(index, read, Some(seed), now, trace);
-                        continue;
-                    }
-                    VerifyStep::Wait => return,
-                    VerifyStep::NextPass => {
-                        self.stats[index].set_write_start(now);
-                        continue;
-                    }
-                    VerifyStep::Done => {
-                        self.finish_process(index, now);
-                        return;
-                    }
+            match self.life.next_action(self.jobs, index, now) {
+                Action::Submit {
+                    unit,
+                    verify_tag,
+                    woken,
+                } => {
+                    self.woken.extend(woken);
+                    self.submit(index, unit, verify_tag, now, trace);
                 }
-            }
-            if !self.life.flow_permits(self.jobs, index) {
-                // Held by its flow: woken when another job of the flow moves, or after
-                // `flow_sleep`.
-                let sleep = self.jobs[self.life.job_of(index)].flow_sleep_ns;
-                if sleep > 0 && self.life.arm_wake(index, now + sleep) {
-                    self.push_wake(now + sleep, Wake::Process(index));
-                }
-                return;
-            }
-            let Some(runner) = self.life.live_runner_mut(index) else {
-                return;
-            };
-            match runner.next(now) {
-                Step::Submit(unit) => {
-                    let moved = self.life.flow_moved(self.jobs, index);
-                    self.woken.extend(moved);
-                    self.submit(index, unit, None, now, trace);
-                }
-                Step::SleepUntil(at) => {
-                    if self.life.arm_wake(index, at) {
-                        self.push_wake(at, Wake::Process(index));
-                    }
+                Action::Phase { read_back: true } => self.stats[index].set_verify_start(now),
+                Action::Phase { read_back: false } => self.stats[index].set_write_start(now),
+                Action::Sleep(at) => {
+                    self.push_wake(at, Wake::Process(index));
                     return;
                 }
-                Step::Wait => return,
-                Step::Done => {
-                    let stopping = self.stopping;
-                    let pass = self.processes[index].verify_pass.as_mut();
-                    if !stopping && pass.is_some_and(VerifyPass::start) {
-                        self.stats[index].set_verify_start(now);
-                        continue;
-                    }
+                Action::Wait => return,
+                Action::Finish => {
                     self.finish_process(index, now);
                     return;
                 }
@@ -734,22 +687,12 @@ impl<'a> Engine<'a> {
     fn finish_process(&mut self, index: usize, now: Time) {
         let finished = self.life.finish(self.jobs, index, now);
         self.stats[index].set_runtime(finished.stats_from, now);
-        for &other in &finished.stopped {
-            self.abandon_verify(other);
-        }
         for &other in &finished.never_started {
             self.stats[other].set_runtime(now, now);
         }
         self.woken.extend(finished.woken);
         self.woken.extend(finished.stopped);
         self.start_ready_jobs(now);
-    }
-
-    /// A stop: a verify pass under way reads nothing more (its reads in flight still land).
-    fn abandon_verify(&mut self, index: usize) {
-        if let Some(pass) = self.processes[index].verify_pass.as_mut() {
-            pass.abandon();
-        }
     }
 
     fn submit(
@@ -1033,28 +976,15 @@ impl<'a> Engine<'a> {
         } else if !failed {
             self.stats[index].record_sync(now - entry.submitted_at);
         }
-        let pass = self.processes[index].verify_pass.as_mut();
-        if entry.verify_read.is_some() {
-            pass.expect("a verify read without a verify pass")
-                .read_done();
-        } else {
-            if let (Some(pass), false) = (pass, failed) {
-                pass.wrote(&unit, entry.seed);
-            }
-            // A steady-state criterion met stops the clones it watches; they drain and finish.
-            for other in self.life.complete(self.jobs, index, now, &unit) {
-                self.abandon_verify(other);
-                self.woken.push(other);
-            }
-            if failed {
-                // fio stops a job at its first error (continue_on_error=none).
-                if let Some(runner) = self.life.runner_mut(index) {
-                    runner.stop();
-                }
-            }
-        }
+        // A failed write holds nothing to read back; a steady-state criterion met stops the
+        // clones it watches, which drain and finish.
+        let written_tag = (!failed).then_some(entry.seed);
+        let stopped = self
+            .life
+            .complete(self.jobs, index, now, &unit, written_tag);
+        self.woken.extend(stopped);
         if failed {
-            self.abandon_verify(index);
+            self.life.fail(index);
         }
         self.woken.push(index);
     }

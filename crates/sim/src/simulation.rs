@@ -17,10 +17,8 @@ use iosched_core::{
 use iosched_report::disk::DiskAccounting;
 use iosched_report::stats::{DiskStats, JobStats};
 use iosched_workload::generator::{IoKind, IoUnit};
-use iosched_workload::lifecycle::Lifecycle;
+use iosched_workload::lifecycle::{Action, Lifecycle};
 use iosched_workload::rng::Rng;
-use iosched_workload::runner::Step;
-use iosched_workload::verify_pass::{VerifyPass, VerifyStep};
 use iosched_workload::JobSpec;
 
 use crate::cgroups::Cgroups;
@@ -150,8 +148,6 @@ struct Process {
     /// Device start sector of each of the clone's files.
     file_sectors: Vec<u64>,
     direct: bool,
-    /// fio's verify phase: read back what the job wrote.
-    verify_pass: Option<VerifyPass>,
 }
 
 /// A request the driver knows about, from submission to completion.
@@ -257,7 +253,6 @@ impl<'a> Simulation<'a> {
                     .map(|&file| layout.files[file].start_sector())
                     .collect(),
                 direct: spec.direct,
-                verify_pass: VerifyPass::for_job(spec),
             });
             stats.push(JobStats::for_job(spec));
         }
@@ -457,65 +452,23 @@ impl<'a> Simulation<'a> {
 
     fn step_process_inner(&mut self, index: usize, trace: &mut dyn Trace, submitted: &mut u32) {
         loop {
-            if self.life.live_runner_mut(index).is_none() {
-                return;
-            }
             let now = self.now;
-            let reading_back = self.processes[index]
-                .verify_pass
-                .as_mut()
-                .filter(|pass| pass.is_active());
-            if let (Some(pass), Some(runner)) = (reading_back, self.life.live_runner_mut(index)) {
-                match pass.step(runner, now) {
-                    VerifyStep::Read(read, _tag) => {
-                        *submitted += 1;
-                        self.submit(index, read, trace);
-                        continue;
-                    }
-                    VerifyStep::Wait => return,
-                    VerifyStep::NextPass => {
-                        self.stats[index].set_write_start(now);
-                        continue;
-                    }
-                    VerifyStep::Done => {
-                        self.finish_process(index);
-                        return;
-                    }
-                }
-            }
-            if !self.life.flow_permits(self.jobs, index) {
-                // Held by its flow: woken when another job of the flow moves, or after
-                // `flow_sleep`.
-                let sleep = self.jobs[self.life.job_of(index)].flow_sleep_ns;
-                if sleep > 0 && self.life.arm_wake(index, now + sleep) {
-                    self.events.push(now + sleep, Event::Wake(index));
-                }
-                return;
-            }
-            let Some(runner) = self.life.live_runner_mut(index) else {
-                return;
-            };
-            match runner.next(self.now) {
-                Step::Submit(unit) => {
+            match self.life.next_action(self.jobs, index, now) {
+                Action::Submit { unit, woken, .. } => {
                     *submitted += 1;
-                    for other in self.life.flow_moved(self.jobs, index) {
-                        self.events.push(self.now, Event::Wake(other));
+                    for other in woken {
+                        self.events.push(now, Event::Wake(other));
                     }
                     self.submit(index, unit, trace);
                 }
-                Step::SleepUntil(time) => {
-                    if self.life.arm_wake(index, time) {
-                        self.events.push(time, Event::Wake(index));
-                    }
+                Action::Phase { read_back: true } => self.stats[index].set_verify_start(now),
+                Action::Phase { read_back: false } => self.stats[index].set_write_start(now),
+                Action::Sleep(at) => {
+                    self.events.push(at, Event::Wake(index));
                     return;
                 }
-                Step::Wait => return,
-                Step::Done => {
-                    let pass = self.processes[index].verify_pass.as_mut();
-                    if pass.is_some_and(VerifyPass::start) {
-                        self.stats[index].set_verify_start(self.now);
-                        continue;
-                    }
+                Action::Wait => return,
+                Action::Finish => {
                     self.finish_process(index);
                     return;
                 }
@@ -527,11 +480,6 @@ impl<'a> Simulation<'a> {
         let now = self.now;
         let finished = self.life.finish(self.jobs, index, now);
         self.stats[index].set_runtime(finished.stats_from, now);
-        for &other in &finished.stopped {
-            if let Some(pass) = self.processes[other].verify_pass.as_mut() {
-                pass.abandon();
-            }
-        }
         for &other in &finished.never_started {
             self.stats[other].set_runtime(now, now);
         }
@@ -750,22 +698,13 @@ impl<'a> Simulation<'a> {
         self.completed_scratch = completed;
     }
 
-    /// A job I/O completed: a verify read-back, or one of the runner's I/Os (a write the verify
-    /// pass will read back).
+    /// A job I/O completed. The simulator moves no data: written blocks carry no tag.
     fn job_io_done(&mut self, process: usize, unit: &IoUnit) {
-        if let Some(pass) = self.processes[process].verify_pass.as_mut() {
-            if pass.is_active() {
-                pass.read_done();
-                return;
-            }
-            // The simulator moves no data: no tag to check.
-            pass.wrote(unit, 0);
-        }
         // A steady-state criterion met stops the clones it watches; they drain and finish.
-        for other in self.life.complete(self.jobs, process, self.now, unit) {
-            if let Some(pass) = self.processes[other].verify_pass.as_mut() {
-                pass.abandon();
-            }
+        for other in self
+            .life
+            .complete(self.jobs, process, self.now, unit, Some(0))
+        {
             self.events.push(self.now, Event::Wake(other));
         }
     }

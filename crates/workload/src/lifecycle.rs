@@ -1,7 +1,8 @@
 //! The life of every job clone, the same under both drivers: which jobs may start
-//! (`stonewall`, `wait_for`) and when (`startdelay`), each clone's runner, the start of its
-//! statistics window (`ramp_time`), and who stops when one finishes (`exitall`, a stop
-//! signal). The drivers keep only what submitting I/O needs.
+//! (`stonewall`, `wait_for`) and when (`startdelay`), what a clone does next
+//! ([`Lifecycle::next_action`]: its runner, its verify read-back, its flow), the start of its
+//! statistics window (`ramp_time`), and who stops when (`exitall`, steady state, a stop
+//! signal). The drivers keep only what moving I/O needs.
 
 use iosched_core::Time;
 
@@ -11,7 +12,9 @@ use crate::layout::Layout;
 use crate::processes::{prerequisites, WaitForError};
 use crate::rng::Rng;
 use crate::runner::JobRunner;
+use crate::runner::Step;
 use crate::steady_state::SteadyState;
+use crate::verify_pass::{VerifyPass, VerifyStep};
 
 /// One clone from its job's start to its end.
 #[derive(Debug)]
@@ -25,6 +28,32 @@ struct CloneState {
     wake_armed: Option<Time>,
     /// Iterations counted in its flow (`flow=`).
     flow_count: u64,
+    /// fio's verify read-back of what the clone writes.
+    verify: Option<VerifyPass>,
+    /// Told to stop (exitall, steady state, a signal, an I/O error): it drains and ends,
+    /// without a read-back.
+    stopped: bool,
+}
+
+/// What a clone does next, for its driver to carry out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Issue this I/O; a read-back read carries the tag its block should hold. `woken` are
+    /// clones of its flow, held back until this one moved.
+    Submit {
+        unit: IoUnit,
+        verify_tag: Option<u64>,
+        woken: Vec<usize>,
+    },
+    /// The writes are done and the read-back begins (`true`), or a time-based verify job
+    /// writes again (`false`): the driver marks its statistics and asks again.
+    Phase { read_back: bool },
+    /// Nothing before this time: the driver arms a wake-up.
+    Sleep(Time),
+    /// Nothing until a completion or a wake-up already armed.
+    Wait,
+    /// The clone is done: the driver calls [`Lifecycle::finish`].
+    Finish,
 }
 
 /// fio's token flow (`flow=`, `flow_id=`): the jobs sharing an id keep their activity in
@@ -86,6 +115,7 @@ impl Lifecycle {
             .enumerate()
             .map(|(index, plan)| {
                 job_clones[plan.job].push(index);
+                let spec = &jobs[plan.job];
                 CloneState {
                     job: plan.job,
                     runner: None,
@@ -94,6 +124,8 @@ impl Lifecycle {
                     finished: false,
                     wake_armed: None,
                     flow_count: 0,
+                    verify: VerifyPass::for_job(spec),
+                    stopped: false,
                 }
             })
             .collect();
@@ -184,26 +216,97 @@ impl Lifecycle {
         }
     }
 
-    /// The clone's runner once its job started (to stop it).
-    pub fn runner_mut(&mut self, clone: usize) -> Option<&mut JobRunner> {
-        self.clones[clone].runner.as_mut()
+    /// What the clone does next at `now`: a read-back step while one is under way, else
+    /// (when its flow lets it go) its runner's step; a finished runner starts the read-back of
+    /// a job that verifies, unless it was told to stop.
+    pub fn next_action(&mut self, jobs: &[JobSpec], clone: usize, now: Time) -> Action {
+        let state = &mut self.clones[clone];
+        let Some(runner) = state.runner.as_mut().filter(|_| !state.finished) else {
+            return Action::Wait;
+        };
+        if let Some(pass) = state.verify.as_mut().filter(|pass| pass.is_active()) {
+            return match pass.step(runner, now) {
+                VerifyStep::Read(unit, tag) => Action::Submit {
+                    unit,
+                    verify_tag: Some(tag),
+                    woken: Vec::new(),
+                },
+                VerifyStep::Wait => Action::Wait,
+                VerifyStep::NextPass => Action::Phase { read_back: false },
+                VerifyStep::Done => Action::Finish,
+            };
+        }
+        if !self.flow_permits(jobs, clone) {
+            // Held by its flow: woken when another clone of the flow moves, or after
+            // `flow_sleep`.
+            let sleep = jobs[self.clones[clone].job].flow_sleep_ns;
+            return self.sleep_until(clone, now + sleep, sleep > 0);
+        }
+        let state = &mut self.clones[clone];
+        let runner = state.runner.as_mut().expect("checked above");
+        match runner.next(now) {
+            Step::Submit(unit) => Action::Submit {
+                unit,
+                verify_tag: None,
+                woken: self.flow_moved(jobs, clone),
+            },
+            Step::SleepUntil(at) => self.sleep_until(clone, at, true),
+            Step::Wait => Action::Wait,
+            Step::Done => {
+                let stopped = state.stopped;
+                let reads_back = state
+                    .verify
+                    .as_mut()
+                    .is_some_and(|pass| !stopped && pass.start());
+                if reads_back {
+                    Action::Phase { read_back: true }
+                } else {
+                    Action::Finish
+                }
+            }
+        }
     }
 
-    /// One of the clone's I/Os completed at `now`: its runner learns of it, and a
-    /// steady-state criterion (`ss=`) counts it. Returns the running clones told to stop
-    /// because their rate reached steady state (the caller wakes them to drain and finish).
+    /// A sleep until `at`, with a wake-up to arm unless one at or before `at` is armed
+    /// already (stepping then asks again): without this every completion of a rate-limited
+    /// job re-armed the same wake-up, and the copies grew with the run.
+    fn sleep_until(&mut self, clone: usize, at: Time, timed: bool) -> Action {
+        let armed = &mut self.clones[clone].wake_armed;
+        if !timed || armed.is_some_and(|armed_at| armed_at <= at) {
+            return Action::Wait;
+        }
+        *armed = Some(at);
+        Action::Sleep(at)
+    }
+
+    /// One of the clone's I/Os completed at `now`: a read-back read, or one its runner
+    /// issued, which a read-back will check (`written_tag`: what the block now holds; `None`
+    /// when it failed) and a steady-state criterion (`ss=`) counts. Returns the running
+    /// clones told to stop because their rate reached steady state (the caller wakes them to
+    /// drain and finish).
     pub fn complete(
         &mut self,
         jobs: &[JobSpec],
         clone: usize,
         now: Time,
         unit: &IoUnit,
+        written_tag: Option<u64>,
     ) -> Vec<usize> {
-        let Some(runner) = self.clones[clone].runner.as_mut() else {
+        let state = &mut self.clones[clone];
+        if let Some(pass) = state.verify.as_mut() {
+            if pass.is_active() {
+                pass.read_done();
+                return Vec::new();
+            }
+            if let Some(tag) = written_tag {
+                pass.wrote(unit, tag);
+            }
+        }
+        let Some(runner) = state.runner.as_mut() else {
             return Vec::new();
         };
         runner.complete(now, unit);
-        let spec = &jobs[self.clones[clone].job];
+        let spec = &jobs[state.job];
         let watched = Self::watched(spec, clone);
         let Some(tracker) = self.steady.get_mut(&watched) else {
             return Vec::new();
@@ -211,45 +314,38 @@ impl Lifecycle {
         if unit.kind.ddir().is_none() || !tracker.completed(now, unit.len) {
             return Vec::new();
         }
+        self.stop_where(|index, other_job| match watched {
+            Watched::Group(group) => {
+                jobs[other_job].group_reporting && jobs[other_job].group_id == group
+            }
+            Watched::Clone(only) => index == only,
+        })
+    }
+
+    /// An I/O of the clone failed: fio stops a job at its first error
+    /// (`continue_on_error=none`).
+    pub fn fail(&mut self, clone: usize) {
+        self.stop_where(|index, _| index == clone);
+    }
+
+    /// Tells every running clone `in_scope(index, job)` picks to stop (its read-back too);
+    /// returns them.
+    fn stop_where(&mut self, in_scope: impl Fn(usize, usize) -> bool) -> Vec<usize> {
         let mut stopped = Vec::new();
-        for (index, other) in self.clones.iter_mut().enumerate() {
-            let in_scope = match watched {
-                Watched::Group(group) => {
-                    jobs[other.job].group_reporting && jobs[other.job].group_id == group
-                }
-                Watched::Clone(only) => index == only,
-            };
-            if other.finished || !in_scope {
+        for (index, state) in self.clones.iter_mut().enumerate() {
+            if state.finished || !in_scope(index, state.job) {
                 continue;
             }
-            if let Some(runner) = other.runner.as_mut() {
+            if let Some(runner) = state.runner.as_mut() {
                 runner.stop();
+                state.stopped = true;
+                if let Some(pass) = state.verify.as_mut() {
+                    pass.abandon();
+                }
                 stopped.push(index);
             }
         }
         stopped
-    }
-
-    /// The runner of a clone that started and has not finished: the one a driver may step.
-    pub fn live_runner_mut(&mut self, clone: usize) -> Option<&mut JobRunner> {
-        let state = &mut self.clones[clone];
-        if state.finished {
-            return None;
-        }
-        state.runner.as_mut()
-    }
-
-    /// The runner asked to sleep until `at`: whether the driver must arm a wake-up for it.
-    /// Not when one at or before `at` is armed already: stepping then asks again. Without
-    /// this every completion of a rate-limited job re-armed the same wake-up, and the
-    /// copies grew with the run.
-    pub fn arm_wake(&mut self, clone: usize, at: Time) -> bool {
-        let armed = &mut self.clones[clone].wake_armed;
-        if armed.is_some_and(|armed_at| armed_at <= at) {
-            return false;
-        }
-        *armed = Some(at);
-        true
     }
 
     /// The driver woke the clone at `now` (for any reason): wake-ups due by now are spent.
@@ -262,9 +358,8 @@ impl Lifecycle {
 
     /// fio's `flow_threshold_exceeded()`: whether the clone may go on now, its share of its
     /// flow's count not above its share of the flow's weight. When it may not, it waits to be
-    /// woken by another clone of the flow moving (see [`Lifecycle::flow_moved`]); with
-    /// `flow_sleep` the driver also wakes it after that long.
-    pub fn flow_permits(&mut self, jobs: &[JobSpec], clone: usize) -> bool {
+    /// woken by another clone of the flow moving (see [`Lifecycle::flow_moved`]).
+    fn flow_permits(&mut self, jobs: &[JobSpec], clone: usize) -> bool {
         let spec = &jobs[self.clones[clone].job];
         if spec.flow_weight == 0 {
             return true;
@@ -288,7 +383,7 @@ impl Lifecycle {
 
     /// The clone went on (issued an I/O): it counts in its flow, and the clones the flow held
     /// back are returned for the driver to wake.
-    pub fn flow_moved(&mut self, jobs: &[JobSpec], clone: usize) -> Vec<usize> {
+    fn flow_moved(&mut self, jobs: &[JobSpec], clone: usize) -> Vec<usize> {
         let spec = &jobs[self.clones[clone].job];
         if spec.flow_weight == 0 {
             return Vec::new();
@@ -388,18 +483,8 @@ impl Lifecycle {
                 woken: released,
             };
         }
-        let mut stopped = Vec::new();
-        for (index, other) in self.clones.iter_mut().enumerate() {
-            let in_scope =
-                spec.exit_what == ExitWhat::Stonewall || jobs[other.job].group_id == spec.group_id;
-            if other.finished || !in_scope {
-                continue;
-            }
-            if let Some(runner) = other.runner.as_mut() {
-                runner.stop();
-                stopped.push(index);
-            }
-        }
+        let (every_group, group) = (spec.exit_what == ExitWhat::Stonewall, spec.group_id);
+        let stopped = self.stop_where(|_, job| every_group || jobs[job].group_id == group);
         Finished {
             stats_from,
             stopped,
@@ -411,22 +496,13 @@ impl Lifecycle {
     /// Stops everything (a signal): running clones are told to stop and returned; clones
     /// whose job never started finish at once, with nothing done, and no job starts later.
     pub fn stop_all(&mut self, now: Time) -> (Vec<usize>, Vec<usize>) {
-        let mut stopped = Vec::new();
+        let stopped = self.stop_where(|_, _| true);
         let mut never_started = Vec::new();
         for (index, clone) in self.clones.iter_mut().enumerate() {
-            if clone.finished {
-                continue;
-            }
-            match clone.runner.as_mut() {
-                Some(runner) => {
-                    runner.stop();
-                    stopped.push(index);
-                }
-                None => {
-                    clone.finished = true;
-                    self.last_finish = self.last_finish.max(now);
-                    never_started.push(index);
-                }
+            if !clone.finished && clone.runner.is_none() {
+                clone.finished = true;
+                self.last_finish = self.last_finish.max(now);
+                never_started.push(index);
             }
         }
         self.job_released.fill(true);
@@ -493,11 +569,11 @@ mod tests {
         assert!(life.counts_at(0, 40));
         // A clone that ends inside its ramp reports from its end, not a window that never began.
         assert_eq!(life.finish(&jobs, 0, 20).stats_from, 20);
-        assert!(
-            life.live_runner_mut(0).is_none(),
-            "a finished clone has no runner to step"
+        assert_eq!(
+            life.next_action(&jobs, 0, 20),
+            Action::Wait,
+            "a finished clone has nothing to do"
         );
-        assert!(life.runner_mut(0).is_some());
     }
 
     #[test]
@@ -526,23 +602,76 @@ mod tests {
     fn one_wake_up_is_armed_per_sleep_until_it_is_spent() {
         let jobs = [job("a")];
         let (mut life, _) = lifecycle(&jobs);
-        assert!(life.arm_wake(0, 50));
-        assert!(!life.arm_wake(0, 50), "the same sleep again: already armed");
-        assert!(
-            !life.arm_wake(0, 80),
-            "a later sleep: the armed wake-up comes first"
+        let sleep = |life: &mut Lifecycle, at| life.sleep_until(0, at, true);
+        assert_eq!(sleep(&mut life, 50), Action::Sleep(50));
+        assert_eq!(sleep(&mut life, 50), Action::Wait, "the same sleep: armed");
+        assert_eq!(
+            sleep(&mut life, 80),
+            Action::Wait,
+            "the armed one comes first"
         );
-        assert!(life.arm_wake(0, 30), "an earlier sleep needs its own");
+        assert_eq!(
+            sleep(&mut life, 30),
+            Action::Sleep(30),
+            "an earlier one arms"
+        );
         life.woken(0, 20);
-        assert!(
-            !life.arm_wake(0, 30),
-            "a wake-up before the armed time spends nothing"
+        assert_eq!(
+            sleep(&mut life, 30),
+            Action::Wait,
+            "not spent before its time"
         );
         life.woken(0, 30);
-        assert!(
-            life.arm_wake(0, 50),
-            "once spent, the next sleep arms again"
+        assert_eq!(sleep(&mut life, 50), Action::Sleep(50), "spent: arms again");
+        assert_eq!(
+            life.sleep_until(0, 10, false),
+            Action::Wait,
+            "untimed: no wake-up"
         );
+    }
+
+    /// A write job with `verify=` writes, then reads back each block with the tag it wrote;
+    /// one told to stop by `exitall` ends without a read-back.
+    #[test]
+    fn a_verify_job_reads_back_unless_it_was_stopped() {
+        let mut writer = job("w");
+        writer.rw = crate::job::RwMode::Write;
+        writer.size = Some(crate::job::SizeOrPercent::Bytes(8192));
+        writer.verify = Some("crc32c".into());
+        let mut quitter = job("q");
+        quitter.exitall = true;
+        let jobs = [writer, quitter];
+        for stopped in [false, true] {
+            let (mut life, layout) = lifecycle(&jobs);
+            life.start_job(&jobs, &layout, 0, 0);
+            life.start_job(&jobs, &layout, 1, 0);
+            for tag in [7, 8] {
+                let Action::Submit { unit, .. } = life.next_action(&jobs, 0, 1) else {
+                    panic!("a write expected");
+                };
+                life.complete(&jobs, 0, 1, &unit, Some(tag));
+            }
+            if stopped {
+                life.finish(&jobs, 1, 1);
+                assert_eq!(life.next_action(&jobs, 0, 2), Action::Finish);
+                continue;
+            }
+            assert_eq!(
+                life.next_action(&jobs, 0, 2),
+                Action::Phase { read_back: true }
+            );
+            for tag in [7, 8] {
+                let Action::Submit {
+                    unit, verify_tag, ..
+                } = life.next_action(&jobs, 0, 3)
+                else {
+                    panic!("a read-back expected");
+                };
+                assert_eq!(verify_tag, Some(tag));
+                life.complete(&jobs, 0, 4, &unit, None);
+            }
+            assert_eq!(life.next_action(&jobs, 0, 5), Action::Finish);
+        }
     }
 
     /// `exit_what=stonewall` stops every running job, of any group, and later stonewalled
@@ -605,9 +734,9 @@ mod tests {
             for clone in [0, 1] {
                 let now = ms * 1_000_000;
                 // Each completion needs an I/O in flight.
-                let runner = life.runner_mut(clone).unwrap();
-                assert!(matches!(runner.next(now), crate::runner::Step::Submit(_)));
-                stopped = life.complete(&jobs, clone, now, &read);
+                let action = life.next_action(&jobs, clone, now);
+                assert!(matches!(action, Action::Submit { .. }), "{action:?}");
+                stopped = life.complete(&jobs, clone, now, &read, Some(0));
                 if !stopped.is_empty() {
                     break 'feed;
                 }
