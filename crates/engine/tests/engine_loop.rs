@@ -313,8 +313,9 @@ fn a_device_with_a_file_system_is_refused_and_mounted_it_stays_refused() {
     assert!(Engine::new(&[spec], &device.device, forced).is_ok());
 }
 
-/// A hand-made MBR with one Linux partition from sector 2048 to the end.
-fn write_mbr(image: &str, bytes: u64) {
+/// An image file of `bytes` with a hand-made MBR: one Linux partition from sector 2048 to
+/// the end.
+fn mbr_image(image: &str, bytes: u64) {
     use std::io::{Seek, SeekFrom, Write};
     let mut mbr = [0u8; 512];
     let entry = &mut mbr[446..462];
@@ -323,7 +324,13 @@ fn write_mbr(image: &str, bytes: u64) {
     entry[12..16].copy_from_slice(&((bytes / 512 - 2048) as u32).to_le_bytes());
     mbr[510] = 0x55;
     mbr[511] = 0xAA;
-    let mut file = std::fs::OpenOptions::new().write(true).open(image).unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .open(image)
+        .unwrap();
+    file.set_len(bytes).unwrap();
     file.seek(SeekFrom::Start(0)).unwrap();
     file.write_all(&mbr).unwrap();
 }
@@ -332,14 +339,7 @@ fn write_mbr(image: &str, bytes: u64) {
 fn a_partitioned_device_is_refused() {
     let scratch = Scratch::new("parts");
     let image = scratch.path("parts.img");
-    std::fs::write(&image, []).unwrap();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&image)
-        .unwrap()
-        .set_len(16 << 20)
-        .unwrap();
-    write_mbr(&image, 16 << 20);
+    mbr_image(&image, 16 << 20);
     let Some(device) = LoopDevice::attach(&image, 16 << 20, true) else {
         return;
     };
@@ -361,14 +361,7 @@ fn a_partitioned_device_is_refused() {
 fn disk_images_and_loop_backing_files_are_refused_for_writing_only() {
     let scratch = Scratch::new("images");
     let image = scratch.path("mbr.img");
-    std::fs::write(&image, []).unwrap();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&image)
-        .unwrap()
-        .set_len(16 << 20)
-        .unwrap();
-    write_mbr(&image, 16 << 20);
+    mbr_image(&image, 16 << 20);
     let message = refusal(&image);
     assert!(message.contains("MBR"), "{message}");
     let reader = job("r", RwMode::Read, 1 << 20);
