@@ -120,15 +120,6 @@ impl IoGenerator {
             && matches!(spec.random_distribution, RandomDistribution::Uniform)
             && (0..3)
                 .all(|ddir| spec.blockalign[ddir].is_none_or(|align| align == spec.bs[ddir].min()));
-        let maps = regions
-            .iter()
-            .map(|region| {
-                // With zones the map covers one zone; it is renewed at each.
-                let span = spec.zones.map_or(region.len, |z| z.range.min(region.len));
-                let blocks = span / map_unit;
-                (keeps_map && blocks > 0).then(|| RandomMap::new(blocks))
-            })
-            .collect();
         let zone_start = vec![0; regions.len()];
         let seq_pos = regions
             .iter()
@@ -141,7 +132,7 @@ impl IoGenerator {
                 }
             })
             .collect();
-        IoGenerator {
+        let mut generator = IoGenerator {
             rw: spec.rw,
             rw_suffix: spec.rw_suffix,
             sequencer: spec.rw_sequencer,
@@ -161,14 +152,25 @@ impl IoGenerator {
             pending_write_after_trim: None,
             dbench: (spec.workload == crate::job::Workload::Dbench4)
                 .then(|| crate::dbench::DbenchClient::new(regions_for_dbench)),
-            maps,
+            maps: Vec::new(),
             map_unit,
             keeps_map,
             zones: spec.zones,
             zone_start,
             zone_bytes: 0,
             skipped_bytes: 0,
-        }
+        };
+        generator.maps = (0..generator.regions.len())
+            .map(|file| generator.fresh_map(file))
+            .collect();
+        generator
+    }
+
+    /// A random map over what the file's next I/O may use (its current zone under
+    /// `zonemode=strided`), if the job keeps one.
+    fn fresh_map(&self, file: usize) -> Option<RandomMap> {
+        let blocks = self.span(file).len / self.map_unit;
+        (self.keeps_map && blocks > 0).then(|| RandomMap::new(blocks))
     }
 
     /// The clone's regions.
@@ -368,9 +370,8 @@ impl IoGenerator {
         if self.seq_pos[file] >= self.zone_start[file] + zones.range {
             self.seq_pos[file] = self.zone_start[file];
         }
-        if self.zone_bytes.is_multiple_of(zones.range) && self.keeps_map {
-            let blocks = self.span(file).len / self.map_unit;
-            self.maps[file] = (blocks > 0).then(|| RandomMap::new(blocks));
+        if self.zone_bytes.is_multiple_of(zones.range) {
+            self.maps[file] = self.fresh_map(file);
         }
     }
 
