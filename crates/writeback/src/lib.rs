@@ -28,8 +28,10 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+mod dirty_index;
 pub mod dirty_limits;
 pub mod flusher;
+mod lru;
 pub mod page_cache;
 pub mod readahead;
 

@@ -13,10 +13,12 @@
 //! reclaim skips or waits on them too). When every page is dirty or busy the cache
 //! over-commits and counts it (`overcommit_peak_pages`) rather than fail.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use iosched_core::Time;
+
+use crate::dirty_index::DirtyIndex;
+use crate::lru::{Lru, LruEntry};
 
 /// Index of a file known to the cache.
 pub type FileId = u32;
@@ -82,7 +84,7 @@ type PageMap = std::collections::HashMap<u64, Page, BuildHasherDefault<PageIndex
 struct CachedFile {
     bdi: BdiId,
     pages: PageMap,
-    dirty: BTreeSet<u64>,
+    dirty: DirtyIndex,
     nr_writeback: u64,
     /// When the file went from clean to dirty (the inode's `dirtied_when`).
     dirtied_when: Option<Time>,
@@ -104,8 +106,7 @@ pub enum Probe {
 #[derive(Clone, Debug)]
 pub struct PageCache {
     files: Vec<CachedFile>,
-    lru: BTreeMap<u64, (FileId, u64)>,
-    next_stamp: u64,
+    lru: Lru,
     capacity_pages: u64,
     nr_pages: u64,
     nr_dirty: u64,
@@ -128,8 +129,7 @@ impl PageCache {
     pub fn new(capacity_pages: u64) -> PageCache {
         PageCache {
             files: Vec::new(),
-            lru: BTreeMap::new(),
-            next_stamp: 1,
+            lru: Lru::default(),
             capacity_pages: capacity_pages.max(1),
             nr_pages: 0,
             nr_dirty: 0,
@@ -154,7 +154,7 @@ impl PageCache {
         self.files.push(CachedFile {
             bdi,
             pages: PageMap::default(),
-            dirty: BTreeSet::new(),
+            dirty: DirtyIndex::default(),
             nr_writeback: 0,
             dirtied_when: None,
             writeback_index: 0,
@@ -184,7 +184,7 @@ impl PageCache {
         self.bdi_writeback.get(bdi as usize).copied().unwrap_or(0)
     }
     pub fn file_dirty(&self, file: FileId) -> u64 {
-        self.files[file as usize].dirty.len() as u64
+        self.files[file as usize].dirty.len()
     }
     pub fn file_writeback(&self, file: FileId) -> u64 {
         self.files[file as usize].nr_writeback
@@ -216,41 +216,43 @@ impl PageCache {
 
     /// Whether a page is cached and dirty.
     pub fn is_dirty(&self, file: FileId, index: u64) -> bool {
-        self.files[file as usize].dirty.contains(&index)
+        self.files[file as usize]
+            .pages
+            .get(&index)
+            .is_some_and(|page| page.dirty)
     }
 
     /// Marks a page used (moves a clean page to the young end of the LRU).
     pub fn touch(&mut self, file: FileId, index: u64) {
-        let stamp = self.next_stamp;
-        if let Some(page) = self.files[file as usize].pages.get_mut(&index) {
-            if page.lru != 0 {
-                self.lru.remove(&page.lru);
-                page.lru = stamp;
-                self.lru.insert(stamp, (file, index));
-                self.next_stamp += 1;
-            }
+        let on_lru = self.files[file as usize]
+            .pages
+            .get(&index)
+            .is_some_and(|page| page.lru != 0);
+        if on_lru {
+            self.take_off_lru(file, index);
+            self.put_on_lru(file, index);
         }
     }
 
     fn put_on_lru(&mut self, file: FileId, index: u64) {
-        let stamp = self.next_stamp;
-        let page = self.files[file as usize]
-            .pages
-            .get_mut(&index)
-            .expect("LRU insert of an absent page");
+        let page = &self.files[file as usize].pages[&index];
         debug_assert!(page.reclaimable());
         if page.lru == 0 {
+            let files = &self.files;
+            let stamp = self.lru.push(file, index, |entry| is_live(files, entry));
+            let page = self.files[file as usize]
+                .pages
+                .get_mut(&index)
+                .expect("LRU insert of an absent page");
             page.lru = stamp;
-            self.lru.insert(stamp, (file, index));
-            self.next_stamp += 1;
         }
     }
 
     fn take_off_lru(&mut self, file: FileId, index: u64) {
         if let Some(page) = self.files[file as usize].pages.get_mut(&index) {
             if page.lru != 0 {
-                self.lru.remove(&page.lru);
                 page.lru = 0;
+                self.lru.forget();
             }
         }
     }
@@ -261,7 +263,10 @@ impl PageCache {
         if self.nr_pages < self.capacity_pages {
             return;
         }
-        if let Some((_, (file, index))) = self.lru.pop_first() {
+        let files = &self.files;
+        if let Some(LruEntry { file, index, .. }) =
+            self.lru.pop_oldest(|entry| is_live(files, entry))
+        {
             let removed = self.files[file as usize].pages.remove(&index);
             let page = removed.expect("LRU names an absent page");
             assert!(page.reclaimable(), "reclaimed a dirty or busy page");
@@ -331,10 +336,11 @@ impl PageCache {
     pub fn invalidate(&mut self, file: FileId) {
         let entry = &mut self.files[file as usize];
         let mut dropped = 0;
+        let lru = &mut self.lru;
         entry.pages.retain(|_, page| {
             if page.reclaimable() {
                 if page.lru != 0 {
-                    self.lru.remove(&page.lru);
+                    lru.forget();
                 }
                 dropped += 1;
                 false
@@ -364,7 +370,7 @@ impl PageCache {
                 return true;
             }
             if page.lru != 0 {
-                lru.remove(&page.lru);
+                lru.forget();
             }
             dropped += 1;
             false
@@ -428,9 +434,9 @@ impl PageCache {
         let entry = &self.files[file as usize];
         let start = if cyclic { entry.writeback_index } else { 0 };
         let mut chosen: Vec<u64> = Vec::new();
-        let tail = entry.dirty.range(start..);
-        let head = entry.dirty.range(..start);
-        for &index in tail.chain(head) {
+        let tail = entry.dirty.range(start..u64::MAX);
+        let head = entry.dirty.range(0..start);
+        for index in tail.chain(head) {
             if chosen.len() as u64 >= max_pages {
                 break;
             }
@@ -446,7 +452,7 @@ impl PageCache {
             let page = entry.pages.get_mut(&index).expect("dirty page absent");
             page.dirty = false;
             page.writeback = true;
-            entry.dirty.remove(&index);
+            entry.dirty.remove(index);
             push_run(&mut runs, file, index, max_run);
         }
         let moved = chosen.len() as u64;
@@ -509,13 +515,14 @@ impl PageCache {
         let mut pages = 0;
         let mut dirty = 0;
         let mut writeback = 0;
-        for (id, file) in self.files.iter().enumerate() {
+        let mut on_lru = 0;
+        for file in &self.files {
             let mut file_wb = 0;
             for (&index, page) in &file.pages {
                 pages += 1;
                 assert_eq!(
                     page.dirty,
-                    file.dirty.contains(&index),
+                    file.dirty.contains(index),
                     "dirty index out of step"
                 );
                 if page.dirty {
@@ -527,12 +534,24 @@ impl PageCache {
                 }
                 if page.lru != 0 {
                     assert!(page.reclaimable(), "busy page on the LRU");
-                    assert_eq!(self.lru.get(&page.lru), Some(&(id as FileId, index)));
+                    on_lru += 1;
                 }
             }
             assert_eq!(file_wb, file.nr_writeback, "file writeback count");
         }
         assert_eq!(pages, self.nr_pages, "page count");
+        assert_eq!(on_lru, self.lru.len(), "LRU count");
+        // Every page on the list has exactly one live entry, and entries are in use order.
+        let live: Vec<&LruEntry> = self
+            .lru
+            .entries()
+            .filter(|entry| is_live(&self.files, entry))
+            .collect();
+        assert_eq!(live.len(), on_lru, "LRU entries");
+        assert!(
+            live.windows(2).all(|pair| pair[0].stamp < pair[1].stamp),
+            "LRU out of order"
+        );
         assert_eq!(dirty, self.nr_dirty, "dirty count");
         assert_eq!(writeback, self.nr_writeback, "writeback count");
         assert_eq!(
@@ -541,6 +560,14 @@ impl PageCache {
             "per-bdi dirty count"
         );
     }
+}
+
+/// Whether an LRU entry is its page's current one.
+fn is_live(files: &[CachedFile], entry: &LruEntry) -> bool {
+    files[entry.file as usize]
+        .pages
+        .get(&entry.index)
+        .is_some_and(|page| page.lru == entry.stamp)
 }
 
 /// Appends page `index` to `runs`, extending the last run when contiguous and shorter than
