@@ -158,8 +158,8 @@ setter!(set_hdd, HddParams, {
     read_overhead_ns: want_u64, write_overhead_ns: want_u64, cache_hit_overhead_ns: want_u64,
     host_link_bytes_per_s: want_u64, read_segments: want_u32, read_segment_bytes: want_u64,
     min_read_ahead_bytes: want_u64,
-    write_cache_bytes: want_u64, destage_max_bytes: want_u64, queue_depth: want_u32,
-    sptf_age_limit_ns: want_u64,
+    write_cache_bytes: want_u64, write_segments: want_u32, destage_max_bytes: want_u64,
+    queue_depth: want_u32, sptf_age_limit_ns: want_u64,
 });
 
 setter!(set_raid0_own, Raid0Params, {

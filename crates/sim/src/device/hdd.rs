@@ -29,9 +29,12 @@
 //!   `queue_depth` extents (those nearest the head, or the oldest once one has waited
 //!   `sptf_age_limit_ns`) for the most bytes per unit of positioning plus transfer time, which
 //!   for equal sizes is shortest positioning time first. Destages run after host commands unless
-//!   the buffer is three quarters full. `Op::Flush` completes when every extent holding a write
-//!   older than it is on the media; while a flush waits the drive destages only. `fua` writes
-//!   and all writes with WCE off go to the media before completing.
+//!   the buffer is three quarters full. With `write_segments > 0` the buffer holds at most that
+//!   many runs (DiskSim's segmented cache): a write that would start another waits, in order,
+//!   for a destage to empty one, and a full set of segments counts as three quarters full.
+//!   `Op::Flush` completes when every extent holding a write older than it is on the media;
+//!   while a flush waits the drive destages only. `fua` writes and all writes with WCE off go
+//!   to the media before completing.
 //! - **NCQ.** Up to `queue_depth` commands wait; the mechanism serves the one with the shortest
 //!   positioning time (seek plus rotation, SPTF / rotational position ordering), except that a
 //!   command older than `sptf_age_limit_ns` is served first, so nothing starves.
@@ -106,6 +109,9 @@ pub struct HddParams {
     pub min_read_ahead_bytes: u64,
     /// Write-back buffer; 0 turns the write cache off (WCE = 0).
     pub write_cache_bytes: u64,
+    /// Write-back buffer segments: how many separate dirty runs it holds at once (DiskSim's
+    /// segmented cache); 0 leaves the count free, bounded only by `write_cache_bytes`.
+    pub write_segments: u32,
     /// Largest piece of a dirty extent written by one destage operation.
     pub destage_max_bytes: u64,
     /// NCQ/TCQ tags.
@@ -158,8 +164,11 @@ impl HddParams {
             read_segment_bytes: 1 << 20,
             // §1.1: minimum read-ahead 0 (DiskSim: "usually right").
             min_read_ahead_bytes: 0,
-            // Estimate: the other half of the 32 MiB cache buffers writes (WCE on).
+            // Estimate: the other half of the 32 MiB cache buffers writes (WCE on), as runs in
+            // any number. §1.1's 16–32 segments straddle a cliff for seed 000's 32 streams
+            // (README, "000, slow HDD"), so no count is assumed.
             write_cache_bytes: 16 << 20,
+            write_segments: 0,
             // Estimate.
             destage_max_bytes: 1 << 20,
             // SATA NCQ: Linux uses 31 of 32 tags.
@@ -215,6 +224,7 @@ impl HddParams {
             min_read_ahead_bytes: 0,
             // Estimate: the other half buffers writes.
             write_cache_bytes: 8 << 20,
+            write_segments: 0,
             destage_max_bytes: 1 << 20,
             // §1.2: TCQ depth 32–64 assumed.
             queue_depth: 64,
@@ -274,6 +284,7 @@ impl HddParams {
             min_read_ahead_bytes: 0,
             // ... half for writes.
             write_cache_bytes: 8 << 20,
+            write_segments: 0,
             // Estimate.
             destage_max_bytes: 1 << 20,
             // §1.2: TCQ depth 32–64 assumed.
@@ -939,10 +950,32 @@ impl HddDevice {
         }
     }
 
+    /// Whether the write buffer can take a write now: its bytes fit and it either joins a
+    /// dirty run or finds a free segment. An empty buffer takes any write.
+    fn buffer_has_room(&self, lba: u64, sectors: u64) -> bool {
+        if self.dirty.is_empty() {
+            return true;
+        }
+        let bytes = sectors * SECTOR_SIZE;
+        if self.dirty_bytes + bytes > self.params.write_cache_bytes {
+            return false;
+        }
+        let joins = self
+            .dirty
+            .range(..=lba + sectors)
+            .next_back()
+            .is_some_and(|(&first, extent)| first + extent.sectors >= lba);
+        joins || !self.segments_full()
+    }
+
+    /// Every write segment holds a dirty run (never, with the count left free).
+    fn segments_full(&self) -> bool {
+        self.params.write_segments > 0 && self.dirty.len() >= self.params.write_segments as usize
+    }
+
     fn admit_blocked(&mut self, time: Time) {
         while let Some(write) = self.blocked.front().copied() {
-            let bytes = write.sectors * SECTOR_SIZE;
-            if self.dirty_bytes + bytes > self.params.write_cache_bytes && self.dirty_bytes > 0 {
+            if !self.buffer_has_room(write.lba, write.sectors) {
                 break;
             }
             self.blocked.pop_front();
@@ -1020,7 +1053,8 @@ impl HddDevice {
             return;
         }
         let flush_mode = !self.flushes.is_empty() && !self.dirty.is_empty();
-        let high_water = self.dirty_bytes * 4 > self.params.write_cache_bytes * 3;
+        let high_water =
+            self.dirty_bytes * 4 > self.params.write_cache_bytes * 3 || self.segments_full();
         let use_host = !flush_mode && !self.queue.is_empty();
         let use_dirty =
             !self.dirty.is_empty() && (flush_mode || high_water || self.queue.is_empty());
@@ -1264,10 +1298,7 @@ impl Device for HddDevice {
             Op::Write => {
                 let buffered = self.params.write_cache_bytes > 0 && !command.fua;
                 if buffered {
-                    let bytes = sectors * SECTOR_SIZE;
-                    let room = self.dirty_bytes + bytes <= self.params.write_cache_bytes
-                        || self.dirty_bytes == 0;
-                    if room && self.blocked.is_empty() {
+                    if self.buffer_has_room(lba, sectors) && self.blocked.is_empty() {
                         self.buffer_write(lba, sectors, seq, now);
                         let done = now + self.params.cache_hit_overhead_ns + self.link_ns(sectors);
                         self.complete_at(done, command.id);
@@ -1518,6 +1549,36 @@ mod tests {
         device.submit(0, write(18, streams[1] + 72, 8), &mut rng);
         assert_eq!(device.dirty_extents(), 2);
         assert_eq!(device.dirty_bytes(), 18 * 4096);
+    }
+
+    /// With the buffer cut into segments, a write that starts a new run while every segment
+    /// holds one waits for a destage to free a segment; writes extending a held run go in at
+    /// once. Without segments (the presets) the third stream is buffered at once too.
+    #[test]
+    fn new_run_waits_for_a_free_segment() {
+        for segments in [0, 2] {
+            let mut device = HddDevice::new(HddParams {
+                write_segments: segments,
+                ..HddParams::hdd_7200()
+            });
+            let mut rng = Pcg64Mcg::seed_from_u64(3);
+            // Stream A's first block goes to the media at once (the mechanism is idle).
+            device.submit(0, write(0, 1_000_000, 8), &mut rng);
+            device.submit(0, write(1, 1_000_008, 8), &mut rng);
+            device.submit(0, write(2, 50_000_000, 8), &mut rng);
+            assert_eq!(device.dirty_extents(), 2);
+            // Stream C: a third run.
+            device.submit(0, write(3, 90_000_000, 8), &mut rng);
+            let mut done = Vec::new();
+            device.advance(NSEC_PER_MSEC, &mut rng, &mut done);
+            let third_buffered_at_once = done.contains(&RequestId(3));
+            assert_eq!(third_buffered_at_once, segments == 0, "segments {segments}");
+            // Either way every write completes, the third once a segment is free.
+            while let Some(t) = device.next_event() {
+                device.advance(t, &mut rng, &mut done);
+            }
+            assert_eq!(done.len(), 4);
+        }
     }
 
     /// A run of one stream is destaged as one long media write: 40 streams 1 MiB apart, each
