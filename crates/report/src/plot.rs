@@ -11,6 +11,7 @@ use std::sync::Once;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{register_font, FontStyle};
 
 static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
@@ -73,6 +74,10 @@ fn headroom(columns: &[PlotColumn]) -> f64 {
         * 1.15
 }
 
+/// Half the width of one bar, in row units: a row's pair fills 0.8 of its slot, leaving a
+/// gap between rows so each pair reads as one.
+const BAR: f64 = 0.4;
+
 fn draw<DB: DrawingBackend>(area: DrawingArea<DB, Shift>, table: &PlotTable) -> Result<(), String>
 where
     DB::ErrorType: 'static,
@@ -82,12 +87,13 @@ where
     let area = area
         .titled(&table.title, ("sans-serif", 22))
         .map_err(error)?;
+    // One legend for the figure, under the title, so no panel's bars hide behind one.
+    let (legend, area) = area.split_vertically(26);
+    draw_legend(&legend).map_err(error)?;
     let panels = area.split_evenly((table.columns.len().max(1), 1));
+    let rows = table.rows.len().max(1);
     for (panel, column) in panels.iter().zip(&table.columns) {
         let top = headroom(std::slice::from_ref(column));
-        // A segmented range `0..n` has n + 1 segments; the last row is `n - 1`. One row gets
-        // an empty second segment: plotters cannot split the zero-width range `0..0`.
-        let rows = (table.rows.len() as u32).saturating_sub(1).max(1);
         let mut chart = ChartBuilder::on(panel)
             .caption(
                 format!("{} ({})", column.header, table.unit),
@@ -96,66 +102,102 @@ where
             .margin(8)
             .x_label_area_size(28)
             .y_label_area_size(56)
-            .build_cartesian_2d((0u32..rows).into_segmented(), 0f64..top)
+            .build_cartesian_2d(-0.5f64..rows as f64 - 0.5, 0f64..top)
             .map_err(error)?;
         let labels = table.rows.clone();
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .x_label_formatter(&|x| match x {
-                SegmentValue::CenterOf(i) => labels
-                    .get(*i as usize)
-                    .map(|l| short_label(l))
-                    .unwrap_or_default(),
-                _ => String::new(),
+            .max_light_lines(1)
+            .x_labels(rows + 1)
+            .x_label_formatter(&|x| {
+                let index = x.round();
+                if (x - index).abs() < 1e-6 && index >= 0.0 {
+                    labels
+                        .get(index as usize)
+                        .map(|l| short_label(l))
+                        .unwrap_or_default()
+                } else {
+                    String::new()
+                }
             })
+            .y_label_formatter(&|y| bar_value(*y))
             .label_style(("sans-serif", 12))
             .draw()
             .map_err(error)?;
-        let bars = |values: Vec<(u32, f64)>, colour: RGBColor, left: bool| {
-            values.into_iter().map(move |(row, value)| {
-                let (x0, x1) = if left {
-                    (SegmentValue::Exact(row), SegmentValue::CenterOf(row))
-                } else {
-                    (SegmentValue::CenterOf(row), SegmentValue::Exact(row + 1))
-                };
-                let mut bar = Rectangle::new([(x0, 0.0), (x1, value)], colour.filled());
-                bar.set_margin(0, 0, 3, 3);
-                bar
-            })
-        };
-        let seed: Vec<(u32, f64)> = column
+        let seed: Vec<(f64, f64)> = column
             .seed
             .iter()
             .enumerate()
-            .filter_map(|(row, v)| v.map(|v| (row as u32, v)))
+            .filter_map(|(row, v)| v.map(|v| (row as f64 - BAR, v)))
             .collect();
-        let ours: Vec<(u32, f64)> = column
+        let ours: Vec<(f64, f64)> = column
             .ours
             .iter()
             .enumerate()
             .filter(|(_, v)| v.is_finite())
-            .map(|(row, v)| (row as u32, *v))
+            .map(|(row, v)| (row as f64, *v))
             .collect();
-        chart
-            .draw_series(bars(seed, SEED_COLOUR, true))
-            .map_err(error)?
-            .label("seed")
-            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], SEED_COLOUR.filled()));
-        chart
-            .draw_series(bars(ours, OURS_COLOUR, false))
-            .map_err(error)?
-            .label("iosched")
-            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], OURS_COLOUR.filled()));
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 12))
-            .draw()
-            .map_err(error)?;
+        for (bars, colour) in [(seed, SEED_COLOUR), (ours, OURS_COLOUR)] {
+            chart
+                .draw_series(bars.iter().map(|&(x, value)| {
+                    let mut bar = Rectangle::new([(x, 0.0), (x + BAR, value)], colour.filled());
+                    bar.set_margin(0, 0, 1, 1);
+                    bar
+                }))
+                .map_err(error)?;
+            // The figure above its bar: a reader compares numbers, not bar heights alone.
+            chart
+                .draw_series(bars.iter().map(|&(x, value)| {
+                    Text::new(
+                        bar_value(value),
+                        (x + BAR / 2.0, value + top * 0.015),
+                        ("sans-serif", 11)
+                            .into_font()
+                            .color(&BLACK)
+                            .pos(Pos::new(HPos::Center, VPos::Bottom)),
+                    )
+                }))
+                .map_err(error)?;
+        }
     }
     area.present().map_err(error)
+}
+
+/// "seed" and "iosched" swatches, centred in `area`.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let (width, height) = area.dim_in_pixel();
+    let y = height as i32 / 2;
+    let x = width as i32 / 2 - 90;
+    for (offset, colour, name) in [(0, SEED_COLOUR, "seed"), (90, OURS_COLOUR, "iosched")] {
+        area.draw(&Rectangle::new(
+            [(x + offset, y - 5), (x + offset + 10, y + 5)],
+            colour.filled(),
+        ))?;
+        area.draw(&Text::new(
+            name,
+            (x + offset + 18, y),
+            ("sans-serif", 14)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Left, VPos::Center)),
+        ))?;
+    }
+    Ok(())
+}
+
+/// A bar's figure with about three significant digits.
+fn bar_value(value: f64) -> String {
+    let magnitude = value.abs();
+    if magnitude >= 100.0 || value.fract() == 0.0 {
+        format!("{value:.0}")
+    } else if magnitude >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    }
 }
 
 /// A sweep: x = the columns in order, a solid line per row for ours, dashed for the seed's.
@@ -357,7 +399,7 @@ mod tests {
         assert!(text.contains("slow HDD"));
     }
 
-    /// The x extent of every bar of `colour` (legend swatches, 10 px wide, left out).
+    /// The x extent of every bar of `colour` (the legend's 10 px swatches left out).
     fn bar_spans(svg: &str, colour: &str) -> Vec<(u32, u32)> {
         svg.lines()
             .filter(|line| line.contains("<rect") && line.contains(colour))
@@ -372,8 +414,8 @@ mod tests {
             .collect()
     }
 
-    /// One row of figures per group: one panel, the groups along x, and the seed's bar beside
-    /// ours rather than under it.
+    /// One row of figures per group: one panel, the groups along x, the seed's bar beside ours
+    /// rather than under it, and a gap between groups.
     #[test]
     fn a_single_row_puts_the_seeds_bar_beside_ours() {
         let dir = std::env::temp_dir().join(format!("iosched-onerow-{}", std::process::id()));
@@ -400,6 +442,17 @@ mod tests {
         assert_eq!((seed.len(), ours.len()), (4, 4), "one bar each per group");
         for (s, o) in seed.iter().zip(&ours) {
             assert!(s.1 <= o.0, "seed bar {s:?} overlaps ours {o:?}");
+            assert!(
+                o.0 - s.1 <= 4,
+                "a group's two bars sit together: {s:?} {o:?}"
+            );
+        }
+        // Groups stand apart: the gap between groups is wider than a bar pair's seam.
+        for (o, next) in ours.iter().zip(seed.iter().skip(1)) {
+            assert!(
+                next.0 >= o.1 + 20,
+                "groups run together: {o:?} then {next:?}"
+            );
         }
         assert!(text.lines().any(|line| line.trim() == "background"));
     }
