@@ -232,6 +232,8 @@ where
             }
         })
         .y_desc(&table.unit)
+        .y_label_formatter(&|y| bar_value(*y))
+        .max_light_lines(1)
         .label_style(("sans-serif", 13))
         .draw()
         .map_err(error)?;
