@@ -131,20 +131,6 @@ fn simulate(
     length: Length,
     seed: u64,
 ) -> Result<(SimOutcome, Vec<String>), String> {
-    let parse_context = ParseContext {
-        env,
-        pagesize: 4096,
-        mb_memory: 4096,
-        ncpus: 2,
-    };
-    let paths: Vec<_> = table
-        .jobfiles
-        .iter()
-        .map(|file| scenario.dir.join(file))
-        .collect();
-    let jobs = fio::parse_files(&paths, &parse_context).map_err(|e| e.to_string())?;
-    let device =
-        preset(&table.device).ok_or_else(|| format!("no device preset '{}'", table.device))?;
     // Writeback and file-system knobs (`flusher`, `dirty_ratio`, `mem`, `barrier`...) go to
     // the simulated kernel; everything else is a scheduler tunable.
     let mut set = row.set.clone();
@@ -154,6 +140,23 @@ fn simulate(
     let (fs_knobs, tunables): (Vec<_>, Vec<_>) = set
         .into_iter()
         .partition(|(name, _)| crate::fs::FsConfig::is_knob(name));
+    // `$mb_memory` and `$ncpus` in a job file describe the simulated machine of the row.
+    let machine = crate::fs::FsConfig::from_knobs(&fs_knobs)
+        .map_err(|e| format!("row '{}': {e}", row.label))?;
+    let parse_context = ParseContext {
+        env,
+        pagesize: 4096,
+        mb_memory: machine.writeback.mem_bytes >> 20,
+        ncpus: machine.writeback.cpus,
+    };
+    let paths: Vec<_> = table
+        .jobfiles
+        .iter()
+        .map(|file| scenario.dir.join(file))
+        .collect();
+    let jobs = fio::parse_files(&paths, &parse_context).map_err(|e| e.to_string())?;
+    let device =
+        preset(&table.device).ok_or_else(|| format!("no device preset '{}'", table.device))?;
     let config = SimConfig {
         scheduler: row.scheduler.clone(),
         tunables,
@@ -236,5 +239,37 @@ mod tests {
         let ratio = large / small;
         assert!((3.5..4.5).contains(&ratio), "{large} / {small}");
         assert!(large_min <= large, "{large_min} > {large}");
+    }
+
+    /// `$mb_memory` in a scenario's job file is the row's simulated memory (`mem`), not a
+    /// fixed figure: a job sized in proportion to memory takes twice as long at twice it.
+    #[test]
+    fn mb_memory_follows_the_rows_mem() {
+        let dir = std::env::temp_dir().join(format!("iosched-mbmem-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("job.fio"),
+            "[j]\nrw=read\nbs=64k\ndirect=1\nsize=$mb_memory*65536\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("scenario.json"),
+            r#"{ "seed": "9", "title": "x", "source": "y", "tables": [{ "id": "t",
+                "title": "T", "device": "fixed", "jobfiles": ["job.fio"], "unit": "s",
+                "columns": [ { "header": "s", "metric": "job_seconds_max:j" } ],
+                "rows": [
+                    { "label": "64m", "scheduler": "noop", "set": { "mem": "64m" },
+                      "seed_values": [null] },
+                    { "label": "128m", "scheduler": "noop", "set": { "mem": "128m" },
+                      "seed_values": [null] }
+                ] }] }"#,
+        )
+        .unwrap();
+        let scenario = Scenario::load(&dir).unwrap();
+        let table = &scenario.tables[0];
+        let small = run_row(&scenario, table, &table.rows[0], Length::Full, 1).unwrap();
+        let large = run_row(&scenario, table, &table.rows[1], Length::Full, 1).unwrap();
+        let ratio = large.values[0] / small.values[0];
+        assert!((1.8..2.2).contains(&ratio), "{ratio}");
     }
 }
