@@ -87,6 +87,14 @@ pub trait Elevator {
         None
     }
 
+    /// A request for `bio` is about to be allocated while its request list is full: may it
+    /// be anyway? `true` is the kernel's ELV_MQUEUE_MUST (the scheduler is waiting for
+    /// exactly this process); schedulers without an opinion keep the default.
+    /// Kernel: elv_may_queue().
+    fn may_queue(&mut self, _bio: &Request) -> bool {
+        false
+    }
+
     /// The device has room for one more request.
     fn dispatch(&mut self, now: Time, trace: &mut dyn Trace) -> Dispatch;
 

@@ -18,6 +18,7 @@ pub mod deadline;
 pub mod elevator;
 pub mod noop;
 pub mod request;
+pub mod request_pool;
 pub mod testing;
 pub mod trace;
 pub mod tunable;

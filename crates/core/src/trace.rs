@@ -14,6 +14,8 @@ pub enum RqEvent {
     Queue,
     /// `G`: a request was allocated for it.
     GetRq,
+    /// `S`: no request could be allocated; the submitter sleeps until one is freed.
+    SleepRq,
     /// `M`: the bio was back-merged into a queued request.
     BackMerge,
     /// `F`: the bio was front-merged into a queued request.

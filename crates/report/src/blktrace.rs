@@ -91,6 +91,7 @@ pub fn action_word(event: RqEvent, rq: &Request) -> u32 {
         RqEvent::BackMerge => (action::BACKMERGE, c::QUEUE),
         RqEvent::FrontMerge => (action::FRONTMERGE, c::QUEUE),
         RqEvent::GetRq => (action::GETRQ, c::QUEUE),
+        RqEvent::SleepRq => (action::SLEEPRQ, c::QUEUE),
         RqEvent::Insert => (action::INSERT, c::QUEUE),
         RqEvent::Issue => (action::ISSUE, c::ISSUE),
         RqEvent::Complete => (action::COMPLETE, c::COMPLETE),
@@ -156,6 +157,7 @@ pub fn action_letter(event: RqEvent) -> &'static str {
     match event {
         RqEvent::Queue => "Q",
         RqEvent::GetRq => "G",
+        RqEvent::SleepRq => "S",
         RqEvent::BackMerge => "M",
         RqEvent::FrontMerge => "F",
         RqEvent::Insert => "I",

@@ -5,10 +5,18 @@
 //! device reports completions, the scheduler's idle deadline fires. After each event the
 //! device's free slots are offered to the scheduler (the kernel's dispatch loop) until it
 //! answers "nothing now" or "idle until t".
+//!
+//! A job's bio that merges nowhere needs a request from its cgroup's request list
+//! ([`RequestPool`], 128 per direction, the legacy block layer's allocator under CFQ); when
+//! the list is full the process sleeps there (`S` in the trace) until a completion frees one.
+//! Choice: the file system's own requests (buffered reads, writeback, journal) keep the
+//! writeback module's accounting (the flusher's congestion and request waits use the same
+//! thresholds) and do not draw on these lists.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
+use iosched_core::request_pool::{Alloc, RequestPool, DEFAULT_NR_REQUESTS};
 use iosched_core::{
     new_elevator, CgroupId, DeviceInfo, Dispatch, Elevator, IoContextId, IoPrio, Op, ReqFlags,
     Request, RequestId, RqEvent, ServiceSummary, Time, Trace, TunableError, TunableValue,
@@ -175,6 +183,15 @@ enum Plug {
     Plugged(Request),
 }
 
+/// A job I/O whose request could not be allocated: its process sleeps in the block layer
+/// until a request of its list is freed.
+#[derive(Clone, Copy)]
+struct Held {
+    unit: IoUnit,
+    request: Request,
+    submitted_at: Time,
+}
+
 /// A job I/O that rides on another request after a back merge.
 #[derive(Clone, Copy)]
 struct Rider {
@@ -208,6 +225,10 @@ pub struct Simulation<'a> {
     completed_scratch: Vec<RequestId>,
     now: Time,
     plug: Plug,
+    /// Request lists of the jobs' own (non file-system) requests.
+    pool: RequestPool,
+    /// Per process: the I/O it sleeps on, waiting for a request.
+    held: Vec<Option<Held>>,
     /// The simulated file system, when a job is buffered.
     fs: Option<Box<crate::fs::FsState>>,
 }
@@ -281,6 +302,7 @@ impl<'a> Simulation<'a> {
         } else {
             None
         };
+        let processes_len = processes.len();
 
         Ok(Simulation {
             fs,
@@ -306,6 +328,8 @@ impl<'a> Simulation<'a> {
             completed_scratch: Vec::new(),
             now: 0,
             plug: Plug::Off,
+            pool: RequestPool::new(DEFAULT_NR_REQUESTS),
+            held: vec![None; processes_len],
         })
     }
 
@@ -391,6 +415,11 @@ impl<'a> Simulation<'a> {
             "requests left in flight at the end"
         );
         assert_eq!(self.elevator.queued(), 0, "requests left in the scheduler");
+        assert_eq!(
+            self.pool.sleepers(),
+            0,
+            "a process left asleep on a request list"
+        );
         if let Some((_, started_at)) = self.life.first_unfinished() {
             // Every job must have run; one that never started waited on a job that never ended.
             return Err(SimError::Runaway {
@@ -452,6 +481,10 @@ impl<'a> Simulation<'a> {
 
     fn step_process_inner(&mut self, index: usize, trace: &mut dyn Trace, submitted: &mut u32) {
         loop {
+            // Asleep in the block layer: it submits nothing until its request is allocated.
+            if self.held[index].is_some() {
+                return;
+            }
             let now = self.now;
             match self.life.next_action(self.jobs, index, now) {
                 Action::Submit { unit, woken, .. } => {
@@ -554,20 +587,50 @@ impl<'a> Simulation<'a> {
                 return;
             }
         }
+        trace.request(self.now, RqEvent::Queue, &request);
+        let may_queue = self.elevator.may_queue(&request);
+        let sync = request.is_sync();
+        if self
+            .pool
+            .get(request.cgroup, sync, request.ioc, may_queue, self.now)
+            == Alloc::Sleep
+        {
+            trace.request(self.now, RqEvent::SleepRq, &request);
+            self.pool.sleep(request.cgroup, sync, index as u64);
+            self.held[index] = Some(Held {
+                unit,
+                request,
+                submitted_at: self.now,
+            });
+            return;
+        }
+        self.start_request(index, unit, request, self.now, trace);
+    }
+
+    /// A job request has its request-list slot: it exists from now on (`G`) and goes to the
+    /// scheduler, or past it for a flush.
+    fn start_request(
+        &mut self,
+        index: usize,
+        unit: IoUnit,
+        request: Request,
+        submitted_at: Time,
+        trace: &mut dyn Trace,
+    ) {
+        let op = request.op;
         self.in_flight.insert(
             request.id,
             InFlight {
                 process: index,
                 unit,
                 request,
-                submitted_at: self.now,
+                submitted_at,
                 issued_at: None,
                 fs: None,
                 riders: Vec::new(),
             },
         );
         self.disk.start(self.now);
-        trace.request(self.now, RqEvent::Queue, &request);
         trace.request(self.now, RqEvent::GetRq, &request);
         match self.plug {
             Plug::Armed => {
@@ -663,6 +726,7 @@ impl<'a> Simulation<'a> {
     fn device_completions(&mut self, trace: &mut dyn Trace) {
         let mut completed = std::mem::take(&mut self.completed_scratch);
         completed.clear();
+        let mut woken = Vec::new();
         self.device
             .advance(self.now, self.device_rng.pcg(), &mut completed);
         for &id in &completed {
@@ -684,6 +748,9 @@ impl<'a> Simulation<'a> {
                 self.fs_completed(tag, &entry, trace);
                 continue;
             }
+            if let Some(sleeper) = self.pool.put(request.cgroup, request.is_sync()) {
+                woken.push(sleeper as usize);
+            }
             assert!(entry.issued_at.is_some(), "completed before issue");
             if entry.unit.kind.ddir().is_some() {
                 self.disk.data_completed(
@@ -696,6 +763,32 @@ impl<'a> Simulation<'a> {
             self.complete_job_io(entry.process, &entry.unit, entry.submitted_at);
         }
         self.completed_scratch = completed;
+        for index in woken {
+            self.retry_held(index, trace);
+        }
+    }
+
+    /// A process asleep on a request list was woken by a freed request: it retries as a
+    /// batcher; allocated, its I/O goes on and so does the process, else it sleeps again.
+    /// Kernel: get_request() after io_schedule().
+    fn retry_held(&mut self, index: usize, trace: &mut dyn Trace) {
+        let held = self.held[index].expect("woke a process that was not asleep");
+        let request = held.request;
+        self.pool.woke(request.ioc, self.now);
+        let may_queue = self.elevator.may_queue(&request);
+        let sync = request.is_sync();
+        if self
+            .pool
+            .get(request.cgroup, sync, request.ioc, may_queue, self.now)
+            == Alloc::Sleep
+        {
+            trace.request(self.now, RqEvent::SleepRq, &request);
+            self.pool.sleep(request.cgroup, sync, index as u64);
+            return;
+        }
+        self.held[index] = None;
+        self.start_request(index, held.unit, request, held.submitted_at, trace);
+        self.events.push(self.now, Event::Wake(index));
     }
 
     /// A job I/O completed. The simulator moves no data: written blocks carry no tag.

@@ -137,6 +137,8 @@ proptest! {
         }
         for (id, story) in &stories {
             // Either a request of its own, or a bio merged into one (which completes with it).
+            // (A submitter that found its request list full sleeps, `S`, before `G`.)
+            let story: Vec<RqEvent> = story.iter().copied().filter(|e| *e != RqEvent::SleepRq).collect();
             let own = [RqEvent::Queue, RqEvent::GetRq, RqEvent::Insert, RqEvent::Issue, RqEvent::Complete];
             let back = [RqEvent::Queue, RqEvent::BackMerge];
             let front = [RqEvent::Queue, RqEvent::FrontMerge];
@@ -151,6 +153,48 @@ proptest! {
         prop_assert_eq!(job_bytes, device_bytes);
         let expected: u64 = jobs.iter().map(|j| match j.size { Some(SizeOrPercent::Bytes(b)) => b, _ => 0 }).sum();
         prop_assert!(job_bytes >= expected);
+    }
+}
+
+/// The legacy block layer's request list: a job at iodepth 256 gets 128 requests, the last
+/// of which makes it a batcher allowed 31 more, then sleeps (`S`) until requests come back
+/// below 128; every I/O still completes, each request once.
+#[test]
+fn deep_queue_sleeps_on_the_request_list() {
+    let mut spec = reader("deep", RwMode::RandRead, 8 << 20);
+    spec.ioengine = IoEngine::Libaio;
+    spec.iodepth = 256;
+    spec.iodepth_low = 256;
+    for scheduler in ["noop", "deadline", "cfq"] {
+        let device = FixedDevice::new(FixedParams {
+            units: 1,
+            queue_depth: 32,
+            ..FixedParams::default()
+        });
+        let config = SimConfig {
+            scheduler: scheduler.to_string(),
+            check: true,
+            ..SimConfig::default()
+        };
+        let mut witness = Witness::default();
+        let outcome = Simulation::new(std::slice::from_ref(&spec), Box::new(device), config)
+            .unwrap()
+            .run(&mut witness, &mut |_| {})
+            .unwrap();
+        let (mut live, mut most, mut sleeps) = (0i64, 0i64, 0);
+        for (_, event, _) in &witness.events {
+            match event {
+                RqEvent::GetRq => live += 1,
+                RqEvent::Complete => live -= 1,
+                RqEvent::SleepRq => sleeps += 1,
+                _ => {}
+            }
+            most = most.max(live);
+        }
+        assert_eq!(most, 159, "{scheduler}: requests in use at once");
+        assert!(sleeps > 0, "{scheduler}");
+        assert_eq!(live, 0, "{scheduler}");
+        assert_eq!(outcome.clones[0].dirs[0].io_bytes, 8 << 20, "{scheduler}");
     }
 }
 

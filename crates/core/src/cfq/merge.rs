@@ -33,6 +33,23 @@ impl Cfq {
         }
     }
 
+    /// Kernel: cfq_may_queue() / __cfq_may_queue(): a process CFQ is idling for may allocate
+    /// past a full request list, once per slice.
+    pub(crate) fn may_queue(&mut self, bio: &Request) -> bool {
+        let q = if bio.is_sync() {
+            self.cic_of.get(&bio.ioc).and_then(|&c| self.cics[c].sync_q)
+        } else {
+            self.merge_queue(bio)
+        };
+        let Some(q) = q else { return false };
+        let cfqq = &mut self.queues[q];
+        if cfqq.wait_request && !cfqq.must_alloc_slice {
+            cfqq.must_alloc_slice = true;
+            return true;
+        }
+        false
+    }
+
     /// Kernel: elv_merge() back side within the bio's own queue.
     pub(crate) fn back_merge(&mut self, bio: &Request) -> Option<RequestId> {
         let q = self.merge_queue(bio)?;

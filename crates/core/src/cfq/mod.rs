@@ -343,6 +343,10 @@ impl Elevator for Cfq {
         self.back_merge(bio)
     }
 
+    fn may_queue(&mut self, bio: &Request) -> bool {
+        Cfq::may_queue(self, bio)
+    }
+
     fn try_front_merge(&mut self, bio: &Request, _now: Time) -> Option<RequestId> {
         self.front_merge(bio)
     }

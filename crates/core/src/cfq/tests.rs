@@ -248,6 +248,24 @@ fn idles_after_sync_read() {
     assert_eq!(cfq.queues[q].stats.idle_wasted_ns, 0);
 }
 
+/// The process CFQ is idling for may allocate past a full request list, once a slice
+/// (cfq_may_queue's ELV_MQUEUE_MUST); any other process may not.
+#[test]
+fn may_queue_lets_the_awaited_process_in_once_a_slice() {
+    let mut cfq = hdd();
+    let mut rec = Rec::default();
+    let rq = read(1, 1, 2048);
+    insert(&mut cfq, rq, 0, &mut rec);
+    dispatch_id(&mut cfq, 0, &mut rec);
+    let next = read(2, 1, 2056);
+    assert!(!cfq.may_queue(&next), "not idling yet");
+    complete(&mut cfq, rq, 4 * MS, &mut rec);
+    assert_eq!(cfq.dispatch(4 * MS, &mut rec), Dispatch::IdleUntil(12 * MS));
+    assert!(!cfq.may_queue(&read(9, 2, 900_000)), "another process");
+    assert!(cfq.may_queue(&next), "the awaited process");
+    assert!(!cfq.may_queue(&next), "once a slice");
+}
+
 /// The idle timer firing with nothing arrived expires the slice (wasted idle is counted).
 #[test]
 fn idle_timer_fired_expires_and_counts_waste() {
