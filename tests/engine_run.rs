@@ -101,6 +101,26 @@ fn a_path_device_runs_the_engine_and_reports_in_fio_json() {
     assert_eq!(String::from_utf8_lossy(&terse.stdout).lines().count(), 2);
 }
 
+/// `--set nr_requests=N` is the queue's limit, not a scheduler tunable: the engine keeps at
+/// most N requests in the device; a bad value is refused naming the flag.
+#[test]
+fn nr_requests_caps_the_engines_queue_depth() {
+    let scratch = Scratch::new("nrreq");
+    let job = scratch.file(
+        "r.fio",
+        "[r]\nrw=randread\nbs=4k\nsize=1m\nioengine=libaio\niodepth=16\ndirect=1\n",
+    );
+    let target = scratch.path("target.img");
+    let args = ["run", &job, "--device", &target, "--output-format", "json"];
+    let out = iosched(&[&args[..], &["--set", "nr_requests=4"]].concat());
+    let json = json_of(&out);
+    assert_eq!(json["iosched"]["device"]["queue_depth"], 4);
+    assert_eq!(json["jobs"][0]["read"]["io_bytes"], 1 << 20);
+    let bad = iosched(&[&args[..], &["--set", "nr_requests=0"]].concat());
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--set nr_requests=0"));
+}
+
 #[test]
 fn a_corrupted_block_fails_the_run_naming_its_offset() {
     let scratch = Scratch::new("verify");

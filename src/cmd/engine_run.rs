@@ -46,7 +46,24 @@ fn trace_labels(engine: &Engine<'_>) -> TraceLabels {
 }
 
 pub fn run(args: RunArgs) -> CmdResult {
-    let tunables = parse_set(&args.set)?;
+    let mut tunables = parse_set(&args.set)?;
+    // `nr_requests` is the queue's, not the scheduler's: it caps the engine's requests in the
+    // device, as the sysfs file caps the kernel's.
+    let mut queue_depth = None;
+    if let Some(at) = tunables.iter().position(|(name, _)| name == "nr_requests") {
+        let (_, value) = tunables.remove(at);
+        let depth = value
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=65_536).contains(n))
+            .ok_or_else(|| {
+                Failure::input(anyhow!(
+                    "--set nr_requests={value}: expected requests 1..=65536"
+                ))
+            })?;
+        queue_depth = Some(depth);
+    }
     let jobs = fio::parse_files(&args.jobfiles, &ParseContext::from_process_env())
         .map_err(Failure::input)?;
     for warning in &jobs.warnings {
@@ -64,7 +81,7 @@ pub fn run(args: RunArgs) -> CmdResult {
         seed: args.seed,
         force: args.force,
         check: args.check,
-        queue_depth: None,
+        queue_depth,
     };
     let stop = signal::install_sigint();
     let engine = Engine::new(&jobs.jobs, &args.device, config).map_err(engine_failure)?;

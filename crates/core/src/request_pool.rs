@@ -32,6 +32,16 @@ pub const BATCH_REQUESTS: u32 = 32;
 /// 20 ms: how long a process stays a batcher (`BLK_BATCH_TIME`, HZ/50).
 pub const BATCH_TIME_NS: Time = 20 * NSEC_PER_MSEC;
 
+/// Where a list of `nr_requests` becomes congested. Kernel: queue_congestion_on_threshold().
+pub fn congestion_on(nr_requests: u32) -> u32 {
+    nr_requests - nr_requests / 8 + 1
+}
+
+/// Below this a congested list clears. Kernel: queue_congestion_off_threshold().
+pub fn congestion_off(nr_requests: u32) -> u32 {
+    nr_requests - nr_requests / 8 - nr_requests / 16 - 1
+}
+
 /// What an allocation attempt got.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Alloc {
@@ -81,11 +91,11 @@ impl RequestPool {
     }
 
     fn congestion_on(&self) -> u32 {
-        self.nr_requests - self.nr_requests / 8 + 1
+        congestion_on(self.nr_requests)
     }
 
     fn congestion_off(&self) -> u32 {
-        self.nr_requests - self.nr_requests / 8 - self.nr_requests / 16 - 1
+        congestion_off(self.nr_requests)
     }
 
     /// Kernel: ioc_batching().

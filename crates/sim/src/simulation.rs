@@ -7,16 +7,16 @@
 //! answers "nothing now" or "idle until t".
 //!
 //! A job's bio that merges nowhere needs a request from its cgroup's request list
-//! ([`RequestPool`], 128 per direction, the legacy block layer's allocator under CFQ); when
-//! the list is full the process sleeps there (`S` in the trace) until a completion frees one.
-//! Choice: the file system's own requests (buffered reads, writeback, journal) keep the
-//! writeback module's accounting (the flusher's congestion and request waits use the same
-//! thresholds) and do not draw on these lists.
+//! ([`RequestPool`]: `nr_requests` per direction, the legacy block layer's allocator under
+//! CFQ); when the list is full the process sleeps there (`S` in the trace) until a
+//! completion frees one. Choice: the file system's own requests (buffered reads, writeback,
+//! journal) keep the writeback module's accounting (the flusher's congestion and request
+//! waits use the same `nr_requests` and thresholds) and do not draw on these lists.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-use iosched_core::request_pool::{Alloc, RequestPool, DEFAULT_NR_REQUESTS};
+use iosched_core::request_pool::{Alloc, RequestPool};
 use iosched_core::{
     new_elevator, CgroupId, DeviceInfo, Dispatch, Elevator, IoContextId, IoPrio, Op, ReqFlags,
     Request, RequestId, RqEvent, ServiceSummary, Time, Trace, TunableError, TunableValue,
@@ -291,6 +291,7 @@ impl<'a> Simulation<'a> {
         // Knobs are checked even when no job is buffered, so a typo fails either way.
         let fs_config =
             crate::fs::FsConfig::from_knobs(&config.fs_knobs).map_err(SimError::FsKnob)?;
+        let nr_requests = fs_config.writeback.nr_requests;
         let fs = if jobs.iter().any(|job| !job.direct) {
             Some(Box::new(crate::fs::FsState::new(
                 fs_config,
@@ -328,7 +329,7 @@ impl<'a> Simulation<'a> {
             completed_scratch: Vec::new(),
             now: 0,
             plug: Plug::Off,
-            pool: RequestPool::new(DEFAULT_NR_REQUESTS),
+            pool: RequestPool::new(nr_requests),
             held: vec![None; processes_len],
         })
     }

@@ -156,16 +156,17 @@ proptest! {
     }
 }
 
-/// The legacy block layer's request list: a job at iodepth 256 gets 128 requests, the last
-/// of which makes it a batcher allowed 31 more, then sleeps (`S`) until requests come back
-/// below 128; every I/O still completes, each request once.
+/// The legacy block layer's request list: a job at iodepth 256 gets `nr_requests` requests,
+/// the last of which makes it a batcher allowed 31 more, then sleeps (`S`) until requests
+/// come back below the limit; every I/O still completes, each request once.
 #[test]
 fn deep_queue_sleeps_on_the_request_list() {
     let mut spec = reader("deep", RwMode::RandRead, 8 << 20);
     spec.ioengine = IoEngine::Libaio;
     spec.iodepth = 256;
     spec.iodepth_low = 256;
-    for scheduler in ["noop", "deadline", "cfq"] {
+    let cases = [("noop", 128), ("deadline", 128), ("cfq", 128), ("cfq", 64)];
+    for (scheduler, nr_requests) in cases {
         let device = FixedDevice::new(FixedParams {
             units: 1,
             queue_depth: 32,
@@ -174,6 +175,7 @@ fn deep_queue_sleeps_on_the_request_list() {
         let config = SimConfig {
             scheduler: scheduler.to_string(),
             check: true,
+            fs_knobs: vec![("nr_requests".into(), nr_requests.to_string())],
             ..SimConfig::default()
         };
         let mut witness = Witness::default();
@@ -191,7 +193,11 @@ fn deep_queue_sleeps_on_the_request_list() {
             }
             most = most.max(live);
         }
-        assert_eq!(most, 159, "{scheduler}: requests in use at once");
+        assert_eq!(
+            most,
+            nr_requests + 31,
+            "{scheduler}: requests in use at once"
+        );
         assert!(sleeps > 0, "{scheduler}");
         assert_eq!(live, 0, "{scheduler}");
         assert_eq!(outcome.clones[0].dirs[0].io_bytes, 8 << 20, "{scheduler}");

@@ -72,6 +72,9 @@ pub struct WritebackConfig {
     pub read_ahead_kb: u32,
     /// `queue/max_sectors_kb`: the largest request writeback builds.
     pub max_sectors_kb: u32,
+    /// `queue/nr_requests`: requests per cgroup and direction before submitters sleep; its
+    /// congestion marks are where non-blocking writeback backs off.
+    pub nr_requests: u32,
     pub flusher: FlusherMode,
     /// Flusher threads per device in `per-bdi` mode (the patch set's "several per device").
     pub flushers_per_bdi: u32,
@@ -95,6 +98,7 @@ impl Default for WritebackConfig {
             dirty_writeback_centisecs: 500,
             read_ahead_kb: 128,
             max_sectors_kb: 512,
+            nr_requests: 128,
             flusher: FlusherMode::PerBdi,
             flushers_per_bdi: 1,
             dirty_throttle: DirtyThrottle::IoLess,
@@ -141,6 +145,7 @@ pub const KNOBS: &[&str] = &[
     "dirty_writeback_centisecs",
     "read_ahead_kb",
     "max_sectors_kb",
+    "nr_requests",
     "flusher",
     "flushers_per_bdi",
     "dirty_throttle",
@@ -157,6 +162,7 @@ pub const KNOB_MEANINGS: &[&str] = &[
     "vm.dirty_writeback_centisecs: period of the flushers' periodic wake-up",
     "queue/read_ahead_kb: largest read-ahead window",
     "queue/max_sectors_kb: largest request writeback builds",
+    "queue/nr_requests: requests per cgroup and direction before submitters sleep; writeback congests at 7/8",
     "per-bdi (2.6.32+: a thread per device) or pdflush (<= 2.6.31: a global 2-8 thread pool)",
     "per-bdi flusher threads per device",
     "io-less (3.2+: writers over the limit sleep) or writeback (<= 3.1: they write back a chunk)",
@@ -253,6 +259,14 @@ impl WritebackConfig {
                     .ok_or_else(|| invalid("KiB 4..=32768"))?
                     as u32;
             }
+            "nr_requests" => {
+                // The kernel's floor is BLKDEV_MIN_RQ (4).
+                self.nr_requests = number()
+                    .ok()
+                    .filter(|n| (4..=65_536).contains(n))
+                    .ok_or_else(|| invalid("requests 4..=65536"))?
+                    as u32;
+            }
             "flusher" => {
                 self.flusher = match value.trim() {
                     "per-bdi" | "bdi" => FlusherMode::PerBdi,
@@ -303,6 +317,7 @@ impl WritebackConfig {
             ),
             ("read_ahead_kb", self.read_ahead_kb.to_string()),
             ("max_sectors_kb", self.max_sectors_kb.to_string()),
+            ("nr_requests", self.nr_requests.to_string()),
             ("flusher", self.flusher.name().to_string()),
             ("flushers_per_bdi", self.flushers_per_bdi.to_string()),
             ("dirty_throttle", self.dirty_throttle.name().to_string()),

@@ -29,11 +29,12 @@
 //!   ends its work. Periodic work comes from a global timer (`wb_timer`), re-armed 1 s later
 //!   when no thread is idle.
 //!
-//! Congestion uses the kernel's request-list thresholds for `nr_requests` = 128: congested
-//! at 113 allocated async requests, uncongested below 103.
+//! Congestion uses the kernel's request-list thresholds ([`QueueState`]): for the default
+//! `nr_requests` of 128, congested at 113 allocated async requests, uncongested below 103.
 
 use std::collections::VecDeque;
 
+use iosched_core::request_pool::{congestion_off, congestion_on, DEFAULT_NR_REQUESTS};
 use iosched_core::{Time, NSEC_PER_MSEC, NSEC_PER_SEC};
 
 use crate::config::{FlusherMode, WritebackConfig};
@@ -41,7 +42,7 @@ use crate::dirty_limits::DirtyThresholds;
 use crate::page_cache::{BdiId, FileId, PageCache, PageRange};
 
 /// 128: the block layer's default request pool per direction (`nr_requests`).
-pub const NR_REQUESTS: u32 = 128;
+pub const NR_REQUESTS: u32 = DEFAULT_NR_REQUESTS;
 /// 113: `queue_congestion_on_threshold()` for 128 requests.
 pub const CONGESTION_ON: u32 = NR_REQUESTS - NR_REQUESTS / 8 + 1;
 /// 103: `queue_congestion_off_threshold()` for 128 requests.
@@ -65,10 +66,38 @@ pub const FLUSHER_PID_BASE: u32 = 200;
 pub struct FlusherId(pub u32);
 
 /// The state of a device's request queue, as the driver sees it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueueState {
     /// Async (writeback) requests allocated: queued in the scheduler or in the device.
     pub async_requests: u32,
+    /// The queue's `nr_requests`.
+    pub nr_requests: u32,
+}
+
+impl Default for QueueState {
+    fn default() -> Self {
+        QueueState {
+            async_requests: 0,
+            nr_requests: NR_REQUESTS,
+        }
+    }
+}
+
+impl QueueState {
+    /// No async request can be allocated: a blocking writer sleeps for one.
+    pub fn full(&self) -> bool {
+        self.async_requests >= self.nr_requests
+    }
+
+    /// Non-blocking writeback backs off from here.
+    pub fn congested(&self) -> bool {
+        self.async_requests >= congestion_on(self.nr_requests)
+    }
+
+    /// `congestion_wait()`ers wake below this.
+    pub fn uncongested(&self) -> bool {
+        self.async_requests < congestion_off(self.nr_requests)
+    }
 }
 
 /// What a flusher does next.
@@ -449,7 +478,7 @@ impl Flushers {
                     return FlusherStep::SleepUntil(until);
                 }
             }
-            if queue.async_requests >= NR_REQUESTS {
+            if queue.full() {
                 return FlusherStep::WaitRequest;
             }
             if let Some(range) = self.next_range(index, cache, thresholds, Some(slot)) {
@@ -489,7 +518,7 @@ impl Flushers {
                 }
                 _ => {}
             }
-            if queue.async_requests >= CONGESTION_ON {
+            if queue.congested() {
                 // Non-blocking writeback met congestion: release the device and the file
                 // (its I_SYNC ends with writeback_single_inode()) and back off.
                 self.bdi_owner[bdi as usize] = None;
@@ -758,6 +787,7 @@ mod tests {
             };
             let queue = QueueState {
                 async_requests: queued,
+                ..QueueState::default()
             };
             assert_eq!(wb.flusher_step(id, 0, queue), expect, "{mode:?}");
         }

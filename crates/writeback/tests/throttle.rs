@@ -95,6 +95,7 @@ fn run(mode: FlusherMode, seed: u64, step_pages: u64) {
             loop {
                 let queue = QueueState {
                     async_requests: device.len() as u32,
+                    ..QueueState::default()
                 };
                 match wb.flusher_step(id, now, queue) {
                     FlusherStep::Submit(range) => {

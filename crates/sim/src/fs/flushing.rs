@@ -3,8 +3,8 @@
 //! dirty limit writing back themselves. A child module of `simulation` like `fs/driver.rs`.
 
 use iosched_core::{Op, ReqFlags, Time, Trace};
-use iosched_writeback::flusher::{CONGESTION_OFF, CONGESTION_WAIT_NS, NR_REQUESTS};
-use iosched_writeback::{FlusherId, FlusherStep, Notice, QueueState};
+use iosched_writeback::flusher::CONGESTION_WAIT_NS;
+use iosched_writeback::{FlusherId, FlusherStep, Notice};
 
 use super::fs_driver::kernel_thread;
 use super::Simulation;
@@ -44,7 +44,7 @@ impl Simulation<'_> {
                 entry.phase = OpPhase::Throttled;
                 return self.fs_write(token, trace);
             }
-            if fs.async_requests >= NR_REQUESTS {
+            if fs.queue_state().full() {
                 fs.writer_waiters.push((token, None));
                 return;
             }
@@ -98,7 +98,7 @@ impl Simulation<'_> {
         if fs.writer_waiters.is_empty() {
             return;
         }
-        let uncongested = fs.async_requests < CONGESTION_OFF;
+        let uncongested = fs.queue_state().uncongested();
         let (wake, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut fs.writer_waiters)
             .into_iter()
             .partition(|&(_, deadline)| deadline.is_none() || uncongested);
@@ -163,9 +163,7 @@ impl Simulation<'_> {
         // Bounded: every Submit moves pages into writeback; the pool limit stops the rest.
         loop {
             let fs = self.fs.as_mut().expect("file system");
-            let queue = QueueState {
-                async_requests: fs.async_requests,
-            };
+            let queue = fs.queue_state();
             let step = fs.wb.flusher_step(id, self.now, queue);
             if let FlusherStep::Submit(range) = step {
                 let n = self.fs_pages_io(
@@ -210,7 +208,7 @@ impl Simulation<'_> {
         if fs.shutting_down {
             return;
         }
-        let uncongested = fs.async_requests < CONGESTION_OFF;
+        let uncongested = fs.queue_state().uncongested();
         for (id, proc_) in fs.flushers.iter_mut() {
             let wake = match proc_.wait {
                 FlusherWait::Request => true,

@@ -40,7 +40,7 @@ mod summary;
 use iosched_core::{Time, NSEC_PER_MSEC, SECTOR_SIZE};
 use iosched_workload::job::RwMode;
 use iosched_workload::JobSpec;
-use iosched_writeback::{FlusherId, PageRange, Writeback, WritebackConfig, PAGE_SIZE};
+use iosched_writeback::{FlusherId, PageRange, QueueState, Writeback, WritebackConfig, PAGE_SIZE};
 
 use crate::layout::Layout;
 use journal::{Journal, Tid};
@@ -396,6 +396,14 @@ pub(crate) struct FsState {
 }
 
 impl FsState {
+    /// The device queue's async side as writeback sees it.
+    pub fn queue_state(&self) -> QueueState {
+        QueueState {
+            async_requests: self.async_requests,
+            nr_requests: self.config.writeback.nr_requests,
+        }
+    }
+
     /// The file system for `layout`, given the jobs that use it.
     pub fn new(
         config: FsConfig,
