@@ -589,15 +589,7 @@ impl<'a> Simulation<'a> {
             }
         }
         trace.request(self.now, RqEvent::Queue, &request);
-        let may_queue = self.elevator.may_queue(&request);
-        let sync = request.is_sync();
-        if self
-            .pool
-            .get(request.cgroup, sync, request.ioc, may_queue, self.now)
-            == Alloc::Sleep
-        {
-            trace.request(self.now, RqEvent::SleepRq, &request);
-            self.pool.sleep(request.cgroup, sync, index as u64);
+        if !self.allocate(index, &request, trace) {
             self.held[index] = Some(Held {
                 unit,
                 request,
@@ -606,6 +598,23 @@ impl<'a> Simulation<'a> {
             return;
         }
         self.start_request(index, unit, request, self.now, trace);
+    }
+
+    /// Takes a slot on `request`'s request list for process `index`, or puts the process to
+    /// sleep on the list (`S`) and answers false. Kernel: __get_request(), with the
+    /// scheduler's elv_may_queue() asked first.
+    fn allocate(&mut self, index: usize, request: &Request, trace: &mut dyn Trace) -> bool {
+        let may_queue = self.elevator.may_queue(request);
+        let sync = request.is_sync();
+        let alloc = self
+            .pool
+            .get(request.cgroup, sync, request.ioc, may_queue, self.now);
+        if alloc == Alloc::Sleep {
+            trace.request(self.now, RqEvent::SleepRq, request);
+            self.pool.sleep(request.cgroup, sync, index as u64);
+            return false;
+        }
+        true
     }
 
     /// A job request has its request-list slot: it exists from now on (`G`) and goes to the
@@ -776,15 +785,7 @@ impl<'a> Simulation<'a> {
         let held = self.held[index].expect("woke a process that was not asleep");
         let request = held.request;
         self.pool.woke(request.ioc, self.now);
-        let may_queue = self.elevator.may_queue(&request);
-        let sync = request.is_sync();
-        if self
-            .pool
-            .get(request.cgroup, sync, request.ioc, may_queue, self.now)
-            == Alloc::Sleep
-        {
-            trace.request(self.now, RqEvent::SleepRq, &request);
-            self.pool.sleep(request.cgroup, sync, index as u64);
+        if !self.allocate(index, &request, trace) {
             return;
         }
         self.held[index] = None;
