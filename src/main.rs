@@ -29,7 +29,7 @@ enum Command {
     Calibrate(cmd::calibrate::CalibrateArgs),
     /// List the schedulers with their tunables (defaults, units, meaning).
     Schedulers,
-    /// List the page-cache, writeback and file-system knobs of `--set` (defaults, meaning).
+    /// List the page-cache, writeback, request-queue and file-system knobs of `--set` (defaults, meaning).
     Knobs,
     /// List the simulated device presets.
     Devices,
