@@ -27,7 +27,12 @@ fn draw_job(rng: &mut Rng, index: usize) -> JobSpec {
     spec.size = Some(SizeOrPercent::Bytes(bs * (16 + rng.below(200))));
     if rng.below(2) == 0 {
         spec.ioengine = IoEngine::Libaio;
-        spec.iodepth = 1 + rng.below(16) as u32;
+        // Now and then deeper than a request list, so submitters sleep on it.
+        spec.iodepth = if rng.below(6) == 0 {
+            32 + rng.below(256) as u32
+        } else {
+            1 + rng.below(16) as u32
+        };
         spec.iodepth_low = spec.iodepth;
     }
     spec.numjobs = 1 + rng.below(2) as u32;
@@ -95,16 +100,18 @@ fn swarm_case(seed: u64) {
     let jobs: Vec<JobSpec> = (0..1 + rng.below(4) as usize)
         .map(|index| draw_job(&mut rng, index))
         .collect();
+    let nr_requests = ["4", "16", "128"][rng.below(3) as usize];
     let config = SimConfig {
         scheduler: scheduler.to_string(),
         tunables: draw_tunables(&mut rng, scheduler),
+        fs_knobs: vec![("nr_requests".into(), nr_requests.into())],
         seed,
         check: true,
         events_max: 5_000_000,
         ..SimConfig::default()
     };
     let context = format!(
-        "swarm seed {seed}: {device} {scheduler} {:?}",
+        "swarm seed {seed}: {device} {scheduler} nr_requests={nr_requests} {:?}",
         config.tunables
     );
     let outcome = Simulation::new(&jobs, preset(device).unwrap(), config)
@@ -122,7 +129,7 @@ fn swarm_case(seed: u64) {
 
 #[test]
 fn swarm_fixed_seed_set() {
-    for seed in 0..400 {
+    for seed in 0..1500 {
         swarm_case(seed);
     }
 }
