@@ -32,14 +32,17 @@ pub const BATCH_REQUESTS: u32 = 32;
 /// 20 ms: how long a process stays a batcher (`BLK_BATCH_TIME`, HZ/50).
 pub const BATCH_TIME_NS: Time = 20 * NSEC_PER_MSEC;
 
-/// Where a list of `nr_requests` becomes congested. Kernel: queue_congestion_on_threshold().
+/// Where a list of `nr_requests` becomes congested (at most `nr_requests`).
+/// Kernel: blk_queue_congestion_threshold().
 pub fn congestion_on(nr_requests: u32) -> u32 {
-    nr_requests - nr_requests / 8 + 1
+    (nr_requests - nr_requests / 8 + 1).min(nr_requests)
 }
 
-/// Below this a congested list clears. Kernel: queue_congestion_off_threshold().
+/// Below this a congested list clears (at least 1). Kernel: blk_queue_congestion_threshold().
 pub fn congestion_off(nr_requests: u32) -> u32 {
-    nr_requests - nr_requests / 8 - nr_requests / 16 - 1
+    (nr_requests - nr_requests / 8 - nr_requests / 16)
+        .saturating_sub(1)
+        .max(1)
 }
 
 /// What an allocation attempt got.
@@ -299,6 +302,14 @@ mod tests {
         assert_eq!(pool.get(child, true, ioc(2), false, 0), Alloc::Granted);
         assert_eq!(pool.count(ROOT), [1, 8]);
         assert_eq!(pool.count(child), [0, 1]);
+    }
+
+    /// Small lists clamp the marks as the kernel does: congested at the limit, clear below 1.
+    #[test]
+    fn small_lists_clamp_their_congestion_marks() {
+        assert_eq!((congestion_on(4), congestion_off(4)), (4, 3));
+        assert_eq!((congestion_on(8), congestion_off(8)), (8, 6));
+        assert_eq!((congestion_on(128), congestion_off(128)), (113, 103));
     }
 
     /// Congestion sets at 113 of 128 and clears below 103, as the flusher sees it.
