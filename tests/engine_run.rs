@@ -121,6 +121,38 @@ fn nr_requests_caps_the_engines_queue_depth() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--set nr_requests=0"));
 }
 
+/// fio's `cpus_allowed` pins the engine's one thread; a CPU the machine lacks is refused
+/// naming the job, before anything is written.
+#[test]
+fn cpus_allowed_pins_the_engine_or_names_the_missing_cpu() {
+    let scratch = Scratch::new("cpus");
+    let target = scratch.path("target.img");
+    let pinned = scratch.file(
+        "p.fio",
+        "[p]\nrw=randread\nbs=4k\nsize=1m\ndirect=1\ncpus_allowed=0\n",
+    );
+    let json = json_of(&iosched(&[
+        "run",
+        &pinned,
+        "--device",
+        &target,
+        "--output-format",
+        "json",
+    ]));
+    assert_eq!(json["jobs"][0]["read"]["io_bytes"], 1 << 20);
+    let far = scratch.file(
+        "f.fio",
+        "[far]\nrw=write\nbs=4k\nsize=1m\ndirect=1\ncpus_allowed=4000\n",
+    );
+    let out = iosched(&["run", &far, "--device", &target]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("job 'far'") && stderr.contains("CPU 4000"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn a_corrupted_block_fails_the_run_naming_its_offset() {
     let scratch = Scratch::new("verify");

@@ -147,10 +147,15 @@ pub fn run(args: RunArgs) -> CmdResult {
     for warning in &jobs.warnings {
         eprintln!("iosched: warning: {warning}");
     }
-    if !jobs.ignored_options.is_empty() {
+    let mut ignored = jobs.ignored_options.clone();
+    if jobs.jobs.iter().any(|job| job.cpus_allowed.is_some()) {
+        // The simulator has no CPUs to pin to; the engine honours it.
+        ignored.push("cpus_allowed".to_string());
+    }
+    if !ignored.is_empty() {
         eprintln!(
             "iosched: note: ignored in simulation: {}",
-            jobs.ignored_options.join(", ")
+            ignored.join(", ")
         );
     }
     let device = if model_file {

@@ -31,6 +31,7 @@ use iosched_workload::generator::{FileRegion, IoKind, IoUnit};
 use iosched_workload::lifecycle::{Action, Lifecycle};
 use iosched_workload::{JobSpec, RwMode, WriteData};
 
+use crate::affinity;
 use crate::buffer::{self, BufferPool};
 use crate::error::EngineError;
 use crate::safety;
@@ -217,6 +218,8 @@ pub struct Engine<'a> {
     write_seq: u64,
     stopping: bool,
     warnings: Vec<String>,
+    /// `cpus_allowed` of the jobs together: the run's thread is pinned to these.
+    cpus: Option<Vec<u32>>,
     woken: Vec<usize>,
 }
 
@@ -272,8 +275,9 @@ impl<'a> Engine<'a> {
             }
             methods.push(method);
         }
+        let (cpus, cpus_warning) = affinity::engine_cpus(jobs)?;
         let target = target::probe(path)?;
-        let mut warnings = Vec::new();
+        let mut warnings: Vec<String> = cpus_warning.into_iter().collect();
         // Reading harms nothing: only runs that write or trim are checked.
         let writes = jobs
             .iter()
@@ -435,6 +439,7 @@ impl<'a> Engine<'a> {
             write_seq: 0,
             stopping: false,
             warnings,
+            cpus,
             woken: Vec::new(),
         })
     }
@@ -507,6 +512,15 @@ impl<'a> Engine<'a> {
         stop: &AtomicBool,
         trace: &mut dyn Trace,
     ) -> Result<EngineOutcome, EngineError> {
+        if let Some(cpus) = &self.cpus {
+            affinity::pin_current_thread(cpus).map_err(|error| {
+                EngineError::io(
+                    &self.target.path,
+                    "cannot pin to the jobs' cpus_allowed",
+                    error,
+                )
+            })?;
+        }
         let (usr0, sys0) = cpu_times();
         self.start = Instant::now();
         self.start_ready_jobs(0);

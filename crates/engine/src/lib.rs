@@ -26,6 +26,7 @@
 //! ```
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod affinity;
 pub mod buffer;
 pub mod crc32c;
 pub mod engine;

@@ -344,6 +344,8 @@ pub struct JobSpec {
     /// Resolved with fio's rules: `prio` alone gives BE, `prioclass` alone gives level 0.
     pub ioprio: IoPrio,
     pub nice: i32,
+    /// `cpus_allowed=` / `cpumask=`: the CPUs the job may run on, ascending (engine only).
+    pub cpus_allowed: Option<Vec<u32>>,
 
     /// fsync every N writes (0 = never).
     pub fsync: u32,
@@ -448,6 +450,7 @@ impl JobSpec {
             cgroup_weight: None,
             ioprio: IoPrio::none(),
             nice: 0,
+            cpus_allowed: None,
             fsync: 0,
             fdatasync: 0,
             end_fsync: false,

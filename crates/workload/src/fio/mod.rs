@@ -399,11 +399,40 @@ mod tests {
         assert_eq!(j.loops, 3);
     }
 
+    /// `cpus_allowed` lists and ranges, and `cpumask` bits, as fio reads them; bad ones
+    /// name the file and line.
+    #[test]
+    fn cpus_allowed_and_cpumask() {
+        assert_eq!(
+            job("cpus_allowed=0,5,8-11").cpus_allowed,
+            Some(vec![0, 5, 8, 9, 10, 11])
+        );
+        assert_eq!(
+            job("cpus_allowed=3,1-2,3").cpus_allowed,
+            Some(vec![1, 2, 3])
+        );
+        assert_eq!(job("cpumask=0x5").cpus_allowed, Some(vec![0, 2]));
+        assert_eq!(job("cpumask=6").cpus_allowed, Some(vec![1, 2]));
+        assert_eq!(job("bs=4k").cpus_allowed, None);
+        for (bad, says) in [
+            ("cpus_allowed=3-1", "runs backwards"),
+            ("cpus_allowed=a", "not a CPU number"),
+            ("cpus_allowed=1,,2", "not a CPU number"),
+            ("cpumask=0", "non-zero"),
+        ] {
+            let message = err(&format!("[job]\n{bad}\n"));
+            assert!(
+                message.contains("t.fio:2") && message.contains(says),
+                "{message}"
+            );
+        }
+    }
+
     #[test]
     fn meaningless_options_are_listed_once_as_ignored() {
         let set = parse(
             "[global]\nexec_prerun=echo hi\nwrite_hist_log=lat\n[a]\nunlink=1\ngtod_reduce=1\n\
-             [b]\nunlink=1\ncpus_allowed=0-3\n",
+             [b]\nunlink=1\nnuma_cpu_nodes=0\n",
         );
         assert_eq!(
             set.ignored_options,
@@ -412,7 +441,7 @@ mod tests {
                 "write_hist_log",
                 "unlink",
                 "gtod_reduce",
-                "cpus_allowed"
+                "numa_cpu_nodes"
             ]
         );
     }

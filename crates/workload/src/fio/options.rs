@@ -814,6 +814,52 @@ fn apply_cgroup(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+/// fio's `cpus_allowed`: CPU numbers and inclusive ranges, comma-separated (`0,5,8-15`).
+fn apply_cpus_allowed(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    let text = a.text();
+    let mut cpus = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        let cpu = |s: &str| {
+            s.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&c| c < MAX_CPUS)
+                .ok_or_else(|| format!("'{part}' is not a CPU number or range below {MAX_CPUS}"))
+        };
+        match part.split_once('-') {
+            Some((first, last)) => {
+                let (first, last) = (cpu(first)?, cpu(last)?);
+                if first > last {
+                    return Err(format!("range '{part}' runs backwards"));
+                }
+                cpus.extend(first..=last);
+            }
+            None => cpus.push(cpu(part)?),
+        }
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    d.spec.cpus_allowed = Some(cpus);
+    Ok(())
+}
+
+/// fio's `cpumask`: a bit per allowed CPU, decimal or `0x` hex.
+fn apply_cpumask(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    let text = a.text().trim();
+    let mask = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => text.parse::<u64>(),
+    }
+    .ok()
+    .filter(|&mask| mask != 0)
+    .ok_or_else(|| format!("'{text}' is not a non-zero CPU bit mask"))?;
+    d.spec.cpus_allowed = Some((0..64).filter(|cpu| mask >> cpu & 1 == 1).collect());
+    Ok(())
+}
+
+/// CPU numbers accepted in `cpus_allowed` (the kernel's default `NR_CPUS` on x86-64).
+const MAX_CPUS: u32 = 8192;
+
 fn apply_cgroup_weight(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     d.spec.cgroup_weight = Some(a.u32_in(100, 1000)?);
     Ok(())
@@ -1319,9 +1365,9 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ignored("per_job_logs", &[], Bool),
     ignored("bwavgtime", &[], Int),
     ignored("iopsavgtime", &[], Int),
-    ignored("cpus_allowed", &[], Text),
+    opt("cpus_allowed", &[], Text, apply_cpus_allowed),
     ignored("cpus_allowed_policy", &[], Enum(&["shared", "split"])),
-    ignored("cpumask", &[], Text),
+    opt("cpumask", &[], Text, apply_cpumask),
     ignored("numa_cpu_nodes", &[], Text),
     ignored("numa_mem_policy", &[], Text),
     ignored("gtod_reduce", &[], Bool),
