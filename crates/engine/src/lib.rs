@@ -9,7 +9,7 @@
 //!
 //! Before the first write the target is checked ([`safety`]): a block device that is mounted,
 //! partitioned, held, or carries a file-system signature is refused unless forced. Jobs with
-//! `verify=crc32c|md5` write self-describing blocks and read them back ([`verify`]).
+//! `verify=crc32c|md5|sha256` write self-describing blocks and read them back ([`verify`]).
 //!
 //! ```no_run
 //! use std::sync::atomic::AtomicBool;
@@ -29,10 +29,12 @@
 pub mod affinity;
 pub mod buffer;
 pub mod crc32c;
+mod digest_blocks;
 pub mod engine;
 pub mod error;
 pub mod md5;
 pub mod safety;
+pub mod sha256;
 pub mod signal;
 pub mod target;
 pub mod verify;

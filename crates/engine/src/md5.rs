@@ -1,6 +1,8 @@
 //! MD5 (RFC 1321), for fio's `verify=md5`. Only integrity against accidental corruption is
 //! asked of it here, which MD5 still gives.
 
+use crate::digest_blocks::compress_all;
+
 /// Per-round shift amounts.
 const SHIFTS: [u32; 64] = [
     7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9,
@@ -49,72 +51,15 @@ fn compress(state: &mut [u32; 4], block: &[u8]) {
     state[3] = state[3].wrapping_add(d);
 }
 
-/// An MD5 computation in progress.
-struct Md5 {
-    state: [u32; 4],
-    pending: [u8; 64],
-    pending_len: usize,
-    total: u64,
-}
-
-impl Md5 {
-    fn new() -> Md5 {
-        Md5 {
-            state: [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476],
-            pending: [0; 64],
-            pending_len: 0,
-            total: 0,
-        }
-    }
-
-    fn update(&mut self, mut data: &[u8]) {
-        self.total = self.total.wrapping_add(data.len() as u64);
-        while !data.is_empty() {
-            if self.pending_len == 0 && data.len() >= 64 {
-                // Whole blocks straight from the input: the common case.
-                compress(&mut self.state, &data[..64]);
-                data = &data[64..];
-                continue;
-            }
-            let take = data.len().min(64 - self.pending_len);
-            self.pending[self.pending_len..self.pending_len + take].copy_from_slice(&data[..take]);
-            self.pending_len += take;
-            data = &data[take..];
-            if self.pending_len == 64 {
-                let block = self.pending;
-                compress(&mut self.state, &block);
-                self.pending_len = 0;
-            }
-        }
-    }
-
-    fn finish(mut self) -> [u8; 16] {
-        let bit_len = self.total.wrapping_mul(8);
-        let pad_len = if self.pending_len < 56 {
-            56 - self.pending_len
-        } else {
-            120 - self.pending_len
-        };
-        let mut pad = [0u8; 64];
-        pad[0] = 0x80;
-        self.update(&pad[..pad_len]);
-        self.update(&bit_len.to_le_bytes());
-        assert_eq!(self.pending_len, 0, "md5 padding left a partial block");
-        let mut digest = [0u8; 16];
-        for (out, word) in digest.chunks_exact_mut(4).zip(self.state) {
-            out.copy_from_slice(&word.to_le_bytes());
-        }
-        digest
-    }
-}
-
 /// MD5 digest of the concatenation of `parts`.
 pub fn md5(parts: &[&[u8]]) -> [u8; 16] {
-    let mut hasher = Md5::new();
-    for part in parts {
-        hasher.update(part);
+    let mut state = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
+    compress_all(parts, false, |block| compress(&mut state, block));
+    let mut digest = [0u8; 16];
+    for (out, word) in digest.chunks_exact_mut(4).zip(state) {
+        out.copy_from_slice(&word.to_le_bytes());
     }
-    hasher.finish()
+    digest
 }
 
 #[cfg(test)]

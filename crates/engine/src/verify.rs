@@ -3,18 +3,19 @@
 //! four.
 //!
 //! The header is ours, not fio's on-disk format (fio cannot verify what iosched wrote, nor the
-//! other way round); the options mean the same: `verify=crc32c|md5` with `do_verify=1` reads
+//! other way round); the options mean the same: `verify=crc32c|md5|sha256` with `do_verify=1` reads
 //! back every block a writing job wrote once the job is done, and a reading job with `verify=`
 //! checks every block it reads. The verify interval is the I/O size, as fio's default.
 //!
 //! Layout of the first [`HEADER_BYTES`] bytes of a block (little endian):
 //! `0..4` magic, `4..8` method, `8..16` byte offset on the target, `16..24` block length,
-//! `24..32` seed, `32..48` checksum (CRC-32C in the first four bytes, or the MD5 digest),
-//! `48..64` zero. The checksum covers bytes `0..32` and the data after the header, which is a
-//! pseudo-random stream drawn from the seed.
+//! `24..32` seed, `32..64` checksum (CRC-32C in the first four bytes, the MD5 digest in the
+//! first sixteen, or the SHA-256 digest), zero past it. The checksum covers bytes `0..32` and
+//! the data after the header, which is a pseudo-random stream drawn from the seed.
 
 use crate::crc32c::crc32c;
 use crate::md5::md5;
+use crate::sha256::sha256;
 
 /// Bytes of header at the start of every verified block.
 pub const HEADER_BYTES: usize = 64;
@@ -26,6 +27,7 @@ const MAGIC: u32 = 0x1050_5CED;
 pub enum VerifyMethod {
     Crc32c,
     Md5,
+    Sha256,
 }
 
 impl VerifyMethod {
@@ -35,8 +37,9 @@ impl VerifyMethod {
             "" | "0" | "none" | "null" => Ok(None),
             "crc32c" | "crc32c-intel" | "crc32c-arm64" => Ok(Some(VerifyMethod::Crc32c)),
             "md5" => Ok(Some(VerifyMethod::Md5)),
+            "sha256" => Ok(Some(VerifyMethod::Sha256)),
             other => Err(format!(
-                "verify={other} is not implemented by the engine (use crc32c or md5)"
+                "verify={other} is not implemented by the engine (use crc32c, md5 or sha256)"
             )),
         }
     }
@@ -45,14 +48,25 @@ impl VerifyMethod {
         match self {
             VerifyMethod::Crc32c => 1,
             VerifyMethod::Md5 => 2,
+            VerifyMethod::Sha256 => 3,
         }
     }
 
-    fn checksum(self, head: &[u8], data: &[u8]) -> [u8; 16] {
-        let mut out = [0u8; 16];
+    fn name(self) -> &'static str {
+        match self {
+            VerifyMethod::Crc32c => "crc32c",
+            VerifyMethod::Md5 => "md5",
+            VerifyMethod::Sha256 => "sha256",
+        }
+    }
+
+    /// The checksum field, `header[32..64]`: the digest, zero-padded.
+    fn checksum(self, head: &[u8], data: &[u8]) -> [u8; 32] {
+        let mut out = [0u8; 32];
         match self {
             VerifyMethod::Crc32c => out[..4].copy_from_slice(&crc32c(&[head, data]).to_le_bytes()),
-            VerifyMethod::Md5 => out = md5(&[head, data]),
+            VerifyMethod::Md5 => out[..16].copy_from_slice(&md5(&[head, data])),
+            VerifyMethod::Sha256 => out = sha256(&[head, data]),
         }
         out
     }
@@ -91,7 +105,7 @@ pub fn fill(block: &mut [u8], method: VerifyMethod, offset: u64, seed: u64) {
         chunk.copy_from_slice(&word[..chunk.len()]);
     }
     let sum = method.checksum(&head[..32], data);
-    head[32..48].copy_from_slice(&sum);
+    head[32..64].copy_from_slice(&sum);
 }
 
 /// Checks a block read back from byte `offset`; with `expected_seed`, also that it carries the
@@ -138,13 +152,10 @@ pub fn check(
         ));
     }
     let sum = method.checksum(&head[..32], data);
-    if sum[..] != head[32..48] {
+    if sum[..] != head[32..64] {
         return Err(format!(
             "{} mismatch: data corrupted after the header",
-            match method {
-                VerifyMethod::Crc32c => "crc32c",
-                VerifyMethod::Md5 => "md5",
-            }
+            method.name()
         ));
     }
     Ok(())
@@ -155,8 +166,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_filled_block_checks_clean_with_both_methods() {
-        for method in [VerifyMethod::Crc32c, VerifyMethod::Md5] {
+    fn a_filled_block_checks_clean_with_every_method() {
+        for method in [
+            VerifyMethod::Crc32c,
+            VerifyMethod::Md5,
+            VerifyMethod::Sha256,
+        ] {
             let mut block = vec![0u8; 4096];
             fill(&mut block, method, 1 << 20, 7);
             assert_eq!(check(&block, method, 1 << 20, Some(7)), Ok(()));
@@ -189,6 +204,36 @@ mod tests {
         let error = check(&block, VerifyMethod::Crc32c, 8192, Some(7)).unwrap_err();
         assert!(error.contains("another writer"), "{error}");
         assert_eq!(check(&block, VerifyMethod::Crc32c, 8192, None), Ok(()));
+    }
+
+    /// SHA-256 fills the whole checksum field: a flip in its last byte is caught.
+    #[test]
+    fn sha256_uses_the_whole_checksum_field() {
+        let mut block = vec![0u8; 4096];
+        fill(&mut block, VerifyMethod::Sha256, 0, 3);
+        assert_ne!(block[63], 0, "the digest's last byte sits at 63");
+        block[63] ^= 1;
+        let error = check(&block, VerifyMethod::Sha256, 0, None).unwrap_err();
+        assert!(error.contains("sha256 mismatch"), "{error}");
+        block[63] ^= 1;
+        block[2000] ^= 4;
+        assert!(check(&block, VerifyMethod::Sha256, 0, None).is_err());
+    }
+
+    #[test]
+    fn fio_method_names() {
+        assert_eq!(
+            VerifyMethod::parse("sha256"),
+            Ok(Some(VerifyMethod::Sha256))
+        );
+        assert_eq!(
+            VerifyMethod::parse("crc32c-intel"),
+            Ok(Some(VerifyMethod::Crc32c))
+        );
+        assert_eq!(VerifyMethod::parse("0"), Ok(None));
+        assert!(VerifyMethod::parse("sha512")
+            .unwrap_err()
+            .contains("sha256"));
     }
 
     #[test]
