@@ -153,6 +153,46 @@ fn cpus_allowed_pins_the_engine_or_names_the_missing_cpu() {
     );
 }
 
+/// `verify_only` reads where the job would write and checks what an earlier run left:
+/// clean data passes, a flipped bit fails naming its offset, and a target too short to hold
+/// the blocks is refused without being created.
+#[test]
+fn verify_only_checks_an_earlier_runs_data_without_writing() {
+    let scratch = Scratch::new("verifyonly");
+    let target = scratch.path("target.img");
+    let body = "[v]\nrw=randwrite\nbs=4k\nsize=1m\ndirect=1\nverify=crc32c\n";
+    let writer = scratch.file("w.fio", &format!("{body}do_verify=0\n"));
+    let checker = scratch.file("c.fio", &format!("{body}verify_only\n"));
+    let missing = scratch.path("missing.img");
+    let out = iosched(&["run", &checker, "--device", &missing]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was written there"));
+    assert!(!std::path::Path::new(&missing).exists());
+    assert!(iosched(&["run", &writer, "--device", &target])
+        .status
+        .success());
+    let before = std::fs::read(&target).unwrap();
+    let json = json_of(&iosched(&[
+        "run",
+        &checker,
+        "--device",
+        &target,
+        "--output-format",
+        "json",
+    ]));
+    assert_eq!(json["jobs"][0]["read"]["io_bytes"], 1 << 20);
+    assert_eq!(json["jobs"][0]["write"]["io_bytes"], 0);
+    assert_eq!(std::fs::read(&target).unwrap(), before, "verify_only wrote");
+    let mut bytes = before;
+    bytes[(1 << 20) + 7 * 4096 + 9] ^= 2;
+    std::fs::write(&target, &bytes).unwrap();
+    let out = iosched(&["run", &checker, "--device", &target]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!("offset {}", (1 << 20) + 7 * 4096))
+    );
+}
+
 #[test]
 fn a_corrupted_block_fails_the_run_naming_its_offset() {
     let scratch = Scratch::new("verify");

@@ -279,9 +279,10 @@ impl<'a> Engine<'a> {
         let target = target::probe(path)?;
         let mut warnings: Vec<String> = cpus_warning.into_iter().collect();
         // Reading harms nothing: only runs that write or trim are checked.
+        // verify_only jobs read where they would have written.
         let writes = jobs
             .iter()
-            .any(|spec| !matches!(spec.rw, RwMode::Read | RwMode::RandRead));
+            .any(|spec| !spec.verify_only && !matches!(spec.rw, RwMode::Read | RwMode::RandRead));
         if writes && !config.force {
             if let Some(reason) = safety::refusal(&target) {
                 return Err(EngineError::Refused {
@@ -323,6 +324,17 @@ impl<'a> Engine<'a> {
         let reads = jobs.iter().any(|spec| {
             !matches!(spec.rw, RwMode::Write | RwMode::RandWrite) || spec.verify.is_some()
         });
+        if grows {
+            if let Some(spec) = jobs.iter().find(|spec| spec.verify_only) {
+                return Err(EngineError::Unsupported {
+                    job: spec.name.clone(),
+                    message: format!(
+                        "verify_only: {path} ends before the jobs' blocks ({} bytes): nothing was written there to check",
+                        layout.end_bytes
+                    ),
+                });
+            }
+        }
         if grows && reads {
             warnings.push(format!(
                 "{path}: laying out {} bytes with data for the reading jobs",
@@ -385,7 +397,7 @@ impl<'a> Engine<'a> {
                 ..
             } = *identity;
             let method = methods[plan.job];
-            let read_only = matches!(spec.rw, RwMode::Read | RwMode::RandRead);
+            let read_only = matches!(spec.rw, RwMode::Read | RwMode::RandRead) || spec.verify_only;
             processes.push(Process {
                 pid,
                 ioc,

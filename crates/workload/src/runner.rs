@@ -56,6 +56,8 @@ pub struct JobRunner {
     thinktime_ns: Time,
     thinktime_blocks: u32,
     thinktime_on_issue: bool,
+    /// `verify_only`: the job's writes are issued as reads (checked, by the engine).
+    verify_only: bool,
     think_counter: u32,
     think_until: Time,
     fsync_every: u32,
@@ -137,6 +139,7 @@ impl JobRunner {
             thinktime_ns: spec.thinktime_ns,
             thinktime_blocks: spec.thinktime_blocks.max(1),
             thinktime_on_issue: spec.thinktime_on_issue,
+            verify_only: spec.verify_only,
             think_counter: 0,
             think_until: start,
             fsync_every: spec.fsync.max(spec.fdatasync),
@@ -219,6 +222,16 @@ impl JobRunner {
     }
 
     fn issue(&mut self, unit: IoUnit, now: Time) -> Step {
+        // fio's verify_only: the workload runs as written, its writes turned into reads that
+        // check what an earlier run left there.
+        let unit = if self.verify_only && unit.kind == IoKind::Write {
+            IoUnit {
+                kind: IoKind::Read,
+                ..unit
+            }
+        } else {
+            unit
+        };
         self.in_flight += 1;
         match unit.kind.ddir() {
             Some(ddir) => {
@@ -494,6 +507,27 @@ mod tests {
         let (_, end) = run(&mut runner, 1000);
         // 16 services, 15 think periods between them (the last completion ends the job).
         assert_eq!(end, 16 * 1000 + 15 * 500);
+    }
+
+    /// `verify_only`: the same offsets a write job would write, issued as reads, no fsyncs.
+    #[test]
+    fn verify_only_reads_where_the_job_would_write() {
+        let mut writer = spec();
+        writer.rw = RwMode::RandWrite;
+        writer.fsync = 4;
+        let mut checker = writer.clone();
+        checker.verify_only = true;
+        let (written, _) = run(&mut JobRunner::new(&writer, region(), 0, Rng::new(5)), 10);
+        let (read, _) = run(&mut JobRunner::new(&checker, region(), 0, Rng::new(5)), 10);
+        let data = |units: &[IoUnit], kind| -> Vec<(u64, u64)> {
+            units
+                .iter()
+                .filter(|u| u.kind == kind)
+                .map(|u| (u.offset, u.len))
+                .collect()
+        };
+        assert_eq!(data(&read, IoKind::Read), data(&written, IoKind::Write));
+        assert_eq!(read.len(), 16, "reads only: {read:?}");
     }
 
     /// aio-stress with `usleep(1000)` after each io_submit of four: think on issue.

@@ -41,7 +41,8 @@ impl VerifyPass {
     /// (no `verify=`, `do_verify=0`, or a job that only reads: fio checks those reads as
     /// they arrive and has nothing to read back).
     pub fn for_job(spec: &JobSpec) -> Option<VerifyPass> {
-        let read_only = matches!(spec.rw, RwMode::Read | RwMode::RandRead);
+        // A verify_only job checks as it reads: it writes nothing to read back.
+        let read_only = matches!(spec.rw, RwMode::Read | RwMode::RandRead) || spec.verify_only;
         (spec.verify.is_some() && spec.do_verify && !read_only).then(|| VerifyPass {
             written: BTreeMap::new(),
             queue: None,

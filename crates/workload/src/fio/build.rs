@@ -120,6 +120,22 @@ impl Draft {
             ));
         }
 
+        if spec.verify_only {
+            // fio: "does not support workloads with the time_based option set".
+            if spec.time_based {
+                return Err((
+                    "verify_only".into(),
+                    "checks a sized workload's blocks once: it cannot run with time_based".into(),
+                ));
+            }
+            if spec.verify.is_none() {
+                return Err((
+                    "verify_only".into(),
+                    "needs verify= (the method the data was written with)".into(),
+                ));
+            }
+        }
+
         // Depth knobs, with fio's fix-ups (fixup_options()).
         if spec.iodepth == 0 {
             return Err(("iodepth".into(), "must be at least 1".into()));

@@ -399,6 +399,17 @@ mod tests {
         assert_eq!(j.loops, 3);
     }
 
+    /// `verify_only` is a flag that needs `verify=` and a sized workload.
+    #[test]
+    fn verify_only_needs_verify_and_no_time_based() {
+        assert!(job("rw=write\nverify=md5\nverify_only").verify_only);
+        assert!(!job("rw=write\nverify=md5").verify_only);
+        let message = err("[job]\nrw=write\nverify_only\n");
+        assert!(message.contains("needs verify="), "{message}");
+        let message = err("[job]\nrw=write\nverify=crc32c\nverify_only=1\ntime_based\nruntime=1\n");
+        assert!(message.contains("time_based"), "{message}");
+    }
+
     /// `cpus_allowed` lists and ranges, and `cpumask` bits, as fio reads them; bad ones
     /// name the file and line.
     #[test]

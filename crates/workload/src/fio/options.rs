@@ -1056,6 +1056,11 @@ fn apply_verify(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+fn apply_verify_only(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.verify_only = a.flag()?;
+    Ok(())
+}
+
 fn apply_do_verify(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     d.spec.do_verify = a.bool01()?;
     Ok(())
@@ -1307,6 +1312,7 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     opt("kb_base", &[], Int, apply_kb_base),
     opt("verify", &[], Enum(VERIFY), apply_verify),
     opt("do_verify", &[], Bool, apply_do_verify),
+    opt("verify_only", &[], Set, apply_verify_only),
     opt("percentile_list", &[], Text, apply_percentile_list),
     opt("stonewall", &["wait_for_previous"], Set, apply_stonewall),
     opt("new_group", &[], Set, apply_new_group),
