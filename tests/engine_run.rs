@@ -193,6 +193,52 @@ fn verify_only_checks_an_earlier_runs_data_without_writing() {
     );
 }
 
+/// `verify_pattern` writes fio's pattern (with the block's offset for `%o`) and checks it on
+/// read-back; a flipped byte fails naming it; a pattern beside a checksum method, or
+/// `verify=pattern` without one, is refused with exit 2.
+#[test]
+fn verify_pattern_writes_and_checks_fios_pattern() {
+    let scratch = Scratch::new("pattern");
+    let target = scratch.path("target.img");
+    let body = "[p]\nrw=randwrite\nbs=4k\nsize=64k\ndirect=1\n";
+    let job = scratch.file("p.fio", &format!("{body}verify_pattern=0xa5%o\"io\"\n"));
+    let json = json_of(&iosched(&[
+        "run",
+        &job,
+        "--device",
+        &target,
+        "--output-format",
+        "json",
+    ]));
+    assert_eq!(json["jobs"][0]["read"]["io_bytes"], 64 << 10, "read back");
+    let mut bytes = std::fs::read(&target).unwrap();
+    let block = (1 << 20) + 4096;
+    assert_eq!(bytes[block], 0xa5);
+    assert_eq!(bytes[block + 1..block + 9], (block as u64).to_le_bytes());
+    assert_eq!(&bytes[block + 9..block + 11], b"io");
+    bytes[block + 100] ^= 1;
+    std::fs::write(&target, &bytes).unwrap();
+    let checker = scratch.file(
+        "c.fio",
+        &format!("{body}verify_pattern=0xa5%o\"io\"\nverify_only\n"),
+    );
+    let out = iosched(&["run", &checker, "--device", &target]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pattern mismatch at byte 100"));
+    for (extra, says) in [
+        ("verify=md5\nverify_pattern=0xff\n", "use verify=pattern"),
+        ("verify=pattern\n", "needs verify_pattern"),
+    ] {
+        let bad = scratch.file("b.fio", &format!("{body}{extra}"));
+        let out = iosched(&["run", &bad, "--device", &target]);
+        assert_eq!(out.status.code(), Some(2), "{extra}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{extra}"
+        );
+    }
+}
+
 #[test]
 fn a_corrupted_block_fails_the_run_naming_its_offset() {
     let scratch = Scratch::new("verify");

@@ -220,6 +220,8 @@ pub struct Engine<'a> {
     warnings: Vec<String>,
     /// `cpus_allowed` of the jobs together: the run's thread is pinned to these.
     cpus: Option<Vec<u32>>,
+    /// Each job's `verify_pattern`, for `verify=pattern`.
+    patterns: Vec<Option<verify::Pattern>>,
     woken: Vec<usize>,
 }
 
@@ -245,6 +247,7 @@ impl<'a> Engine<'a> {
         config: EngineConfig,
     ) -> Result<Engine<'a>, EngineError> {
         let mut methods = Vec::with_capacity(jobs.len());
+        let mut patterns = Vec::with_capacity(jobs.len());
         for spec in jobs {
             if !spec.direct {
                 return Err(EngineError::Unsupported {
@@ -261,7 +264,32 @@ impl<'a> Engine<'a> {
                 }
                 None => None,
             };
-            if let Some(_method) = method {
+            let pattern = match (&spec.verify_pattern, method) {
+                (Some(text), Some(VerifyMethod::Pattern)) => Some(
+                    verify::Pattern::parse(text).map_err(|message| EngineError::Unsupported {
+                        job: spec.name.clone(),
+                        message: format!("verify_pattern: {message}"),
+                    })?,
+                ),
+                (None, Some(VerifyMethod::Pattern)) => {
+                    return Err(EngineError::Unsupported {
+                        job: spec.name.clone(),
+                        message: "verify=pattern needs verify_pattern=".to_string(),
+                    })
+                }
+                (Some(_), Some(method)) => {
+                    return Err(EngineError::Unsupported {
+                        job: spec.name.clone(),
+                        message: format!(
+                            "verify_pattern with verify={} is not implemented by the engine; use verify=pattern",
+                            spec.verify.as_deref().unwrap_or(method.name())
+                        ),
+                    })
+                }
+                _ => None,
+            };
+            patterns.push(pattern);
+            if method.is_some_and(|method| method != VerifyMethod::Pattern) {
                 let min = spec.bs.iter().map(|bs| bs.min()).min().unwrap_or(4096);
                 if min < verify::HEADER_BYTES as u64 {
                     return Err(EngineError::Unsupported {
@@ -452,6 +480,7 @@ impl<'a> Engine<'a> {
             stopping: false,
             warnings,
             cpus,
+            patterns,
             woken: Vec::new(),
         })
     }
@@ -848,7 +877,11 @@ impl<'a> Engine<'a> {
                         WriteData::AsIs => {}
                     }
                 }
-                if unit.kind == IoKind::Write {
+                let pattern = self.patterns[self.life.job_of(entry.process)].as_ref();
+                if let (IoKind::Write, Some(pattern)) = (unit.kind, pattern) {
+                    // %o is the offset on the target, as fio's io_u->offset on the same file.
+                    pattern.fill(self.buffers.bytes_mut(slot, unit.len as usize), byte);
+                } else if unit.kind == IoKind::Write {
                     if let Some(method) = method {
                         self.write_seq += 1;
                         let seed = self.config.seed.rotate_left(32) ^ self.write_seq;
@@ -967,7 +1000,11 @@ impl<'a> Engine<'a> {
                 (entry.verify_read.is_some() || process.check_reads) && unit.kind == IoKind::Read;
             if let (true, false, Some(method)) = (check, failed, process.verify) {
                 let block = self.buffers.bytes_mut(slot, unit.len as usize);
-                if let Err(message) = verify::check(block, method, byte, entry.verify_read) {
+                let result = match &self.patterns[self.life.job_of(index)] {
+                    Some(pattern) => pattern.check(block, byte),
+                    None => verify::check(block, method, byte, entry.verify_read),
+                };
+                if let Err(message) = result {
                     self.verify_failures.push(VerifyFailure {
                         job: job_name.clone(),
                         offset: byte,

@@ -368,6 +368,8 @@ pub struct JobSpec {
     pub do_verify: bool,
     /// `verify_only`: run the workload's offsets as reads that check an earlier run's data.
     pub verify_only: bool,
+    /// `verify_pattern=`, as written (the engine parses it); alone it implies `verify=pattern`.
+    pub verify_pattern: Option<String>,
 
     /// `percentile_list`, in percent.
     pub percentile_list: Vec<f64>,
@@ -469,6 +471,7 @@ impl JobSpec {
             verify: None,
             do_verify: true,
             verify_only: false,
+            verify_pattern: None,
             percentile_list: vec![
                 1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5,
                 99.9, 99.95, 99.99,

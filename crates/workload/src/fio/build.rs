@@ -120,6 +120,10 @@ impl Draft {
             ));
         }
 
+        // fio: a pattern with no method set selects verify=pattern.
+        if spec.verify_pattern.is_some() && spec.verify.is_none() {
+            spec.verify = Some("pattern".to_string());
+        }
         if spec.verify_only {
             // fio: "does not support workloads with the time_based option set".
             if spec.time_based {

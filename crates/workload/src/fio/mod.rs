@@ -399,6 +399,18 @@ mod tests {
         assert_eq!(j.loops, 3);
     }
 
+    /// `verify_pattern` alone selects `verify=pattern`, as fio's option callback does; with a
+    /// method given, that method stays.
+    #[test]
+    fn verify_pattern_implies_the_pattern_method() {
+        let j = job("rw=write\nverify_pattern=0xff");
+        assert_eq!(j.verify.as_deref(), Some("pattern"));
+        assert_eq!(j.verify_pattern.as_deref(), Some("0xff"));
+        let j = job("rw=write\nverify=md5\nverify_pattern=0xff");
+        assert_eq!(j.verify.as_deref(), Some("md5"));
+        assert!(err("[job]\nverify_pattern=\n").contains("t.fio:2"));
+    }
+
     /// `verify_only` is a flag that needs `verify=` and a sized workload.
     #[test]
     fn verify_only_needs_verify_and_no_time_based() {

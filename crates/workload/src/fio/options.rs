@@ -1056,6 +1056,15 @@ fn apply_verify(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+fn apply_verify_pattern(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    let text = a.text().trim();
+    if text.is_empty() {
+        return Err("needs a pattern (0x hex, \"text\", %o)".to_string());
+    }
+    d.spec.verify_pattern = Some(text.to_string());
+    Ok(())
+}
+
 fn apply_verify_only(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     d.spec.verify_only = a.flag()?;
     Ok(())
@@ -1432,7 +1441,7 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ignored("uid", &[], Int),
     ignored("gid", &[], Int),
     ignored("verify_interval", &[], Int),
-    ignored("verify_pattern", &[], Text),
+    opt("verify_pattern", &[], Text, apply_verify_pattern),
     ignored("verify_fatal", &[], Bool),
     ignored("verify_dump", &[], Bool),
     ignored("verify_async", &[], Int),
