@@ -316,6 +316,18 @@ fn written_data_follows_fios_buffer_options() {
             assert_eq!(distinct.len(), blocks.len(), "no two blocks alike");
         }
     }
+    // buffer_pattern: every written byte is the pattern's.
+    let target = scratch.path("pattern.img");
+    let job = scratch.file(
+        "p.fio",
+        "[w]\nrw=write\nbs=4k\nsize=64k\ndirect=1\nbuffer_pattern=0x5a\"z\"\n",
+    );
+    assert!(iosched(&["run", &job, "--device", &target])
+        .status
+        .success());
+    let bytes = std::fs::read(&target).unwrap();
+    let written = &bytes[1 << 20..(1 << 20) + (64 << 10)];
+    assert!(written.chunks(2).all(|pair| pair == [0x5a, b'z']));
 }
 
 #[test]

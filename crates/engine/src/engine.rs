@@ -39,6 +39,7 @@ use crate::target::{self, Target, TargetKind};
 use crate::verify::{self, VerifyMethod};
 use iosched_workload::cgroups::Cgroups;
 use iosched_workload::layout::{lay_out, Layout};
+use iosched_workload::pattern::Pattern;
 use iosched_workload::processes::{identities, ProcessIdentity};
 
 /// Index of the target in the ring's registered file table.
@@ -221,7 +222,7 @@ pub struct Engine<'a> {
     /// `cpus_allowed` of the jobs together: the run's thread is pinned to these.
     cpus: Option<Vec<u32>>,
     /// Each job's `verify_pattern`, for `verify=pattern`.
-    patterns: Vec<Option<verify::Pattern>>,
+    patterns: Vec<Option<Pattern>>,
     woken: Vec<usize>,
 }
 
@@ -265,12 +266,7 @@ impl<'a> Engine<'a> {
                 None => None,
             };
             let pattern = match (&spec.verify_pattern, method) {
-                (Some(text), Some(VerifyMethod::Pattern)) => Some(
-                    verify::Pattern::parse(text).map_err(|message| EngineError::Unsupported {
-                        job: spec.name.clone(),
-                        message: format!("verify_pattern: {message}"),
-                    })?,
-                ),
+                (Some(pattern), Some(VerifyMethod::Pattern)) => Some(pattern.clone()),
                 (None, Some(VerifyMethod::Pattern)) => {
                     return Err(EngineError::Unsupported {
                         job: spec.name.clone(),
@@ -867,14 +863,15 @@ impl<'a> Engine<'a> {
                     .expect("more requests in the device than buffers");
                 entry.slot = Some(slot);
                 if unit.kind == IoKind::Write && method.is_none() {
-                    let data = self.jobs[self.life.job_of(entry.process)].write_data;
+                    let spec = &self.jobs[self.life.job_of(entry.process)];
                     self.write_seq += 1;
                     let block = self.buffers.bytes_mut(slot, unit.len as usize);
-                    match data {
-                        WriteData::Zeros => block.fill(0),
-                        WriteData::Refilled => buffer::refill(block, self.write_seq),
-                        WriteData::Scrambled => buffer::scramble(block, byte),
-                        WriteData::AsIs => {}
+                    match (&spec.buffer_pattern, spec.write_data) {
+                        (Some(pattern), _) => pattern.fill(block, byte),
+                        (None, WriteData::Zeros) => block.fill(0),
+                        (None, WriteData::Refilled) => buffer::refill(block, self.write_seq),
+                        (None, WriteData::Scrambled) => buffer::scramble(block, byte),
+                        (None, WriteData::AsIs) => {}
                     }
                 }
                 let pattern = self.patterns[self.life.job_of(entry.process)].as_ref();

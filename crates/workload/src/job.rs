@@ -368,8 +368,10 @@ pub struct JobSpec {
     pub do_verify: bool,
     /// `verify_only`: run the workload's offsets as reads that check an earlier run's data.
     pub verify_only: bool,
-    /// `verify_pattern=`, as written (the engine parses it); alone it implies `verify=pattern`.
-    pub verify_pattern: Option<String>,
+    /// `verify_pattern=`; alone it implies `verify=pattern`.
+    pub verify_pattern: Option<crate::pattern::Pattern>,
+    /// `buffer_pattern=`: what writes carry when nothing is verified (engine only).
+    pub buffer_pattern: Option<crate::pattern::Pattern>,
 
     /// `percentile_list`, in percent.
     pub percentile_list: Vec<f64>,
@@ -472,6 +474,7 @@ impl JobSpec {
             do_verify: true,
             verify_only: false,
             verify_pattern: None,
+            buffer_pattern: None,
             percentile_list: vec![
                 1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5,
                 99.9, 99.95, 99.99,

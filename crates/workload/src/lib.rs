@@ -19,6 +19,7 @@ pub mod generator;
 pub mod job;
 pub mod layout;
 pub mod lifecycle;
+pub mod pattern;
 pub mod processes;
 pub mod random_map;
 pub mod rng;

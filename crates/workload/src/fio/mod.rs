@@ -405,10 +405,17 @@ mod tests {
     fn verify_pattern_implies_the_pattern_method() {
         let j = job("rw=write\nverify_pattern=0xff");
         assert_eq!(j.verify.as_deref(), Some("pattern"));
-        assert_eq!(j.verify_pattern.as_deref(), Some("0xff"));
+        let ff = crate::pattern::Pattern::parse("0xff").unwrap();
+        assert_eq!(j.verify_pattern, Some(ff.clone()));
+        assert_eq!(job("buffer_pattern=0xff").buffer_pattern, Some(ff));
         let j = job("rw=write\nverify=md5\nverify_pattern=0xff");
         assert_eq!(j.verify.as_deref(), Some("md5"));
         assert!(err("[job]\nverify_pattern=\n").contains("t.fio:2"));
+        let message = err("[job]\nbuffer_pattern=12\n");
+        assert!(
+            message.contains("t.fio:2") && message.contains("hex"),
+            "{message}"
+        );
     }
 
     /// `verify_only` is a flag that needs `verify=` and a sized workload.

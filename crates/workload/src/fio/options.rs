@@ -1057,11 +1057,12 @@ fn apply_verify(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
 }
 
 fn apply_verify_pattern(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
-    let text = a.text().trim();
-    if text.is_empty() {
-        return Err("needs a pattern (0x hex, \"text\", %o)".to_string());
-    }
-    d.spec.verify_pattern = Some(text.to_string());
+    d.spec.verify_pattern = Some(crate::pattern::Pattern::parse(a.text())?);
+    Ok(())
+}
+
+fn apply_buffer_pattern(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.buffer_pattern = Some(crate::pattern::Pattern::parse(a.text())?);
     Ok(())
 }
 
@@ -1408,7 +1409,7 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     opt("scramble_buffers", &[], Bool, apply_scramble_buffers),
     ignored("buffer_compress_percentage", &[], Int),
     ignored("buffer_compress_chunk", &[], Int),
-    ignored("buffer_pattern", &[], Text),
+    opt("buffer_pattern", &[], Text, apply_buffer_pattern),
     ignored("dedupe_percentage", &[], Int),
     ignored("dedupe_mode", &[], Enum(&["repeat", "working_set"])),
     ignored("dedupe_working_set_percentage", &[], Int),
