@@ -194,8 +194,8 @@ fn verify_only_checks_an_earlier_runs_data_without_writing() {
 }
 
 /// `verify_pattern` writes fio's pattern (with the block's offset for `%o`) and checks it on
-/// read-back; a flipped byte fails naming it; a pattern beside a checksum method, or
-/// `verify=pattern` without one, is refused with exit 2.
+/// read-back; a flipped byte fails naming it; beside a checksum method it fills the data after
+/// the header; `verify=pattern` without a pattern is refused with exit 2.
 #[test]
 fn verify_pattern_writes_and_checks_fios_pattern() {
     let scratch = Scratch::new("pattern");
@@ -225,18 +225,22 @@ fn verify_pattern_writes_and_checks_fios_pattern() {
     let out = iosched(&["run", &checker, "--device", &target]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("pattern mismatch at byte 100"));
-    for (extra, says) in [
-        ("verify=md5\nverify_pattern=0xff\n", "use verify=pattern"),
-        ("verify=pattern\n", "needs verify_pattern"),
-    ] {
-        let bad = scratch.file("b.fio", &format!("{body}{extra}"));
-        let out = iosched(&["run", &bad, "--device", &target]);
-        assert_eq!(out.status.code(), Some(2), "{extra}");
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains(says),
-            "{extra}"
-        );
-    }
+    let both = scratch.file("m.fio", &format!("{body}verify=md5\nverify_pattern=0xff\n"));
+    let json = json_of(&iosched(&[
+        "run",
+        &both,
+        "--device",
+        &target,
+        "--output-format",
+        "json",
+    ]));
+    assert_eq!(json["jobs"][0]["read"]["io_bytes"], 64 << 10, "read back");
+    let bytes = std::fs::read(&target).unwrap();
+    assert!(bytes[block + 64..block + 4096].iter().all(|&b| b == 0xff));
+    let bad = scratch.file("b.fio", &format!("{body}verify=pattern\n"));
+    let out = iosched(&["run", &bad, "--device", &target]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs verify_pattern"));
 }
 
 #[test]

@@ -221,7 +221,8 @@ pub struct Engine<'a> {
     warnings: Vec<String>,
     /// `cpus_allowed` of the jobs together: the run's thread is pinned to these.
     cpus: Option<Vec<u32>>,
-    /// Each job's `verify_pattern`, for `verify=pattern`.
+    /// Each job's `verify_pattern`: the whole block with `verify=pattern`, else the data after
+    /// the checksum header.
     patterns: Vec<Option<Pattern>>,
     woken: Vec<usize>,
 }
@@ -265,26 +266,14 @@ impl<'a> Engine<'a> {
                 }
                 None => None,
             };
-            let pattern = match (&spec.verify_pattern, method) {
-                (Some(pattern), Some(VerifyMethod::Pattern)) => Some(pattern.clone()),
-                (None, Some(VerifyMethod::Pattern)) => {
-                    return Err(EngineError::Unsupported {
-                        job: spec.name.clone(),
-                        message: "verify=pattern needs verify_pattern=".to_string(),
-                    })
-                }
-                (Some(_), Some(method)) => {
-                    return Err(EngineError::Unsupported {
-                        job: spec.name.clone(),
-                        message: format!(
-                            "verify_pattern with verify={} is not implemented by the engine; use verify=pattern",
-                            spec.verify.as_deref().unwrap_or(method.name())
-                        ),
-                    })
-                }
-                _ => None,
-            };
-            patterns.push(pattern);
+            if method == Some(VerifyMethod::Pattern) && spec.verify_pattern.is_none() {
+                return Err(EngineError::Unsupported {
+                    job: spec.name.clone(),
+                    message: "verify=pattern needs verify_pattern=".to_string(),
+                });
+            }
+            // With a checksum method the pattern fills the data after the header.
+            patterns.push(spec.verify_pattern.clone());
             if method.is_some_and(|method| method != VerifyMethod::Pattern) {
                 let min = spec.bs.iter().map(|bs| bs.min()).min().unwrap_or(4096);
                 if min < verify::HEADER_BYTES as u64 {
@@ -875,21 +864,19 @@ impl<'a> Engine<'a> {
                     }
                 }
                 let pattern = self.patterns[self.life.job_of(entry.process)].as_ref();
-                if let (IoKind::Write, Some(pattern)) = (unit.kind, pattern) {
+                let block = self.buffers.bytes_mut(slot, unit.len as usize);
+                match (unit.kind, method, pattern) {
                     // %o is the offset on the target, as fio's io_u->offset on the same file.
-                    pattern.fill(self.buffers.bytes_mut(slot, unit.len as usize), byte);
-                } else if unit.kind == IoKind::Write {
-                    if let Some(method) = method {
+                    (IoKind::Write, Some(VerifyMethod::Pattern), Some(pattern)) => {
+                        pattern.fill(block, byte)
+                    }
+                    (IoKind::Write, Some(method), pattern) => {
                         self.write_seq += 1;
                         let seed = self.config.seed.rotate_left(32) ^ self.write_seq;
                         entry.seed = seed;
-                        verify::fill(
-                            self.buffers.bytes_mut(slot, unit.len as usize),
-                            method,
-                            byte,
-                            seed,
-                        );
+                        verify::fill(block, method, byte, seed, pattern);
                     }
+                    _ => {}
                 }
                 let ptr = self.buffers.ptr(slot);
                 match (unit.kind, self.fixed_buffers) {
@@ -997,9 +984,12 @@ impl<'a> Engine<'a> {
                 (entry.verify_read.is_some() || process.check_reads) && unit.kind == IoKind::Read;
             if let (true, false, Some(method)) = (check, failed, process.verify) {
                 let block = self.buffers.bytes_mut(slot, unit.len as usize);
-                let result = match &self.patterns[self.life.job_of(index)] {
-                    Some(pattern) => pattern.check(block, byte),
-                    None => verify::check(block, method, byte, entry.verify_read),
+                let pattern = self.patterns[self.life.job_of(index)].as_ref();
+                let result = match (method, pattern) {
+                    (VerifyMethod::Pattern, Some(pattern)) => pattern.check(block, byte),
+                    (method, pattern) => {
+                        verify::check(block, method, byte, entry.verify_read, pattern)
+                    }
                 };
                 if let Err(message) = result {
                     self.verify_failures.push(VerifyFailure {

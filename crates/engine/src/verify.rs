@@ -14,12 +14,14 @@
 //! the data after the header, which is a pseudo-random stream drawn from the seed.
 //!
 //! `verify=pattern` (or `verify_pattern=` alone) is fio's own format, header-less: the block is
-//! the job's pattern ([`iosched_workload::pattern::Pattern`]) repeated, `%o` standing for the block's offset on the target, so fio and
-//! iosched check each other's blocks.
+//! the job's pattern ([`iosched_workload::pattern::Pattern`]) repeated, `%o` standing for the
+//! block's offset on the target, so fio and iosched check each other's blocks. Beside a
+//! checksum method the pattern fills the data after the header and is checked too.
 
 use crate::crc32c::crc32c;
 use crate::md5::md5;
 use crate::sha256::sha256;
+use iosched_workload::pattern::Pattern;
 
 /// Bytes of header at the start of every verified block.
 pub const HEADER_BYTES: usize = 64;
@@ -94,8 +96,15 @@ fn le_u32(bytes: &[u8]) -> u32 {
     u32::from_le_bytes(raw)
 }
 
-/// Fills `block` (at least [`HEADER_BYTES`] long) as the block written at byte `offset`.
-pub fn fill(block: &mut [u8], method: VerifyMethod, offset: u64, seed: u64) {
+/// Fills `block` (at least [`HEADER_BYTES`] long) as the block written at byte `offset`: the
+/// header, then the seed's stream or, with `verify_pattern`, the pattern.
+pub fn fill(
+    block: &mut [u8],
+    method: VerifyMethod,
+    offset: u64,
+    seed: u64,
+    pattern: Option<&Pattern>,
+) {
     assert!(block.len() >= HEADER_BYTES, "block shorter than the header");
     let len = block.len() as u64;
     let (head, data) = block.split_at_mut(HEADER_BYTES);
@@ -105,14 +114,19 @@ pub fn fill(block: &mut [u8], method: VerifyMethod, offset: u64, seed: u64) {
     head[8..16].copy_from_slice(&offset.to_le_bytes());
     head[16..24].copy_from_slice(&len.to_le_bytes());
     head[24..32].copy_from_slice(&seed.to_le_bytes());
-    // xorshift64*: cheap, and different for every (seed, offset).
-    let mut state = (seed ^ offset.rotate_left(29)) | 1;
-    for chunk in data.chunks_mut(8) {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        let word = state.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes();
-        chunk.copy_from_slice(&word[..chunk.len()]);
+    match pattern {
+        Some(pattern) => pattern.fill(data, offset),
+        None => {
+            // xorshift64*: cheap, and different for every (seed, offset).
+            let mut state = (seed ^ offset.rotate_left(29)) | 1;
+            for chunk in data.chunks_mut(8) {
+                state ^= state >> 12;
+                state ^= state << 25;
+                state ^= state >> 27;
+                let word = state.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes();
+                chunk.copy_from_slice(&word[..chunk.len()]);
+            }
+        }
     }
     let sum = method.checksum(&head[..32], data);
     head[32..64].copy_from_slice(&sum);
@@ -120,12 +134,14 @@ pub fn fill(block: &mut [u8], method: VerifyMethod, offset: u64, seed: u64) {
 
 /// Checks a block read back from byte `offset`; with `expected_seed`, also that it carries the
 /// data this job last wrote there (not a valid block from another writer, which fio catches
-/// by its header's write number). The error says what is wrong.
+/// by its header's write number); with a pattern, also that the data is the pattern. The
+/// error says what is wrong.
 pub fn check(
     block: &[u8],
     method: VerifyMethod,
     offset: u64,
     expected_seed: Option<u64>,
+    pattern: Option<&Pattern>,
 ) -> Result<(), String> {
     if block.len() < HEADER_BYTES {
         return Err(format!(
@@ -168,7 +184,12 @@ pub fn check(
             method.name()
         ));
     }
-    Ok(())
+    match pattern {
+        Some(pattern) => pattern
+            .check(data, offset)
+            .map_err(|message| format!("after the header: {message}")),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -183,25 +204,25 @@ mod tests {
             VerifyMethod::Sha256,
         ] {
             let mut block = vec![0u8; 4096];
-            fill(&mut block, method, 1 << 20, 7);
-            assert_eq!(check(&block, method, 1 << 20, Some(7)), Ok(()));
+            fill(&mut block, method, 1 << 20, 7, None);
+            assert_eq!(check(&block, method, 1 << 20, Some(7), None), Ok(()));
         }
     }
 
     #[test]
     fn one_flipped_data_bit_is_caught() {
         let mut block = vec![0u8; 4096];
-        fill(&mut block, VerifyMethod::Crc32c, 8192, 1);
+        fill(&mut block, VerifyMethod::Crc32c, 8192, 1, None);
         block[3000] ^= 0x10;
-        let error = check(&block, VerifyMethod::Crc32c, 8192, None).unwrap_err();
+        let error = check(&block, VerifyMethod::Crc32c, 8192, None, None).unwrap_err();
         assert!(error.contains("crc32c mismatch"), "{error}");
     }
 
     #[test]
     fn a_block_found_at_the_wrong_offset_is_caught() {
         let mut block = vec![0u8; 512];
-        fill(&mut block, VerifyMethod::Md5, 4096, 1);
-        let error = check(&block, VerifyMethod::Md5, 8192, None).unwrap_err();
+        fill(&mut block, VerifyMethod::Md5, 4096, 1, None);
+        let error = check(&block, VerifyMethod::Md5, 8192, None, None).unwrap_err();
         assert!(error.contains("offset 4096"), "{error}");
     }
 
@@ -210,30 +231,56 @@ mod tests {
     #[test]
     fn a_block_overwritten_by_another_writer_is_caught() {
         let mut block = vec![0u8; 4096];
-        fill(&mut block, VerifyMethod::Crc32c, 8192, 99);
-        let error = check(&block, VerifyMethod::Crc32c, 8192, Some(7)).unwrap_err();
+        fill(&mut block, VerifyMethod::Crc32c, 8192, 99, None);
+        let error = check(&block, VerifyMethod::Crc32c, 8192, Some(7), None).unwrap_err();
         assert!(error.contains("another writer"), "{error}");
-        assert_eq!(check(&block, VerifyMethod::Crc32c, 8192, None), Ok(()));
+        assert_eq!(
+            check(&block, VerifyMethod::Crc32c, 8192, None, None),
+            Ok(())
+        );
     }
 
     /// SHA-256 fills the whole checksum field: a flip in its last byte is caught.
     #[test]
     fn sha256_uses_the_whole_checksum_field() {
         let mut block = vec![0u8; 4096];
-        fill(&mut block, VerifyMethod::Sha256, 0, 3);
+        fill(&mut block, VerifyMethod::Sha256, 0, 3, None);
         assert_ne!(block[63], 0, "the digest's last byte sits at 63");
         block[63] ^= 1;
-        let error = check(&block, VerifyMethod::Sha256, 0, None).unwrap_err();
+        let error = check(&block, VerifyMethod::Sha256, 0, None, None).unwrap_err();
         assert!(error.contains("sha256 mismatch"), "{error}");
         block[63] ^= 1;
         block[2000] ^= 4;
-        assert!(check(&block, VerifyMethod::Sha256, 0, None).is_err());
+        assert!(check(&block, VerifyMethod::Sha256, 0, None, None).is_err());
+    }
+
+    /// With `verify_pattern` beside a checksum the data after the header is the pattern; a
+    /// valid block carrying another pattern fails on the pattern, after its checksum passed.
+    #[test]
+    fn a_pattern_fills_the_data_after_the_header() {
+        let ours = Pattern::parse("0x00ff").unwrap();
+        let theirs = Pattern::parse("0xff00").unwrap();
+        let mut block = vec![0u8; 4096];
+        fill(&mut block, VerifyMethod::Md5, 0, 1, Some(&ours));
+        assert_eq!(
+            &block[HEADER_BYTES..HEADER_BYTES + 4],
+            &[0x00, 0xff, 0x00, 0xff]
+        );
+        assert_eq!(
+            check(&block, VerifyMethod::Md5, 0, Some(1), Some(&ours)),
+            Ok(())
+        );
+        let error = check(&block, VerifyMethod::Md5, 0, None, Some(&theirs)).unwrap_err();
+        assert!(
+            error.starts_with("after the header: pattern mismatch at byte 0"),
+            "{error}"
+        );
     }
 
     #[test]
     fn zeroes_are_not_a_valid_block() {
         let block = vec![0u8; 4096];
-        assert!(check(&block, VerifyMethod::Crc32c, 0, None)
+        assert!(check(&block, VerifyMethod::Crc32c, 0, None, None)
             .unwrap_err()
             .contains("bad magic"));
     }
