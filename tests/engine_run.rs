@@ -243,6 +243,49 @@ fn verify_pattern_writes_and_checks_fios_pattern() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs verify_pattern"));
 }
 
+/// `verify_fatal=1` ends a job at its first bad block; without it every bad block is found.
+#[test]
+fn verify_fatal_stops_at_the_first_bad_block() {
+    let scratch = Scratch::new("fatal");
+    let target = scratch.path("target.img");
+    let body = "[v]\nrw=write\nbs=4k\nsize=256k\ndirect=1\nverify=crc32c\n";
+    let writer = scratch.file("w.fio", &format!("{body}do_verify=0\n"));
+    assert!(iosched(&["run", &writer, "--device", &target])
+        .status
+        .success());
+    let mut bytes = std::fs::read(&target).unwrap();
+    for block in [10, 20, 30] {
+        bytes[(1 << 20) + block * 4096 + 100] ^= 1;
+    }
+    std::fs::write(&target, &bytes).unwrap();
+    for (fatal, bad, read) in [("0", 3, 256 << 10), ("1", 1, 11 * 4096)] {
+        let checker = scratch.file(
+            "c.fio",
+            &format!("{body}verify_only\nverify_fatal={fatal}\n"),
+        );
+        let args = [
+            "run",
+            &checker,
+            "--device",
+            &target,
+            "--output-format",
+            "json",
+        ];
+        let out = iosched(&args);
+        assert_eq!(out.status.code(), Some(1), "verify_fatal={fatal}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("found {bad} bad block")),
+            "{stderr}"
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            json["jobs"][0]["read"]["io_bytes"], read,
+            "verify_fatal={fatal}"
+        );
+    }
+}
+
 #[test]
 fn a_corrupted_block_fails_the_run_naming_its_offset() {
     let scratch = Scratch::new("verify");

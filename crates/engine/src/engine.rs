@@ -979,6 +979,7 @@ impl<'a> Engine<'a> {
                 failed = true;
             }
         }
+        let mut bad_block = false;
         if let Some(slot) = entry.slot {
             let check =
                 (entry.verify_read.is_some() || process.check_reads) && unit.kind == IoKind::Read;
@@ -998,6 +999,8 @@ impl<'a> Engine<'a> {
                         len: unit.len,
                         message,
                     });
+                    // verify_fatal: the job ends at its first bad block, as at an I/O error.
+                    bad_block = true;
                 }
             }
             self.buffers.give_back(slot);
@@ -1033,7 +1036,7 @@ impl<'a> Engine<'a> {
             .life
             .complete(self.jobs, index, now, &unit, written_tag);
         self.woken.extend(stopped);
-        if failed {
+        if failed || (bad_block && self.jobs[self.life.job_of(index)].verify_fatal) {
             self.life.fail(index);
         }
         self.woken.push(index);

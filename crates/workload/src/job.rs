@@ -368,6 +368,8 @@ pub struct JobSpec {
     pub do_verify: bool,
     /// `verify_only`: run the workload's offsets as reads that check an earlier run's data.
     pub verify_only: bool,
+    /// `verify_fatal`: a job stops at its first bad block (the engine checks data).
+    pub verify_fatal: bool,
     /// `verify_pattern=`; alone it implies `verify=pattern`.
     pub verify_pattern: Option<crate::pattern::Pattern>,
     /// `buffer_pattern=`: what writes carry when nothing is verified (engine only).
@@ -473,6 +475,7 @@ impl JobSpec {
             verify: None,
             do_verify: true,
             verify_only: false,
+            verify_fatal: false,
             verify_pattern: None,
             buffer_pattern: None,
             percentile_list: vec![

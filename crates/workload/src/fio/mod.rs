@@ -422,6 +422,8 @@ mod tests {
     #[test]
     fn verify_only_needs_verify_and_no_time_based() {
         assert!(job("rw=write\nverify=md5\nverify_only").verify_only);
+        assert!(job("rw=write\nverify=md5\nverify_fatal=1").verify_fatal);
+        assert!(!job("rw=write\nverify=md5").verify_fatal);
         assert!(!job("rw=write\nverify=md5").verify_only);
         let message = err("[job]\nrw=write\nverify_only\n");
         assert!(message.contains("needs verify="), "{message}");

@@ -1066,6 +1066,11 @@ fn apply_buffer_pattern(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+fn apply_verify_fatal(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.verify_fatal = a.bool01()?;
+    Ok(())
+}
+
 fn apply_verify_only(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     d.spec.verify_only = a.flag()?;
     Ok(())
@@ -1443,7 +1448,7 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ignored("gid", &[], Int),
     ignored("verify_interval", &[], Int),
     opt("verify_pattern", &[], Text, apply_verify_pattern),
-    ignored("verify_fatal", &[], Bool),
+    opt("verify_fatal", &[], Bool, apply_verify_fatal),
     ignored("verify_dump", &[], Bool),
     ignored("verify_async", &[], Int),
     ignored("verify_backlog", &[], Int),
