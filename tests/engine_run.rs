@@ -127,9 +127,19 @@ fn nr_requests_caps_the_engines_queue_depth() {
 fn cpus_allowed_pins_the_engine_or_names_the_missing_cpu() {
     let scratch = Scratch::new("cpus");
     let target = scratch.path("target.img");
+    // A CPU this test may run on (a container's cpuset need not include CPU 0).
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let cpu: String = status
+        .lines()
+        .find_map(|line| line.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
     let pinned = scratch.file(
         "p.fio",
-        "[p]\nrw=randread\nbs=4k\nsize=1m\ndirect=1\ncpus_allowed=0\n",
+        &format!("[p]\nrw=randread\nbs=4k\nsize=1m\ndirect=1\ncpus_allowed={cpu}\n"),
     );
     let json = json_of(&iosched(&[
         "run",

@@ -136,20 +136,26 @@ mod tests {
         assert_eq!(list(&[7]), "7");
     }
 
-    /// Pinning to CPU 0 leaves the thread allowed on CPU 0 only.
+    /// The calling thread's allowed CPUs.
+    fn allowed() -> Vec<u32> {
+        // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is a valid cpu_set_t of the size passed, filled by the call.
+        let got = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+        assert_eq!(got, 0);
+        (0..libc::CPU_SETSIZE as u32)
+            // SAFETY: every CPU asked about lies inside the set.
+            .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu as usize, &set) })
+            .collect()
+    }
+
+    /// Pinning to one allowed CPU leaves the thread allowed on that CPU only.
     #[test]
     fn pins_the_calling_thread() {
         std::thread::spawn(|| {
-            pin_current_thread(&[0]).unwrap();
-            // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
-            let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-            // SAFETY: `set` is a valid cpu_set_t of the size passed, filled by the call.
-            let got = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
-            assert_eq!(got, 0);
-            // SAFETY: CPU 0 lies inside the set; CPU_COUNT reads the set only.
-            let (has_zero, count) = unsafe { (libc::CPU_ISSET(0, &set), libc::CPU_COUNT(&set)) };
-            assert!(has_zero);
-            assert_eq!(count, 1);
+            let first = allowed()[0];
+            pin_current_thread(&[first]).unwrap();
+            assert_eq!(allowed(), [first]);
         })
         .join()
         .unwrap();
