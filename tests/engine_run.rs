@@ -71,6 +71,13 @@ fn json_of(output: &Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).expect("valid JSON on stdout")
 }
 
+/// Asserts a run was refused as bad input (exit 2) with `says` in its message.
+fn assert_refused(out: &Output, says: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(says), "{stderr}");
+}
+
 fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
@@ -117,8 +124,7 @@ fn nr_requests_caps_the_engines_queue_depth() {
     assert_eq!(json["iosched"]["device"]["queue_depth"], 4);
     assert_eq!(json["jobs"][0]["read"]["io_bytes"], 1 << 20);
     let bad = iosched(&[&args[..], &["--set", "nr_requests=0"]].concat());
-    assert_eq!(bad.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("--set nr_requests=0"));
+    assert_refused(&bad, "--set nr_requests=0");
 }
 
 /// fio's `cpus_allowed` pins the engine's one thread; a CPU the machine lacks is refused
@@ -155,12 +161,7 @@ fn cpus_allowed_pins_the_engine_or_names_the_missing_cpu() {
         "[far]\nrw=write\nbs=4k\nsize=1m\ndirect=1\ncpus_allowed=4000\n",
     );
     let out = iosched(&["run", &far, "--device", &target]);
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("job 'far'") && stderr.contains("CPU 4000"),
-        "{stderr}"
-    );
+    assert_refused(&out, "job 'far': cpus_allowed names CPU 4000");
 }
 
 /// `verify_only` reads where the job would write and checks what an earlier run left:
@@ -175,8 +176,7 @@ fn verify_only_checks_an_earlier_runs_data_without_writing() {
     let checker = scratch.file("c.fio", &format!("{body}verify_only\n"));
     let missing = scratch.path("missing.img");
     let out = iosched(&["run", &checker, "--device", &missing]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was written there"));
+    assert_refused(&out, "nothing was written there");
     assert!(!std::path::Path::new(&missing).exists());
     assert!(iosched(&["run", &writer, "--device", &target])
         .status
@@ -249,8 +249,7 @@ fn verify_pattern_writes_and_checks_fios_pattern() {
     assert!(bytes[block + 64..block + 4096].iter().all(|&b| b == 0xff));
     let bad = scratch.file("b.fio", &format!("{body}verify=pattern\n"));
     let out = iosched(&["run", &bad, "--device", &target]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("needs verify_pattern"));
+    assert_refused(&out, "needs verify_pattern");
 }
 
 /// `verify_fatal=1` ends a job at its first bad block; without it every bad block is found.
@@ -434,8 +433,7 @@ fn buffered_jobs_are_refused_with_status_2() {
     let scratch = Scratch::new("buffered");
     let job = scratch.file("b.fio", "[b]\nrw=read\nsize=1m\n");
     let out = iosched(&["run", &job, "--device", &scratch.path("t.img")]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("direct=0"));
+    assert_refused(&out, "direct=0");
 }
 
 /// As an unprivileged user (root drops to `nobody` with setpriv), a root-only file is a clear
@@ -629,8 +627,7 @@ fn compare_refuses_files_that_are_not_fio_json() {
     let good = scratch.file("a.json", r#"{"jobs": []}"#);
     let bad = scratch.file("b.json", "not json");
     let out = iosched(&["compare", &good, &bad]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("b.json"));
+    assert_refused(&out, "b.json");
     let out = iosched(&["compare", &good, &good, "--titles", "x"]);
     assert_eq!(out.status.code(), Some(2));
 }
