@@ -51,6 +51,8 @@ impl Drop for Scratch {
 struct Loop {
     device: String,
     queue: String,
+    /// `queue/nr_requests` under mq-deadline before the run.
+    nr_requests: String,
 }
 
 impl Drop for Loop {
@@ -95,12 +97,20 @@ fn setup(scratch: &Scratch) -> Option<Loop> {
     let device = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let name = device.trim_start_matches("/dev/").to_string();
     let queue = format!("/sys/block/{name}/queue");
-    let lp = Loop { device, queue };
+    let mut lp = Loop {
+        device,
+        queue,
+        nr_requests: String::new(),
+    };
     if std::fs::write(format!("{}/scheduler", lp.queue), "mq-deadline").is_err() {
         eprintln!("note: skipped: cannot select mq-deadline");
         return None;
     }
     std::fs::write(format!("{}/iosched/fifo_batch", lp.queue), "5").unwrap();
+    lp.nr_requests = std::fs::read_to_string(format!("{}/nr_requests", lp.queue))
+        .unwrap()
+        .trim()
+        .to_string();
     Some(lp)
 }
 
@@ -109,6 +119,8 @@ fn assert_restored(lp: &Loop, pid: u32) {
     assert!(scheduler.contains("[mq-deadline]"), "{scheduler}");
     let batch = std::fs::read_to_string(format!("{}/iosched/fifo_batch", lp.queue)).unwrap();
     assert_eq!(batch.trim(), "5");
+    let requests = std::fs::read_to_string(format!("{}/nr_requests", lp.queue)).unwrap();
+    assert_eq!(requests.trim(), lp.nr_requests, "nr_requests put back");
     for root in [
         "/sys/fs/cgroup/blkio",
         "/sys/fs/cgroup",
@@ -158,6 +170,8 @@ fn bfq_run_is_reported_in_our_json_and_everything_is_put_back() {
         "bfq",
         "--set",
         "slice_idle=0",
+        "--set",
+        "nr_requests=32",
     ]);
     assert!(
         out.status.success(),
@@ -168,6 +182,7 @@ fn bfq_run_is_reported_in_our_json_and_everything_is_put_back() {
     assert_eq!(json["iosched"]["driver"], "kernel");
     assert_eq!(json["iosched"]["scheduler"], "bfq");
     assert_eq!(json["iosched"]["tunables"]["slice_idle"], "0");
+    assert_eq!(json["iosched"]["device"]["nr_requests"], 32);
     assert_eq!(
         json["iosched"]["device"]["previous_scheduler"],
         "mq-deadline"

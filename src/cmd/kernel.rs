@@ -123,6 +123,8 @@ struct Restore {
     queue: PathBuf,
     scheduler: Option<String>,
     tunables: Vec<(String, String)>,
+    /// `queue/nr_requests` before the run, when `--set nr_requests` changed it.
+    nr_requests: Option<String>,
     /// Cgroup directories created, parents first.
     cgroups: Vec<PathBuf>,
 }
@@ -145,6 +147,12 @@ impl Drop for Restore {
         // Switching back gives the old scheduler fresh defaults: write its saved values.
         for (name, value) in &self.tunables {
             let _ = fs::write(self.queue.join("iosched").join(name), value);
+        }
+        // After the scheduler: switching schedulers resets the queue's request count.
+        if let Some(value) = &self.nr_requests {
+            if let Err(error) = fs::write(self.queue.join("nr_requests"), value) {
+                eprintln!("iosched: warning: cannot restore nr_requests {value}: {error}");
+            }
         }
     }
 }
@@ -241,7 +249,12 @@ pub fn kernel(args: KernelArgs) -> CmdResult {
             KERNEL_SCHEDULERS.join(", ")
         )));
     }
-    let tunables = parse_set(&args.set)?;
+    let mut tunables = parse_set(&args.set)?;
+    // `nr_requests` is the queue's (queue/nr_requests), not the scheduler's.
+    let nr_requests = tunables
+        .iter()
+        .position(|(name, _)| name == "nr_requests")
+        .map(|at| tunables.remove(at).1);
     // From here on Ctrl-C only sets a flag, so the device is always put back.
     let stop = signal::install_sigint();
     let fio_version = Command::new(&args.fio)
@@ -283,6 +296,7 @@ pub fn kernel(args: KernelArgs) -> CmdResult {
         queue: queue.clone(),
         scheduler: old_scheduler.clone(),
         tunables: read_tunables(&queue),
+        nr_requests: None,
         cgroups: Vec::new(),
     };
     fs::write(queue.join("scheduler"), &args.scheduler)
@@ -294,11 +308,23 @@ pub fn kernel(args: KernelArgs) -> CmdResult {
             )
         })
         .map_err(Failure::run)?;
+    if let Some(value) = &nr_requests {
+        restore.nr_requests = fs::read_to_string(queue.join("nr_requests"))
+            .ok()
+            .map(|old| old.trim().to_string());
+        fs::write(queue.join("nr_requests"), value)
+            .with_context(|| format!("--set nr_requests={value}: cannot write queue/nr_requests"))
+            .map_err(Failure::input)?;
+    }
     for (name, value) in &tunables {
         fs::write(queue.join("iosched").join(name), value)
             .with_context(|| format!("--set {name}={value}: cannot write queue/iosched/{name}"))
             .map_err(Failure::input)?;
     }
+    // What the run had (the kernel rounds some values), for the JSON.
+    let applied_nr_requests = fs::read_to_string(queue.join("nr_requests"))
+        .ok()
+        .and_then(|text| text.trim().parse::<u64>().ok());
     let applied_tunables: serde_json::Map<String, Value> = read_tunables(&queue)
         .into_iter()
         .map(|(k, v)| (k, Value::from(v)))
@@ -454,6 +480,7 @@ pub fn kernel(args: KernelArgs) -> CmdResult {
                     "kind": "block",
                     "rotational": target.rotational,
                     "queue_depth": target.queue_depth,
+                    "nr_requests": applied_nr_requests,
                     "capacity_bytes": target.capacity_bytes,
                     "previous_scheduler": old_scheduler,
                 },
