@@ -78,6 +78,18 @@ fn assert_refused(out: &Output, says: &str) {
     assert!(stderr.contains(says), "{stderr}");
 }
 
+/// `iosched run JOB --device TARGET` in JSON, which must succeed.
+fn engine_json(job: &str, target: &str) -> serde_json::Value {
+    json_of(&iosched(&[
+        "run",
+        job,
+        "--device",
+        target,
+        "--output-format",
+        "json",
+    ]))
+}
+
 fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
@@ -147,14 +159,7 @@ fn cpus_allowed_pins_the_engine_or_names_the_missing_cpu() {
         "p.fio",
         &format!("[p]\nrw=randread\nbs=4k\nsize=1m\ndirect=1\ncpus_allowed={cpu}\n"),
     );
-    let json = json_of(&iosched(&[
-        "run",
-        &pinned,
-        "--device",
-        &target,
-        "--output-format",
-        "json",
-    ]));
+    let json = engine_json(&pinned, &target);
     assert_eq!(json["jobs"][0]["read"]["io_bytes"], 1 << 20);
     let far = scratch.file(
         "f.fio",
@@ -182,14 +187,7 @@ fn verify_only_checks_an_earlier_runs_data_without_writing() {
         .status
         .success());
     let before = std::fs::read(&target).unwrap();
-    let json = json_of(&iosched(&[
-        "run",
-        &checker,
-        "--device",
-        &target,
-        "--output-format",
-        "json",
-    ]));
+    let json = engine_json(&checker, &target);
     assert_eq!(json["jobs"][0]["read"]["io_bytes"], 1 << 20);
     assert_eq!(json["jobs"][0]["write"]["io_bytes"], 0);
     assert_eq!(std::fs::read(&target).unwrap(), before, "verify_only wrote");
@@ -212,14 +210,7 @@ fn verify_pattern_writes_and_checks_fios_pattern() {
     let target = scratch.path("target.img");
     let body = "[p]\nrw=randwrite\nbs=4k\nsize=64k\ndirect=1\n";
     let job = scratch.file("p.fio", &format!("{body}verify_pattern=0xa5%o\"io\"\n"));
-    let json = json_of(&iosched(&[
-        "run",
-        &job,
-        "--device",
-        &target,
-        "--output-format",
-        "json",
-    ]));
+    let json = engine_json(&job, &target);
     assert_eq!(json["jobs"][0]["read"]["io_bytes"], 64 << 10, "read back");
     let mut bytes = std::fs::read(&target).unwrap();
     let block = (1 << 20) + 4096;
@@ -236,14 +227,7 @@ fn verify_pattern_writes_and_checks_fios_pattern() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("pattern mismatch at byte 100"));
     let both = scratch.file("m.fio", &format!("{body}verify=md5\nverify_pattern=0xff\n"));
-    let json = json_of(&iosched(&[
-        "run",
-        &both,
-        "--device",
-        &target,
-        "--output-format",
-        "json",
-    ]));
+    let json = engine_json(&both, &target);
     assert_eq!(json["jobs"][0]["read"]["io_bytes"], 64 << 10, "read back");
     let bytes = std::fs::read(&target).unwrap();
     assert!(bytes[block + 64..block + 4096].iter().all(|&b| b == 0xff));

@@ -12,7 +12,7 @@ use iosched_report::shares::CgroupShares;
 use iosched_workload::fio::{self, ParseContext};
 use serde_json::json;
 
-use super::run::{parse_set, service_json, tunables_json, write_output, RunArgs};
+use super::run::{parse_set, service_json, take_nr_requests, tunables_json, write_output, RunArgs};
 use super::sinks::Sinks;
 use super::{CmdResult, Failure};
 
@@ -47,23 +47,20 @@ fn trace_labels(engine: &Engine<'_>) -> TraceLabels {
 
 pub fn run(args: RunArgs) -> CmdResult {
     let mut tunables = parse_set(&args.set)?;
-    // `nr_requests` is the queue's, not the scheduler's: it caps the engine's requests in the
-    // device, as the sysfs file caps the kernel's.
-    let mut queue_depth = None;
-    if let Some(at) = tunables.iter().position(|(name, _)| name == "nr_requests") {
-        let (_, value) = tunables.remove(at);
-        let depth = value
-            .trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|n| (1..=65_536).contains(n))
-            .ok_or_else(|| {
-                Failure::input(anyhow!(
-                    "--set nr_requests={value}: expected requests 1..=65536"
-                ))
-            })?;
-        queue_depth = Some(depth);
-    }
+    // It caps the engine's requests in the device, as the sysfs file caps the kernel's.
+    let queue_depth = take_nr_requests(&mut tunables)
+        .map(|value| {
+            value
+                .parse::<u32>()
+                .ok()
+                .filter(|n| (1..=65_536).contains(n))
+                .ok_or_else(|| {
+                    Failure::input(anyhow!(
+                        "--set nr_requests={value}: expected requests 1..=65536"
+                    ))
+                })
+        })
+        .transpose()?;
     let jobs = fio::parse_files(&args.jobfiles, &ParseContext::from_process_env())
         .map_err(Failure::input)?;
     for warning in &jobs.warnings {

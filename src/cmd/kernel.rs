@@ -27,7 +27,7 @@ use iosched_workload::layout::lay_out;
 use iosched_workload::JobSet;
 use serde_json::{json, Value};
 
-use super::run::{parse_set, OutputFormat};
+use super::run::{parse_set, take_nr_requests, OutputFormat};
 use super::{CmdResult, Failure};
 
 /// The kernel schedulers of blk-mq.
@@ -250,11 +250,7 @@ pub fn kernel(args: KernelArgs) -> CmdResult {
         )));
     }
     let mut tunables = parse_set(&args.set)?;
-    // `nr_requests` is the queue's (queue/nr_requests), not the scheduler's.
-    let nr_requests = tunables
-        .iter()
-        .position(|(name, _)| name == "nr_requests")
-        .map(|at| tunables.remove(at).1);
+    let nr_requests = take_nr_requests(&mut tunables);
     // From here on Ctrl-C only sets a flag, so the device is always put back.
     let stop = signal::install_sigint();
     let fio_version = Command::new(&args.fio)

@@ -87,6 +87,15 @@ pub(crate) fn parse_set(items: &[String]) -> Result<Vec<(String, String)>, Failu
         .collect()
 }
 
+/// Takes the queue's `nr_requests` out of `--set` settings: on a real device it is the
+/// queue's (`queue/nr_requests`), not the scheduler's.
+pub(crate) fn take_nr_requests(settings: &mut Vec<(String, String)>) -> Option<String> {
+    let at = settings
+        .iter()
+        .position(|(name, _)| name == "nr_requests")?;
+    Some(settings.remove(at).1)
+}
+
 /// A spinner on stderr, shown only on a terminal and only once a run has taken a second.
 struct Progress {
     bar: Option<indicatif::ProgressBar>,

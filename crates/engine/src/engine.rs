@@ -851,32 +851,27 @@ impl<'a> Engine<'a> {
                     .take()
                     .expect("more requests in the device than buffers");
                 entry.slot = Some(slot);
-                if unit.kind == IoKind::Write && method.is_none() {
-                    let spec = &self.jobs[self.life.job_of(entry.process)];
+                if unit.kind == IoKind::Write {
+                    let job = self.life.job_of(entry.process);
+                    let spec = &self.jobs[job];
                     self.write_seq += 1;
                     let block = self.buffers.bytes_mut(slot, unit.len as usize);
-                    match (&spec.buffer_pattern, spec.write_data) {
-                        (Some(pattern), _) => pattern.fill(block, byte),
-                        (None, WriteData::Zeros) => block.fill(0),
-                        (None, WriteData::Refilled) => buffer::refill(block, self.write_seq),
-                        (None, WriteData::Scrambled) => buffer::scramble(block, byte),
-                        (None, WriteData::AsIs) => {}
+                    match (method, self.patterns[job].as_ref()) {
+                        // %o is the offset on the target, as fio's io_u->offset on the same file.
+                        (Some(VerifyMethod::Pattern), Some(pattern)) => pattern.fill(block, byte),
+                        (Some(method), pattern) => {
+                            let seed = self.config.seed.rotate_left(32) ^ self.write_seq;
+                            entry.seed = seed;
+                            verify::fill(block, method, byte, seed, pattern);
+                        }
+                        (None, _) => match (&spec.buffer_pattern, spec.write_data) {
+                            (Some(pattern), _) => pattern.fill(block, byte),
+                            (None, WriteData::Zeros) => block.fill(0),
+                            (None, WriteData::Refilled) => buffer::refill(block, self.write_seq),
+                            (None, WriteData::Scrambled) => buffer::scramble(block, byte),
+                            (None, WriteData::AsIs) => {}
+                        },
                     }
-                }
-                let pattern = self.patterns[self.life.job_of(entry.process)].as_ref();
-                let block = self.buffers.bytes_mut(slot, unit.len as usize);
-                match (unit.kind, method, pattern) {
-                    // %o is the offset on the target, as fio's io_u->offset on the same file.
-                    (IoKind::Write, Some(VerifyMethod::Pattern), Some(pattern)) => {
-                        pattern.fill(block, byte)
-                    }
-                    (IoKind::Write, Some(method), pattern) => {
-                        self.write_seq += 1;
-                        let seed = self.config.seed.rotate_left(32) ^ self.write_seq;
-                        entry.seed = seed;
-                        verify::fill(block, method, byte, seed, pattern);
-                    }
-                    _ => {}
                 }
                 let ptr = self.buffers.ptr(slot);
                 match (unit.kind, self.fixed_buffers) {

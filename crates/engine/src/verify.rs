@@ -62,7 +62,7 @@ impl VerifyMethod {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             VerifyMethod::Crc32c => "crc32c",
             VerifyMethod::Md5 => "md5",

@@ -74,37 +74,34 @@ impl Pattern {
         Ok(pattern)
     }
 
-    /// One repetition, with `offset` pasted in.
-    fn unit(&self, offset: u64) -> Vec<u8> {
-        let mut unit = self.bytes.clone();
+    /// The byte at position `i` of a block whose offset, little endian, is `offset`.
+    fn byte_at(&self, i: usize, offset: &[u8; 8]) -> u8 {
+        let pos = i % self.bytes.len();
         for &at in &self.offset_at {
-            unit[at..at + 8].copy_from_slice(&offset.to_le_bytes());
+            if (at..at + 8).contains(&pos) {
+                return offset[pos - at];
+            }
         }
-        unit
+        self.bytes[pos]
     }
 
     /// Fills `block`, the block at byte `offset` of the target, with the pattern repeated.
     pub fn fill(&self, block: &mut [u8], offset: u64) {
-        let unit = self.unit(offset);
-        for chunk in block.chunks_mut(unit.len()) {
-            chunk.copy_from_slice(&unit[..chunk.len()]);
+        let offset = offset.to_le_bytes();
+        for (i, byte) in block.iter_mut().enumerate() {
+            *byte = self.byte_at(i, &offset);
         }
     }
 
     /// Checks a block read back from `offset`; the error names the first byte that differs.
     pub fn check(&self, block: &[u8], offset: u64) -> Result<(), String> {
-        let unit = self.unit(offset);
-        let expected = unit.iter().cycle();
-        match block
-            .iter()
-            .zip(expected)
-            .position(|(got, want)| got != want)
-        {
+        let offset = offset.to_le_bytes();
+        match (0..block.len()).find(|&i| block[i] != self.byte_at(i, &offset)) {
             None => Ok(()),
             Some(at) => Err(format!(
                 "pattern mismatch at byte {at} of the block: read {:#04x}, expected {:#04x}",
                 block[at],
-                unit[at % unit.len()]
+                self.byte_at(at, &offset)
             )),
         }
     }

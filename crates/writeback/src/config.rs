@@ -98,7 +98,7 @@ impl Default for WritebackConfig {
             dirty_writeback_centisecs: 500,
             read_ahead_kb: 128,
             max_sectors_kb: 512,
-            nr_requests: 128,
+            nr_requests: iosched_core::request_pool::DEFAULT_NR_REQUESTS,
             flusher: FlusherMode::PerBdi,
             flushers_per_bdi: 1,
             dirty_throttle: DirtyThrottle::IoLess,

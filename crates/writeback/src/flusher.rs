@@ -41,12 +41,6 @@ use crate::config::{FlusherMode, WritebackConfig};
 use crate::dirty_limits::DirtyThresholds;
 use crate::page_cache::{BdiId, FileId, PageCache, PageRange};
 
-/// 128: the block layer's default request pool per direction (`nr_requests`).
-pub const NR_REQUESTS: u32 = DEFAULT_NR_REQUESTS;
-/// 113: `queue_congestion_on_threshold()` for 128 requests.
-pub const CONGESTION_ON: u32 = NR_REQUESTS - NR_REQUESTS / 8 + 1;
-/// 103: `queue_congestion_off_threshold()` for 128 requests.
-pub const CONGESTION_OFF: u32 = NR_REQUESTS - NR_REQUESTS / 8 - NR_REQUESTS / 16 - 1;
 /// 1024 pages (4 MiB): writeback per file before moving on (MAX_WRITEBACK_PAGES).
 pub const MAX_WRITEBACK_PAGES: u64 = 1024;
 /// 5 minutes: a per-bdi flusher with nothing to write exits after idling this long.
@@ -78,7 +72,7 @@ impl Default for QueueState {
     fn default() -> Self {
         QueueState {
             async_requests: 0,
-            nr_requests: NR_REQUESTS,
+            nr_requests: DEFAULT_NR_REQUESTS,
         }
     }
 }
@@ -107,7 +101,8 @@ pub enum FlusherStep {
     Submit(PageRange),
     /// The request pool is full: step again after one of this device's requests completes.
     WaitRequest,
-    /// Congested: step again when the queue drops below [`CONGESTION_OFF`] or at this time.
+    /// Congested: step again when the queue is uncongested ([`QueueState::uncongested`]) or at
+    /// this time.
     CongestionWait(Time),
     /// Nothing to do until this time (or a wake-up notice).
     SleepUntil(Time),
@@ -757,10 +752,14 @@ mod tests {
     #[test]
     fn full_queue_blocks_per_bdi_and_congestion_backs_pdflush_off() {
         for (mode, queued, expect) in [
-            (FlusherMode::PerBdi, NR_REQUESTS, FlusherStep::WaitRequest),
+            (
+                FlusherMode::PerBdi,
+                DEFAULT_NR_REQUESTS,
+                FlusherStep::WaitRequest,
+            ),
             (
                 FlusherMode::Pdflush,
-                CONGESTION_ON,
+                congestion_on(DEFAULT_NR_REQUESTS),
                 FlusherStep::CongestionWait(CONGESTION_WAIT_NS),
             ),
         ] {
