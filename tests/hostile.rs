@@ -234,3 +234,69 @@ fn a_non_block_target_is_named_without_suggesting_force() {
         }
     }
 }
+
+/// Issue 17, 4: `include /dev/zero` read until memory ran out and `/dev/urandom` hung; a
+/// device or FIFO is not a file to include, at the include's `file:line`.
+#[test]
+fn including_a_device_is_refused_at_its_line() {
+    let scratch = Scratch::new("hostile-incdev");
+    for device in ["/dev/zero", "/dev/urandom"] {
+        let job = scratch.file(
+            "j.fio",
+            &format!("[j]\nrw=read\nsize=1m\ninclude {device}\n"),
+        );
+        let out = iosched(&["run", &job]);
+        assert_input_error(
+            &out,
+            &format!("{job}:4: cannot include '{device}': not a regular file"),
+        );
+    }
+}
+
+/// Issue 17, 4: a job file (or an include) larger than a job file can be is refused, not
+/// read into memory whole.
+#[test]
+fn an_oversized_job_file_is_refused() {
+    let scratch = Scratch::new("hostile-big");
+    let mut text = String::from("[j]\nrw=read\nsize=1m\n");
+    while text.len() <= (4 << 20) {
+        text.push_str("; padding padding padding padding padding padding padding padding\n");
+    }
+    let job = scratch.file("big.fio", &text);
+    assert_input_error(&iosched(&["run", &job]), "larger than 4 MiB");
+}
+
+/// Issue 17, 4: an include bomb under the depth limit (ten includes of ten includes ... of
+/// ten lines: 10^7 lines) stops at the line budget, at once and naming where.
+#[test]
+fn an_include_bomb_stops_at_the_line_budget() {
+    let scratch = Scratch::new("hostile-bomb");
+    scratch.file("level0.fio", &"iodepth=1\n".repeat(10));
+    for level in 1..7 {
+        let text = format!("include level{}.fio\n", level - 1).repeat(10);
+        scratch.file(&format!("level{level}.fio"), &text);
+    }
+    let job = scratch.file("main.fio", "[j]\nrw=read\nsize=1m\ninclude level6.fio\n");
+    let started = std::time::Instant::now();
+    let out = iosched(&["run", &job]);
+    assert_input_error(&out, "more than 200000 lines");
+    assert!(
+        stderr_of(&out).contains("level0.fio:"),
+        "{}",
+        stderr_of(&out)
+    );
+    // Not a speed assertion: only that the budget, not memory, ended it (10^7 lines took
+    // minutes before).
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
+
+/// Issue 17, 4: `numjobs=100000` aborted with exit 134 after allocating ~0.8 MB per clone;
+/// far more clones than the machine's memory holds are refused at the numjobs line.
+#[test]
+fn numjobs_beyond_memory_is_refused_at_its_line() {
+    let scratch = Scratch::new("hostile-numjobs");
+    let job = scratch.file("n.fio", "[j]\nrw=read\nsize=1m\n\nnumjobs=100000000\n");
+    let out = iosched(&["run", &job]);
+    assert_input_error(&out, &format!("{job}:5: numjobs: 100000000 job clones"));
+    assert!(stderr_of(&out).contains("MiB of memory available"));
+}
