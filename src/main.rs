@@ -25,6 +25,8 @@ enum Command {
     Kernel(cmd::kernel::KernelArgs),
     /// Results of several runs (fio JSON) side by side in one mmtests-style table.
     Compare(cmd::compare::CompareArgs),
+    /// Charts of runs' results (fio JSON): throughput, latency percentiles, cgroup shares, page cache.
+    Plot(cmd::plot::PlotArgs),
     /// Measure a device model: QD sweeps and sequential runs beside published figures.
     Calibrate(cmd::calibrate::CalibrateArgs),
     /// List the schedulers with their tunables (defaults, units, meaning).
@@ -49,6 +51,7 @@ fn main() -> ExitCode {
         Command::Reproduce(args) => cmd::reproduce::run(args),
         Command::Kernel(args) => cmd::kernel::kernel(args),
         Command::Compare(args) => cmd::compare::compare(args),
+        Command::Plot(args) => cmd::plot::plot(args),
         Command::Calibrate(args) => cmd::calibrate::run(args),
         Command::Schedulers => cmd::list::schedulers(),
         Command::Knobs => cmd::list::knobs(),

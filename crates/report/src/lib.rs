@@ -45,6 +45,7 @@ pub mod io_log;
 pub mod mmtests;
 pub mod plot;
 pub mod results;
+pub mod run_plot;
 pub mod shares;
 pub mod stats;
 

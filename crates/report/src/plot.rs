@@ -40,14 +40,14 @@ pub struct PlotTable {
 }
 
 /// Line colours for a sweep's rows (ours; the seed's line is the same hue, dashed).
-const ROW_COLOURS: [RGBColor; 4] = [
+pub(crate) const ROW_COLOURS: [RGBColor; 4] = [
     RGBColor(33, 102, 172),
     RGBColor(178, 24, 43),
     RGBColor(27, 120, 55),
     RGBColor(118, 42, 131),
 ];
 
-fn register() {
+pub(crate) fn register() {
     REGISTER.call_once(|| {
         // The bytes are a valid TrueType font compiled into the binary; failure is impossible
         // short of a corrupted build, which the tests would catch.
