@@ -6,6 +6,7 @@ pub mod engine_run;
 pub mod kernel;
 pub mod list;
 pub mod plot;
+pub mod replay;
 pub mod reproduce;
 pub mod run;
 pub mod sinks;
