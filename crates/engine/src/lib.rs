@@ -28,15 +28,12 @@
 
 pub mod affinity;
 pub mod buffer;
-pub mod crc32c;
-mod digest_blocks;
+pub mod checksum;
 pub mod engine;
 pub mod error;
 mod io;
-pub mod md5;
 pub mod safety;
 mod setup;
-pub mod sha256;
 pub mod signal;
 pub mod target;
 pub mod verify;
