@@ -39,6 +39,7 @@ use iosched_workload::generator::IoUnit;
 use iosched_workload::layout::Layout;
 use iosched_workload::lifecycle::Lifecycle;
 use iosched_workload::processes::{identities, WaitForError};
+use iosched_workload::replay::ReplayPart;
 use iosched_workload::JobSpec;
 
 pub use complete::UnitDone;
@@ -119,6 +120,9 @@ pub struct Process {
     pub file_starts: Vec<u64>,
     /// O_DIRECT: its writes are `REQ_SYNC`.
     pub direct: bool,
+    /// Replays a process's async writes (`iosched_replay_part=async`): submitted without
+    /// `REQ_SYNC`, as write-back submitted them.
+    pub replay_async: bool,
 }
 
 /// A request the driver knows about, from its allocation to its completion.
@@ -234,6 +238,10 @@ impl<'a, X: Copy> Driver<'a, X> {
                 ioprio: identity.ioprio,
                 file_starts: plan.files.iter().map(|&f| layout.files[f].start).collect(),
                 direct: spec.direct,
+                replay_async: spec
+                    .replay
+                    .as_ref()
+                    .is_some_and(|replay| replay.part == ReplayPart::AsyncWrites),
             });
             stats.push(JobStats::for_job(spec));
         }

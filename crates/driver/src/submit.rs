@@ -18,7 +18,7 @@ impl<X: Copy> Driver<'_, X> {
         let (op, sync) = match unit.kind {
             IoKind::Read => (Op::Read, true),
             // O_DIRECT writes are REQ_SYNC; buffered writes would come from writeback.
-            IoKind::Write => (Op::Write, process.direct),
+            IoKind::Write => (Op::Write, process.direct && !process.replay_async),
             IoKind::Trim => (Op::Discard, false),
             IoKind::Fsync | IoKind::Fdatasync => (Op::Flush, true),
             // Only iosched_workload=dbench4 truncates, and it is buffered: the page cache

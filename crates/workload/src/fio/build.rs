@@ -179,6 +179,8 @@ impl Draft {
         };
 
         spec.ioprio = resolve_ioprio(prio, prioclass);
+        crate::replay::finalize_job(&mut spec, warnings)
+            .map_err(|why| ("read_iolog".into(), why))?;
         if spec.pre_read {
             // Pre-reading fills the cache that invalidation would drop.
             spec.invalidate = false;
