@@ -19,6 +19,7 @@ impl<X: Copy> Driver<'_, X> {
     pub fn start_job<B: Backend<Io = X>>(&mut self, b: &mut B, job: usize) {
         let clones = self.life.start_job(self.jobs, &self.layout, job, self.now);
         for &index in &clones {
+            self.stats[index].set_sample_origin(self.life.stats_from(index));
             b.wake(index, self.now);
         }
         for index in clones {
