@@ -79,6 +79,7 @@ pub fn run(args: RunArgs) -> CmdResult {
         force: args.force,
         check: args.check,
         queue_depth,
+        uptime_ns: super::run::uptime_ns(args.uptime)?,
     };
     let stop = signal::install_sigint();
     let engine = Engine::new(&jobs.jobs, &args.device, config).map_err(engine_failure)?;

@@ -22,7 +22,7 @@ use std::time::Instant;
 use io_uring::{opcode, types, IoUring};
 use iosched_core::{
     new_elevator, CgroupId, DeviceInfo, Dispatch, Elevator, IoContextId, IoPrio, Op, ReqFlags,
-    Request, RequestId, ServiceSummary, Time, TunableValue, SECTOR_SIZE,
+    Request, RequestId, ServiceSummary, Time, TunableValue, Uptime, DEFAULT_UPTIME_NS, SECTOR_SIZE,
 };
 use iosched_core::{RqEvent, Trace};
 use iosched_report::disk::DiskAccounting;
@@ -59,6 +59,10 @@ pub struct EngineConfig {
     pub check: bool,
     /// Overrides the in-device cap (`nr_requests`, or 32 for files).
     pub queue_depth: Option<u32>,
+    /// How long the machine has been up when the run starts, for the scheduler (created at
+    /// boot): it sees `uptime_ns` + the run's clock (see [`iosched_core::Uptime`]). 0 starts
+    /// the run at boot.
+    pub uptime_ns: u64,
 }
 
 impl Default for EngineConfig {
@@ -70,6 +74,7 @@ impl Default for EngineConfig {
             force: false,
             check: false,
             queue_depth: None,
+            uptime_ns: DEFAULT_UPTIME_NS,
         }
     }
 }
@@ -361,8 +366,9 @@ impl<'a> Engine<'a> {
             rotational: target.rotational,
             queue_depth,
         };
-        let mut elevator = new_elevator(&config.scheduler, info)
+        let elevator = new_elevator(&config.scheduler, info)
             .map_err(|error| EngineError::UnknownScheduler(error.to_string()))?;
+        let mut elevator: Box<dyn Elevator> = Box::new(Uptime::new(elevator, config.uptime_ns));
         for (name, value) in &config.tunables {
             elevator
                 .set_tunable(name, value)
@@ -423,9 +429,10 @@ impl<'a> Engine<'a> {
             });
             stats.push(JobStats::for_job(spec));
         }
-        // Root too, as the simulator does: `cgroup=/` with a weight sets the root's.
+        // Root too, as the simulator does: `cgroup=/` with a weight sets the root's. The
+        // others are created by `Uptime` at their first request.
         for spec in cgroups.specs() {
-            elevator.add_cgroup(*spec);
+            elevator.add_cgroup(*spec, 0);
         }
         let life =
             Lifecycle::new(jobs, &layout, config.seed).map_err(|e| EngineError::WaitFor {

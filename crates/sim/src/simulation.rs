@@ -19,8 +19,8 @@ use std::fmt;
 use iosched_core::request_pool::{Alloc, RequestPool};
 use iosched_core::{
     new_elevator, CgroupId, DeviceInfo, Dispatch, Elevator, IoContextId, IoPrio, Op, ReqFlags,
-    Request, RequestId, RqEvent, ServiceSummary, Time, Trace, TunableError, TunableValue,
-    SECTOR_SIZE,
+    Request, RequestId, RqEvent, ServiceSummary, Time, Trace, TunableError, TunableValue, Uptime,
+    DEFAULT_UPTIME_NS, SECTOR_SIZE,
 };
 use iosched_report::disk::DiskAccounting;
 use iosched_report::stats::{DiskStats, JobStats};
@@ -58,6 +58,9 @@ pub struct SimConfig {
     /// File-system and writeback knobs (`dirty_ratio`, `flusher`, `mem`, `barrier`...; see
     /// [`crate::fs::FsConfig::is_knob`]), applied in order. Used when a job is buffered.
     pub fs_knobs: Vec<(String, String)>,
+    /// How long the machine has been up when the run starts: the scheduler, created at boot,
+    /// sees `uptime_ns + now` (see [`iosched_core::Uptime`]). 0 starts the run at boot.
+    pub uptime_ns: Time,
 }
 
 impl Default for SimConfig {
@@ -70,6 +73,7 @@ impl Default for SimConfig {
             events_max: 2_000_000_000,
             time_max_ns: 24 * 3600 * 1_000_000_000,
             fs_knobs: Vec::new(),
+            uptime_ns: DEFAULT_UPTIME_NS,
         }
     }
 }
@@ -244,8 +248,9 @@ impl<'a> Simulation<'a> {
             rotational: device.rotational(),
             queue_depth: device.queue_depth(),
         };
-        let mut elevator = new_elevator(&config.scheduler, info)
+        let elevator = new_elevator(&config.scheduler, info)
             .map_err(|error| SimError::UnknownScheduler(error.to_string()))?;
+        let mut elevator: Box<dyn Elevator> = Box::new(Uptime::new(elevator, config.uptime_ns));
         for (name, value) in &config.tunables {
             elevator
                 .set_tunable(name, value)
@@ -278,9 +283,10 @@ impl<'a> Simulation<'a> {
             stats.push(JobStats::for_job(spec));
         }
         // Root too: `cgroup=/` with `cgroup_weight=` sets the root's (leaf) weight, as
-        // Android's "normal" parent group in seed 004 does.
+        // Android's "normal" parent group in seed 004 does. The others are declared here and
+        // created by `Uptime` at their first request, as the kernel creates a blkg.
         for spec in cgroups.specs() {
-            elevator.add_cgroup(*spec);
+            elevator.add_cgroup(*spec, 0);
         }
 
         let life = Lifecycle::new(jobs, &layout, config.seed).map_err(|e| SimError::WaitFor {
