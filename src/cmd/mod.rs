@@ -6,6 +6,7 @@ pub mod conformance;
 pub mod engine_run;
 pub mod kernel;
 pub mod list;
+pub mod replay;
 pub mod reproduce;
 pub mod run;
 pub mod sinks;

@@ -160,6 +160,9 @@ struct Process {
     /// Device start sector of each of the clone's files.
     file_sectors: Vec<u64>,
     direct: bool,
+    /// Replays a process's async writes (`iosched_replay_part=async`): submitted without
+    /// `REQ_SYNC`, as write-back submitted them.
+    replay_async: bool,
 }
 
 /// A request the driver knows about, from submission to completion.
@@ -279,6 +282,9 @@ impl<'a> Simulation<'a> {
                     .map(|&file| layout.files[file].start_sector())
                     .collect(),
                 direct: spec.direct,
+                replay_async: spec.replay.as_ref().is_some_and(|replay| {
+                    replay.part == iosched_workload::replay::ReplayPart::AsyncWrites
+                }),
             });
             stats.push(JobStats::for_job(spec));
         }
@@ -544,7 +550,7 @@ impl<'a> Simulation<'a> {
         let (op, sync) = match unit.kind {
             IoKind::Read => (Op::Read, true),
             // O_DIRECT writes are REQ_SYNC; buffered writes would come from writeback.
-            IoKind::Write => (Op::Write, process.direct),
+            IoKind::Write => (Op::Write, process.direct && !process.replay_async),
             IoKind::Trim => (Op::Discard, false),
             IoKind::Fsync | IoKind::Fdatasync => (Op::Flush, true),
             // The parser refuses iosched_workload=dbench4 with direct=1, its only source.

@@ -383,6 +383,9 @@ pub struct JobSpec {
 
     /// Options as written (after expansion), in order, for fio's "job options" echo.
     pub options: Vec<(String, String)>,
+
+    /// `read_iolog=` and the `replay_*` options: the job replays a recorded workload.
+    pub replay: Option<crate::replay::ReplaySpec>,
 }
 
 impl JobSpec {
@@ -484,6 +487,7 @@ impl JobSpec {
             ],
             description: None,
             options: Vec::new(),
+            replay: None,
         }
     }
 
