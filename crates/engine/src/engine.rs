@@ -698,6 +698,7 @@ impl<'a> Engine<'a> {
     fn start_job(&mut self, job: usize, now: Time, trace: &mut dyn Trace) {
         let clones = self.life.start_job(self.jobs, &self.layout, job, now);
         for index in clones {
+            self.stats[index].set_sample_origin(self.life.stats_from(index));
             self.step_process(index, now, trace);
         }
     }

@@ -471,6 +471,7 @@ impl<'a> Simulation<'a> {
     fn start_job(&mut self, job: usize) {
         let clones = self.life.start_job(self.jobs, &self.layout, job, self.now);
         for &index in &clones {
+            self.stats[index].set_sample_origin(self.life.stats_from(index));
             self.events.push(self.now, Event::Wake(index));
         }
         for index in clones {
