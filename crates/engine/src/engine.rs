@@ -38,7 +38,7 @@ use crate::safety;
 use crate::target::{self, Target, TargetKind};
 use crate::verify::{self, VerifyMethod};
 use iosched_workload::cgroups::Cgroups;
-use iosched_workload::layout::{lay_out, Layout};
+use iosched_workload::layout::{lay_out_on, Layout};
 use iosched_workload::pattern::Pattern;
 use iosched_workload::processes::{identities, ProcessIdentity};
 
@@ -98,6 +98,8 @@ pub struct EngineOutcome {
     pub elapsed_ns: Time,
     pub tunables: Vec<TunableValue>,
     pub summary: Vec<ServiceSummary>,
+    /// What the clones of jobs with `write_iolog` issued (fio's iolog).
+    pub issued: iosched_workload::issue_log::IssueLog,
     pub layout: Layout,
     pub verify_failures: Vec<VerifyFailure>,
     /// I/O errors and short transfers, one line each (`job 'x': read at 4096: EIO`).
@@ -130,6 +132,8 @@ struct Process {
     ioprio: IoPrio,
     /// Target byte offset of each of the clone's files.
     file_starts: Vec<u64>,
+    /// Each file's size: strided zones may lead I/O past the region, never past the file.
+    file_bytes: Vec<u64>,
     regions: Vec<FileRegion>,
     verify: Option<VerifyMethod>,
     /// Reads are checked as they complete (a read-only job with `verify=`).
@@ -312,12 +316,23 @@ impl<'a> Engine<'a> {
                 ));
             }
         }
+        // A job file naming the target file itself (fio's `filename=` of the file the
+        // engine runs on) means all of it, from byte 0, at its present size.
+        let names_target = |name: &str| {
+            target.kind == TargetKind::RegularFile
+                && target.capacity_bytes.is_some()
+                && same_file(name, path)
+        };
+        let names_it = jobs
+            .iter()
+            .any(|spec| spec.filenames.iter().any(|name| names_target(name)));
         let capacity = match target.kind {
             TargetKind::BlockDevice => target.capacity_bytes,
+            TargetKind::RegularFile if names_it => target.capacity_bytes,
             // Files grow to fit; only `/dev/` names need their present size.
             TargetKind::RegularFile => None,
         };
-        let mut layout = lay_out(jobs, capacity, config.seed)?;
+        let mut layout = lay_out_on(jobs, capacity, config.seed, &names_target)?;
         if target.kind == TargetKind::RegularFile {
             let size = target.capacity_bytes.unwrap_or(0).max(layout.end_bytes);
             for file in layout
@@ -417,6 +432,7 @@ impl<'a> Engine<'a> {
                 cgroup,
                 ioprio,
                 file_starts: plan.files.iter().map(|&f| layout.files[f].start).collect(),
+                file_bytes: plan.files.iter().map(|&f| layout.files[f].bytes).collect(),
                 regions: plan.regions.clone(),
                 verify: method,
                 check_reads: method.is_some() && read_only,
@@ -744,6 +760,7 @@ impl<'a> Engine<'a> {
         trace: &mut dyn Trace,
     ) {
         let process = &self.processes[index];
+        let jobs_zoned = self.jobs[self.life.job_of(index)].zones.is_some();
         let (op, sync) = match unit.kind {
             IoKind::Read => (Op::Read, true),
             // O_DIRECT writes are REQ_SYNC.
@@ -754,13 +771,16 @@ impl<'a> Engine<'a> {
             IoKind::Truncate => unreachable!("buffered jobs are refused"),
         };
         if op != Op::Flush {
-            // The promise to the user: nothing outside the job's range is ever touched.
+            // The promise to the user: nothing outside the job's range (its region, or with
+            // strided zones its files) is ever touched.
             let region = process.regions[unit.file];
+            let end = if jobs_zoned {
+                process.file_bytes[unit.file]
+            } else {
+                region.start + region.len
+            };
             assert!(unit.offset >= region.start, "I/O before the job's region");
-            assert!(
-                unit.offset + unit.len <= region.start + region.len,
-                "I/O past the job's region"
-            );
+            assert!(unit.offset + unit.len <= end, "I/O past the job's region");
         }
         let byte = process.file_starts[unit.file] + unit.offset;
         let request = Request {
@@ -1074,6 +1094,7 @@ impl<'a> Engine<'a> {
             elapsed_ns: self.life.last_finish(),
             tunables: self.elevator.tunables(),
             summary: self.elevator.summary(),
+            issued: self.life.take_issue_log(),
             layout: std::mem::take(&mut self.layout),
             verify_failures: std::mem::take(&mut self.verify_failures),
             io_errors: std::mem::take(&mut self.io_errors),
@@ -1087,5 +1108,13 @@ impl<'a> Engine<'a> {
             fixed_buffers: self.fixed_buffers,
             queue_depth: self.queue_depth,
         })
+    }
+}
+
+/// Whether a job's `filename=` and the engine's target path are one file.
+fn same_file(name: &str, target: &str) -> bool {
+    match (std::fs::canonicalize(name), std::fs::canonicalize(target)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
     }
 }

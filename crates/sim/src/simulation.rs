@@ -140,6 +140,8 @@ pub struct SimOutcome {
     pub events: u64,
     pub tunables: Vec<TunableValue>,
     pub summary: Vec<ServiceSummary>,
+    /// What the clones of jobs with `write_iolog` issued (fio's iolog).
+    pub issued: iosched_workload::issue_log::IssueLog,
     pub layout: Layout,
     /// Cgroup path of each clone.
     pub clone_cgroups: Vec<String>,
@@ -410,7 +412,7 @@ impl<'a> Simulation<'a> {
         self.finish()
     }
 
-    fn finish(self) -> Result<SimOutcome, SimError> {
+    fn finish(mut self) -> Result<SimOutcome, SimError> {
         assert!(
             self.in_flight.is_empty(),
             "requests left in flight at the end"
@@ -446,6 +448,7 @@ impl<'a> Simulation<'a> {
             tunables: self.elevator.tunables(),
             summary: self.elevator.summary(),
             fs: self.fs.as_ref().map(|fs| fs.outcome()),
+            issued: self.life.take_issue_log(),
             layout: self.layout,
         })
     }
