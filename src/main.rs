@@ -21,6 +21,8 @@ enum Command {
     Run(cmd::run::RunArgs),
     /// Run the seed experiments in simulation, each seed's published figure beside ours.
     Reproduce(cmd::reproduce::ReproduceArgs),
+    /// Replay a blktrace capture or fio iolog through several schedulers, one comparison table.
+    Replay(cmd::replay::ReplayArgs),
     /// Run fio job files with fio against the kernel's own scheduler on a block device.
     Kernel(cmd::kernel::KernelArgs),
     /// Results of several runs (fio JSON) side by side in one mmtests-style table.
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => cmd::run::run(args),
         Command::Reproduce(args) => cmd::reproduce::run(args),
+        Command::Replay(args) => cmd::replay::run(args),
         Command::Kernel(args) => cmd::kernel::kernel(args),
         Command::Compare(args) => cmd::compare::compare(args),
         Command::Calibrate(args) => cmd::calibrate::run(args),

@@ -5,6 +5,7 @@ pub mod compare;
 pub mod engine_run;
 pub mod kernel;
 pub mod list;
+pub mod replay;
 pub mod reproduce;
 pub mod run;
 pub mod sinks;

@@ -295,19 +295,11 @@ impl<'a> Engine<'a> {
         let (cpus, cpus_warning) = affinity::engine_cpus(jobs)?;
         let target = target::probe(path)?;
         let mut warnings: Vec<String> = cpus_warning.into_iter().collect();
-        // Reading harms nothing: only runs that write or trim are checked.
+        // Reading harms nothing: only runs that write, trim or grow the file are checked.
         // verify_only jobs read where they would have written.
         let writes = jobs
             .iter()
             .any(|spec| !spec.verify_only && !matches!(spec.rw, RwMode::Read | RwMode::RandRead));
-        if writes && !config.force {
-            if let Some(reason) = safety::refusal(&target) {
-                return Err(EngineError::Refused {
-                    path: path.to_string(),
-                    reason,
-                });
-            }
-        }
         if target.kind == TargetKind::BlockDevice {
             if let Some(kernel) = target.kernel_scheduler.as_deref().filter(|s| *s != "none") {
                 warnings.push(format!(
@@ -362,6 +354,11 @@ impl<'a> Engine<'a> {
                     ),
                 });
             }
+        }
+        // Growing a file writes to it too (layout data or allocation): the same checks as a
+        // writing job, so a reading job never appends to a disk image or a loop's backing file.
+        if (writes || grows) && !config.force {
+            safety::check_writable(&target, writes, layout.end_bytes)?;
         }
         if grows && reads {
             warnings.push(format!(
@@ -710,6 +707,7 @@ impl<'a> Engine<'a> {
     fn start_job(&mut self, job: usize, now: Time, trace: &mut dyn Trace) {
         let clones = self.life.start_job(self.jobs, &self.layout, job, now);
         for index in clones {
+            self.stats[index].set_sample_origin(self.life.stats_from(index));
             self.step_process(index, now, trace);
         }
     }

@@ -29,6 +29,12 @@ pub enum EngineError {
     WaitFor { job: String, target: String },
     /// The device path names nothing usable (a missing device, a file in a missing folder).
     BadTarget { path: String, reason: String },
+    /// Growing a file to hold the jobs' extents would take more than its file system has free.
+    NoSpace {
+        path: String,
+        grow_bytes: u64,
+        free_bytes: u64,
+    },
 }
 
 impl fmt::Display for EngineError {
@@ -55,6 +61,15 @@ impl fmt::Display for EngineError {
                 write!(f, "job '{job}': wait_for={target} names no earlier job")
             }
             EngineError::BadTarget { path, reason } => write!(f, "{path}: {reason}"),
+            EngineError::NoSpace {
+                path,
+                grow_bytes,
+                free_bytes,
+            } => write!(
+                f,
+                "{path}: the jobs need the file grown by {grow_bytes} bytes but its file system \
+                 has {free_bytes} bytes free (check size=, offset= and filesize=)"
+            ),
         }
     }
 }

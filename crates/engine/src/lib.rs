@@ -28,13 +28,10 @@
 
 pub mod affinity;
 pub mod buffer;
-pub mod crc32c;
-mod digest_blocks;
+pub mod checksum;
 pub mod engine;
 pub mod error;
-pub mod md5;
 pub mod safety;
-pub mod sha256;
 pub mod signal;
 pub mod target;
 pub mod verify;

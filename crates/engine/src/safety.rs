@@ -12,6 +12,7 @@ use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+use crate::error::EngineError;
 use crate::target::{Target, TargetKind};
 
 /// Bytes read from the start of a device to look for signatures (btrfs's lies at 64 KiB + 64).
@@ -195,8 +196,28 @@ impl BlockType for fs::Metadata {
     }
 }
 
-/// Why writing to `target` could destroy data, or `None` if nothing says so.
-/// Regular files always pass.
+/// Refuses a run that would write to `target` (its jobs write, or a short file must be grown
+/// to `end_bytes` for them) when writing could destroy data.
+pub fn check_writable(
+    target: &Target,
+    jobs_write: bool,
+    end_bytes: u64,
+) -> Result<(), EngineError> {
+    let Some(reason) = refusal(target) else {
+        return Ok(());
+    };
+    let reason = if jobs_write {
+        reason
+    } else {
+        let from = target.capacity_bytes.unwrap_or(0);
+        format!("the reading jobs need it grown from {from} to {end_bytes} bytes with layout data, and {reason}")
+    };
+    Err(EngineError::Refused {
+        path: target.path.clone(),
+        reason,
+    })
+}
+
 /// Why writing to `target` could destroy data, if it could.
 pub fn refusal(target: &Target) -> Option<String> {
     if target.kind == TargetKind::RegularFile {
@@ -210,27 +231,8 @@ pub fn refusal(target: &Target) -> Option<String> {
     if !users.is_empty() {
         return Some(format!("it is in use: {}", users.join(", ")));
     }
-    if let Some(disk) = &target.disk {
-        if target.partition.is_none() {
-            let parts = partitions(disk);
-            if !parts.is_empty() {
-                return Some(format!("it has partitions ({})", parts.join(", ")));
-            }
-        }
-        let own = target.partition.as_deref().unwrap_or(disk);
-        let holders_dir = match &target.partition {
-            Some(part) => format!("/sys/block/{disk}/{part}/holders"),
-            None => format!("/sys/block/{own}/holders"),
-        };
-        let holders: Vec<String> = fs::read_dir(Path::new(&holders_dir))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        if !holders.is_empty() {
-            return Some(format!("it is held by {}", holders.join(", ")));
-        }
+    if let Some(reason) = holder_refusal(target, &devs) {
+        return Some(reason);
     }
     match head_signature(&target.path) {
         Ok(found) => found,
@@ -240,23 +242,71 @@ pub fn refusal(target: &Target) -> Option<String> {
     }
 }
 
-/// A regular file: an attached loop device's backing file, or a disk image. A file that does
-/// not exist yet is the engine's to create.
-fn file_refusal(path: &str) -> Option<String> {
-    if !Path::new(path).exists() {
-        return None;
+/// A block device that has partitions, or is held (through sysfs `holders`: device-mapper,
+/// md, bcache...) or backs a loop device, itself or through one of its partitions.
+fn holder_refusal(target: &Target, devs: &[u64]) -> Option<String> {
+    let disk = target.disk.as_ref()?;
+    let mut own = vec![format!("/sys/block/{disk}")];
+    match &target.partition {
+        Some(part) => own = vec![format!("/sys/block/{disk}/{part}")],
+        None => {
+            let parts = partitions(disk);
+            if !parts.is_empty() {
+                return Some(format!("it has partitions ({})", parts.join(", ")));
+            }
+        }
     }
-    let canonical = fs::canonicalize(path).ok()?;
-    let loops: Vec<String> = fs::read_dir("/sys/block")
+    let holders: Vec<String> = own
+        .iter()
+        .flat_map(|dir| entry_names(&Path::new(dir).join("holders")))
+        .collect();
+    if !holders.is_empty() {
+        return Some(format!("it is held by {}", holders.join(", ")));
+    }
+    // A loop device over a block device claims no holder: its backing_file names it.
+    let loops = loops_backed_by(|backing| {
+        fs::metadata(backing).is_ok_and(|m| m.file_type_is_block() && devs.contains(&m.rdev()))
+    });
+    if !loops.is_empty() {
+        return Some(format!("it backs {}", loops.join(", ")));
+    }
+    None
+}
+
+/// Names of the entries of a directory (none if it cannot be read).
+fn entry_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
-        .filter(|entry| {
-            fs::read_to_string(entry.path().join("loop/backing_file"))
-                .is_ok_and(|backing| Path::new(backing.trim()) == canonical)
-        })
-        .map(|entry| format!("/dev/{}", entry.file_name().to_string_lossy()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
+    names.sort();
+    names
+}
+
+/// Attached loop devices whose backing file satisfies `matches`, as `/dev/loopN`.
+fn loops_backed_by(matches: impl Fn(&Path) -> bool) -> Vec<String> {
+    entry_names(Path::new("/sys/block"))
+        .into_iter()
+        .filter(|name| {
+            fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"))
+                .is_ok_and(|backing| matches(Path::new(backing.trim())))
+        })
+        .map(|name| format!("/dev/{name}"))
+        .collect()
+}
+
+/// A regular file: an attached loop device's backing file, or a disk image. A file that does
+/// not exist yet is the engine's to create.
+fn file_refusal(path: &str) -> Option<String> {
+    let Ok(own) = fs::metadata(path) else {
+        return None;
+    };
+    // Same inode, so a hard link or another name of the image counts too.
+    let loops = loops_backed_by(|backing| {
+        fs::metadata(backing).is_ok_and(|m| m.dev() == own.dev() && m.ino() == own.ino())
+    });
     if !loops.is_empty() {
         return Some(format!("it backs {}", loops.join(", ")));
     }

@@ -85,6 +85,21 @@ fn holding_device_depth(path: &Path) -> u32 {
         .unwrap_or(DEFAULT_QUEUE_DEPTH)
 }
 
+/// What a path that is neither a regular file nor a block device is, for the message.
+fn kind_name(file_type: &fs::FileType) -> &'static str {
+    if file_type.is_dir() {
+        "a directory"
+    } else if file_type.is_char_device() {
+        "a character device"
+    } else if file_type.is_fifo() {
+        "a FIFO"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else {
+        "this kind of file"
+    }
+}
+
 /// Looks at `path` without opening it for I/O.
 pub fn probe(path: &str) -> Result<Target, EngineError> {
     let metadata = match fs::metadata(path) {
@@ -141,9 +156,14 @@ pub fn probe(path: &str) -> Result<Target, EngineError> {
         });
     }
     if !file_type.is_block_device() {
-        return Err(EngineError::Refused {
+        // Not a safety refusal: `--force` cannot make a directory, FIFO or character device a
+        // target, and a reading run gets the same answer.
+        return Err(EngineError::BadTarget {
             path: path.to_string(),
-            reason: "neither a regular file nor a block device".to_string(),
+            reason: format!(
+                "{} is neither a regular file nor a block device; the engine needs one of those",
+                kind_name(&file_type)
+            ),
         });
     }
     let dev = metadata.rdev();
@@ -195,8 +215,10 @@ impl Target {
     /// created or grown to `needed_bytes`, existing bytes untouched: with `lay_out` the new
     /// space is written with data, as fio lays out a file its jobs will read (reads of
     /// merely allocated space return zeros without touching the disk); otherwise it is only
-    /// allocated. Block devices are opened `O_EXCL`, which the kernel refuses while anything
-    /// has the device mounted or claimed.
+    /// allocated. Growth is checked against the file system's free space first, and undone
+    /// (the file truncated back, or removed if this call created it) when it fails. Block
+    /// devices opened for writing are opened `O_EXCL`, which the kernel refuses while anything
+    /// has the device mounted or claimed; reading needs no exclusive claim.
     pub fn open(
         &self,
         needed_bytes: u64,
@@ -207,7 +229,8 @@ impl Target {
         options.read(true).write(writable);
         let mut flags = libc::O_DIRECT;
         match self.kind {
-            TargetKind::BlockDevice => flags |= libc::O_EXCL,
+            TargetKind::BlockDevice if writable => flags |= libc::O_EXCL,
+            TargetKind::BlockDevice => {}
             TargetKind::RegularFile => {
                 if writable {
                     options.create(true);
@@ -226,31 +249,76 @@ impl Target {
             EngineError::io(&self.path, context, error)
         })?;
         if self.kind == TargetKind::RegularFile {
-            let current = file
-                .metadata()
-                .map_err(|error| EngineError::io(&self.path, "cannot stat", error))?
-                .len();
-            if current < needed_bytes {
-                if !writable {
-                    return Err(EngineError::Layout {
-                        job: self.path.clone(),
-                        message: format!(
-                            "the jobs read {needed_bytes} bytes but the file holds {current} (write it first)"
-                        ),
-                    });
+            if let Err(error) = self.grow(&file, needed_bytes, writable, lay_out) {
+                if !self.exists {
+                    let _ = fs::remove_file(&self.path);
                 }
-                let grown = if lay_out {
-                    write_out(&self.path, current, needed_bytes)
-                } else {
-                    allocate(&file, current, needed_bytes - current)
-                };
-                grown.map_err(|error| {
-                    EngineError::io(&self.path, "cannot lay out the file", error)
-                })?;
+                return Err(error);
             }
         }
         Ok(file)
     }
+
+    /// Grows a regular file to `needed_bytes` if it is shorter, after checking free space;
+    /// on failure the file is truncated back to its old length.
+    fn grow(
+        &self,
+        file: &File,
+        needed_bytes: u64,
+        writable: bool,
+        lay_out: bool,
+    ) -> Result<(), EngineError> {
+        let current = file
+            .metadata()
+            .map_err(|error| EngineError::io(&self.path, "cannot stat", error))?
+            .len();
+        if current >= needed_bytes {
+            return Ok(());
+        }
+        if !writable {
+            return Err(EngineError::Layout {
+                job: self.path.clone(),
+                message: format!(
+                    "the jobs read {needed_bytes} bytes but the file holds {current} (write it first)"
+                ),
+            });
+        }
+        let grow_bytes = needed_bytes - current;
+        let free_bytes = free_space(file)
+            .map_err(|error| EngineError::io(&self.path, "cannot read free space", error))?;
+        if grow_bytes > free_bytes {
+            return Err(EngineError::NoSpace {
+                path: self.path.clone(),
+                grow_bytes,
+                free_bytes,
+            });
+        }
+        let grown = if lay_out {
+            write_out(&self.path, current, needed_bytes)
+        } else {
+            allocate(file, current, grow_bytes)
+        };
+        grown.map_err(|error| {
+            // Nothing half-grown stays behind: a full file system gets its space back.
+            let _ = file.set_len(current);
+            EngineError::io(&self.path, "cannot lay out the file", error)
+        })
+    }
+}
+
+/// Bytes an unprivileged writer may still allocate on the file system holding `file`.
+fn free_space(file: &File) -> std::io::Result<u64> {
+    use std::os::fd::AsRawFd;
+    let mut stats = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: fstatvfs writes a statvfs into the buffer we pass, sized for it, and reads
+    // nothing else; the descriptor is ours for the call.
+    let rc = unsafe { libc::fstatvfs(file.as_raw_fd(), stats.as_mut_ptr()) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fstatvfs returned 0, so it filled the structure.
+    let stats = unsafe { stats.assume_init() };
+    Ok(stats.f_bavail.saturating_mul(stats.f_frsize))
 }
 
 /// Writes bytes `from..to` of `path` with a fixed non-zero pattern (not zeros, which some

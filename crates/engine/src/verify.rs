@@ -18,9 +18,7 @@
 //! block's offset on the target, so fio and iosched check each other's blocks. Beside a
 //! checksum method the pattern fills the data after the header and is checked too.
 
-use crate::crc32c::crc32c;
-use crate::md5::md5;
-use crate::sha256::sha256;
+use crate::checksum::{crc32c, md5, sha256};
 use iosched_workload::pattern::Pattern;
 
 /// Bytes of header at the start of every verified block.

@@ -8,10 +8,12 @@
 //! and fio's distributions (completion-latency buckets, I/O depth at submission).
 //!
 //! Bandwidth and IOPS *samples* (`bw_min` .. `iops_stddev`) are fio's 500 ms averaging windows
-//! (`bwavgtime`/`iopsavgtime`). Rather than sampling during the run, completions are binned per
-//! millisecond (one bin per busy millisecond, so memory stays proportional to run time, not
-//! I/O count) and the windows are cut when the formatters ask, from the start the driver gave to
-//! [`JobStats::set_runtime`].
+//! (`bwavgtime`/`iopsavgtime`). Completions are binned by the 500 ms window they fall in,
+//! counted from the start the driver announces with [`JobStats::set_sample_origin`] when the
+//! clone starts (one bin per busy window: memory flat in run length, whatever the I/O rate);
+//! without an announced start, per busy millisecond (one bin per completion in a rate-limited
+//! job). The windows are cut when the formatters ask, from the start the driver gave to
+//! [`JobStats::set_runtime`], which is the announced one.
 //!
 //! At the end the driver assembles a [`RunResult`] — jobs, [`DiskStats`] per device, the job
 //! options to echo, and an `iosched` JSON object for everything that is not fio's (scheduler,
@@ -177,8 +179,16 @@ pub struct DirStats {
 }
 
 impl DirStats {
-    fn add_completion(&mut self, complete_ns: u64, bytes: u64) {
-        let ms = complete_ns / NSEC_PER_MSEC;
+    /// Bins a completion: by its millisecond, or by the start of its 500 ms window counted
+    /// from `origin_ms` when known (a completion before it belongs to no window: dropped).
+    fn add_completion(&mut self, complete_ns: u64, bytes: u64, origin_ms: Option<u64>) {
+        let mut ms = complete_ns / NSEC_PER_MSEC;
+        if let Some(origin) = origin_ms {
+            if ms < origin {
+                return;
+            }
+            ms = origin + (ms - origin) / SAMPLE_WINDOW_MS * SAMPLE_WINDOW_MS;
+        }
         match self.bins.last_mut() {
             Some(bin) if bin.ms == ms => {
                 bin.bytes += bytes;
@@ -248,6 +258,8 @@ pub struct JobStats {
     /// resumed (`false`, a time-based job's next pass). fio times writes and read-backs
     /// apart and adds up each direction's phases.
     pub verify_phases: Vec<(u64, bool)>,
+    /// The clone's start in whole ms, announced when it started: sample bins are windows.
+    sample_origin_ms: Option<u64>,
 }
 
 impl JobStats {
@@ -281,7 +293,15 @@ impl JobStats {
             latency_window_ns: 0,
             log: None,
             verify_phases: Vec::new(),
+            sample_origin_ms: None,
         }
+    }
+
+    /// Announces where the clone's statistics start (after `ramp_time`), the `start_ns` that
+    /// [`JobStats::set_runtime`] will be given: completions are then binned by sample window
+    /// as they come, so a long rate-limited run keeps one bin per 500 ms, not per I/O.
+    pub fn set_sample_origin(&mut self, start_ns: u64) {
+        self.sample_origin_ms = Some(start_ns / NSEC_PER_MSEC);
     }
 
     /// The empty record of one clone of `spec`, keeping the log files the job asked for.
@@ -322,7 +342,7 @@ impl JobStats {
         dir.slat.record(submit_ns - issue_ns);
         dir.clat.record(clat);
         dir.lat.record(complete_ns - issue_ns);
-        dir.add_completion(complete_ns, bytes);
+        dir.add_completion(complete_ns, bytes, self.sample_origin_ms);
         self.lat_buckets[latency_bucket(clat)] += 1;
         if let Some(log) = self.log.as_mut() {
             log.record(complete_ns, ddir, bytes, submit_ns - issue_ns, clat);
@@ -794,6 +814,54 @@ mod tests {
         // sqrt(((200-400)^2 + (600-400)^2) / 1)
         assert!((iops.stddev - 282.842712474619).abs() < 1e-6);
         assert_eq!(j.bw_samples(DDIR_WRITE), SampleStat::default());
+    }
+
+    /// Issue 17: a rate-limited job completes one I/O per busy millisecond, and kept one
+    /// 24-byte bin per I/O for the whole run. With the start announced, bins are windows: a
+    /// long run keeps one per 500 ms, and every sample (merged for group_reporting too) is
+    /// the same as from millisecond bins.
+    #[test]
+    fn window_bins_keep_memory_flat_and_samples_unchanged() {
+        let fill = |start_ns: u64, announce: bool| {
+            let mut j = JobStats::new("j", 0, &DEFAULT_PERCENTILES);
+            if announce {
+                j.set_sample_origin(start_ns);
+            }
+            let mut rng = 12345u64;
+            let mut at = start_ns;
+            for _ in 0..20_000 {
+                rng = rng
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                at += (rng >> 33) % (3 * MS);
+                j.record_io((rng >> 20) as usize % 2, 4096, at, at, at);
+            }
+            j.set_runtime(start_ns, at + MS);
+            j
+        };
+        for start in [0, 1_234_567_890, 77 * MS + 400_000] {
+            let (old, new) = (fill(start, false), fill(start, true));
+            assert!(new.dirs[DDIR_READ].bins.len() <= (new.runtime_ms() / 500 + 1) as usize);
+            assert!(
+                old.dirs[DDIR_READ].bins.len() > 5_000,
+                "ms bins: one per busy ms"
+            );
+            for ddir in [DDIR_READ, DDIR_WRITE] {
+                assert_eq!(old.bw_samples(ddir), new.bw_samples(ddir), "start {start}");
+                assert_eq!(old.iops_samples(ddir), new.iops_samples(ddir));
+            }
+            let (mut old_group, mut new_group) = (fill(5 * MS, false), fill(5 * MS, true));
+            old_group.merge(&old);
+            new_group.merge(&new);
+            assert_eq!(
+                old_group.bw_samples(DDIR_READ),
+                new_group.bw_samples(DDIR_READ)
+            );
+            assert_eq!(
+                old_group.iops_samples(DDIR_WRITE),
+                new_group.iops_samples(DDIR_WRITE)
+            );
+        }
     }
 
     #[test]

@@ -158,6 +158,9 @@ struct Process {
     /// Device start sector of each of the clone's files.
     file_sectors: Vec<u64>,
     direct: bool,
+    /// Replays a process's async writes (`iosched_replay_part=async`): submitted without
+    /// `REQ_SYNC`, as write-back submitted them.
+    replay_async: bool,
 }
 
 /// A request the driver knows about, from submission to completion.
@@ -276,6 +279,9 @@ impl<'a> Simulation<'a> {
                     .map(|&file| layout.files[file].start_sector())
                     .collect(),
                 direct: spec.direct,
+                replay_async: spec.replay.as_ref().is_some_and(|replay| {
+                    replay.part == iosched_workload::replay::ReplayPart::AsyncWrites
+                }),
             });
             stats.push(JobStats::for_job(spec));
         }
@@ -462,6 +468,7 @@ impl<'a> Simulation<'a> {
     fn start_job(&mut self, job: usize) {
         let clones = self.life.start_job(self.jobs, &self.layout, job, self.now);
         for &index in &clones {
+            self.stats[index].set_sample_origin(self.life.stats_from(index));
             self.events.push(self.now, Event::Wake(index));
         }
         for index in clones {
@@ -541,7 +548,7 @@ impl<'a> Simulation<'a> {
         let (op, sync) = match unit.kind {
             IoKind::Read => (Op::Read, true),
             // O_DIRECT writes are REQ_SYNC; buffered writes would come from writeback.
-            IoKind::Write => (Op::Write, process.direct),
+            IoKind::Write => (Op::Write, process.direct && !process.replay_async),
             IoKind::Trim => (Op::Discard, false),
             IoKind::Fsync | IoKind::Fdatasync => (Op::Flush, true),
             // The parser refuses iosched_workload=dbench4 with direct=1, its only source.

@@ -389,6 +389,9 @@ pub struct JobSpec {
 
     /// Options as written (after expansion), in order, for fio's "job options" echo.
     pub options: Vec<(String, String)>,
+
+    /// `read_iolog=` and the `replay_*` options: the job replays a recorded workload.
+    pub replay: Option<crate::replay::ReplaySpec>,
 }
 
 impl JobSpec {
@@ -492,6 +495,7 @@ impl JobSpec {
             ],
             description: None,
             options: Vec::new(),
+            replay: None,
         }
     }
 

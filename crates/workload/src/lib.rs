@@ -24,6 +24,7 @@ pub mod lifecycle;
 pub mod pattern;
 pub mod processes;
 pub mod random_map;
+pub mod replay;
 pub mod rng;
 pub mod runner;
 pub mod steady_state;

@@ -420,6 +420,12 @@ impl Lifecycle {
             .map_or(0, JobRunner::in_flight)
     }
 
+    /// When the clone's statistics start (its start plus `ramp_time`); the start handed to
+    /// `JobStats::set_runtime` unless it finishes before.
+    pub fn stats_from(&self, clone: usize) -> Time {
+        self.clones[clone].stats_from
+    }
+
     /// Whether an I/O completing at `now` counts in the clone's statistics (past `ramp_time`).
     pub fn counts_at(&self, clone: usize, now: Time) -> bool {
         now >= self.clones[clone].stats_from

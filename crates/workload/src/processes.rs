@@ -49,7 +49,12 @@ pub fn identities(jobs: &[JobSpec], layout: &Layout) -> (Vec<ProcessIdentity>, C
                 // The kernel derives the level from nice when no ioprio was set.
                 ioprio.level = ((spec.nice + 20) / 5).clamp(0, 7) as u8;
             }
-            let pid = FIRST_PID + index as u32;
+            // A replayed process keeps its capture's pid (its sync and async parts share it).
+            let pid = spec
+                .replay
+                .as_ref()
+                .and_then(|replay| replay.process_pid())
+                .unwrap_or(FIRST_PID + index as u32);
             ProcessIdentity {
                 job: plan.job,
                 pid,

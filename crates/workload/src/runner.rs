@@ -9,6 +9,7 @@ use iosched_core::Time;
 
 use crate::generator::{FileRegion, IoGenerator, IoKind, IoUnit};
 use crate::job::{JobSpec, RwMode, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
+use crate::replay::source::ReplaySource;
 use crate::rng::Rng;
 
 /// What the job wants next.
@@ -81,6 +82,8 @@ pub struct JobRunner {
     /// A time-based job that verifies: it writes `size` a pass, reads it back, and goes on
     /// with another pass while time remains (fio breaks its write loop at `size` for this).
     passes_until_runtime: bool,
+    /// `read_iolog=`: the job replays a recorded workload instead of generating one.
+    replay: Option<ReplaySource>,
 }
 
 impl JobRunner {
@@ -119,7 +122,12 @@ impl JobRunner {
         } else {
             IoKind::Fdatasync
         };
+        let replay = spec.replay.as_ref().and_then(|replay| {
+            let log = replay.log.clone()?;
+            Some(ReplaySource::new(log, replay, start, depth))
+        });
         JobRunner {
+            replay,
             generator,
             rng,
             depth,
@@ -309,6 +317,9 @@ impl JobRunner {
 
     /// What the job wants at `now`.
     pub fn next(&mut self, now: Time) -> Step {
+        if self.replay.is_some() {
+            return self.next_replayed(now);
+        }
         if self.sync_in_flight {
             return Step::Wait;
         }
@@ -399,6 +410,27 @@ impl JobRunner {
         }
     }
 
+    /// A replaying job's next step: its log's, until `runtime` or a stop ends it.
+    fn next_replayed(&mut self, now: Time) -> Step {
+        if self.runtime_over(now) {
+            self.finished_submitting = true;
+        }
+        if self.finished_submitting {
+            return if self.in_flight > 0 {
+                Step::Wait
+            } else {
+                Step::Done
+            };
+        }
+        let Some(source) = self.replay.as_mut() else {
+            return Step::Done;
+        };
+        match source.next(now) {
+            Step::Submit(unit) => self.issue(unit, now),
+            other => other,
+        }
+    }
+
     /// fio's `rate_ddir()`: a direction ahead of its rate hands its turn to the other one of
     /// a mixed job if that one is behind; if both are ahead, the job sleeps until the first
     /// of them may go, and goes with that one. `Err` carries the direction and the time.
@@ -427,6 +459,9 @@ impl JobRunner {
 
     /// One of the job's I/Os completed at `now`.
     pub fn complete(&mut self, now: Time, unit: &IoUnit) {
+        if let Some(source) = self.replay.as_mut() {
+            source.complete(now, unit);
+        }
         assert!(
             self.in_flight > self.completed_unreaped,
             "completion without an I/O in flight"

@@ -15,9 +15,10 @@
 //! The mark is hit on a *cached* page (async read-ahead: the reader does not wait) or on a
 //! miss (sync read-ahead: the window is read with the request).
 //!
-//! Choice: one state per cached file, not per open file (the kernel's `file_ra_state`);
-//! fio clones sharing a file share its read-ahead. `try_context_readahead()` (interleaved
-//! streams recovered from the page cache history) is not modelled.
+//! One state per open file, as the kernel's `file_ra_state` lives in `struct file`: fio
+//! clones and jobs sharing a file each read ahead on their own windows
+//! ([`crate::Writeback::open`]). `try_context_readahead()` (interleaved streams recovered
+//! from the page cache history) is not modelled.
 
 /// Read-ahead state of one file. Kernel: struct file_ra_state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

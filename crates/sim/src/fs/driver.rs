@@ -216,10 +216,13 @@ impl Simulation<'_> {
         let fs = self.fs.as_mut().expect("file system");
         let op = fs.ops[&token].clone();
         let file = self.layout.clones[op.process].files[op.unit.file];
-        let crate::fs::FsState { wb, meta, .. } = &mut **fs;
+        let crate::fs::FsState {
+            wb, meta, opens, ..
+        } = &mut **fs;
         let allocated = &meta[file].allocated;
         let on_disk = |page: u64| crate::fs::page_written(allocated, page);
-        let plan = wb.read(file as u32, op.unit.offset, op.unit.len, &on_disk);
+        let open = opens[op.process][op.unit.file];
+        let plan = wb.read(open, op.unit.offset, op.unit.len, &on_disk);
         fs.hit_pages += plan.hit_pages;
         let read_pages: u64 = plan
             .sync

@@ -370,6 +370,9 @@ pub(crate) struct FsState {
     pub config: FsConfig,
     pub wb: Writeback,
     pub files: Vec<FileMap>,
+    /// Each clone's open files, by its file slot: a read goes through the clone's own
+    /// read-ahead state (`struct file`), never another job's.
+    pub opens: Vec<Vec<iosched_writeback::OpenId>>,
     pub meta: Vec<FileMeta>,
     pub journal: Journal,
     pub journal_waiters: Vec<u64>,
@@ -438,6 +441,17 @@ impl FsState {
                 ..FileMeta::default()
             });
         }
+        let opens = layout
+            .clones
+            .iter()
+            .map(|clone| {
+                clone
+                    .files
+                    .iter()
+                    .map(|&file| wb.open(file as u32))
+                    .collect()
+            })
+            .collect();
         let (start, sectors) = journal_area(layout, capacity_sectors);
         let journal = Journal::new(
             start,
@@ -448,6 +462,7 @@ impl FsState {
         FsState {
             wb,
             files,
+            opens,
             meta,
             journal,
             journal_waiters: Vec::new(),

@@ -148,6 +148,7 @@ fn simulate(
         pagesize: 4096,
         mb_memory: machine.writeback.mem_bytes >> 20,
         ncpus: machine.writeback.cpus,
+        ..ParseContext::default()
     };
     let paths: Vec<_> = table
         .jobfiles

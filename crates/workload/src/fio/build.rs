@@ -179,6 +179,8 @@ impl Draft {
         };
 
         spec.ioprio = resolve_ioprio(prio, prioclass);
+        crate::replay::finalize_job(&mut spec, warnings)
+            .map_err(|why| ("read_iolog".into(), why))?;
         if spec.pre_read {
             // Pre-reading fills the cache that invalidation would drop.
             spec.invalidate = false;
@@ -224,6 +226,8 @@ pub(crate) struct Builder<'c> {
     set: JobSet,
     group_id: u32,
     jobs_in_group: u32,
+    /// Job clones so far (`numjobs` summed), against `ctx.clone_limit`.
+    clones: u64,
 }
 
 fn error(origin: &Origin, kind: ParseErrorKind) -> ParseError {
@@ -238,6 +242,7 @@ impl<'c> Builder<'c> {
             set: JobSet::default(),
             group_id: 0,
             jobs_in_group: 0,
+            clones: 0,
         }
     }
 
@@ -278,6 +283,12 @@ impl<'c> Builder<'c> {
                 draft.spec.stonewall = true;
             }
             first_job_of_file = false;
+            // Blame the numjobs= line that pushes the run over (the section's if inherited).
+            let numjobs_at = options
+                .iter()
+                .rfind(|option| option.key == "numjobs")
+                .map_or(&section.origin, |option| &option.origin);
+            self.count_clones(draft.spec.numjobs, numjobs_at)?;
             self.add_job(draft, &section, options.iter().map(echo).collect())?;
         }
         Ok(())
@@ -377,6 +388,23 @@ impl<'c> Builder<'c> {
         self.set
             .warnings
             .push(format!("{}:{}: {message}", origin.path, origin.line));
+    }
+
+    /// Adds a job's clones to the run's count; too many for the machine's memory is an error
+    /// at `origin`, before anything is allocated for them.
+    fn count_clones(&mut self, numjobs: u32, origin: &Origin) -> Result<(), ParseError> {
+        self.clones += u64::from(numjobs);
+        if self.clones > self.ctx.clone_limit {
+            return Err(error(
+                origin,
+                ParseErrorKind::TooManyClones {
+                    clones: self.clones,
+                    limit: self.ctx.clone_limit,
+                    available_mib: self.ctx.available_mib,
+                },
+            ));
+        }
+        Ok(())
     }
 
     fn add_job(

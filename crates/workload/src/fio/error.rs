@@ -48,6 +48,15 @@ pub enum ParseErrorKind {
     Invalid { option: String, why: String },
     /// The job files define no job at all.
     NoJobs,
+    /// More lines than [`MAX_TOTAL_LINES`](super::lines::MAX_TOTAL_LINES) read with includes
+    /// spliced in (an include bomb).
+    TooManyLines(usize),
+    /// More job clones than the machine's memory can hold.
+    TooManyClones {
+        clones: u64,
+        limit: u64,
+        available_mib: u64,
+    },
 }
 
 impl ParseError {
@@ -109,6 +118,20 @@ impl fmt::Display for ParseErrorKind {
             }
             ParseErrorKind::Invalid { option, why } => write!(f, "option '{option}': {why}"),
             ParseErrorKind::NoJobs => write!(f, "no jobs defined"),
+            ParseErrorKind::TooManyLines(limit) => write!(
+                f,
+                "more than {limit} lines with includes spliced in (an include loop or bomb?)"
+            ),
+            ParseErrorKind::TooManyClones {
+                clones,
+                limit,
+                available_mib,
+            } => write!(
+                f,
+                "numjobs: {clones} job clones in all need about {} MiB, more than the \
+                 {available_mib} MiB of memory available (at most {limit} clones)",
+                clones.saturating_mul(super::CLONE_BYTES_ESTIMATE) >> 20
+            ),
         }
     }
 }

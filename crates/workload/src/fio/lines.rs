@@ -12,6 +12,11 @@
 //!   including file's directory when it does not exist as given); included files may
 //!   include further files but may not contain section headers.
 //!
+//! Everything read is bounded, so a hostile job file cannot exhaust the machine: each file
+//! (job file or include) at most [`MAX_FILE_BYTES`], includes only from regular files (not
+//! `/dev/zero`, `/dev/urandom` or a FIFO), and at most [`MAX_TOTAL_LINES`] lines read in all,
+//! includes counted each time they are spliced (an include bomb under the depth limit).
+//!
 //! Options stay as raw `key=value` text here: `${VAR}` and keyword expansion apply to the
 //! whole line later (`expand`), as fio expands before it splits at `=`.
 
@@ -22,6 +27,29 @@ use crate::job::Origin;
 
 /// Includes deeper than this are taken for a cycle.
 pub(crate) const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// Largest job file or included file read (fio's own examples are under 4 KiB).
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
+
+/// Most lines read from a job file and its includes together (about 4 s of parsing).
+pub const MAX_TOTAL_LINES: usize = 200_000;
+
+/// Reads at most [`MAX_FILE_BYTES`] of `path`: more is an error, not a memory hog.
+pub(crate) fn read_capped(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!(
+            "larger than {} MiB: not a job file",
+            MAX_FILE_BYTES >> 20
+        ));
+    }
+    Ok(bytes)
+}
 
 /// One meaningful line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,7 +75,8 @@ pub(crate) fn strip_comment(raw: &str) -> &str {
 
 /// Read the lines of `text` (which came from `path`) into `out`.
 pub(crate) fn read_lines(text: &str, path: &str, out: &mut Vec<Line>) -> Result<(), ParseError> {
-    read_nested(text, path, out, 0)
+    let mut lines_left = MAX_TOTAL_LINES;
+    read_nested(text, path, out, 0, &mut lines_left)
 }
 
 fn read_nested(
@@ -55,10 +84,19 @@ fn read_nested(
     path: &str,
     out: &mut Vec<Line>,
     depth: usize,
+    lines_left: &mut usize,
 ) -> Result<(), ParseError> {
     let mut seen_section = false;
     for (index, raw) in text.lines().enumerate() {
         let line_no = index + 1;
+        if *lines_left == 0 {
+            return Err(ParseError::new(
+                path,
+                line_no,
+                ParseErrorKind::TooManyLines(MAX_TOTAL_LINES),
+            ));
+        }
+        *lines_left -= 1;
         if raw.contains('\0') {
             return Err(ParseError::new(path, line_no, ParseErrorKind::Binary));
         }
@@ -92,7 +130,7 @@ fn read_nested(
             return error(ParseErrorKind::OutsideSection(line.to_string()));
         }
         if let Some(file) = include_target(line) {
-            include(file, path, line_no, out, depth)?;
+            include(file, path, line_no, out, depth, lines_left)?;
             continue;
         }
         out.push(Line {
@@ -119,6 +157,7 @@ fn include(
     line_no: usize,
     out: &mut Vec<Line>,
     depth: usize,
+    lines_left: &mut usize,
 ) -> Result<(), ParseError> {
     let fail = |why: String| {
         Err(ParseError::new(
@@ -149,12 +188,19 @@ fn include(
             None => file.to_string(),
         }
     };
-    let bytes = match std::fs::read(&resolved) {
-        Ok(bytes) => bytes,
+    // A device or FIFO never ends (`/dev/zero`) or may block (`/dev/urandom` is fine but
+    // endless, a FIFO without a writer waits forever): only regular files are included.
+    match std::fs::metadata(&resolved) {
+        Ok(meta) if !meta.is_file() => return fail("not a regular file".to_string()),
         Err(e) => return fail(e.to_string()),
+        Ok(_) => {}
+    }
+    let bytes = match read_capped(Path::new(&resolved)) {
+        Ok(bytes) => bytes,
+        Err(why) => return fail(why),
     };
     let text = String::from_utf8_lossy(&bytes);
-    read_nested(&text, &resolved, out, depth + 1)
+    read_nested(&text, &resolved, out, depth + 1, lines_left)
 }
 
 #[cfg(test)]
@@ -183,6 +229,18 @@ mod tests {
         assert_eq!(out[0].origin.line, 2);
         assert_eq!(out[1].kind, LineKind::Option("rw=read".into()));
         assert_eq!(out[1].origin.line, 4);
+    }
+
+    /// The line budget counts every line read, comments too, and names where it ran out.
+    #[test]
+    fn the_line_budget_stops_a_huge_file() {
+        let text = format!("[j]\n{}", ";\n".repeat(MAX_TOTAL_LINES));
+        let mut out = Vec::new();
+        let err = read_lines(&text, "t.fio", &mut out).unwrap_err();
+        assert_eq!(err.line, MAX_TOTAL_LINES + 1);
+        assert!(matches!(err.kind, ParseErrorKind::TooManyLines(_)), "{err}");
+        let fits = format!("[j]\n{}", ";\n".repeat(MAX_TOTAL_LINES - 1));
+        assert!(read_lines(&fits, "t.fio", &mut Vec::new()).is_ok());
     }
 
     #[test]

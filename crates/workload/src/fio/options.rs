@@ -1166,6 +1166,107 @@ fn apply_name(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+/// The replay settings of a job, created by whichever of `read_iolog` and `replay_*` comes
+/// first (a job with `replay_*` but no log drops them when it is finalised).
+fn replay_of(d: &mut Draft) -> &mut crate::replay::ReplaySpec {
+    d.spec
+        .replay
+        .get_or_insert_with(|| crate::replay::ReplaySpec::new(""))
+}
+
+/// `read_iolog=`: reads the log now, so a bad log stops the job file at this line.
+fn apply_read_iolog(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    let path = a.string();
+    let log = crate::replay::ReplayLog::load_shared(std::path::Path::new(&path))
+        .map_err(|e| e.to_string())?;
+    let replay = replay_of(d);
+    replay.path = path;
+    replay.log = Some(log);
+    Ok(())
+}
+
+fn apply_replay_no_stall(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    replay_of(d).no_stall = a.bool01()?;
+    Ok(())
+}
+
+fn apply_replay_redirect(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    replay_of(d).redirect = Some(a.string());
+    Ok(())
+}
+
+fn apply_replay_align(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    let align = a.bytes()?;
+    if align != 0 && !align.is_power_of_two() {
+        return Err(format!("{align} is not a power of 2"));
+    }
+    replay_of(d).align = align;
+    Ok(())
+}
+
+fn apply_replay_scale(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    replay_of(d).scale = u64::from(a.u32_in(1, u32::MAX)?);
+    Ok(())
+}
+
+fn apply_replay_time_scale(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    replay_of(d).time_scale = a.u32_in(1, u32::MAX)?;
+    Ok(())
+}
+
+/// `replay_skip=read,write,trim,sync`: directions left out of the replay.
+fn apply_replay_skip(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    use crate::replay::{SKIP_READ, SKIP_SYNC, SKIP_TRIM, SKIP_WRITE};
+    let mut skip = 0;
+    for word in a.text().split(',').map(str::trim) {
+        skip |= match word {
+            "read" => SKIP_READ,
+            "write" => SKIP_WRITE,
+            "trim" => SKIP_TRIM,
+            "sync" => SKIP_SYNC,
+            other => {
+                return Err(format!(
+                    "unknown direction '{other}' (read, write, trim, sync)"
+                ))
+            }
+        };
+    }
+    replay_of(d).skip = skip;
+    Ok(())
+}
+
+/// `iosched_replay=open|closed` (iosched's own): the replay's timing.
+fn apply_iosched_replay(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    replay_of(d).closed_loop = a.keyword().0 == "closed";
+    Ok(())
+}
+
+/// `iosched_replay_pids=1,2`: only these processes' I/O of a capture (iosched's own).
+fn apply_iosched_replay_pids(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    let pids = a
+        .text()
+        .split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("'{p}' is not a pid"))
+        })
+        .collect::<Result<Vec<u32>, String>>()?;
+    replay_of(d).pids = Some(pids);
+    Ok(())
+}
+
+/// `iosched_replay_part=all|sync|async` (iosched's own): a process's async writes apart.
+fn apply_iosched_replay_part(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    use crate::replay::ReplayPart;
+    replay_of(d).part = match a.keyword().0 {
+        "sync" => ReplayPart::Sync,
+        "async" => ReplayPart::AsyncWrites,
+        _ => ReplayPart::All,
+    };
+    Ok(())
+}
+
 fn apply_description(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     d.spec.description = Some(a.text().to_string());
     Ok(())
@@ -1362,6 +1463,27 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ),
     opt("name", &[], Text, apply_name),
     opt("description", &[], Text, apply_description),
+    // Replay of a recorded workload.
+    opt("read_iolog", &[], Text, apply_read_iolog),
+    opt("replay_no_stall", &[], Bool, apply_replay_no_stall),
+    opt("replay_redirect", &[], Text, apply_replay_redirect),
+    opt("replay_align", &[], Int, apply_replay_align),
+    opt("replay_scale", &[], Int, apply_replay_scale),
+    opt("replay_time_scale", &[], Int, apply_replay_time_scale),
+    opt("replay_skip", &[], Text, apply_replay_skip),
+    opt(
+        "iosched_replay",
+        &[],
+        Enum(&["open", "closed"]),
+        apply_iosched_replay,
+    ),
+    opt("iosched_replay_pids", &[], Text, apply_iosched_replay_pids),
+    opt(
+        "iosched_replay_part",
+        &[],
+        Enum(&["all", "sync", "async"]),
+        apply_iosched_replay_part,
+    ),
     // Accepted, meaningless to a simulator or engine.
     ignored(
         "random_generator",

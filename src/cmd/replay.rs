@@ -1,0 +1,384 @@
+//! `iosched replay CAPTURE`: a recorded workload (a blktrace capture or a fio iolog) through
+//! several schedulers, one comparison table.
+//!
+//! The capture becomes a fio job file, one job per process (its async writes as a second
+//! job of the same pid, so CFQ serves them from the async queue), each replaying its share
+//! with `read_iolog=` and iosched's `iosched_replay_pids=` / `iosched_replay_part=`. That job
+//! file (`--jobfile`) runs as it is under `iosched run`, with every output of a run (fio
+//! JSON, traces, decisions, cgroup shares). `--assign` adds fio options to the jobs of the
+//! processes it matches, e.g. `--assign tar=cgroup=backup,cgroup_weight=100`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, Context};
+use clap::Args;
+use iosched_core::NoTrace;
+use iosched_report::stats::JobStats;
+use iosched_sim::device::file::load_device_file;
+use iosched_sim::device::{preset, presets};
+use iosched_sim::{SimConfig, Simulation};
+use iosched_workload::fio::{self, ParseContext};
+use iosched_workload::replay::{ReplayLog, TraceIo};
+use iosched_workload::JobSpec;
+use serde_json::{json, Value};
+
+use super::run::{parse_set, OutputFormat};
+use super::{CmdResult, Failure};
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// A blktrace capture (`NAME` for `NAME.blktrace.N`, one CPU's file, or a `blkparse -d`
+    /// merged file) or a fio iolog (version 2 or 3).
+    #[arg(value_name = "CAPTURE")]
+    pub capture: PathBuf,
+    /// Schedulers to compare, comma-separated.
+    #[arg(long, default_value = "noop,deadline,cfq", value_delimiter = ',')]
+    pub scheduler: Vec<String>,
+    /// Simulated device preset, a model file (.toml), or a path: a real file or block device
+    /// for the io_uring engine.
+    #[arg(long, default_value = "hdd-7200")]
+    pub device: String,
+    /// Closed loop: each process issues its next I/O the recorded think time after the I/O it
+    /// waited for completes (blktrace captures only). Default: open loop, recorded times.
+    #[arg(long, conflicts_with = "no_stall")]
+    pub closed_loop: bool,
+    /// fio's replay_no_stall: every process as fast as its depth allows.
+    #[arg(long)]
+    pub no_stall: bool,
+    /// fio's replay_time_scale: percent of the recorded speed.
+    #[arg(long, default_value_t = 100, value_name = "PCT")]
+    pub time_scale: u32,
+    /// Most I/Os a process keeps in flight (open loop holds an I/O back only at this depth).
+    #[arg(long, default_value_t = 256)]
+    pub iodepth: u32,
+    /// `MATCH=OPTIONS`: fio options (comma-separated) for the processes whose pid or command
+    /// name is MATCH, e.g. `tar=cgroup=backup,cgroup_weight=100,prioclass=3`. Repeatable.
+    #[arg(long = "assign", value_name = "MATCH=OPTIONS")]
+    pub assign: Vec<String>,
+    /// Scheduler tunables and knobs, as for `iosched run` (applied under every scheduler
+    /// that has them).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, value_enum, default_value = "normal")]
+    pub output_format: OutputFormat,
+    /// Also write the generated job file here (`iosched run FILE` replays it alone).
+    #[arg(long, value_name = "FILE")]
+    pub jobfile: Option<PathBuf>,
+    /// Engine only: write to a device even if it carries a file system.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// One replayed process: its job's name, pid and the part of its I/O.
+struct ProcessJob {
+    name: String,
+    pid: u32,
+    part: &'static str,
+}
+
+/// A command name as a job-file section name.
+fn section_name(comm: &str) -> String {
+    comm.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_.-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The processes of `log`: one job per pid, and one more for a pid's async writes.
+fn process_jobs(log: &ReplayLog) -> Vec<ProcessJob> {
+    let mut jobs = Vec::new();
+    for pid in log.pids() {
+        let comm = log.comms.get(&pid).map_or("pid", String::as_str);
+        let base = format!("{}.{pid}", section_name(comm));
+        let mine = |f: fn(&TraceIo) -> bool| log.ios.iter().any(|io| io.pid == pid && f(io));
+        if log.format != iosched_workload::replay::LogFormat::Blktrace {
+            jobs.push(ProcessJob {
+                name: base,
+                pid,
+                part: "all",
+            });
+            continue;
+        }
+        if mine(|io| !io.is_async_write()) {
+            jobs.push(ProcessJob {
+                name: base.clone(),
+                pid,
+                part: "sync",
+            });
+        }
+        if mine(TraceIo::is_async_write) {
+            jobs.push(ProcessJob {
+                name: format!("{base}.async"),
+                pid,
+                part: "async",
+            });
+        }
+    }
+    jobs
+}
+
+/// The `--assign` options for the process `pid` named `comm`.
+fn assigned(args: &ReplayArgs, pid: u32, comm: &str) -> Result<Vec<String>, Failure> {
+    let mut out = Vec::new();
+    for item in &args.assign {
+        let (matcher, options) = item.split_once('=').ok_or_else(|| {
+            Failure::input(anyhow!(
+                "--assign '{item}': expected MATCH=OPTIONS (e.g. tar=cgroup=backup,cgroup_weight=100)"
+            ))
+        })?;
+        if matcher == comm || matcher.parse::<u32>().is_ok_and(|p| p == pid) {
+            out.extend(options.split(',').map(|o| o.trim().to_string()));
+        }
+    }
+    Ok(out)
+}
+
+/// The job file replaying `log` as `args` ask.
+fn job_file(args: &ReplayArgs, log: &ReplayLog, capture: &Path) -> Result<String, Failure> {
+    let mut text = String::new();
+    let _ = writeln!(text, "; iosched replay of {}", log.path);
+    let _ = writeln!(text, "[global]\nread_iolog={}", capture.display());
+    let _ = writeln!(text, "direct=1\nioengine=libaio\niodepth={}", args.iodepth);
+    let mode = if args.closed_loop { "closed" } else { "open" };
+    let _ = writeln!(text, "iosched_replay={mode}");
+    let _ = writeln!(text, "replay_no_stall={}", u8::from(args.no_stall));
+    let _ = writeln!(text, "replay_time_scale={}", args.time_scale);
+    for job in process_jobs(log) {
+        let _ = writeln!(text, "\n[{}]", job.name);
+        if log.format == iosched_workload::replay::LogFormat::Blktrace {
+            let _ = writeln!(text, "iosched_replay_pids={}", job.pid);
+            let _ = writeln!(text, "iosched_replay_part={}", job.part);
+        }
+        let comm = log.comms.get(&job.pid).map_or("", String::as_str);
+        for option in assigned(args, job.pid, comm)? {
+            let _ = writeln!(text, "{option}");
+        }
+    }
+    Ok(text)
+}
+
+/// What one scheduler made of the replay.
+struct Outcome {
+    scheduler: String,
+    elapsed_ns: u64,
+    jobs: Vec<(String, JobStats)>,
+}
+
+impl Outcome {
+    fn bytes(&self) -> u64 {
+        self.jobs.iter().map(|(_, s)| job_bytes(s)).sum()
+    }
+
+    fn aggregate_mb_s(&self) -> f64 {
+        self.bytes() as f64 / 1e6 / (self.elapsed_ns.max(1) as f64 / 1e9)
+    }
+}
+
+fn job_bytes(stats: &JobStats) -> u64 {
+    stats.dirs.iter().map(|d| d.io_bytes).sum()
+}
+
+fn job_clat_ms(stats: &JobStats) -> f64 {
+    let (sum, count) = stats.dirs.iter().fold((0.0, 0u64), |(s, n), d| {
+        (
+            s + d.clat.mean() * d.clat.count() as f64,
+            n + d.clat.count(),
+        )
+    });
+    sum / count.max(1) as f64 / 1e6
+}
+
+/// Runs the replay's jobs under `scheduler`, simulated or on the real target.
+fn run_one(args: &ReplayArgs, jobs: &[JobSpec], scheduler: &str) -> Result<Outcome, Failure> {
+    let names = |clone_jobs: &[usize], clones: Vec<JobStats>| -> Vec<(String, JobStats)> {
+        clone_jobs
+            .iter()
+            .zip(clones)
+            .map(|(&job, stats)| (jobs[job].name.clone(), stats))
+            .collect()
+    };
+    let model_file = args.device.ends_with(".toml");
+    if args.device.contains('/') && !model_file {
+        let config = iosched_engine::EngineConfig {
+            scheduler: scheduler.to_string(),
+            tunables: parse_set(&args.set)?,
+            seed: args.seed,
+            force: args.force,
+            check: false,
+            queue_depth: None,
+        };
+        let stop = iosched_engine::signal::install_sigint();
+        let engine =
+            iosched_engine::Engine::new(jobs, &args.device, config).map_err(Failure::input)?;
+        let outcome = engine
+            .run_traced(stop, &mut NoTrace)
+            .map_err(Failure::run)?;
+        return Ok(Outcome {
+            scheduler: scheduler.to_string(),
+            elapsed_ns: outcome.elapsed_ns,
+            jobs: names(&outcome.clone_jobs, outcome.clones),
+        });
+    }
+    let device = if model_file {
+        load_device_file(&args.device)
+            .with_context(|| "--device")
+            .map_err(Failure::input)?
+    } else {
+        preset(&args.device).ok_or_else(|| {
+            let known: Vec<&str> = presets().iter().map(|p| p.name).collect();
+            Failure::input(anyhow!(
+                "--device '{}': no such device preset (known: {})",
+                args.device,
+                known.join(", ")
+            ))
+        })?
+    };
+    let (fs_knobs, tunables): (Vec<_>, Vec<_>) = parse_set(&args.set)?
+        .into_iter()
+        .partition(|(name, _)| iosched_sim::fs::FsConfig::is_knob(name));
+    let config = SimConfig {
+        scheduler: scheduler.to_string(),
+        tunables,
+        seed: args.seed,
+        fs_knobs,
+        ..SimConfig::default()
+    };
+    let simulation = Simulation::new(jobs, device, config).map_err(Failure::input)?;
+    let outcome = simulation
+        .run(&mut NoTrace, &mut |_| {})
+        .map_err(Failure::run)?;
+    Ok(Outcome {
+        scheduler: scheduler.to_string(),
+        elapsed_ns: outcome.sim_time_ns,
+        jobs: names(&outcome.clone_jobs, outcome.clones),
+    })
+}
+
+pub fn run(args: ReplayArgs) -> CmdResult {
+    let log = ReplayLog::load_shared(&args.capture).map_err(Failure::input)?;
+    if log.ios.is_empty() {
+        return Err(Failure::input(anyhow!(
+            "{}: no I/O to replay (no queue events, or an empty iolog)",
+            args.capture.display()
+        )));
+    }
+    let capture = std::path::absolute(&args.capture).unwrap_or(args.capture.clone());
+    let text = job_file(&args, &log, &capture)?;
+    if let Some(path) = &args.jobfile {
+        std::fs::write(path, &text)
+            .with_context(|| format!("--jobfile {}", path.display()))
+            .map_err(Failure::input)?;
+    }
+    let set = fio::parse_str(&text, "<replay>", &ParseContext::from_process_env())
+        .map_err(|e| Failure::input(anyhow!("{e} (from --assign or the capture)")))?;
+    for warning in &set.warnings {
+        eprintln!("iosched: warning: {warning}");
+    }
+    let outcomes = args
+        .scheduler
+        .iter()
+        .map(|scheduler| run_one(&args, &set.jobs, scheduler))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mode = match (args.closed_loop, args.no_stall) {
+        (true, _) => "closed loop",
+        (_, true) => "as fast as possible",
+        _ => "open loop",
+    };
+    let out = match args.output_format {
+        OutputFormat::Json => {
+            serde_json::to_string_pretty(&to_json(&args, &log, mode, &outcomes)).unwrap_or_default()
+                + "\n"
+        }
+        _ => table(&args, &log, mode, &outcomes),
+    };
+    print!("{out}");
+    Ok(())
+}
+
+fn to_json(args: &ReplayArgs, log: &ReplayLog, mode: &str, outcomes: &[Outcome]) -> Value {
+    let runs: Vec<Value> = outcomes
+        .iter()
+        .map(|o| {
+            let processes: Vec<Value> = o
+                .jobs
+                .iter()
+                .map(|(name, s)| {
+                    json!({
+                        "name": name,
+                        "pid": s.pid,
+                        "read_bytes": s.dirs[0].io_bytes,
+                        "write_bytes": s.dirs[1].io_bytes,
+                        "trim_bytes": s.dirs[2].io_bytes,
+                        "clat_mean_ms": job_clat_ms(s),
+                    })
+                })
+                .collect();
+            json!({
+                "scheduler": o.scheduler,
+                "elapsed_ns": o.elapsed_ns,
+                "bytes": o.bytes(),
+                "aggregate_mb_s": o.aggregate_mb_s(),
+                "processes": processes,
+            })
+        })
+        .collect();
+    json!({
+        "capture": log.path,
+        "ios": log.ios.len(),
+        "device": args.device,
+        "mode": mode,
+        "runs": runs,
+    })
+}
+
+/// The comparison table: aggregate and per-process figures, one column per scheduler.
+fn table(args: &ReplayArgs, log: &ReplayLog, mode: &str, outcomes: &[Outcome]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "replay of {} ({} I/Os, {} processes), {mode}, on {}",
+        log.path,
+        log.ios.len(),
+        log.pids().len(),
+        args.device
+    );
+    let _ = write!(out, "{:<32}", "");
+    for o in outcomes {
+        let _ = write!(out, "{:>14}", o.scheduler);
+    }
+    out.push('\n');
+    let mut row = |label: String, value: &dyn Fn(&Outcome) -> String| {
+        let _ = write!(out, "{label:<32}");
+        for o in outcomes {
+            let _ = write!(out, "{:>14}", value(o));
+        }
+        out.push('\n');
+    };
+    row("aggregate MB/s".into(), &|o| {
+        format!("{:.2}", o.aggregate_mb_s())
+    });
+    row("elapsed s".into(), &|o| {
+        format!("{:.3}", o.elapsed_ns as f64 / 1e9)
+    });
+    let names: Vec<String> = outcomes
+        .first()
+        .map(|o| o.jobs.iter().map(|(n, _)| n.clone()).collect())
+        .unwrap_or_default();
+    for (index, name) in names.iter().enumerate() {
+        row(format!("{name} MiB"), &|o| {
+            format!("{:.2}", job_bytes(&o.jobs[index].1) as f64 / 1048576.0)
+        });
+        row(format!("{name} clat ms"), &|o| {
+            format!("{:.3}", job_clat_ms(&o.jobs[index].1))
+        });
+    }
+    out
+}

@@ -1,0 +1,129 @@
+//! Helpers shared by the binary's integration tests: running `iosched`, scratch folders that
+//! remove themselves, loop devices and mounts that detach themselves, and skips that say so.
+//!
+//! A test that cannot run here (not root, a tool missing) calls [`skip`], which prints
+//! `SKIPPED: <test>: <reason>` on stderr; `.ci/run` counts and lists those lines.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// Runs the binary under test with `args`.
+pub fn iosched(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+/// Says that `test` did not run here, and why; the caller returns right after.
+pub fn skip(test: &str, reason: &str) {
+    eprintln!("SKIPPED: {test}: {reason}");
+}
+
+pub fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "0")
+}
+
+/// Whether `name` is on PATH.
+pub fn tool_available(name: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {name}")])
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+/// A scratch folder under the temp dir, removed on drop (even when the test fails).
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("iosched-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    /// Writes `text` to `name` in the folder and returns its path.
+    pub fn file(&self, name: &str, text: &str) -> String {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+
+    /// A path in the folder, not created.
+    pub fn path(&self, name: &str) -> String {
+        self.0.join(name).to_string_lossy().into_owned()
+    }
+
+    /// A file of `bytes` bytes of non-zero data.
+    pub fn data_file(&self, name: &str, bytes: usize) -> String {
+        let data: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8 | 1).collect();
+        let path = self.0.join(name);
+        std::fs::write(&path, data).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// An attached loop device, detached on drop.
+pub struct Loop(pub String);
+
+impl Loop {
+    /// Attaches `backing` (a file or a block device); `None` if losetup fails.
+    pub fn attach(backing: &str) -> Option<Loop> {
+        let out = Command::new("losetup")
+            .args(["-f", "--show", backing])
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| Loop(String::from_utf8_lossy(&out.stdout).trim().to_string()))
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+/// A mount, unmounted on drop.
+pub struct Mount(pub String);
+
+impl Mount {
+    /// `mount ARGS... POINT`; `None` if mount fails.
+    pub fn new(args: &[&str], point: &str) -> Option<Mount> {
+        let ok = Command::new("mount")
+            .args(args)
+            .arg(point)
+            .output()
+            .is_ok_and(|out| out.status.success());
+        ok.then(|| Mount(point.to_string()))
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// File length, or 0 if it is missing.
+pub fn len_of(path: &str) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// Stderr as text.
+pub fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
