@@ -40,9 +40,12 @@ fn to_json(report: &CalibrationReport) -> Value {
                 "value": m.value,
                 "unit": m.unit,
                 "mean_latency_us": m.result.mean_latency_us,
+                "p50_latency_us": m.result.p50_latency_us,
+                "p99_latency_us": m.result.p99_latency_us,
                 "target": m.target.map(|(low, high)| json!({"low": low, "high": high})),
                 "target_source": m.target_source,
                 "within_target": m.within_target(),
+                "published": m.target.is_some(),
             })
         })
         .collect();
@@ -52,6 +55,7 @@ fn to_json(report: &CalibrationReport) -> Value {
         "queue_depth": report.queue_depth,
         "capacity_bytes": report.capacity_bytes,
         "measurements": measurements,
+        "unpublished": report.unpublished(),
     })
 }
 

@@ -303,3 +303,32 @@ fn hdd_two_streams_alternation_versus_slices() {
         "{alternating:.1} vs {sliced:.1}"
     );
 }
+
+/// The report marks the rows without a published figure and counts them, checks the X25-E's
+/// 70/30 mix and the disk's QD1 latency percentiles against their published figures
+/// (reference §1.3 and §2.1), and every loop's p99 is at least its median.
+#[test]
+fn report_says_where_no_figure_exists() {
+    let options = CalibrationOptions {
+        random_ops: 400,
+        sequential_ops: 50,
+        ..CalibrationOptions::default()
+    };
+    let disk = calibrate_preset("hdd-7200", &options).unwrap();
+    let text = disk.to_text();
+    assert!(text.contains("none published"), "{text}");
+    assert!(text.contains("randwrite (any depth)"), "{text}");
+    let units: Vec<&str> = disk.measurements.iter().map(|m| m.unit).collect();
+    for unit in ["us mean", "us p50", "us p99"] {
+        assert!(units.contains(&unit), "{text}");
+    }
+    assert!(disk
+        .measurements
+        .iter()
+        .all(|m| m.result.p99_latency_us >= m.result.p50_latency_us));
+    let flash = calibrate_preset("ssd-x25e", &options).unwrap();
+    assert!(flash
+        .measurements
+        .iter()
+        .any(|m| m.spec.pattern == Pattern::RandomMix && m.target.is_some()));
+}

@@ -2,14 +2,17 @@
 //!
 //! Each measurement keeps `queue_depth` commands outstanding (capped by the device's own
 //! depth): whenever one completes, the next is submitted at that instant. Patterns are 4 KiB
-//! random reads and writes over the whole capacity at queue depths 1, 2, 4, … 64, and sequential
-//! reads and writes of large blocks at the start (outer zone) and the end (inner zone) of the
-//! device. A run stops after `ops` completions or `time_limit_ns` of simulated time; the first
+//! random reads, writes and a 70/30 read/write mix over the whole capacity at queue depths 1,
+//! 2, 4, … 64, and sequential reads and writes of large blocks at the start (outer zone) and
+//! the end (inner zone) of the device. Each loop also gives its completion latencies' mean,
+//! median and 99th percentile; where a published figure exists for one of them it is a row of
+//! its own. A run stops after `ops` completions or `time_limit_ns` of simulated time; the first
 //! `warmup_ops` completions (a fifth for reads, half of a four-times longer run for random
 //! writes, so that write buffers fill and garbage collection starts) are left out of the figures.
 //!
-//! Beside each figure stands the published range from device-models.md §2.1 / §1.5 where it
-//! gives one. Choice: a target the reference gives as a single figure (say 35 K IOPS) becomes
+//! Beside each figure stands the published range from device-models.md §2.1 / §1.3 / §1.5
+//! where it gives one; the report counts the rows without one and names them "none
+//! published". Choice: a target the reference gives as a single figure (say 35 K IOPS) becomes
 //! the range ±15 % around it; ranges it gives are used as they are.
 
 use iosched_core::{Op, RequestId, Time, NSEC_PER_SEC, SECTOR_SIZE};
@@ -23,6 +26,8 @@ use super::{Command, Device};
 pub enum Pattern {
     RandomRead,
     RandomWrite,
+    /// 70 % reads, 30 % writes, each command's direction drawn at random.
+    RandomMix,
     SequentialRead,
     SequentialWrite,
 }
@@ -32,17 +37,17 @@ impl Pattern {
         match self {
             Pattern::RandomRead => "randread",
             Pattern::RandomWrite => "randwrite",
+            Pattern::RandomMix => "randrw70",
             Pattern::SequentialRead => "read",
             Pattern::SequentialWrite => "write",
         }
     }
 
-    fn is_write(self) -> bool {
-        matches!(self, Pattern::RandomWrite | Pattern::SequentialWrite)
-    }
-
     fn is_random(self) -> bool {
-        matches!(self, Pattern::RandomRead | Pattern::RandomWrite)
+        matches!(
+            self,
+            Pattern::RandomRead | Pattern::RandomWrite | Pattern::RandomMix
+        )
     }
 }
 
@@ -89,6 +94,9 @@ pub struct LoopResult {
     pub iops: f64,
     pub mb_per_s: f64,
     pub mean_latency_us: f64,
+    /// Median and 99th percentile of the completion latencies counted.
+    pub p50_latency_us: f64,
+    pub p99_latency_us: f64,
     /// Completions counted (after the warm-up).
     pub ops: u64,
     /// Most commands the device held at once.
@@ -113,12 +121,14 @@ pub fn run_closed_loop(device: &mut dyn Device, spec: &LoopSpec) -> LoopResult {
     let mut submit_time: Vec<Time> = Vec::with_capacity(depth as usize);
     let mut free_slots: Vec<u64> = (0..u64::from(depth)).rev().collect();
     submit_time.resize(depth as usize, 0);
-    let op = if spec.pattern.is_write() {
-        Op::Write
-    } else {
-        Op::Read
-    };
+    let mut directions = Pcg64Mcg::seed_from_u64(spec.seed ^ 0x5851_f42d_4c95_7f2d);
     let mut next_command = |slot: u64, offsets: &mut Pcg64Mcg| {
+        let op = match spec.pattern {
+            Pattern::RandomRead | Pattern::SequentialRead => Op::Read,
+            Pattern::RandomWrite | Pattern::SequentialWrite => Op::Write,
+            Pattern::RandomMix if directions.next_u64() % 10 < 7 => Op::Read,
+            Pattern::RandomMix => Op::Write,
+        };
         let block = if spec.pattern.is_random() {
             offsets.next_u64() % blocks
         } else {
@@ -144,7 +154,7 @@ pub fn run_closed_loop(device: &mut dyn Device, spec: &LoopSpec) -> LoopResult {
     let mut completed: Vec<RequestId> = Vec::with_capacity(depth as usize);
     let mut total: u64 = 0;
     let mut counted: u64 = 0;
-    let mut latency_sum: u128 = 0;
+    let mut latencies: Vec<Time> = Vec::with_capacity(spec.ops.min(1 << 20) as usize);
     let mut window_start: Time = 0;
     while total < spec.ops && now < spec.time_limit_ns {
         let Some(t) = device.next_event() else { break };
@@ -159,7 +169,7 @@ pub fn run_closed_loop(device: &mut dyn Device, spec: &LoopSpec) -> LoopResult {
             }
             if total > warmup {
                 counted += 1;
-                latency_sum += u128::from(now - submit_time[id.0 as usize]);
+                latencies.push(now - submit_time[id.0 as usize]);
             }
             free_slots.push(id.0);
         }
@@ -171,6 +181,13 @@ pub fn run_closed_loop(device: &mut dyn Device, spec: &LoopSpec) -> LoopResult {
     }
     let elapsed = now.saturating_sub(window_start).max(1);
     let iops = counted as f64 * NSEC_PER_SEC as f64 / elapsed as f64;
+    let latency_sum: u128 = latencies.iter().map(|&l| u128::from(l)).sum();
+    latencies.sort_unstable();
+    let percentile = |p: usize| {
+        latencies
+            .get((latencies.len() * p / 100).min(latencies.len().saturating_sub(1)))
+            .map_or(0.0, |&l| l as f64 / 1e3)
+    };
     LoopResult {
         iops,
         mb_per_s: iops * (block_sectors * SECTOR_SIZE) as f64 / 1e6,
@@ -179,6 +196,8 @@ pub fn run_closed_loop(device: &mut dyn Device, spec: &LoopSpec) -> LoopResult {
         } else {
             latency_sum as f64 / counted as f64 / 1e3
         },
+        p50_latency_us: percentile(50),
+        p99_latency_us: percentile(99),
         ops: counted,
         max_in_flight,
         elapsed_ns: elapsed,
@@ -235,20 +254,20 @@ impl CalibrationReport {
             self.capacity_bytes as f64 / 1e9
         );
         out.push_str(&format!(
-            "{:<10} {:<6} {:>4} {:>8} {:>12} {:>10} {:>11} {:>18}  {}\n",
-            "pattern", "region", "qd", "bs", "value", "unit", "lat_us", "target", "ok"
+            "{:<10} {:<6} {:>4} {:>8} {:>12} {:>10} {:>11} {:>11} {:>18}  {}\n",
+            "pattern", "region", "qd", "bs", "value", "unit", "lat_us", "p99_us", "target", "ok"
         ));
         for m in &self.measurements {
             let target = m.target.map_or("-".to_string(), |(low, high)| {
                 format!("{low:.0}..{high:.0}")
             });
             let ok = match m.target {
-                None => "",
+                None => "none published",
                 Some(_) if m.within_target() => "yes",
                 Some(_) => "NO",
             };
             out.push_str(&format!(
-                "{:<10} {:<6} {:>4} {:>8} {:>12.1} {:>10} {:>11.1} {:>18}  {}\n",
+                "{:<10} {:<6} {:>4} {:>8} {:>12.1} {:>10} {:>11.1} {:>11.1} {:>18}  {}\n",
                 m.spec.pattern.name(),
                 m.spec.region.name(),
                 m.spec.queue_depth,
@@ -256,11 +275,51 @@ impl CalibrationReport {
                 m.value,
                 m.unit,
                 m.result.mean_latency_us,
+                m.result.p99_latency_us,
                 target,
                 ok
             ));
         }
+        let checked = self.measurements.iter().filter(|m| m.target.is_some());
+        let within = checked.clone().filter(|m| m.within_target()).count();
+        out.push_str(&format!(
+            "{} of {} rows checked against a published figure, {} within it; {} without one\n",
+            checked.count(),
+            self.measurements.len(),
+            within,
+            self.unpublished().join(", ")
+        ));
         out
+    }
+
+    /// The patterns (with queue depth) that have no published figure at all, for the
+    /// report's closing line; "none" when every row has one.
+    pub fn unpublished(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for pattern in [
+            Pattern::RandomRead,
+            Pattern::RandomWrite,
+            Pattern::RandomMix,
+            Pattern::SequentialRead,
+            Pattern::SequentialWrite,
+        ] {
+            let rows = self
+                .measurements
+                .iter()
+                .filter(|m| m.spec.pattern == pattern);
+            let (total, bare) = rows.fold((0, 0), |(t, b), m| {
+                (t + 1, b + usize::from(m.target.is_none()))
+            });
+            if total > 0 && bare == total {
+                names.push(format!("{} (any depth)", pattern.name()));
+            } else if bare > 0 {
+                names.push(format!("{} ({bare} of {total} rows)", pattern.name()));
+            }
+        }
+        if names.is_empty() {
+            names.push("none".to_string());
+        }
+        names
     }
 }
 
@@ -318,15 +377,20 @@ pub fn calibrate(
         measurements: Vec::new(),
     };
     let mut specs = Vec::new();
-    for pattern in [Pattern::RandomRead, Pattern::RandomWrite] {
+    for pattern in [
+        Pattern::RandomRead,
+        Pattern::RandomWrite,
+        Pattern::RandomMix,
+    ] {
         let mut depths: Vec<u32> = QUEUE_DEPTHS.iter().map(|&d| d.min(max_depth)).collect();
         depths.dedup();
         // Writes run four times longer and skip half: buffers must fill before the figure
         // means anything.
-        let (ops, warmup_ops) = if pattern.is_write() {
-            (options.random_ops * 4, options.random_ops * 2)
-        } else {
-            (options.random_ops, options.random_ops / 5)
+        let (ops, warmup_ops) = match pattern {
+            Pattern::RandomWrite => (options.random_ops * 4, options.random_ops * 2),
+            // A mix's writes fill buffers too, at a third of the pace; a disk takes a minute.
+            Pattern::RandomMix => (options.random_ops * 2, options.random_ops),
+            _ => (options.random_ops, options.random_ops / 5),
         };
         for depth in depths {
             specs.push(LoopSpec {
@@ -374,8 +438,75 @@ pub fn calibrate(
             target: target.map(|t| (t.low, t.high)),
             target_source: target.map(|t| t.source),
         });
+        for (metric, target) in latency_targets_for(name, &spec) {
+            report.measurements.push(Measurement {
+                spec,
+                result,
+                value: metric.of(&result),
+                unit: metric.unit(),
+                target: Some((target.low, target.high)),
+                target_source: Some(target.source),
+            });
+        }
     }
     report
+}
+
+/// A latency statistic with a published figure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Latency {
+    Mean,
+    P50,
+    P99,
+}
+
+impl Latency {
+    pub fn unit(self) -> &'static str {
+        match self {
+            Latency::Mean => "us mean",
+            Latency::P50 => "us p50",
+            Latency::P99 => "us p99",
+        }
+    }
+
+    pub fn of(self, result: &LoopResult) -> f64 {
+        match self {
+            Latency::Mean => result.mean_latency_us,
+            Latency::P50 => result.p50_latency_us,
+            Latency::P99 => result.p99_latency_us,
+        }
+    }
+}
+
+/// Published completion-latency figures for a preset and loop (device-models.md §2.1).
+pub fn latency_targets_for(device: &str, spec: &LoopSpec) -> Vec<(Latency, Target)> {
+    let qd1_4k_randread =
+        spec.pattern == Pattern::RandomRead && spec.queue_depth == 1 && spec.block_bytes == 4096;
+    if !qd1_4k_randread {
+        return Vec::new();
+    }
+    let us = "us";
+    let fio_run = "§2.1 public fio run: mean 11.1, p50 9.9, p99 31.6 ms";
+    let figures: &[(Latency, f64, &'static str)] = match device {
+        "hdd-7200" => &[
+            (Latency::Mean, 11_100.0, fio_run),
+            (Latency::P50, 9_900.0, fio_run),
+            (Latency::P99, 31_600.0, fio_run),
+        ],
+        "ssd-x25e" => &[(
+            Latency::Mean,
+            115.0,
+            "§2.1 Intel brief 75 µs + host: 100–130",
+        )],
+        "nvme-gen4" => &[(Latency::Mean, 50.0, "§2.1 Kitguru NM790 QD1 20 K IOPS")],
+        _ => &[],
+    };
+    figures
+        .iter()
+        .filter_map(|&(metric, value, source)| {
+            around(value, us, source).map(|target| (metric, target))
+        })
+        .collect()
 }
 
 /// Calibrates a built-in preset by name.
@@ -416,8 +547,12 @@ pub fn target_for(device: &str, spec: &LoopSpec) -> Option<Target> {
     match (device, spec.pattern) {
         ("hdd-7200", RandomRead) if qd1 => range(75.0, 100.0, IOPS, "§2.1 Wikipedia IOPS; fio 89"),
         ("hdd-7200", RandomRead) if deep => range(150.0, 200.0, IOPS, "§2.1 NCQ ≈ 2x QD1"),
-        ("hdd-7200", SequentialRead) if large && outer => range(100.0, 130.0, MBS, "§2.1 xbitlabs"),
-        ("hdd-7200", SequentialRead) if large && inner => range(50.0, 65.0, MBS, "§2.1 datasheets"),
+        ("hdd-7200", SequentialRead | SequentialWrite) if large && outer => {
+            range(100.0, 130.0, MBS, "§2.1 xbitlabs; one media rate both ways")
+        }
+        ("hdd-7200", SequentialRead | SequentialWrite) if large && inner => {
+            range(50.0, 65.0, MBS, "§2.1 datasheets; one media rate both ways")
+        }
         ("sas-10k", RandomRead) if qd1 => range(125.0, 150.0, IOPS, "§2.1 Wikipedia IOPS"),
         ("sas-10k", RandomRead) if deep => range(300.0, 450.0, IOPS, "§2.1 Savvio >400"),
         ("raid0-8x10k", RandomRead) if qd1 => range(125.0, 150.0, IOPS, "§2.1 ≈ one disk"),
@@ -427,6 +562,7 @@ pub fn target_for(device: &str, spec: &LoopSpec) -> Option<Target> {
         ("ssd-x25e", RandomRead) if qd1 => range(8_000.0, 10_000.0, IOPS, "§2.1 tweakers.net"),
         ("ssd-x25e", RandomRead) if deep => around(35_000.0, IOPS, "§2.1 Intel datasheet"),
         ("ssd-x25e", RandomWrite) if deep => around(3_300.0, IOPS, "§2.1 Intel datasheet"),
+        ("ssd-x25e", RandomMix) if deep => around(5_000.0, IOPS, "§1.3 Wikipedia IOPS, mixed"),
         ("ssd-x25e", SequentialRead) if seq_deep => around(250.0, MBS, "§2.1 TechReport"),
         ("ssd-x25e", SequentialWrite) if seq_deep => {
             range(170.0, 210.0, MBS, "§2.1 TechReport; seed 001")
