@@ -117,14 +117,20 @@ impl LoopDevice {
         // `losetup -f` picks a free device and then claims it: one at a time.
         static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        let out = Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(image)
-            .output()
-            .ok()?;
-        out.status
-            .success()
-            .then(|| LoopDevice(String::from_utf8_lossy(&out.stdout).trim().to_string()))
+        // Other tests attach loop devices too: a device taken under our feet is tried again.
+        for _ in 0..5 {
+            let out = Command::new("losetup")
+                .args(["-f", "--show"])
+                .arg(image)
+                .output()
+                .ok()?;
+            if out.status.success() {
+                let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+                return Some(LoopDevice(path));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        None
     }
 }
 
