@@ -250,8 +250,9 @@ pub fn lay_out_on(
             message,
         };
         if whole(&file.name) {
-            let capacity = capacity.unwrap_or(0);
-            if bytes > capacity {
+            // A regular file as the target (no capacity) grows to what the name needs; only a
+            // sized name gets here without one (a replayed capture's device).
+            if let Some(capacity) = capacity.filter(|&capacity| bytes > capacity) {
                 return Err(error(format!(
                     "{} needs {bytes} bytes, the target has {capacity}",
                     file.name
