@@ -29,6 +29,8 @@ enum Command {
     Compare(cmd::compare::CompareArgs),
     /// Charts of runs' results (fio JSON): throughput, latency percentiles, cgroup shares, page cache.
     Plot(cmd::plot::PlotArgs),
+    /// Check a scheduler against the kernel's own recorded decisions.
+    Conformance(cmd::conformance::ConformanceArgs),
     /// Measure a device model: QD sweeps and sequential runs beside published figures.
     Calibrate(cmd::calibrate::CalibrateArgs),
     /// List the schedulers with their tunables (defaults, units, meaning).
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => cmd::compare::compare(args),
         Command::Plot(args) => cmd::plot::plot(args),
         Command::Calibrate(args) => cmd::calibrate::run(args),
+        Command::Conformance(args) => cmd::conformance::run(args),
         Command::Schedulers => cmd::list::schedulers(),
         Command::Knobs => cmd::list::knobs(),
         Command::Devices => cmd::list::devices(),

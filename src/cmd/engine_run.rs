@@ -81,6 +81,7 @@ pub fn run(args: RunArgs) -> CmdResult {
         check: args.check,
         queue_depth: None,
         nr_requests: nr_requests.unwrap_or(128),
+        uptime_ns: super::run::uptime_ns(args.uptime)?,
     };
     let stop = signal::install_sigint();
     let engine = Engine::new(&jobs.jobs, &args.device, config).map_err(engine_failure)?;
@@ -121,6 +122,7 @@ pub fn run(args: RunArgs) -> CmdResult {
     sinks.finish()?;
     let wall = wall_start.elapsed();
     super::sinks::write_job_logs(&outcome.clones)?;
+    super::sinks::write_issue_logs(&outcome.issued, &jobs.jobs, &outcome.layout)?;
 
     let mut run = iosched_report::results::run_result(
         &outcome.clones,

@@ -183,6 +183,8 @@ pub struct Outcome {
     pub tunables: Vec<TunableValue>,
     pub summary: Vec<ServiceSummary>,
     pub layout: Layout,
+    /// What the clones of jobs with `write_iolog` issued (fio's iolog).
+    pub issued: iosched_workload::issue_log::IssueLog,
 }
 
 /// The block layer's state of one run.
@@ -247,9 +249,11 @@ impl<'a, X: Copy> Driver<'a, X> {
         }
         // The one place cgroups reach the scheduler. Root too: `cgroup=/` with
         // `cgroup_weight=` sets the root's (leaf) weight, as Android's "normal" group in seed
-        // 004 does.
+        // 004 does. Declared at time 0; a scheduler wrapped in `iosched_core::Uptime` (as
+        // both backends' are) creates the others at their first request, as the kernel
+        // creates a blkg.
         for spec in cgroups.specs() {
-            elevator.add_cgroup(*spec);
+            elevator.add_cgroup(*spec, 0);
         }
         let life = Lifecycle::new(jobs, &layout, seed)?;
         let clones = processes.len();
@@ -320,7 +324,7 @@ impl<'a, X: Copy> Driver<'a, X> {
 
     /// Checks that nothing is left over and hands back the results; `disk_name` names the
     /// disk in fio's `disk_util`.
-    pub fn finish(self, disk_name: String) -> Outcome {
+    pub fn finish(mut self, disk_name: String) -> Outcome {
         assert!(
             self.in_flight.is_empty(),
             "requests left in flight at the end"
@@ -344,6 +348,7 @@ impl<'a, X: Copy> Driver<'a, X> {
             end_ns,
             tunables: self.elevator.tunables(),
             summary: self.elevator.summary(),
+            issued: self.life.take_issue_log(),
             layout: self.layout,
         }
     }

@@ -26,7 +26,8 @@ use std::time::Instant;
 
 use io_uring::{types, IoUring};
 use iosched_core::{
-    new_elevator, CgroupId, DeviceInfo, RequestId, ServiceSummary, Time, Trace, TunableValue,
+    new_elevator, CgroupId, DeviceInfo, Elevator, RequestId, ServiceSummary, Time, Trace,
+    TunableValue, Uptime, DEFAULT_UPTIME_NS,
 };
 use iosched_driver::Driver;
 use iosched_report::stats::{DiskStats, JobStats};
@@ -60,6 +61,10 @@ pub struct EngineConfig {
     /// Requests per cgroup and direction on the request lists (`--set nr_requests`), as in
     /// the simulator.
     pub nr_requests: u32,
+    /// How long the machine has been up when the run starts, for the scheduler (created at
+    /// boot): it sees `uptime_ns` + the run's clock (see [`iosched_core::Uptime`]). 0 starts
+    /// the run at boot.
+    pub uptime_ns: u64,
 }
 
 impl Default for EngineConfig {
@@ -72,6 +77,7 @@ impl Default for EngineConfig {
             check: false,
             queue_depth: None,
             nr_requests: 128,
+            uptime_ns: DEFAULT_UPTIME_NS,
         }
     }
 }
@@ -100,6 +106,8 @@ pub struct EngineOutcome {
     pub elapsed_ns: Time,
     pub tunables: Vec<TunableValue>,
     pub summary: Vec<ServiceSummary>,
+    /// What the clones of jobs with `write_iolog` issued (fio's iolog).
+    pub issued: iosched_workload::issue_log::IssueLog,
     pub layout: Layout,
     pub verify_failures: Vec<VerifyFailure>,
     /// I/O errors and short transfers, one line each (`job 'x': read at 4096: EIO`).
@@ -239,8 +247,9 @@ impl<'a> Engine<'a> {
             rotational: target.rotational,
             queue_depth,
         };
-        let mut elevator = new_elevator(&config.scheduler, info)
+        let elevator = new_elevator(&config.scheduler, info)
             .map_err(|error| EngineError::UnknownScheduler(error.to_string()))?;
+        let mut elevator: Box<dyn Elevator> = Box::new(Uptime::new(elevator, config.uptime_ns));
         for (name, value) in &config.tunables {
             elevator
                 .set_tunable(name, value)
@@ -257,8 +266,21 @@ impl<'a> Engine<'a> {
                 let method = checks.methods[plan.job];
                 let read_only =
                     matches!(spec.rw, RwMode::Read | RwMode::RandRead) || spec.verify_only;
+                // Strided zones may lead I/O past the region, never past the file.
+                let regions = plan
+                    .regions
+                    .iter()
+                    .zip(&plan.files)
+                    .map(|(region, &file)| match spec.zones {
+                        Some(_) => FileRegion {
+                            start: region.start,
+                            len: opened.layout.files[file].bytes - region.start,
+                        },
+                        None => *region,
+                    })
+                    .collect();
                 IoProcess {
-                    regions: plan.regions.clone(),
+                    regions,
                     verify: method,
                     check_reads: method.is_some() && read_only,
                 }
@@ -431,6 +453,7 @@ impl<'a> Engine<'a> {
             elapsed_ns: outcome.end_ns,
             tunables: outcome.tunables,
             summary: outcome.summary,
+            issued: outcome.issued,
             layout: outcome.layout,
             verify_failures: std::mem::take(&mut back.verify_failures),
             io_errors: std::mem::take(&mut back.io_errors),
