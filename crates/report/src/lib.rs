@@ -35,6 +35,7 @@
 
 pub mod blkparse;
 pub mod blktrace;
+pub mod compare;
 pub mod decisions;
 pub mod disk;
 pub mod fio_json;
