@@ -27,6 +27,8 @@ enum Command {
     Kernel(cmd::kernel::KernelArgs),
     /// Results of several runs (fio JSON) side by side in one mmtests-style table.
     Compare(cmd::compare::CompareArgs),
+    /// Check a scheduler against the kernel's own recorded decisions.
+    Conformance(cmd::conformance::ConformanceArgs),
     /// Measure a device model: QD sweeps and sequential runs beside published figures.
     Calibrate(cmd::calibrate::CalibrateArgs),
     /// List the schedulers with their tunables (defaults, units, meaning).
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
         Command::Kernel(args) => cmd::kernel::kernel(args),
         Command::Compare(args) => cmd::compare::compare(args),
         Command::Calibrate(args) => cmd::calibrate::run(args),
+        Command::Conformance(args) => cmd::conformance::run(args),
         Command::Schedulers => cmd::list::schedulers(),
         Command::Knobs => cmd::list::knobs(),
         Command::Devices => cmd::list::devices(),

@@ -81,6 +81,7 @@ pub fn run(args: RunArgs) -> CmdResult {
         check: args.check,
         queue_depth: None,
         nr_requests: nr_requests.unwrap_or(128),
+        uptime_ns: super::run::uptime_ns(args.uptime)?,
     };
     let stop = signal::install_sigint();
     let engine = Engine::new(&jobs.jobs, &args.device, config).map_err(engine_failure)?;

@@ -2,6 +2,7 @@
 
 pub mod calibrate;
 pub mod compare;
+pub mod conformance;
 pub mod engine_run;
 pub mod kernel;
 pub mod list;

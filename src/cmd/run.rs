@@ -60,6 +60,11 @@ pub struct RunArgs {
     /// Check the scheduler's invariants after every event (slow).
     #[arg(long)]
     pub(crate) check: bool,
+    /// Seconds the machine has been up when the run starts. The scheduler is created at boot
+    /// and reads boot-based time, as the kernel's does; near boot some of CFQ's u64
+    /// arithmetic wraps (service-tree keys, workload expiry). `--uptime 0` starts at boot.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1000)]
+    pub(crate) uptime: u64,
     /// Write a trace: blkparse-style text, or with a `.blktrace` name the binary format
     /// (`NAME.blktrace` → `NAME.blktrace.0`, read by `blkparse -i NAME` and `btt`).
     #[arg(long, value_name = "FILE")]
@@ -85,6 +90,13 @@ pub(crate) fn parse_set(items: &[String]) -> Result<Vec<(String, String)>, Failu
             ))),
         })
         .collect()
+}
+
+/// `--uptime SECONDS` in ns.
+pub(crate) fn uptime_ns(seconds: u64) -> Result<u64, Failure> {
+    seconds
+        .checked_mul(iosched_core::NSEC_PER_SEC)
+        .ok_or_else(|| Failure::input(anyhow!("--uptime {seconds}: too large")))
 }
 
 /// Takes the queue's `nr_requests` out of `--set` settings: on a real device it is the
@@ -194,6 +206,7 @@ pub fn run(args: RunArgs) -> CmdResult {
         seed: args.seed,
         check: args.check,
         fs_knobs,
+        uptime_ns: uptime_ns(args.uptime)?,
         ..SimConfig::default()
     };
     let simulation = Simulation::new(&jobs.jobs, device, config).map_err(Failure::input)?;

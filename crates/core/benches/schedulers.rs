@@ -32,12 +32,15 @@ impl Bench {
         };
         let mut elevator = new_elevator(name, device).expect("known scheduler");
         for g in 1..=groups {
-            elevator.add_cgroup(CgroupSpec {
-                id: CgroupId(g),
-                parent: CgroupId::ROOT,
-                weight: 100 * g,
-                leaf_weight: 100 * g,
-            });
+            elevator.add_cgroup(
+                CgroupSpec {
+                    id: CgroupId(g),
+                    parent: CgroupId::ROOT,
+                    weight: 100 * g,
+                    leaf_weight: 100 * g,
+                },
+                0,
+            );
         }
         let mut bench = Bench {
             elevator,

@@ -62,8 +62,11 @@ pub trait Elevator {
     /// The name users select it by (`noop`, `deadline`, `cfq`).
     fn name(&self) -> &'static str;
 
-    /// Announces a cgroup before its first request. Schedulers without group support ignore it.
-    fn add_cgroup(&mut self, _cgroup: CgroupSpec) {}
+    /// Announces a cgroup at `now`, the time of its first request (the kernel creates a
+    /// cgroup's blkg, and CFQ its group, at the cgroup's first bio: cfq_pd_alloc() ->
+    /// cfq_init_cfqg_base()); parents are announced before their children. Announcing a
+    /// known cgroup again updates its weights. Schedulers without group support ignore it.
+    fn add_cgroup(&mut self, _cgroup: CgroupSpec, _now: Time) {}
 
     /// A process whose I/O context is `ioc` exited (CFQ stops idling for it).
     fn exit_ioc(&mut self, _ioc: IoContextId, _now: Time) {}

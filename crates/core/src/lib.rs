@@ -22,6 +22,7 @@ pub mod request_pool;
 pub mod testing;
 pub mod trace;
 pub mod tunable;
+pub mod uptime;
 
 pub use elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary};
 pub use request::{
@@ -30,6 +31,7 @@ pub use request::{
 };
 pub use trace::{Decision, MessageSubject, NoTrace, RqEvent, Trace};
 pub use tunable::{TunableError, TunableSpec, TunableValue};
+pub use uptime::{Uptime, DEFAULT_UPTIME_NS};
 
 /// A scheduler users can select, with its tunables table.
 #[derive(Clone, Copy, Debug)]

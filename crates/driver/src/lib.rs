@@ -249,9 +249,11 @@ impl<'a, X: Copy> Driver<'a, X> {
         }
         // The one place cgroups reach the scheduler. Root too: `cgroup=/` with
         // `cgroup_weight=` sets the root's (leaf) weight, as Android's "normal" group in seed
-        // 004 does.
+        // 004 does. Declared at time 0; a scheduler wrapped in `iosched_core::Uptime` (as
+        // both backends' are) creates the others at their first request, as the kernel
+        // creates a blkg.
         for spec in cgroups.specs() {
-            elevator.add_cgroup(*spec);
+            elevator.add_cgroup(*spec, 0);
         }
         let life = Lifecycle::new(jobs, &layout, seed)?;
         let clones = processes.len();

@@ -26,7 +26,8 @@ use std::time::Instant;
 
 use io_uring::{types, IoUring};
 use iosched_core::{
-    new_elevator, CgroupId, DeviceInfo, RequestId, ServiceSummary, Time, Trace, TunableValue,
+    new_elevator, CgroupId, DeviceInfo, Elevator, RequestId, ServiceSummary, Time, Trace,
+    TunableValue, Uptime, DEFAULT_UPTIME_NS,
 };
 use iosched_driver::Driver;
 use iosched_report::stats::{DiskStats, JobStats};
@@ -60,6 +61,10 @@ pub struct EngineConfig {
     /// Requests per cgroup and direction on the request lists (`--set nr_requests`), as in
     /// the simulator.
     pub nr_requests: u32,
+    /// How long the machine has been up when the run starts, for the scheduler (created at
+    /// boot): it sees `uptime_ns` + the run's clock (see [`iosched_core::Uptime`]). 0 starts
+    /// the run at boot.
+    pub uptime_ns: u64,
 }
 
 impl Default for EngineConfig {
@@ -72,6 +77,7 @@ impl Default for EngineConfig {
             check: false,
             queue_depth: None,
             nr_requests: 128,
+            uptime_ns: DEFAULT_UPTIME_NS,
         }
     }
 }
@@ -241,8 +247,9 @@ impl<'a> Engine<'a> {
             rotational: target.rotational,
             queue_depth,
         };
-        let mut elevator = new_elevator(&config.scheduler, info)
+        let elevator = new_elevator(&config.scheduler, info)
             .map_err(|error| EngineError::UnknownScheduler(error.to_string()))?;
+        let mut elevator: Box<dyn Elevator> = Box::new(Uptime::new(elevator, config.uptime_ns));
         for (name, value) in &config.tunables {
             elevator
                 .set_tunable(name, value)

@@ -17,8 +17,8 @@
 use std::fmt;
 
 use iosched_core::{
-    new_elevator, CgroupId, DeviceInfo, RequestId, ServiceSummary, Time, Trace, TunableError,
-    TunableValue, SECTOR_SIZE,
+    new_elevator, CgroupId, DeviceInfo, Elevator, RequestId, ServiceSummary, Time, Trace,
+    TunableError, TunableValue, Uptime, DEFAULT_UPTIME_NS, SECTOR_SIZE,
 };
 use iosched_driver::{Backend, Driver, InFlight, UnitDone};
 use iosched_report::stats::{DiskStats, JobStats};
@@ -47,6 +47,9 @@ pub struct SimConfig {
     /// File-system and writeback knobs (`dirty_ratio`, `flusher`, `mem`, `barrier`...; see
     /// [`crate::fs::FsConfig::is_knob`]), applied in order. Used when a job is buffered.
     pub fs_knobs: Vec<(String, String)>,
+    /// How long the machine has been up when the run starts: the scheduler, created at boot,
+    /// sees `uptime_ns + now` (see [`iosched_core::Uptime`]). 0 starts the run at boot.
+    pub uptime_ns: Time,
 }
 
 impl Default for SimConfig {
@@ -59,6 +62,7 @@ impl Default for SimConfig {
             events_max: 2_000_000_000,
             time_max_ns: 24 * 3600 * 1_000_000_000,
             fs_knobs: Vec::new(),
+            uptime_ns: DEFAULT_UPTIME_NS,
         }
     }
 }
@@ -175,8 +179,9 @@ impl<'a> Simulation<'a> {
             rotational: device.rotational(),
             queue_depth: device.queue_depth(),
         };
-        let mut elevator = new_elevator(&config.scheduler, info)
+        let elevator = new_elevator(&config.scheduler, info)
             .map_err(|error| SimError::UnknownScheduler(error.to_string()))?;
+        let mut elevator: Box<dyn Elevator> = Box::new(Uptime::new(elevator, config.uptime_ns));
         for (name, value) in &config.tunables {
             elevator
                 .set_tunable(name, value)

@@ -9,8 +9,6 @@
 //! Kernel: cfq_close_cooperator(), cfqq_close(), cfq_prio_tree_lookup(), cfq_setup_merge(),
 //! cfq_merge_cfqqs(), split_cfqq(), cfq_put_cooperator().
 
-use std::ops::Bound;
-
 use super::think_time::seeky;
 use super::{Cfq, QId, CFQQ_CLOSE_THR};
 use crate::request::Time;
@@ -22,43 +20,28 @@ impl Cfq {
             .is_some_and(|p| p.rq.sector.abs_diff(self.last_position) <= CFQQ_CLOSE_THR)
     }
 
-    /// Kernel: cfqq_close(): exact hit, else the search's last node, else its neighbour
-    /// toward the head.
+    /// Kernel: cfqq_close(): an exact hit for the head's sector, else the *last node of the
+    /// search path* (which one depends on the tree's shape, see `rbtree`) if close, else
+    /// that node's in-order neighbour toward the head if close. Only one candidate comes
+    /// back; `close_cooperator` does not try another when it rejects it.
     fn queue_close(&self, cur: QId) -> Option<QId> {
         let level = usize::from(self.queues[cur].org_ioprio.min(7));
-        let tree = &self.prio_trees[level];
-        if tree.is_empty() {
-            return None;
-        }
+        self.prio_trees.root(level)?;
         let sector = self.last_position;
-        if let Some(&q) = tree.get(&sector) {
+        let at = self.prio_trees.search(level, sector, |n| self.prio_key(n));
+        if let Some(q) = at.found {
             return Some(q);
         }
-        // Choice: the rb-tree search ends at a leaf that is one of the two in-order
-        // neighbours of `sector`; which one depends on the tree's shape. We take the nearer
-        // neighbour as "the parent", then its neighbour toward `sector` as the kernel does.
-        let below = tree.range(..sector).next_back().map(|(&s, &q)| (s, q));
-        let above = tree
-            .range((Bound::Excluded(sector), Bound::Unbounded))
-            .next()
-            .map(|(&s, &q)| (s, q));
-        let (parent, other) = match (below, above) {
-            (Some(b), Some(a)) => {
-                if sector - b.0 <= a.0 - sector {
-                    (b, Some(a))
-                } else {
-                    (a, Some(b))
-                }
-            }
-            (Some(b), None) => (b, None),
-            (None, Some(a)) => (a, None),
-            (None, None) => return None,
-        };
-        if self.rq_close(parent.1) {
-            return Some(parent.1);
+        let parent = at.parent.expect("a non-empty tree's search visits a node");
+        if self.rq_close(parent) {
+            return Some(parent);
         }
-        let (_, q) = other?;
-        self.rq_close(q).then_some(q)
+        let other = if self.prio_key(parent) < sector {
+            self.prio_trees.next(parent)
+        } else {
+            self.prio_trees.prev(parent)
+        }?;
+        self.rq_close(other).then_some(other)
     }
 
     /// Kernel: cfq_close_cooperator().
@@ -138,12 +121,19 @@ impl Cfq {
         self.cics[c].sync_q = Some(target);
         self.queues[target].coop = true;
         // The target's reference for this process was taken at setup_merge().
-        self.put_process_ref(q);
+        self.put_process_ref(q, now, trace);
         target
     }
 
     /// Kernel: split_cfqq(): `None` when the process must get a fresh queue.
-    pub(crate) fn split_queue(&mut self, c: usize, q: QId, pid: u32) -> Option<QId> {
+    pub(crate) fn split_queue(
+        &mut self,
+        c: usize,
+        q: QId,
+        pid: u32,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> Option<QId> {
         if self.queues[q].proc_refs == 1 {
             let cfqq = &mut self.queues[q];
             cfqq.pid = pid;
@@ -161,11 +151,11 @@ impl Cfq {
             }
             next = self.queues[n].new_cfqq;
             if self.queues[n].proc_refs > 0 {
-                self.put_process_ref(n);
+                self.put_process_ref(n, now, trace);
             }
             steps += 1;
         }
-        self.put_process_ref(q);
+        self.put_process_ref(q, now, trace);
         None
     }
 }

@@ -102,7 +102,9 @@ impl Cfq {
             return true;
         }
         let sync = cfqq.sync;
-        if self.rq_in_flight[0] > 0 && self.should_idle(q, now, trace) {
+        // should_idle() first, as the kernel evaluates it (and logs "Not idling") even when
+        // no async request is in flight.
+        if self.should_idle(q, now, trace) && self.rq_in_flight[0] > 0 {
             return false; // drain async requests before sync I/O
         }
         if self.rq_in_flight[1] > 0 && !sync {
@@ -139,7 +141,8 @@ impl Cfq {
         dispatched < max_dispatch
     }
 
-    /// Kernel: cfq_dispatch_insert() + cfq_remove_request() + cfq_activate_request().
+    /// Kernel: cfq_dispatch_insert() + cfq_remove_request(). The driver activates the request
+    /// afterwards (`activate_request`).
     fn dispatch_insert(
         &mut self,
         q: QId,
@@ -195,15 +198,25 @@ impl Cfq {
             in_driver_at_dispatch: self.rq_in_driver + 1,
         });
 
-        // Activation by the driver happens at once.
-        self.rq_in_driver += 1;
-        let drv = self.rq_in_driver;
-        self.log_q(trace, now, q, format_args!("activate rq, drv={drv}"));
-        self.last_position = rq.end_sector();
         if self.active_cic.is_none() && self.active_queue == Some(q) {
             self.active_cic = Some(pending.cic);
         }
         rq
+    }
+
+    /// Kernel: cfq_activate_request(), run when the driver takes a dispatched request: after
+    /// cfq_dispatch_requests() has returned (and logged "dispatched a request").
+    pub(crate) fn activate_request(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {
+        let q = self
+            .in_flight
+            .iter()
+            .find(|f| f.id == rq.id)
+            .expect("an activated request was dispatched")
+            .queue;
+        self.rq_in_driver += 1;
+        let drv = self.rq_in_driver;
+        self.log_q(trace, now, q, format_args!("activate rq, drv={drv}"));
+        self.last_position = rq.end_sector();
     }
 
     /// Kernel: cfq_dispatch_request(): one request from the active queue, if allowed.

@@ -73,7 +73,7 @@ impl CfqGroup {
             vfraction: 0,
             nr_cfqq: 0,
             busy_queues_avg: [0, 0],
-            trees: Default::default(),
+            trees: std::array::from_fn(|_| ServiceTree::starting(now)),
             saved_wl_slice: 0,
             saved_wl_type: 0,
             saved_wl_class: 0,
@@ -110,7 +110,7 @@ impl Cfq {
     /// Registers a cgroup (or updates its weights, applied at the next activation as the
     /// kernel's `new_weight` is). Parents must be announced first; an unknown parent means
     /// the root.
-    pub(crate) fn add_group(&mut self, spec: CgroupSpec) {
+    pub(crate) fn add_group(&mut self, spec: CgroupSpec, now: Time) {
         let weight = spec.weight.clamp(1, 10_000);
         let leaf_weight = spec.leaf_weight.clamp(1, 10_000);
         if let Some(&g) = self.group_of.get(&spec.id) {
@@ -127,8 +127,13 @@ impl Cfq {
         }
         let parent = self.group_of.get(&spec.parent).copied().unwrap_or(0);
         let g = self.groups.len();
-        self.groups
-            .push(CfqGroup::new(spec.id, Some(parent), weight, leaf_weight, 0));
+        self.groups.push(CfqGroup::new(
+            spec.id,
+            Some(parent),
+            weight,
+            leaf_weight,
+            now,
+        ));
         self.group_of.insert(spec.id, g);
     }
 
@@ -286,8 +291,8 @@ impl Cfq {
             .wrapping_add(scale_charge(charge, vfr));
         self.group_tree_add(g);
 
-        if self.workload_expires > now as i64 {
-            self.groups[g].saved_wl_slice = (self.workload_expires - now as i64) as Time;
+        if self.workload_expires > now {
+            self.groups[g].saved_wl_slice = self.workload_expires - now;
             self.groups[g].saved_wl_type = self.serving_wl_type;
             self.groups[g].saved_wl_class = self.serving_wl_class;
         } else {
@@ -347,10 +352,10 @@ mod tests {
             rotational: true,
             queue_depth: 1,
         });
-        cfq.add_group(cg(1, 0, 500)); // A
-        cfq.add_group(cg(2, 1, 500)); // AA
-        cfq.add_group(cg(3, 1, 1000)); // AB
-        cfq.add_group(cg(4, 0, 250)); // B
+        cfq.add_group(cg(1, 0, 500), 0); // A
+        cfq.add_group(cg(2, 1, 500), 0); // AA
+        cfq.add_group(cg(3, 1, 1000), 0); // AB
+        cfq.add_group(cg(4, 0, 250), 0); // B
         for g in [2, 3, 4] {
             cfq.group_notify_queue_add(g);
         }

@@ -378,6 +378,6 @@ impl Cfq {
         if self.rq_in_driver == 0 {
             self.schedule_dispatch(now, trace);
         }
-        self.maybe_free(q);
+        self.maybe_free(q, now, trace);
     }
 }

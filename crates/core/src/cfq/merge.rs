@@ -8,9 +8,9 @@
 //! next request chosen again, as cfq_merged_request() does.
 //! Kernel: cfq_allow_bio_merge(), cfq_merged_request(), cfq_reposition_rq_rb(), elv_merge().
 
-use super::queue::effective_class;
+use super::queue::{boost_on_prio, init_prio_data};
 use super::{Cfq, QId};
-use crate::request::{IoPrioClass, Request, RequestId};
+use crate::request::{Request, RequestId};
 
 impl Cfq {
     /// The queue `bio` would be queued on, if it exists already; merging never creates one.
@@ -24,24 +24,34 @@ impl Cfq {
             // A pending cooperator hand-off sends the bio elsewhere: no merge.
             return self.queues[q].new_cfqq.is_none().then_some(q);
         }
-        let group = &self.groups[self.group_for(bio.cgroup)];
-        let level = usize::from(bio.ioprio.level.min(7));
-        match effective_class(bio.ioprio.class) {
-            IoPrioClass::RealTime => group.async_queues[0][level],
-            IoPrioClass::Idle => group.async_idle,
-            _ => group.async_queues[1][level],
+        // cfq_allow_bio_merge(): only into the context's own async queue.
+        let cic = &self.cics[*self.cic_of.get(&bio.ioc)?];
+        if cic.cgroup != bio.cgroup {
+            return None;
         }
+        cic.async_q
     }
 
-    /// Kernel: cfq_may_queue() / __cfq_may_queue(): a process CFQ is idling for may allocate
-    /// past a full request list, once per slice.
+    /// Kernel: cfq_may_queue() / __cfq_may_queue(), cfqq_boost_on_prio(): before a request
+    /// is allocated, the queue its context already has for the request's sync-ness (none for
+    /// a new process: no boost, and the queue created later is not boosted) re-reads a
+    /// pending priority change, then takes the REQ_PRIO boost (an idle-class queue to BE, a
+    /// level below NORM to NORM) or, without REQ_PRIO, drops it. A process CFQ is idling for
+    /// may allocate past a full request list, once per slice.
     pub(crate) fn may_queue(&mut self, bio: &Request) -> bool {
+        let Some(&c) = self.cic_of.get(&bio.ioc) else {
+            return false;
+        };
+        let cic = &self.cics[c];
         let q = if bio.is_sync() {
-            self.cic_of.get(&bio.ioc).and_then(|&c| self.cics[c].sync_q)
+            cic.sync_q
         } else {
-            self.merge_queue(bio)
+            cic.async_q
         };
         let Some(q) = q else { return false };
+        let prio = cic.ioprio;
+        init_prio_data(&mut self.queues[q], prio);
+        boost_on_prio(&mut self.queues[q], bio.flags.prio);
         let cfqq = &mut self.queues[q];
         if cfqq.wait_request && !cfqq.must_alloc_slice {
             cfqq.must_alloc_slice = true;

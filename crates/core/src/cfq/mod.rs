@@ -26,6 +26,7 @@ pub mod idle;
 pub mod merge;
 pub mod preempt;
 pub mod queue;
+pub mod rbtree;
 pub mod select;
 pub mod service_tree;
 pub mod slice;
@@ -124,15 +125,16 @@ pub struct Cfq {
     /// Pending requests (slab) and free slots.
     pub(crate) pending: Vec<queue::Pending>,
     pub(crate) free_pending: Vec<queue::Slot>,
-    /// Busy queues by `next_rq` start sector, one map per original ioprio level.
-    pub(crate) prio_trees: [BTreeMap<u64, QId>; 8],
+    /// Busy queues by their `next_rq` start sector, one kernel-shaped red-black tree per
+    /// original ioprio level (nodes are queue ids).
+    pub(crate) prio_trees: rbtree::RbForest,
     /// Dispatched, not completed. A short vector: at most the device's queue depth.
     pub(crate) in_flight: Vec<queue::InFlight>,
     pub(crate) serving_wl_class: usize,
     pub(crate) serving_wl_type: usize,
-    /// Choice: signed. The kernel sets `now - 1` to mean "already expired"; its clock is
-    /// never 0, but the driver's starts there, where a u64 would wrap to "never expires".
-    pub(crate) workload_expires: i64,
+    /// u64 as in the kernel: `now - 1` means "already expired", except at `now == 0` (only
+    /// reachable when a run starts at boot), where it wraps to "never", as the kernel's does.
+    pub(crate) workload_expires: u64,
     pub(crate) serving_group: Option<GId>,
     pub(crate) busy_queues: u32,
     pub(crate) busy_sync_queues: u32,
@@ -192,7 +194,7 @@ impl Cfq {
             cic_of: BTreeMap::new(),
             pending: Vec::new(),
             free_pending: Vec::new(),
-            prio_trees: Default::default(),
+            prio_trees: rbtree::RbForest::new(8),
             in_flight: Vec::new(),
             serving_wl_class: BE_WORKLOAD,
             serving_wl_type: ASYNC_WORKLOAD,
@@ -210,8 +212,8 @@ impl Cfq {
             active_queue: None,
             active_cic: None,
             last_position: 0,
-            // Kernel: now - 1 s at init; the driver's clock starts at 0, so this wraps, and
-            // every use subtracts with wrapping_sub as the kernel's u64 arithmetic does.
+            // Kernel: now - 1 s at init (cfq_init_queue()), the scheduler being created at boot,
+            // so this wraps; every use subtracts with wrapping_sub as the kernel's u64 does.
             last_delayed_sync: 0u64.wrapping_sub(NSEC_PER_SEC),
             retired_stats: BTreeMap::new(),
             seq: 0,
@@ -326,12 +328,13 @@ impl Elevator for Cfq {
         "cfq"
     }
 
-    fn add_cgroup(&mut self, cgroup: CgroupSpec) {
-        self.add_group(cgroup);
+    fn add_cgroup(&mut self, cgroup: CgroupSpec, now: Time) {
+        self.add_group(cgroup, now);
     }
 
-    fn exit_ioc(&mut self, ioc: IoContextId, _now: Time) {
-        self.exit_process(ioc);
+    fn exit_ioc(&mut self, ioc: IoContextId, now: Time) {
+        // The interface gives exit no trace sink: its "put_queue" line goes unlogged.
+        self.exit_process(ioc, now, &mut crate::trace::NoTrace);
     }
 
     fn insert(&mut self, rq: Request, now: Time, trace: &mut dyn Trace) {
@@ -354,7 +357,10 @@ impl Elevator for Cfq {
     fn dispatch(&mut self, now: Time, trace: &mut dyn Trace) -> Dispatch {
         self.catch_up_timer(now, trace);
         match self.dispatch_requests(now, trace) {
-            Some(rq) => Dispatch::Request(rq),
+            Some(rq) => {
+                self.activate_request(&rq, now, trace);
+                Dispatch::Request(rq)
+            }
             None => match self.idle_timer {
                 Some(timer) => {
                     assert!(timer.until > now, "idle deadline must lie in the future");
@@ -376,7 +382,11 @@ impl Elevator for Cfq {
 
     fn drain(&mut self, now: Time, trace: &mut dyn Trace) -> Vec<Request> {
         self.catch_up_timer(now, trace);
-        self.forced_dispatch(now, trace)
+        let out = self.forced_dispatch(now, trace);
+        for rq in &out {
+            self.activate_request(rq, now, trace);
+        }
+        out
     }
 
     fn queued(&self) -> usize {
@@ -501,11 +511,10 @@ impl Cfq {
                     "queue {q} not busy"
                 );
             }
-            if let Some((level, sector)) = cfqq.p_key {
-                assert_eq!(
-                    self.prio_trees[level].get(&sector),
-                    Some(&q),
-                    "queue {q} prio key"
+            if let Some(level) = cfqq.p_key {
+                assert!(
+                    self.prio_trees.in_order(level).contains(&q),
+                    "queue {q} not in prio tree {level}"
                 );
             }
         }
@@ -551,13 +560,10 @@ impl Cfq {
                 assert!(self.queues[q].sync, "context's sync queue {q} is async");
             }
         }
-        for (level, tree) in self.prio_trees.iter().enumerate() {
-            for (&sector, &q) in tree {
-                assert_eq!(
-                    self.queues[q].p_key,
-                    Some((level, sector)),
-                    "prio tree entry {q}"
-                );
+        for level in 0..8 {
+            self.prio_trees.check(level);
+            for q in self.prio_trees.in_order(level) {
+                assert_eq!(self.queues[q].p_key, Some(level), "prio tree entry {q}");
             }
         }
         if let Some(timer) = self.idle_timer {

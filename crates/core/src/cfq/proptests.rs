@@ -115,12 +115,15 @@ impl Driver {
         cfq.set_tunable("group_idle_us", &group_idle.to_string())
             .unwrap();
         for id in 1..4u32 {
-            cfq.add_cgroup(CgroupSpec {
-                id: CgroupId(id),
-                parent: CgroupId(if id == 3 { 1 } else { 0 }),
-                weight: 100 * id,
-                leaf_weight: 100 * id,
-            });
+            cfq.add_cgroup(
+                CgroupSpec {
+                    id: CgroupId(id),
+                    parent: CgroupId(if id == 3 { 1 } else { 0 }),
+                    weight: 100 * id,
+                    leaf_weight: 100 * id,
+                },
+                0,
+            );
         }
         Driver {
             cfq,
@@ -303,7 +306,7 @@ proptest! {
                 parent: CgroupId::ROOT,
                 weight: w,
                 leaf_weight: w,
-            });
+            }, 0);
         }
         let served = super::tests::run_backlogged_with(
             &mut cfq,

@@ -73,6 +73,9 @@ pub(crate) fn effective_class(class: IoPrioClass) -> IoPrioClass {
 #[derive(Clone, Debug)]
 pub(crate) struct Cic {
     pub sync_q: Option<QId>,
+    /// The async queue this context last queued on (`cic->cfqq[0]`): looked up once, kept
+    /// across priority changes (see `queue_for`), dropped when the cgroup changes.
+    pub async_q: Option<QId>,
     pub cgroup: CgroupId,
     pub ioprio: IoPrio,
     pub ttime: Ttime,
@@ -101,13 +104,14 @@ pub(crate) struct CfqQueue {
     pub next_rq: Option<RqRef>,
     /// Pending requests by request sync-ness (0 async, 1 sync).
     pub queued: [u32; 2],
-    /// Service-tree key; signed, see `service_tree`.
-    pub rb_key: i64,
+    /// Service-tree key, in the kernel's wrapping u64 (see `service_tree`).
+    pub rb_key: u64,
     /// Index of the tree (in its group) the queue sits on, with its tie-break sequence.
     pub service_tree: Option<usize>,
     pub st_seq: u64,
-    /// Prio-tree membership: (original level, start sector at insertion).
-    pub p_key: Option<(usize, u64)>,
+    /// Prio-tree membership: the tree (original level) the queue is linked in
+    /// (`cfqq->p_root`).
+    pub p_key: Option<usize>,
     pub dispatch_start: Time,
     pub slice_start: Time,
     pub slice_end: Time,
@@ -262,6 +266,7 @@ impl Cfq {
             None => {
                 self.cics.push(Cic {
                     sync_q: None,
+                    async_q: None,
                     cgroup: rq.cgroup,
                     ioprio: rq.ioprio,
                     ttime: Ttime::starting(now),
@@ -277,22 +282,29 @@ impl Cfq {
             // check_blkcg_changed(): the process moved; its sync queue is dropped and a new
             // one will be created in the new group.
             cic.cgroup = rq.cgroup;
+            cic.async_q = None;
             if let Some(old) = cic.sync_q.take() {
                 self.log_q(trace, now, old, format_args!("changed cgroup"));
-                self.put_process_ref(old);
+                self.put_process_ref(old, now, trace);
             }
         }
         let cic = &mut self.cics[c];
         if cic.ioprio != rq.ioprio {
-            // check_ioprio_changed(): the async queue is looked up anew below; the sync
-            // queue re-reads its priority at this insertion.
+            // check_ioprio_changed(): the sync queue re-reads its priority at this insertion.
+            // The async queue is looked up again, but before the context's priority is
+            // updated, so with the *old* priority: the context keeps its async queue.
             cic.ioprio = rq.ioprio;
             if let Some(q) = cic.sync_q {
                 self.queues[q].prio_changed = true;
             }
         }
         if !sync {
-            return (self.async_queue(g, rq, trace, now), c);
+            if let Some(q) = self.cics[c].async_q {
+                return (q, c);
+            }
+            let q = self.async_queue(g, rq, trace, now);
+            self.cics[c].async_q = Some(q);
+            return (q, c);
         }
         loop {
             let Some(q) = self.cics[c].sync_q else {
@@ -305,7 +317,7 @@ impl Cfq {
             };
             if self.queues[q].coop && self.queues[q].split_coop {
                 self.log_q(trace, now, q, format_args!("breaking apart cfqq"));
-                match self.split_queue(c, q, rq.pid) {
+                match self.split_queue(c, q, rq.pid, now, trace) {
                     Some(q) => return (self.follow_merge(c, q, now, trace), c),
                     None => continue,
                 }
@@ -341,15 +353,16 @@ impl Cfq {
 
     /// Drops one process reference; the queue is freed once nothing uses it.
     /// Kernel: cfq_put_queue().
-    pub(crate) fn put_process_ref(&mut self, q: QId) {
+    pub(crate) fn put_process_ref(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
         let cfqq = &mut self.queues[q];
         assert!(cfqq.proc_refs > 0, "queue process references underflow");
         cfqq.proc_refs -= 1;
-        self.maybe_free(q);
+        self.maybe_free(q, now, trace);
     }
 
-    /// Frees a queue with no process references, no requests, not busy and not active.
-    pub(crate) fn maybe_free(&mut self, q: QId) {
+    /// Frees a queue with no process references, no requests, not busy and not active,
+    /// logging "put_queue" as the kernel's last cfq_put_queue() does.
+    pub(crate) fn maybe_free(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
         let cfqq = &self.queues[q];
         if !cfqq.live
             || cfqq.proc_refs > 0
@@ -365,6 +378,8 @@ impl Cfq {
         if self.cics.iter().any(|cic| cic.sync_q == Some(q)) {
             return;
         }
+        self.log_q(trace, now, q, format_args!("put_queue"));
+        let cfqq = &self.queues[q];
         // The freed queue's accounting outlives it, summed per (pid, sync) for summary().
         let key = (cfqq.pid, cfqq.sync);
         let stats = cfqq.stats;
@@ -380,12 +395,13 @@ impl Cfq {
     }
 
     /// A process exited: never idle for it again, and release its sync queue.
-    pub(crate) fn exit_process(&mut self, ioc: IoContextId) {
+    /// Kernel: cfq_exit_icq() -> cfq_exit_cfqq() -> cfq_put_queue().
+    pub(crate) fn exit_process(&mut self, ioc: IoContextId, now: Time, trace: &mut dyn Trace) {
         if let Some(&c) = self.cic_of.get(&ioc) {
             let cic = &mut self.cics[c];
             cic.exited = true;
             if let Some(q) = cic.sync_q.take() {
-                self.put_process_ref(q);
+                self.put_process_ref(q, now, trace);
             }
         }
     }
@@ -393,13 +409,10 @@ impl Cfq {
     /// Kernel: cfq_insert_request() + cfq_add_rq_rb() + cfq_rq_enqueued().
     pub(crate) fn insert_request(&mut self, rq: Request, now: Time, trace: &mut dyn Trace) {
         let (q, c) = self.queue_for(&rq, now, trace);
-        // cfq_may_queue() runs before allocation: priority data, then the REQ_PRIO boost.
-        // Choice: applied to the queue the request lands on (after any merge hand-off); the
-        // kernel boosts the context's queue just before the hand-off, which is the same queue
-        // except on the one insertion that performs a merge.
-        init_prio_data(&mut self.queues[q], rq.ioprio);
-        boost_on_prio(&mut self.queues[q], rq.flags.prio);
+        // The REQ_PRIO boost is not applied here: the kernel applies it only from
+        // cfq_may_queue(), to a queue the context already has (see `may_queue`).
         self.log_q(trace, now, q, format_args!("insert_request"));
+        init_prio_data(&mut self.queues[q], rq.ioprio);
         let sync = rq.is_sync();
         let seq = self.next_seq();
         let key = (rq.sector, seq);

@@ -160,11 +160,11 @@ impl Cfq {
         self.serving_group = Some(g);
         let cfqg = &self.groups[g];
         if cfqg.saved_wl_slice > 0 {
-            self.workload_expires = (now + cfqg.saved_wl_slice) as i64;
+            self.workload_expires = now.wrapping_add(cfqg.saved_wl_slice);
             self.serving_wl_type = cfqg.saved_wl_type;
             self.serving_wl_class = cfqg.saved_wl_class;
         } else {
-            self.workload_expires = now as i64 - 1;
+            self.workload_expires = now.wrapping_sub(1);
         }
         if trace.enabled() {
             let vt = self.groups[g].vdisktime;
@@ -192,13 +192,13 @@ impl Cfq {
             self.serving_wl_class = BE_WORKLOAD;
         } else {
             self.serving_wl_class = IDLE_WORKLOAD;
-            self.workload_expires = (now + self.jiffy()) as i64;
+            self.workload_expires = now + self.jiffy();
             return;
         }
         if original_class == self.serving_wl_class {
             let st = tree_index(self.serving_wl_class, self.serving_wl_type);
             let count = self.groups[g].trees[st].count;
-            if count > 0 && now as i64 <= self.workload_expires {
+            if count > 0 && now <= self.workload_expires {
                 return;
             }
         }
@@ -229,13 +229,13 @@ impl Cfq {
             workload_name(self.serving_wl_class, self.serving_wl_type),
             Some(slice),
         );
-        self.workload_expires = (now + slice) as i64;
+        self.workload_expires = now + slice;
     }
 
     /// Kernel: cfq_choose_wl_type(): the type whose first queue has the lowest key.
     fn choose_wl_type(&self, g: GId, wl_class: usize) -> usize {
         let mut best = SYNC_NOIDLE_WORKLOAD;
-        let mut lowest: Option<i64> = None;
+        let mut lowest: Option<u64> = None;
         for wl_type in [ASYNC_WORKLOAD, SYNC_NOIDLE_WORKLOAD, SYNC_WORKLOAD] {
             if let Some(q) = self.groups[g].trees[tree_index(wl_class, wl_type)].first() {
                 let key = self.queues[q].rb_key;

@@ -17,19 +17,30 @@ use crate::trace::Trace;
 
 /// One service tree. Kernel: struct cfq_rb_root.
 ///
-/// Choice: keys are `i64`. The kernel keeps `u64` keys and compares them unsigned, but its
-/// clock is far above 1 s after boot so `leftmost - 1 s` never wraps there; the driver's clock
-/// starts at 0, where unsigned keys would wrap and sort a preempting queue last. Signed keys
-/// give the kernel's order for every reachable clock value.
+/// Keys are `u64`, computed with wrapping arithmetic and compared unsigned, as the kernel's
+/// are: a key that goes below zero (add-front's `leftmost - 1 s`, a group's first queue's
+/// negative `cfq_slice_offset()`, a large `slice_resid`) wraps and sorts *last*. That only
+/// happens while the clock is small (within a second or so of boot); a machine that has been
+/// up for a while never sees it, and neither does iosched's driver, whose clock starts at an
+/// origin well after boot.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ServiceTree {
     /// (rb_key, insertion sequence) → queue: ties go after existing equal keys.
-    pub rb: BTreeMap<(i64, u64), QId>,
+    pub rb: BTreeMap<(u64, u64), QId>,
     pub count: u32,
     pub ttime: Ttime,
 }
 
 impl ServiceTree {
+    /// An empty tree whose think-time clock starts at `now` (Kernel: CFQ_RB_ROOT, which
+    /// stamps `ttime.last_end_request` when the group is allocated).
+    pub(crate) fn starting(now: Time) -> ServiceTree {
+        ServiceTree {
+            ttime: Ttime::starting(now),
+            ..ServiceTree::default()
+        }
+    }
+
     /// Kernel: cfq_rb_first().
     pub(crate) fn first(&self) -> Option<QId> {
         self.rb.first_key_value().map(|(_, &q)| q)
@@ -54,16 +65,16 @@ impl Cfq {
         base.wrapping_add(step.wrapping_mul(factor as u64))
     }
 
-    /// Kernel: cfq_slice_offset(): `(nr_cfqq - 1) * (prio_slice(sync,0) - prio_slice(q))`.
-    /// For the first queue of a group `nr_cfqq` is still 0, so the kernel's int-to-u64
-    /// conversion makes this negative; kept.
-    fn slice_offset(&self, q: QId) -> i64 {
+    /// Kernel: cfq_slice_offset(): `(nr_cfqq - 1) * (prio_slice(sync,0) - prio_slice(q))`,
+    /// in u64. For the first queue of a group `nr_cfqq` is still 0, so the kernel's int-to-u64
+    /// conversion makes the factor 2^64 - 1 and the offset wraps below zero; kept.
+    fn slice_offset(&self, q: QId) -> u64 {
         let cfqq = &self.queues[q];
         let nr = i64::from(self.groups[cfqq.group].nr_cfqq) - 1;
         let diff = self
             .prio_slice(true, 0)
             .wrapping_sub(self.prio_slice(cfqq.sync, cfqq.ioprio));
-        (nr as u64).wrapping_mul(diff) as i64
+        (nr as u64).wrapping_mul(diff)
     }
 
     /// Kernel: cfq_service_tree_add().
@@ -72,23 +83,23 @@ impl Cfq {
             let cfqq = &self.queues[q];
             (cfqq.group, tree_index(cfqq.wl_class(), cfqq.wl_type()))
         };
-        let now_key = now as i64;
         let rb_key = if self.queues[q].class_idle() {
             // Choice: 4.20 looks up the tree's cached rightmost node, but for queue trees that
             // cache is only ever cleared (cfq_service_tree_add() never sets it; only the group
             // tree's insert does), so it is always empty and the key is `now + 200 ms`.
-            CFQ_IDLE_DELAY as i64 + now_key
+            CFQ_IDLE_DELAY.wrapping_add(now)
         } else if !add_front {
-            let key = self.slice_offset(q).wrapping_add(now_key);
-            let key = key.wrapping_sub(self.queues[q].slice_resid);
+            let key = self.slice_offset(q).wrapping_add(now);
+            // slice_resid is signed (s64); subtracting it in u64 is the kernel's `-=`.
+            let key = key.wrapping_sub(self.queues[q].slice_resid as u64);
             self.queues[q].slice_resid = 0;
             key
         } else {
             let base = match self.groups[g].trees[st].first() {
                 Some(first) => self.queues[first].rb_key,
-                None => now_key,
+                None => now,
             };
-            base - NSEC_PER_SEC as i64
+            base.wrapping_sub(NSEC_PER_SEC)
         };
 
         let mut new_cfqq = true;
@@ -161,12 +172,18 @@ impl Cfq {
         }
     }
 
-    /// Kernel: cfq_prio_tree_add(): (re)key the queue by its next request's sector; a second
-    /// queue at the same sector is left out.
-    ///
-    /// Choice: the kernel's prio tree compares live `next_rq` positions, which can drift after
-    /// dispatches; here the key is the sector at insertion, and distance checks read the live
-    /// `next_rq` as the kernel's do.
+    /// The live prio-tree key of a linked queue: its `next_rq`'s start sector. The kernel
+    /// compares these live values, so a queue whose next request moved since it was linked
+    /// (the active queue, dispatching) is passed by the position it has now.
+    pub(crate) fn prio_key(&self, q: QId) -> u64 {
+        self.next_pending(q)
+            .expect("a queue in a prio tree has a next request")
+            .rq
+            .sector
+    }
+
+    /// Kernel: cfq_prio_tree_add(): (re)link the queue by its next request's sector in the
+    /// tree of its original level; a queue whose sector is already there is left out.
     pub(crate) fn prio_tree_add(&mut self, q: QId) {
         self.prio_tree_remove(q);
         let cfqq = &self.queues[q];
@@ -178,18 +195,16 @@ impl Cfq {
         };
         let sector = next.rq.sector;
         let level = usize::from(cfqq.org_ioprio.min(7));
-        if let std::collections::btree_map::Entry::Vacant(slot) =
-            self.prio_trees[level].entry(sector)
-        {
-            slot.insert(q);
-            self.queues[q].p_key = Some((level, sector));
+        let at = self.prio_trees.search(level, sector, |n| self.prio_key(n));
+        if at.found.is_none() {
+            self.prio_trees.insert(level, q, at);
+            self.queues[q].p_key = Some(level);
         }
     }
 
     pub(crate) fn prio_tree_remove(&mut self, q: QId) {
-        if let Some((level, sector)) = self.queues[q].p_key.take() {
-            let removed = self.prio_trees[level].remove(&sector);
-            assert_eq!(removed, Some(q), "prio tree key out of date");
+        if let Some(level) = self.queues[q].p_key.take() {
+            self.prio_trees.erase(level, q);
         }
     }
 }

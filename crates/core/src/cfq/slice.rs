@@ -174,7 +174,7 @@ impl Cfq {
         self.resort_rr_list(q, now);
         self.active_queue = None;
         self.active_cic = None;
-        self.maybe_free(q);
+        self.maybe_free(q, now, trace);
     }
 }
 

@@ -6,6 +6,10 @@ use crate::request::{IoPrio, IoPrioClass, Op, ReqFlags, NSEC_PER_MSEC};
 use crate::testing;
 
 const MS: Time = NSEC_PER_MSEC;
+/// 1000 s: a machine that has been up for a while. Tests whose expectations hold only
+/// away from boot start their clock here: near boot the kernel's u64 service-tree keys wrap
+/// (see `service_tree`) and order queues differently.
+const UP: Time = 1000 * crate::request::NSEC_PER_SEC;
 
 /// A recorded decision: time, kind, queue pid, reason, value.
 type Logged = (Time, &'static str, Option<u32>, String, Option<u64>);
@@ -119,12 +123,15 @@ fn insert(cfq: &mut Cfq, rq: Request, now: Time, rec: &mut Rec) {
 }
 
 fn add_group(cfq: &mut Cfq, id: u32, parent: u32, weight: u32) {
-    cfq.add_cgroup(CgroupSpec {
-        id: CgroupId(id),
-        parent: CgroupId(parent),
-        weight,
-        leaf_weight: weight,
-    });
+    cfq.add_cgroup(
+        CgroupSpec {
+            id: CgroupId(id),
+            parent: CgroupId(parent),
+            weight,
+            leaf_weight: weight,
+        },
+        0,
+    );
 }
 
 fn active_pid(cfq: &Cfq) -> Option<u32> {
@@ -199,12 +206,12 @@ fn low_latency_scales_slice_to_target_latency() {
 fn workload_slice_async_scaled_by_slice_ratio() {
     let mut cfq = hdd();
     let mut rec = Rec::default();
-    insert(&mut cfq, async_write(1, 1, 5000), 0, &mut rec);
-    insert(&mut cfq, read(2, 2, 900_000), 0, &mut rec);
-    assert_eq!(dispatch_id(&mut cfq, 0, &mut rec), 1);
-    assert!(rec.has(0, "cfq workload slice:60000000"));
-    assert!(rec.has(0, "cfq1A  set_active wl_class:0 wl_type:0"));
-    assert_eq!(cfq.workload_expires, 60 * MS as i64);
+    insert(&mut cfq, async_write(1, 1, 5000), UP, &mut rec);
+    insert(&mut cfq, read(2, 2, 900_000), UP, &mut rec);
+    assert_eq!(dispatch_id(&mut cfq, UP, &mut rec), 1);
+    assert!(rec.has(UP, "cfq workload slice:60000000"));
+    assert!(rec.has(UP, "cfq1A  set_active wl_class:0 wl_type:0"));
+    assert_eq!(cfq.workload_expires, UP + 60 * MS);
 }
 
 /// Sync workload slice: one SYNC queue of one busy → the whole group slice (300 ms).
@@ -426,11 +433,16 @@ fn hw_tag_after_50_samples() {
 
 /// Queue A (pid 1) idles after its first read completes at 2 ms; returns the scheduler.
 fn idling_a(a: Request) -> (Cfq, Rec) {
+    idling_a_at(a, 0)
+}
+
+/// As `idling_a`, with the clock starting at `t0`.
+fn idling_a_at(a: Request, t0: Time) -> (Cfq, Rec) {
     let mut cfq = hdd();
     let mut rec = Rec::default();
-    insert(&mut cfq, a, 0, &mut rec);
-    dispatch_id(&mut cfq, 0, &mut rec);
-    complete(&mut cfq, a, 2 * MS, &mut rec);
+    insert(&mut cfq, a, t0, &mut rec);
+    dispatch_id(&mut cfq, t0, &mut rec);
+    complete(&mut cfq, a, t0 + 2 * MS, &mut rec);
     assert!(cfq.idle_timer.is_some());
     (cfq, rec)
 }
@@ -443,13 +455,13 @@ fn preempt_rule(rec: &Rec) -> Option<String> {
 /// Rule 13: a request close to the head preempts an idling queue; a far one does not.
 #[test]
 fn preempt_rule13_close_request_while_idling() {
-    let (mut cfq, mut rec) = idling_a(read(1, 1, 1000));
-    insert(&mut cfq, read(2, 2, 900_000), 3 * MS, &mut rec);
+    let (mut cfq, mut rec) = idling_a_at(read(1, 1, 1000), UP);
+    insert(&mut cfq, read(2, 2, 900_000), UP + 3 * MS, &mut rec);
     assert_eq!(preempt_rule(&rec), None);
-    insert(&mut cfq, read(3, 3, 1008 + 100), 3 * MS, &mut rec);
+    insert(&mut cfq, read(3, 3, 1008 + 100), UP + 3 * MS, &mut rec);
     assert_eq!(preempt_rule(&rec).as_deref(), Some("rule 13"));
-    assert!(rec.has(3 * MS, "cfq3S  preempt"));
-    assert_eq!(dispatch_id(&mut cfq, 3 * MS, &mut rec), 3);
+    assert!(rec.has(UP + 3 * MS, "cfq3S  preempt"));
+    assert_eq!(dispatch_id(&mut cfq, UP + 3 * MS, &mut rec), 3);
 }
 
 /// Rule 10: a REQ_PRIO request preempts plain I/O of the same group.
@@ -861,17 +873,17 @@ fn cooperators_merge_then_split_when_seeky() {
     let mut cfq = hdd();
     let mut rec = Rec::default();
     let r1 = read(1, 1, 0);
-    insert(&mut cfq, r1, 0, &mut rec);
-    insert(&mut cfq, read(2, 2, 8), 0, &mut rec);
-    assert_eq!(dispatch_id(&mut cfq, 0, &mut rec), 1);
+    insert(&mut cfq, r1, UP, &mut rec);
+    insert(&mut cfq, read(2, 2, 8), UP, &mut rec);
+    assert_eq!(dispatch_id(&mut cfq, UP, &mut rec), 1);
     // Queue 1 is empty; queue 2's next request starts at the head (8).
-    assert_eq!(dispatch_id(&mut cfq, 0, &mut rec), 2);
+    assert_eq!(dispatch_id(&mut cfq, UP, &mut rec), 2);
     assert_eq!(
         rec.decision("slice_expired").unwrap().3,
         "close cooperator takes over"
     );
-    complete(&mut cfq, r1, MS, &mut rec);
-    insert(&mut cfq, read(3, 1, 16), MS, &mut rec);
+    complete(&mut cfq, r1, UP + MS, &mut rec);
+    insert(&mut cfq, read(3, 1, 16), UP + MS, &mut rec);
     assert!(rec.any("merging with queue"));
     let q1 = cfq.cic(IoContextId(1)).sync_q;
     let q2 = cfq.cic(IoContextId(2)).sync_q;
@@ -883,16 +895,16 @@ fn cooperators_merge_then_split_when_seeky() {
         insert(
             &mut cfq,
             read(10 + i, 2, 10_000_000 * (i + 1)),
-            MS,
+            UP + MS,
             &mut rec,
         );
     }
     assert!(think_time::seeky(cfq.queues[shared].seek_history));
     assert_eq!(cfq.active_queue, Some(shared));
-    cfq.slice_expired(false, slice::ExpireCause::Empty, 2 * MS, &mut rec);
+    cfq.slice_expired(false, slice::ExpireCause::Empty, UP + 2 * MS, &mut rec);
     assert!(cfq.queues[shared].split_coop);
-    insert(&mut cfq, read(20, 1, 500), 3 * MS, &mut rec);
-    assert!(rec.has(3 * MS, "breaking apart cfqq"));
+    insert(&mut cfq, read(20, 1, 500), UP + 3 * MS, &mut rec);
+    assert!(rec.has(UP + 3 * MS, "breaking apart cfqq"));
     assert_ne!(cfq.cic(IoContextId(1)).sync_q, Some(shared));
     assert_eq!(cfq.cic(IoContextId(2)).sync_q, Some(shared));
 }
@@ -1145,23 +1157,41 @@ fn half_ms() -> Time {
 }
 
 /// REQ_PRIO lifts an idle-class queue to BE (and a low level to NORM) for as long as the
-/// flagged requests come; a plain request restores the original class.
+/// flagged requests come; a plain request restores the original class. The boost is applied
+/// where the kernel applies it, in cfq_may_queue() -> cfqq_boost_on_prio(), to a queue the
+/// process already has: the request that creates the queue is not boosted, and insertion
+/// alone (without may_queue) boosts nothing.
 #[test]
 fn req_prio_boosts_idle_class_queue() {
     let mut cfq = hdd();
     let mut rec = Rec::default();
-    let mut rq = with_prio(read(1, 1, 100), IoPrioClass::Idle, 7);
-    rq.flags.prio = true;
-    insert(&mut cfq, rq, 0, &mut rec);
+    let mut first = with_prio(read(1, 1, 100), IoPrioClass::Idle, 7);
+    first.flags.prio = true;
+    assert!(!cfq.may_queue(&first));
+    insert(&mut cfq, first, 0, &mut rec);
     let q = cfq.cic(IoContextId(1)).sync_q.unwrap();
+    assert_eq!(
+        cfq.queues[q].class(),
+        IoPrioClass::Idle,
+        "creating request boosted"
+    );
+    assert_eq!(cfq.queues[q].service_tree, Some(6), "not on the IDLE tree");
+    let mut second = with_prio(read(2, 1, 200), IoPrioClass::Idle, 7);
+    second.flags.prio = true;
+    insert(&mut cfq, second, 0, &mut rec);
+    assert_eq!(
+        cfq.queues[q].class(),
+        IoPrioClass::Idle,
+        "insert alone boosted"
+    );
+    let mut third = with_prio(read(3, 1, 300), IoPrioClass::Idle, 7);
+    third.flags.prio = true;
+    cfq.may_queue(&third);
     assert_eq!(cfq.queues[q].class(), IoPrioClass::BestEffort);
     assert_eq!(cfq.queues[q].ioprio, IoPrio::NORM);
-    insert(
-        &mut cfq,
-        with_prio(read(2, 1, 200), IoPrioClass::Idle, 7),
-        0,
-        &mut rec,
-    );
+    insert(&mut cfq, third, 0, &mut rec);
+    let plain = with_prio(read(4, 1, 400), IoPrioClass::Idle, 7);
+    cfq.may_queue(&plain);
     assert_eq!(cfq.queues[q].class(), IoPrioClass::Idle);
     assert_eq!(cfq.queues[q].ioprio, 7);
 }
@@ -1245,7 +1275,9 @@ fn seed_000_always_clear_ignores_slice_progress() {
 /// `idle timer fired`, `slice expired t=0`, `served:`, `sl_used=`, `del_from_rr` (the group
 /// stays busy with the async queue), `schedule dispatch`, then `workload slice:` (async: the
 /// 300 ms group share, capped at 300 ms × 1 async / 1 busy, × 40/100 = 120 ms) and
-/// `set_active`.
+/// `set_active`; cfq_may_dispatch() asks cfq_should_idle() first, which logs "Not idling"
+/// for the async queue although no async request is in flight; the request is activated (cfq_activate_request()) after
+/// cfq_dispatch_requests() logged "dispatched a request", when the driver takes it.
 #[test]
 fn expiry_message_sequence() {
     let mut cfq = hdd();
@@ -1270,9 +1302,10 @@ fn expiry_message_sequence() {
             "cfq schedule dispatch",
             "cfq workload slice:120000000",
             "cfq2A  set_active wl_class:0 wl_type:0",
+            "cfq2A  Not idling. st->count:1",
             "cfq2A  dispatch_insert",
-            "cfq2A  activate rq, drv=1",
             "cfq2A  dispatched a request",
+            "cfq2A  activate rq, drv=1",
         ]
     );
 }

@@ -1,0 +1,17 @@
+//! iosched's laboratory: runs that check iosched against references outside it.
+//!
+//! [`conformance`] replays the CFQ conformance scenarios (Linux 4.20.1's own recorded
+//! dispatch decisions) through iosched's CFQ and reports where the two part.
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use iosched_lab::conformance::{run_suite, summary_line, SuiteOptions};
+//!
+//! let dir = Path::new("../shared/conformance/cfq");
+//! let results = run_suite(&dir.join("scenarios"), &dir.join("expected"), &SuiteOptions::default())
+//!     .expect("suite runs");
+//! println!("{}", summary_line(&results));
+//! ```
+#![forbid(unsafe_code)]
+
+pub mod conformance;
