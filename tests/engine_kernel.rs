@@ -317,6 +317,85 @@ fn sigint_stops_fio_reports_and_restores() {
     assert_restored(&lp, pid);
 }
 
+/// SIGINT at any moment: 0.05 s after start (before fio runs), 0.3 s, 1 s and 3 s (fio
+/// setting its jobs up, where fio 3.33 can hang in its own signal handler, or running). Each
+/// run ends with exit 130, or, when fio had to be killed after the grace period, a clear
+/// message; the device's scheduler, tunables, nr_requests and cgroups are put back each time.
+#[test]
+fn sigint_at_any_moment_ends_cleanly_and_restores() {
+    let scratch = Scratch::new("sigint-any");
+    let Some(lp) = setup("sigint_at_any_moment_ends_cleanly_and_restores", &scratch) else {
+        return;
+    };
+    let job = scratch.file("w.fio", &WEIGHTED.replace("runtime=1", "runtime=60"));
+    for delay_ms in [50, 300, 1000, 3000] {
+        let child = Command::new(env!("CARGO_BIN_EXE_iosched"))
+            .args(["kernel", &job, "--device", &lp.device, "--scheduler", "bfq"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        Command::new("kill")
+            .args(["-INT", &pid.to_string()])
+            .status()
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let clear = out.status.code() == Some(130)
+            || (out.status.code().is_some() && stderr.contains("after SIGINT: killed"));
+        assert!(clear, "after {delay_ms} ms: {:?} {stderr}", out.status);
+        assert_restored(&lp, pid);
+    }
+}
+
+/// A fio that ignores SIGINT (as fio 3.33 can when the signal lands while it sets up) is
+/// killed after the grace period, the run says so, and the device is put back; without the
+/// watchdog iosched would wait forever.
+#[test]
+fn a_fio_deaf_to_sigint_is_killed_and_the_device_restored() {
+    let scratch = Scratch::new("deaf");
+    let Some(lp) = setup(
+        "a_fio_deaf_to_sigint_is_killed_and_the_device_restored",
+        &scratch,
+    ) else {
+        return;
+    };
+    let fio = scratch.file(
+        "deaf-fio",
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo fio-3.33; exit 0; fi\ntrap '' INT\nsleep 60\n",
+    );
+    Command::new("chmod").args(["+x", &fio]).status().unwrap();
+    let job = scratch.file("w.fio", WEIGHTED);
+    let child = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args([
+            "kernel",
+            &job,
+            "--device",
+            &lp.device,
+            "--scheduler",
+            "bfq",
+            "--fio",
+            &fio,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    std::thread::sleep(Duration::from_millis(1000));
+    Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("after SIGINT: killed"), "{stderr}");
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert_restored(&lp, pid);
+}
+
 #[test]
 fn a_missing_fio_is_a_clear_error() {
     let out = iosched(&[

@@ -13,6 +13,7 @@
 use std::fmt::Write as _;
 use std::fs;
 use std::io::Write as _;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::Ordering;
@@ -241,7 +242,54 @@ fn cgroup_shares(fio_json: &Value, jobs: &JobSet, clone_jobs: &[usize]) -> Value
     shares.to_json()
 }
 
+/// How long fio may take to exit after our SIGINT before it is killed: a fio stuck in its own
+/// signal handler would otherwise leave the device changed until someone kills us.
+const FIO_EXIT_GRACE: Duration = Duration::from_secs(5);
+
+/// Waits for fio, forwarding a SIGINT of ours to it; if it has not exited
+/// [`FIO_EXIT_GRACE`] after that, kills it and says so.
+fn supervise(
+    child: &mut std::process::Child,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<std::process::ExitStatus, Failure> {
+    let mut forwarded: Option<std::time::Instant> = None;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status),
+            Ok(None) => {}
+            Err(error) => return Err(Failure::run(anyhow!("waiting for fio: {error}"))),
+        }
+        match forwarded {
+            None if stop.load(Ordering::Relaxed) => {
+                // fio prints what it has measured when interrupted; a terminal's Ctrl-C
+                // reaches it directly, a `kill -INT` of ours does not.
+                signal::interrupt(child.id());
+                forwarded = Some(std::time::Instant::now());
+            }
+            Some(at) if at.elapsed() > FIO_EXIT_GRACE => {
+                eprintln!(
+                    "iosched: fio had not exited {} s after SIGINT: killed",
+                    FIO_EXIT_GRACE.as_secs()
+                );
+                // fio's job processes are in its process group: all of them go.
+                let group = format!("-{}", child.id());
+                let killed = Command::new("kill").args(["-KILL", "--", &group]).status();
+                if !killed.is_ok_and(|status| status.success()) {
+                    let _ = child.kill();
+                }
+                return child
+                    .wait()
+                    .map_err(|error| Failure::run(anyhow!("waiting for fio: {error}")));
+            }
+            _ => {}
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 pub fn kernel(args: KernelArgs) -> CmdResult {
+    // From here on Ctrl-C only sets a flag, so the device is always put back.
+    let stop = signal::install_sigint();
     if !KERNEL_SCHEDULERS.contains(&args.scheduler.as_str()) {
         return Err(Failure::input(anyhow!(
             "--scheduler '{}': the kernel's schedulers are {}",
@@ -251,8 +299,6 @@ pub fn kernel(args: KernelArgs) -> CmdResult {
     }
     let mut tunables = parse_set(&args.set)?;
     let nr_requests = take_nr_requests(&mut tunables);
-    // From here on Ctrl-C only sets a flag, so the device is always put back.
-    let stop = signal::install_sigint();
     let fio_version = Command::new(&args.fio)
         .arg("--version")
         .output()
@@ -421,24 +467,13 @@ pub fn kernel(args: KernelArgs) -> CmdResult {
         .arg(&job_path)
         .stdin(Stdio::null())
         .stderr(Stdio::piped())
+        // Its own process group, so the watchdog can end fio with its job processes (our
+        // SIGINT is forwarded to it either way).
+        .process_group(0)
         .spawn()
         .with_context(|| format!("cannot start {}", args.fio))
         .map_err(Failure::run)?;
-    let mut forwarded = false;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) => {}
-            Err(error) => return Err(Failure::run(anyhow!("waiting for fio: {error}"))),
-        }
-        if stop.load(Ordering::Relaxed) && !forwarded {
-            // fio prints what it has measured when interrupted; a terminal's Ctrl-C reaches it
-            // directly, a `kill -INT` of ours does not.
-            signal::interrupt(child.id());
-            forwarded = true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = supervise(&mut child, stop)?;
     let mut stderr_text = String::new();
     if let Some(mut stderr) = child.stderr.take() {
         use std::io::Read;
@@ -457,6 +492,16 @@ pub fn kernel(args: KernelArgs) -> CmdResult {
     }
     if !stderr_text.trim().is_empty() {
         eprint!("{stderr_text}");
+    }
+    let nothing =
+        raw.trim().is_empty() || (args.output_format == OutputFormat::Json && !raw.contains('{'));
+    if interrupted && nothing {
+        return Err(Failure {
+            error: anyhow!(
+                "interrupted: fio stopped before it reported anything; the device is as it was"
+            ),
+            code: EXIT_INTERRUPTED,
+        });
     }
     let text = match args.output_format {
         OutputFormat::Json => {
