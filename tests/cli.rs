@@ -12,12 +12,38 @@ fn iosched(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
-fn temp_job(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("iosched-cli-{}", std::process::id()));
+/// A job file alone in its own scratch folder (where the test may write beside it),
+/// removed with the folder on drop.
+struct TempJob(PathBuf);
+
+impl std::ops::Deref for TempJob {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TempJob {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for TempJob {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn temp_job(name: &str, text: &str) -> TempJob {
+    let dir = std::env::temp_dir().join(format!("iosched-cli-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
-    path
+    TempJob(path)
 }
 
 const TWO_JOBS: &str = "\
@@ -222,7 +248,10 @@ fn tool_available(name: &str) -> bool {
 #[test]
 fn blkparse_and_btt_read_a_cfq_trace() {
     if !tool_available("blkparse") || !tool_available("btt") {
-        eprintln!("note: blkparse/btt not installed (apt-get install blktrace); skipping");
+        eprintln!(
+            "SKIPPED: {}: blkparse/btt not installed (apt-get install blktrace)",
+            std::thread::current().name().unwrap_or("?")
+        );
         return;
     }
     let job = temp_job("trace.fio", TWO_JOBS);

@@ -62,13 +62,13 @@ impl Drop for Loop {
     }
 }
 
-fn setup(scratch: &Scratch) -> Option<Loop> {
+fn setup(test: &str, scratch: &Scratch) -> Option<Loop> {
     let root = Command::new("id")
         .arg("-u")
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
     if !root {
-        eprintln!("note: skipped: needs root");
+        eprintln!("SKIPPED: {test}: needs root");
         return None;
     }
     if !Command::new("fio")
@@ -76,7 +76,7 @@ fn setup(scratch: &Scratch) -> Option<Loop> {
         .output()
         .is_ok_and(|o| o.status.success())
     {
-        eprintln!("note: skipped: fio not installed (apt-get install fio)");
+        eprintln!("SKIPPED: {test}: fio not installed (apt-get install fio)");
         return None;
     }
     let image = scratch.0.join("backing.img");
@@ -91,7 +91,7 @@ fn setup(scratch: &Scratch) -> Option<Loop> {
         .ok()
         .filter(|o| o.status.success());
     let Some(out) = out else {
-        eprintln!("note: skipped: no loop device");
+        eprintln!("SKIPPED: {test}: no loop device");
         return None;
     };
     let device = String::from_utf8_lossy(&out.stdout).trim().to_string();
@@ -103,7 +103,7 @@ fn setup(scratch: &Scratch) -> Option<Loop> {
         nr_requests: String::new(),
     };
     if std::fs::write(format!("{}/scheduler", lp.queue), "mq-deadline").is_err() {
-        eprintln!("note: skipped: cannot select mq-deadline");
+        eprintln!("SKIPPED: {test}: cannot select mq-deadline");
         return None;
     }
     std::fs::write(format!("{}/iosched/fifo_batch", lp.queue), "5").unwrap();
@@ -159,7 +159,12 @@ cgroup_weight=200
 #[test]
 fn bfq_run_is_reported_in_our_json_and_everything_is_put_back() {
     let scratch = Scratch::new("bfq");
-    let Some(lp) = setup(&scratch) else { return };
+    let Some(lp) = setup(
+        "bfq_run_is_reported_in_our_json_and_everything_is_put_back",
+        &scratch,
+    ) else {
+        return;
+    };
     let job = scratch.file("w.fio", WEIGHTED);
     let (out, pid) = iosched_pid(&[
         "kernel",
@@ -223,7 +228,9 @@ fn bfq_run_is_reported_in_our_json_and_everything_is_put_back() {
 #[test]
 fn a_bad_tunable_fails_and_still_restores() {
     let scratch = Scratch::new("badset");
-    let Some(lp) = setup(&scratch) else { return };
+    let Some(lp) = setup("a_bad_tunable_fails_and_still_restores", &scratch) else {
+        return;
+    };
     let job = scratch.file("w.fio", WEIGHTED);
     let (out, pid) = iosched_pid(&[
         "kernel",
@@ -240,10 +247,44 @@ fn a_bad_tunable_fails_and_still_restores() {
     assert_restored(&lp, pid);
 }
 
+/// Whether, within a minute, both of the run's job cgroups hold a process and the device has
+/// completed reads.
+fn fio_jobs_running(pid: u32, lp: &Loop) -> bool {
+    let name = lp.device.trim_start_matches("/dev/");
+    let reads_done = || {
+        std::fs::read_to_string(format!("/sys/block/{name}/stat"))
+            .ok()
+            .and_then(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let before = reads_done();
+    let has_procs = |group: &str| {
+        [
+            "/sys/fs/cgroup/blkio",
+            "/sys/fs/cgroup/unified",
+            "/sys/fs/cgroup",
+        ]
+        .iter()
+        .any(|root| {
+            std::fs::read_to_string(format!("{root}/iosched-{pid}/{group}/cgroup.procs"))
+                .is_ok_and(|procs| !procs.trim().is_empty())
+        })
+    };
+    for _ in 0..3000 {
+        if has_procs("heavy") && has_procs("light") && reads_done() > before {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
 #[test]
 fn sigint_stops_fio_reports_and_restores() {
     let scratch = Scratch::new("sigint");
-    let Some(lp) = setup(&scratch) else { return };
+    let Some(lp) = setup("sigint_stops_fio_reports_and_restores", &scratch) else {
+        return;
+    };
     let job = scratch.file("w.fio", &WEIGHTED.replace("runtime=1", "runtime=60"));
     let child = Command::new(env!("CARGO_BIN_EXE_iosched"))
         .args(["kernel", &job, "--device", &lp.device, "--scheduler", "bfq"])
@@ -252,15 +293,14 @@ fn sigint_stops_fio_reports_and_restores() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    // Our cgroup directory appears just before fio starts; then give fio a moment.
-    let cgroup = format!("/sys/fs/cgroup/blkio/iosched-{pid}");
-    for _ in 0..300 {
-        if std::path::Path::new(&cgroup).exists() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(1000));
+    // fio deadlocks in its own signal handler when SIGINT lands while it sets its jobs up,
+    // so a fixed pause failed on a loaded machine: wait until fio's jobs are in their
+    // cgroups and the device has served reads (the jobs are running), however long it takes.
+    assert!(
+        fio_jobs_running(pid, &lp),
+        "fio's jobs never started: {:?}",
+        child.id()
+    );
     Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -301,7 +341,7 @@ fn a_regular_file_is_refused() {
         .output()
         .is_ok_and(|o| o.status.success())
     {
-        eprintln!("note: skipped: fio not installed");
+        eprintln!("SKIPPED: a_regular_file_is_refused: fio not installed");
         return;
     }
     let job = scratch.file("w.fio", WEIGHTED);

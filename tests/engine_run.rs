@@ -445,12 +445,18 @@ fn a_path_without_permission_is_a_clear_error() {
         .args(["run", &job, "--device", &target])
         .output();
     let Ok(out) = out else {
-        eprintln!("note: skipped: setpriv unavailable");
+        eprintln!(
+            "SKIPPED: {}: setpriv unavailable",
+            std::thread::current().name().unwrap_or("?")
+        );
         return;
     };
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains("setpriv:") {
-        eprintln!("note: skipped: setpriv failed: {stderr}");
+        eprintln!(
+            "SKIPPED: {}: setpriv failed: {stderr}",
+            std::thread::current().name().unwrap_or("?")
+        );
         return;
     }
     assert_eq!(out.status.code(), Some(2), "{stderr}");
@@ -463,7 +469,10 @@ fn a_path_without_permission_is_a_clear_error() {
 #[test]
 fn weighted_job_on_a_loop_device() {
     if !is_root() {
-        eprintln!("note: skipped: loop devices need root");
+        eprintln!(
+            "SKIPPED: {}: loop devices need root",
+            std::thread::current().name().unwrap_or("?")
+        );
         return;
     }
     let scratch = Scratch::new("loop");
@@ -479,7 +488,10 @@ fn weighted_job_on_a_loop_device() {
     let device = match attach {
         Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_string(),
         other => {
-            eprintln!("note: skipped: losetup failed: {other:?}");
+            eprintln!(
+                "SKIPPED: {}: losetup failed: {other:?}",
+                std::thread::current().name().unwrap_or("?")
+            );
             return;
         }
     };

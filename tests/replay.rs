@@ -1,7 +1,7 @@
 //! `iosched replay` and `read_iolog=` from the outside: a simulated run's capture replayed,
 //! fio 3.33's own iologs replayed, closed loop against open loop, bad captures refused.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use iosched_workload::generator::IoKind;
@@ -14,10 +14,8 @@ fn iosched(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("iosched-replay-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn temp_dir(name: &str) -> iosched_workload::scratch::ScratchDir {
+    iosched_workload::scratch::ScratchDir::new(&format!("replay-{name}"))
 }
 
 fn json_of(output: &Output) -> serde_json::Value {
@@ -188,7 +186,10 @@ fn sequence(log: &ReplayLog) -> Vec<(IoKind, u64, u64)> {
 #[test]
 fn an_iolog_written_by_fio_replays_with_the_same_io_sequence() {
     if !fio_available() {
-        eprintln!("SKIPPED: fio 3.x is not installed");
+        eprintln!(
+            "SKIPPED: {}: fio 3.x is not installed",
+            std::thread::current().name().unwrap_or("?")
+        );
         return;
     }
     let dir = temp_dir("fio");
@@ -211,7 +212,8 @@ fn an_iolog_written_by_fio_replays_with_the_same_io_sequence() {
         .unwrap();
     if !fio.status.success() {
         eprintln!(
-            "SKIPPED: fio could not run here: {}",
+            "SKIPPED: {}: fio could not run here: {}",
+            std::thread::current().name().unwrap_or("?"),
             String::from_utf8_lossy(&fio.stderr)
         );
         return;

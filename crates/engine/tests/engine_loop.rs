@@ -46,7 +46,10 @@ impl LoopDevice {
     /// `None` (with a note) when not root or loop devices are unavailable.
     fn attach(image: &str, bytes: u64, partscan: bool) -> Option<LoopDevice> {
         if !is_root() {
-            eprintln!("note: skipped: loop devices need root");
+            eprintln!(
+                "SKIPPED: {}: loop devices need root",
+                std::thread::current().name().unwrap_or("?")
+            );
             return None;
         }
         let file = std::fs::OpenOptions::new()
@@ -67,7 +70,10 @@ impl LoopDevice {
                 device: String::from_utf8_lossy(&out.stdout).trim().to_string(),
             }),
             other => {
-                eprintln!("note: skipped: losetup failed: {other:?}");
+                eprintln!(
+                    "SKIPPED: {}: losetup failed: {other:?}",
+                    std::thread::current().name().unwrap_or("?")
+                );
                 None
             }
         }
@@ -283,7 +289,10 @@ fn a_device_with_a_file_system_is_refused_and_mounted_it_stays_refused() {
         .args(["-q", "-F", &device.device])
         .status();
     if !mkfs.is_ok_and(|s| s.success()) {
-        eprintln!("note: skipped: mkfs.ext4 unavailable");
+        eprintln!(
+            "SKIPPED: {}: mkfs.ext4 unavailable",
+            std::thread::current().name().unwrap_or("?")
+        );
         return;
     }
     let message = refusal(&device.device);
@@ -297,7 +306,10 @@ fn a_device_with_a_file_system_is_refused_and_mounted_it_stays_refused() {
         .args([&device.device, &mount_point])
         .status();
     if !mounted.is_ok_and(|s| s.success()) {
-        eprintln!("note: mount not permitted here; checked the signature only");
+        eprintln!(
+            "SKIPPED: {}: mount not permitted here (the signature alone was checked)",
+            std::thread::current().name().unwrap_or("?")
+        );
         return;
     }
     let message = refusal(&device.device);

@@ -179,8 +179,7 @@ mod tests {
     /// One line per I/O, fio 3.33's columns: 4 KiB in 310.722 µs is 13182 bytes per ms.
     #[test]
     fn per_io_lines_match_fios() {
-        let dir = std::env::temp_dir().join(format!("iosched-iolog-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = iosched_workload::scratch::ScratchDir::new("iolog");
         let mut log = IoLog::new(request(0));
         log.record(7_500_000, 0, 4096, 671, 310_722);
         let files = log.write(&dir, 2, 5_000_000).unwrap();
@@ -195,8 +194,7 @@ mod tests {
     /// `log_avg_msec=100`: a line per window and direction at the window's end, `bs` 0.
     #[test]
     fn averaged_windows_give_rates_and_means() {
-        let dir = std::env::temp_dir().join(format!("iosched-iologavg-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = iosched_workload::scratch::ScratchDir::new("iologavg");
         let mut log = IoLog::new(request(100));
         // 200 reads of 4 KiB in the first 100 ms, one write in the second window.
         for i in 0..200 {

@@ -381,8 +381,7 @@ mod tests {
 
     #[test]
     fn writes_a_png_and_an_svg_with_the_title() {
-        let dir = std::env::temp_dir().join(format!("iosched-plot-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = iosched_workload::scratch::ScratchDir::new("plot");
         let table = PlotTable {
             title: "slow HDD".into(),
             unit: "MB/s".into(),
@@ -420,8 +419,7 @@ mod tests {
     /// rather than under it, and a gap between groups.
     #[test]
     fn a_single_row_puts_the_seeds_bar_beside_ours() {
-        let dir = std::env::temp_dir().join(format!("iosched-onerow-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = iosched_workload::scratch::ScratchDir::new("onerow");
         let columns = ["top-app", "foreground", "default", "background"]
             .iter()
             .map(|group| PlotColumn {
@@ -462,8 +460,7 @@ mod tests {
     /// A sweep draws one chart whose x labels are the column headers.
     #[test]
     fn a_sweep_is_one_chart_labelled_by_column() {
-        let dir = std::env::temp_dir().join(format!("iosched-sweep-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = iosched_workload::scratch::ScratchDir::new("sweep");
         let columns = (1..=12)
             .map(|threads| PlotColumn {
                 header: format!("t{threads}"),

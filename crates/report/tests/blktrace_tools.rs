@@ -16,11 +16,8 @@ fn tool_available(name: &str) -> bool {
     Command::new(name).arg("-h").output().is_ok()
 }
 
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("iosched-report-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch_dir(name: &str) -> iosched_workload::scratch::ScratchDir {
+    iosched_workload::scratch::ScratchDir::new(&format!("report-{name}"))
 }
 
 fn labels() -> TraceLabels {
@@ -167,7 +164,10 @@ fn same_story_twice_gives_identical_bytes() {
 #[test]
 fn blkparse_prints_our_lines_and_btt_sees_every_phase() {
     if !tool_available("blkparse") || !tool_available("btt") {
-        eprintln!("note: blkparse/btt not installed (apt-get install blktrace); skipping");
+        eprintln!(
+            "SKIPPED: {}: blkparse/btt not installed (apt-get install blktrace)",
+            std::thread::current().name().unwrap_or("?")
+        );
         return;
     }
     let dir = scratch_dir("tools");

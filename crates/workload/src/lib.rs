@@ -25,6 +25,7 @@ pub mod random_map;
 pub mod replay;
 pub mod rng;
 pub mod runner;
+pub mod scratch;
 pub mod steady_state;
 pub mod verify_pass;
 

@@ -210,8 +210,7 @@ mod tests {
     /// times the data takes about four times as long.
     #[test]
     fn columns_with_their_own_variables_run_their_own_simulation() {
-        let dir = std::env::temp_dir().join(format!("iosched-colenv-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = iosched_workload::scratch::ScratchDir::new("colenv");
         std::fs::write(
             dir.join("job.fio"),
             "[j]\nrw=read\nbs=4k\nsize=${SIZE}\nnumjobs=2\n",
@@ -246,8 +245,7 @@ mod tests {
     /// fixed figure: a job sized in proportion to memory takes twice as long at twice it.
     #[test]
     fn mb_memory_follows_the_rows_mem() {
-        let dir = std::env::temp_dir().join(format!("iosched-mbmem-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = iosched_workload::scratch::ScratchDir::new("mbmem");
         std::fs::write(
             dir.join("job.fio"),
             "[j]\nrw=read\nbs=64k\ndirect=1\nsize=$mb_memory*65536\n",

@@ -212,9 +212,8 @@ pub fn load_all(root: &Path) -> Result<Vec<Scenario>, ScenarioError> {
 mod tests {
     use super::*;
 
-    fn scenario_dir(name: &str, json: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("iosched-scn-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+    fn scenario_dir(name: &str, json: &str) -> iosched_workload::scratch::ScratchDir {
+        let dir = iosched_workload::scratch::ScratchDir::new(&format!("scn-{name}"));
         std::fs::write(dir.join("scenario.json"), json).unwrap();
         std::fs::write(dir.join("job.fio"), "[j]\nsize=1m\n").unwrap();
         dir

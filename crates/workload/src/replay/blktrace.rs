@@ -529,8 +529,7 @@ mod tests {
 
     #[test]
     fn capture_files_finds_every_cpu() {
-        let dir = std::env::temp_dir().join(format!("iosched-cap-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::ScratchDir::new("cap");
         for cpu in [1, 0, 10] {
             std::fs::write(dir.join(format!("sdb.blktrace.{cpu}")), b"").unwrap();
         }
@@ -546,7 +545,6 @@ mod tests {
         assert_eq!(capture_files(&dir.join("sdb.blktrace.1")).unwrap().len(), 3);
         assert_eq!(capture_files(&dir.join("sdb.blktrace")).unwrap().len(), 3);
         assert!(capture_files(&dir.join("sdc")).is_err());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     fn arb_record() -> impl Strategy<Value = RawRecord> {

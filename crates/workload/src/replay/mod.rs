@@ -414,8 +414,7 @@ mod tests {
     #[test]
     fn fio_job_files_read_iolog_and_the_replay_options() {
         use crate::fio::{parse_str, ParseContext};
-        let dir = std::env::temp_dir().join(format!("iosched-iolog-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::ScratchDir::new("iolog");
         let log = dir.join("a.log");
         std::fs::write(
             &log,
@@ -457,6 +456,5 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("not a power of 2"), "{e}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
