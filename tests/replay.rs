@@ -165,6 +165,121 @@ fn closed_loop_lets_cfq_idle_where_open_loop_cannot() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `--assign` puts one of two readers (recorded under noop) in a weight-100 group and the
+/// other in a weight-1000 one: replayed closed loop under CFQ, the heavier group's reader
+/// finishes its equal share well before the other, as CFQ's group weights intend (without
+/// the assignment the first to start finishes a little earlier: 0.86 of the other's time).
+#[test]
+fn assign_moves_processes_into_weighted_groups() {
+    let dir = temp_dir("assign");
+    let job = dir.join("two.fio");
+    std::fs::write(&job, TWO_READERS).unwrap();
+    let trace = dir.join("noop.blktrace");
+    traced_run(&job, "noop", &trace);
+    let runtimes = |extra: &[&str]| -> (f64, f64) {
+        let mut args = vec!["--closed-loop"];
+        args.extend_from_slice(extra);
+        let doc = replay(&trace, "cfq", &args);
+        let p = &doc["runs"][0]["processes"];
+        let t = |name: &str| {
+            p.as_array()
+                .unwrap()
+                .iter()
+                .find(|q| q["name"].as_str().unwrap().starts_with(name))
+                .unwrap()["runtime_ns"]
+                .as_f64()
+                .unwrap()
+        };
+        (t("r1."), t("r2."))
+    };
+    let (r1, r2) = runtimes(&[]);
+    let alone = r1 / r2;
+    let (r1, r2) = runtimes(&[
+        "--assign",
+        "r1=cgroup=fg,cgroup_weight=1000",
+        "--assign",
+        "r2=cgroup=bk,cgroup_weight=100",
+    ]);
+    let grouped = r1 / r2;
+    assert!(
+        grouped < 0.75 * alone,
+        "the weight-1000 reader finishes first: {grouped:.3} against {alone:.3} without groups"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A capture turned into a job file (`--jobfile`) runs under `iosched run` like any job
+/// file; traced again, blktrace 1.2.0's `blkparse` reads it, and it replays once more to the
+/// same per-process bytes.
+#[test]
+fn a_replay_job_file_traces_again_for_blkparse() {
+    let dir = temp_dir("jobfile");
+    let job = dir.join("mixed.fio");
+    std::fs::write(&job, MIXED).unwrap();
+    let first = dir.join("first.blktrace");
+    traced_run(&job, "cfq", &first);
+    let scenario = dir.join("scenario.fio");
+    let once = replay(&first, "cfq", &["--jobfile", s(&scenario)]);
+    let second = dir.join("second.blktrace");
+    traced_run(&scenario, "cfq", &second);
+    let twice = replay(&second, "cfq", &[]);
+    let bytes = |doc: &serde_json::Value| -> Vec<(u64, u64)> {
+        doc["runs"][0]["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["pid"].as_u64().unwrap(),
+                    p["read_bytes"].as_u64().unwrap() + p["write_bytes"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(bytes(&once), bytes(&twice));
+    match Command::new("blkparse")
+        .args(["-i", s(&dir.join("second")), "-o", "/dev/null"])
+        .output()
+    {
+        Ok(out) => assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(_) => eprintln!("SKIPPED: blkparse is not installed"),
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The engine replays a capture on a real file (grown to the capture's last byte): open
+/// loop, every process's bytes as recorded, under two schedulers.
+#[test]
+fn the_engine_replays_a_capture_on_a_real_file() {
+    let dir = temp_dir("engine");
+    let job = dir.join("two.fio");
+    std::fs::write(&job, TWO_READERS.replace("32m", "2m")).unwrap();
+    let trace = dir.join("noop.blktrace");
+    traced_run(&job, "noop", &trace);
+    let target = dir.join("target.img");
+    std::fs::File::create(&target).unwrap();
+    let doc = json_of(&iosched(&[
+        "replay",
+        s(&trace),
+        "--scheduler",
+        "noop,cfq",
+        "--device",
+        s(&target),
+        "--output-format",
+        "json",
+    ]));
+    for run in doc["runs"].as_array().unwrap() {
+        for p in run["processes"].as_array().unwrap() {
+            assert_eq!(p["read_bytes"].as_u64(), Some(2 << 20), "{run}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 fn fio_available() -> bool {
     Command::new("fio")
         .arg("--version")

@@ -67,6 +67,9 @@ pub struct ReplayArgs {
     /// Also write the generated job file here (`iosched run FILE` replays it alone).
     #[arg(long, value_name = "FILE")]
     pub jobfile: Option<PathBuf>,
+    /// Also draw the table as `DIR/replay.png` and `DIR/replay.svg`.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
     /// Engine only: write to a device even if it carries a file system.
     #[arg(long)]
     pub force: bool,
@@ -300,7 +303,47 @@ pub fn run(args: ReplayArgs) -> CmdResult {
         _ => table(&args, &log, mode, &outcomes),
     };
     print!("{out}");
+    if let Some(dir) = &args.plot {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::input(anyhow!("--plot {}: {e}", dir.display())))?;
+        let table = plot_table(&args, &log, mode, &outcomes);
+        iosched_report::plot::write_table(&dir.join("replay"), &table)
+            .map_err(|e| Failure::run(anyhow!("--plot: {e}")))?;
+    }
     Ok(())
+}
+
+/// The plot: a panel for the aggregate and one per process, a bar per scheduler (MB/s over
+/// the whole replay).
+fn plot_table(
+    args: &ReplayArgs,
+    log: &ReplayLog,
+    mode: &str,
+    outcomes: &[Outcome],
+) -> iosched_report::plot::PlotTable {
+    use iosched_report::plot::{PlotColumn, PlotTable};
+    let column = |header: String, value: &dyn Fn(&Outcome) -> f64| PlotColumn {
+        header,
+        seed: vec![None; outcomes.len()],
+        ours: outcomes.iter().map(value).collect(),
+    };
+    let mut columns = vec![column("aggregate".into(), &|o| o.aggregate_mb_s())];
+    let names: Vec<String> = outcomes
+        .first()
+        .map(|o| o.jobs.iter().map(|(n, _)| n.clone()).collect())
+        .unwrap_or_default();
+    for (index, name) in names.iter().enumerate() {
+        columns.push(column(name.clone(), &|o| {
+            job_bytes(&o.jobs[index].1) as f64 / 1e6 / (o.elapsed_ns.max(1) as f64 / 1e9)
+        }));
+    }
+    PlotTable {
+        title: format!("replay of {}, {mode}, on {}", log.path, args.device),
+        unit: "MB/s".into(),
+        rows: outcomes.iter().map(|o| o.scheduler.clone()).collect(),
+        columns,
+        sweep: false,
+    }
 }
 
 fn to_json(args: &ReplayArgs, log: &ReplayLog, mode: &str, outcomes: &[Outcome]) -> Value {
@@ -318,6 +361,7 @@ fn to_json(args: &ReplayArgs, log: &ReplayLog, mode: &str, outcomes: &[Outcome])
                         "write_bytes": s.dirs[1].io_bytes,
                         "trim_bytes": s.dirs[2].io_bytes,
                         "clat_mean_ms": job_clat_ms(s),
+                        "runtime_ns": s.end_ns - s.start_ns,
                     })
                 })
                 .collect();

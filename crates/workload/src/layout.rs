@@ -204,8 +204,9 @@ pub fn lay_out(jobs: &[JobSpec], capacity: Option<u64>, seed: u64) -> Result<Lay
             message,
         };
         if is_device_path(&file.name) {
-            let capacity = capacity.unwrap_or(0);
-            if bytes > capacity {
+            // A regular file as the target (no capacity) grows to what the name needs; only a
+            // sized name gets here without one (a replayed capture's device).
+            if let Some(capacity) = capacity.filter(|&capacity| bytes > capacity) {
                 return Err(error(format!(
                     "{} needs {bytes} bytes, the target has {capacity}",
                     file.name

@@ -297,7 +297,7 @@ impl ReplaySpec {
     /// The pid the job's process takes: the capture's, when the job replays one process.
     pub fn process_pid(&self) -> Option<u32> {
         match self.pids.as_deref() {
-            Some([pid]) if *pid != 0 => Some(*pid),
+            Some([pid]) => Some(*pid),
             _ => None,
         }
     }
@@ -333,8 +333,8 @@ pub fn finalize_job(spec: &mut JobSpec, warnings: &mut Vec<String>) -> Result<()
     }
     spec.filenames = replay.files();
     let end = log.file_ends().into_iter().max().unwrap_or(0);
-    let all_devices = spec.filenames.iter().all(|f| f.starts_with("/dev/"));
-    if !all_devices && spec.size.is_none() && spec.filesize.is_none() {
+    // Device names too: a regular file as the engine's target has no size of its own.
+    if spec.size.is_none() && spec.filesize.is_none() {
         let bytes = end.div_ceil(4096).max(1) * 4096;
         spec.filesize = Some((bytes, bytes));
     }
