@@ -47,8 +47,9 @@ fn trace_labels(engine: &Engine<'_>) -> TraceLabels {
 
 pub fn run(args: RunArgs) -> CmdResult {
     let mut tunables = parse_set(&args.set)?;
-    // It caps the engine's requests in the device, as the sysfs file caps the kernel's.
-    let queue_depth = take_nr_requests(&mut tunables)
+    // The request lists' size, as in the simulator (the device's own depth is its disk's
+    // queue/nr_requests, probed).
+    let nr_requests = take_nr_requests(&mut tunables)
         .map(|value| {
             value
                 .parse::<u32>()
@@ -78,7 +79,8 @@ pub fn run(args: RunArgs) -> CmdResult {
         seed: args.seed,
         force: args.force,
         check: args.check,
-        queue_depth,
+        queue_depth: None,
+        nr_requests: nr_requests.unwrap_or(128),
     };
     let stop = signal::install_sigint();
     let engine = Engine::new(&jobs.jobs, &args.device, config).map_err(engine_failure)?;
@@ -94,6 +96,7 @@ pub fn run(args: RunArgs) -> CmdResult {
         },
         "rotational": target.rotational,
         "queue_depth": engine.queue_depth(),
+        "nr_requests": engine.nr_requests(),
         "capacity_bytes": target.capacity_bytes,
         "kernel_scheduler": target.kernel_scheduler,
     });

@@ -216,7 +216,7 @@ fn run_one(args: &ReplayArgs, jobs: &[JobSpec], scheduler: &str) -> Result<Outco
             seed: args.seed,
             force: args.force,
             check: false,
-            queue_depth: None,
+            ..iosched_engine::EngineConfig::default()
         };
         let stop = iosched_engine::signal::install_sigint();
         let engine =

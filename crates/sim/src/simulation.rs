@@ -6,41 +6,30 @@
 //! device's free slots are offered to the scheduler (the kernel's dispatch loop) until it
 //! answers "nothing now" or "idle until t".
 //!
-//! A job's bio that merges nowhere needs a request from its cgroup's request list
-//! ([`RequestPool`]: `nr_requests` per direction, the legacy block layer's allocator under
-//! CFQ); when the list is full the process sleeps there (`S` in the trace) until a
-//! completion frees one. Choice: the file system's own requests (buffered reads, writeback,
+//! The block layer between the processes and the device (merges, request lists, plugging,
+//! dispatch, completions) is [`iosched_driver::Driver`]; this file is the simulator's
+//! [`Backend`]: a device model, a virtual clock and its event queue, and the simulated file
+//! system (`crate::fs`). Choice: the file system's own requests (buffered reads, writeback,
 //! journal) keep the writeback module's accounting (the flusher's congestion and request
-//! waits use the same `nr_requests` and thresholds) and do not draw on these lists.
+//! waits use the same `nr_requests` and thresholds) and do not draw on the jobs' request
+//! lists.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
-use iosched_core::request_pool::{Alloc, RequestPool};
 use iosched_core::{
-    new_elevator, CgroupId, DeviceInfo, Dispatch, Elevator, IoContextId, IoPrio, Op, ReqFlags,
-    Request, RequestId, RqEvent, ServiceSummary, Time, Trace, TunableError, TunableValue,
-    SECTOR_SIZE,
+    new_elevator, CgroupId, DeviceInfo, RequestId, ServiceSummary, Time, Trace, TunableError,
+    TunableValue, SECTOR_SIZE,
 };
-use iosched_report::disk::DiskAccounting;
+use iosched_driver::{Backend, Driver, InFlight, UnitDone};
 use iosched_report::stats::{DiskStats, JobStats};
-use iosched_workload::generator::{IoKind, IoUnit};
-use iosched_workload::lifecycle::{Action, Lifecycle};
+use iosched_workload::generator::IoUnit;
 use iosched_workload::rng::Rng;
 use iosched_workload::JobSpec;
 
-use crate::cgroups::Cgroups;
 use crate::device::{Command, Device};
 use crate::event::{Event, EventQueue};
+use crate::fs::FsTag;
 use crate::layout::{lay_out, Layout, LayoutError};
-use iosched_workload::processes::identities;
-
-// The file system's part of the loop (buffered I/O, writeback and journal threads) lives in
-// `fs/driver.rs`, a child module so that it can work on the loop's private state.
-#[path = "fs/driver.rs"]
-mod fs_driver;
-#[path = "fs/flushing.rs"]
-mod fs_flushing;
 
 /// How a simulation is set up besides its jobs and device.
 #[derive(Clone, Debug)]
@@ -147,93 +136,30 @@ pub struct SimOutcome {
     pub fs: Option<crate::fs::FsOutcome>,
 }
 
-/// A simulated process: one job clone (its runner and lifecycle are in [`Lifecycle`]).
-struct Process {
-    pid: u32,
-    ioc: IoContextId,
-    cgroup: CgroupId,
-    ioprio: IoPrio,
-    /// Device start sector of each of the clone's files.
-    file_sectors: Vec<u64>,
-    direct: bool,
-    /// Replays a process's async writes (`iosched_replay_part=async`): submitted without
-    /// `REQ_SYNC`, as write-back submitted them.
-    replay_async: bool,
-}
+/// What the simulator keeps with a request: the file system's tag for its own requests.
+pub(crate) type SimIo = Option<FsTag>;
 
-/// A request the driver knows about, from submission to completion.
-#[derive(Clone)]
-struct InFlight {
-    process: usize,
-    unit: IoUnit,
-    request: Request,
-    submitted_at: Time,
-    issued_at: Option<Time>,
-    /// Issued by the file system (buffered I/O, writeback, journal), not by a job directly.
-    fs: Option<crate::fs::FsTag>,
-    /// Job I/Os back-merged into this request: they complete with it.
-    riders: Vec<Rider>,
-}
+/// The driver as the simulator runs it.
+pub(crate) type SimDriver<'a> = Driver<'a, SimIo>;
 
-/// The submitting process's plug, for the trace's `P`/`U` events.
-#[derive(Clone, Copy)]
-enum Plug {
-    /// Not inside a process's submission batch.
-    Off,
-    /// Inside one, nothing submitted yet.
-    Armed,
-    /// Plugged; the last request submitted in the batch.
-    Plugged(Request),
-}
-
-/// A job I/O whose request could not be allocated: its process sleeps in the block layer
-/// until a request of its list is freed.
-#[derive(Clone, Copy)]
-struct Held {
-    unit: IoUnit,
-    request: Request,
-    submitted_at: Time,
-}
-
-/// A job I/O that rides on another request after a back merge.
-#[derive(Clone, Copy)]
-struct Rider {
-    process: usize,
-    unit: IoUnit,
-    submitted_at: Time,
+/// The simulator's side of a run: device model, event queue, file system.
+pub(crate) struct SimBackend {
+    pub(crate) config: SimConfig,
+    pub(crate) device: Box<dyn Device>,
+    pub(crate) events: EventQueue,
+    device_generation: u64,
+    device_event_at: Option<Time>,
+    timer_generation: u64,
+    device_rng: Rng,
+    completed_scratch: Vec<RequestId>,
+    /// The simulated file system, when a job is buffered.
+    pub(crate) fs: Option<Box<crate::fs::FsState>>,
 }
 
 /// One run: build with [`Simulation::new`], then [`Simulation::run`].
 pub struct Simulation<'a> {
-    jobs: &'a [JobSpec],
-    config: SimConfig,
-    device: Box<dyn Device>,
-    elevator: Box<dyn Elevator>,
-    cgroups: Cgroups,
-    layout: Layout,
-    processes: Vec<Process>,
-    life: Lifecycle,
-    stats: Vec<JobStats>,
-    events: EventQueue,
-    in_flight: BTreeMap<RequestId, InFlight>,
-    /// Flushes bypass the scheduler, as the kernel's flush machinery does.
-    bypass: std::collections::VecDeque<RequestId>,
-    next_request: u64,
-    device_generation: u64,
-    device_event_at: Option<Time>,
-    timer_generation: u64,
-    timer_at: Option<Time>,
-    disk: DiskAccounting,
-    device_rng: Rng,
-    completed_scratch: Vec<RequestId>,
-    now: Time,
-    plug: Plug,
-    /// Request lists of the jobs' own (non file-system) requests.
-    pool: RequestPool,
-    /// Per process: the I/O it sleeps on, waiting for a request.
-    held: Vec<Option<Held>>,
-    /// The simulated file system, when a job is buffered.
-    fs: Option<Box<crate::fs::FsState>>,
+    drv: SimDriver<'a>,
+    back: SimBackend,
 }
 
 impl<'a> Simulation<'a> {
@@ -260,110 +186,49 @@ impl<'a> Simulation<'a> {
             config.seed,
         )
         .map_err(SimError::Layout)?;
-
-        let (identities, cgroups) = identities(jobs, &layout);
-        let mut processes = Vec::new();
-        let mut stats = Vec::new();
-        for (plan, identity) in layout.clones.iter().zip(&identities) {
-            let spec = &jobs[plan.job];
-            processes.push(Process {
-                pid: identity.pid,
-                ioc: identity.ioc,
-                cgroup: identity.cgroup,
-                ioprio: identity.ioprio,
-                file_sectors: plan
-                    .files
-                    .iter()
-                    .map(|&file| layout.files[file].start_sector())
-                    .collect(),
-                direct: spec.direct,
-                replay_async: spec.replay.as_ref().is_some_and(|replay| {
-                    replay.part == iosched_workload::replay::ReplayPart::AsyncWrites
-                }),
-            });
-            stats.push(JobStats::for_job(spec));
-        }
-        // Root too: `cgroup=/` with `cgroup_weight=` sets the root's (leaf) weight, as
-        // Android's "normal" parent group in seed 004 does.
-        for spec in cgroups.specs() {
-            elevator.add_cgroup(*spec);
-        }
-
-        let life = Lifecycle::new(jobs, &layout, config.seed).map_err(|e| SimError::WaitFor {
-            job: e.job,
-            target: e.target,
+        let drv = Driver::new(jobs, layout, elevator, config.seed, 128).map_err(|e| {
+            SimError::WaitFor {
+                job: e.job,
+                target: e.target,
+            }
         })?;
-
         // Knobs are checked even when no job is buffered, so a typo fails either way.
         let fs_config =
             crate::fs::FsConfig::from_knobs(&config.fs_knobs).map_err(SimError::FsKnob)?;
-        let nr_requests = fs_config.writeback.nr_requests;
-        let fs = if jobs.iter().any(|job| !job.direct) {
-            Some(Box::new(crate::fs::FsState::new(
+        let drv = drv.with_nr_requests(fs_config.writeback.nr_requests);
+        let fs = jobs.iter().any(|job| !job.direct).then(|| {
+            Box::new(crate::fs::FsState::new(
                 fs_config,
                 jobs,
-                &layout,
+                &drv.layout,
                 device.capacity_sectors(),
-                processes.len(),
-            )))
-        } else {
-            None
-        };
-        let processes_len = processes.len();
-
+                drv.processes.len(),
+            ))
+        });
         Ok(Simulation {
-            fs,
-            jobs,
-            device_rng: Rng::for_stream(config.seed, u64::MAX - 1),
-            config,
-            device,
-            elevator,
-            cgroups,
-            layout,
-            processes,
-            life,
-            stats,
-            events: EventQueue::new(),
-            in_flight: BTreeMap::new(),
-            bypass: std::collections::VecDeque::new(),
-            next_request: 0,
-            device_generation: 0,
-            device_event_at: None,
-            timer_generation: 0,
-            timer_at: None,
-            disk: DiskAccounting::default(),
-            completed_scratch: Vec::new(),
-            now: 0,
-            plug: Plug::Off,
-            pool: RequestPool::new(nr_requests),
-            held: vec![None; processes_len],
+            back: SimBackend {
+                fs,
+                device_rng: Rng::for_stream(config.seed, u64::MAX - 1),
+                config,
+                device,
+                events: EventQueue::new(),
+                device_generation: 0,
+                device_event_at: None,
+                timer_generation: 0,
+                completed_scratch: Vec::new(),
+            },
+            drv,
         })
-    }
-
-    /// The name of the first job with a clone not finished.
-    fn unfinished_job(&self) -> Option<String> {
-        let (clone, _) = self.life.first_unfinished()?;
-        Some(self.jobs[self.life.job_of(clone)].name.clone())
     }
 
     /// Each simulated process's pid and command name (its job's name), for trace labels.
     pub fn process_names(&self) -> Vec<(u32, String)> {
-        self.processes
-            .iter()
-            .enumerate()
-            .map(|(index, process)| {
-                let job = self.life.job_of(index);
-                (process.pid, self.jobs[job].name.clone())
-            })
-            .collect()
+        self.drv.process_names()
     }
 
     /// Every cgroup with its path (`/`, `/a/b`), for trace labels.
     pub fn cgroup_paths(&self) -> Vec<(CgroupId, String)> {
-        self.cgroups
-            .specs()
-            .map(|spec| (spec.id, self.cgroups.path(spec.id)))
-            .collect()
+        self.drv.cgroup_paths()
     }
 
     /// Runs to the end. `progress` is called now and then with the virtual time.
@@ -372,347 +237,126 @@ impl<'a> Simulation<'a> {
         trace: &mut dyn Trace,
         progress: &mut dyn FnMut(Time),
     ) -> Result<SimOutcome, SimError> {
-        self.start_ready_jobs();
-        while let Some((time, event)) = self.events.pop() {
-            assert!(time >= self.now, "virtual time ran backwards");
-            self.now = time;
-            self.fs_sample();
-            if self.events.processed() > self.config.events_max || time > self.config.time_max_ns {
+        let (drv, back) = (&mut self.drv, &mut self.back);
+        drv.start_ready_jobs(back);
+        while let Some((time, event)) = back.events.pop() {
+            assert!(time >= drv.now, "virtual time ran backwards");
+            drv.now = time;
+            back.fs_sample(drv);
+            let processed = back.events.processed();
+            if processed > back.config.events_max || time > back.config.time_max_ns {
                 return Err(SimError::Runaway {
-                    events: self.events.processed(),
+                    events: processed,
                     now: time,
-                    unfinished: self.unfinished_job(),
+                    unfinished: drv.unfinished_job(),
                 });
             }
-            match event {
-                Event::StartJob(job) => self.start_job(job),
-                Event::Wake(process) => {
-                    self.life.woken(process, self.now);
-                    self.step_process(process, trace);
-                }
-                Event::Device { generation } => {
-                    if generation == self.device_generation {
-                        self.device_event_at = None;
-                        self.device_completions(trace);
-                    }
-                }
-                Event::IdleTimer { generation } => {
-                    if generation == self.timer_generation {
-                        self.timer_at = None;
-                        self.elevator.timer(self.now, trace);
-                    }
-                }
-                Event::Fs(event) => self.fs_event(event, trace),
+            back.event(drv, event, trace);
+            drv.pump_dispatch(back, trace);
+            back.arm_device_event(drv.now);
+            if back.config.check {
+                drv.elevator.check_invariants();
             }
-            self.pump_dispatch(trace);
-            self.arm_device_event();
-            if self.config.check {
-                self.elevator.check_invariants();
-            }
-            if self.events.processed().is_multiple_of(65_536) {
-                progress(self.now);
+            if back.events.processed().is_multiple_of(65_536) {
+                progress(drv.now);
             }
         }
         self.finish()
     }
 
     fn finish(self) -> Result<SimOutcome, SimError> {
-        assert!(
-            self.in_flight.is_empty(),
-            "requests left in flight at the end"
-        );
-        assert_eq!(self.elevator.queued(), 0, "requests left in the scheduler");
-        assert_eq!(
-            self.pool.sleepers(),
-            0,
-            "a process left asleep on a request list"
-        );
-        if let Some((_, started_at)) = self.life.first_unfinished() {
+        let Simulation { drv, back } = self;
+        if let Some((_, started_at)) = drv.life.first_unfinished() {
             // Every job must have run; one that never started waited on a job that never ended.
             return Err(SimError::Runaway {
-                events: self.events.processed(),
+                events: back.events.processed(),
                 now: started_at,
-                unfinished: self.unfinished_job(),
+                unfinished: drv.unfinished_job(),
             });
         }
-        let disk = self
-            .disk
-            .stats(self.device.name().to_string(), self.life.last_finish());
+        let fs = back.fs.as_ref().map(|fs| fs.outcome());
+        let outcome = drv.finish(back.device.name().to_string());
         Ok(SimOutcome {
-            clone_jobs: self.life.clone_jobs(),
-            clone_cgroups: self
-                .processes
-                .iter()
-                .map(|p| self.cgroups.path(p.cgroup))
-                .collect(),
-            clones: self.stats,
-            disk,
-            sim_time_ns: self.life.last_finish(),
-            events: self.events.processed(),
-            tunables: self.elevator.tunables(),
-            summary: self.elevator.summary(),
-            fs: self.fs.as_ref().map(|fs| fs.outcome()),
-            layout: self.layout,
+            clones: outcome.clones,
+            clone_jobs: outcome.clone_jobs,
+            disk: outcome.disk,
+            sim_time_ns: outcome.end_ns,
+            events: back.events.processed(),
+            tunables: outcome.tunables,
+            summary: outcome.summary,
+            layout: outcome.layout,
+            clone_cgroups: outcome.clone_cgroups,
+            fs,
         })
     }
+}
 
-    fn start_ready_jobs(&mut self) {
-        for (at, job) in self.life.release_ready(self.jobs, self.now) {
-            self.events.push(at, Event::StartJob(job));
-        }
-    }
-
-    fn start_job(&mut self, job: usize) {
-        let clones = self.life.start_job(self.jobs, &self.layout, job, self.now);
-        for &index in &clones {
-            self.stats[index].set_sample_origin(self.life.stats_from(index));
-            self.events.push(self.now, Event::Wake(index));
-        }
-        for index in clones {
-            self.fs_job_started(index);
-        }
-    }
-
-    /// Lets a process submit what its job wants now. Like a kernel submitter, it plugs its
-    /// queue around the batch: `P` after the first request, `U` after the last.
-    fn step_process(&mut self, index: usize, trace: &mut dyn Trace) {
-        let mut submitted = 0;
-        self.plug = Plug::Armed;
-        self.step_process_inner(index, trace, &mut submitted);
-        if let Plug::Plugged(last) = std::mem::replace(&mut self.plug, Plug::Off) {
-            trace.request(self.now, RqEvent::Unplug, &last);
-        }
-        if submitted > 0 {
-            self.stats[index].record_submit_batch(submitted);
-        }
-    }
-
-    fn step_process_inner(&mut self, index: usize, trace: &mut dyn Trace, submitted: &mut u32) {
-        loop {
-            // Asleep in the block layer: it submits nothing until its request is allocated.
-            if self.held[index].is_some() {
-                return;
-            }
-            let now = self.now;
-            match self.life.next_action(self.jobs, index, now) {
-                Action::Submit { unit, woken, .. } => {
-                    *submitted += 1;
-                    for other in woken {
-                        self.events.push(now, Event::Wake(other));
-                    }
-                    self.submit(index, unit, trace);
-                }
-                Action::Phase { read_back: true } => self.stats[index].set_verify_start(now),
-                Action::Phase { read_back: false } => self.stats[index].set_write_start(now),
-                Action::Sleep(at) => {
-                    self.events.push(at, Event::Wake(index));
-                    return;
-                }
-                Action::Wait => return,
-                Action::Finish => {
-                    self.finish_process(index);
-                    return;
+impl SimBackend {
+    /// One event of the queue.
+    fn event(&mut self, drv: &mut SimDriver<'_>, event: Event, trace: &mut dyn Trace) {
+        match event {
+            Event::StartJob(job) => drv.start_job(self, job),
+            Event::Wake(process) => drv.wake_process(self, process, trace),
+            Event::Device { generation } => {
+                if generation == self.device_generation {
+                    self.device_event_at = None;
+                    self.device_completions(drv, trace);
                 }
             }
-        }
-    }
-
-    fn finish_process(&mut self, index: usize) {
-        let now = self.now;
-        let finished = self.life.finish(self.jobs, index, now);
-        self.stats[index].set_runtime(finished.stats_from, now);
-        for &other in &finished.never_started {
-            self.stats[other].set_runtime(now, now);
-        }
-        for &other in &finished.woken {
-            self.events.push(now, Event::Wake(other));
-        }
-        if self.jobs[self.life.job_of(index)].exitall {
-            // Stopped runners finish when their in-flight I/O drains; wake the idle ones.
-            for other in self.life.running().collect::<Vec<_>>() {
-                self.events.push(now, Event::Wake(other));
-            }
-        }
-        self.fs_process_finished();
-        self.start_ready_jobs();
-    }
-
-    fn submit(&mut self, index: usize, unit: IoUnit, trace: &mut dyn Trace) {
-        if self.fs_takes(index, &unit) {
-            return self.fs_submit(index, unit, trace);
-        }
-        let process = &self.processes[index];
-        let (op, sync) = match unit.kind {
-            IoKind::Read => (Op::Read, true),
-            // O_DIRECT writes are REQ_SYNC; buffered writes would come from writeback.
-            IoKind::Write => (Op::Write, process.direct && !process.replay_async),
-            IoKind::Trim => (Op::Discard, false),
-            IoKind::Fsync | IoKind::Fdatasync => (Op::Flush, true),
-            // The parser refuses iosched_workload=dbench4 with direct=1, its only source.
-            IoKind::Truncate => unreachable!("truncate outside the file system"),
-        };
-        let sector = process.file_sectors[unit.file] + unit.offset / SECTOR_SIZE;
-        let request = Request {
-            id: RequestId(self.next_request),
-            sector: if op == Op::Flush { 0 } else { sector },
-            nr_sectors: (unit.len / SECTOR_SIZE) as u32,
-            op,
-            flags: ReqFlags {
-                sync,
-                idle: sync && op == Op::Write,
-                ..ReqFlags::default()
-            },
-            pid: process.pid,
-            ioc: process.ioc,
-            cgroup: process.cgroup,
-            ioprio: process.ioprio,
-        };
-        self.next_request += 1;
-        let depth = self.life.in_flight(index);
-        self.stats[index].record_depth(depth);
-        if op != Op::Flush {
-            let merged = match self.elevator.try_back_merge(&request, self.now) {
-                Some(target) => Some((target, RqEvent::BackMerge)),
-                None => self
-                    .elevator
-                    .try_front_merge(&request, self.now)
-                    .map(|target| (target, RqEvent::FrontMerge)),
-            };
-            if let Some((target, event)) = merged {
-                // The bio joins a queued request: no request of its own, no insert.
-                trace.request(self.now, RqEvent::Queue, &request);
-                trace.request(self.now, event, &request);
-                self.disk.merged(op.data_dir());
-                self.in_flight
-                    .get_mut(&target)
-                    .expect("merged into a request the driver never saw")
-                    .riders
-                    .push(Rider {
-                        process: index,
-                        unit,
-                        submitted_at: self.now,
-                    });
-                return;
-            }
-        }
-        trace.request(self.now, RqEvent::Queue, &request);
-        if !self.allocate(index, &request, trace) {
-            self.held[index] = Some(Held {
-                unit,
-                request,
-                submitted_at: self.now,
-            });
-            return;
-        }
-        self.start_request(index, unit, request, self.now, trace);
-    }
-
-    /// Takes a slot on `request`'s request list for process `index`, or puts the process to
-    /// sleep on the list (`S`) and answers false. Kernel: __get_request(), with the
-    /// scheduler's elv_may_queue() asked first.
-    fn allocate(&mut self, index: usize, request: &Request, trace: &mut dyn Trace) -> bool {
-        let may_queue = self.elevator.may_queue(request);
-        let sync = request.is_sync();
-        let alloc = self
-            .pool
-            .get(request.cgroup, sync, request.ioc, may_queue, self.now);
-        if alloc == Alloc::Sleep {
-            trace.request(self.now, RqEvent::SleepRq, request);
-            self.pool.sleep(request.cgroup, sync, index as u64);
-            return false;
-        }
-        true
-    }
-
-    /// A job request has its request-list slot: it exists from now on (`G`) and goes to the
-    /// scheduler, or past it for a flush.
-    fn start_request(
-        &mut self,
-        index: usize,
-        unit: IoUnit,
-        request: Request,
-        submitted_at: Time,
-        trace: &mut dyn Trace,
-    ) {
-        let op = request.op;
-        self.in_flight.insert(
-            request.id,
-            InFlight {
-                process: index,
-                unit,
-                request,
-                submitted_at,
-                issued_at: None,
-                fs: None,
-                riders: Vec::new(),
-            },
-        );
-        self.disk.start(self.now);
-        trace.request(self.now, RqEvent::GetRq, &request);
-        match self.plug {
-            Plug::Armed => {
-                trace.request(self.now, RqEvent::Plug, &request);
-                self.plug = Plug::Plugged(request);
-            }
-            Plug::Plugged(_) => self.plug = Plug::Plugged(request),
-            Plug::Off => {}
-        }
-        if op == Op::Flush {
-            self.bypass.push_back(request.id);
-        } else {
-            trace.request(self.now, RqEvent::Insert, &request);
-            self.elevator.insert(request, self.now, trace);
-        }
-    }
-
-    /// Offers free device slots to the scheduler until it has nothing for now.
-    fn pump_dispatch(&mut self, trace: &mut dyn Trace) {
-        let depth = self.device.queue_depth();
-        // Bounded: each pass either hands over a request or stops.
-        while self.device.in_flight() < depth {
-            if let Some(id) = self.bypass.pop_front() {
-                let request = self.in_flight[&id].request;
-                self.issue(request, trace);
-                continue;
-            }
-            match self.elevator.dispatch(self.now, trace) {
-                Dispatch::Request(request) => self.issue(request, trace),
-                Dispatch::IdleUntil(until) => {
-                    assert!(until > self.now, "idle deadline not in the future");
-                    if self.timer_at != Some(until) {
-                        self.timer_generation += 1;
-                        self.timer_at = Some(until);
-                        self.events.push(
-                            until,
-                            Event::IdleTimer {
-                                generation: self.timer_generation,
-                            },
-                        );
-                    }
-                    break;
+            Event::IdleTimer { generation } => {
+                if generation == self.timer_generation {
+                    drv.fire_idle_timer(self, trace);
                 }
-                Dispatch::Empty => break,
+            }
+            Event::Fs(event) => self.fs_event(drv, event, trace),
+        }
+    }
+
+    fn arm_device_event(&mut self, now: Time) {
+        let next = self.device.next_event();
+        if next != self.device_event_at {
+            self.device_generation += 1;
+            self.device_event_at = next;
+            if let Some(time) = next {
+                self.events.push(
+                    time.max(now),
+                    Event::Device {
+                        generation: self.device_generation,
+                    },
+                );
             }
         }
     }
 
-    fn issue(&mut self, request: Request, trace: &mut dyn Trace) {
-        let entry = self
-            .in_flight
-            .get_mut(&request.id)
-            .expect("dispatched request was never submitted");
-        assert!(entry.issued_at.is_none(), "request dispatched twice");
-        entry.issued_at = Some(self.now);
-        // The scheduler's copy may have grown by merges (a front merge moves its start).
-        assert!(
-            request.sector <= entry.request.sector
-                && entry.request.end_sector() <= request.end_sector(),
-            "merges only grow a request"
-        );
-        entry.request = request;
-        trace.request(self.now, RqEvent::Issue, &request);
+    fn device_completions(&mut self, drv: &mut SimDriver<'_>, trace: &mut dyn Trace) {
+        let mut completed = std::mem::take(&mut self.completed_scratch);
+        completed.clear();
+        self.device
+            .advance(drv.now, self.device_rng.pcg(), &mut completed);
+        for &id in &completed {
+            drv.complete(self, id, (), trace);
+        }
+        self.completed_scratch = completed;
+        drv.retry_sleepers(self, trace);
+    }
+}
+
+impl Backend for SimBackend {
+    type Io = SimIo;
+    type Result = ();
+
+    fn queue_depth(&self) -> u32 {
+        self.device.queue_depth()
+    }
+
+    fn in_device(&self) -> u32 {
+        self.device.in_flight()
+    }
+
+    fn issue(&mut self, drv: &mut SimDriver<'_>, id: RequestId, _trace: &mut dyn Trace) {
+        let request = drv.in_flight[&id].request;
         self.device.submit(
-            self.now,
+            drv.now,
             Command {
                 id: request.id,
                 op: request.op,
@@ -724,111 +368,71 @@ impl<'a> Simulation<'a> {
         );
     }
 
-    fn arm_device_event(&mut self) {
-        let next = self.device.next_event();
-        if next != self.device_event_at {
-            self.device_generation += 1;
-            self.device_event_at = next;
-            if let Some(time) = next {
-                self.events.push(
-                    time.max(self.now),
-                    Event::Device {
-                        generation: self.device_generation,
-                    },
-                );
-            }
-        }
+    fn wake(&mut self, process: usize, at: Time) {
+        self.events.push(at, Event::Wake(process));
     }
 
-    fn device_completions(&mut self, trace: &mut dyn Trace) {
-        let mut completed = std::mem::take(&mut self.completed_scratch);
-        completed.clear();
-        let mut woken = Vec::new();
-        self.device
-            .advance(self.now, self.device_rng.pcg(), &mut completed);
-        for &id in &completed {
-            let entry = self
-                .in_flight
-                .remove(&id)
-                .expect("device completed a request twice or one never issued");
-            let request = entry.request;
-            trace.request(self.now, RqEvent::Complete, &request);
-            if request.op != Op::Flush {
-                self.elevator.completed(&request, self.now, trace);
-            }
-            self.disk.done(self.now);
-            for rider in &entry.riders {
-                self.complete_job_io(rider.process, &rider.unit, rider.submitted_at);
-            }
-            if let Some(tag) = entry.fs {
-                assert!(entry.issued_at.is_some(), "completed before issue");
-                self.fs_completed(tag, &entry, trace);
-                continue;
-            }
-            if let Some(sleeper) = self.pool.put(request.cgroup, request.is_sync()) {
-                woken.push(sleeper as usize);
-            }
-            assert!(entry.issued_at.is_some(), "completed before issue");
-            if entry.unit.kind.ddir().is_some() {
-                self.disk.data_completed(
-                    request.op.data_dir(),
-                    request.nr_sectors,
-                    entry.submitted_at,
-                    self.now,
-                );
-            }
-            self.complete_job_io(entry.process, &entry.unit, entry.submitted_at);
-        }
-        self.completed_scratch = completed;
-        for index in woken {
-            self.retry_held(index, trace);
-        }
+    fn start_job_at(&mut self, job: usize, at: Time) {
+        self.events.push(at, Event::StartJob(job));
     }
 
-    /// A process asleep on a request list was woken by a freed request: it retries as a
-    /// batcher; allocated, its I/O goes on and so does the process, else it sleeps again.
-    /// Kernel: get_request() after io_schedule().
-    fn retry_held(&mut self, index: usize, trace: &mut dyn Trace) {
-        let held = self.held[index].expect("woke a process that was not asleep");
-        let request = held.request;
-        self.pool.woke(request.ioc, self.now);
-        if !self.allocate(index, &request, trace) {
-            return;
-        }
-        self.held[index] = None;
-        self.start_request(index, held.unit, request, held.submitted_at, trace);
-        self.events.push(self.now, Event::Wake(index));
+    fn arm_idle_timer(&mut self, at: Time) {
+        self.timer_generation += 1;
+        self.events.push(
+            at,
+            Event::IdleTimer {
+                generation: self.timer_generation,
+            },
+        );
     }
 
-    /// A job I/O completed. The simulator moves no data: written blocks carry no tag.
-    fn job_io_done(&mut self, process: usize, unit: &IoUnit) {
-        // A steady-state criterion met stops the clones it watches; they drain and finish.
-        for other in self
-            .life
-            .complete(self.jobs, process, self.now, unit, Some(0))
-        {
-            self.events.push(self.now, Event::Wake(other));
-        }
+    fn job_io(&mut self, _verify_tag: Option<u64>) -> SimIo {
+        None
     }
 
-    /// One job I/O is done: its statistics, its job's state machine, a wake-up.
-    fn complete_job_io(&mut self, process: usize, unit: &IoUnit, submitted_at: Time) {
-        match unit.kind.ddir() {
-            Some(ddir) => {
-                if self.life.counts_at(process, self.now) {
-                    self.stats[process].record_io(
-                        ddir,
-                        unit.len,
-                        submitted_at,
-                        submitted_at,
-                        self.now,
-                    );
-                }
-            }
-            None => self.stats[process].record_sync(self.now - submitted_at),
+    fn admit(
+        &mut self,
+        drv: &mut SimDriver<'_>,
+        process: usize,
+        unit: &IoUnit,
+        trace: &mut dyn Trace,
+    ) -> bool {
+        if !self.fs_takes(drv, process, unit) {
+            return false;
         }
-        self.job_io_done(process, unit);
-        self.stats[process].record_complete_batch(1);
-        self.events.push(self.now, Event::Wake(process));
+        self.fs_submit(drv, process, *unit, trace);
+        true
+    }
+
+    fn clone_started(&mut self, drv: &mut SimDriver<'_>, process: usize) {
+        self.fs_job_started(drv, process);
+    }
+
+    fn process_finished(&mut self, drv: &mut SimDriver<'_>) {
+        self.fs_process_finished(drv);
+    }
+
+    /// The simulator moves no data: every I/O succeeds and written blocks carry no tag.
+    fn unit_results(
+        &mut self,
+        _drv: &mut SimDriver<'_>,
+        entry: &InFlight<SimIo>,
+        _result: (),
+        out: &mut Vec<UnitDone>,
+    ) {
+        out.extend(std::iter::repeat_n(UnitDone::ok(0), entry.riders.len() + 1));
+    }
+
+    fn own_completion(
+        &mut self,
+        drv: &mut SimDriver<'_>,
+        entry: &InFlight<SimIo>,
+        trace: &mut dyn Trace,
+    ) -> bool {
+        let Some(tag) = entry.io else {
+            return false;
+        };
+        self.fs_completed(drv, tag, entry, trace);
+        true
     }
 }

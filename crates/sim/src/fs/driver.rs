@@ -1,29 +1,27 @@
 //! The file system's side of the simulator loop: buffered operations of job processes
 //! (reads, writes, truncates, fsync) and the journal thread, their requests through the same
 //! scheduler with their own pid and io context. Writeback threads and throttled writers are
-//! in `fs/flushing.rs`.
-//!
-//! This file is a child module of `simulation` (declared there with `#[path]`) so that it
-//! can work on the loop's state without widening its visibility.
+//! in `fs/flushing.rs`. These requests are the simulator backend's own: they reach the
+//! driver through [`iosched_driver::Driver::submit_own`] and come back through
+//! `own_completion`, outside the jobs' request lists.
 
-use iosched_core::{
-    CgroupId, IoContextId, IoPrio, Op, ReqFlags, Request, RequestId, RqEvent, Time, Trace,
-};
+use iosched_core::{CgroupId, IoContextId, IoPrio, Op, ReqFlags, Request, Time, Trace};
+use iosched_driver::{InFlight, UnitDone};
 use iosched_workload::generator::{IoKind, IoUnit};
 use iosched_workload::job::IoEngine;
 use iosched_writeback::{FlusherId, PageRange, Throttle, PAGE_SIZE};
 
-use super::{InFlight, Simulation};
 use crate::event::Event;
 use crate::fs::journal::JournalIo;
 use crate::fs::{FsEvent, FsOp, FsTag, OpPhase, JOURNAL_PID};
+use crate::simulation::{SimBackend, SimDriver, SimIo};
 
 /// Write passes an fsync makes at most (see `fs_fsync_data`).
 const FSYNC_ROUNDS_MAX: u8 = 16;
 
 /// Who a request is charged to.
 #[derive(Clone, Copy)]
-pub(super) struct Who {
+pub(crate) struct Who {
     pid: u32,
     ioc: IoContextId,
     cgroup: CgroupId,
@@ -31,8 +29,20 @@ pub(super) struct Who {
     process: usize,
 }
 
+/// Process `index` of the run.
+pub(crate) fn who(drv: &SimDriver<'_>, index: usize) -> Who {
+    let process = &drv.processes[index];
+    Who {
+        pid: process.pid,
+        ioc: process.ioc,
+        cgroup: process.cgroup,
+        ioprio: process.ioprio,
+        process: index,
+    }
+}
+
 /// A kernel thread: its own io context, root cgroup, default priority.
-pub(super) fn kernel_thread(pid: u32) -> Who {
+pub(crate) fn kernel_thread(pid: u32) -> Who {
     Who {
         pid,
         ioc: IoContextId(pid),
@@ -42,31 +52,20 @@ pub(super) fn kernel_thread(pid: u32) -> Who {
     }
 }
 
-impl Simulation<'_> {
+impl SimBackend {
     /// Whether `unit` of process `index` goes through the page cache.
-    pub(super) fn fs_takes(&self, index: usize, unit: &IoUnit) -> bool {
-        self.fs.is_some() && !self.processes[index].direct && unit.kind != IoKind::Trim
-    }
-
-    pub(super) fn who(&self, index: usize) -> Who {
-        let process = &self.processes[index];
-        Who {
-            pid: process.pid,
-            ioc: process.ioc,
-            cgroup: process.cgroup,
-            ioprio: process.ioprio,
-            process: index,
-        }
+    pub(crate) fn fs_takes(&self, drv: &SimDriver<'_>, index: usize, unit: &IoUnit) -> bool {
+        self.fs.is_some() && !drv.processes[index].direct && unit.kind != IoKind::Trim
     }
 
     /// A job clone started: fio's `pre_read` fills the cache before the clock runs.
-    pub(super) fn fs_job_started(&mut self, index: usize) {
-        let spec = &self.jobs[self.life.job_of(index)];
+    pub(crate) fn fs_job_started(&mut self, drv: &mut SimDriver<'_>, index: usize) {
+        let spec = &drv.jobs[drv.life.job_of(index)];
         let Some(fs) = self.fs.as_mut() else { return };
         if spec.direct {
             return;
         }
-        let plan = &self.layout.clones[index];
+        let plan = &drv.layout.clones[index];
         for (&file, region) in plan.files.iter().zip(&plan.regions) {
             if spec.pre_read {
                 fs.wb.pre_read(file as u32, region.start, region.len);
@@ -78,26 +77,32 @@ impl Simulation<'_> {
     }
 
     /// A job process finished; once all have, writeback threads stop being stepped.
-    pub(super) fn fs_process_finished(&mut self) {
-        if self.life.all_finished() {
+    pub(crate) fn fs_process_finished(&mut self, drv: &mut SimDriver<'_>) {
+        if drv.life.all_finished() {
             if let Some(fs) = self.fs.as_mut() {
-                fs.sample(self.now);
+                fs.sample(drv.now);
                 fs.shutting_down = true;
             }
         }
     }
 
     /// Records time-series samples up to now.
-    pub(super) fn fs_sample(&mut self) {
+    pub(crate) fn fs_sample(&mut self, drv: &mut SimDriver<'_>) {
         if let Some(fs) = self.fs.as_mut() {
-            fs.sample(self.now);
+            fs.sample(drv.now);
         }
     }
 
     /// A job's buffered read, write or sync.
-    pub(super) fn fs_submit(&mut self, index: usize, unit: IoUnit, trace: &mut dyn Trace) {
-        let depth = self.life.in_flight(index);
-        self.stats[index].record_depth(depth);
+    pub(crate) fn fs_submit(
+        &mut self,
+        drv: &mut SimDriver<'_>,
+        index: usize,
+        unit: IoUnit,
+        trace: &mut dyn Trace,
+    ) {
+        let depth = drv.life.in_flight(index);
+        drv.stats[index].record_depth(depth);
         let fs = self
             .fs
             .as_mut()
@@ -115,7 +120,7 @@ impl Simulation<'_> {
             FsOp {
                 process: index,
                 unit,
-                submitted_at: self.now,
+                submitted_at: drv.now,
                 outstanding: 0,
                 phase,
                 round: 0,
@@ -123,12 +128,12 @@ impl Simulation<'_> {
             },
         );
         match unit.kind {
-            IoKind::Read => self.fs_read(token, trace),
-            IoKind::Write => self.fs_write(token, trace),
-            IoKind::Truncate => self.fs_truncate(token),
-            _ => self.fs_fsync_data(token, trace),
+            IoKind::Read => self.fs_read(drv, token, trace),
+            IoKind::Write => self.fs_write(drv, token, trace),
+            IoKind::Truncate => self.fs_truncate(drv, token),
+            _ => self.fs_fsync_data(drv, token, trace),
         }
-        self.fs_notices();
+        self.fs_notices(drv);
     }
 
     fn cpu_ns(&self, len: u64) -> Time {
@@ -140,6 +145,7 @@ impl Simulation<'_> {
     #[allow(clippy::too_many_arguments)]
     fn fs_request(
         &mut self,
+        drv: &mut SimDriver<'_>,
         op: Op,
         sector: u64,
         nr_sectors: u64,
@@ -149,7 +155,7 @@ impl Simulation<'_> {
         trace: &mut dyn Trace,
     ) {
         let request = Request {
-            id: RequestId(self.next_request),
+            id: drv.next_request_id(),
             sector,
             nr_sectors: nr_sectors as u32,
             op,
@@ -159,44 +165,33 @@ impl Simulation<'_> {
             cgroup: who.cgroup,
             ioprio: who.ioprio,
         };
-        self.next_request += 1;
         let kind = match op {
             Op::Read => IoKind::Read,
             Op::Flush => IoKind::Fsync,
             _ => IoKind::Write,
         };
-        self.in_flight.insert(
-            request.id,
-            InFlight {
-                process: who.process,
-                unit: IoUnit {
-                    kind,
-                    file: 0,
-                    offset: 0,
-                    len: nr_sectors * iosched_core::SECTOR_SIZE,
-                },
-                request,
-                submitted_at: self.now,
-                issued_at: None,
-                fs: Some(tag),
-                riders: Vec::new(),
+        let entry = InFlight {
+            process: who.process,
+            unit: IoUnit {
+                kind,
+                file: 0,
+                offset: 0,
+                len: nr_sectors * iosched_core::SECTOR_SIZE,
             },
-        );
-        self.disk.start(self.now);
-        trace.request(self.now, RqEvent::Queue, &request);
-        trace.request(self.now, RqEvent::GetRq, &request);
-        if op == Op::Flush {
-            self.bypass.push_back(request.id);
-        } else {
-            trace.request(self.now, RqEvent::Insert, &request);
-            self.elevator.insert(request, self.now, trace);
-        }
+            request,
+            submitted_at: drv.now,
+            issued_at: None,
+            io: Some(tag),
+            riders: Vec::new(),
+        };
+        drv.submit_own(self, entry, trace);
     }
 
     /// Submits `range` of `file` as requests (split at extent ends); returns how many.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn fs_pages_io(
+    pub(crate) fn fs_pages_io(
         &mut self,
+        drv: &mut SimDriver<'_>,
         op: Op,
         range: PageRange,
         flags: ReqFlags,
@@ -207,15 +202,15 @@ impl Simulation<'_> {
         let fs = self.fs.as_ref().expect("file system");
         let pieces = fs.files[range.file as usize].sectors(range);
         for &(sector, sectors, piece) in &pieces {
-            self.fs_request(op, sector, sectors, flags, who, tag(piece), trace);
+            self.fs_request(drv, op, sector, sectors, flags, who, tag(piece), trace);
         }
         pieces.len() as u32
     }
 
-    fn fs_read(&mut self, token: u64, trace: &mut dyn Trace) {
+    fn fs_read(&mut self, drv: &mut SimDriver<'_>, token: u64, trace: &mut dyn Trace) {
         let fs = self.fs.as_mut().expect("file system");
         let op = fs.ops[&token].clone();
-        let file = self.layout.clones[op.process].files[op.unit.file];
+        let file = drv.layout.clones[op.process].files[op.unit.file];
         let crate::fs::FsState {
             wb, meta, opens, ..
         } = &mut **fs;
@@ -231,17 +226,26 @@ impl Simulation<'_> {
             .map(|r| r.count)
             .sum();
         fs.read_bytes += read_pages * PAGE_SIZE;
-        let who = self.who(op.process);
+        let who = who(drv, op.process);
         let sync_read = ReqFlags {
             sync: true,
             ..ReqFlags::default()
         };
         for &range in &plan.async_ahead {
-            self.fs_pages_io(Op::Read, range, sync_read, who, FsTag::ReadAhead, trace);
+            self.fs_pages_io(
+                drv,
+                Op::Read,
+                range,
+                sync_read,
+                who,
+                FsTag::ReadAhead,
+                trace,
+            );
         }
         let mut outstanding = 0;
         for &range in &plan.sync {
             outstanding += self.fs_pages_io(
+                drv,
                 Op::Read,
                 range,
                 sync_read,
@@ -264,18 +268,18 @@ impl Simulation<'_> {
             } else {
                 entry.phase = OpPhase::Finishing;
                 self.events
-                    .push(self.now + cpu, Event::Fs(FsEvent::Op(token)));
+                    .push(drv.now + cpu, Event::Fs(FsEvent::Op(token)));
             }
         }
     }
 
-    pub(super) fn fs_write(&mut self, token: u64, trace: &mut dyn Trace) {
-        let now = self.now;
+    pub(crate) fn fs_write(&mut self, drv: &mut SimDriver<'_>, token: u64, trace: &mut dyn Trace) {
+        let now = drv.now;
         let process = self.fs.as_ref().expect("file system").ops[&token].process;
-        let mmap = self.jobs[self.life.job_of(process)].ioengine == IoEngine::Mmap;
+        let mmap = drv.jobs[drv.life.job_of(process)].ioengine == IoEngine::Mmap;
         let fs = self.fs.as_mut().expect("file system");
         let op = fs.ops[&token].clone();
-        let file = self.layout.clones[op.process].files[op.unit.file];
+        let file = drv.layout.clones[op.process].files[op.unit.file];
         let first = op.unit.offset / PAGE_SIZE;
         let count = (op.unit.offset + op.unit.len.max(1)).div_ceil(PAGE_SIZE) - first;
         let mut cpu = count * fs.config.page_cpu_ns;
@@ -301,7 +305,7 @@ impl Simulation<'_> {
                     chunk,
                     since: now,
                 };
-                return self.fs_writer_writeback(token, trace);
+                return self.fs_writer_writeback(drv, token, trace);
             }
             Throttle::Block(pause) => {
                 fs.throttled_ns[op.process] += pause;
@@ -325,16 +329,16 @@ impl Simulation<'_> {
                 meta.alloc_tid = running;
                 blocks += 2;
             }
-            self.fs_journal_blocks(blocks);
+            self.fs_journal_blocks(drv, blocks);
         }
         let fs = self.fs.as_mut().expect("file system");
         fs.wb.write(file as u32, op.unit.offset, op.unit.len, now);
         let entry = fs.ops.get_mut(&token).expect("op");
-        if self.jobs[self.life.job_of(op.process)].sync_writes {
+        if drv.jobs[drv.life.job_of(op.process)].sync_writes {
             // O_SYNC: generic_write_sync() syncs before write() returns (data and metadata,
             // as fsync; the commit decision keys on the unit not being an fdatasync).
             entry.phase = OpPhase::FsyncData;
-            return self.fs_fsync_data(token, trace);
+            return self.fs_fsync_data(drv, token, trace);
         }
         entry.phase = OpPhase::Finishing;
         self.events
@@ -342,14 +346,14 @@ impl Simulation<'_> {
     }
 
     /// Metadata blocks join the running transaction; the first ones arm its commit timer.
-    fn fs_journal_blocks(&mut self, blocks: u64) {
+    fn fs_journal_blocks(&mut self, drv: &mut SimDriver<'_>, blocks: u64) {
         if blocks == 0 {
             return;
         }
         let fs = self.fs.as_mut().expect("file system");
         let running = fs.journal.running();
         if fs.journal.running_blocks() == 0 {
-            let at = self.now + fs.config.commit_interval_ns;
+            let at = drv.now + fs.config.commit_interval_ns;
             self.events
                 .push(at, Event::Fs(FsEvent::JournalTimer { tid: running }));
         }
@@ -359,11 +363,11 @@ impl Simulation<'_> {
     /// Truncate (O_TRUNC or unlink): the file's pages go unwritten, its blocks are freed (so
     /// later writes allocate again), and the inode and bitmap updates join the running
     /// transaction. Costs CPU per page dropped.
-    fn fs_truncate(&mut self, token: u64) {
-        let now = self.now;
+    fn fs_truncate(&mut self, drv: &mut SimDriver<'_>, token: u64) {
+        let now = drv.now;
         let fs = self.fs.as_mut().expect("file system");
         let op = &fs.ops[&token];
-        let file = self.layout.clones[op.process].files[op.unit.file];
+        let file = drv.layout.clones[op.process].files[op.unit.file];
         let dropped = fs.wb.truncate(file as u32);
         if !fs.files[file].is_device {
             let running = fs.journal.running();
@@ -371,7 +375,7 @@ impl Simulation<'_> {
             meta.allocated = Some(Vec::new());
             meta.inode_tid = running;
             meta.alloc_tid = running;
-            self.fs_journal_blocks(2);
+            self.fs_journal_blocks(drv, 2);
         }
         let fs = self.fs.as_ref().expect("file system");
         let cpu = fs.config.page_cpu_ns * (dropped + 1);
@@ -379,11 +383,11 @@ impl Simulation<'_> {
     }
 
     /// fsync step: write the clone's dirty pages, wait for writeback in flight, commit.
-    fn fs_fsync_data(&mut self, token: u64, trace: &mut dyn Trace) {
+    fn fs_fsync_data(&mut self, drv: &mut SimDriver<'_>, token: u64, trace: &mut dyn Trace) {
         let op = self.fs.as_ref().expect("file system").ops[&token].clone();
         // A sync names one file of the clone (the runner turns end_fsync into one per file).
-        let files = vec![self.layout.clones[op.process].files[op.unit.file]];
-        let who = self.who(op.process);
+        let files = vec![drv.layout.clones[op.process].files[op.unit.file]];
+        let who = who(drv, op.process);
         let fs = self.fs.as_mut().expect("file system");
         // The first pass writes the dirty pages not under writeback; then
         // the fsync waits until no page of its files is under writeback, and a further pass
@@ -405,6 +409,7 @@ impl Simulation<'_> {
             };
             for range in runs {
                 outstanding += self.fs_pages_io(
+                    drv,
                     Op::Write,
                     range,
                     sync_write,
@@ -433,12 +438,18 @@ impl Simulation<'_> {
         let dirty_left = files.iter().any(|&file| cache.file_dirty(file as u32) > 0);
         if dirty_left && op.round < FSYNC_ROUNDS_MAX {
             // Pages whose writeback ended while this fsync waited, dirty again: write them.
-            return self.fs_fsync_data(token, trace);
+            return self.fs_fsync_data(drv, token, trace);
         }
-        self.fs_fsync_commit(token, &files, trace);
+        self.fs_fsync_commit(drv, token, &files, trace);
     }
 
-    fn fs_fsync_commit(&mut self, token: u64, files: &[usize], trace: &mut dyn Trace) {
+    fn fs_fsync_commit(
+        &mut self,
+        drv: &mut SimDriver<'_>,
+        token: u64,
+        files: &[usize],
+        trace: &mut dyn Trace,
+    ) {
         let fs = self.fs.as_mut().expect("file system");
         let op = fs.ops[&token].clone();
         let datasync = op.unit.kind == IoKind::Fdatasync;
@@ -459,11 +470,11 @@ impl Simulation<'_> {
             let ios = fs.journal.request_commit(need);
             fs.journal_waiters.push(token);
             fs.ops.get_mut(&token).expect("op").phase = OpPhase::FsyncCommit(need);
-            self.fs_journal_submit(ios, trace);
+            self.fs_journal_submit(drv, ios, trace);
         } else if fs.config.barrier {
             fs.ops.get_mut(&token).expect("op").phase = OpPhase::FsyncFlush;
             fs.ops.get_mut(&token).expect("op").outstanding += 1;
-            let who = self.who(op.process);
+            let who = who(drv, op.process);
             let flags = ReqFlags {
                 sync: true,
                 ..ReqFlags::default()
@@ -473,13 +484,18 @@ impl Simulation<'_> {
                 range: None,
                 read: false,
             };
-            self.fs_request(Op::Flush, 0, 0, flags, who, tag, trace);
+            self.fs_request(drv, Op::Flush, 0, 0, flags, who, tag, trace);
         } else {
-            self.fs_complete(token);
+            self.fs_complete(drv, token);
         }
     }
 
-    fn fs_journal_submit(&mut self, ios: Vec<JournalIo>, trace: &mut dyn Trace) {
+    fn fs_journal_submit(
+        &mut self,
+        drv: &mut SimDriver<'_>,
+        ios: Vec<JournalIo>,
+        trace: &mut dyn Trace,
+    ) {
         let who = kernel_thread(JOURNAL_PID);
         // WRITE_SYNC without REQ_IDLE: CFQ's sync-noidle tree.
         let flags = ReqFlags {
@@ -489,6 +505,7 @@ impl Simulation<'_> {
         for io in ios {
             match io {
                 JournalIo::Log { sector, nr_sectors } => self.fs_request(
+                    drv,
                     Op::Write,
                     sector,
                     u64::from(nr_sectors),
@@ -498,11 +515,12 @@ impl Simulation<'_> {
                     trace,
                 ),
                 JournalIo::Flush => {
-                    self.fs_request(Op::Flush, 0, 0, flags, who, FsTag::Journal, trace)
+                    self.fs_request(drv, Op::Flush, 0, 0, flags, who, FsTag::Journal, trace)
                 }
                 // Choice: the FUA commit block goes through the scheduler (the kernel's flush
                 // machinery would bypass it); its preflush above does bypass it.
                 JournalIo::Commit { sector, fua } => self.fs_request(
+                    drv,
                     Op::Write,
                     sector,
                     crate::fs::journal::BLOCK_SECTORS,
@@ -516,52 +534,57 @@ impl Simulation<'_> {
     }
 
     /// A buffered operation is over: report it to the job.
-    fn fs_complete(&mut self, token: u64) {
+    fn fs_complete(&mut self, drv: &mut SimDriver<'_>, token: u64) {
         let fs = self.fs.as_mut().expect("file system");
         let op = fs.ops.remove(&token).expect("op completed twice");
         let index = op.process;
         match op.unit.kind.ddir() {
             Some(ddir) => {
-                if self.life.counts_at(index, self.now) {
-                    self.stats[index].record_io(
+                if drv.life.counts_at(index, drv.now) {
+                    drv.stats[index].record_io(
                         ddir,
                         op.unit.len,
                         op.submitted_at,
                         op.submitted_at,
-                        self.now,
+                        drv.now,
                     );
                 }
             }
             None if op.unit.kind == IoKind::Truncate => {}
-            None => self.stats[index].record_sync(self.now - op.submitted_at),
+            None => drv.stats[index].record_sync(drv.now - op.submitted_at),
         }
-        self.job_io_done(index, &op.unit);
-        self.stats[index].record_complete_batch(1);
-        self.events.push(self.now, Event::Wake(index));
+        drv.unit_finished(self, index, &op.unit, UnitDone::ok(0));
     }
 
     /// A file-system event from the queue.
-    pub(super) fn fs_event(&mut self, event: FsEvent, trace: &mut dyn Trace) {
+    pub(crate) fn fs_event(
+        &mut self,
+        drv: &mut SimDriver<'_>,
+        event: FsEvent,
+        trace: &mut dyn Trace,
+    ) {
         match event {
             FsEvent::Op(token) => {
                 let fs = self.fs.as_ref().expect("file system");
                 match fs.ops.get(&token).map(|op| op.phase.clone()) {
-                    Some(OpPhase::Throttled) => self.fs_write(token, trace),
-                    Some(OpPhase::WriterWriteback { .. }) => self.fs_writer_timer(token, trace),
-                    Some(OpPhase::Finishing) => self.fs_complete(token),
+                    Some(OpPhase::Throttled) => self.fs_write(drv, token, trace),
+                    Some(OpPhase::WriterWriteback { .. }) => {
+                        self.fs_writer_timer(drv, token, trace)
+                    }
+                    Some(OpPhase::Finishing) => self.fs_complete(drv, token),
                     _ => {}
                 }
             }
             FsEvent::Flusher { id, generation } => {
-                self.fs_flusher(FlusherId(id), generation, trace)
+                self.fs_flusher(drv, FlusherId(id), generation, trace)
             }
             FsEvent::WbTimer => {
                 let fs = self.fs.as_mut().expect("file system");
                 if fs.shutting_down {
                     return;
                 }
-                if fs.wb.timer_at().is_some_and(|at| at <= self.now) {
-                    fs.wb.timer(self.now);
+                if fs.wb.timer_at().is_some_and(|at| at <= drv.now) {
+                    fs.wb.timer(drv.now);
                 }
                 fs.wb_timer_at = None;
             }
@@ -571,27 +594,33 @@ impl Simulation<'_> {
                     return;
                 }
                 let ios = fs.journal.request_commit(tid);
-                self.fs_journal_submit(ios, trace);
+                self.fs_journal_submit(drv, ios, trace);
             }
         }
-        self.fs_notices();
+        self.fs_notices(drv);
     }
 
     /// A request the file system issued completed (scheduler and disk counters already
     /// updated by the caller, except per-direction disk counts).
-    pub(super) fn fs_completed(&mut self, tag: FsTag, entry: &InFlight, trace: &mut dyn Trace) {
+    pub(crate) fn fs_completed(
+        &mut self,
+        drv: &mut SimDriver<'_>,
+        tag: FsTag,
+        entry: &InFlight<SimIo>,
+        trace: &mut dyn Trace,
+    ) {
         let request = entry.request;
         if request.op != Op::Flush {
             let dir = request.op.data_dir();
-            self.disk
-                .data_completed(dir, request.nr_sectors, entry.submitted_at, self.now);
+            drv.disk
+                .data_completed(dir, request.nr_sectors, entry.submitted_at, drv.now);
         }
-        let now = self.now;
+        let now = drv.now;
         let fs = self.fs.as_mut().expect("file system");
         match tag {
             FsTag::ReadAhead(range) => {
                 fs.wb.read_done(range);
-                self.fs_retry_reads(trace);
+                self.fs_retry_reads(drv, trace);
             }
             FsTag::Op { token, range, read } => {
                 match (range, read) {
@@ -605,16 +634,16 @@ impl Simulation<'_> {
                 let last = op.outstanding == 0;
                 let phase = op.phase.clone();
                 if read {
-                    self.fs_retry_reads(trace);
+                    self.fs_retry_reads(drv, trace);
                 } else if range.is_some() {
-                    self.fs_wake_flushers();
-                    self.fs_retry_fsyncs(trace);
+                    self.fs_wake_flushers(drv);
+                    self.fs_retry_fsyncs(drv, trace);
                 }
                 if last {
                     match phase {
-                        OpPhase::Read => self.fs_read(token, trace),
-                        OpPhase::FsyncData => self.fs_fsync_data(token, trace),
-                        OpPhase::FsyncFlush => self.fs_complete(token),
+                        OpPhase::Read => self.fs_read(drv, token, trace),
+                        OpPhase::FsyncData => self.fs_fsync_data(drv, token, trace),
+                        OpPhase::FsyncFlush => self.fs_complete(drv, token),
                         _ => {}
                     }
                 }
@@ -623,9 +652,9 @@ impl Simulation<'_> {
                 fs.wb.writeback_done(range, now);
                 assert!(fs.async_requests > 0, "async request count went negative");
                 fs.async_requests -= 1;
-                self.fs_wake_flushers();
-                self.fs_wake_writers(trace);
-                self.fs_retry_fsyncs(trace);
+                self.fs_wake_flushers(drv);
+                self.fs_wake_writers(drv, trace);
+                self.fs_retry_fsyncs(drv, trace);
             }
             FsTag::Journal => {
                 let (ios, committed) = fs.journal.io_done();
@@ -642,26 +671,26 @@ impl Simulation<'_> {
                     }
                     fs.journal_waiters = still;
                     for token in done {
-                        self.fs_complete(token);
+                        self.fs_complete(drv, token);
                     }
                 }
-                self.fs_journal_submit(ios, trace);
+                self.fs_journal_submit(drv, ios, trace);
             }
         }
-        self.fs_notices();
+        self.fs_notices(drv);
     }
 
-    fn fs_retry_reads(&mut self, trace: &mut dyn Trace) {
+    fn fs_retry_reads(&mut self, drv: &mut SimDriver<'_>, trace: &mut dyn Trace) {
         let fs = self.fs.as_mut().expect("file system");
         for token in std::mem::take(&mut fs.read_waiters) {
-            self.fs_read(token, trace);
+            self.fs_read(drv, token, trace);
         }
     }
 
-    pub(super) fn fs_retry_fsyncs(&mut self, trace: &mut dyn Trace) {
+    pub(crate) fn fs_retry_fsyncs(&mut self, drv: &mut SimDriver<'_>, trace: &mut dyn Trace) {
         let fs = self.fs.as_mut().expect("file system");
         for token in std::mem::take(&mut fs.writeback_waiters) {
-            self.fs_fsync_data(token, trace);
+            self.fs_fsync_data(drv, token, trace);
         }
     }
 }

@@ -1,29 +1,34 @@
 //! The writeback side of the simulator loop: flusher threads stepped as processes (spawn,
 //! wake, sleep, congestion waits) and, under `dirty_throttle=writeback`, writers over the
-//! dirty limit writing back themselves. A child module of `simulation` like `fs/driver.rs`.
+//! dirty limit writing back themselves. Like `fs/driver.rs`, part of the simulator backend.
 
 use iosched_core::{Op, ReqFlags, Time, Trace};
 use iosched_writeback::flusher::CONGESTION_WAIT_NS;
 use iosched_writeback::{FlusherId, FlusherStep, Notice};
 
-use super::fs_driver::kernel_thread;
-use super::Simulation;
+use super::driver::{kernel_thread, who};
 use crate::event::Event;
 use crate::fs::{FlusherProc, FlusherWait, FsEvent, FsTag, OpPhase};
+use crate::simulation::{SimBackend, SimDriver};
 
-impl Simulation<'_> {
+impl SimBackend {
     /// A writer throttled with `dirty_throttle=writeback` writes back its chunk: async
     /// writes in its own name, blocking while the request pool is full and
     /// `congestion_wait()`ing when it finds nothing it may write; then its write goes on.
     /// Kernel: the loop of ≤ 3.1 `balance_dirty_pages()`.
-    pub(super) fn fs_writer_writeback(&mut self, token: u64, trace: &mut dyn Trace) {
+    pub(crate) fn fs_writer_writeback(
+        &mut self,
+        drv: &mut SimDriver<'_>,
+        token: u64,
+        trace: &mut dyn Trace,
+    ) {
         let who = {
             let fs = self.fs.as_ref().expect("file system");
-            self.who(fs.ops[&token].process)
+            who(drv, fs.ops[&token].process)
         };
         // Bounded: every round moves pages into writeback or returns.
         loop {
-            let now = self.now;
+            let now = drv.now;
             let fs = self.fs.as_mut().expect("file system");
             let op = &fs.ops[&token];
             let OpPhase::WriterWriteback {
@@ -35,14 +40,14 @@ impl Simulation<'_> {
                 unreachable!("writer writeback outside its phase")
             };
             let process = op.process;
-            let file = self.layout.clones[process].files[op.unit.file];
+            let file = drv.layout.clones[process].files[op.unit.file];
             if written >= chunk || !fs.wb.over_dirty_limit() {
                 fs.wb.writer_done(token);
                 fs.throttled_ns[process] += now - since;
                 let entry = fs.ops.get_mut(&token).expect("op");
                 entry.balanced = true;
                 entry.phase = OpPhase::Throttled;
-                return self.fs_write(token, trace);
+                return self.fs_write(drv, token, trace);
             }
             if fs.queue_state().full() {
                 fs.writer_waiters.push((token, None));
@@ -64,6 +69,7 @@ impl Simulation<'_> {
             }
             for range in runs {
                 let n = self.fs_pages_io(
+                    drv,
                     Op::Write,
                     range,
                     ReqFlags::default(),
@@ -77,8 +83,13 @@ impl Simulation<'_> {
     }
 
     /// A throttled writer's `congestion_wait()` timed out (stale timers are ignored).
-    pub(super) fn fs_writer_timer(&mut self, token: u64, trace: &mut dyn Trace) {
-        let now = self.now;
+    pub(crate) fn fs_writer_timer(
+        &mut self,
+        drv: &mut SimDriver<'_>,
+        token: u64,
+        trace: &mut dyn Trace,
+    ) {
+        let now = drv.now;
         let fs = self.fs.as_mut().expect("file system");
         let Some(at) = fs
             .writer_waiters
@@ -88,12 +99,12 @@ impl Simulation<'_> {
             return;
         };
         fs.writer_waiters.remove(at);
-        self.fs_writer_writeback(token, trace);
+        self.fs_writer_writeback(drv, token, trace);
     }
 
     /// An async request freed: throttled writers waiting for the pool go on, and those in
     /// `congestion_wait()` when the queue is below the congestion-off mark.
-    pub(super) fn fs_wake_writers(&mut self, trace: &mut dyn Trace) {
+    pub(crate) fn fs_wake_writers(&mut self, drv: &mut SimDriver<'_>, trace: &mut dyn Trace) {
         let fs = self.fs.as_mut().expect("file system");
         if fs.writer_waiters.is_empty() {
             return;
@@ -104,12 +115,12 @@ impl Simulation<'_> {
             .partition(|&(_, deadline)| deadline.is_none() || uncongested);
         fs.writer_waiters = keep;
         for (token, _) in wake {
-            self.fs_writer_writeback(token, trace);
+            self.fs_writer_writeback(drv, token, trace);
         }
     }
 
     /// Acts on the writeback policy's notices and re-arms its timer.
-    pub(super) fn fs_notices(&mut self) {
+    pub(crate) fn fs_notices(&mut self, drv: &mut SimDriver<'_>) {
         let Some(fs) = self.fs.as_mut() else { return };
         for notice in fs.wb.take_notices() {
             let id = match notice {
@@ -130,7 +141,7 @@ impl Simulation<'_> {
                 proc_.generation += 1;
                 proc_.wait = FlusherWait::Running;
                 self.events.push(
-                    self.now,
+                    drv.now,
                     Event::Fs(FsEvent::Flusher {
                         id: id.0,
                         generation: proc_.generation,
@@ -143,12 +154,18 @@ impl Simulation<'_> {
             if timer != fs.wb_timer_at && !fs.shutting_down {
                 fs.wb_timer_at = timer;
                 self.events
-                    .push(at.max(self.now), Event::Fs(FsEvent::WbTimer));
+                    .push(at.max(drv.now), Event::Fs(FsEvent::WbTimer));
             }
         }
     }
 
-    pub(super) fn fs_flusher(&mut self, id: FlusherId, generation: u64, trace: &mut dyn Trace) {
+    pub(crate) fn fs_flusher(
+        &mut self,
+        drv: &mut SimDriver<'_>,
+        id: FlusherId,
+        generation: u64,
+        trace: &mut dyn Trace,
+    ) {
         let fs = self.fs.as_mut().expect("file system");
         if fs.shutting_down
             || fs
@@ -164,9 +181,10 @@ impl Simulation<'_> {
         loop {
             let fs = self.fs.as_mut().expect("file system");
             let queue = fs.queue_state();
-            let step = fs.wb.flusher_step(id, self.now, queue);
+            let step = fs.wb.flusher_step(id, drv.now, queue);
             if let FlusherStep::Submit(range) = step {
                 let n = self.fs_pages_io(
+                    drv,
                     Op::Write,
                     range,
                     ReqFlags::default(),
@@ -195,7 +213,7 @@ impl Simulation<'_> {
                         id: id.0,
                         generation: proc_.generation,
                     };
-                    self.events.push(at.max(self.now), Event::Fs(event));
+                    self.events.push(at.max(drv.now), Event::Fs(event));
                 }
             }
             break;
@@ -203,7 +221,7 @@ impl Simulation<'_> {
     }
 
     /// Wakes flushers blocked on requests (any write completion) or congestion.
-    pub(super) fn fs_wake_flushers(&mut self) {
+    pub(crate) fn fs_wake_flushers(&mut self, drv: &mut SimDriver<'_>) {
         let fs = self.fs.as_mut().expect("file system");
         if fs.shutting_down {
             return;
@@ -222,7 +240,7 @@ impl Simulation<'_> {
                     id: id.0,
                     generation: proc_.generation,
                 };
-                self.events.push(self.now, Event::Fs(event));
+                self.events.push(drv.now, Event::Fs(event));
             }
         }
     }

@@ -34,6 +34,8 @@
 //! is not modelled); the journal is laid out after the last file (128 MiB, or what fits;
 //! the first MiB if nothing fits), as a file created after the data would be.
 
+mod driver;
+mod flushing;
 pub mod journal;
 mod summary;
 

@@ -329,7 +329,10 @@ impl Capture {
             .map_or(0, |r| r.time);
         for r in &self.records {
             if is_fs_event(r, ACT_QUEUE) {
-                let io = queue_io(r, r.time.saturating_sub(t0));
+                // A data-less queue event that is no flush (an `N`) moves nothing.
+                let Some(io) = queue_io(r, r.time.saturating_sub(t0)) else {
+                    continue;
+                };
                 let index = ios.len();
                 if io.kind == IoKind::Fsync {
                     flushes.push_back(index);
@@ -340,7 +343,7 @@ impl Capture {
                 ios.push(io);
             } else if is_fs_event(r, ACT_COMPLETE) {
                 let done = r.time.saturating_sub(t0);
-                if r.bytes == 0 && r.category(TC_FLUSH) {
+                if r.bytes == 0 && (r.category(TC_FLUSH) || r.category(TC_WRITE)) {
                     if let Some(index) = flushes.pop_front() {
                         ios[index].completed = Some(done);
                     }
@@ -369,18 +372,21 @@ fn is_fs_event(r: &RawRecord, code: u32) -> bool {
 
 /// A `Q` record as an I/O: discard, flush (no data), write or read; sync and meta from the
 /// categories.
-fn queue_io(r: &RawRecord, time: Time) -> TraceIo {
+fn queue_io(r: &RawRecord, time: Time) -> Option<TraceIo> {
     let kind = if r.category(TC_DISCARD) {
         IoKind::Trim
-    } else if r.category(TC_FLUSH) && r.bytes == 0 {
+    } else if r.bytes == 0 && (r.category(TC_FLUSH) || r.category(TC_WRITE)) {
+        // A flush; kernels before 4.8 mark an empty flush only as a write.
         IoKind::Fsync
+    } else if r.bytes == 0 {
+        return None;
     } else if r.category(TC_WRITE) {
         IoKind::Write
     } else {
         // A read carries TC_READ, or no direction bit at all on 2.6 kernels.
         IoKind::Read
     };
-    TraceIo {
+    Some(TraceIo {
         time,
         pid: r.pid,
         kind,
@@ -390,7 +396,7 @@ fn queue_io(r: &RawRecord, time: Time) -> TraceIo {
         sync: r.category(TC_SYNC) || kind == IoKind::Read,
         meta: r.category(TC_META),
         completed: None,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -501,9 +507,12 @@ mod tests {
             record(110, Q_READ_SYNC, 8, 4096, 9),
             record(120, Q_WRITE, 8, 4096, 4),
             record(500, C_READ, 0, 8192, 0),
+            record(600, ACT_QUEUE | (1 << 20), 0, 0, 3),
+            record(700, Q_WRITE, 0, 0, 3),
         ];
         let ios = Capture { records }.ios();
-        assert_eq!(ios.len(), 3);
+        assert_eq!(ios.len(), 4, "the empty non-write queue event is no I/O");
+        assert_eq!((ios[3].kind, ios[3].len), (IoKind::Fsync, 0));
         assert_eq!((ios[0].time, ios[1].time), (0, 10));
         assert_eq!(ios[0].completed, Some(400));
         assert_eq!(ios[1].completed, Some(400));

@@ -1,0 +1,127 @@
+//! A completion fans out: the scheduler, the disk counters, the request list (and the
+//! process sleeping on it), then each job I/O the request carried: its statistics, its job's
+//! state machine, a wake-up. Kernel: blk_finish_request() → elv_completed_request(),
+//! blk_put_request() → freed_request(); the bio's end_io.
+
+use iosched_core::{Op, RequestId, RqEvent, Trace};
+use iosched_workload::generator::IoUnit;
+
+use crate::{Backend, Driver};
+
+/// How one job I/O of a completed request ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnitDone {
+    /// It failed (an I/O error, a short transfer): no statistics, no data written.
+    pub failed: bool,
+    /// Count it in this direction instead of its own (a verify pass's reads of a write job).
+    pub ddir: Option<usize>,
+    /// The data tag its block now carries (for a later read-back), if it wrote one.
+    pub tag: Option<u64>,
+    /// Its job ends here (an error, a bad block under `verify_fatal`).
+    pub fail_job: bool,
+}
+
+impl UnitDone {
+    /// Done, as asked, writing `tag`.
+    pub fn ok(tag: u64) -> UnitDone {
+        UnitDone {
+            failed: false,
+            ddir: None,
+            tag: Some(tag),
+            fail_job: false,
+        }
+    }
+}
+
+impl<X: Copy> Driver<'_, X> {
+    /// The device completed request `id` with `result`. Processes a freed request list slot
+    /// wakes are retried by [`Driver::retry_sleepers`] once a batch of completions is in.
+    pub fn complete<B: Backend<Io = X>>(
+        &mut self,
+        b: &mut B,
+        id: RequestId,
+        result: B::Result,
+        trace: &mut dyn Trace,
+    ) {
+        let entry = self
+            .in_flight
+            .remove(&id)
+            .expect("device completed a request twice or one never issued");
+        assert!(entry.issued_at.is_some(), "completed before issue");
+        let request = entry.request;
+        let now = self.now;
+        trace.request(now, RqEvent::Complete, &request);
+        if request.op != Op::Flush {
+            let elevator = &mut self.elevator;
+            b.in_scheduler(|| elevator.completed(&request, now, trace));
+        }
+        self.disk.done(now);
+        let mut done = std::mem::take(&mut self.unit_scratch);
+        done.clear();
+        b.unit_results(self, &entry, result, &mut done);
+        assert_eq!(done.len(), entry.riders.len() + 1, "one result per I/O");
+        for (rider, outcome) in entry.riders.iter().zip(&done) {
+            self.complete_unit(b, rider.process, &rider.unit, rider.submitted_at, *outcome);
+        }
+        let own = done[entry.riders.len()];
+        self.unit_scratch = done;
+        if b.own_completion(self, &entry, trace) {
+            return;
+        }
+        if let Some(sleeper) = self.pool.put(request.cgroup, request.is_sync()) {
+            self.freed_for.push(sleeper as usize);
+        }
+        if entry.unit.kind.ddir().is_some() {
+            self.disk.data_completed(
+                request.op.data_dir(),
+                request.nr_sectors,
+                entry.submitted_at,
+                now,
+            );
+        }
+        self.complete_unit(b, entry.process, &entry.unit, entry.submitted_at, own);
+    }
+
+    /// One job I/O is done: its statistics, then [`Driver::unit_finished`].
+    fn complete_unit<B: Backend<Io = X>>(
+        &mut self,
+        b: &mut B,
+        process: usize,
+        unit: &IoUnit,
+        submitted_at: iosched_core::Time,
+        outcome: UnitDone,
+    ) {
+        let now = self.now;
+        match unit.kind.ddir() {
+            Some(ddir) if !outcome.failed && self.life.counts_at(process, now) => {
+                let ddir = outcome.ddir.unwrap_or(ddir);
+                self.stats[process].record_io(ddir, unit.len, submitted_at, submitted_at, now);
+            }
+            Some(_) => {}
+            None if !outcome.failed => self.stats[process].record_sync(now - submitted_at),
+            None => {}
+        }
+        self.unit_finished(b, process, unit, outcome);
+    }
+
+    /// A job I/O's end reaches its job: the state machine (a steady-state criterion met stops
+    /// the clones it watches; they drain and finish), the completion batch, a wake-up.
+    pub fn unit_finished<B: Backend<Io = X>>(
+        &mut self,
+        b: &mut B,
+        process: usize,
+        unit: &IoUnit,
+        outcome: UnitDone,
+    ) {
+        let now = self.now;
+        let tag = if outcome.failed { None } else { outcome.tag };
+        for other in self.life.complete(self.jobs, process, now, unit, tag) {
+            b.wake(other, now);
+        }
+        if outcome.fail_job {
+            self.life.fail(process);
+        }
+        self.stats[process].record_complete_batch(1);
+        b.wake(process, now);
+    }
+}

@@ -1,0 +1,350 @@
+//! The block-layer half of a run, written once for every backend.
+//!
+//! A run is job clones (simulated or real processes) submitting I/O through one scheduler to
+//! one device. Whatever the device is, the same things happen between a job and the device:
+//! each clone is a process with its pid, io context, cgroup and ioprio; a job's `IoUnit` becomes
+//! a bio, which may merge into a queued request (`M`/`F`), or needs a request from its cgroup's
+//! request list (`nr_requests` per direction, with batching and sleepers, `S`); a process's
+//! submission batch is plugged (`P`/`U`); free device slots are offered to the scheduler until
+//! it has nothing for now or asks to idle; every request is accounted in flight exactly once,
+//! and its completion fans out to the scheduler, the disk counters, the job statistics and
+//! the job's state machine. [`Driver`] holds that state and those steps.
+//!
+//! What differs is a [`Backend`]: how deep the device is and what is in it, how a request
+//! is issued, how wake-ups and the idle deadline are scheduled (a simulator's event queue, a
+//! real loop's wake list), and what a completion carried (a simulated file system's tag, a
+//! real transfer's result and data to verify). The simulator and the io_uring engine
+//! implement it; their loops feed the driver time and completions.
+//!
+//! Nothing here reads a clock: the backend sets [`Driver::now`] before each step.
+
+#![forbid(unsafe_code)]
+
+mod complete;
+mod dispatch;
+mod process;
+mod submit;
+
+use std::collections::{BTreeMap, VecDeque};
+
+use iosched_core::request_pool::RequestPool;
+use iosched_core::{
+    CgroupId, Elevator, IoContextId, IoPrio, Request, RequestId, ServiceSummary, Time, Trace,
+    TunableValue,
+};
+use iosched_report::disk::DiskAccounting;
+use iosched_report::stats::{DiskStats, JobStats};
+use iosched_workload::cgroups::Cgroups;
+use iosched_workload::generator::IoUnit;
+use iosched_workload::layout::Layout;
+use iosched_workload::lifecycle::Lifecycle;
+use iosched_workload::processes::{identities, WaitForError};
+use iosched_workload::replay::ReplayPart;
+use iosched_workload::JobSpec;
+
+pub use complete::UnitDone;
+
+/// What differs between backends. Every method that needs the driver's state gets it as
+/// `drv`; the driver calls them at the points its loop reaches them.
+pub trait Backend {
+    /// What the backend keeps with each I/O (a simulated file system's tag, a real
+    /// transfer's buffer and verify data).
+    type Io: Copy;
+    /// What a device reports with a completion (nothing in the simulator, a byte count or
+    /// an error number from io_uring).
+    type Result: Copy;
+
+    /// Requests the device takes at once.
+    fn queue_depth(&self) -> u32;
+    /// Requests in the device now.
+    fn in_device(&self) -> u32;
+    /// Hands the dispatched request `id` (already marked issued) to the device.
+    fn issue(&mut self, drv: &mut Driver<'_, Self::Io>, id: RequestId, trace: &mut dyn Trace);
+    /// Process `process` is to run at `at` (`at == drv.now`: as soon as the current step ends).
+    fn wake(&mut self, process: usize, at: Time);
+    /// Job `job`'s clones start at `at`: call [`Driver::start_job`] then.
+    fn start_job_at(&mut self, job: usize, at: Time);
+    /// The scheduler asked to be called back at `at` ([`Driver::fire_idle_timer`]).
+    fn arm_idle_timer(&mut self, at: Time);
+    /// The backend's data for a job I/O the lifecycle just produced (`verify_tag`: the data
+    /// seed a read-back block should carry).
+    fn job_io(&mut self, verify_tag: Option<u64>) -> Self::Io;
+    /// Called for each job I/O before it becomes a bio: true if the backend took it (the
+    /// simulator's page cache takes buffered I/O).
+    fn admit(
+        &mut self,
+        _drv: &mut Driver<'_, Self::Io>,
+        _process: usize,
+        _unit: &IoUnit,
+        _trace: &mut dyn Trace,
+    ) -> bool {
+        false
+    }
+    /// A clone's job started (before it first runs).
+    fn clone_started(&mut self, _drv: &mut Driver<'_, Self::Io>, _process: usize) {}
+    /// A clone finished.
+    fn process_finished(&mut self, _drv: &mut Driver<'_, Self::Io>) {}
+    /// How each unit of a completed request ended, riders first (in their order), then the
+    /// request's own unit, pushed to `out`.
+    fn unit_results(
+        &mut self,
+        drv: &mut Driver<'_, Self::Io>,
+        entry: &InFlight<Self::Io>,
+        result: Self::Result,
+        out: &mut Vec<UnitDone>,
+    );
+    /// A completed request that was the backend's own (not a job's, not on a request list):
+    /// handle it and answer true. Called after its riders completed.
+    fn own_completion(
+        &mut self,
+        _drv: &mut Driver<'_, Self::Io>,
+        _entry: &InFlight<Self::Io>,
+        _trace: &mut dyn Trace,
+    ) -> bool {
+        false
+    }
+    /// Runs one scheduler call (insert, dispatch, completed, timer); a real backend may time it.
+    fn in_scheduler<R>(&mut self, call: impl FnOnce() -> R) -> R {
+        call()
+    }
+}
+
+/// A job clone as a process of the block layer.
+#[derive(Clone, Debug)]
+pub struct Process {
+    pub pid: u32,
+    pub ioc: IoContextId,
+    pub cgroup: CgroupId,
+    pub ioprio: IoPrio,
+    /// Device byte offset of each of the clone's files.
+    pub file_starts: Vec<u64>,
+    /// O_DIRECT: its writes are `REQ_SYNC`.
+    pub direct: bool,
+    /// Replays a process's async writes (`iosched_replay_part=async`): submitted without
+    /// `REQ_SYNC`, as write-back submitted them.
+    pub replay_async: bool,
+}
+
+/// A request the driver knows about, from its allocation to its completion.
+#[derive(Clone, Debug)]
+pub struct InFlight<X> {
+    pub process: usize,
+    pub unit: IoUnit,
+    /// The request as last seen (the scheduler's copy, grown by merges, once issued).
+    pub request: Request,
+    pub submitted_at: Time,
+    pub issued_at: Option<Time>,
+    pub io: X,
+    /// Job I/Os merged into this request: they complete with it.
+    pub riders: Vec<Rider<X>>,
+}
+
+/// A job I/O that rides on another request after a merge.
+#[derive(Clone, Copy, Debug)]
+pub struct Rider<X> {
+    pub process: usize,
+    pub unit: IoUnit,
+    pub submitted_at: Time,
+    pub io: X,
+}
+
+/// A job I/O whose request could not be allocated: its process sleeps on the request list.
+#[derive(Clone, Copy, Debug)]
+struct Held<X> {
+    unit: IoUnit,
+    request: Request,
+    submitted_at: Time,
+    io: X,
+}
+
+/// The submitting process's plug, for the trace's `P`/`U` events.
+#[derive(Clone, Copy, Debug)]
+enum Plug {
+    /// Not inside a process's submission batch.
+    Off,
+    /// Inside one, nothing submitted yet.
+    Armed,
+    /// Plugged; the last request submitted in the batch.
+    Plugged(Request),
+}
+
+/// What every finished run hands back, whatever its backend.
+#[derive(Debug)]
+pub struct Outcome {
+    /// One entry per job clone, in job order.
+    pub clones: Vec<JobStats>,
+    /// Each clone's job index.
+    pub clone_jobs: Vec<usize>,
+    /// Each clone's cgroup path.
+    pub clone_cgroups: Vec<String>,
+    pub disk: DiskStats,
+    /// When the last clone finished.
+    pub end_ns: Time,
+    pub tunables: Vec<TunableValue>,
+    pub summary: Vec<ServiceSummary>,
+    pub layout: Layout,
+}
+
+/// The block layer's state of one run.
+pub struct Driver<'a, X> {
+    pub jobs: &'a [JobSpec],
+    pub elevator: Box<dyn Elevator>,
+    pub cgroups: Cgroups,
+    pub layout: Layout,
+    pub processes: Vec<Process>,
+    pub life: Lifecycle,
+    pub stats: Vec<JobStats>,
+    /// Every request between allocation and completion, exactly once.
+    pub in_flight: BTreeMap<RequestId, InFlight<X>>,
+    /// Flushes bypass the scheduler, as the kernel's flush machinery does.
+    pub bypass: VecDeque<RequestId>,
+    pub disk: DiskAccounting,
+    /// The time of the current step, set by the backend.
+    pub now: Time,
+    /// The scheduler's idle deadline, while one is armed.
+    pub timer_at: Option<Time>,
+    /// Requests inserted into the scheduler.
+    pub requests: u64,
+    next_request: u64,
+    plug: Plug,
+    /// Request lists of the jobs' own requests.
+    pool: RequestPool,
+    /// Per process: the I/O it sleeps on, waiting for a request.
+    held: Vec<Option<Held<X>>>,
+    /// Sleepers a completion freed a request for, retried by [`Driver::retry_sleepers`].
+    freed_for: Vec<usize>,
+    unit_scratch: Vec<UnitDone>,
+}
+
+impl<'a, X: Copy> Driver<'a, X> {
+    /// The processes of `layout`'s clones, announced with their cgroups to `elevator`, and
+    /// their request lists of `nr_requests` per cgroup and direction.
+    pub fn new(
+        jobs: &'a [JobSpec],
+        layout: Layout,
+        mut elevator: Box<dyn Elevator>,
+        seed: u64,
+        nr_requests: u32,
+    ) -> Result<Driver<'a, X>, WaitForError> {
+        let (identities, cgroups) = identities(jobs, &layout);
+        let mut processes = Vec::new();
+        let mut stats = Vec::new();
+        for (plan, identity) in layout.clones.iter().zip(&identities) {
+            let spec = &jobs[plan.job];
+            processes.push(Process {
+                pid: identity.pid,
+                ioc: identity.ioc,
+                cgroup: identity.cgroup,
+                ioprio: identity.ioprio,
+                file_starts: plan.files.iter().map(|&f| layout.files[f].start).collect(),
+                direct: spec.direct,
+                replay_async: spec
+                    .replay
+                    .as_ref()
+                    .is_some_and(|replay| replay.part == ReplayPart::AsyncWrites),
+            });
+            stats.push(JobStats::for_job(spec));
+        }
+        // The one place cgroups reach the scheduler. Root too: `cgroup=/` with
+        // `cgroup_weight=` sets the root's (leaf) weight, as Android's "normal" group in seed
+        // 004 does.
+        for spec in cgroups.specs() {
+            elevator.add_cgroup(*spec);
+        }
+        let life = Lifecycle::new(jobs, &layout, seed)?;
+        let clones = processes.len();
+        Ok(Driver {
+            jobs,
+            elevator,
+            cgroups,
+            layout,
+            processes,
+            life,
+            stats,
+            in_flight: BTreeMap::new(),
+            bypass: VecDeque::new(),
+            disk: DiskAccounting::default(),
+            now: 0,
+            timer_at: None,
+            requests: 0,
+            next_request: 0,
+            plug: Plug::Off,
+            pool: RequestPool::new(nr_requests),
+            held: vec![None; clones],
+            freed_for: Vec::new(),
+            unit_scratch: Vec::new(),
+        })
+    }
+
+    /// A fresh request id.
+    pub fn next_request_id(&mut self) -> RequestId {
+        let id = RequestId(self.next_request);
+        self.next_request += 1;
+        id
+    }
+
+    /// The same driver with request lists of `nr_requests` (nothing may be in flight yet).
+    pub fn with_nr_requests(mut self, nr_requests: u32) -> Self {
+        assert!(self.in_flight.is_empty(), "request lists resized in flight");
+        self.pool = RequestPool::new(nr_requests);
+        self
+    }
+
+    /// The size of each request list.
+    pub fn nr_requests(&self) -> u32 {
+        self.pool.nr_requests()
+    }
+
+    /// The name of the first job with a clone not finished.
+    pub fn unfinished_job(&self) -> Option<String> {
+        let (clone, _) = self.life.first_unfinished()?;
+        Some(self.jobs[self.life.job_of(clone)].name.clone())
+    }
+
+    /// Each process's pid and command name (its job's name), for trace labels.
+    pub fn process_names(&self) -> Vec<(u32, String)> {
+        self.processes
+            .iter()
+            .enumerate()
+            .map(|(index, process)| (process.pid, self.jobs[self.life.job_of(index)].name.clone()))
+            .collect()
+    }
+
+    /// Every cgroup with its path (`/`, `/a/b`), for trace labels.
+    pub fn cgroup_paths(&self) -> Vec<(CgroupId, String)> {
+        self.cgroups
+            .specs()
+            .map(|spec| (spec.id, self.cgroups.path(spec.id)))
+            .collect()
+    }
+
+    /// Checks that nothing is left over and hands back the results; `disk_name` names the
+    /// disk in fio's `disk_util`.
+    pub fn finish(self, disk_name: String) -> Outcome {
+        assert!(
+            self.in_flight.is_empty(),
+            "requests left in flight at the end"
+        );
+        assert_eq!(self.elevator.queued(), 0, "requests left in the scheduler");
+        assert_eq!(
+            self.pool.sleepers(),
+            0,
+            "a process left asleep on a request list"
+        );
+        let end_ns = self.life.last_finish();
+        Outcome {
+            clone_jobs: self.life.clone_jobs(),
+            clone_cgroups: self
+                .processes
+                .iter()
+                .map(|p| self.cgroups.path(p.cgroup))
+                .collect(),
+            clones: self.stats,
+            disk: self.disk.stats(disk_name, end_ns),
+            end_ns,
+            tunables: self.elevator.tunables(),
+            summary: self.elevator.summary(),
+            layout: self.layout,
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! Processes running their jobs: job starts, a process's submission batch (plugged), its
+//! sleeps and wake-ups, its end (and `exitall`'s).
+
+use iosched_core::{RqEvent, Time, Trace};
+use iosched_workload::lifecycle::Action;
+
+use crate::{Backend, Driver, Plug};
+
+impl<X: Copy> Driver<'_, X> {
+    /// Schedules the start of every job whose turn has come (`startdelay`, `wait_for`,
+    /// stonewalls).
+    pub fn start_ready_jobs<B: Backend<Io = X>>(&mut self, b: &mut B) {
+        for (at, job) in self.life.release_ready(self.jobs, self.now) {
+            b.start_job_at(job, at);
+        }
+    }
+
+    /// Job `job`'s clones start now: each runs as soon as this step ends.
+    pub fn start_job<B: Backend<Io = X>>(&mut self, b: &mut B, job: usize) {
+        let clones = self.life.start_job(self.jobs, &self.layout, job, self.now);
+        for &index in &clones {
+            self.stats[index].set_sample_origin(self.life.stats_from(index));
+            b.wake(index, self.now);
+        }
+        for index in clones {
+            b.clone_started(self, index);
+        }
+    }
+
+    /// A process woke (from think time, a rate-limit sleep, an I/O completing): it runs.
+    pub fn wake_process<B: Backend<Io = X>>(
+        &mut self,
+        b: &mut B,
+        index: usize,
+        trace: &mut dyn Trace,
+    ) {
+        self.life.woken(index, self.now);
+        self.step_process(b, index, trace);
+    }
+
+    /// Lets a process submit what its job wants now. Like a kernel submitter, it plugs its
+    /// queue around the batch: `P` after the first request, `U` after the last.
+    pub fn step_process<B: Backend<Io = X>>(
+        &mut self,
+        b: &mut B,
+        index: usize,
+        trace: &mut dyn Trace,
+    ) {
+        let mut submitted = 0;
+        self.plug = Plug::Armed;
+        self.run_process(b, index, trace, &mut submitted);
+        if let Plug::Plugged(last) = std::mem::replace(&mut self.plug, Plug::Off) {
+            trace.request(self.now, RqEvent::Unplug, &last);
+        }
+        if submitted > 0 {
+            self.stats[index].record_submit_batch(submitted);
+        }
+    }
+
+    fn run_process<B: Backend<Io = X>>(
+        &mut self,
+        b: &mut B,
+        index: usize,
+        trace: &mut dyn Trace,
+        submitted: &mut u32,
+    ) {
+        loop {
+            // Asleep in the block layer: it submits nothing until its request is allocated.
+            if self.held[index].is_some() {
+                return;
+            }
+            let now = self.now;
+            match self.life.next_action(self.jobs, index, now) {
+                Action::Submit {
+                    unit,
+                    woken,
+                    verify_tag,
+                } => {
+                    *submitted += 1;
+                    for other in woken {
+                        b.wake(other, now);
+                    }
+                    let io = b.job_io(verify_tag);
+                    self.submit(b, index, unit, io, trace);
+                }
+                Action::Phase { read_back: true } => self.stats[index].set_verify_start(now),
+                Action::Phase { read_back: false } => self.stats[index].set_write_start(now),
+                Action::Sleep(at) => {
+                    b.wake(index, at);
+                    return;
+                }
+                Action::Wait => return,
+                Action::Finish => {
+                    self.finish_process(b, index);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn finish_process<B: Backend<Io = X>>(&mut self, b: &mut B, index: usize) {
+        let now = self.now;
+        let finished = self.life.finish(self.jobs, index, now);
+        self.stats[index].set_runtime(finished.stats_from, now);
+        for &other in &finished.never_started {
+            self.stats[other].set_runtime(now, now);
+        }
+        for &other in &finished.woken {
+            b.wake(other, now);
+        }
+        if self.jobs[self.life.job_of(index)].exitall {
+            // Stopped runners finish when their in-flight I/O drains; wake the idle ones.
+            for other in self.life.running().collect::<Vec<_>>() {
+                b.wake(other, now);
+            }
+        }
+        b.process_finished(self);
+        self.start_ready_jobs(b);
+    }
+
+    /// Stops every job (a signal): running clones drain and finish, clones not started
+    /// finish at once with nothing done. Answers the clones to wake.
+    pub fn stop_all(&mut self, now: Time) -> Vec<usize> {
+        let (stopped, never_started) = self.life.stop_all(now);
+        for index in never_started {
+            self.stats[index].set_runtime(now, now);
+        }
+        stopped
+    }
+}

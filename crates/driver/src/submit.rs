@@ -1,0 +1,228 @@
+//! A job I/O becomes a bio, merges into a queued request or takes a request from its
+//! cgroup's request list (sleeping on a full one), and reaches the scheduler.
+//!
+//! Kernel: blk_queue_bio() (merge attempts, then get_request()), __get_request() with
+//! elv_may_queue() asked first, blk_flush_plug_list().
+
+use iosched_core::request_pool::Alloc;
+use iosched_core::{Op, ReqFlags, Request, RqEvent, Time, Trace, SECTOR_SIZE};
+use iosched_workload::generator::{IoKind, IoUnit};
+
+use crate::{Backend, Driver, Held, InFlight, Plug, Rider};
+
+impl<X: Copy> Driver<'_, X> {
+    /// The bio process `index` makes of `unit`.
+    fn bio(&mut self, index: usize, unit: &IoUnit) -> Request {
+        let id = self.next_request_id();
+        let process = &self.processes[index];
+        let (op, sync) = match unit.kind {
+            IoKind::Read => (Op::Read, true),
+            // O_DIRECT writes are REQ_SYNC; buffered writes would come from writeback.
+            IoKind::Write => (Op::Write, process.direct && !process.replay_async),
+            IoKind::Trim => (Op::Discard, false),
+            IoKind::Fsync | IoKind::Fdatasync => (Op::Flush, true),
+            // Only iosched_workload=dbench4 truncates, and it is buffered: the page cache
+            // (simulator) takes it, the engine refuses it.
+            IoKind::Truncate => unreachable!("truncate outside the file system"),
+        };
+        let sector = process.file_starts[unit.file] / SECTOR_SIZE + unit.offset / SECTOR_SIZE;
+        Request {
+            id,
+            sector: if op == Op::Flush { 0 } else { sector },
+            nr_sectors: (unit.len / SECTOR_SIZE) as u32,
+            op,
+            flags: ReqFlags {
+                sync,
+                idle: sync && op == Op::Write,
+                ..ReqFlags::default()
+            },
+            pid: process.pid,
+            ioc: process.ioc,
+            cgroup: process.cgroup,
+            ioprio: process.ioprio,
+        }
+    }
+
+    /// Process `index` submits `unit`.
+    pub(crate) fn submit<B: Backend<Io = X>>(
+        &mut self,
+        b: &mut B,
+        index: usize,
+        unit: IoUnit,
+        io: X,
+        trace: &mut dyn Trace,
+    ) {
+        if b.admit(self, index, &unit, trace) {
+            return;
+        }
+        let request = self.bio(index, &unit);
+        let depth = self.life.in_flight(index);
+        self.stats[index].record_depth(depth);
+        if request.op != Op::Flush && self.try_merge(index, unit, &request, io, trace) {
+            return;
+        }
+        trace.request(self.now, RqEvent::Queue, &request);
+        if !self.allocate(index, &request, trace) {
+            self.held[index] = Some(Held {
+                unit,
+                request,
+                submitted_at: self.now,
+                io,
+            });
+            return;
+        }
+        self.start_job_request(b, index, unit, request, self.now, io, trace);
+    }
+
+    /// Merges the bio into a queued request if the scheduler finds one: the I/O rides on it.
+    fn try_merge(
+        &mut self,
+        index: usize,
+        unit: IoUnit,
+        request: &Request,
+        io: X,
+        trace: &mut dyn Trace,
+    ) -> bool {
+        let merged = match self.elevator.try_back_merge(request, self.now) {
+            Some(target) => Some((target, RqEvent::BackMerge)),
+            None => self
+                .elevator
+                .try_front_merge(request, self.now)
+                .map(|target| (target, RqEvent::FrontMerge)),
+        };
+        let Some((target, event)) = merged else {
+            return false;
+        };
+        // The bio joins a queued request: no request of its own, no insert.
+        trace.request(self.now, RqEvent::Queue, request);
+        trace.request(self.now, event, request);
+        self.disk.merged(request.op.data_dir());
+        self.in_flight
+            .get_mut(&target)
+            .expect("merged into a request the driver never saw")
+            .riders
+            .push(Rider {
+                process: index,
+                unit,
+                submitted_at: self.now,
+                io,
+            });
+        true
+    }
+
+    /// Takes a slot on `request`'s request list for process `index`, or puts the process to
+    /// sleep on the list (`S`) and answers false. Kernel: __get_request(), with the
+    /// scheduler's elv_may_queue() asked first.
+    fn allocate(&mut self, index: usize, request: &Request, trace: &mut dyn Trace) -> bool {
+        let may_queue = self.elevator.may_queue(request);
+        let sync = request.is_sync();
+        let alloc = self
+            .pool
+            .get(request.cgroup, sync, request.ioc, may_queue, self.now);
+        if alloc == Alloc::Sleep {
+            trace.request(self.now, RqEvent::SleepRq, request);
+            self.pool.sleep(request.cgroup, sync, index as u64);
+            return false;
+        }
+        true
+    }
+
+    /// A job request has its request-list slot: it exists from now on (`G`), inside the
+    /// process's plug.
+    #[allow(clippy::too_many_arguments)]
+    fn start_job_request<B: Backend<Io = X>>(
+        &mut self,
+        b: &mut B,
+        index: usize,
+        unit: IoUnit,
+        request: Request,
+        submitted_at: Time,
+        io: X,
+        trace: &mut dyn Trace,
+    ) {
+        let entry = InFlight {
+            process: index,
+            unit,
+            request,
+            submitted_at,
+            issued_at: None,
+            io,
+            riders: Vec::new(),
+        };
+        self.enqueue(b, entry, false, trace);
+    }
+
+    /// A request outside the request lists (a backend's own: the simulated file system's
+    /// reads, writeback and journal) is queued (`Q`), allocated (`G`) and inserted.
+    pub fn submit_own<B: Backend<Io = X>>(
+        &mut self,
+        b: &mut B,
+        entry: InFlight<X>,
+        trace: &mut dyn Trace,
+    ) {
+        self.enqueue(b, entry, true, trace);
+    }
+
+    /// Puts `entry` in flight and hands it to the scheduler, or past it for a flush. A job
+    /// request (`own == false`) joins the submitting process's plug.
+    fn enqueue<B: Backend<Io = X>>(
+        &mut self,
+        b: &mut B,
+        entry: InFlight<X>,
+        own: bool,
+        trace: &mut dyn Trace,
+    ) {
+        let request = entry.request;
+        let previous = self.in_flight.insert(request.id, entry);
+        assert!(previous.is_none(), "a request id was used twice");
+        self.disk.start(self.now);
+        if own {
+            trace.request(self.now, RqEvent::Queue, &request);
+        }
+        trace.request(self.now, RqEvent::GetRq, &request);
+        if !own {
+            match self.plug {
+                Plug::Armed => {
+                    trace.request(self.now, RqEvent::Plug, &request);
+                    self.plug = Plug::Plugged(request);
+                }
+                Plug::Plugged(_) => self.plug = Plug::Plugged(request),
+                Plug::Off => {}
+            }
+        }
+        if request.op == Op::Flush {
+            self.bypass.push_back(request.id);
+        } else {
+            trace.request(self.now, RqEvent::Insert, &request);
+            self.requests += 1;
+            let now = self.now;
+            let elevator = &mut self.elevator;
+            b.in_scheduler(|| elevator.insert(request, now, trace));
+        }
+    }
+
+    /// Processes whose request list a completion freed a slot on retry as batchers:
+    /// allocated, their I/O goes on and so do they, else they sleep again. Kernel:
+    /// get_request() after io_schedule().
+    pub fn retry_sleepers<B: Backend<Io = X>>(&mut self, b: &mut B, trace: &mut dyn Trace) {
+        for index in std::mem::take(&mut self.freed_for) {
+            let held = self.held[index].expect("woke a process that was not asleep");
+            let request = held.request;
+            self.pool.woke(request.ioc, self.now);
+            if !self.allocate(index, &request, trace) {
+                continue;
+            }
+            self.held[index] = None;
+            self.start_job_request(
+                b,
+                index,
+                held.unit,
+                request,
+                held.submitted_at,
+                held.io,
+                trace,
+            );
+            b.wake(index, self.now);
+        }
+    }
+}

@@ -1,0 +1,392 @@
+//! The engine as the driver's backend: a dispatched request becomes one submission queue
+//! entry (a merged one a vectored read or write over its I/Os' buffers), a completion's
+//! result is split back over the I/Os it carried, checked (errors, short transfers, verify)
+//! and its buffers returned.
+
+use io_uring::{opcode, squeue, types};
+use iosched_core::{RequestId, Time, Trace, SECTOR_SIZE};
+use iosched_driver::{Backend, InFlight, UnitDone};
+use iosched_report::stats::DDIR_READ;
+use iosched_workload::generator::{IoKind, IoUnit};
+use iosched_workload::WriteData;
+
+use crate::buffer;
+use crate::engine::{EngineBackend, EngineDriver, VerifyFailure, Wake};
+use crate::verify::{self, VerifyMethod};
+
+/// Index of the target in the ring's registered file table.
+const TARGET_FILE: types::Fixed = types::Fixed(0);
+
+/// What the engine keeps with each job I/O.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct EngineIo {
+    /// Buffer slot while in the device.
+    slot: Option<usize>,
+    /// A read of the verify pass (not the runner's), with the data seed its block should
+    /// carry.
+    verify_read: Option<u64>,
+    /// A verified write: the data seed its block carries.
+    seed: u64,
+}
+
+/// One job I/O of a request, in the request's byte order.
+#[derive(Clone, Copy)]
+struct Part {
+    process: usize,
+    unit: IoUnit,
+    /// Byte offset on the target.
+    byte: u64,
+    /// Index among the request's riders, `None` for its own I/O.
+    rider: Option<usize>,
+}
+
+fn what(kind: IoKind) -> &'static str {
+    match kind {
+        IoKind::Read => "read",
+        IoKind::Write => "write",
+        IoKind::Trim => "trim",
+        IoKind::Fsync => "fsync",
+        IoKind::Fdatasync => "fdatasync",
+        IoKind::Truncate => "truncate",
+    }
+}
+
+/// The I/Os `entry` carries, in byte order.
+fn parts(drv: &EngineDriver<'_>, entry: &InFlight<EngineIo>) -> Vec<Part> {
+    let byte =
+        |process: usize, unit: &IoUnit| drv.processes[process].file_starts[unit.file] + unit.offset;
+    let mut parts = vec![Part {
+        process: entry.process,
+        unit: entry.unit,
+        byte: byte(entry.process, &entry.unit),
+        rider: None,
+    }];
+    for (index, rider) in entry.riders.iter().enumerate() {
+        parts.push(Part {
+            process: rider.process,
+            unit: rider.unit,
+            byte: byte(rider.process, &rider.unit),
+            rider: Some(index),
+        });
+    }
+    parts.sort_by_key(|part| part.byte);
+    parts
+}
+
+impl EngineBackend {
+    /// Takes a buffer for a read or write and fills it for a write.
+    fn prepare(&mut self, drv: &EngineDriver<'_>, part: &Part, io: &mut EngineIo) -> usize {
+        let slot = self
+            .buffers
+            .take()
+            .expect("more job I/Os in the device than buffers");
+        io.slot = Some(slot);
+        if part.unit.kind != IoKind::Write {
+            return slot;
+        }
+        let job = drv.life.job_of(part.process);
+        let spec = &drv.jobs[job];
+        self.write_seq += 1;
+        let method = self.procs[part.process].verify;
+        let byte = part.byte;
+        let block = self.buffers.bytes_mut(slot, part.unit.len as usize);
+        match (method, self.patterns[job].as_ref()) {
+            // %o is the offset on the target, as fio's io_u->offset on the same file.
+            (Some(VerifyMethod::Pattern), Some(pattern)) => pattern.fill(block, byte),
+            (Some(method), pattern) => {
+                let seed = self.config.seed.rotate_left(32) ^ self.write_seq;
+                io.seed = seed;
+                verify::fill(block, method, byte, seed, pattern);
+            }
+            (None, _) => match (&spec.buffer_pattern, spec.write_data) {
+                (Some(pattern), _) => pattern.fill(block, byte),
+                (None, WriteData::Zeros) => block.fill(0),
+                (None, WriteData::Refilled) => buffer::refill(block, self.write_seq),
+                (None, WriteData::Scrambled) => buffer::scramble(block, byte),
+                (None, WriteData::AsIs) => {}
+            },
+        }
+        slot
+    }
+
+    /// The entry for a request of one I/O.
+    fn single_sqe(&mut self, part: &Part, slot: Option<usize>) -> squeue::Entry {
+        let (byte, len) = (part.byte, part.unit.len as u32);
+        match (part.unit.kind, slot) {
+            (IoKind::Read | IoKind::Write, Some(slot)) => {
+                let ptr = self.buffers.ptr(slot);
+                match (part.unit.kind, self.fixed_buffers) {
+                    (IoKind::Read, true) => {
+                        opcode::ReadFixed::new(TARGET_FILE, ptr, len, slot as u16)
+                            .offset(byte)
+                            .build()
+                    }
+                    (IoKind::Read, false) => opcode::Read::new(TARGET_FILE, ptr, len)
+                        .offset(byte)
+                        .build(),
+                    (_, true) => opcode::WriteFixed::new(TARGET_FILE, ptr, len, slot as u16)
+                        .offset(byte)
+                        .build(),
+                    (_, false) => opcode::Write::new(TARGET_FILE, ptr, len)
+                        .offset(byte)
+                        .build(),
+                }
+            }
+            (IoKind::Trim, _) => opcode::Fallocate::new(TARGET_FILE, part.unit.len)
+                .offset(byte)
+                .mode(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE)
+                .build(),
+            (IoKind::Fsync, _) => opcode::Fsync::new(TARGET_FILE).build(),
+            (IoKind::Fdatasync, _) => opcode::Fsync::new(TARGET_FILE)
+                .flags(types::FsyncFlags::DATASYNC)
+                .build(),
+            _ => unreachable!("no buffer for a read or write, or a buffered job's truncate"),
+        }
+    }
+
+    /// The entry for a merged request: one vectored read or write over its I/Os' buffers.
+    fn vectored_sqe(&mut self, id: RequestId, parts: &[Part], slots: &[usize]) -> squeue::Entry {
+        let iovecs: Vec<libc::iovec> = parts
+            .iter()
+            .zip(slots)
+            .map(|(part, &slot)| libc::iovec {
+                iov_base: self.buffers.ptr(slot).cast(),
+                iov_len: part.unit.len as usize,
+            })
+            .collect();
+        let (ptr, count) = (iovecs.as_ptr(), iovecs.len() as u32);
+        // The vector lives here until the completion is reaped (its heap block does not move).
+        self.iovecs.insert(id, iovecs);
+        let byte = parts[0].byte;
+        match parts[0].unit.kind {
+            IoKind::Read => opcode::Readv::new(TARGET_FILE, ptr, count)
+                .offset(byte)
+                .build(),
+            _ => opcode::Writev::new(TARGET_FILE, ptr, count)
+                .offset(byte)
+                .build(),
+        }
+    }
+
+    /// Queues `sqe`, handing queued entries to the kernel first if the ring is full.
+    fn push(&mut self, sqe: &squeue::Entry) {
+        loop {
+            // SAFETY: the entry points into buffer slots now owned by this request (and, for a
+            // merged request, into its vector kept in `self.iovecs`), or no memory at all; none
+            // is touched or freed until its completion is reaped, and the pool outlives the
+            // ring (field order of `EngineBackend`).
+            let pushed = unsafe { self.ring.submission().push(sqe) };
+            if pushed.is_ok() {
+                return;
+            }
+            // Queue full: hand what is queued to the kernel and retry. The ring has at least
+            // as many entries as the device cap, so this is rare.
+            if let Err(error) = self.ring.submit() {
+                assert!(
+                    matches!(
+                        error.raw_os_error(),
+                        Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)
+                    ),
+                    "io_uring submit failed: {error}"
+                );
+            }
+        }
+    }
+
+    /// How one I/O of a completed request ended: `done` bytes of it moved (`Err`: the
+    /// request's error). Checks a verified read and gives its buffer back.
+    fn part_result(
+        &mut self,
+        drv: &mut EngineDriver<'_>,
+        part: &Part,
+        io: &EngineIo,
+        done: Result<u64, i32>,
+    ) -> UnitDone {
+        let (index, unit, byte) = (part.process, part.unit, part.byte);
+        let job = drv.life.job_of(index);
+        let job_name = drv.jobs[job].name.clone();
+        let what = what(unit.kind);
+        let moves = matches!(unit.kind, IoKind::Read | IoKind::Write);
+        let mut outcome = UnitDone::ok(io.seed);
+        match done {
+            Err(errno) => {
+                let error = std::io::Error::from_raw_os_error(errno);
+                self.io_errors.push(format!(
+                    "job '{job_name}': {what} of {} bytes at offset {byte}: {error}",
+                    unit.len
+                ));
+                drv.stats[index].error = errno;
+                outcome.failed = true;
+            }
+            // fallocate (trim) answers 0 on success, reads and writes the bytes moved.
+            Ok(moved) if moves && moved < unit.len => {
+                self.io_errors.push(format!(
+                    "job '{job_name}': short {what} at offset {byte}: {moved} of {} bytes",
+                    unit.len
+                ));
+                if let Some(ddir) = unit.kind.ddir() {
+                    drv.stats[index].record_short(ddir);
+                }
+                outcome.failed = true;
+            }
+            Ok(_) => {}
+        }
+        if io.verify_read.is_some() {
+            outcome.ddir = Some(DDIR_READ);
+        }
+        if let Some(slot) = io.slot {
+            let process = &self.procs[index];
+            let check =
+                (io.verify_read.is_some() || process.check_reads) && unit.kind == IoKind::Read;
+            if let (true, false, Some(method)) = (check, outcome.failed, process.verify) {
+                let block = self.buffers.bytes_mut(slot, unit.len as usize);
+                let result = match (method, self.patterns[job].as_ref()) {
+                    (VerifyMethod::Pattern, Some(pattern)) => pattern.check(block, byte),
+                    (method, pattern) => {
+                        verify::check(block, method, byte, io.verify_read, pattern)
+                    }
+                };
+                if let Err(message) = result {
+                    self.verify_failures.push(VerifyFailure {
+                        job: job_name,
+                        offset: byte,
+                        len: unit.len,
+                        message,
+                    });
+                    // verify_fatal: the job ends at its first bad block, as at an I/O error.
+                    outcome.fail_job = drv.jobs[job].verify_fatal;
+                }
+            }
+            self.buffers.give_back(slot);
+        }
+        outcome.fail_job |= outcome.failed;
+        outcome
+    }
+}
+
+impl Backend for EngineBackend {
+    type Io = EngineIo;
+    type Result = i32;
+
+    fn queue_depth(&self) -> u32 {
+        self.queue_depth
+    }
+
+    fn in_device(&self) -> u32 {
+        self.in_device
+    }
+
+    fn issue(&mut self, drv: &mut EngineDriver<'_>, id: RequestId, _trace: &mut dyn Trace) {
+        let entry = &drv.in_flight[&id];
+        let parts = parts(drv, entry);
+        let mut ios: Vec<EngineIo> = parts
+            .iter()
+            .map(|part| match part.rider {
+                Some(rider) => entry.riders[rider].io,
+                None => entry.io,
+            })
+            .collect();
+        let moves = matches!(parts[0].unit.kind, IoKind::Read | IoKind::Write);
+        let mut slots = Vec::with_capacity(parts.len());
+        if moves {
+            for (part, io) in parts.iter().zip(&mut ios) {
+                slots.push(self.prepare(drv, part, io));
+            }
+        }
+        let sqe = if parts.len() == 1 {
+            self.single_sqe(&parts[0], slots.first().copied())
+        } else {
+            self.vectored_sqe(id, &parts, &slots)
+        };
+        let entry = drv
+            .in_flight
+            .get_mut(&id)
+            .expect("issued request in flight");
+        for (part, io) in parts.iter().zip(ios) {
+            match part.rider {
+                Some(rider) => entry.riders[rider].io = io,
+                None => entry.io = io,
+            }
+        }
+        self.in_device += 1;
+        self.push(&sqe.user_data(id.0));
+    }
+
+    fn wake(&mut self, process: usize, at: Time) {
+        if at <= self.now {
+            self.woken.push(process);
+        } else {
+            self.push_wake(at, Wake::Process(process));
+        }
+    }
+
+    fn start_job_at(&mut self, job: usize, at: Time) {
+        self.push_wake(at, Wake::StartJob(job));
+    }
+
+    /// The loop's wait has the idle deadline as its timeout (`drv.timer_at`).
+    fn arm_idle_timer(&mut self, _at: Time) {}
+
+    fn job_io(&mut self, verify_tag: Option<u64>) -> EngineIo {
+        EngineIo {
+            verify_read: verify_tag,
+            ..EngineIo::default()
+        }
+    }
+
+    /// The promise to the user: nothing outside the job's range is ever touched.
+    fn admit(
+        &mut self,
+        _drv: &mut EngineDriver<'_>,
+        process: usize,
+        unit: &IoUnit,
+        _trace: &mut dyn Trace,
+    ) -> bool {
+        if !matches!(unit.kind, IoKind::Fsync | IoKind::Fdatasync) {
+            let region = self.procs[process].regions[unit.file];
+            assert!(unit.offset >= region.start, "I/O before the job's region");
+            assert!(
+                unit.offset + unit.len <= region.start + region.len,
+                "I/O past the job's region"
+            );
+        }
+        false
+    }
+
+    fn unit_results(
+        &mut self,
+        drv: &mut EngineDriver<'_>,
+        entry: &InFlight<EngineIo>,
+        result: i32,
+        out: &mut Vec<UnitDone>,
+    ) {
+        assert!(self.in_device > 0, "device in-flight count went negative");
+        self.in_device -= 1;
+        self.iovecs.remove(&entry.request.id);
+        let start = entry.request.sector * SECTOR_SIZE;
+        let parts = parts(drv, entry);
+        let mut results = vec![UnitDone::ok(0); parts.len()];
+        for part in &parts {
+            let io = match part.rider {
+                Some(rider) => entry.riders[rider].io,
+                None => entry.io,
+            };
+            // A merged request moves its I/Os in byte order: each got what reached it.
+            let done = match result {
+                error if error < 0 => Err(-error),
+                moved => Ok((moved as u64).saturating_sub(part.byte.saturating_sub(start))),
+            };
+            let outcome = self.part_result(drv, part, &io, done);
+            results[part.rider.unwrap_or(entry.riders.len())] = outcome;
+        }
+        out.extend(results);
+    }
+
+    fn in_scheduler<R>(&mut self, call: impl FnOnce() -> R) -> R {
+        let t0 = std::time::Instant::now();
+        let result = call();
+        self.scheduler_ns += t0.elapsed().as_nanos() as u64;
+        self.scheduler_calls += 1;
+        result
+    }
+}
