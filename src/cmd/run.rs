@@ -222,6 +222,7 @@ pub fn run(args: RunArgs) -> CmdResult {
     sinks.finish()?;
     let wall = wall_start.elapsed();
     super::sinks::write_job_logs(&outcome.clones)?;
+    super::sinks::write_issue_logs(&outcome.issued, &jobs.jobs, &outcome.layout)?;
 
     let mut run = iosched_report::results::run_result(
         &outcome.clones,

@@ -92,3 +92,22 @@ pub fn write_job_logs(clones: &[iosched_report::stats::JobStats]) -> Result<(), 
     }
     Ok(())
 }
+
+/// fio's iologs (`write_iolog=FILE`) of the jobs that asked for them, relative to the current
+/// directory, appended to what the file holds as fio appends.
+pub fn write_issue_logs(
+    log: &iosched_workload::issue_log::IssueLog,
+    jobs: &[iosched_workload::JobSpec],
+    layout: &iosched_workload::layout::Layout,
+) -> Result<(), Failure> {
+    for (path, text) in log.render(jobs, layout) {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut file| file.write_all(text.as_bytes()))
+            .with_context(|| format!("writing write_iolog file {path}"))
+            .map_err(Failure::run)?;
+    }
+    Ok(())
+}

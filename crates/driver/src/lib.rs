@@ -183,6 +183,8 @@ pub struct Outcome {
     pub tunables: Vec<TunableValue>,
     pub summary: Vec<ServiceSummary>,
     pub layout: Layout,
+    /// What the clones of jobs with `write_iolog` issued (fio's iolog).
+    pub issued: iosched_workload::issue_log::IssueLog,
 }
 
 /// The block layer's state of one run.
@@ -320,7 +322,7 @@ impl<'a, X: Copy> Driver<'a, X> {
 
     /// Checks that nothing is left over and hands back the results; `disk_name` names the
     /// disk in fio's `disk_util`.
-    pub fn finish(self, disk_name: String) -> Outcome {
+    pub fn finish(mut self, disk_name: String) -> Outcome {
         assert!(
             self.in_flight.is_empty(),
             "requests left in flight at the end"
@@ -344,6 +346,7 @@ impl<'a, X: Copy> Driver<'a, X> {
             end_ns,
             tunables: self.elevator.tunables(),
             summary: self.elevator.summary(),
+            issued: self.life.take_issue_log(),
             layout: self.layout,
         }
     }

@@ -100,6 +100,8 @@ pub struct EngineOutcome {
     pub elapsed_ns: Time,
     pub tunables: Vec<TunableValue>,
     pub summary: Vec<ServiceSummary>,
+    /// What the clones of jobs with `write_iolog` issued (fio's iolog).
+    pub issued: iosched_workload::issue_log::IssueLog,
     pub layout: Layout,
     pub verify_failures: Vec<VerifyFailure>,
     /// I/O errors and short transfers, one line each (`job 'x': read at 4096: EIO`).
@@ -257,8 +259,21 @@ impl<'a> Engine<'a> {
                 let method = checks.methods[plan.job];
                 let read_only =
                     matches!(spec.rw, RwMode::Read | RwMode::RandRead) || spec.verify_only;
+                // Strided zones may lead I/O past the region, never past the file.
+                let regions = plan
+                    .regions
+                    .iter()
+                    .zip(&plan.files)
+                    .map(|(region, &file)| match spec.zones {
+                        Some(_) => FileRegion {
+                            start: region.start,
+                            len: opened.layout.files[file].bytes - region.start,
+                        },
+                        None => *region,
+                    })
+                    .collect();
                 IoProcess {
-                    regions: plan.regions.clone(),
+                    regions,
                     verify: method,
                     check_reads: method.is_some() && read_only,
                 }
@@ -431,6 +446,7 @@ impl<'a> Engine<'a> {
             elapsed_ns: outcome.end_ns,
             tunables: outcome.tunables,
             summary: outcome.summary,
+            issued: outcome.issued,
             layout: outcome.layout,
             verify_failures: std::mem::take(&mut back.verify_failures),
             io_errors: std::mem::take(&mut back.io_errors),

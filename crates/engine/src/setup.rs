@@ -6,7 +6,7 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 
 use io_uring::IoUring;
-use iosched_workload::layout::{lay_out, Layout};
+use iosched_workload::layout::{lay_out_on, Layout};
 use iosched_workload::pattern::Pattern;
 use iosched_workload::{JobSpec, RwMode};
 
@@ -133,11 +133,22 @@ pub(crate) fn open_target(
 /// The jobs' layout on `target`: a block device's capacity bounds it; a file grows to fit
 /// (only `/dev/` names need their present size).
 fn layout_on(jobs: &[JobSpec], target: &Target, seed: u64) -> Result<Layout, EngineError> {
+    // A job file naming the target file itself (fio's `filename=` of the file the engine
+    // runs on) means all of it, from byte 0, at its present size.
+    let names_target = |name: &str| {
+        target.kind == TargetKind::RegularFile
+            && target.capacity_bytes.is_some()
+            && same_file(name, &target.path)
+    };
+    let names_it = jobs
+        .iter()
+        .any(|spec| spec.filenames.iter().any(|name| names_target(name)));
     let capacity = match target.kind {
         TargetKind::BlockDevice => target.capacity_bytes,
+        TargetKind::RegularFile if names_it => target.capacity_bytes,
         TargetKind::RegularFile => None,
     };
-    let mut layout = lay_out(jobs, capacity, seed)?;
+    let mut layout = lay_out_on(jobs, capacity, seed, &names_target)?;
     if target.kind == TargetKind::RegularFile {
         let size = target.capacity_bytes.unwrap_or(0).max(layout.end_bytes);
         for file in layout
@@ -185,4 +196,12 @@ pub(crate) fn ring_and_buffers(
     // engine drops the ring (and with it the registration) before the buffers.
     let fixed_buffers = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
     Ok((ring, buffers, fixed_buffers))
+}
+
+/// Whether a job's `filename=` and the engine's target path are one file.
+fn same_file(name: &str, target: &str) -> bool {
+    match (std::fs::canonicalize(name), std::fs::canonicalize(target)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }

@@ -129,6 +129,8 @@ pub struct SimOutcome {
     pub events: u64,
     pub tunables: Vec<TunableValue>,
     pub summary: Vec<ServiceSummary>,
+    /// What the clones of jobs with `write_iolog` issued (fio's iolog).
+    pub issued: iosched_workload::issue_log::IssueLog,
     pub layout: Layout,
     /// Cgroup path of each clone.
     pub clone_cgroups: Vec<String>,
@@ -284,6 +286,7 @@ impl<'a> Simulation<'a> {
             events: back.events.processed(),
             tunables: outcome.tunables,
             summary: outcome.summary,
+            issued: outcome.issued,
             layout: outcome.layout,
             clone_cgroups: outcome.clone_cgroups,
             fs,

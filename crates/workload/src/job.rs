@@ -294,6 +294,9 @@ pub struct JobSpec {
     /// `offset_increment=N%`: the increment as a percentage of the file/device size
     /// (then `offset_increment` is 0).
     pub offset_increment_pct: Option<f64>,
+    /// `offset_align=`: what a percentage offset is aligned up to (default: the smallest
+    /// block size).
+    pub offset_align: Option<u64>,
 
     pub runtime_ns: Option<Time>,
     pub time_based: bool,
@@ -333,6 +336,9 @@ pub struct JobSpec {
     pub log_iops: Option<String>,
     pub log_lat: Option<String>,
     pub log_avg_ns: Time,
+    /// `write_iolog=FILE`: every I/O the job issues, in fio's iolog version 3 format (see
+    /// [`crate::issue_log`]).
+    pub write_iolog: Option<String>,
     /// `ss=`, `ss_dur=`, `ss_ramp=`: end the job at steady state (off while `ss_dur` is 0).
     pub steady_state: crate::steady_state::SteadyStateSpec,
 
@@ -433,6 +439,7 @@ impl JobSpec {
             offset: SizeOrPercent::Bytes(0),
             offset_increment: 0,
             offset_increment_pct: None,
+            offset_align: None,
             runtime_ns: None,
             time_based: false,
             ramp_time_ns: 0,
@@ -457,6 +464,7 @@ impl JobSpec {
             log_iops: None,
             log_lat: None,
             log_avg_ns: 0,
+            write_iolog: None,
             cgroup: None,
             cgroup_weight: None,
             ioprio: IoPrio::none(),

@@ -95,9 +95,57 @@ fn file_names(spec: &JobSpec, clone: u32) -> Vec<String> {
         .collect()
 }
 
+/// The smallest block size of the job (fio's `td_min_bs()`).
+fn min_bs(spec: &JobSpec) -> u64 {
+    spec.bs
+        .iter()
+        .map(|bs| bs.min())
+        .min()
+        .unwrap_or(4096)
+        .max(1)
+}
+
+/// fio's `get_start_offset()`: `offset` plus the clone's `offset_increment`s; when either
+/// is a percentage of the file (`file_bytes`) the sum is aligned up to `offset_align`, or
+/// the smallest block size (fio 3.33 on `offset=10%` of a 1 GiB device: 107374592, not
+/// 107374182, so O_DIRECT I/O stays aligned).
+fn start_offset(spec: &JobSpec, clone: u32, file_bytes: u64) -> u64 {
+    let share = |pct: f64| (file_bytes as f64 * pct / 100.0) as u64;
+    let (increment, mut align) = match spec.offset_increment_pct {
+        Some(pct) => (share(pct), true),
+        None => (spec.offset_increment, false),
+    };
+    let base = match spec.offset {
+        SizeOrPercent::Bytes(offset) => offset,
+        SizeOrPercent::Percent(pct) => {
+            align = true;
+            share(pct)
+        }
+    };
+    let offset = base + increment * u64::from(clone);
+    if !align {
+        return offset;
+    }
+    let unit = spec.offset_align.unwrap_or_else(|| min_bs(spec)).max(1);
+    offset.div_ceil(unit) * unit
+}
+
 /// Lays out every clone on a target of `capacity` bytes; `None` means a regular file that
 /// will be grown to fit.
 pub fn lay_out(jobs: &[JobSpec], capacity: Option<u64>, seed: u64) -> Result<Layout, LayoutError> {
+    lay_out_on(jobs, capacity, seed, &|_| false)
+}
+
+/// [`lay_out`], where `is_target(name)` says that a job's `filename=` names the target file
+/// itself (the engine's `--device` path): like a `/dev/` name it is the whole target from
+/// byte 0, whose size (`capacity`) percentages take a share of, as fio sizes an existing file.
+pub fn lay_out_on(
+    jobs: &[JobSpec],
+    capacity: Option<u64>,
+    seed: u64,
+    is_target: &dyn Fn(&str) -> bool,
+) -> Result<Layout, LayoutError> {
+    let whole = |name: &str| is_device_path(name) || is_target(name);
     let mut rng = Rng::for_stream(seed, u64::MAX);
     let mut layout = Layout::default();
     let mut needed: Vec<u64> = Vec::new();
@@ -115,7 +163,7 @@ pub fn lay_out(jobs: &[JobSpec], capacity: Option<u64>, seed: u64) -> Result<Lay
             let mut files = Vec::new();
             let mut regions = Vec::new();
             for name in names {
-                let device = is_device_path(&name);
+                let device = whole(&name);
                 let file_bytes = match (spec.filesize, device) {
                     (Some((lo, hi)), _) => Some(rng.range_inclusive(lo, hi)),
                     (None, true) => Some(capacity.ok_or_else(|| {
@@ -125,8 +173,12 @@ pub fn lay_out(jobs: &[JobSpec], capacity: Option<u64>, seed: u64) -> Result<Lay
                 };
                 let region_bytes = match spec.size {
                     Some(SizeOrPercent::Bytes(size)) => size / nfiles,
+                    // fio rounds a share down to the smallest block size.
                     Some(SizeOrPercent::Percent(pct)) => match file_bytes {
-                        Some(bytes) => (bytes as f64 * pct / 100.0) as u64,
+                        Some(bytes) => {
+                            let share = (bytes as f64 * pct / 100.0) as u64;
+                            share - share % min_bs(spec)
+                        }
                         None => {
                             return Err(error(format!(
                                 "size={pct}% needs an existing file or device to take a share of"
@@ -144,13 +196,7 @@ pub fn lay_out(jobs: &[JobSpec], capacity: Option<u64>, seed: u64) -> Result<Lay
                         }
                     },
                 };
-                let base_offset = match spec.offset {
-                    SizeOrPercent::Bytes(offset) => offset,
-                    SizeOrPercent::Percent(pct) => {
-                        (file_bytes.unwrap_or(region_bytes) as f64 * pct / 100.0) as u64
-                    }
-                };
-                let offset = base_offset + spec.offset_increment * u64::from(clone);
+                let offset = start_offset(spec, clone, file_bytes.unwrap_or(region_bytes));
                 let region_len = match file_bytes {
                     Some(bytes) if spec.size.is_none() => bytes.saturating_sub(offset),
                     Some(bytes) => region_bytes.min(bytes.saturating_sub(offset)),
@@ -203,7 +249,7 @@ pub fn lay_out(jobs: &[JobSpec], capacity: Option<u64>, seed: u64) -> Result<Lay
             origin: jobs[user].origin.clone(),
             message,
         };
-        if is_device_path(&file.name) {
+        if whole(&file.name) {
             // A regular file as the target (no capacity) grows to what the name needs; only a
             // sized name gets here without one (a replayed capture's device).
             if let Some(capacity) = capacity.filter(|&capacity| bytes > capacity) {
@@ -314,6 +360,23 @@ mod tests {
         let layout = lay_out(&[spec], Some(1 << 30), 1).unwrap();
         assert_eq!(layout.files[0].start_sector(), 0);
         assert_eq!(layout.clones[1].regions[0].start, 1 << 20);
+    }
+
+    /// fio 3.33 aligns a percentage offset up to the smallest block size: `offset=10%` of a
+    /// 1 GiB device starts at 107376640, not 107374182 (where O_DIRECT writes fail).
+    #[test]
+    fn a_percentage_offset_is_block_aligned() {
+        let mut spec = job("pct", 1 << 20);
+        spec.size = Some(SizeOrPercent::Percent(20.0));
+        spec.offset = SizeOrPercent::Percent(10.0);
+        spec.filenames = vec!["/dev/sdx".into()];
+        let layout = lay_out(&[spec.clone()], Some(1 << 30), 1).unwrap();
+        assert_eq!(layout.clones[0].regions[0].start, 107_376_640);
+        // A share of the size is rounded down to the block size as well.
+        assert_eq!(layout.clones[0].regions[0].len % 4096, 0);
+        spec.offset_align = Some(1 << 20);
+        let layout = lay_out(&[spec], Some(1 << 30), 1).unwrap();
+        assert_eq!(layout.clones[0].regions[0].start, 103 << 20);
     }
 
     #[test]

@@ -14,8 +14,10 @@
 
 pub mod cgroups;
 pub mod dbench;
+pub mod distribution;
 pub mod fio;
 pub mod generator;
+pub mod issue_log;
 pub mod job;
 pub mod layout;
 pub mod lifecycle;

@@ -7,6 +7,7 @@
 use iosched_core::Time;
 
 use crate::generator::IoUnit;
+use crate::issue_log::IssueLog;
 use crate::job::{ExitWhat, JobSpec};
 use crate::layout::Layout;
 use crate::processes::{prerequisites, WaitForError};
@@ -103,6 +104,8 @@ pub struct Lifecycle {
     /// Steady-state trackers (`ss_dur=`), created as their jobs start.
     steady: std::collections::BTreeMap<Watched, SteadyState>,
     flows: std::collections::BTreeMap<u32, Flow>,
+    /// `write_iolog`: what each logging clone issued.
+    issues: IssueLog,
 }
 
 impl Lifecycle {
@@ -138,6 +141,7 @@ impl Lifecycle {
             last_finish: 0,
             steady: std::collections::BTreeMap::new(),
             flows: std::collections::BTreeMap::new(),
+            issues: IssueLog::new(jobs, layout),
         })
     }
 
@@ -201,9 +205,14 @@ impl Lifecycle {
             let rng = Rng::for_stream(self.seed, index as u64);
             let clone = &mut self.clones[index];
             assert!(clone.runner.is_none(), "job started twice");
-            clone.runner = Some(JobRunner::new(spec, regions, now, rng));
+            let mut runner = JobRunner::new(spec, regions, now, rng);
+            let plan = &layout.clones[index];
+            runner.set_file_bytes(plan.files.iter().map(|&f| layout.files[f].bytes).collect());
+            let clone = &mut self.clones[index];
+            clone.runner = Some(runner);
             clone.started_at = now;
             clone.stats_from = now + spec.ramp_time_ns;
+            self.issues.start(index, now);
         }
         started
     }
@@ -226,11 +235,14 @@ impl Lifecycle {
         };
         if let Some(pass) = state.verify.as_mut().filter(|pass| pass.is_active()) {
             return match pass.step(runner, now) {
-                VerifyStep::Read(unit, tag) => Action::Submit {
-                    unit,
-                    verify_tag: Some(tag),
-                    woken: Vec::new(),
-                },
+                VerifyStep::Read(unit, tag) => {
+                    self.issues.issued(clone, now, &unit);
+                    Action::Submit {
+                        unit,
+                        verify_tag: Some(tag),
+                        woken: Vec::new(),
+                    }
+                }
                 VerifyStep::Wait => Action::Wait,
                 VerifyStep::NextPass => Action::Phase { read_back: false },
                 VerifyStep::Done => Action::Finish,
@@ -245,11 +257,14 @@ impl Lifecycle {
         let state = &mut self.clones[clone];
         let runner = state.runner.as_mut().expect("checked above");
         match runner.next(now) {
-            Step::Submit(unit) => Action::Submit {
-                unit,
-                verify_tag: None,
-                woken: self.flow_moved(jobs, clone),
-            },
+            Step::Submit(unit) => {
+                self.issues.issued(clone, now, &unit);
+                Action::Submit {
+                    unit,
+                    verify_tag: None,
+                    woken: self.flow_moved(jobs, clone),
+                }
+            }
             Step::SleepUntil(at) => self.sleep_until(clone, at, true),
             Step::Wait => Action::Wait,
             Step::Done => {
@@ -446,6 +461,11 @@ impl Lifecycle {
             .map(|index| (index, self.clones[index].started_at))
     }
 
+    /// What the clones of jobs with `write_iolog` issued, for the driver to hand on.
+    pub fn take_issue_log(&mut self) -> IssueLog {
+        std::mem::take(&mut self.issues)
+    }
+
     /// When the last clone finished.
     pub fn last_finish(&self) -> Time {
         self.last_finish
@@ -459,6 +479,7 @@ impl Lifecycle {
         assert!(!state.finished, "a clone finished twice");
         state.finished = true;
         let stats_from = state.stats_from.min(now);
+        self.issues.finished(clone, now);
         self.last_finish = self.last_finish.max(now);
         let spec = &jobs[state.job];
         // fio's flow_exit_job(): the others of its flow are no longer held to it.

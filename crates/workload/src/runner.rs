@@ -8,7 +8,7 @@
 use iosched_core::Time;
 
 use crate::generator::{FileRegion, IoGenerator, IoKind, IoUnit};
-use crate::job::{JobSpec, RwMode, DDIR_WRITE};
+use crate::job::{JobSpec, RwMode, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
 use crate::replay::source::ReplaySource;
 use crate::rng::Rng;
 
@@ -50,6 +50,10 @@ pub struct JobRunner {
     rate_iops: [Option<u64>; 3],
     bytes_issued_dir: [u64; 3],
     ios_issued_dir: [u64; 3],
+    /// Bytes of this pass per direction as the job's mode counts them toward its size.
+    pass_bytes_dir: [u64; 3],
+    /// The directions whose bytes count toward the size (fio's `io_bytes_exceeded()`).
+    counted_dirs: &'static [usize],
     /// `rate_process=poisson`: mean I/Os per second of each rate-limited direction, and when
     /// its next I/O is due.
     poisson_iops: [Option<f64>; 3],
@@ -134,7 +138,14 @@ impl JobRunner {
             draining_to_low: false,
             runtime_end,
             bytes_limit,
-            ios_limit: spec.number_ios.filter(|&n| n > 0),
+            // fio doubles number_ios for trimwrite: a trim and its write are one step.
+            ios_limit: spec.number_ios.filter(|&n| n > 0).map(|n| {
+                if matches!(spec.rw, RwMode::TrimWrite | RwMode::RandTrimWrite) {
+                    n.saturating_mul(2)
+                } else {
+                    n
+                }
+            }),
             bytes_issued: 0,
             ios_issued: 0,
             rate_start: start,
@@ -142,6 +153,8 @@ impl JobRunner {
             rate_iops: spec.rate_iops,
             bytes_issued_dir: [0; 3],
             ios_issued_dir: [0; 3],
+            pass_bytes_dir: [0; 3],
+            counted_dirs: counted_dirs(spec.rw),
             poisson_iops,
             poisson_due: [start; 3],
             thinktime_ns: spec.thinktime_ns,
@@ -177,6 +190,7 @@ impl JobRunner {
             return false;
         }
         self.bytes_issued = 0;
+        self.pass_bytes_dir = [0; 3];
         self.finished_submitting = false;
         true
     }
@@ -184,6 +198,11 @@ impl JobRunner {
     /// I/Os submitted and not yet reaped.
     pub fn in_flight(&self) -> u32 {
         self.in_flight
+    }
+
+    /// The size of each of the clone's files (see [`IoGenerator::set_file_bytes`]).
+    pub fn set_file_bytes(&mut self, bytes: Vec<u64>) {
+        self.generator.set_file_bytes(bytes);
     }
 
     /// Bytes submitted so far.
@@ -200,12 +219,24 @@ impl JobRunner {
         self.passes_until_runtime = false;
     }
 
+    /// Bytes this pass toward the job's size: fio counts reads and writes of a mixed job,
+    /// the writes of any other writing job (trimwrite's trims do not count, so it trims and
+    /// writes `size` each), else the reads, else the trims.
+    fn bytes_counted(&self) -> u64 {
+        if self.verify_only {
+            return self.bytes_issued;
+        }
+        self.counted_dirs
+            .iter()
+            .map(|&ddir| self.pass_bytes_dir[ddir])
+            .sum()
+    }
+
     fn limits_reached(&self, now: Time) -> bool {
         self.runtime_end.is_some_and(|end| now >= end)
-            || self.bytes_limit.is_some_and(|limit| {
-                // Bytes skipped between strided zones count, as fio's `io_skip_bytes`.
-                self.bytes_issued + self.generator.skipped_bytes() >= limit
-            })
+            || self
+                .bytes_limit
+                .is_some_and(|limit| self.bytes_counted() >= limit)
             || self.ios_limit.is_some_and(|limit| self.ios_issued >= limit)
     }
 
@@ -246,6 +277,7 @@ impl JobRunner {
                 self.bytes_issued += unit.len;
                 self.ios_issued += 1;
                 self.bytes_issued_dir[ddir] += unit.len;
+                self.pass_bytes_dir[ddir] += unit.len;
                 self.ios_issued_dir[ddir] += 1;
                 if let Some(iops) = self.poisson_iops[ddir] {
                     // Exponential gaps of mean 1/iops: fio's `-log(U) / iops`.
@@ -301,12 +333,8 @@ impl JobRunner {
             if self.in_flight > 0 {
                 return Step::Wait;
             }
-            if self.sync_pending {
-                self.sync_pending = false;
-                self.writes_since_sync = 0;
-                let unit = self.sync_unit();
-                return self.issue(unit, now);
-            }
+            // fio syncs every N writes before the next I/O; after the last one there is none.
+            self.sync_pending = false;
             let files = self.generator.regions().len();
             if self.end_fsync && self.wrote_anything && self.end_fsync_files < files {
                 let file = self.end_fsync_files;
@@ -367,6 +395,12 @@ impl JobRunner {
         match self.rate_direction(drawn, now) {
             Ok(kind) => {
                 let unit = self.generator.next_of_kind(kind, &mut self.rng);
+                if self.generator.exhausted() {
+                    // Every pass over the files is over before the size was reached (gaps,
+                    // runs past the end): fio ends the job there.
+                    self.finished_submitting = true;
+                    return self.next(now);
+                }
                 self.issue(unit, now)
             }
             Err((kind, at)) => {
@@ -460,6 +494,18 @@ impl JobRunner {
     }
 }
 
+/// The directions fio's `io_bytes_exceeded()` sums for a mode.
+fn counted_dirs(rw: RwMode) -> &'static [usize] {
+    match rw {
+        RwMode::ReadWrite | RwMode::RandRw => &[DDIR_READ, DDIR_WRITE],
+        RwMode::Write | RwMode::RandWrite | RwMode::TrimWrite | RwMode::RandTrimWrite => {
+            &[DDIR_WRITE]
+        }
+        RwMode::Read | RwMode::RandRead => &[DDIR_READ],
+        RwMode::Trim | RwMode::RandTrim => &[DDIR_TRIM],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -501,6 +547,27 @@ mod tests {
             }
         }
         panic!("runner did not finish");
+    }
+
+    #[test]
+    fn trimwrite_trims_and_writes_the_size_each() {
+        // fio 3.33 on a loop device, `rw=trimwrite bs=64k size=32m`: 32 MiB trimmed and 32
+        // MiB written (iosched stopped at 16 MiB of each).
+        let mut spec = spec();
+        spec.rw = RwMode::TrimWrite;
+        let mut runner = JobRunner::new(&spec, region(), 0, Rng::new(1));
+        let (submitted, _) = run(&mut runner, 1000);
+        let bytes = |kind| -> u64 {
+            submitted
+                .iter()
+                .filter(|unit| unit.kind == kind)
+                .map(|unit| unit.len)
+                .sum()
+        };
+        assert_eq!(
+            (bytes(IoKind::Trim), bytes(IoKind::Write)),
+            (64 << 10, 64 << 10)
+        );
     }
 
     #[test]
@@ -690,9 +757,9 @@ mod tests {
             .iter()
             .filter(|unit| unit.kind == IoKind::Fsync)
             .count();
-        // 16 writes: a sync after each 4 (the last of which comes after the 16th write),
-        // plus end_fsync.
-        assert_eq!(syncs, 5);
+        // 16 writes: a sync before the 5th, 9th and 13th (fio syncs before the next I/O, so
+        // none follows the 16th), plus end_fsync; fio 3.33's iolog of this job lists 4.
+        assert_eq!(syncs, 4);
         assert_eq!(submitted.last().unwrap().kind, IoKind::Fsync);
     }
 
@@ -717,7 +784,8 @@ mod tests {
             .iter()
             .filter(|unit| unit.kind != IoKind::Fsync)
             .collect();
-        let files = data.len() * 2;
+        // fio syncs before the next write, so the last write has no sync of its own.
+        let files = data.len() * 2 - 1;
         // Writes and fsyncs alternate and share one rotation: 0 written, 1 synced, 2 written...
         for (index, unit) in submitted[..files].iter().enumerate() {
             assert_eq!(unit.file, index % 3, "{index}: {submitted:?}");

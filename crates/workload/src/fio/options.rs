@@ -561,6 +561,12 @@ fn apply_offset(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+fn apply_offset_align(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    let align = a.bytes()?;
+    d.spec.offset_align = (align > 0).then_some(align);
+    Ok(())
+}
+
 fn apply_offset_increment(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     match a.size_or_percent()? {
         SizeOrPercent::Bytes(b) => {
@@ -655,6 +661,15 @@ fn log_prefix(a: &mut Arg<'_>) -> Option<String> {
 
 fn apply_write_bw_log(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     d.spec.log_bw = log_prefix(a);
+    Ok(())
+}
+
+fn apply_write_iolog(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    let path = a.text.map(str::trim).unwrap_or("");
+    if path.is_empty() {
+        return Err("write_iolog needs a file name".to_string());
+    }
+    d.spec.write_iolog = Some(path.to_string());
     Ok(())
 }
 
@@ -996,7 +1011,11 @@ fn apply_random_distribution(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), Strin
             RandomDistribution::Pareto { h }
         }
         "normal" | "gauss" => {
-            let sigma_pct = float_postfix(post.as_deref(), "normal")?;
+            // fio takes a bare `normal` as a deviation of 0.
+            let sigma_pct = match post.as_deref() {
+                None | Some("") => 0.0,
+                _ => float_postfix(post.as_deref(), "normal")?,
+            };
             if sigma_pct < 0.0 {
                 return Err("normal deviation must be >= 0".to_string());
             }
@@ -1359,6 +1378,7 @@ pub(crate) static OPTIONS: &[OptDef] = &[
         apply_file_service_type,
     ),
     opt("offset", &["fileoffset"], Text, apply_offset),
+    opt("offset_align", &[], Int, apply_offset_align),
     opt("offset_increment", &[], Text, apply_offset_increment),
     // Time.
     opt("runtime", &["timeout"], SECONDS, apply_runtime),
@@ -1482,6 +1502,7 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     opt("write_bw_log", &[], MaybeText, apply_write_bw_log),
     opt("write_iops_log", &[], MaybeText, apply_write_iops_log),
     ignored("write_hist_log", &[], MaybeText),
+    opt("write_iolog", &[], Text, apply_write_iolog),
     opt("log_avg_msec", &[], Int, apply_log_avg_msec),
     ignored("log_prio", &[], Bool),
     opt(

@@ -1,0 +1,515 @@
+//! The differential suite: every job file of `tests/fio_corpus/` run by fio 3.33 on a file
+//! (`ioengine=psync`, `direct=1`) and by iosched's engine on a copy of it, their iologs
+//! (`write_iolog=diff.log`) compared. The outside reference is fio itself, run here.
+//!
+//! Each job file says how in its header:
+//! - `# compare: exact` — the same I/O in the same order; `multiset` — the same I/O in any
+//!   order (fio's random map: every block once a pass, so one pass is one set of blocks);
+//!   `blocks` — the same blocks whatever the direction (a random mix over one random map).
+//! - `per-direction` — each direction's offsets in the same order (a mix draws reads and
+//!   writes at random, so their interleaving is not compared).
+//! - `contiguous` — sequential with random sizes: each I/O starts where its direction's last
+//!   ended (or back at the region's start), no block twice a pass.
+//! - `map` — random with the random map and random sizes: no block twice a pass.
+//! - `distribution` — the share of I/Os in each tenth of the range within 5 points, and the
+//!   share on the hottest tenth of the blocks within 10 points.
+//! - `properties` — only the properties below; `time-seq` — a time-based run, each
+//!   direction's offsets from the start the same as far as the shorter run went;
+//!   `time-random` — a time-based random run.
+//!
+//! Every mode also checks the byte totals (per direction; for a read/write mix their sum),
+//! except the time-based ones, block alignment (to the largest power of two dividing all of
+//! fio's offsets) and the range (`# range: START END`, the whole file by default).
+//! `# device: loop` runs both on loop devices (fio trims only block devices; needs root and
+//! losetup, otherwise that file is skipped). `# known: REASON` marks a difference the README
+//! lists: the file still runs and is checked by its mode.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const FILE_BYTES: usize = 16 << 20;
+
+/// One line of an iolog: file, action, offset, length (syncs' offsets are not compared).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Op {
+    file: String,
+    action: String,
+    offset: u64,
+    len: u64,
+}
+
+fn parse_log(path: &Path) -> Result<Vec<Op>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut ops = Vec::new();
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.len() != 5 {
+            continue; // the version line, add/open/close
+        }
+        let number = |s: &str| s.parse::<u64>().map_err(|e| format!("{line}: {e}"));
+        let action = fields[2].to_string();
+        let sync = action == "sync" || action == "datasync";
+        ops.push(Op {
+            file: fields[1].to_string(),
+            offset: if sync { 0 } else { number(fields[3])? },
+            len: number(fields[4])?,
+            action,
+        });
+    }
+    Ok(ops)
+}
+
+struct Header {
+    mode: String,
+    loop_device: bool,
+    known: Option<String>,
+    range: (u64, u64),
+    positional: bool,
+}
+
+fn header(text: &str) -> Header {
+    let mut h = Header {
+        mode: "exact".into(),
+        loop_device: false,
+        known: None,
+        range: (0, FILE_BYTES as u64),
+        positional: false,
+    };
+    for line in text.lines().filter_map(|l| l.strip_prefix("# ")) {
+        if let Some(mode) = line.strip_prefix("compare: ") {
+            h.mode = mode.trim().to_string();
+        } else if line.trim() == "positional" {
+            h.positional = true;
+        } else if line.trim() == "device: loop" {
+            h.loop_device = true;
+        } else if let Some(reason) = line.strip_prefix("known: ") {
+            h.known = Some(reason.trim().to_string());
+        } else if let Some(range) = line.strip_prefix("range: ") {
+            let v: Vec<u64> = range
+                .split_whitespace()
+                .map(|n| n.parse().unwrap())
+                .collect();
+            h.range = (v[0], v[1]);
+        }
+    }
+    h
+}
+
+/// Deterministic non-zero content (no file-system signature for the engine to refuse).
+fn content() -> Vec<u8> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    (0..FILE_BYTES / 8)
+        .flat_map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x.to_le_bytes()
+        })
+        .collect()
+}
+
+/// A loop device over a file, detached when dropped.
+struct LoopDevice(String);
+
+impl LoopDevice {
+    fn attach(image: &Path) -> Option<LoopDevice> {
+        // `losetup -f` picks a free device and then claims it: one at a time.
+        static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        // Other tests attach loop devices too: a device taken under our feet is tried again.
+        for _ in 0..5 {
+            let out = Command::new("losetup")
+                .args(["-f", "--show"])
+                .arg(image)
+                .output()
+                .ok()?;
+            if out.status.success() {
+                let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+                return Some(LoopDevice(path));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        None
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+/// Makes `dir/f`: a 16 MiB file, or a link to a loop device over one.
+fn prepare(dir: &Path, data: &[u8], loop_device: bool) -> Result<Option<LoopDevice>, String> {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    if !loop_device {
+        std::fs::write(dir.join("f"), data).map_err(|e| e.to_string())?;
+        return Ok(None);
+    }
+    let image = dir.join("img");
+    std::fs::write(&image, data).map_err(|e| e.to_string())?;
+    let device = LoopDevice::attach(&image).ok_or("losetup failed")?;
+    std::os::unix::fs::symlink(&device.0, dir.join("f")).map_err(|e| e.to_string())?;
+    Ok(Some(device))
+}
+
+fn run(mut command: Command, what: &str) -> Result<(), String> {
+    let out = command.output().map_err(|e| format!("{what}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Byte totals per action; a read/write mix compares their sum.
+fn totals(ops: &[Op]) -> BTreeMap<String, u64> {
+    let mut totals = BTreeMap::new();
+    for op in ops.iter().filter(|op| op.len > 0) {
+        *totals.entry(op.action.clone()).or_default() += op.len;
+    }
+    if totals.contains_key("read") && totals.contains_key("write") && !totals.contains_key("trim") {
+        let sum = totals["read"] + totals["write"];
+        totals.clear();
+        totals.insert("read+write".into(), sum);
+    }
+    totals
+}
+
+fn data_ops(ops: &[Op]) -> impl Iterator<Item = &Op> {
+    ops.iter().filter(|op| op.len > 0)
+}
+
+/// The largest power of two up to 1 MiB dividing every data offset.
+fn alignment(ops: &[Op]) -> u64 {
+    let mut align = 1 << 20;
+    for op in data_ops(ops) {
+        while op.offset % align != 0 {
+            align /= 2;
+        }
+    }
+    align
+}
+
+fn check_properties(fio: &[Op], ours: &[Op], h: &Header, totals_too: bool) -> Result<(), String> {
+    if data_ops(ours).next().is_none() {
+        return Err("iosched issued no I/O".into());
+    }
+    // A read/write mix with a size per direction stops at the first I/O that reaches the
+    // size, whichever direction it drew: the sum may differ by less than the larger size.
+    let lens: std::collections::BTreeSet<u64> = data_ops(fio).map(|op| op.len).collect();
+    let slack = match (
+        totals(fio).get("read+write"),
+        totals(ours).get("read+write"),
+    ) {
+        (Some(a), Some(b)) if lens.len() > 1 => a.abs_diff(*b) < *lens.last().unwrap(),
+        _ => false,
+    };
+    if totals_too && !slack && totals(fio) != totals(ours) {
+        return Err(format!(
+            "byte totals: fio {:?}, iosched {:?}",
+            totals(fio),
+            totals(ours)
+        ));
+    }
+    let align = alignment(fio);
+    if let Some(op) = data_ops(ours).find(|op| op.offset % align != 0) {
+        return Err(format!(
+            "{op:?} is not aligned to {align} as all of fio's are"
+        ));
+    }
+    let (lo, hi) = h.range;
+    let single_file = fio.iter().all(|op| op.file == fio[0].file);
+    if single_file {
+        if let Some(op) = data_ops(ours).find(|op| op.offset < lo || op.offset + op.len > hi) {
+            return Err(format!("{op:?} is outside {lo}..{hi}"));
+        }
+    }
+    Ok(())
+}
+
+/// Each direction's ops, in order.
+fn by_direction(ops: &[Op]) -> BTreeMap<String, Vec<&Op>> {
+    let mut map: BTreeMap<String, Vec<&Op>> = BTreeMap::new();
+    for op in ops {
+        map.entry(op.action.clone()).or_default().push(op);
+    }
+    map
+}
+
+fn common_prefix_equal(fio: &[Op], ours: &[Op]) -> Result<(), String> {
+    let (a, b) = (by_direction(fio), by_direction(ours));
+    for (action, fio_ops) in &a {
+        let our_ops = b.get(action).map(Vec::as_slice).unwrap_or(&[]);
+        let n = fio_ops.len().min(our_ops.len());
+        if let Some(i) = (0..n).find(|&i| fio_ops[i] != our_ops[i]) {
+            return Err(format!(
+                "{action} #{i}: fio {:?}, iosched {:?}",
+                fio_ops[i], our_ops[i]
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// No 512-byte sector used twice by one direction within a pass over `range` bytes.
+fn no_reuse_within_a_pass(ops: &[Op], range: u64) -> Result<(), String> {
+    for direction in by_direction(ops).values() {
+        let ops: Vec<Op> = direction.iter().map(|&op| op.clone()).collect();
+        no_reuse_in(&ops, range)?;
+    }
+    Ok(())
+}
+
+fn no_reuse_in(ops: &[Op], range: u64) -> Result<(), String> {
+    let mut used = std::collections::HashSet::new();
+    let mut done = 0;
+    for op in data_ops(ops) {
+        if done >= range {
+            used.clear();
+            done = 0;
+        }
+        for sector in op.offset / 512..(op.offset + op.len).div_ceil(512) {
+            if !used.insert((op.file.clone(), sector)) {
+                return Err(format!("{op:?} reuses a block within a pass"));
+            }
+        }
+        done += op.len;
+    }
+    Ok(())
+}
+
+fn contiguous(ops: &[Op]) -> Result<(), String> {
+    let mut last_end: BTreeMap<(&str, &str), (u64, u64)> = BTreeMap::new();
+    for op in data_ops(ops) {
+        let key = (op.file.as_str(), op.action.as_str());
+        if let Some(&(first, end)) = last_end.get(&key) {
+            if op.offset != end && op.offset != first {
+                return Err(format!("{op:?} does not follow on from {end}"));
+            }
+        }
+        let first = last_end.get(&key).map_or(op.offset, |&(first, _)| first);
+        last_end.insert(key, (first, op.offset + op.len));
+    }
+    Ok(())
+}
+
+/// Share of data I/Os per tenth of the range, and on the hottest tenth of the blocks.
+fn shape(ops: &[Op], (lo, hi): (u64, u64)) -> ([f64; 10], f64) {
+    let data: Vec<&Op> = data_ops(ops).collect();
+    let n = data.len().max(1) as f64;
+    let mut tenths = [0.0; 10];
+    let mut hits: BTreeMap<u64, u32> = BTreeMap::new();
+    for op in &data {
+        let tenth = ((op.offset - lo) * 10 / (hi - lo)).min(9) as usize;
+        tenths[tenth] += 1.0 / n;
+        *hits.entry(op.offset).or_default() += 1;
+    }
+    let mut counts: Vec<u32> = hits.into_values().collect();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let blocks = ((hi - lo) / data.first().map_or(4096, |op| op.len)).max(10) as usize;
+    let hot: u32 = counts.iter().take(blocks / 10).sum();
+    (tenths, f64::from(hot) / n)
+}
+
+/// fio scatters zipf, pareto and normal by a hash and a random rotation, so where the hot
+/// tenths fall differs run to run: their shares are compared sorted, and in place only for
+/// distributions that are positional (`# positional`, `zoned`).
+fn distribution(
+    fio: &[Op],
+    ours: &[Op],
+    range: (u64, u64),
+    positional: bool,
+) -> Result<(), String> {
+    let (mut fio_tenths, fio_hot) = shape(fio, range);
+    let (mut our_tenths, our_hot) = shape(ours, range);
+    let differ = |a: &[f64; 10], b: &[f64; 10]| a.iter().zip(b).any(|(a, b)| (a - b).abs() > 0.06);
+    let mut off = positional && differ(&fio_tenths, &our_tenths);
+    fio_tenths.sort_by(|a, b| b.total_cmp(a));
+    our_tenths.sort_by(|a, b| b.total_cmp(a));
+    off |= differ(&fio_tenths, &our_tenths);
+    if off || (fio_hot - our_hot).abs() > 0.10 {
+        return Err(format!(
+            "shape: fio tenths {fio_tenths:.2?} hot {fio_hot:.2}, iosched {our_tenths:.2?} hot {our_hot:.2}"
+        ));
+    }
+    Ok(())
+}
+
+/// `rw=randread:N`: each random offset is followed by N - 1 I/Os that go on from it (or
+/// repeat it, `rw_sequencer=identical`).
+fn runs(ops: &[Op], n: usize, identical: bool) -> Result<(), String> {
+    let data: Vec<&Op> = data_ops(ops).collect();
+    for (i, pair) in data.windows(2).enumerate() {
+        if (i + 1) % n == 0 {
+            continue;
+        }
+        let want = if identical {
+            pair[0].offset
+        } else {
+            pair[0].offset + pair[0].len
+        };
+        if pair[1].offset != want {
+            return Err(format!("I/O #{} {:?} breaks a run of {n}", i + 1, pair[1]));
+        }
+    }
+    Ok(())
+}
+
+fn compare(fio: &[Op], ours: &[Op], h: &Header) -> Result<(), String> {
+    let sorted = |ops: &[Op]| {
+        let mut v = ops.to_vec();
+        v.sort();
+        v
+    };
+    // Totals are left out where chance decides them: time-based runs, random runs (a run
+    // that meets the end of the file ends the job), listed differences.
+    let totals_too =
+        !h.mode.starts_with("time") && !h.mode.starts_with("runs") && h.known.is_none();
+    check_properties(fio, ours, h, totals_too)?;
+    if let Some(rest) = h.mode.strip_prefix("runs") {
+        let identical = rest.starts_with("-identical");
+        let n: usize = rest
+            .trim_start_matches("-identical")
+            .trim()
+            .parse()
+            .unwrap();
+        return runs(fio, n, identical).and(runs(ours, n, identical));
+    }
+    match h.mode.as_str() {
+        "exact" if fio != ours => {
+            let i = (0..fio.len().min(ours.len()))
+                .find(|&i| fio[i] != ours[i])
+                .unwrap_or(fio.len().min(ours.len()));
+            Err(format!(
+                "I/O #{i}: fio {:?}, iosched {:?} ({} and {} I/Os)",
+                fio.get(i),
+                ours.get(i),
+                fio.len(),
+                ours.len()
+            ))
+        }
+        "multiset" if sorted(fio) != sorted(ours) => Err(format!(
+            "different I/O ({} and {} I/Os)",
+            fio.len(),
+            ours.len()
+        )),
+        "blocks" => {
+            let blocks = |ops: &[Op]| {
+                let mut v: Vec<(String, u64, u64)> = data_ops(ops)
+                    .map(|op| (op.file.clone(), op.offset, op.len))
+                    .collect();
+                v.sort();
+                v
+            };
+            (blocks(fio) == blocks(ours))
+                .then_some(())
+                .ok_or_else(|| "different blocks".to_string())
+        }
+        "per-direction" | "time-seq" => common_prefix_equal(fio, ours),
+        "contiguous" => contiguous(fio)
+            .and(contiguous(ours))
+            .and_then(|_| no_reuse_within_a_pass(ours, h.range.1 - h.range.0)),
+        "map" => no_reuse_within_a_pass(fio, h.range.1 - h.range.0)
+            .and(no_reuse_within_a_pass(ours, h.range.1 - h.range.0)),
+        "distribution" => distribution(fio, ours, h.range, h.positional),
+        _ => Ok(()),
+    }
+}
+
+/// Runs one job file both ways and compares; `Ok(None)` when it had to be skipped.
+fn differential(job: &Path, base: &Path, data: &[u8]) -> Result<Option<Header>, String> {
+    let text = std::fs::read_to_string(job).map_err(|e| e.to_string())?;
+    let h = header(&text);
+    let (fio_dir, our_dir) = (base.join("fio"), base.join("iosched"));
+    let fio_device = match prepare(&fio_dir, data, h.loop_device) {
+        Ok(device) => device,
+        Err(why) if h.loop_device => {
+            eprintln!("SKIPPED: {}: needs a loop device ({why})", job.display());
+            return Ok(None);
+        }
+        Err(why) => return Err(why),
+    };
+    let our_device = prepare(&our_dir, data, h.loop_device)?;
+    let mut fio = Command::new("fio");
+    fio.current_dir(&fio_dir)
+        .args(["--output-format=json", "--output=fio.json"])
+        .arg(job);
+    run(fio, "fio")?;
+    let mut ours = Command::new(env!("CARGO_BIN_EXE_iosched"));
+    ours.current_dir(&our_dir)
+        .arg("run")
+        .arg(job)
+        .args(["--device", "./f", "--output-format", "json", "--output"])
+        .arg("iosched.json");
+    run(ours, "iosched")?;
+    drop((fio_device, our_device));
+    let fio_ops = parse_log(&fio_dir.join("diff.log"))?;
+    let our_ops = parse_log(&our_dir.join("diff.log"))?;
+    compare(&fio_ops, &our_ops, &h)?;
+    Ok(Some(h))
+}
+
+fn fio_version() -> Option<String> {
+    let out = Command::new("fio").arg("--version").output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+#[test]
+fn fio_and_iosched_issue_the_same_io() {
+    let Some(version) = fio_version() else {
+        eprintln!("SKIPPED: fio is not installed");
+        return;
+    };
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fio_corpus");
+    let mut jobs: Vec<PathBuf> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "fio"))
+        .collect();
+    jobs.sort();
+    assert!(jobs.len() >= 60, "{} job files", jobs.len());
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fio-differential");
+    let data = content();
+    // fio spends most of a small job waiting (start-up, clock calibration): four at a time.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(job) = jobs.get(index) else { break };
+                let stem = job.file_stem().unwrap().to_string_lossy().to_string();
+                let result = differential(job, &base.join(&stem), &data);
+                results.lock().unwrap().push((stem, result));
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap();
+    results.sort_by(|a, b| a.0.cmp(&b.0));
+    let (mut exact, mut property, mut listed, mut skipped) = (0, 0, 0, 0);
+    let mut failures = Vec::new();
+    for (stem, result) in results {
+        match result {
+            Ok(None) => skipped += 1,
+            Ok(Some(h)) if h.known.is_some() => listed += 1,
+            Ok(Some(h)) if matches!(h.mode.as_str(), "exact" | "multiset" | "blocks") => exact += 1,
+            Ok(Some(_)) => property += 1,
+            Err(why) => failures.push(format!("{stem}: {why}")),
+        }
+    }
+    eprintln!(
+        "fio differential ({version}): {} job files: {exact} match I/O for I/O (in order or as \
+         a set), {property} by property, {listed} listed differences, {skipped} skipped, {} failed",
+        jobs.len(),
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
