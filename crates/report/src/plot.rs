@@ -87,9 +87,21 @@ where
     let area = area
         .titled(&table.title, ("sans-serif", 22))
         .map_err(error)?;
+    // A table without seed figures (a replay's comparison, say) has only our bars: no
+    // legend, and each bar centred on its row.
+    let has_seed = table
+        .columns
+        .iter()
+        .any(|column| column.seed.iter().any(Option::is_some));
     // One legend for the figure, under the title, so no panel's bars hide behind one.
-    let (legend, area) = area.split_vertically(26);
-    draw_legend(&legend).map_err(error)?;
+    let area = if has_seed {
+        let (legend, area) = area.split_vertically(26);
+        draw_legend(&legend).map_err(error)?;
+        area
+    } else {
+        area
+    };
+    let ours_offset = if has_seed { 0.0 } else { -BAR / 2.0 };
     let panels = area.split_evenly((table.columns.len().max(1), 1));
     let rows = table.rows.len().max(1);
     for (panel, column) in panels.iter().zip(&table.columns) {
@@ -136,7 +148,7 @@ where
             .iter()
             .enumerate()
             .filter(|(_, v)| v.is_finite())
-            .map(|(row, v)| (row as f64, *v))
+            .map(|(row, v)| (row as f64 + ours_offset, *v))
             .collect();
         for (bars, colour) in [(seed, SEED_COLOUR), (ours, OURS_COLOUR)] {
             chart
@@ -483,5 +495,33 @@ mod tests {
             "x labels are the headers"
         );
         assert!(text.contains("without (seed)"));
+    }
+
+    /// Without any seed figure (a replay's table) there is no legend and our bar sits
+    /// centred on its row.
+    #[test]
+    fn a_table_without_seed_figures_has_no_seed_legend() {
+        let dir = std::env::temp_dir().join(format!("iosched-noseed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let table = PlotTable {
+            title: "replay".into(),
+            unit: "MB/s".into(),
+            rows: vec!["noop".into(), "cfq".into()],
+            columns: vec![PlotColumn {
+                header: "aggregate".into(),
+                seed: vec![None, None],
+                ours: vec![4.9, 86.5],
+            }],
+            sweep: false,
+        };
+        let [_, svg] = write_table(&dir.join("r"), &table).unwrap();
+        let text = std::fs::read_to_string(svg).unwrap();
+        assert!(
+            !text.lines().any(|line| line.trim() == "seed"),
+            "no seed legend"
+        );
+        let ours = bar_spans(&text, "#2166AC");
+        assert_eq!(ours.len(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
