@@ -106,10 +106,94 @@ const REPRODUCED: &[(&str, &str)] = &[
     ("004", "pressure: default over background"),
 ];
 
+/// The README's verdict table and its summary line, as `reproduce` computes them now.
+fn verdict_table(comparisons: &[serde_json::Value]) -> (Vec<String>, String) {
+    let yes_no = |ok: bool, bold: bool| match (ok, bold) {
+        (true, _) => "yes",
+        (false, true) => "**no**",
+        (false, false) => "no",
+    };
+    let rows = comparisons
+        .iter()
+        .map(|c| {
+            format!(
+                "| {} | {} | {:.2} | {:.2} | {} | {} |",
+                c["seed"].as_str().unwrap(),
+                c["name"].as_str().unwrap(),
+                c["seed_ratio"].as_f64().unwrap(),
+                c["ratio"].as_f64().unwrap(),
+                yes_no(c["direction_ok"] == true, true),
+                yes_no(c["within_25pct"] == true, false),
+            )
+        })
+        .collect();
+    let count = |key: &str| comparisons.iter().filter(|c| c[key] == true).count();
+    let total = comparisons.len();
+    let summary = format!(
+        "{} of {total} have the seed's direction, {} of {total} are within ±25 %.",
+        count("direction_ok"),
+        count("within_25pct")
+    );
+    (rows, summary)
+}
+
+/// The README's verdict table is what `reproduce` prints: a change that moves a ratio fails
+/// here until the README says so (`IOSCHED_BLESS=1 cargo test --release --test reproduce`
+/// rewrites the table and its summary line).
+fn check_readme_table(comparisons: &[serde_json::Value]) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = readme.lines().collect();
+    let header = lines
+        .iter()
+        .position(|l| l.starts_with("| seed | comparison |"))
+        .expect("README has the verdict table");
+    let first = header + 2;
+    let end = first
+        + lines[first..]
+            .iter()
+            .take_while(|l| l.starts_with('|'))
+            .count();
+    let summary_at = (end..lines.len())
+        .find(|&i| lines[i].contains("have the seed's direction"))
+        .expect("README has the summary line");
+    let (rows, summary) = verdict_table(comparisons);
+    let summary_line =
+        lines[summary_at].replacen(lines[summary_at].split(" Why").next().unwrap(), &summary, 1);
+    let current: Vec<String> = lines[first..end].iter().map(|l| l.to_string()).collect();
+    if current == rows && lines[summary_at] == summary_line {
+        return;
+    }
+    if std::env::var_os("IOSCHED_BLESS").is_some() {
+        let mut out: Vec<String> = lines[..first].iter().map(|l| l.to_string()).collect();
+        out.extend(rows);
+        out.extend(lines[end..summary_at].iter().map(|l| l.to_string()));
+        out.push(summary_line);
+        out.extend(lines[summary_at + 1..].iter().map(|l| l.to_string()));
+        std::fs::write(&path, out.join("\n") + "\n").unwrap();
+        return;
+    }
+    let drift: Vec<String> = current
+        .iter()
+        .zip(&rows)
+        .filter(|(a, b)| a != b)
+        .map(|(a, b)| format!("README: {a}\nnow:    {b}"))
+        .collect();
+    panic!(
+        "README's verdict table drifted from reproduce ({} rows differ, {} vs {} rows; summary now '{summary}'); \
+         IOSCHED_BLESS=1 rewrites it:\n{}",
+        drift.len(),
+        current.len(),
+        rows.len(),
+        drift.join("\n")
+    );
+}
+
 #[test]
 fn full_reproduce_keeps_the_seeds_directions() {
     let doc = reproduce_json(&[]);
     let comparisons = doc["comparisons"].as_array().unwrap();
+    check_readme_table(comparisons);
     let mut lost = Vec::new();
     for &(seed, name) in REPRODUCED {
         let comparison = comparisons
