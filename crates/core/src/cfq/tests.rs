@@ -1456,3 +1456,97 @@ fn front_merge_repositions_the_request() {
         .collect();
     assert_eq!(out, [(1, 992), (2, 5000)]);
 }
+
+// ---------------------------------------------------------------- mutation guards
+
+/// 27 busy queues, one read each: the first queue's slice is set at its first completion,
+/// with busy_queues_avg (3 × 27 + 0 + 2) / 4 = 20 interested queues.
+fn first_slice_among_27(slice_idle_us: &str) -> Rec {
+    let mut cfq = hdd();
+    cfq.set_tunable("slice_idle_us", slice_idle_us).unwrap();
+    let mut rec = Rec::default();
+    for pid in 1..=27u32 {
+        let rq = read(u64::from(pid), pid, u64::from(pid) * 1_000_000);
+        insert(&mut cfq, rq, UP, &mut rec);
+    }
+    let id = dispatch_id(&mut cfq, UP, &mut rec);
+    complete(
+        &mut cfq,
+        read(id, id as u32, id * 1_000_000),
+        UP + MS,
+        &mut rec,
+    );
+    rec
+}
+
+/// cfq_scaled_cfqq_slice() (from cfq_set_prio_slice()): 20 queues expecting 100 ms each exceed the 300 ms group slice,
+/// so the slice is scaled to 100 × 300 / 2000 = 15 ms, but not below low_slice
+/// (2 × slice_idle × 100 / 100 = 16 ms): `slice = max(slice, low_slice)`.
+#[test]
+fn low_latency_slice_is_floored_at_low_slice() {
+    let rec = first_slice_among_27("8000");
+    assert!(rec.has(UP + MS, "set_slice=16000000"), "{:?}", rec.msgs);
+}
+
+/// cfq_scaled_cfqq_slice() (from cfq_set_prio_slice()): low_slice is capped at the unscaled slice: with slice_idle
+/// 80 ms, 2 × 80 ms × 100 / 100 = 160 ms is cut to the 100 ms base (`min(slice,
+/// low_slice)`), so the floor gives 100 ms, not 160.
+#[test]
+fn low_slice_is_capped_at_the_base_slice() {
+    let rec = first_slice_among_27("80000");
+    assert!(rec.has(UP + MS, "set_slice=100000000"), "{:?}", rec.msgs);
+}
+
+/// cfq_should_preempt(): a sync request preempts an async active queue ("rule 5") only if
+/// that queue is not marked must_dispatch; with the mark, no later rule applies either
+/// (same group, slice not used, both BE, queue not empty, not waiting).
+#[test]
+fn sync_request_does_not_preempt_async_queue_that_must_dispatch() {
+    for must in [false, true] {
+        let mut cfq = hdd();
+        let mut rec = Rec::default();
+        insert(&mut cfq, async_write(1, 1, 5000), UP, &mut rec);
+        insert(&mut cfq, async_write(2, 1, 5008), UP, &mut rec);
+        assert_eq!(dispatch_id(&mut cfq, UP, &mut rec), 1);
+        let a = cfq.active_queue.unwrap();
+        assert!(!cfq.queues[a].sync);
+        cfq.queues[a].must_dispatch = must;
+        insert(&mut cfq, read(3, 2, 900_000), UP + MS, &mut rec);
+        let rule = preempt_rule(&rec);
+        if must {
+            assert_eq!(rule, None, "preempted an async queue that must dispatch");
+        } else {
+            assert_eq!(rule.as_deref(), Some("rule 5"));
+        }
+    }
+}
+
+/// cfq_idle_slice_timer(): when idling did not succeed (the timer fires with the slice not
+/// used, other queues busy and the queue still empty) the queue's `deep` flag is cleared
+/// ("Queue depth flag is reset only when the idle didn't succeed") before it expires.
+#[test]
+fn failed_idle_clears_deep() {
+    let mut cfq = hdd();
+    let mut rec = Rec::default();
+    let mine: Vec<Request> = (0..4).map(|i| read(1 + i, 1, 1000 + 8 * i)).collect();
+    for &rq in &mine {
+        insert(&mut cfq, rq, UP, &mut rec);
+    }
+    insert(&mut cfq, read(9, 2, 900_000), UP, &mut rec);
+    let q = cfq.cic(IoContextId(1)).sync_q.unwrap();
+    assert!(
+        cfq.queues[q].deep,
+        "four queued requests mark the queue deep"
+    );
+    let mut t = UP;
+    for _ in 0..4 {
+        let id = dispatch_id(&mut cfq, t, &mut rec);
+        t += MS;
+        let rq = mine.iter().find(|r| r.id.0 == id).copied().unwrap();
+        complete(&mut cfq, rq, t, &mut rec);
+    }
+    assert!(cfq.idle_timer.is_some(), "idling for pid 1");
+    assert!(cfq.queues[q].deep);
+    cfq.timer(t + 8 * MS, &mut rec);
+    assert!(!cfq.queues[q].deep, "deep survives a failed idle");
+}
