@@ -62,7 +62,7 @@ pub struct KernelArgs {
     /// Block device to run on (its data in the jobs' ranges is overwritten by writing jobs).
     #[arg(long, value_name = "PATH")]
     device: String,
-    /// Kernel scheduler: bfq, mq-deadline, kyber or none.
+    /// Kernel scheduler: bfq, mq-deadline, kyber or none (noop and deadline are accepted as aliases).
     #[arg(long)]
     scheduler: String,
     /// Set a tunable under queue/iosched/, e.g. `--set slice_idle=0`. Repeatable.
@@ -290,9 +290,22 @@ fn supervise(
 pub fn kernel(args: KernelArgs) -> CmdResult {
     // From here on Ctrl-C only sets a flag, so the device is always put back.
     let stop = signal::install_sigint();
+    // `iosched run`'s names for the same policies are accepted as aliases.
+    let mut args = args;
+    match args.scheduler.as_str() {
+        "noop" => args.scheduler = "none".to_string(),
+        "deadline" => args.scheduler = "mq-deadline".to_string(),
+        _ => {}
+    }
     if !KERNEL_SCHEDULERS.contains(&args.scheduler.as_str()) {
+        let hint = if args.scheduler == "cfq" {
+            " (CFQ left the kernel in 5.0: iosched runs it with `iosched run --device PATH --scheduler cfq`)"
+        } else {
+            ""
+        };
         return Err(Failure::input(anyhow!(
-            "--scheduler '{}': the kernel's schedulers are {}",
+            "--scheduler '{}': the kernel's schedulers are {} (noop and deadline are accepted as \
+             aliases of none and mq-deadline){hint}",
             args.scheduler,
             KERNEL_SCHEDULERS.join(", ")
         )));

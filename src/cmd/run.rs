@@ -32,7 +32,7 @@ pub struct RunArgs {
     /// fio job files; every file after the first starts with an implicit stonewall.
     #[arg(required = true, value_name = "JOBFILE")]
     pub(crate) jobfiles: Vec<PathBuf>,
-    /// Scheduler: noop, deadline, cfq (see `iosched schedulers`).
+    /// Scheduler: noop (alias none), deadline (alias mq-deadline), cfq (see `iosched schedulers`); the kernel's bfq and kyber run with `iosched kernel`.
     #[arg(long, default_value = "noop")]
     pub(crate) scheduler: String,
     /// Simulated device preset (see `iosched devices`), a model file ending in .toml, or a path (contains '/'): a regular

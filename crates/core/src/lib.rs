@@ -71,10 +71,16 @@ impl std::fmt::Display for UnknownScheduler {
         let names: Vec<&str> = schedulers().iter().map(|s| s.name).collect();
         write!(
             f,
-            "unknown scheduler '{}' (known: {})",
+            "unknown scheduler '{}' (known: {}; none and mq-deadline are aliases of noop and \
+             deadline",
             self.0,
             names.join(", ")
-        )
+        )?;
+        // The kernel's own blk-mq schedulers are run by fio against a real device instead.
+        if matches!(self.0.as_str(), "bfq" | "kyber") {
+            write!(f, "; the kernel's {} runs with `iosched kernel`", self.0)?;
+        }
+        write!(f, ")")
     }
 }
 

@@ -1,0 +1,61 @@
+//! One scheduler vocabulary across `run` and `kernel`: each accepts the other's names for the
+//! same policy, and refuses the other's own schedulers with a pointer to the right command.
+
+use std::process::{Command, Output};
+
+fn iosched(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn job(name: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("iosched-{name}-{}.fio", std::process::id()));
+    std::fs::write(&path, "[r]\nrw=read\ndirect=1\nbs=64k\nsize=1m\n").unwrap();
+    path
+}
+
+#[test]
+fn run_takes_kernel_names_and_points_bfq_to_kernel() {
+    let job = job("run-names");
+    let job = job.to_str().unwrap();
+    for alias in ["none", "mq-deadline"] {
+        let out = iosched(&["run", job, "--scheduler", alias, "--output-format", "terse"]);
+        assert!(
+            out.status.success(),
+            "{alias}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = iosched(&["run", job, "--scheduler", "bfq"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("iosched kernel"));
+    std::fs::remove_file(job).unwrap();
+}
+
+/// The scheduler is checked before the device, so these need no root or device.
+#[test]
+fn kernel_takes_run_names_and_points_cfq_to_run() {
+    let job = job("kernel-names");
+    let job = job.to_str().unwrap();
+    let missing = "/dev/iosched-no-such-device";
+    let out = iosched(&[
+        "kernel",
+        job,
+        "--scheduler",
+        "deadline",
+        "--device",
+        missing,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("--scheduler"),
+        "deadline is an alias: {stderr}"
+    );
+    assert!(stderr.contains(missing), "{stderr}");
+    let out = iosched(&["kernel", job, "--scheduler", "cfq", "--device", missing]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("iosched run"));
+    std::fs::remove_file(job).unwrap();
+}
