@@ -23,7 +23,7 @@ use anyhow::{anyhow, Context};
 use clap::Args;
 use iosched_engine::{safety, signal, target, TargetKind};
 use iosched_report::shares::CgroupShares;
-use iosched_workload::fio::{self, ParseContext};
+use iosched_workload::fio;
 use iosched_workload::layout::lay_out;
 use iosched_workload::JobSet;
 use serde_json::{json, Value};
@@ -324,7 +324,7 @@ pub fn kernel(args: KernelArgs) -> CmdResult {
                 args.fio
             ))
         })?;
-    let jobs = fio::parse_files(&args.jobfiles, &ParseContext::from_process_env())
+    let jobs = fio::parse_files(&args.jobfiles, &iosched_engine::host::parse_context())
         .map_err(Failure::input)?;
     let target = target::probe(&args.device).map_err(Failure::input)?;
     if target.kind != TargetKind::BlockDevice {
