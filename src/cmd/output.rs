@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context};
 use clap::ValueEnum;
+use iosched_report::output::Formats;
 use iosched_report::stats::RunResult;
 
 use super::{CmdResult, Failure};
@@ -49,23 +50,10 @@ impl Destination {
 
     /// Writes `run` in `format` (`appendix` follows the normal output's disk stats) and, for
     /// a file, puts it in place.
-    pub(crate) fn write(
-        mut self,
-        run: &RunResult,
-        format: OutputFormat,
-        appendix: &str,
-    ) -> CmdResult {
+    pub(crate) fn write(mut self, run: &RunResult, formats: Formats, appendix: &str) -> CmdResult {
         let out = &mut self.out;
-        let written = match format {
-            OutputFormat::Json => iosched_report::fio_json::write_json(run, out),
-            OutputFormat::Terse => {
-                out.write_all(iosched_report::fio_terse::to_string(run).as_bytes())
-            }
-            OutputFormat::Normal => out
-                .write_all(iosched_report::fio_normal::to_string(run).as_bytes())
-                .and_then(|()| out.write_all(appendix.as_bytes())),
-        };
-        written
+        formats
+            .write(run, appendix, out)
             .and_then(|()| out.flush())
             .context("writing results")
             .map_err(Failure::run)?;

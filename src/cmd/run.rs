@@ -11,6 +11,7 @@ use anyhow::{anyhow, Context};
 use clap::Args;
 use iosched_driver::spec::{Outputs, RunSpec, Setting};
 use iosched_lab::run::{BackendOutcome, CommandLine, Finished, Hooks, RunError, WallClock};
+use iosched_report::output::Formats;
 use iosched_workload::fio::JobSource;
 
 use super::output::Destination;
@@ -45,8 +46,9 @@ pub struct RunArgs {
     /// Seed of every random stream; same inputs and seed give byte-identical results.
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
-    #[arg(long, value_enum, default_value = "normal")]
-    pub(crate) output_format: OutputFormat,
+    /// fio's comma list of normal, json, json+, terse (minimal, csv), e.g. `normal,json`.
+    #[arg(long, default_value = "normal", value_name = "LIST")]
+    pub(crate) output_format: Formats,
     /// Write results here instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
