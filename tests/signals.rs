@@ -31,7 +31,7 @@ fn stopped_by(signal: &str, status: i32) {
     let scratch = Scratch::new(&format!("signal-{signal}"));
     let job = scratch.file("endless.fio", ENDLESS);
     let output = scratch.0.join("out.json");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_iosched"))
+    let child = Command::new(env!("CARGO_BIN_EXE_iosched"))
         .args(["run", &job, "--device", "nvme-gen4", "--scheduler", "cfq"])
         .args(["--output-format", "json", "--output"])
         .arg(&output)
