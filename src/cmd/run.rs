@@ -77,13 +77,6 @@ pub struct RunArgs {
     pub(crate) spec: Option<PathBuf>,
 }
 
-pub(crate) fn parse_set(items: &[String]) -> Result<Vec<(String, String)>, Failure> {
-    Ok(settings(items)?
-        .into_iter()
-        .map(|s| (s.name, s.value))
-        .collect())
-}
-
 /// `--set KEY=VALUE` items.
 pub(crate) fn settings(items: &[String]) -> Result<Vec<Setting>, Failure> {
     items
@@ -96,15 +89,6 @@ pub(crate) fn settings(items: &[String]) -> Result<Vec<Setting>, Failure> {
             })
         })
         .collect()
-}
-
-/// Takes the queue's `nr_requests` out of `--set` settings: on a real device it is the
-/// queue's (`queue/nr_requests`), not the scheduler's.
-pub(crate) fn take_nr_requests(settings: &mut Vec<(String, String)>) -> Option<String> {
-    let at = settings
-        .iter()
-        .position(|(name, _)| name == "nr_requests")?;
-    Some(settings.remove(at).1)
 }
 
 pub(crate) fn run_failure(error: RunError) -> Failure {
