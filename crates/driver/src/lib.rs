@@ -342,6 +342,9 @@ impl<'a, X: Copy> Driver<'a, X> {
             "a process left asleep on a request list"
         );
         let end_ns = self.life.last_finish();
+        for (clone, stats) in self.stats.iter_mut().enumerate() {
+            stats.steadystate = self.life.steady_state(self.jobs, clone);
+        }
         Outcome {
             clone_jobs: self.life.clone_jobs(),
             clone_cgroups: self

@@ -263,6 +263,8 @@ pub struct JobStats {
     /// resumed (`false`, a time-based job's next pass). fio times writes and read-backs
     /// apart and adds up each direction's phases.
     pub verify_phases: Vec<(u64, bool)>,
+    /// The steady-state criterion (`ss=`) the job ran under, as fio reports it.
+    pub steadystate: Option<iosched_workload::steady_state::SteadyStateReport>,
     /// The clone's start in whole ms, announced when it started: sample bins are windows.
     sample_origin_ms: Option<u64>,
 }
@@ -301,6 +303,7 @@ impl JobStats {
             latency_window_ns: 0,
             log: None,
             verify_phases: Vec::new(),
+            steadystate: None,
             sample_origin_ms: None,
         }
     }

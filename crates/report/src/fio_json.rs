@@ -172,6 +172,46 @@ pub fn job_object(job: &JobStats, group: &GroupStats, flavor: Flavor) -> Value {
     m.insert("latency_target".into(), Value::from(job.latency_target_ns));
     m.insert("latency_percentile".into(), float(job.latency_percentile));
     m.insert("latency_window".into(), Value::from(job.latency_window_ns));
+    if let Some(ss) = &job.steadystate {
+        m.insert("steadystate".into(), steadystate_object(ss));
+    }
+    Value::Object(m)
+}
+
+/// The `steadystate` object of a job that set `ss_dur`. Kernel-free analogue of its part
+/// of fio's `show_thread_status_json()`: fio prints the limit and the criterion through a
+/// C `float` with `%f`, so they carry single precision.
+fn steadystate_object(ss: &iosched_workload::steady_state::SteadyStateReport) -> Value {
+    let spec = &ss.spec;
+    let pct = if spec.percent { "%" } else { "" };
+    let criterion_name = format!(
+        "{}{}:{:.6}{pct}",
+        if spec.iops { "iops" } else { "bw" },
+        if spec.slope { "_slope" } else { "" },
+        spec.limit as f32
+    );
+    let mean = |v: &[u64]| v.iter().sum::<u64>() / (v.len().max(1) as u64);
+    let mut data = Map::new();
+    data.insert("bw_mean".into(), Value::from(mean(&ss.bw)));
+    data.insert("iops_mean".into(), Value::from(mean(&ss.iops)));
+    data.insert("iops".into(), Value::from(ss.iops.clone()));
+    data.insert("bw".into(), Value::from(ss.bw.clone()));
+    let mut m = Map::new();
+    m.insert("ss".into(), Value::from(criterion_name));
+    m.insert("duration".into(), Value::from(spec.window_s));
+    m.insert("attained".into(), Value::from(u32::from(ss.attained)));
+    let criterion = if ss.criterion.is_finite() {
+        ss.criterion
+    } else {
+        0.0
+    };
+    m.insert(
+        "criterion".into(),
+        Value::from(format!("{:.6}{pct}", criterion as f32)),
+    );
+    m.insert("max_deviation".into(), float(ss.max_deviation));
+    m.insert("slope".into(), float(ss.slope));
+    m.insert("data".into(), Value::Object(data));
     Value::Object(m)
 }
 

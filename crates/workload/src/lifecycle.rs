@@ -217,6 +217,18 @@ impl Lifecycle {
         started
     }
 
+    /// The steady-state report of the criterion clone `clone` of `jobs` was under (its
+    /// group's with `group_reporting`), if its job set `ss_dur`.
+    pub fn steady_state(
+        &self,
+        jobs: &[JobSpec],
+        clone: usize,
+    ) -> Option<crate::steady_state::SteadyStateReport> {
+        let spec = &jobs[self.clones[clone].job];
+        let watched = Self::watched(spec, clone);
+        self.steady.get(&watched).map(SteadyState::report)
+    }
+
     fn watched(spec: &JobSpec, clone: usize) -> Watched {
         if spec.group_reporting {
             Watched::Group(spec.group_id)

@@ -67,6 +67,25 @@ impl SteadyStateSpec {
     }
 }
 
+/// What fio reports of a steady-state criterion (its per-job `steadystate` object): the
+/// criterion, whether it was met, the last evaluation and the window's samples.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SteadyStateReport {
+    pub spec: SteadyStateSpec,
+    pub attained: bool,
+    /// The last evaluation of the criterion (a percentage of the mean with `%`), signed for
+    /// a slope; 0 before the window first filled.
+    pub criterion: f64,
+    /// The largest deviation from the mean (deviation criteria) and the slope per second
+    /// (slope criteria) at the last evaluation; the other stays 0, as in fio.
+    pub max_deviation: f64,
+    pub slope: f64,
+    /// The window's per-second samples, oldest first, zero-padded to `ss_dur` entries:
+    /// I/Os and bytes per second.
+    pub iops: Vec<u64>,
+    pub bw: Vec<u64>,
+}
+
 /// One job's (or one group's) samples and verdict.
 #[derive(Clone, Debug)]
 pub struct SteadyState {
@@ -81,6 +100,10 @@ pub struct SteadyState {
     next_sample: Time,
     /// The last `window_s` samples after the ramp, oldest first.
     window: std::collections::VecDeque<f64>,
+    /// The same samples as (I/Os, bytes) per second, for the report.
+    rates: std::collections::VecDeque<(u64, u64)>,
+    /// The last evaluation: (deviation, slope, criterion).
+    last: (f64, f64, f64),
     attained: bool,
 }
 
@@ -96,12 +119,34 @@ impl SteadyState {
             sampled_bytes: 0,
             next_sample: epoch + NSEC_PER_SEC,
             window: std::collections::VecDeque::new(),
+            rates: std::collections::VecDeque::new(),
+            last: (0.0, 0.0, 0.0),
             attained: false,
         }
     }
 
     pub fn is_attained(&self) -> bool {
         self.attained
+    }
+
+    /// What fio prints of this criterion. Kernel-free analogue of the `steadystate` part of
+    /// fio's `show_thread_status_json()`.
+    pub fn report(&self) -> SteadyStateReport {
+        let width = self.spec.window_s as usize;
+        let mut iops: Vec<u64> = self.rates.iter().map(|&(ios, _)| ios).collect();
+        let mut bw: Vec<u64> = self.rates.iter().map(|&(_, bytes)| bytes).collect();
+        iops.resize(width, 0);
+        bw.resize(width, 0);
+        let (deviation, slope, criterion) = self.last;
+        SteadyStateReport {
+            spec: self.spec,
+            attained: self.attained,
+            criterion,
+            max_deviation: if self.spec.slope { 0.0 } else { deviation },
+            slope: if self.spec.slope { slope } else { 0.0 },
+            iops,
+            bw,
+        }
     }
 
     /// An I/O of `bytes` completed at `now`; returns true when steady state is reached
@@ -126,11 +171,8 @@ impl SteadyState {
     fn sample(&mut self) {
         let at = self.next_sample;
         self.next_sample += NSEC_PER_SEC;
-        let value = if self.spec.iops {
-            (self.ios - self.sampled_ios) as f64
-        } else {
-            (self.bytes - self.sampled_bytes) as f64
-        };
+        let rate = (self.ios - self.sampled_ios, self.bytes - self.sampled_bytes);
+        let value = if self.spec.iops { rate.0 } else { rate.1 } as f64;
         self.sampled_ios = self.ios;
         self.sampled_bytes = self.bytes;
         // fio records from one second after the ramp (`FIO_SS_RAMP_OVER`).
@@ -138,20 +180,29 @@ impl SteadyState {
             return;
         }
         self.window.push_back(value);
+        self.rates.push_back(rate);
         if self.window.len() > self.spec.window_s as usize {
             self.window.pop_front();
+            self.rates.pop_front();
         }
         if self.window.len() == self.spec.window_s as usize {
-            self.attained = self.criterion() < self.spec.limit;
+            self.last = self.evaluate();
+            self.attained = self.last.2.abs() < self.spec.limit;
         }
     }
 
     /// fio's criterion over a full window: largest deviation from the mean, or the slope of
-    /// the least-squares line (per sample), as a percentage of the mean if asked.
-    fn criterion(&self) -> f64 {
+    /// the least-squares line (per sample), as a percentage of the mean if asked. Returns
+    /// (deviation, slope, criterion); the criterion is signed for a slope.
+    fn evaluate(&self) -> (f64, f64, f64) {
         let n = self.window.len() as f64;
         let mean = self.window.iter().sum::<f64>() / n;
-        let measure = if self.spec.slope {
+        let deviation = self
+            .window
+            .iter()
+            .map(|y| (y - mean).abs())
+            .fold(0.0, f64::max);
+        let slope = {
             let sum_x = n * (n - 1.0) / 2.0;
             let sum_x_sq = (n - 1.0) * n * (2.0 * n - 1.0) / 6.0;
             let sum_y: f64 = self.window.iter().sum();
@@ -167,21 +218,16 @@ impl SteadyState {
             } else {
                 (sum_xy - sum_x * sum_y / n) / denominator
             }
-        } else {
-            self.window
-                .iter()
-                .map(|y| (y - mean).abs())
-                .fold(0.0, f64::max)
         };
-        let measure = measure.abs();
-        if self.spec.percent {
-            if mean == 0.0 {
-                return f64::INFINITY;
-            }
-            100.0 * measure / mean
-        } else {
+        let measure = if self.spec.slope { slope } else { deviation };
+        let criterion = if !self.spec.percent {
             measure
-        }
+        } else if mean == 0.0 {
+            f64::INFINITY
+        } else {
+            100.0 * measure / mean
+        };
+        (deviation, slope, criterion)
     }
 }
 
@@ -219,6 +265,39 @@ mod tests {
         // window, and the first I/O at 8 s sees it.
         assert_eq!(run(&mut state, |_| 1000), Some(8));
         assert!(state.is_attained());
+        let report = state.report();
+        assert!(report.attained);
+        assert_eq!(report.iops, vec![1000; 5]);
+        assert_eq!(report.bw, vec![4096 * 1000; 5]);
+        assert_eq!(
+            (report.criterion, report.max_deviation, report.slope),
+            (0.0, 0.0, 0.0)
+        );
+    }
+
+    /// fio's report before the window fills: zeros after the samples so far, nothing
+    /// evaluated; a falling rate's slope is negative.
+    #[test]
+    fn the_report_pads_the_window_and_keeps_the_slopes_sign() {
+        let mut state = SteadyState::new(spec("iops_slope:0.1%", 4, 0), 0);
+        assert_eq!(run(&mut state, |s| 2000 - 10 * s), None);
+        let mut state2 = SteadyState::new(spec("iops_slope:0.1%", 4, 0), 0);
+        for second in 0..3u64 {
+            for i in 0..100 {
+                state2.completed(second * NSEC_PER_SEC + i * 10_000_000, 512);
+            }
+        }
+        let report = state2.report();
+        assert_eq!(report.iops, vec![100, 100, 0, 0]);
+        assert_eq!(report.bw, vec![51_200, 51_200, 0, 0]);
+        assert_eq!(report.criterion, 0.0);
+        let falling = state.report();
+        assert!(!falling.attained);
+        assert!(
+            falling.slope < 0.0 && falling.criterion < 0.0,
+            "{falling:?}"
+        );
+        assert_eq!(falling.max_deviation, 0.0);
     }
 
     #[test]
