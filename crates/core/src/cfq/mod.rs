@@ -43,7 +43,7 @@ use std::fmt;
 
 use crate::elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary};
 use crate::request::{CgroupId, IoContextId, Request, RequestId, Time, NSEC_PER_SEC};
-use crate::trace::{Decision, MessageSubject, Trace};
+use crate::trace::{Decision, DecisionKind, MessageSubject, Trace};
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
 
 use group::CfqGroup;
@@ -293,7 +293,7 @@ impl Cfq {
         &self,
         trace: &mut dyn Trace,
         now: Time,
-        kind: &'static str,
+        kind: DecisionKind,
         q: Option<QId>,
         reason: &str,
         value_ns: Option<u64>,

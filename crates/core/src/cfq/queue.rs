@@ -17,7 +17,7 @@ use super::{
     SYNC_NOIDLE_WORKLOAD, SYNC_WORKLOAD,
 };
 use crate::request::{CgroupId, IoContextId, IoPrio, IoPrioClass, Request, Time};
-use crate::trace::Trace;
+use crate::trace::{DecisionKind, Trace};
 
 /// Sort key of a pending request: start sector, then arrival sequence (equal sectors go
 /// after existing ones, as `elv_rb_add` does).
@@ -459,7 +459,14 @@ impl Cfq {
                 if rq.bytes() > PAGE_SIZE || self.busy_queues > 1 {
                     self.end_idle(now, false, trace);
                     self.queues[q].wait_request = false;
-                    self.decide(trace, now, "idle_end", Some(q), "request arrived", None);
+                    self.decide(
+                        trace,
+                        now,
+                        DecisionKind::IdleEnd,
+                        Some(q),
+                        "request arrived",
+                        None,
+                    );
                 } else {
                     // Small request, sole busy queue: let the timer's expiry kick dispatch
                     // (the block layer's queue run dispatches it meanwhile).
@@ -467,7 +474,7 @@ impl Cfq {
                     self.decide(
                         trace,
                         now,
-                        "idle_end",
+                        DecisionKind::IdleEnd,
                         Some(q),
                         "small request: must_dispatch",
                         None,

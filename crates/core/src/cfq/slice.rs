@@ -12,7 +12,7 @@
 
 use super::{Cfq, QId};
 use crate::request::Time;
-use crate::trace::Trace;
+use crate::trace::{DecisionKind, Trace};
 
 /// Averaging divisor of `busy_queues_avg`. Kernel: cfq_hist_divisor.
 const CFQ_HIST_DIVISOR: u32 = 4;
@@ -110,7 +110,7 @@ impl Cfq {
         self.decide(
             trace,
             now,
-            "set_slice",
+            DecisionKind::SetSlice,
             Some(q),
             "first completion of the slice",
             Some(slice),
@@ -147,7 +147,14 @@ impl Cfq {
             q,
             format_args!("slice expired t={}", u8::from(timed_out)),
         );
-        self.decide(trace, now, "slice_expired", Some(q), cause.reason(), None);
+        self.decide(
+            trace,
+            now,
+            DecisionKind::SliceExpired,
+            Some(q),
+            cause.reason(),
+            None,
+        );
         if self.queues[q].wait_request {
             self.end_idle(now, false, trace);
         }
