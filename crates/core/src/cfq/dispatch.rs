@@ -80,7 +80,7 @@ impl Cfq {
     }
 
     /// Kernel: cfq_find_next_rq(): the best request after `last` is dispatched.
-    fn find_next_rq(&self, q: QId, last: SortKey) -> Option<RqRef> {
+    pub(crate) fn find_next_rq(&self, q: QId, last: SortKey) -> Option<RqRef> {
         let list = &self.queues[q].sort_list;
         let prev = list.range(..last).next_back().map(|(k, &s)| (*k, s));
         let next = list

@@ -276,7 +276,7 @@ impl Cfq {
 
     /// Kernel: cfq_schedule_dispatch(): only the trace line here; the driver dispatches after
     /// every event anyway.
-    fn schedule_dispatch(&self, now: Time, trace: &mut dyn Trace) {
+    pub(crate) fn schedule_dispatch(&self, now: Time, trace: &mut dyn Trace) {
         if self.busy_queues > 0 {
             self.log(trace, now, format_args!("schedule dispatch"));
         }

@@ -29,6 +29,8 @@ pub(crate) enum ExpireCause {
     AsyncDepth,
     IdleClass,
     Forced,
+    ProcessExited,
+    Released,
 }
 
 impl ExpireCause {
@@ -43,6 +45,8 @@ impl ExpireCause {
             ExpireCause::AsyncDepth => "async queue dispatched its maxrq",
             ExpireCause::IdleClass => "idle class: one request per round",
             ExpireCause::Forced => "forced dispatch",
+            ExpireCause::ProcessExited => "process exited",
+            ExpireCause::Released => "queue released: its last reference went",
         }
     }
 }

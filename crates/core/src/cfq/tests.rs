@@ -5,11 +5,11 @@ use super::*;
 use crate::request::{IoPrio, IoPrioClass, Op, ReqFlags, NSEC_PER_MSEC};
 use crate::testing;
 
-const MS: Time = NSEC_PER_MSEC;
+pub(crate) const MS: Time = NSEC_PER_MSEC;
 /// 1000 s: a machine that has been up for a while. Tests whose expectations hold only
 /// away from boot start their clock here: near boot the kernel's u64 service-tree keys wrap
 /// (see `service_tree`) and order queues differently.
-const UP: Time = 1000 * crate::request::NSEC_PER_SEC;
+pub(crate) const UP: Time = 1000 * crate::request::NSEC_PER_SEC;
 
 /// A recorded decision: time, kind, queue pid, reason, value.
 type Logged = (Time, DecisionKind, Option<u32>, String, Option<u64>);
@@ -47,44 +47,44 @@ impl Trace for Rec {
 }
 
 impl Rec {
-    fn has(&self, now: Time, text: &str) -> bool {
+    pub(crate) fn has(&self, now: Time, text: &str) -> bool {
         self.msgs
             .iter()
             .any(|(t, m)| *t == now && m.ends_with(text))
     }
-    fn any(&self, text: &str) -> bool {
+    pub(crate) fn any(&self, text: &str) -> bool {
         self.msgs.iter().any(|(_, m)| m.contains(text))
     }
-    fn decision(&self, kind: DecisionKind) -> Option<&Logged> {
+    pub(crate) fn decision(&self, kind: DecisionKind) -> Option<&Logged> {
         self.decisions.iter().rev().find(|d| d.1 == kind)
     }
 }
 
-fn hdd() -> Cfq {
+pub(crate) fn hdd() -> Cfq {
     Cfq::new(DeviceInfo {
         rotational: true,
         queue_depth: 1,
     })
 }
 
-fn ssd() -> Cfq {
+pub(crate) fn ssd() -> Cfq {
     Cfq::new(DeviceInfo {
         rotational: false,
         queue_depth: 32,
     })
 }
 
-fn read(id: u64, pid: u32, sector: u64) -> Request {
+pub(crate) fn read(id: u64, pid: u32, sector: u64) -> Request {
     testing::request(id, Op::Read, sector, 8, pid)
 }
 
-fn in_cgroup(mut rq: Request, cgroup: u32) -> Request {
+pub(crate) fn in_cgroup(mut rq: Request, cgroup: u32) -> Request {
     rq.cgroup = CgroupId(cgroup);
     rq
 }
 
 /// A sync write without REQ_IDLE: "noidle", its queue goes SYNC_NOIDLE.
-fn noidle_write(id: u64, pid: u32, sector: u64) -> Request {
+pub(crate) fn noidle_write(id: u64, pid: u32, sector: u64) -> Request {
     let mut rq = testing::request(id, Op::Write, sector, 8, pid);
     rq.flags = ReqFlags {
         sync: true,
@@ -93,16 +93,16 @@ fn noidle_write(id: u64, pid: u32, sector: u64) -> Request {
     rq
 }
 
-fn async_write(id: u64, pid: u32, sector: u64) -> Request {
+pub(crate) fn async_write(id: u64, pid: u32, sector: u64) -> Request {
     testing::request(id, Op::Write, sector, 8, pid)
 }
 
-fn with_prio(mut rq: Request, class: IoPrioClass, level: u8) -> Request {
+pub(crate) fn with_prio(mut rq: Request, class: IoPrioClass, level: u8) -> Request {
     rq.ioprio = IoPrio { class, level };
     rq
 }
 
-fn dispatch_id(cfq: &mut Cfq, now: Time, rec: &mut Rec) -> u64 {
+pub(crate) fn dispatch_id(cfq: &mut Cfq, now: Time, rec: &mut Rec) -> u64 {
     match cfq.dispatch(now, rec) {
         Dispatch::Request(rq) => {
             cfq.check_invariants();
@@ -112,17 +112,17 @@ fn dispatch_id(cfq: &mut Cfq, now: Time, rec: &mut Rec) -> u64 {
     }
 }
 
-fn complete(cfq: &mut Cfq, rq: Request, now: Time, rec: &mut Rec) {
+pub(crate) fn complete(cfq: &mut Cfq, rq: Request, now: Time, rec: &mut Rec) {
     cfq.completed(&rq, now, rec);
     cfq.check_invariants();
 }
 
-fn insert(cfq: &mut Cfq, rq: Request, now: Time, rec: &mut Rec) {
+pub(crate) fn insert(cfq: &mut Cfq, rq: Request, now: Time, rec: &mut Rec) {
     cfq.insert(rq, now, rec);
     cfq.check_invariants();
 }
 
-fn add_group(cfq: &mut Cfq, id: u32, parent: u32, weight: u32) {
+pub(crate) fn add_group(cfq: &mut Cfq, id: u32, parent: u32, weight: u32) {
     cfq.add_cgroup(
         CgroupSpec {
             id: CgroupId(id),
@@ -134,7 +134,7 @@ fn add_group(cfq: &mut Cfq, id: u32, parent: u32, weight: u32) {
     );
 }
 
-fn active_pid(cfq: &Cfq) -> Option<u32> {
+pub(crate) fn active_pid(cfq: &Cfq) -> Option<u32> {
     cfq.active_queue.map(|q| cfq.queues[q].pid)
 }
 
@@ -1226,7 +1226,7 @@ fn no_idle_for_exited_process() {
     let rq = read(1, 1, 100);
     insert(&mut cfq, rq, 0, &mut rec);
     dispatch_id(&mut cfq, 0, &mut rec);
-    cfq.exit_ioc(IoContextId(1), MS);
+    cfq.exit_ioc(IoContextId(1), MS, &mut rec);
     complete(&mut cfq, rq, 2 * MS, &mut rec);
     assert!(!rec.any("arm_idle"));
     // Nothing queued anywhere: select_queue keeps the (empty) active queue, as 4.20 does.
