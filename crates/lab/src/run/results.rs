@@ -4,10 +4,10 @@
 
 use iosched_core::{ServiceSummary, TunableValue};
 use iosched_driver::spec::RunSpec;
+use iosched_driver::stats::RunResult;
 use iosched_engine::EngineOutcome;
 use iosched_report::results::{run_result, FIRST_PID};
 use iosched_report::shares::CgroupShares;
-use iosched_report::stats::RunResult;
 use iosched_sim::SimOutcome;
 use serde_json::{json, Map, Value};
 
