@@ -3,6 +3,12 @@
 //! sample. Without averaging every I/O is a sample (bandwidth as bytes per ms of completion
 //! latency, IOPS 1, latencies in ns); with `log_avg_msec=N` each N ms window
 //! gives one line per direction (KiB/s, IOPS, mean ns) with `bs` 0, as fio writes them.
+//!
+//! `write_hist_log` with `log_hist_msec=N` gives `PREFIX_clat_hist.N.log`: per direction,
+//! each time a completion finds N ms gone since the direction's window opened, one line
+//! `time_ms, ddir, bs, count0, ..., countK` holding the window's completion latencies in
+//! fio's histogram buckets ([`crate::fio_plat`]; `log_hist_coarseness=c` sums runs of 2^c
+//! buckets, so K+1 = 1856 / 2^c). fio's `add_clat_sample()` and `flush_hist_samples()`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -21,11 +27,17 @@ pub struct LogRequest {
     /// Submission latency is measured (async engines); fio leaves the slat log of a
     /// synchronous engine empty.
     pub slat: bool,
+    /// `write_hist_log` prefix.
+    pub hist: Option<String>,
+    /// `log_hist_msec`, in ms (0: the histogram log stays empty, as fio leaves it).
+    pub hist_msec: u64,
+    /// `log_hist_coarseness` (0..=6).
+    pub hist_coarseness: u32,
 }
 
 impl LogRequest {
     pub fn is_empty(&self) -> bool {
-        self.bw.is_none() && self.iops.is_none() && self.lat.is_none()
+        self.bw.is_none() && self.iops.is_none() && self.lat.is_none() && self.hist.is_none()
     }
 }
 
@@ -94,7 +106,68 @@ impl IoLog {
             };
             put(prefix, "slat", slat)?;
         }
+        if let Some(prefix) = &self.request.hist {
+            put(prefix, "clat_hist", self.render_hist(epoch_ns))?;
+        }
         Ok(written)
+    }
+
+    /// The histogram log's lines. Kernel-free analogue of the `hist_msec` part of fio's
+    /// `add_clat_sample()` and of `flush_hist_samples()`.
+    fn render_hist(&self, epoch_ns: u64) -> String {
+        let mut out = String::new();
+        if self.request.hist_msec == 0 {
+            return out;
+        }
+        let mut windows: [HistWindow; DDIR_COUNT] = Default::default();
+        // (ms, direction, bytes, counts by fio bucket), in the order fio writes them.
+        let mut lines: Vec<(u64, usize, u64, Vec<u64>)> = Vec::new();
+        for s in &self.samples {
+            let elapsed_ms = s.at_ns.saturating_sub(epoch_ns) / 1_000_000;
+            let window = &mut windows[s.ddir];
+            window.last = Some((elapsed_ms, s.bytes));
+            if let Some(counts) = window.add(elapsed_ms, s.clat_ns, self.request.hist_msec) {
+                window.last_line = Some(lines.len());
+                lines.push((elapsed_ms, s.ddir, s.bytes, counts));
+            }
+        }
+        // Choice: fio drops the completions of each direction's last, unfinished window;
+        // we write them as a final line at the direction's last completion, so the log
+        // holds every completion and fio's tools find the percentiles the JSON reports. A
+        // final line at the ms of the direction's last line is folded into that line:
+        // fio-histo-log-pctiles.py cannot take two lines of one direction at one ms.
+        for (ddir, window) in windows.iter_mut().enumerate() {
+            let Some((last_ms, bytes)) = window.last else {
+                continue;
+            };
+            if window.open.iter().all(|&c| c == 0) {
+                continue;
+            }
+            let counts = std::mem::take(&mut window.open);
+            match window.last_line {
+                Some(index) if lines[index].0 == last_ms => {
+                    for (total, c) in lines[index].3.iter_mut().zip(counts) {
+                        *total += c;
+                    }
+                }
+                _ => lines.push((last_ms, ddir, bytes, counts)),
+            }
+        }
+        for (at_ms, ddir, bytes, counts) in &lines {
+            self.hist_line(&mut out, *at_ms, *ddir, *bytes, counts);
+        }
+        out
+    }
+
+    /// One histogram line: time, direction, block size, then the buckets summed by runs of
+    /// 2^coarseness.
+    fn hist_line(&self, out: &mut String, at_ms: u64, ddir: usize, bytes: u64, counts: &[u64]) {
+        let stride = 1usize << self.request.hist_coarseness;
+        let _ = write!(out, "{at_ms}, {ddir}, {bytes}");
+        for run in counts.chunks(stride) {
+            let _ = write!(out, ", {}", run.iter().sum::<u64>());
+        }
+        out.push('\n');
     }
 
     fn render(&self, metric: Metric, epoch_ns: u64) -> String {
@@ -145,6 +218,54 @@ impl IoLog {
     }
 }
 
+/// One direction's histogram window (fio's `struct io_hist`).
+#[derive(Clone, Debug)]
+struct HistWindow {
+    /// When the window opened, ms since the epoch (fio's `hist_last`; `None` before the
+    /// first completion).
+    opened_ms: Option<u64>,
+    /// Completion latencies since the window opened, by fio bucket.
+    open: Vec<u64>,
+    /// The last completion: ms and bytes.
+    last: Option<(u64, u64)>,
+    /// Index of the direction's last line.
+    last_line: Option<usize>,
+}
+
+impl Default for HistWindow {
+    fn default() -> Self {
+        HistWindow {
+            opened_ms: None,
+            open: vec![0; crate::fio_plat::PLAT_NR as usize],
+            last: None,
+            last_line: None,
+        }
+    }
+}
+
+impl HistWindow {
+    /// Adds a completion at `elapsed_ms`; returns the window's counts when it closes.
+    fn add(&mut self, elapsed_ms: u64, clat_ns: u64, hist_msec: u64) -> Option<Vec<u64>> {
+        self.open[crate::fio_plat::bucket_index(clat_ns) as usize] += 1;
+        // fio treats a window opened at 0 ms as not yet opened.
+        let opened = match self.opened_ms {
+            Some(ms) if ms > 0 => ms,
+            _ => {
+                self.opened_ms = Some(elapsed_ms);
+                elapsed_ms
+            }
+        };
+        let this_window = elapsed_ms - opened;
+        if this_window < hist_msec {
+            return None;
+        }
+        // The next window opens where this one should have closed, absorbing the drift.
+        self.opened_ms = Some(elapsed_ms - (this_window - hist_msec));
+        let fresh = vec![0; self.open.len()];
+        Some(std::mem::replace(&mut self.open, fresh))
+    }
+}
+
 #[derive(Clone, Copy)]
 enum Metric {
     Bw,
@@ -165,7 +286,37 @@ mod tests {
             lat: Some("j".into()),
             avg_ns: avg_ms * 1_000_000,
             slat: true,
+            ..LogRequest::default()
         }
+    }
+
+    fn hist_request(msec: u64, coarseness: u32) -> LogRequest {
+        LogRequest {
+            hist: Some("j".into()),
+            hist_msec: msec,
+            hist_coarseness: coarseness,
+            ..LogRequest::default()
+        }
+    }
+
+    /// One parsed line: ms, ddir, bs, and the non-zero bins as (bin, count).
+    type HistLine = (u64, u64, u64, Vec<(usize, u64)>);
+
+    /// The log's lines and the number of bins on each.
+    fn hist_lines(dir: &Path) -> (Vec<HistLine>, Vec<usize>) {
+        let text = std::fs::read_to_string(dir.join("j_clat_hist.2.log")).unwrap();
+        text.lines()
+            .map(|line| {
+                let v: Vec<u64> = line.split(", ").map(|f| f.parse().unwrap()).collect();
+                let bins = v[3..]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &c)| c > 0)
+                    .map(|(i, &c)| (i, c))
+                    .collect();
+                ((v[0], v[1], v[2], bins), v.len() - 3)
+            })
+            .unzip()
     }
 
     fn read(log: &Path, kind: &str) -> Vec<String> {
@@ -210,6 +361,63 @@ mod tests {
         assert_eq!(
             read(&dir, "clat"),
             ["100, 99099, 0, 0, 0", "200, 50000, 1, 0, 0"]
+        );
+    }
+
+    /// fio 3.33 on this machine (`log_hist_msec=100`, psync randrw on a file): the first
+    /// line comes 100 ms after the direction's first completion, at the completion that
+    /// closes the window, with its block size and 3 + 1856 fields. Here the read window
+    /// opens at 8 ms and closes at 108 ms, the next closes at 209; each direction's open
+    /// window ends the log, reads first.
+    #[test]
+    fn hist_windows_close_at_the_completion_after_log_hist_msec() {
+        let dir = iosched_workload::scratch::ScratchDir::new("histlog");
+        let mut log = IoLog::new(hist_request(100, 0));
+        log.record(5_000_000 + 8_000_000, 0, 4096, 0, 100); // opens the read window at 8 ms
+        log.record(5_000_000 + 50_000_000, 0, 4096, 0, 130);
+        log.record(5_000_000 + 108_400_000, 0, 8192, 0, 131); // 108 ms: closes it
+        log.record(5_000_000 + 150_000_000, 1, 4096, 0, 1_000_000); // write window opens
+        log.record(5_000_000 + 209_000_000, 0, 4096, 0, 100); // 209 - 108 >= 100: closes
+        log.record(5_000_000 + 210_000_000, 0, 4096, 0, 100); // left open: the final line
+        log.write(&dir, 2, 5_000_000).unwrap();
+        let (lines, widths) = hist_lines(&dir);
+        assert!(widths.iter().all(|&w| w == 1856));
+        let million = crate::fio_plat::bucket_index(1_000_000) as usize;
+        assert_eq!(
+            lines,
+            vec![
+                (108, 0, 8192, vec![(100, 1), (129, 2)]),
+                (209, 0, 4096, vec![(100, 1)]),
+                (210, 0, 4096, vec![(100, 1)]),
+                (150, 1, 4096, vec![(million, 1)]),
+            ]
+        );
+    }
+
+    /// A final partial window at the ms of the direction's last line joins that line, and
+    /// `log_hist_coarseness=2` sums runs of 4 buckets (464 bins).
+    #[test]
+    fn hist_final_window_folds_and_coarseness_sums_buckets() {
+        let dir = iosched_workload::scratch::ScratchDir::new("histfold");
+        let mut log = IoLog::new(hist_request(10, 2));
+        log.record(1_000_000, 0, 4096, 0, 100);
+        log.record(11_200_000, 0, 4096, 0, 101);
+        log.record(11_900_000, 0, 4096, 0, 103);
+        log.write(&dir, 2, 0).unwrap();
+        let (lines, widths) = hist_lines(&dir);
+        assert_eq!(widths, vec![464]);
+        assert_eq!(lines, vec![(11, 0, 4096, vec![(25, 3)])]);
+    }
+
+    #[test]
+    fn hist_log_without_log_hist_msec_is_empty_as_fios() {
+        let dir = iosched_workload::scratch::ScratchDir::new("histnone");
+        let mut log = IoLog::new(hist_request(0, 0));
+        log.record(1_000_000, 0, 4096, 0, 100);
+        log.write(&dir, 2, 0).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("j_clat_hist.2.log")).unwrap(),
+            ""
         );
     }
 }

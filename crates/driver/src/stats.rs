@@ -325,6 +325,9 @@ impl JobStats {
             avg_ns: spec.log_avg_ns,
             // fio measures submission latency only where submitting is its own step.
             slat: spec.ioengine.is_async(),
+            hist: spec.log_hist.clone(),
+            hist_msec: spec.log_hist_msec,
+            hist_coarseness: spec.log_hist_coarseness,
         };
         if !request.is_empty() {
             stats.log = Some(IoLog::new(request));
