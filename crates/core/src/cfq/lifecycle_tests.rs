@@ -320,6 +320,32 @@ fn exit_ends_the_slice_of_the_served_async_queue() {
     assert_eq!(dispatch_id(&mut cfq, UP + MS, &mut rec), 2);
 }
 
+/// A process exits while its queue plans to merge into a cooperator: the references that
+/// plan took on the cooperator are returned, so the cooperator is freed once its own
+/// process exits and its requests are done. Kernel: cfq_exit_cfqq() -> cfq_put_cooperator()
+/// (the references taken by cfq_setup_merge()).
+#[test]
+fn exit_returns_the_references_of_a_planned_cooperator_merge() {
+    let mut cfq = hdd();
+    let mut rec = Rec::default();
+    let (a, b) = (read(1, 1, 2000), read(2, 2, 2016));
+    insert(&mut cfq, a, UP, &mut rec);
+    insert(&mut cfq, b, UP, &mut rec);
+    let (q1, q2) = (sync_queue(&cfq, 1), sync_queue(&cfq, 2));
+    cfq.setup_merge(q1, q2);
+    assert_eq!(cfq.queues[q2].proc_refs, 2);
+    cfq.exit_ioc(IoContextId(1), UP + MS, &mut rec);
+    assert_eq!(cfq.queues[q2].proc_refs, 1);
+    cfq.exit_ioc(IoContextId(2), UP + MS, &mut rec);
+    for step in 0..2 {
+        let at = UP + MS + 2 * step * MS;
+        let rq = dispatch_rq(&mut cfq, at, &mut rec);
+        complete(&mut cfq, rq, at + MS, &mut rec);
+    }
+    cfq.check_invariants();
+    assert!(!cfq.queues[q2].live, "cooperator never freed");
+}
+
 // ---------------------------------------------------------------- ioprio changes
 
 /// A process moves from BE level 4 to level 0 between slices: its sync queue re-reads the
