@@ -279,7 +279,7 @@ pub fn run(args: ReplayArgs) -> CmdResult {
         }
         _ => table(&args, &log, mode, &outcomes),
     };
-    print!("{out}");
+    super::print_out(&out)?;
     if let Some(dir) = &args.plot {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::input(anyhow!("--plot {}: {e}", dir.display())))?;

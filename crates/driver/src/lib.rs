@@ -23,6 +23,7 @@
 mod complete;
 pub mod disk;
 mod dispatch;
+pub mod fio_plat;
 pub mod histogram;
 pub mod io_log;
 mod process;

@@ -39,7 +39,6 @@ pub mod compare;
 pub mod decisions;
 pub mod fio_json;
 pub mod fio_normal;
-pub mod fio_plat;
 pub mod fio_terse;
 pub mod mmtests;
 pub mod output;
@@ -49,7 +48,7 @@ pub mod run_plot;
 pub mod shares;
 
 // What a run measured is recorded by the driver; these formatters read it.
-pub use iosched_driver::{disk, histogram, io_log, stats};
+pub use iosched_driver::{disk, fio_plat, histogram, io_log, stats};
 
 pub use histogram::LatStat;
 pub use stats::{

@@ -119,6 +119,10 @@ fn real_wall_clock(wall: WallClock, outcome: &EngineOutcome) -> Value {
 fn simulated_fields(iosched: &mut Map<String, Value>, outcome: &SimOutcome) {
     iosched.insert("simulated_time_ns".into(), outcome.sim_time_ns.into());
     iosched.insert("events".into(), outcome.events.into());
+    if outcome.interrupted {
+        // Only when set, so an uninterrupted run's bytes stay as they always were.
+        iosched.insert("interrupted".into(), true.into());
+    }
 }
 
 fn shared_fields(

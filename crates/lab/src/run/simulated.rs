@@ -81,7 +81,7 @@ pub(super) fn run(
     let simulation = Simulation::new(&jobs.jobs, device, config).map_err(RunError::SimSetup)?;
     let mut sinks = Sinks::open(&spec.outputs, labels(&simulation))?;
     let outcome = simulation
-        .run(&mut sinks.fanout(), hooks.progress)
+        .run_until_stopped(&mut sinks.fanout(), hooks.progress, hooks.stop)
         .map_err(RunError::Sim)?;
     sinks.finish()?;
     Ok(BackendOutcome::Simulated {

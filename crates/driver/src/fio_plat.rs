@@ -14,7 +14,7 @@
 //! buckets lies inside exactly one of fio's, and fio's counts follow exactly from ours:
 //! [`bins`] regroups them without any sample being re-read.
 
-use crate::LatStat;
+use crate::histogram::LatStat;
 
 /// Bits of a value kept exactly in its bucket (fio's `FIO_IO_U_PLAT_BITS`).
 pub const PLAT_BITS: u32 = 6;
