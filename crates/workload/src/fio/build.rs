@@ -323,8 +323,16 @@ impl<'c> Builder<'c> {
                 Some((k, v)) => (k.trim_end().to_string(), Some(v.to_string())),
                 None => (expanded.clone(), None),
             };
-            let def = options::find(&key)
-                .ok_or_else(|| error(origin, ParseErrorKind::UnknownOption(key.clone())))?;
+            let def = options::find(&key).ok_or_else(|| {
+                let kind = match options::foreign_engines_of(&key) {
+                    Some(engines) => ParseErrorKind::EngineOption {
+                        option: key.clone(),
+                        engines,
+                    },
+                    None => ParseErrorKind::UnknownOption(key.clone()),
+                };
+                error(origin, kind)
+            })?;
             out.push(ParsedOption {
                 origin: origin.clone(),
                 key,

@@ -34,6 +34,9 @@ pub enum ParseErrorKind {
     OutsideSection(String),
     /// No option (or alias) of that name.
     UnknownOption(String),
+    /// An option of fio's engines that iosched does not drive (`cpuload` of `cpuio`):
+    /// fio takes it only after `ioengine=` names such an engine.
+    EngineOption { option: String, engines: String },
     /// A non-"set" option written bare (`direct` alone).
     MissingValue(String),
     /// A NUL byte: a binary file given as a job file.
@@ -110,6 +113,17 @@ impl fmt::Display for ParseErrorKind {
                 write!(f, "option '{}' outside of a [job] section", shown(line))
             }
             ParseErrorKind::UnknownOption(name) => write!(f, "unknown option '{}'", shown(name)),
+            ParseErrorKind::EngineOption { option, engines } => write!(
+                f,
+                "option '{option}' of engine {engines}, which iosched does not drive (it drives \
+                 {})",
+                super::options::ENGINES
+                    .iter()
+                    .filter(|engine| **engine != "null") // accepted, then refused
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             ParseErrorKind::MissingValue(name) => {
                 write!(f, "option '{name}' requires a value (write '{name}=...')")
             }

@@ -935,6 +935,37 @@ mod tests {
         );
     }
 
+    /// fio's engines own their options (`engines/*.c`): one of an engine iosched does not
+    /// drive is named as such, with its line, before or without its `ioengine=`.
+    #[test]
+    fn an_option_of_an_engine_iosched_does_not_drive_names_the_engine() {
+        let message = err("[job]
+rw=read
+cpuload=50
+ioengine=cpuio
+");
+        assert!(
+            message.starts_with(
+                "t.fio:3: option 'cpuload' of engine cpuio, which iosched does not drive"
+            ),
+            "{message}"
+        );
+        assert!(message.contains("io_uring"), "{message}");
+        let shared = err("[job]
+hostname=h
+");
+        assert!(
+            shared.starts_with("t.fio:2: option 'hostname' of engine libhdfs, net or rdma,"),
+            "{shared}"
+        );
+        assert_eq!(
+            err("[job]
+bogus=1
+"),
+            "t.fio:2: unknown option 'bogus'"
+        );
+    }
+
     #[test]
     fn unknown_rw_mode_is_an_error() {
         let e = err("[job]\n\nrw=bogus\n");

@@ -201,7 +201,7 @@ const RW_MODES: &[&str] = &[
     "trimwrite",
     "randtrimwrite",
 ];
-const ENGINES: &[&str] = &[
+pub(crate) const ENGINES: &[&str] = &[
     "sync", "psync", "vsync", "pvsync", "pvsync2", "libaio", "io_uring", "mmap", "posixaio", "null",
 ];
 const VERIFY: &[&str] = &[
@@ -1665,6 +1665,120 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     opt("flow_sleep", &[], MICROS, apply_flow_sleep),
     ignored("bs_is_seq_rand", &[], Bool),
 ];
+
+/// Options of fio 3.33's engines that iosched does not drive, by engine (each engine's own
+/// option table in fio's `engines/`). Options such an engine shares with one iosched drives
+/// (`hipri`, `nowait`, `sqthread_poll`...) are in [`OPTIONS`].
+const FOREIGN_ENGINE_OPTIONS: &[(&str, &[&str])] = &[
+    (
+        "cpuio",
+        &["cpuload", "cpumode", "cpuchunks", "exit_on_io_done"],
+    ),
+    (
+        "dfs",
+        &["pool", "cont", "chunk_size", "object_class", "svcl"],
+    ),
+    ("e4defrag", &["donorname", "inplace"]),
+    (
+        "exec",
+        &["program", "arguments", "grace_time", "std_redirect"],
+    ),
+    ("filestat", &["stat_type"]),
+    (
+        "http",
+        &[
+            "https",
+            "http_host",
+            "http_user",
+            "http_pass",
+            "http_s3_key",
+            "http_s3_keyid",
+            "http_swift_auth_token",
+            "http_s3_region",
+            "http_s3_sse_customer_key",
+            "http_s3_sse_customer_algorithm",
+            "http_s3_storage_class",
+            "http_mode",
+            "http_verbose",
+        ],
+    ),
+    ("libcufile", &["gpu_dev_ids", "cuda_io"]),
+    (
+        "libhdfs",
+        &[
+            "namenode",
+            "hostname",
+            "port",
+            "hdfsdirectory",
+            "chunk_size",
+            "single_instance",
+            "hdfs_use_direct",
+        ],
+    ),
+    ("libiscsi", &["initiator"]),
+    ("mtd", &["skip_bad"]),
+    ("nbd", &["uri"]),
+    (
+        "net",
+        &[
+            "hostname",
+            "port",
+            "protocol",
+            "nodelay",
+            "listen",
+            "pingpong",
+            "interface",
+            "ttl",
+            "window_size",
+            "mss",
+        ],
+    ),
+    ("nfs", &["nfs_url"]),
+    (
+        "rados",
+        &[
+            "clustername",
+            "pool",
+            "clientname",
+            "conf",
+            "busy_poll",
+            "touch_objects",
+        ],
+    ),
+    (
+        "rbd",
+        &["clustername", "rbdname", "pool", "clientname", "busy_poll"],
+    ),
+    ("rdma", &["hostname", "bindname", "port", "verb"]),
+    ("sg", &["readfua", "writefua", "sg_write_mode", "stream_id"]),
+    (
+        "xnvme",
+        &[
+            "xnvme_be",
+            "xnvme_async",
+            "xnvme_sync",
+            "xnvme_admin",
+            "xnvme_dev_nsid",
+            "xnvme_iovec",
+        ],
+    ),
+    ("windowsaio", &["no_completion_thread"]),
+];
+
+/// The engines (fio's names, "a, b or c") whose option `name` is, when iosched drives none
+/// of them.
+pub(crate) fn foreign_engines_of(name: &str) -> Option<String> {
+    let engines: Vec<&str> = FOREIGN_ENGINE_OPTIONS
+        .iter()
+        .filter(|(_, options)| options.contains(&name))
+        .map(|(engine, _)| *engine)
+        .collect();
+    match engines.as_slice() {
+        [] => None,
+        [one] => Some((*one).to_string()),
+        [init @ .., last] => Some(format!("{} or {last}", init.join(", "))),
+    }
+}
 
 /// The option called `name` (exactly, or by an alias).
 pub(crate) fn find(name: &str) -> Option<&'static OptDef> {
