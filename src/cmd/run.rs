@@ -11,7 +11,6 @@ use clap::Args;
 use iosched_driver::spec::{Outputs, RunSpec, Setting};
 use iosched_lab::run::{BackendOutcome, CommandLine, Finished, Hooks, RunError, WallClock};
 use iosched_report::output::Formats;
-use iosched_workload::fio::JobSource;
 
 use super::output::Destination;
 pub use super::output::OutputFormat;
@@ -134,12 +133,7 @@ fn spec(args: &RunArgs) -> Result<RunSpec, Failure> {
             .with_context(|| format!("--spec {}", path.display()))
             .map_err(Failure::input);
     }
-    let jobs = args
-        .jobfiles
-        .iter()
-        .map(|path| JobSource::read(path))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(Failure::input)?;
+    let jobs = super::read_jobs(&args.jobfiles)?;
     let spec = iosched_lab::run::spec_from(CommandLine {
         jobs,
         device: args.device.clone(),
