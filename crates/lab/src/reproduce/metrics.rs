@@ -14,9 +14,38 @@
 //!   mean, the longest (a completion-time test such as seed 003's gitk);
 //! * `util_pct` — device utilisation.
 
-use crate::simulation::SimOutcome;
+use std::fmt;
+
+use iosched_sim::SimOutcome;
 
 const MB: f64 = (1u64 << 20) as f64;
+
+/// A metric that cannot be computed on this outcome.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MetricError {
+    /// Not one of the names above.
+    Unknown(String),
+    /// `group_mb_s:PATH` where no process runs in cgroup `PATH`.
+    NoCgroup { metric: String, cgroup: String },
+    /// `job_…:NAME` where the job files have no job `NAME`.
+    NoJob { metric: String, job: String },
+}
+
+impl fmt::Display for MetricError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MetricError::Unknown(metric) => write!(f, "unknown metric '{metric}'"),
+            MetricError::NoCgroup { metric, cgroup } => {
+                write!(f, "metric '{metric}': no process runs in cgroup {cgroup}")
+            }
+            MetricError::NoJob { metric, job } => {
+                write!(f, "metric '{metric}': no job named {job}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for MetricError {}
 
 fn clone_bytes(outcome: &SimOutcome, clone: usize) -> u64 {
     outcome.clones[clone]
@@ -27,7 +56,11 @@ fn clone_bytes(outcome: &SimOutcome, clone: usize) -> u64 {
 }
 
 /// Evaluates `metric` on `outcome`; `job_names[i]` is the name of job `i`.
-pub fn evaluate(metric: &str, outcome: &SimOutcome, job_names: &[String]) -> Result<f64, String> {
+pub fn evaluate(
+    metric: &str,
+    outcome: &SimOutcome,
+    job_names: &[String],
+) -> Result<f64, MetricError> {
     let seconds = outcome.sim_time_ns.max(1) as f64 / 1e9;
     let sum_where = |keep: &dyn Fn(usize) -> bool| -> f64 {
         (0..outcome.clones.len())
@@ -52,9 +85,10 @@ pub fn evaluate(metric: &str, outcome: &SimOutcome, job_names: &[String]) -> Res
     }
     if let Some(path) = metric.strip_prefix("group_mb_s:") {
         if !outcome.clone_cgroups.iter().any(|cgroup| cgroup == path) {
-            return Err(format!(
-                "metric '{metric}': no process runs in cgroup {path}"
-            ));
+            return Err(MetricError::NoCgroup {
+                metric: metric.to_string(),
+                cgroup: path.to_string(),
+            });
         }
         return Ok(sum_where(&|clone| outcome.clone_cgroups[clone] == path) / MB / seconds);
     }
@@ -104,7 +138,7 @@ pub fn evaluate(metric: &str, outcome: &SimOutcome, job_names: &[String]) -> Res
             / scale
             / span);
     }
-    Err(format!("unknown metric '{metric}'"))
+    Err(MetricError::Unknown(metric.to_string()))
 }
 
 /// The clones of job `name`.
@@ -113,9 +147,12 @@ fn job_clones(
     name: &str,
     outcome: &SimOutcome,
     job_names: &[String],
-) -> Result<Vec<usize>, String> {
+) -> Result<Vec<usize>, MetricError> {
     let Some(job) = job_names.iter().position(|job| job == name) else {
-        return Err(format!("metric '{metric}': no job named {name}"));
+        return Err(MetricError::NoJob {
+            metric: metric.to_string(),
+            job: name.to_string(),
+        });
     };
     Ok((0..outcome.clones.len())
         .filter(|&clone| outcome.clone_jobs[clone] == job)

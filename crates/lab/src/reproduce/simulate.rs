@@ -1,41 +1,76 @@
-//! `iosched reproduce`: the seed experiments, run in simulation and set beside the seeds'
-//! published figures.
+//! One seed table's simulations: the job-file variables and knobs of a row, the column
+//! groups that share one simulation, and the list of every simulation to run.
 //!
-//! A scenario ([`scenario::Scenario`]) is data; [`run_row`] simulates one row of one table;
-//! [`verdict::judge`] turns the rows into the comparisons each seed's story rests on;
-//! [`render`] prints them in the seed's own layout, as JSON, and mmtests-style.
-
-pub mod metrics;
-pub mod render;
-pub mod scenario;
-pub mod verdict;
+//! A row's columns that read the same job variables share one simulation; a column with its
+//! own (seed 003's thread counts) is simulated on its own. [`runs`] lists every (scenario,
+//! table, row, column group) in print order: the unit of parallel work.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use iosched_core::NoTrace;
-use iosched_workload::fio::{self, ParseContext};
+use iosched_sim::device::preset;
+use iosched_sim::fs::FsConfig;
+use iosched_sim::{SimConfig, SimError, SimOutcome, Simulation};
+use iosched_workload::fio::{self, ParseContext, ParseError};
 
-use crate::device::preset;
-use crate::simulation::{SimConfig, SimOutcome, Simulation};
-use scenario::{Row, Scenario, Table};
+use super::metrics::{self, MetricError};
+use super::scenario::{Row, Scenario, Table};
+use super::{Length, RowResult};
 
-/// How much of each experiment to run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Length {
-    /// The scenario's own settings.
-    Full,
-    /// The `short_env` overrides: seconds of simulated time, for tests.
-    Short,
+/// Why one simulation of a row gave no figures.
+#[derive(Debug)]
+pub enum RunError {
+    /// The row's machine knobs (`mem`, `cpus`, `flusher`...) are not valid.
+    Machine(String),
+    /// The table's job files do not parse with the row's variables.
+    JobFiles(Box<ParseError>),
+    /// The table names a device preset that does not exist.
+    NoDevice(String),
+    /// The simulation refused the row (scheduler, tunable) or never finished.
+    Simulation(Box<SimError>),
+    /// A column's metric cannot be computed on the outcome.
+    Metric(MetricError),
 }
 
-/// Our figures for one row, one per column.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RowResult {
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Machine(message) => write!(f, "{message}"),
+            RunError::JobFiles(error) => write!(f, "{error}"),
+            RunError::NoDevice(name) => write!(f, "no device preset '{name}'"),
+            RunError::Simulation(error) => write!(f, "{error}"),
+            RunError::Metric(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+// Display already carries the inner error's message: no `source()`, so that a chain
+// printed with `{:#}` does not say it twice.
+impl std::error::Error for RunError {}
+
+/// A [`RunError`] with the scenario, table and row it happened in.
+#[derive(Debug)]
+pub struct RowError {
     pub seed: String,
     pub table: String,
-    pub label: String,
-    pub values: Vec<f64>,
+    pub row: String,
+    pub error: Box<RunError>,
 }
+
+impl fmt::Display for RowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "scenario {} table '{}' row '{}': {}",
+            self.seed, self.table, self.row, self.error
+        )
+    }
+}
+
+// Display already carries the inner error's message: no `source()`, so that a chain
+// printed with `{:#}` does not say it twice.
+impl std::error::Error for RowError {}
 
 /// The job-file variables of one run: the table's, the row's, the column's, then the short
 /// overrides.
@@ -79,12 +114,12 @@ pub fn run_group(
     group: &[usize],
     length: Length,
     seed: u64,
-) -> Result<Vec<(usize, f64)>, String> {
-    let context = |message: String| {
-        format!(
-            "scenario {} table '{}' row '{}': {message}",
-            scenario.seed, table.id, row.label
-        )
+) -> Result<Vec<(usize, f64)>, RowError> {
+    let context = |error: RunError| RowError {
+        seed: scenario.seed.clone(),
+        table: table.id.clone(),
+        row: row.label.clone(),
+        error: Box::new(error),
     };
     let first = *group.first().expect("a column group has a column");
     let env = run_env(table, row, &table.columns[first].env, length);
@@ -95,7 +130,7 @@ pub fn run_group(
         .map(|&index| {
             metrics::evaluate(&table.columns[index].metric, &outcome, &job_names)
                 .map(|value| (index, value))
-                .map_err(context)
+                .map_err(|error| context(RunError::Metric(error)))
         })
         .collect()
 }
@@ -107,7 +142,7 @@ pub fn run_row(
     row: &Row,
     length: Length,
     seed: u64,
-) -> Result<RowResult, String> {
+) -> Result<RowResult, RowError> {
     let mut values = vec![0.0; table.columns.len()];
     for group in column_groups(table) {
         for (index, value) in run_group(scenario, table, row, &group, length, seed)? {
@@ -130,7 +165,7 @@ fn simulate(
     env: BTreeMap<String, String>,
     length: Length,
     seed: u64,
-) -> Result<(SimOutcome, Vec<String>), String> {
+) -> Result<(SimOutcome, Vec<String>), RunError> {
     // Writeback and file-system knobs (`flusher`, `dirty_ratio`, `mem`, `barrier`...) go to
     // the simulated kernel; everything else is a scheduler tunable.
     let mut set = row.set.clone();
@@ -139,10 +174,9 @@ fn simulate(
     }
     let (fs_knobs, tunables): (Vec<_>, Vec<_>) = set
         .into_iter()
-        .partition(|(name, _)| crate::fs::FsConfig::is_knob(name));
+        .partition(|(name, _)| FsConfig::is_knob(name));
     // `$mb_memory` and `$ncpus` in a job file describe the simulated machine of the row.
-    let machine = crate::fs::FsConfig::from_knobs(&fs_knobs)
-        .map_err(|e| format!("row '{}': {e}", row.label))?;
+    let machine = FsConfig::from_knobs(&fs_knobs).map_err(RunError::Machine)?;
     let parse_context = ParseContext {
         env,
         pagesize: 4096,
@@ -155,9 +189,9 @@ fn simulate(
         .iter()
         .map(|file| scenario.dir.join(file))
         .collect();
-    let jobs = fio::parse_files(&paths, &parse_context).map_err(|e| e.to_string())?;
-    let device =
-        preset(&table.device).ok_or_else(|| format!("no device preset '{}'", table.device))?;
+    let jobs = fio::parse_files(&paths, &parse_context)
+        .map_err(|error| RunError::JobFiles(Box::new(error)))?;
+    let device = preset(&table.device).ok_or_else(|| RunError::NoDevice(table.device.clone()))?;
     let config = SimConfig {
         scheduler: row.scheduler.clone(),
         tunables,
@@ -167,7 +201,7 @@ fn simulate(
     };
     let outcome = Simulation::new(&jobs.jobs, device, config)
         .and_then(|simulation| simulation.run(&mut NoTrace, &mut |_| {}))
-        .map_err(|e| e.to_string())?;
+        .map_err(|error| RunError::Simulation(Box::new(error)))?;
     let job_names = jobs.jobs.iter().map(|job| job.name.clone()).collect();
     Ok((outcome, job_names))
 }
@@ -270,5 +304,83 @@ mod tests {
         let large = run_row(&scenario, table, &table.rows[1], Length::Full, 1).unwrap();
         let ratio = large.values[0] / small.values[0];
         assert!((1.8..2.2).contains(&ratio), "{ratio}");
+    }
+
+    /// A one-table scenario of a 1 MiB read job on `device`, filled by `metric`.
+    fn one_column(
+        name: &str,
+        device: &str,
+        metric: &str,
+    ) -> (iosched_workload::scratch::ScratchDir, Scenario) {
+        let dir = iosched_workload::scratch::ScratchDir::new(name);
+        std::fs::write(dir.join("job.fio"), "[j]\nrw=read\nbs=64k\nsize=1m\n").unwrap();
+        let json = r#"{ "seed": "9", "title": "x", "source": "y", "tables": [{ "id": "t",
+            "title": "T", "device": "DEVICE", "jobfiles": ["job.fio"], "unit": "MB/s",
+            "columns": [ { "header": "c", "metric": "METRIC" } ],
+            "rows": [{ "label": "r", "scheduler": "cfq", "seed_values": [null] }] }] }"#;
+        let json = json.replace("DEVICE", device).replace("METRIC", metric);
+        std::fs::write(dir.join("scenario.json"), json).unwrap();
+        let scenario = Scenario::load(&dir).unwrap();
+        (dir, scenario)
+    }
+
+    /// A failed row says which scenario, table and row, and why, in a typed error.
+    #[test]
+    fn failures_name_their_row_and_kind() {
+        type IsKind = fn(&RunError) -> bool;
+        let cases: [(&str, &str, IsKind, &str); 4] = [
+            (
+                "fixed",
+                "no_such_metric",
+                |e| matches!(e, RunError::Metric(MetricError::Unknown(_))),
+                "unknown metric 'no_such_metric'",
+            ),
+            (
+                "fixed",
+                "job_mb_s:other",
+                |e| matches!(e, RunError::Metric(MetricError::NoJob { .. })),
+                "metric 'job_mb_s:other': no job named other",
+            ),
+            (
+                "fixed",
+                "group_mb_s:/nowhere",
+                |e| matches!(e, RunError::Metric(MetricError::NoCgroup { .. })),
+                "metric 'group_mb_s:/nowhere': no process runs in cgroup /nowhere",
+            ),
+            (
+                "floppy",
+                "total_mb_s",
+                |e| matches!(e, RunError::NoDevice(_)),
+                "no device preset 'floppy'",
+            ),
+        ];
+        for (device, metric, kind, message) in cases {
+            let (_dir, scenario) = one_column("rowerr", device, metric);
+            let table = &scenario.tables[0];
+            let error = run_row(&scenario, table, &table.rows[0], Length::Full, 1).unwrap_err();
+            assert!(kind(&error.error), "{metric}: {error:?}");
+            assert_eq!(
+                error.to_string(),
+                format!("scenario 9 table 't' row 'r': {message}")
+            );
+        }
+    }
+
+    /// The metric a column names is the one computed: all bytes over the run's time for
+    /// `total_mb_s` equals the one job's bytes over its span for `job_mb_s:j`, as the job
+    /// runs from time 0 to the end.
+    #[test]
+    fn a_single_jobs_rate_is_the_total_rate() {
+        let (_dir, total) = one_column("mtotal", "fixed", "total_mb_s");
+        let (_dir2, job) = one_column("mjob", "fixed", "job_mb_s:j");
+        let rate = |scenario: &Scenario| {
+            let table = &scenario.tables[0];
+            run_row(scenario, table, &table.rows[0], Length::Full, 1)
+                .unwrap()
+                .values[0]
+        };
+        let (total, job) = (rate(&total), rate(&job));
+        assert!(total > 0.0);
+        assert!((job / total - 1.0).abs() < 0.01, "{job} vs {total}");
     }
 }
