@@ -10,6 +10,7 @@ use clap::{Args, ValueEnum};
 use iosched_core::{ServiceSummary, TunableValue};
 use iosched_report::blktrace::TraceLabels;
 use iosched_report::decisions::TraceFanout;
+use iosched_report::output::Formats;
 use iosched_report::stats::RunResult;
 use iosched_sim::device::file::load_device_file;
 use iosched_sim::device::{preset, presets};
@@ -52,8 +53,9 @@ pub struct RunArgs {
     /// Seed of every random stream; same inputs and seed give byte-identical results.
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
-    #[arg(long, value_enum, default_value = "normal")]
-    pub(crate) output_format: OutputFormat,
+    /// fio's comma list of normal, json, json+, terse (minimal, csv), e.g. `normal,json`.
+    #[arg(long, default_value = "normal", value_name = "LIST")]
+    pub(crate) output_format: Formats,
     /// Write results here instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
@@ -326,7 +328,7 @@ fn trace_labels(simulation: &Simulation<'_>) -> TraceLabels {
 /// normal output's disk stats.
 pub(crate) fn write_output(
     run: &RunResult,
-    format: OutputFormat,
+    formats: Formats,
     path: Option<&std::path::Path>,
     appendix: &str,
 ) -> CmdResult {
@@ -338,14 +340,8 @@ pub(crate) fn write_output(
         )),
         None => Box::new(BufWriter::new(io::stdout().lock())),
     };
-    let written = match format {
-        OutputFormat::Json => iosched_report::fio_json::write_json(run, &mut out),
-        OutputFormat::Terse => out.write_all(iosched_report::fio_terse::to_string(run).as_bytes()),
-        OutputFormat::Normal => out
-            .write_all(iosched_report::fio_normal::to_string(run).as_bytes())
-            .and_then(|()| out.write_all(appendix.as_bytes())),
-    };
-    written
+    formats
+        .write(run, appendix, &mut out)
         .and_then(|()| out.flush())
         .context("writing results")
         .map_err(Failure::run)

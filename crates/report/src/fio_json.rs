@@ -37,9 +37,21 @@ fn options_object(options: &[(String, String)]) -> Value {
     Value::Object(m)
 }
 
-/// `{min, max, mean, stddev, N}` plus `percentile` when `percentiles` is given and the series
-/// has samples.
-fn lat_object(stat: &LatStat, percentiles: Option<&[f64]>) -> Value {
+/// What differs between fio's `json` and `json+`: the latter adds each latency histogram's
+/// non-empty buckets (`bins`, [`crate::fio_plat`]) wherever percentiles are printed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flavor {
+    pub bins: bool,
+}
+
+/// fio's `--output-format=json`.
+pub const JSON: Flavor = Flavor { bins: false };
+/// fio's `--output-format=json+`.
+pub const JSON_PLUS: Flavor = Flavor { bins: true };
+
+/// `{min, max, mean, stddev, N}` plus `percentile` (and with json+ `bins`) when `percentiles`
+/// is given and the series has samples. Kernel-free analogue of fio's `add_ddir_lat_json()`.
+fn lat_object(stat: &LatStat, percentiles: Option<&[f64]>, flavor: Flavor) -> Value {
     let mut m = Map::new();
     m.insert("min".into(), Value::from(stat.min()));
     m.insert("max".into(), Value::from(stat.max()));
@@ -53,6 +65,13 @@ fn lat_object(stat: &LatStat, percentiles: Option<&[f64]>) -> Value {
                 p.insert(format!("{pct:.6}"), Value::from(v));
             }
             m.insert("percentile".into(), Value::Object(p));
+            if flavor.bins {
+                let bins: Map<String, Value> = crate::fio_plat::bins(stat)
+                    .into_iter()
+                    .map(|(value, count)| (value.to_string(), Value::from(count)))
+                    .collect();
+                m.insert("bins".into(), Value::Object(bins));
+            }
         }
     }
     Value::Object(m)
@@ -60,8 +79,9 @@ fn lat_object(stat: &LatStat, percentiles: Option<&[f64]>) -> Value {
 
 /// One direction's object (`jobs[i].read` etc.). Kernel-free analogue of fio's
 /// `add_ddir_status_json()`.
-pub fn ddir_object(job: &JobStats, ddir: usize, group: &GroupStats) -> Value {
+pub fn ddir_object(job: &JobStats, ddir: usize, group: &GroupStats, flavor: Flavor) -> Value {
     let d = &job.dirs[ddir];
+    let list = |on: bool| on.then_some(job.percentile_list.as_slice());
     let mut m = Map::new();
     m.insert("io_bytes".into(), Value::from(d.io_bytes));
     m.insert("io_kbytes".into(), Value::from(d.io_bytes / 1024));
@@ -72,12 +92,12 @@ pub fn ddir_object(job: &JobStats, ddir: usize, group: &GroupStats) -> Value {
     m.insert("total_ios".into(), Value::from(d.total_ios));
     m.insert("short_ios".into(), Value::from(d.short_ios));
     m.insert("drop_ios".into(), Value::from(d.drop_ios));
-    m.insert("slat_ns".into(), lat_object(&d.slat, None));
-    m.insert(
-        "clat_ns".into(),
-        lat_object(&d.clat, Some(&job.percentile_list)),
-    );
-    m.insert("lat_ns".into(), lat_object(&d.lat, None));
+    let slat = lat_object(&d.slat, list(job.slat_percentiles), flavor);
+    m.insert("slat_ns".into(), slat);
+    let clat = lat_object(&d.clat, list(job.clat_percentiles), flavor);
+    m.insert("clat_ns".into(), clat);
+    let lat = lat_object(&d.lat, list(job.lat_percentiles), flavor);
+    m.insert("lat_ns".into(), lat);
     let bw = job.bw_samples(ddir);
     let agg = if bw.samples > 0 {
         group.agg_percent(ddir, bw.mean)
@@ -108,7 +128,7 @@ fn keyed(keys: &[&str], values: &[f64]) -> Value {
 }
 
 /// One element of `jobs[]`. Kernel-free analogue of fio's `show_thread_status_json()`.
-pub fn job_object(job: &JobStats, group: &GroupStats) -> Value {
+pub fn job_object(job: &JobStats, group: &GroupStats, flavor: Flavor) -> Value {
     let mut m = Map::new();
     m.insert("jobname".into(), Value::from(job.name.as_str()));
     m.insert("groupid".into(), Value::from(job.groupid));
@@ -117,11 +137,14 @@ pub fn job_object(job: &JobStats, group: &GroupStats) -> Value {
     m.insert("elapsed".into(), Value::from(job.elapsed_s()));
     m.insert("job options".into(), options_object(&job.options));
     for (ddir, name) in DIR_NAMES.iter().enumerate() {
-        m.insert((*name).into(), ddir_object(job, ddir, group));
+        m.insert((*name).into(), ddir_object(job, ddir, group, flavor));
     }
     let mut sync = Map::new();
     sync.insert("total_ios".into(), Value::from(job.sync.count()));
-    sync.insert("lat_ns".into(), lat_object(&job.sync, None));
+    // fio reports the sync series' percentiles if either clat or lat percentiles are on.
+    let on = job.clat_percentiles || job.lat_percentiles;
+    let sync_list = on.then_some(job.percentile_list.as_slice());
+    sync.insert("lat_ns".into(), lat_object(&job.sync, sync_list, flavor));
     m.insert("sync".into(), Value::Object(sync));
     m.insert("job_runtime".into(), Value::from(job.runtime_ms()));
     m.insert("usr_cpu".into(), float(job.usr_cpu));
@@ -154,6 +177,11 @@ pub fn job_object(job: &JobStats, group: &GroupStats) -> Value {
 
 /// The whole document as a JSON value, keys in fio's order.
 pub fn to_value(run: &RunResult) -> Value {
+    to_value_as(run, JSON)
+}
+
+/// The whole document in `flavor` (`json` or `json+`) as a JSON value.
+pub fn to_value_as(run: &RunResult, flavor: Flavor) -> Value {
     let groups = run.groups();
     let mut top = Map::new();
     top.insert("fio version".into(), Value::from(run.fio_version.as_str()));
@@ -172,7 +200,7 @@ pub fn to_value(run: &RunResult) -> Value {
                 .find(|g| g.groupid == job.groupid)
                 .cloned()
                 .unwrap_or_default();
-            job_object(job, &group)
+            job_object(job, &group, flavor)
         })
         .collect();
     top.insert("jobs".into(), Value::Array(jobs));
@@ -300,6 +328,11 @@ pub fn write_value<W: Write>(value: &Value, w: &mut W) -> io::Result<()> {
 /// Writes the run as fio's JSON document.
 pub fn write_json<W: Write>(run: &RunResult, w: &mut W) -> io::Result<()> {
     write_value(&to_value(run), w)
+}
+
+/// Writes the run as fio's `json+` document: `json` with each histogram's `bins`.
+pub fn write_json_plus<W: Write>(run: &RunResult, w: &mut W) -> io::Result<()> {
+    write_value(&to_value_as(run, JSON_PLUS), w)
 }
 
 /// The run as fio's JSON document, newline-terminated.

@@ -169,6 +169,12 @@ impl LatStat {
             .collect()
     }
 
+    /// Occupied buckets as `(lowest value, count)`, by increasing value. Each bucket's width
+    /// is a power of two aligned to it (1 below 2048, `2^(m-10)` in `[2^m, 2^(m+1))`).
+    pub fn buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.buckets.iter().map(|(&lowest, &count)| (lowest, count))
+    }
+
     /// Occupied histogram buckets (the series' memory, apart from a fixed 40 bytes).
     pub fn occupied_buckets(&self) -> usize {
         self.buckets.len()

@@ -225,6 +225,11 @@ pub struct JobStats {
     pub error: i32,
     /// Percentiles to report, as fio's `percentile_list`.
     pub percentile_list: Vec<f64>,
+    /// Which series report percentiles (and json+ bins): fio's `slat_percentiles` (default
+    /// off), `clat_percentiles` (on) and `lat_percentiles` (off).
+    pub slat_percentiles: bool,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
     /// Options echoed as `"job options"`, in the order the job file gave them.
     pub options: Vec<(String, String)>,
     /// Per direction, indexed by [`DDIR_READ`], [`DDIR_WRITE`], [`DDIR_TRIM`].
@@ -273,6 +278,9 @@ impl JobStats {
             pid: 0,
             error: 0,
             percentile_list: percentile_list.to_vec(),
+            slat_percentiles: false,
+            clat_percentiles: true,
+            lat_percentiles: false,
             options: Vec::new(),
             dirs: Default::default(),
             sync: LatStat::new(),
@@ -307,6 +315,9 @@ impl JobStats {
     /// The empty record of one clone of `spec`, keeping the log files the job asked for.
     pub fn for_job(spec: &iosched_workload::JobSpec) -> JobStats {
         let mut stats = JobStats::new(&spec.name, spec.group_id, &spec.percentile_list);
+        stats.slat_percentiles = spec.slat_percentiles;
+        stats.clat_percentiles = spec.clat_percentiles;
+        stats.lat_percentiles = spec.lat_percentiles;
         let request = LogRequest {
             bw: spec.log_bw.clone(),
             iops: spec.log_iops.clone(),

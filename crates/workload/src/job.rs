@@ -383,6 +383,11 @@ pub struct JobSpec {
 
     /// `percentile_list`, in percent.
     pub percentile_list: Vec<f64>,
+    /// `slat_percentiles`, `clat_percentiles`, `lat_percentiles`: which latency series report
+    /// percentiles (and `--output-format=json+` bins).
+    pub slat_percentiles: bool,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
 
     /// `description=`, echoed in fio's JSON.
     pub description: Option<String>,
@@ -493,6 +498,9 @@ impl JobSpec {
                 1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5,
                 99.9, 99.95, 99.99,
             ],
+            slat_percentiles: false,
+            clat_percentiles: true,
+            lat_percentiles: false,
             description: None,
             options: Vec::new(),
             replay: None,

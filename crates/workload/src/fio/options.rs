@@ -1122,6 +1122,21 @@ fn apply_percentile_list(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+fn apply_slat_percentiles(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.slat_percentiles = a.bool01()?;
+    Ok(())
+}
+
+fn apply_clat_percentiles(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.clat_percentiles = a.bool01()?;
+    Ok(())
+}
+
+fn apply_lat_percentiles(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.lat_percentiles = a.bool01()?;
+    Ok(())
+}
+
 fn apply_stonewall(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     d.spec.stonewall = a.flag()?;
     Ok(())
@@ -1450,6 +1465,9 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     opt("do_verify", &[], Bool, apply_do_verify),
     opt("verify_only", &[], Set, apply_verify_only),
     opt("percentile_list", &[], Text, apply_percentile_list),
+    opt("slat_percentiles", &[], Bool, apply_slat_percentiles),
+    opt("clat_percentiles", &[], Bool, apply_clat_percentiles),
+    opt("lat_percentiles", &[], Bool, apply_lat_percentiles),
     opt("stonewall", &["wait_for_previous"], Set, apply_stonewall),
     opt("new_group", &[], Set, apply_new_group),
     opt("wait_for", &[], Text, apply_wait_for),
@@ -1491,9 +1509,6 @@ pub(crate) static OPTIONS: &[OptDef] = &[
         Enum(&["tausworthe", "lfsr", "tausworthe64"]),
     ),
     ignored("unit_base", &[], Int),
-    ignored("clat_percentiles", &[], Bool),
-    ignored("lat_percentiles", &[], Bool),
-    ignored("slat_percentiles", &[], Bool),
     ignored("significant_figures", &[], Int),
     ignored("exec_prerun", &[], Text),
     ignored("exec_postrun", &[], Text),

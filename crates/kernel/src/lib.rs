@@ -1,0 +1,321 @@
+//! # iosched-kernel
+//!
+//! `iosched kernel`'s driver: the jobs iosched runs, run instead by fio against one of the
+//! kernel's own blk-mq schedulers (`bfq`, `mq-deadline`, `kyber`, `none`) on a real block
+//! device, so that the engine and the simulator can be set beside the real thing.
+//!
+//! [`run`] checks the device (a block device, not in use unless forced), switches its
+//! scheduler, `nr_requests` and tunables ([`sysfs`]), makes the jobs' cgroups with their
+//! weights ([`cgroups`]), writes fio a job file with every clone on the bytes the engine
+//! would use ([`jobfile`]), runs fio under a SIGINT watchdog ([`supervise`]), puts the
+//! device back, and only then returns: fio's report (its JSON with an `iosched` object
+//! added, or its normal or terse text), what was put back, and whether the run was
+//! interrupted. Whatever happens — success, an error, Ctrl-C, a fio deaf to Ctrl-C — the
+//! scheduler, its tunables and the cgroups are as they were when `run` returns.
+//!
+//! ```no_run
+//! use std::sync::atomic::AtomicBool;
+//! use iosched_kernel::{FioBinary, FioFormat, FioReport, KernelRun, KernelScheduler};
+//! use iosched_workload::fio::{parse_files, ParseContext};
+//!
+//! let run = KernelRun {
+//!     fio: FioBinary::find("fio")?,
+//!     jobs: parse_files(&["jobs.fio"], &ParseContext::default())?,
+//!     device: "/dev/loop0".to_string(),
+//!     scheduler: KernelScheduler::from_name("bfq")?,
+//!     tunables: vec![("slice_idle".to_string(), "0".to_string())],
+//!     nr_requests: None,
+//!     seed: 1,
+//!     force: false,
+//!     format: FioFormat::Json,
+//! };
+//! let outcome = iosched_kernel::run(&run, &AtomicBool::new(false))?;
+//! if let FioReport::Json(json) = &outcome.report {
+//!     println!("{}", json["iosched"]["cgroups"]);
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![forbid(unsafe_code)]
+
+pub mod cgroups;
+mod error;
+pub mod jobfile;
+mod report;
+pub mod supervise;
+pub mod sysfs;
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use iosched_engine::{safety, target, Target, TargetKind};
+use iosched_workload::layout::{lay_out, Layout};
+use iosched_workload::JobSet;
+
+pub use cgroups::CgroupGuard;
+pub use error::{killed_note, Interruption, KernelError};
+pub use supervise::{FioBinary, FIO_EXIT_GRACE};
+pub use sysfs::{KernelScheduler, QueueGuard};
+
+/// fio's output formats, as `--output-format` names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FioFormat {
+    Json,
+    Normal,
+    Terse,
+}
+
+impl FioFormat {
+    fn fio_name(self) -> &'static str {
+        match self {
+            FioFormat::Json => "json",
+            FioFormat::Normal => "normal",
+            FioFormat::Terse => "terse",
+        }
+    }
+}
+
+/// One kernel run: the jobs, where and under which scheduler fio runs them.
+#[derive(Clone, Debug)]
+pub struct KernelRun {
+    pub jobs: JobSet,
+    /// The block device (`/dev/loop0`); writing jobs overwrite their ranges of it.
+    pub device: String,
+    pub scheduler: KernelScheduler,
+    /// Tunables under `queue/iosched/`, by their sysfs names, written as given.
+    pub tunables: Vec<(String, String)>,
+    /// `queue/nr_requests`, written after the scheduler (selecting one resets it).
+    pub nr_requests: Option<String>,
+    /// Seed of the layout, as `iosched run --seed`: the engine's bytes for the same seed.
+    pub seed: u64,
+    /// Write even to a device that is mounted, partitioned or carries a file system.
+    pub force: bool,
+    pub fio: FioBinary,
+    pub format: FioFormat,
+}
+
+/// fio's report of the run.
+#[derive(Clone, Debug)]
+pub enum FioReport {
+    /// fio's JSON with the `iosched` object added.
+    Json(serde_json::Value),
+    /// fio's normal or terse output, as fio wrote it.
+    Text(String),
+}
+
+/// What was put back after the run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Restored {
+    /// The scheduler selected again.
+    pub scheduler: Option<String>,
+    /// How many of its tunables were written back.
+    pub tunables: usize,
+    /// `queue/nr_requests` written back, when the run changed it.
+    pub nr_requests: Option<String>,
+    /// Cgroup directories removed.
+    pub cgroups_removed: usize,
+    /// What could not be put back.
+    pub warnings: Vec<String>,
+}
+
+/// A finished (or interrupted but reported) kernel run.
+#[derive(Clone, Debug)]
+pub struct KernelOutcome {
+    pub report: FioReport,
+    /// What fio wrote to stderr.
+    pub fio_stderr: String,
+    /// Ctrl-C stopped fio: the report is partial.
+    pub interrupted: bool,
+    /// Set when fio ignored the SIGINT and the watchdog killed it that long after.
+    pub killed_after: Option<Duration>,
+    pub restored: Restored,
+    /// Set-up warnings (a cgroup without a writable weight file) and restore failures.
+    pub warnings: Vec<String>,
+}
+
+/// Runs the jobs with fio on the device under the kernel's scheduler, then puts the device
+/// back. `stop` is the SIGINT flag: when it is set fio is interrupted (and killed if it has
+/// not exited [`FIO_EXIT_GRACE`] later) and the run reports what fio measured.
+pub fn run(run: &KernelRun, stop: &AtomicBool) -> Result<KernelOutcome, KernelError> {
+    let target = block_device(&run.device, run.force)?;
+    let layout =
+        lay_out(&run.jobs.jobs, target.capacity_bytes, run.seed).map_err(KernelError::Layout)?;
+    let disk = target.disk.clone().unwrap_or_default();
+    let queue_dir = PathBuf::from(format!("/sys/block/{disk}/queue"));
+    let mut queue = QueueGuard::switch(
+        &queue_dir,
+        run.scheduler,
+        run.nr_requests.as_deref(),
+        &run.tunables,
+    )?;
+    let (nr_requests, tunables) = queue.applied();
+    let cgroup_root = format!("iosched-{}", std::process::id());
+    let mut cgroups = CgroupGuard::set_up(&run.jobs, &cgroup_root)?;
+    let fio = run_fio(run, &layout, &cgroup_root, stop)?;
+    let mut restored = Restored::default();
+    cgroups.restore(&mut restored);
+    queue.restore(&mut restored);
+    let facts = report::RunFacts {
+        scheduler: run.scheduler.sysfs_name(),
+        device: &run.device,
+        target: &target,
+        previous_scheduler: queue.previous_scheduler().map(str::to_string),
+        nr_requests,
+        tunables,
+        fio_version: &run.fio.version,
+        weights: std::mem::take(&mut cgroups.weights),
+        weights_applied: cgroups.weights_applied,
+        interrupted: stop.load(Ordering::Relaxed),
+    };
+    let mut warnings = std::mem::take(&mut cgroups.warnings);
+    warnings.extend(restored.warnings.iter().cloned());
+    let clone_jobs: Vec<usize> = layout.clones.iter().map(|c| c.job).collect();
+    let report = match fio_report(run, &fio, &clone_jobs, facts) {
+        Ok(report) => report,
+        Err(error) => {
+            // No outcome to carry them.
+            warn(&warnings);
+            return Err(error);
+        }
+    };
+    Ok(KernelOutcome {
+        report,
+        fio_stderr: fio.stderr,
+        interrupted: stop.load(Ordering::Relaxed),
+        killed_after: fio.finished.killed_after,
+        restored,
+        warnings,
+    })
+}
+
+/// Prints warnings that no outcome will carry (the run ended in an error): the device's
+/// state must not go unmentioned.
+pub(crate) fn warn(warnings: &[String]) {
+    for warning in warnings {
+        eprintln!("iosched: warning: {warning}");
+    }
+}
+
+/// The device, probed: a block device that may be written (or `force`).
+fn block_device(device: &str, force: bool) -> Result<Target, KernelError> {
+    let target = target::probe(device).map_err(KernelError::Target)?;
+    if target.kind != TargetKind::BlockDevice {
+        return Err(KernelError::NotBlockDevice {
+            path: device.to_string(),
+        });
+    }
+    if !force {
+        if let Some(reason) = safety::refusal(&target) {
+            return Err(KernelError::Refused {
+                path: device.to_string(),
+                reason,
+            });
+        }
+    }
+    Ok(target)
+}
+
+/// A scratch directory for fio's files, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch, KernelError> {
+        let dir = std::env::temp_dir().join(format!("iosched-kernel-{}", std::process::id()));
+        fs::create_dir_all(&dir).map_err(|error| KernelError::Scratch {
+            what: "create a scratch directory",
+            error,
+        })?;
+        Ok(Scratch(dir))
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// What fio left: how it ended, its report file and its stderr.
+struct FioRun {
+    finished: supervise::Finished,
+    raw: String,
+    stderr: String,
+}
+
+/// Writes the job file and runs fio on it, unless a SIGINT came first.
+fn run_fio(
+    run: &KernelRun,
+    layout: &Layout,
+    cgroup_root: &str,
+    stop: &AtomicBool,
+) -> Result<FioRun, KernelError> {
+    let scratch = Scratch::new()?;
+    let job_path = scratch.path("jobs.fio");
+    let text = jobfile::job_file(&run.jobs, layout, &run.device, cgroup_root);
+    fs::write(&job_path, text).map_err(|error| KernelError::Scratch {
+        what: "write the generated job file",
+        error,
+    })?;
+    if stop.load(Ordering::Relaxed) {
+        return Err(KernelError::Interrupted {
+            when: Interruption::BeforeFio,
+            killed_after: None,
+        });
+    }
+    let output = scratch.path("fio.out");
+    let args = fio_args(run.format, &output, &job_path);
+    let stderr_path = scratch.path("fio.err");
+    let finished = supervise::run_fio(&run.fio, &args, &stderr_path, stop)?;
+    Ok(FioRun {
+        finished,
+        raw: fs::read_to_string(&output).unwrap_or_default(),
+        stderr: fs::read_to_string(&stderr_path).unwrap_or_default(),
+    })
+}
+
+fn fio_args(format: FioFormat, output: &Path, job_path: &Path) -> Vec<OsString> {
+    let mut output_arg = OsString::from("--output=");
+    output_arg.push(output);
+    vec![
+        format!("--output-format={}", format.fio_name()).into(),
+        output_arg,
+        job_path.into(),
+    ]
+}
+
+/// fio's report, or why there is none: fio failed, or was interrupted before it reported.
+fn fio_report(
+    run: &KernelRun,
+    fio: &FioRun,
+    clone_jobs: &[usize],
+    facts: report::RunFacts,
+) -> Result<FioReport, KernelError> {
+    let interrupted = facts.interrupted;
+    if !fio.finished.status.success() && !interrupted {
+        return Err(KernelError::FioFailed {
+            status: fio.finished.status,
+            stderr: fio.stderr.clone(),
+        });
+    }
+    let raw = &fio.raw;
+    let nothing = raw.trim().is_empty() || (run.format == FioFormat::Json && !raw.contains('{'));
+    if interrupted && nothing {
+        return Err(KernelError::Interrupted {
+            when: Interruption::NothingReported,
+            killed_after: fio.finished.killed_after,
+        });
+    }
+    match run.format {
+        FioFormat::Json => {
+            report::with_iosched(raw, &run.jobs, clone_jobs, facts).map(FioReport::Json)
+        }
+        FioFormat::Normal | FioFormat::Terse => Ok(FioReport::Text(raw.clone())),
+    }
+}
