@@ -4,11 +4,11 @@
 //!
 //! Tests that need root, loop devices or a tool this machine lacks print `SKIPPED: ...`.
 
-mod support;
+mod common;
 
 use std::process::Command;
 
-use support::{iosched, is_root, len_of, skip, stderr_of, tool_available, Loop, Mount, Scratch};
+use common::{iosched, is_root, len_of, skip, stderr_of, tool_available, Loop, Mount, Scratch};
 
 /// A sequential read job of `size` from `offset`.
 fn read_job(scratch: &Scratch, size: &str, offset: &str) -> String {

@@ -16,7 +16,7 @@ use iosched_kernel::{
     killed_note, FioBinary, FioFormat, FioReport, KernelError, KernelOutcome, KernelRun,
     KernelScheduler,
 };
-use iosched_workload::fio::{self, ParseContext};
+use iosched_workload::fio;
 
 use super::run::{parse_set, take_nr_requests, OutputFormat};
 use super::{CmdResult, Failure};
@@ -74,7 +74,7 @@ fn describe(args: KernelArgs) -> Result<(KernelRun, Option<PathBuf>), Failure> {
     let mut tunables = parse_set(&args.set)?;
     let nr_requests = take_nr_requests(&mut tunables);
     let fio = FioBinary::find(&args.fio).map_err(failure)?;
-    let jobs = fio::parse_files(&args.jobfiles, &ParseContext::from_process_env())
+    let jobs = fio::parse_files(&args.jobfiles, &iosched_engine::host::parse_context())
         .map_err(Failure::input)?;
     let format = match args.output_format {
         OutputFormat::Json => FioFormat::Json,

@@ -3,14 +3,13 @@
 pub mod calibrate;
 pub mod compare;
 pub mod conformance;
-pub mod engine_run;
 pub mod kernel;
 pub mod list;
+pub mod output;
 pub mod plot;
 pub mod replay;
 pub mod reproduce;
 pub mod run;
-pub mod sinks;
 
 /// An error with the exit status it deserves: 2 for bad input or usage, 1 for a run that
 /// failed.

@@ -13,17 +13,16 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context};
 use clap::Args;
-use iosched_core::NoTrace;
+use std::sync::atomic::AtomicBool;
+
+use iosched_driver::spec::Outputs;
+use iosched_lab::run::{CommandLine, Hooks, RunError};
 use iosched_report::stats::JobStats;
-use iosched_sim::device::file::load_device_file;
-use iosched_sim::device::{preset, presets};
-use iosched_sim::{SimConfig, Simulation};
-use iosched_workload::fio::{self, ParseContext};
+use iosched_workload::fio::JobSource;
 use iosched_workload::replay::{ReplayLog, TraceIo};
-use iosched_workload::JobSpec;
 use serde_json::{json, Value};
 
-use super::run::{parse_set, OutputFormat};
+use super::run::{run_failure, settings, OutputFormat};
 use super::{CmdResult, Failure};
 
 #[derive(Args, Debug)]
@@ -199,69 +198,52 @@ fn job_clat_ms(stats: &JobStats) -> f64 {
     sum / count.max(1) as f64 / 1e6
 }
 
-/// Runs the replay's jobs under `scheduler`, simulated or on the real target.
-fn run_one(args: &ReplayArgs, jobs: &[JobSpec], scheduler: &str) -> Result<Outcome, Failure> {
-    let names = |clone_jobs: &[usize], clones: Vec<JobStats>| -> Vec<(String, JobStats)> {
-        clone_jobs
-            .iter()
-            .zip(clones)
-            .map(|(&job, stats)| (jobs[job].name.clone(), stats))
-            .collect()
-    };
-    let model_file = args.device.ends_with(".toml");
-    if args.device.contains('/') && !model_file {
-        let config = iosched_engine::EngineConfig {
-            scheduler: scheduler.to_string(),
-            tunables: parse_set(&args.set)?,
-            seed: args.seed,
-            force: args.force,
-            check: false,
-            ..iosched_engine::EngineConfig::default()
-        };
-        let stop = iosched_engine::signal::install_sigint();
-        let engine =
-            iosched_engine::Engine::new(jobs, &args.device, config).map_err(Failure::input)?;
-        let outcome = engine
-            .run_traced(stop, &mut NoTrace)
-            .map_err(Failure::run)?;
-        return Ok(Outcome {
-            scheduler: scheduler.to_string(),
-            elapsed_ns: outcome.elapsed_ns,
-            jobs: names(&outcome.clone_jobs, outcome.clones),
-        });
-    }
-    let device = if model_file {
-        load_device_file(&args.device)
-            .with_context(|| "--device")
-            .map_err(Failure::input)?
-    } else {
-        preset(&args.device).ok_or_else(|| {
-            let known: Vec<&str> = presets().iter().map(|p| p.name).collect();
-            Failure::input(anyhow!(
-                "--device '{}': no such device preset (known: {})",
-                args.device,
-                known.join(", ")
-            ))
-        })?
-    };
-    let (fs_knobs, tunables): (Vec<_>, Vec<_>) = parse_set(&args.set)?
-        .into_iter()
-        .partition(|(name, _)| iosched_sim::fs::FsConfig::is_knob(name));
-    let config = SimConfig {
+/// Runs the replay's job file under `scheduler`, simulated or on the real target.
+fn run_one(args: &ReplayArgs, text: &str, scheduler: &str) -> Result<Outcome, Failure> {
+    let spec = iosched_lab::run::spec_from(CommandLine {
+        jobs: vec![JobSource {
+            origin: "<replay>".to_string(),
+            text: text.to_string(),
+        }],
+        device: args.device.clone(),
         scheduler: scheduler.to_string(),
-        tunables,
+        settings: settings(&args.set)?,
+        mem: None,
         seed: args.seed,
-        fs_knobs,
-        ..SimConfig::default()
+        uptime_s: iosched_core::DEFAULT_UPTIME_NS / iosched_core::NSEC_PER_SEC,
+        check: false,
+        force: args.force,
+        outputs: Outputs::default(),
+    })
+    .map_err(run_failure)?;
+    let never = AtomicBool::new(false);
+    let stop = if spec.target.is_simulated() {
+        &never
+    } else {
+        iosched_engine::signal::install_sigint()
     };
-    let simulation = Simulation::new(jobs, device, config).map_err(Failure::input)?;
-    let outcome = simulation
-        .run(&mut NoTrace, &mut |_| {})
-        .map_err(Failure::run)?;
+    let finished = iosched_lab::run::execute(
+        &spec,
+        &mut Hooks {
+            notify: &mut |line| eprintln!("iosched: {line}"),
+            progress: &mut |_| {},
+            stop,
+        },
+    )
+    .map_err(|error| match error {
+        RunError::Parse(e) => Failure::input(anyhow!("{e} (from --assign or the capture)")),
+        other => run_failure(other),
+    })?;
+    let outcome = finished.outcome();
     Ok(Outcome {
         scheduler: scheduler.to_string(),
-        elapsed_ns: outcome.sim_time_ns,
-        jobs: names(&outcome.clone_jobs, outcome.clones),
+        elapsed_ns: outcome.end_ns,
+        jobs: outcome
+            .clone_jobs
+            .iter()
+            .zip(&outcome.clones)
+            .map(|(&job, stats)| (finished.jobs.jobs[job].name.clone(), stats.clone()))
+            .collect(),
     })
 }
 
@@ -280,15 +262,10 @@ pub fn run(args: ReplayArgs) -> CmdResult {
             .with_context(|| format!("--jobfile {}", path.display()))
             .map_err(Failure::input)?;
     }
-    let set = fio::parse_str(&text, "<replay>", &ParseContext::from_process_env())
-        .map_err(|e| Failure::input(anyhow!("{e} (from --assign or the capture)")))?;
-    for warning in &set.warnings {
-        eprintln!("iosched: warning: {warning}");
-    }
     let outcomes = args
         .scheduler
         .iter()
-        .map(|scheduler| run_one(&args, &set.jobs, scheduler))
+        .map(|scheduler| run_one(&args, &text, scheduler))
         .collect::<Result<Vec<_>, _>>()?;
     let mode = match (args.closed_loop, args.no_stall) {
         (true, _) => "closed loop",

@@ -23,6 +23,7 @@
 mod complete;
 mod dispatch;
 mod process;
+pub mod spec;
 mod submit;
 
 use std::collections::{BTreeMap, VecDeque};

@@ -26,13 +26,10 @@ use std::time::Instant;
 
 use io_uring::{types, IoUring};
 use iosched_core::{
-    new_elevator, CgroupId, DeviceInfo, Elevator, RequestId, ServiceSummary, Time, Trace,
-    TunableValue, Uptime, DEFAULT_UPTIME_NS,
+    new_elevator, CgroupId, DeviceInfo, Elevator, RequestId, Time, Trace, Uptime, DEFAULT_UPTIME_NS,
 };
-use iosched_driver::Driver;
-use iosched_report::stats::{DiskStats, JobStats};
+use iosched_driver::{Driver, Outcome};
 use iosched_workload::generator::FileRegion;
-use iosched_workload::layout::Layout;
 use iosched_workload::pattern::Pattern;
 use iosched_workload::{JobSpec, RwMode};
 
@@ -92,23 +89,13 @@ pub struct VerifyFailure {
     pub message: String,
 }
 
-/// What a finished (or interrupted) run hands back.
+/// What a finished (or interrupted) run hands back: the driver's [`Outcome`] (its fields
+/// read through `Deref`) and what only a real run knows.
 #[derive(Debug)]
 pub struct EngineOutcome {
-    /// One entry per job clone, in job order.
-    pub clones: Vec<JobStats>,
-    /// Each clone's job index.
-    pub clone_jobs: Vec<usize>,
-    /// Each clone's cgroup path.
-    pub clone_cgroups: Vec<String>,
-    pub disk: DiskStats,
-    /// Time from the start to the last job's end.
+    pub run: Outcome,
+    /// Time from the start to the last job's end (`run.end_ns`).
     pub elapsed_ns: Time,
-    pub tunables: Vec<TunableValue>,
-    pub summary: Vec<ServiceSummary>,
-    /// What the clones of jobs with `write_iolog` issued (fio's iolog).
-    pub issued: iosched_workload::issue_log::IssueLog,
-    pub layout: Layout,
     pub verify_failures: Vec<VerifyFailure>,
     /// I/O errors and short transfers, one line each (`job 'x': read at 4096: EIO`).
     pub io_errors: Vec<String>,
@@ -438,23 +425,17 @@ impl<'a> Engine<'a> {
             });
         let requests = drv.requests;
         let outcome = drv.finish(name);
-        let mut clones = outcome.clones;
+        let mut outcome = outcome;
+        let clones = &mut outcome.clones;
         let run_s = outcome.end_ns.max(1) as f64 / 1e9;
-        for stats in &mut clones {
+        for stats in clones.iter_mut() {
             // One thread serves every job: each reports the process's CPU share.
             stats.usr_cpu = usr_cpu_ns as f64 / 1e9 * 100.0 / run_s;
             stats.sys_cpu = sys_cpu_ns as f64 / 1e9 * 100.0 / run_s;
         }
         Ok(EngineOutcome {
-            clone_jobs: outcome.clone_jobs,
-            clone_cgroups: outcome.clone_cgroups,
-            clones,
-            disk: outcome.disk,
             elapsed_ns: outcome.end_ns,
-            tunables: outcome.tunables,
-            summary: outcome.summary,
-            issued: outcome.issued,
-            layout: outcome.layout,
+            run: outcome,
             verify_failures: std::mem::take(&mut back.verify_failures),
             io_errors: std::mem::take(&mut back.io_errors),
             interrupted: back.stopping,
@@ -467,6 +448,14 @@ impl<'a> Engine<'a> {
             fixed_buffers: back.fixed_buffers,
             queue_depth: back.queue_depth,
         })
+    }
+}
+
+impl std::ops::Deref for EngineOutcome {
+    type Target = Outcome;
+
+    fn deref(&self) -> &Outcome {
+        &self.run
     }
 }
 

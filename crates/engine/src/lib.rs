@@ -31,6 +31,7 @@ pub mod buffer;
 pub mod checksum;
 pub mod engine;
 pub mod error;
+pub mod host;
 mod io;
 pub mod safety;
 mod setup;

@@ -155,6 +155,8 @@ pub fn run(run: &KernelRun, stop: &AtomicBool) -> Result<KernelOutcome, KernelEr
     let cgroup_root = format!("iosched-{}", std::process::id());
     let mut cgroups = CgroupGuard::set_up(&run.jobs, &cgroup_root)?;
     let fio = run_fio(run, &layout, &cgroup_root, stop)?;
+    // Read once: a SIGINT arriving while the report is put together changes nothing.
+    let interrupted = stop.load(Ordering::Relaxed);
     let mut restored = Restored::default();
     cgroups.restore(&mut restored);
     queue.restore(&mut restored);
@@ -168,7 +170,7 @@ pub fn run(run: &KernelRun, stop: &AtomicBool) -> Result<KernelOutcome, KernelEr
         fio_version: &run.fio.version,
         weights: std::mem::take(&mut cgroups.weights),
         weights_applied: cgroups.weights_applied,
-        interrupted: stop.load(Ordering::Relaxed),
+        interrupted,
     };
     let mut warnings = std::mem::take(&mut cgroups.warnings);
     warnings.extend(restored.warnings.iter().cloned());
@@ -184,7 +186,7 @@ pub fn run(run: &KernelRun, stop: &AtomicBool) -> Result<KernelOutcome, KernelEr
     Ok(KernelOutcome {
         report,
         fio_stderr: fio.stderr,
-        interrupted: stop.load(Ordering::Relaxed),
+        interrupted,
         killed_after: fio.finished.killed_after,
         restored,
         warnings,

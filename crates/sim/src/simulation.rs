@@ -17,11 +17,10 @@
 use std::fmt;
 
 use iosched_core::{
-    new_elevator, CgroupId, DeviceInfo, Elevator, RequestId, ServiceSummary, Time, Trace,
-    TunableError, TunableValue, Uptime, DEFAULT_UPTIME_NS, SECTOR_SIZE,
+    new_elevator, CgroupId, DeviceInfo, Elevator, RequestId, Time, Trace, TunableError, Uptime,
+    DEFAULT_UPTIME_NS, SECTOR_SIZE,
 };
-use iosched_driver::{Backend, Driver, InFlight, UnitDone};
-use iosched_report::stats::{DiskStats, JobStats};
+use iosched_driver::{Backend, Driver, InFlight, Outcome, UnitDone};
 use iosched_workload::generator::IoUnit;
 use iosched_workload::rng::Rng;
 use iosched_workload::JobSpec;
@@ -29,7 +28,7 @@ use iosched_workload::JobSpec;
 use crate::device::{Command, Device};
 use crate::event::{Event, EventQueue};
 use crate::fs::FsTag;
-use crate::layout::{lay_out, Layout, LayoutError};
+use crate::layout::{lay_out, LayoutError};
 
 /// How a simulation is set up besides its jobs and device.
 #[derive(Clone, Debug)]
@@ -120,26 +119,24 @@ impl fmt::Display for SimError {
 
 impl std::error::Error for SimError {}
 
-/// What a finished simulation hands back.
+/// What a finished simulation hands back: the driver's [`Outcome`] (its fields read through
+/// `Deref`) and what only a simulation knows.
 #[derive(Debug)]
 pub struct SimOutcome {
-    /// One entry per job clone, in job order.
-    pub clones: Vec<JobStats>,
-    /// For each clone, its job's index.
-    pub clone_jobs: Vec<usize>,
-    pub disk: DiskStats,
-    /// Virtual time at which the last job finished.
+    pub run: Outcome,
+    /// Virtual time at which the last job finished (`run.end_ns`).
     pub sim_time_ns: Time,
     pub events: u64,
-    pub tunables: Vec<TunableValue>,
-    pub summary: Vec<ServiceSummary>,
-    /// What the clones of jobs with `write_iolog` issued (fio's iolog).
-    pub issued: iosched_workload::issue_log::IssueLog,
-    pub layout: Layout,
-    /// Cgroup path of each clone.
-    pub clone_cgroups: Vec<String>,
     /// Page cache, writeback and journal results, when a job was buffered.
     pub fs: Option<crate::fs::FsOutcome>,
+}
+
+impl std::ops::Deref for SimOutcome {
+    type Target = Outcome;
+
+    fn deref(&self) -> &Outcome {
+        &self.run
+    }
 }
 
 /// What the simulator keeps with a request: the file system's tag for its own requests.
@@ -284,16 +281,9 @@ impl<'a> Simulation<'a> {
         let fs = back.fs.as_ref().map(|fs| fs.outcome());
         let outcome = drv.finish(back.device.name().to_string());
         Ok(SimOutcome {
-            clones: outcome.clones,
-            clone_jobs: outcome.clone_jobs,
-            disk: outcome.disk,
             sim_time_ns: outcome.end_ns,
+            run: outcome,
             events: back.events.processed(),
-            tunables: outcome.tunables,
-            summary: outcome.summary,
-            issued: outcome.issued,
-            layout: outcome.layout,
-            clone_cgroups: outcome.clone_cgroups,
             fs,
         })
     }

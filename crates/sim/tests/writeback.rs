@@ -92,7 +92,10 @@ fn end_fsync_writes_every_dirty_page_exactly_once() {
             ],
             &mut Witness::default(),
         );
-        let fs = outcome.fs.expect("buffered job: file system active");
+        let fs = outcome
+            .fs
+            .as_ref()
+            .expect("buffered job: file system active");
         assert_eq!(fs.dirty_pages_at_end, 0, "{flusher}");
         assert_eq!(fs.pages_written_back, fs.pages_dirtied, "{flusher}");
         // IO-less: one writer's step (a page here). ≤ 3.1: a writer that wrote its chunk
@@ -173,7 +176,7 @@ fn dbench_client_truncation_drops_dirty_pages() {
     spec.runtime_ns = Some(3 * NSEC_PER_SEC);
     spec.end_fsync = true;
     let outcome = run(&[spec], &[("mem", "256m")], &mut Witness::default());
-    let fs = outcome.fs.expect("buffered job");
+    let fs = outcome.fs.as_ref().expect("buffered job");
     assert!(fs.pages_cancelled > 0, "{fs:?}");
     assert_eq!(fs.dirty_pages_at_end, 0);
     assert_eq!(
@@ -197,7 +200,7 @@ fn fsync_returns_after_data_and_journal_commit() {
     spec.fsync = 1;
     let mut witness = Witness::default();
     let outcome = run(&[spec], &[], &mut witness);
-    let fs = outcome.fs.unwrap();
+    let fs = outcome.fs.as_ref().unwrap();
     // fio syncs before the next write, so 16 writes bring 15 fsyncs (none after the last).
     assert_eq!(fs.journal_commits, 15, "one commit per fsync of 16 writes");
     let job_writes: Vec<Time> = witness
@@ -254,7 +257,7 @@ fn per_bdi_flusher_appears_and_exits_after_idling() {
     later.size = Some(SizeOrPercent::Bytes(4096));
     later.startdelay_ns = (400 * NSEC_PER_SEC, 400 * NSEC_PER_SEC);
     let outcome = run(&[writer, later], &[], &mut Witness::default());
-    let fs = outcome.fs.unwrap();
+    let fs = outcome.fs.as_ref().unwrap();
     let at = |s: u64| {
         fs.series
             .iter()
@@ -287,7 +290,7 @@ fn buffered_reads_use_read_ahead_and_the_cache() {
     spec.loops = 2;
     spec.ioengine = IoEngine::Psync;
     let outcome = run(&[spec], &[], &mut Witness::default());
-    let fs = outcome.fs.unwrap();
+    let fs = outcome.fs.as_ref().unwrap();
     assert_eq!(
         outcome.disk.read_sectors * 512,
         4 << 20,
@@ -312,7 +315,10 @@ fn seed_001_mmap_randwrite_per_flusher_mode() {
         env!("CARGO_MANIFEST_DIR"),
         "/../../scenarios/001/pdflush-epitaph.fio"
     );
-    let ctx = iosched_workload::fio::ParseContext::from_process_env();
+    let ctx = iosched_workload::fio::ParseContext {
+        env: std::env::vars().collect(),
+        ..Default::default()
+    };
     let jobs = iosched_workload::fio::parse_files(&[path], &ctx).unwrap();
     let device_name = if iosched_sim::device::preset("ssd-x25e").is_some() {
         "ssd-x25e"
@@ -483,7 +489,7 @@ fn o_sync_writes_sync_before_returning() {
     let mut spec = buffered("osync", RwMode::Write, 32 << 10);
     spec.sync_writes = true;
     let outcome = run(&[spec], &[], &mut Witness::default());
-    let fs = outcome.fs.unwrap();
+    let fs = outcome.fs.as_ref().unwrap();
     assert_eq!(fs.journal_commits, 8);
     assert_eq!(fs.pages_written_back, 8);
     // Per write: the data page; per commit: descriptor, inode, bitmap and extent blocks
@@ -514,7 +520,7 @@ fn dbench_like_clients_in_a_cgroup_on_hdd_with_cfq() {
         .unwrap()
         .run(&mut witness, &mut |_| {})
         .unwrap();
-    let fs = outcome.fs.unwrap();
+    let fs = outcome.fs.as_ref().unwrap();
     assert_eq!(fs.dirty_pages_at_end, 0);
     assert!(fs.journal_commits >= 1);
     let journal_writes = witness
@@ -547,7 +553,7 @@ fn fsync_writes_pages_redirtied_under_writeback() {
             &[("mem", mem), ("flusher", "per-bdi")],
             &mut Witness::default(),
         );
-        let fs = outcome.fs.unwrap();
+        let fs = outcome.fs.as_ref().unwrap();
         assert!(fs.pages_dirtied > 0);
         assert_eq!(fs.dirty_pages_at_end, 0, "{mem}");
         assert_eq!(fs.pages_written_back, fs.pages_dirtied, "{mem}");

@@ -42,20 +42,40 @@ pub(crate) fn expand_line(line: &str, ctx: &ParseContext) -> Result<String, Stri
 
 fn expand_env(line: &str, ctx: &ParseContext) -> String {
     let mut out = String::with_capacity(line.len());
+    let rest = split_env_references(line, |literal, name| {
+        out.push_str(literal);
+        if let Some(value) = ctx.env.get(name) {
+            out.push_str(value);
+        }
+    });
+    out.push_str(rest);
+    out
+}
+
+/// Calls `each(text before, NAME)` for every `${NAME}` in `line`, in order, and returns the
+/// text after the last one.
+fn split_env_references<'a>(line: &'a str, mut each: impl FnMut(&'a str, &'a str)) -> &'a str {
     let mut rest = line;
     while let Some(start) = rest.find("${") {
         let Some(len) = rest[start..].find('}') else {
             break;
         };
-        out.push_str(&rest[..start]);
-        let name = &rest[start + 2..start + len];
-        if let Some(value) = ctx.env.get(name) {
-            out.push_str(value);
-        }
+        each(&rest[..start], &rest[start + 2..start + len]);
         rest = &rest[start + len + 1..];
     }
-    out.push_str(rest);
-    out
+    rest
+}
+
+/// The environment variables a job file's text refers to (`${NAME}`), each once, sorted: what
+/// a run description must record so the run repeats without the caller's environment.
+pub fn env_references(text: &str) -> Vec<String> {
+    let mut names = std::collections::BTreeSet::new();
+    for line in text.lines() {
+        split_env_references(line, |_, name| {
+            names.insert(name.to_string());
+        });
+    }
+    names.into_iter().collect()
 }
 
 fn replace_keywords(line: &str, ctx: &ParseContext) -> (String, bool) {
@@ -99,6 +119,12 @@ mod tests {
             expand_line("filename=${OPEN", &ctx()).unwrap(),
             "filename=${OPEN"
         );
+    }
+
+    #[test]
+    fn env_references_lists_each_name_once_and_skips_unclosed_ones() {
+        let text = "size=${SIZE}\nfilename=${DIR}/a${DIR}\n; ${COMMENTED}\nbs=${OPEN";
+        assert_eq!(env_references(text), ["COMMENTED", "DIR", "SIZE"]);
     }
 
     #[test]

@@ -38,6 +38,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 pub use error::{ParseError, ParseErrorKind};
+pub use expand::env_references;
 pub use lines::{MAX_FILE_BYTES, MAX_TOTAL_LINES};
 
 use crate::job::JobSet;
@@ -55,7 +56,7 @@ pub struct ParseContext {
     /// `$ncpus`: CPUs online.
     pub ncpus: u64,
     /// Most job clones (`numjobs` summed over the jobs) a run may have, from the memory
-    /// available on this machine ([`machine_clone_limit`]): a limit, never part of a result.
+    /// available on the machine that runs it: a limit, never part of a result.
     pub clone_limit: u64,
     /// MiB of memory the limit was taken from, for the message.
     pub available_mib: u64,
@@ -66,70 +67,24 @@ pub struct ParseContext {
 /// of a 1 s random-read job peaked at 848 MB resident in the simulator.
 pub const CLONE_BYTES_ESTIMATE: u64 = 1 << 20;
 
-/// MiB of memory available (`MemAvailable` of `/proc/meminfo`), and the clones it holds at
-/// [`CLONE_BYTES_ESTIMATE`] each; 4096 clones where it cannot be read.
-pub fn machine_clone_limit() -> (u64, u64) {
-    let available_mib = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|text| {
-            let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-            Some(kib >> 10)
-        });
-    match available_mib {
-        Some(mib) => (mib, ((mib << 20) / CLONE_BYTES_ESTIMATE).max(1)),
-        None => (4096 * (CLONE_BYTES_ESTIMATE >> 20), 4096),
-    }
-}
+/// Clones a context allows when nobody measured the machine's memory.
+pub const DEFAULT_CLONE_LIMIT: u64 = 4096;
 
 /// 4 KiB: the page size fio reports on the machines we model.
 const DEFAULT_PAGESIZE: u64 = 4096;
 
 impl ParseContext {
     /// A context with an empty environment and the given figures (tests, reproducible runs).
+    /// The clone limit is [`DEFAULT_CLONE_LIMIT`]; a driver on a real machine lowers it to
+    /// what the machine's memory holds.
     pub fn fixed(pagesize: u64, mb_memory: u64, ncpus: u64) -> ParseContext {
-        let (available_mib, clone_limit) = machine_clone_limit();
         ParseContext {
             env: BTreeMap::new(),
             pagesize,
             mb_memory,
             ncpus,
-            clone_limit,
-            available_mib,
-        }
-    }
-
-    /// The real process environment, memory size (`/proc/meminfo`) and online CPUs
-    /// (`/sys/devices/system/cpu/online`), as fio would see them. `$pagesize` is 4096.
-    pub fn from_process_env() -> ParseContext {
-        let env = std::env::vars_os()
-            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-            .collect();
-        let mb_memory = std::fs::read_to_string("/proc/meminfo")
-            .ok()
-            .and_then(|text| {
-                let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-                let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-                Some(kib / 1024)
-            })
-            .unwrap_or(1024);
-        let ncpus = std::fs::read_to_string("/sys/devices/system/cpu/online")
-            .ok()
-            .and_then(|text| count_cpu_list(text.trim()))
-            .or_else(|| {
-                std::thread::available_parallelism()
-                    .ok()
-                    .map(|n| n.get() as u64)
-            })
-            .unwrap_or(1);
-        let (available_mib, clone_limit) = machine_clone_limit();
-        ParseContext {
-            env,
-            pagesize: DEFAULT_PAGESIZE,
-            mb_memory,
-            ncpus,
-            clone_limit,
-            available_mib,
+            clone_limit: DEFAULT_CLONE_LIMIT,
+            available_mib: DEFAULT_CLONE_LIMIT * (CLONE_BYTES_ESTIMATE >> 20),
         }
     }
 }
@@ -139,21 +94,6 @@ impl Default for ParseContext {
     fn default() -> ParseContext {
         ParseContext::fixed(DEFAULT_PAGESIZE, 1024, 1)
     }
-}
-
-/// CPUs in a kernel cpu list such as `0-3,8,10-11`.
-fn count_cpu_list(list: &str) -> Option<u64> {
-    let mut n = 0;
-    for part in list.split(',').filter(|p| !p.is_empty()) {
-        n += match part.split_once('-') {
-            Some((a, b)) => b.parse::<u64>().ok()?.checked_sub(a.parse().ok()?)? + 1,
-            None => {
-                part.parse::<u64>().ok()?;
-                1
-            }
-        };
-    }
-    (n > 0).then_some(n)
 }
 
 /// Parse one job file given as text; `path` names it in errors and anchors relative
@@ -166,22 +106,50 @@ pub fn parse_str(text: &str, path: &str, ctx: &ParseContext) -> Result<JobSet, P
     builder.finish(path)
 }
 
+/// One job file's text and where it came from (the path as given, or a name such as
+/// `<replay>` for generated text): what a run description carries instead of a path, so a
+/// run can be repeated after its files changed.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct JobSource {
+    /// Names the file in errors and anchors its relative `include`s.
+    pub origin: String,
+    pub text: String,
+}
+
+impl JobSource {
+    /// Reads a job file, refusing files over [`MAX_FILE_BYTES`].
+    pub fn read(path: &Path) -> Result<JobSource, ParseError> {
+        let origin = path.display().to_string();
+        let bytes = lines::read_capped(path)
+            .map_err(|why| ParseError::new(&origin, 0, ParseErrorKind::Io(why)))?;
+        Ok(JobSource {
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+            origin,
+        })
+    }
+}
+
 /// Parse job files as `fio a.fio b.fio` would: global sections carry over to later files,
 /// and each file after the first stonewalls its first job.
 pub fn parse_files<P: AsRef<Path>>(paths: &[P], ctx: &ParseContext) -> Result<JobSet, ParseError> {
+    let sources = paths
+        .iter()
+        .map(|path| JobSource::read(path.as_ref()))
+        .collect::<Result<Vec<_>, _>>()?;
+    parse_sources(&sources, ctx)
+}
+
+/// [`parse_files`] on texts already read.
+pub fn parse_sources(sources: &[JobSource], ctx: &ParseContext) -> Result<JobSet, ParseError> {
     let mut builder = build::Builder::new(ctx);
-    for (index, path) in paths.iter().enumerate() {
-        let name = path.as_ref().display().to_string();
-        let bytes = lines::read_capped(path.as_ref())
-            .map_err(|why| ParseError::new(&name, 0, ParseErrorKind::Io(why)))?;
-        let text = String::from_utf8_lossy(&bytes);
+    for (index, source) in sources.iter().enumerate() {
         let mut lines = Vec::new();
-        lines::read_lines(&text, &name, &mut lines)?;
+        lines::read_lines(&source.text, &source.origin, &mut lines)?;
         builder.add_file(lines, index)?;
     }
-    let first = paths
+    let first = sources
         .first()
-        .map(|p| p.as_ref().display().to_string())
+        .map(|source| source.origin.clone())
         .unwrap_or_default();
     builder.finish(&first)
 }

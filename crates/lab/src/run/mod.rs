@@ -1,0 +1,156 @@
+//! One run from its [`RunSpec`]: the job files parsed against the spec's machine, the
+//! target chosen by the spec's [`Target`] (the simulator for a preset or model file, the
+//! io_uring engine for a real path), the trace files opened before the first I/O, fio's logs
+//! written after the last, and the results assembled in fio's shape with one `iosched`
+//! object whatever the backend.
+//!
+//! `iosched run`, `iosched replay` and `iosched reproduce` come through here; the binary only
+//! turns arguments into a spec and prints what comes back.
+
+mod error;
+mod real;
+mod results;
+mod simulated;
+mod sinks;
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use iosched_driver::spec::{Machine, Outputs, RunSpec, Setting, Target, RUN_SPEC_VERSION};
+use iosched_driver::Outcome;
+use iosched_engine::EngineOutcome;
+use iosched_sim::SimOutcome;
+use iosched_workload::fio::{self, JobSource};
+use iosched_workload::JobSet;
+use serde_json::Value;
+
+pub use error::RunError;
+pub use results::Results;
+
+/// What the caller hears while a run goes on.
+pub struct Hooks<'a> {
+    /// Warnings and notes about the jobs (ignored options, surprising values), before the run.
+    pub notify: &'a mut dyn FnMut(&str),
+    /// The simulator's virtual time now and then.
+    pub progress: &'a mut dyn FnMut(u64),
+    /// Set (by a SIGINT handler) to stop a real run early; a simulation ignores it.
+    pub stop: &'a AtomicBool,
+}
+
+/// A finished run: its jobs and what the backend handed back.
+pub struct Finished {
+    pub jobs: JobSet,
+    pub backend: BackendOutcome,
+}
+
+/// When a run started and how long it took, measured by the caller: the only wall-clock facts
+/// in a result (`iosched.wall_clock`), so everything else is byte-stable for a given seed.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WallClock {
+    /// Since the Unix epoch.
+    pub started: Duration,
+    pub elapsed: Duration,
+}
+
+/// What each backend handed back, with the device as the `iosched` object describes it.
+pub enum BackendOutcome {
+    Simulated {
+        outcome: SimOutcome,
+        device: Value,
+    },
+    Real {
+        outcome: EngineOutcome,
+        device: Value,
+    },
+}
+
+impl Finished {
+    /// What every backend reports.
+    pub fn outcome(&self) -> &Outcome {
+        match &self.backend {
+            BackendOutcome::Simulated { outcome, .. } => outcome,
+            BackendOutcome::Real { outcome, .. } => outcome,
+        }
+    }
+}
+
+/// What a command line says about a run, before it becomes a [`RunSpec`].
+pub struct CommandLine {
+    pub jobs: Vec<JobSource>,
+    /// `--device`: a preset, a model file (`.toml`) or a real path ([`Target::from_device_arg`]).
+    pub device: String,
+    pub scheduler: String,
+    /// `--set` in order: scheduler tunables and block-layer/file-system knobs mixed.
+    pub settings: Vec<Setting>,
+    /// `--mem` of a simulated machine, the same as a leading `--set mem=`.
+    pub mem: Option<String>,
+    pub seed: u64,
+    pub uptime_s: u64,
+    pub check: bool,
+    pub force: bool,
+    pub outputs: Outputs,
+}
+
+/// Builds the spec: settings split into tunables and knobs, the machine the job files see
+/// (the simulated one, or this one for a real target) captured.
+pub fn spec_from(command: CommandLine) -> Result<RunSpec, RunError> {
+    let target = Target::from_device_arg(&command.device);
+    let (mut knobs, tunables): (Vec<_>, Vec<_>) = command
+        .settings
+        .into_iter()
+        .partition(|setting| iosched_sim::fs::FsConfig::is_knob(&setting.name));
+    if let Some(mem) = command.mem {
+        knobs.insert(
+            0,
+            Setting {
+                name: "mem".to_string(),
+                value: mem,
+            },
+        );
+    }
+    let host = iosched_engine::host::parse_context();
+    let machine = if target.is_simulated() {
+        simulated::machine(&knobs, &host, &command.jobs)?
+    } else {
+        Machine::capture(&host, &command.jobs)
+    };
+    Ok(RunSpec {
+        version: RUN_SPEC_VERSION,
+        jobs: command.jobs,
+        machine,
+        target,
+        scheduler: command.scheduler,
+        tunables,
+        knobs,
+        seed: command.seed,
+        uptime_s: command.uptime_s,
+        check: command.check,
+        force: command.force,
+        outputs: command.outputs,
+    })
+}
+
+/// Runs `spec` to the end (or to `hooks.stop` on a real target).
+pub fn execute(spec: &RunSpec, hooks: &mut Hooks<'_>) -> Result<Finished, RunError> {
+    let context = spec
+        .machine
+        .parse_context(iosched_engine::host::clone_limit());
+    let jobs = fio::parse_sources(&spec.jobs, &context).map_err(RunError::Parse)?;
+    for warning in &jobs.warnings {
+        (hooks.notify)(&format!("warning: {warning}"));
+    }
+    let uptime_ns = spec
+        .uptime_s
+        .checked_mul(iosched_core::NSEC_PER_SEC)
+        .ok_or(RunError::Uptime(spec.uptime_s))?;
+    let backend = if spec.target.is_simulated() {
+        simulated::run(spec, &jobs, uptime_ns, hooks)?
+    } else {
+        real::run(spec, &jobs, uptime_ns, hooks)?
+    };
+    let finished = Finished { jobs, backend };
+    let outcome = finished.outcome();
+    sinks::write_job_logs(&outcome.clones)?;
+    sinks::write_issue_logs(&outcome.issued, &finished.jobs.jobs, &outcome.layout)?;
+    Ok(finished)
+}

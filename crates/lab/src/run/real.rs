@@ -1,0 +1,114 @@
+//! A spec whose target is a real file or block device, run by the io_uring engine.
+
+use iosched_driver::spec::{RunSpec, Target};
+use iosched_engine::{Engine, EngineConfig, TargetKind};
+use iosched_report::blktrace::TraceLabels;
+use iosched_workload::JobSet;
+use serde_json::json;
+
+use super::sinks::Sinks;
+use super::{BackendOutcome, Hooks, RunError};
+
+/// Request-list size when no `nr_requests` knob is set: the kernel's default.
+const DEFAULT_NR_REQUESTS: u32 = 128;
+
+/// The engine's only knob is the request lists' size (`nr_requests`, the same meaning as in
+/// the simulator); the page cache and file system knobs belong to the simulated machine.
+fn nr_requests(spec: &RunSpec) -> Result<u32, RunError> {
+    let mut nr_requests = DEFAULT_NR_REQUESTS;
+    for knob in &spec.knobs {
+        if knob.name != "nr_requests" {
+            return Err(RunError::Knob(format!(
+                "{}={}: a knob of the simulated machine; a real target runs on this machine's \
+                 page cache and file system",
+                knob.name, knob.value
+            )));
+        }
+        nr_requests = knob
+            .value
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=65_536).contains(n))
+            .ok_or_else(|| {
+                RunError::Knob(format!(
+                    "nr_requests={}: expected requests 1..=65536",
+                    knob.value
+                ))
+            })?;
+    }
+    Ok(nr_requests)
+}
+
+pub(super) fn run(
+    spec: &RunSpec,
+    jobs: &JobSet,
+    uptime_ns: u64,
+    hooks: &mut Hooks<'_>,
+) -> Result<BackendOutcome, RunError> {
+    let Target::Real(path) = &spec.target else {
+        unreachable!("{} is simulated", spec.target)
+    };
+    if !jobs.ignored_options.is_empty() {
+        (hooks.notify)(&format!(
+            "note: ignored by the engine: {}",
+            jobs.ignored_options.join(", ")
+        ));
+    }
+    let config = EngineConfig {
+        scheduler: spec.scheduler.clone(),
+        tunables: spec.tunable_pairs(),
+        seed: spec.seed,
+        force: spec.force,
+        check: spec.check,
+        queue_depth: None,
+        nr_requests: nr_requests(spec)?,
+        uptime_ns,
+    };
+    let engine =
+        Engine::new(&jobs.jobs, &path.to_string_lossy(), config).map_err(RunError::Engine)?;
+    for warning in engine.warnings() {
+        (hooks.notify)(&format!("warning: {warning}"));
+    }
+    let device = device_json(&engine);
+    let mut sinks = Sinks::open(&spec.outputs, trace_labels(&engine))?;
+    let outcome = engine
+        .run_traced(hooks.stop, &mut sinks.fanout())
+        .map_err(RunError::Engine)?;
+    sinks.finish()?;
+    Ok(BackendOutcome::Real { outcome, device })
+}
+
+fn device_json(engine: &Engine<'_>) -> serde_json::Value {
+    let target = engine.target();
+    json!({
+        "path": target.path,
+        "kind": match target.kind {
+            TargetKind::RegularFile => "file",
+            TargetKind::BlockDevice => "block",
+        },
+        "rotational": target.rotational,
+        "queue_depth": engine.queue_depth(),
+        "nr_requests": engine.nr_requests(),
+        "capacity_bytes": target.capacity_bytes,
+        "kernel_scheduler": target.kernel_scheduler,
+    })
+}
+
+/// Trace labels for a real run: the block device's own numbers, so blkparse output names it
+/// (files show as 8,0), and each clone's pid and job name.
+fn trace_labels(engine: &Engine<'_>) -> TraceLabels {
+    let (major, minor) = engine.target().dev.map_or((8, 0), |dev| {
+        (
+            (((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff)) as u32,
+            ((dev & 0xff) | ((dev >> 12) & !0xff)) as u32,
+        )
+    });
+    let mut labels = TraceLabels::new(major, minor);
+    for (pid, name) in engine.process_names() {
+        labels.set_comm(pid, &name);
+    }
+    for (id, path) in engine.cgroup_paths() {
+        labels.set_cgroup_path(id, &path);
+    }
+    labels
+}

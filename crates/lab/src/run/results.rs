@@ -1,0 +1,167 @@
+//! A finished run in fio's shape: fio's per-job results and disk stats, with one `iosched`
+//! object saying what ran (driver, scheduler, tunables, device, seed), how the scheduler
+//! served each queue and cgroup, what only the backend knows, and the wall clock.
+
+use iosched_core::{ServiceSummary, TunableValue};
+use iosched_driver::spec::RunSpec;
+use iosched_engine::EngineOutcome;
+use iosched_report::results::{run_result, FIRST_PID};
+use iosched_report::shares::CgroupShares;
+use iosched_report::stats::RunResult;
+use iosched_sim::SimOutcome;
+use serde_json::{json, Map, Value};
+
+use super::{BackendOutcome, Finished, WallClock};
+
+/// What the binary prints: fio's results, and the text the normal output appends (cgroup
+/// shares, the simulated file system's summary).
+pub struct Results {
+    pub run: RunResult,
+    pub appendix: String,
+}
+
+impl Finished {
+    /// The run's results as fio's output formats take them.
+    pub fn results(&self, spec: &RunSpec, wall: WallClock) -> Results {
+        let outcome = self.outcome();
+        let mut run = run_result(
+            &outcome.clones,
+            &outcome.clone_jobs,
+            &self.jobs,
+            &outcome.disk,
+        );
+        let shares = CgroupShares::of_clones(
+            &outcome.clones,
+            &outcome.clone_jobs,
+            &outcome.clone_cgroups,
+            &self.jobs,
+        );
+        let mut iosched = Map::new();
+        iosched.insert("version".into(), env!("CARGO_PKG_VERSION").into());
+        let mut appendix = shares.text();
+        match &self.backend {
+            BackendOutcome::Simulated { outcome, device } => {
+                iosched.insert("driver".into(), "sim".into());
+                self.identify(&mut iosched, spec, &outcome.tunables, device);
+                simulated_fields(&mut iosched, outcome);
+                shared_fields(&mut iosched, &outcome.summary, &shares);
+                iosched.insert("wall_clock".into(), sim_wall_clock(wall, outcome));
+                if let Some(fs) = &outcome.fs {
+                    let clones = self.clone_names();
+                    iosched.insert("writeback".into(), fs.to_json(&clones));
+                    appendix.push_str(&fs.text(&clones));
+                }
+            }
+            BackendOutcome::Real { outcome, device } => {
+                iosched.insert("driver".into(), "engine".into());
+                self.identify(&mut iosched, spec, &outcome.tunables, device);
+                iosched.insert("elapsed_ns".into(), outcome.elapsed_ns.into());
+                iosched.insert("requests".into(), outcome.requests.into());
+                shared_fields(&mut iosched, &outcome.summary, &shares);
+                real_fields(&mut iosched, outcome);
+                iosched.insert("wall_clock".into(), real_wall_clock(wall, outcome));
+            }
+        }
+        run.iosched = Value::Object(iosched);
+        Results { run, appendix }
+    }
+
+    fn identify(
+        &self,
+        iosched: &mut Map<String, Value>,
+        spec: &RunSpec,
+        tunables: &[TunableValue],
+        device: &Value,
+    ) {
+        iosched.insert("scheduler".into(), spec.scheduler.clone().into());
+        iosched.insert("tunables".into(), tunables_json(tunables));
+        iosched.insert("device".into(), device.clone());
+        iosched.insert("seed".into(), spec.seed.into());
+    }
+
+    /// Each clone's job name and pid, as the file system's summary names them.
+    fn clone_names(&self) -> Vec<(String, u32)> {
+        self.outcome()
+            .clone_jobs
+            .iter()
+            .enumerate()
+            .map(|(clone, &job)| (self.jobs.jobs[job].name.clone(), FIRST_PID + clone as u32))
+            .collect()
+    }
+}
+
+fn sim_wall_clock(wall: WallClock, outcome: &SimOutcome) -> Value {
+    json!({
+        "started_epoch_s": wall.started.as_secs(),
+        "elapsed_s": wall.elapsed.as_secs_f64(),
+        "events_per_s": outcome.events as f64 / wall.elapsed.as_secs_f64().max(1e-9),
+    })
+}
+
+fn real_wall_clock(wall: WallClock, outcome: &EngineOutcome) -> Value {
+    let requests = outcome.requests.max(1) as f64;
+    let calls = outcome.scheduler_calls as f64;
+    let scheduler_ns = outcome.scheduler_ns as f64;
+    json!({
+        "started_epoch_s": wall.started.as_secs(),
+        "elapsed_s": wall.elapsed.as_secs_f64(),
+        "scheduler_ns_per_request":
+            (scheduler_ns - calls * outcome.clock_overhead_ns).max(0.0) / requests,
+        "scheduler_ns_per_request_with_clock": scheduler_ns / requests,
+        "scheduler_calls_per_request": calls / requests,
+        "clock_overhead_ns": outcome.clock_overhead_ns,
+        "cpu_ns_per_request": (outcome.usr_cpu_ns + outcome.sys_cpu_ns) as f64 / requests,
+        "usr_cpu_s": outcome.usr_cpu_ns as f64 / 1e9,
+        "sys_cpu_s": outcome.sys_cpu_ns as f64 / 1e9,
+    })
+}
+
+fn simulated_fields(iosched: &mut Map<String, Value>, outcome: &SimOutcome) {
+    iosched.insert("simulated_time_ns".into(), outcome.sim_time_ns.into());
+    iosched.insert("events".into(), outcome.events.into());
+}
+
+fn shared_fields(
+    iosched: &mut Map<String, Value>,
+    summary: &[ServiceSummary],
+    shares: &CgroupShares,
+) {
+    iosched.insert("service".into(), service_json(summary));
+    iosched.insert("cgroups".into(), shares.to_json());
+}
+
+fn real_fields(iosched: &mut Map<String, Value>, outcome: &EngineOutcome) {
+    iosched.insert("interrupted".into(), outcome.interrupted.into());
+    iosched.insert(
+        "verify_failures".into(),
+        outcome.verify_failures.len().into(),
+    );
+    iosched.insert("io_errors".into(), outcome.io_errors.len().into());
+    iosched.insert("fixed_buffers".into(), outcome.fixed_buffers.into());
+}
+
+/// The scheduler's tunables as `{name: value}` in sysfs units.
+pub fn tunables_json(tunables: &[TunableValue]) -> Value {
+    let map: Map<String, Value> = tunables
+        .iter()
+        .map(|t| (t.spec.name.to_string(), Value::from(t.value)))
+        .collect();
+    Value::Object(map)
+}
+
+/// Per queue and per group service, when the scheduler keeps it (CFQ).
+pub fn service_json(summary: &[ServiceSummary]) -> Value {
+    summary
+        .iter()
+        .map(|entry| {
+            json!({
+                "name": entry.name,
+                "served_ns": entry.served_ns,
+                "idled_ns": entry.idled_ns,
+                "idle_wasted_ns": entry.idle_wasted_ns,
+                "slices": entry.slices,
+                "preemptions": entry.preemptions,
+            })
+        })
+        .collect()
+}
