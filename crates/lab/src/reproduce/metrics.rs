@@ -1,9 +1,10 @@
-//! The numbers a seed table reports, computed from a simulation's outcome.
+//! The numbers a seed table reports, computed from a run's outcome (the driver's, whichever
+//! backend ran it).
 //!
 //! Names used in scenario files:
 //! * `aggregate_mb_s` — the sum over processes of each one's bytes / its own run time
 //!   (what adding up aio-stress's per-process "MB/s" lines gives), MB = 2^20 bytes;
-//! * `total_mb_s` — all bytes / the run's simulated time;
+//! * `total_mb_s` — all bytes / the run's time (to the last job's end);
 //! * `group_mb_s:PATH` — bytes of the processes in cgroup `PATH` (e.g. `/top-app`) / run time;
 //! * `job_mb_s:NAME` — bytes of job `NAME`'s clones / the time from the first clone's start
 //!   to the last one's end (jobs run one after another under `stonewall` are timed alone);
@@ -16,7 +17,7 @@
 
 use std::fmt;
 
-use iosched_sim::SimOutcome;
+use iosched_driver::Outcome;
 
 const MB: f64 = (1u64 << 20) as f64;
 
@@ -47,7 +48,7 @@ impl fmt::Display for MetricError {
 
 impl std::error::Error for MetricError {}
 
-fn clone_bytes(outcome: &SimOutcome, clone: usize) -> u64 {
+fn clone_bytes(outcome: &Outcome, clone: usize) -> u64 {
     outcome.clones[clone]
         .dirs
         .iter()
@@ -56,12 +57,8 @@ fn clone_bytes(outcome: &SimOutcome, clone: usize) -> u64 {
 }
 
 /// Evaluates `metric` on `outcome`; `job_names[i]` is the name of job `i`.
-pub fn evaluate(
-    metric: &str,
-    outcome: &SimOutcome,
-    job_names: &[String],
-) -> Result<f64, MetricError> {
-    let seconds = outcome.sim_time_ns.max(1) as f64 / 1e9;
+pub fn evaluate(metric: &str, outcome: &Outcome, job_names: &[String]) -> Result<f64, MetricError> {
+    let seconds = outcome.end_ns.max(1) as f64 / 1e9;
     let sum_where = |keep: &dyn Fn(usize) -> bool| -> f64 {
         (0..outcome.clones.len())
             .filter(|&clone| keep(clone))
@@ -145,7 +142,7 @@ pub fn evaluate(
 fn job_clones(
     metric: &str,
     name: &str,
-    outcome: &SimOutcome,
+    outcome: &Outcome,
     job_names: &[String],
 ) -> Result<Vec<usize>, MetricError> {
     let Some(job) = job_names.iter().position(|job| job == name) else {

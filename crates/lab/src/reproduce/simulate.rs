@@ -2,60 +2,66 @@
 //! groups that share one simulation, and the list of every simulation to run.
 //!
 //! A row's columns that read the same job variables share one simulation; a column with its
-//! own (seed 003's thread counts) is simulated on its own. [`runs`] lists every (scenario,
-//! table, row, column group) in print order: the unit of parallel work.
+//! own (seed 003's thread counts) is simulated on its own. Each simulation is described as a
+//! [`RunSpec`] ([`spec`]) and run by [`crate::run::execute`], the path `iosched run --device
+//! PRESET` takes, so a row's spec written as JSON is a run `iosched run --spec` repeats.
+//! [`runs`] lists every (scenario, table, row, column group) in print order: the unit of
+//! parallel work.
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::atomic::AtomicBool;
 
-use iosched_core::NoTrace;
-use iosched_sim::device::preset;
+use iosched_core::{DEFAULT_UPTIME_NS, NSEC_PER_SEC};
+use iosched_driver::spec::{Machine, RunSpec, Setting, Target, RUN_SPEC_VERSION};
+use iosched_driver::Outcome;
+use iosched_sim::device::presets;
 use iosched_sim::fs::FsConfig;
-use iosched_sim::{SimConfig, SimError, SimOutcome, Simulation};
-use iosched_workload::fio::{self, ParseContext, ParseError};
+use iosched_workload::fio::{JobSource, ParseContext, ParseError};
 
 use super::metrics::{self, MetricError};
 use super::scenario::{Row, Scenario, Table};
 use super::{Length, RowResult};
+use crate::run::{self, BackendOutcome, Hooks};
 
 /// Why one simulation of a row gave no figures.
 #[derive(Debug)]
-pub enum RunError {
+pub enum SimulateError {
     /// The row's machine knobs (`mem`, `cpus`, `flusher`...) are not valid.
     Machine(String),
-    /// The table's job files do not parse with the row's variables.
-    JobFiles(Box<ParseError>),
+    /// A job file of the table cannot be read.
+    JobFile(Box<ParseError>),
     /// The table names a device preset that does not exist.
     NoDevice(String),
-    /// The simulation refused the row (scheduler, tunable) or never finished.
-    Simulation(Box<SimError>),
+    /// The run refused the row (job files, scheduler, tunable) or never finished.
+    Run(Box<run::RunError>),
     /// A column's metric cannot be computed on the outcome.
     Metric(MetricError),
 }
 
-impl fmt::Display for RunError {
+impl fmt::Display for SimulateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RunError::Machine(message) => write!(f, "{message}"),
-            RunError::JobFiles(error) => write!(f, "{error}"),
-            RunError::NoDevice(name) => write!(f, "no device preset '{name}'"),
-            RunError::Simulation(error) => write!(f, "{error}"),
-            RunError::Metric(error) => write!(f, "{error}"),
+            SimulateError::Machine(message) => write!(f, "{message}"),
+            SimulateError::JobFile(error) => write!(f, "{error}"),
+            SimulateError::NoDevice(name) => write!(f, "no device preset '{name}'"),
+            SimulateError::Run(error) => write!(f, "{error}"),
+            SimulateError::Metric(error) => write!(f, "{error}"),
         }
     }
 }
 
 // Display already carries the inner error's message: no `source()`, so that a chain
 // printed with `{:#}` does not say it twice.
-impl std::error::Error for RunError {}
+impl std::error::Error for SimulateError {}
 
-/// A [`RunError`] with the scenario, table and row it happened in.
+/// A [`SimulateError`] with the scenario, table and row it happened in.
 #[derive(Debug)]
 pub struct RowError {
     pub seed: String,
     pub table: String,
     pub row: String,
-    pub error: Box<RunError>,
+    pub error: Box<SimulateError>,
 }
 
 impl fmt::Display for RowError {
@@ -115,7 +121,7 @@ pub fn run_group(
     length: Length,
     seed: u64,
 ) -> Result<Vec<(usize, f64)>, RowError> {
-    let context = |error: RunError| RowError {
+    let context = |error: SimulateError| RowError {
         seed: scenario.seed.clone(),
         table: table.id.clone(),
         row: row.label.clone(),
@@ -123,14 +129,15 @@ pub fn run_group(
     };
     let first = *group.first().expect("a column group has a column");
     let env = run_env(table, row, &table.columns[first].env, length);
-    let (outcome, job_names) =
-        simulate(scenario, table, row, env, length, seed).map_err(context)?;
+    let (outcome, job_names) = spec(scenario, table, row, env, length, seed)
+        .and_then(|spec| simulate(&spec))
+        .map_err(context)?;
     group
         .iter()
         .map(|&index| {
             metrics::evaluate(&table.columns[index].metric, &outcome, &job_names)
                 .map(|value| (index, value))
-                .map_err(|error| context(RunError::Metric(error)))
+                .map_err(|error| context(SimulateError::Metric(error)))
         })
         .collect()
 }
@@ -157,53 +164,84 @@ pub fn run_row(
     })
 }
 
-/// One simulation of a row's job files with these variables: the outcome and the job names.
-fn simulate(
+/// The run description of one simulation of a row's job files with these variables.
+pub fn spec(
     scenario: &Scenario,
     table: &Table,
     row: &Row,
     env: BTreeMap<String, String>,
     length: Length,
     seed: u64,
-) -> Result<(SimOutcome, Vec<String>), RunError> {
+) -> Result<RunSpec, SimulateError> {
     // Writeback and file-system knobs (`flusher`, `dirty_ratio`, `mem`, `barrier`...) go to
     // the simulated kernel; everything else is a scheduler tunable.
     let mut set = row.set.clone();
     if length == Length::Short {
         set.extend(table.short_set.clone());
     }
-    let (fs_knobs, tunables): (Vec<_>, Vec<_>) = set
+    let (knobs, tunables): (Vec<_>, Vec<_>) = set
         .into_iter()
-        .partition(|(name, _)| FsConfig::is_knob(name));
+        .map(|(name, value)| Setting { name, value })
+        .partition(|setting| FsConfig::is_knob(&setting.name));
     // `$mb_memory` and `$ncpus` in a job file describe the simulated machine of the row.
-    let machine = FsConfig::from_knobs(&fs_knobs).map_err(RunError::Machine)?;
-    let parse_context = ParseContext {
+    let pairs: Vec<_> = knobs
+        .iter()
+        .map(|s| (s.name.clone(), s.value.clone()))
+        .collect();
+    let machine = FsConfig::from_knobs(&pairs).map_err(SimulateError::Machine)?;
+    let context = ParseContext {
         env,
         pagesize: 4096,
         mb_memory: machine.writeback.mem_bytes >> 20,
         ncpus: machine.writeback.cpus,
         ..ParseContext::default()
     };
-    let paths: Vec<_> = table
+    let jobs = table
         .jobfiles
         .iter()
-        .map(|file| scenario.dir.join(file))
-        .collect();
-    let jobs = fio::parse_files(&paths, &parse_context)
-        .map_err(|error| RunError::JobFiles(Box::new(error)))?;
-    let device = preset(&table.device).ok_or_else(|| RunError::NoDevice(table.device.clone()))?;
-    let config = SimConfig {
+        .map(|file| JobSource::read(&scenario.dir.join(file)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| SimulateError::JobFile(Box::new(error)))?;
+    if !presets().iter().any(|preset| preset.name == table.device) {
+        return Err(SimulateError::NoDevice(table.device.clone()));
+    }
+    Ok(RunSpec {
+        version: RUN_SPEC_VERSION,
+        machine: Machine::capture(&context, &jobs),
+        jobs,
+        target: Target::Preset(table.device.clone()),
         scheduler: row.scheduler.clone(),
         tunables,
-        fs_knobs,
+        knobs,
         seed,
-        ..SimConfig::default()
+        // The simulator's own default, as `iosched run` starts one.
+        uptime_s: DEFAULT_UPTIME_NS / NSEC_PER_SEC,
+        check: false,
+        force: false,
+        outputs: Default::default(),
+    })
+}
+
+/// Runs `spec` as `iosched run` does, quietly: the outcome and the job names.
+fn simulate(spec: &RunSpec) -> Result<(Outcome, Vec<String>), SimulateError> {
+    let stop = AtomicBool::new(false);
+    let mut hooks = Hooks {
+        notify: &mut |_| {},
+        progress: &mut |_| {},
+        stop: &stop,
     };
-    let outcome = Simulation::new(&jobs.jobs, device, config)
-        .and_then(|simulation| simulation.run(&mut NoTrace, &mut |_| {}))
-        .map_err(|error| RunError::Simulation(Box::new(error)))?;
-    let job_names = jobs.jobs.iter().map(|job| job.name.clone()).collect();
-    Ok((outcome, job_names))
+    let finished =
+        run::execute(spec, &mut hooks).map_err(|error| SimulateError::Run(Box::new(error)))?;
+    let job_names = finished
+        .jobs
+        .jobs
+        .iter()
+        .map(|job| job.name.clone())
+        .collect();
+    match finished.backend {
+        BackendOutcome::Simulated { outcome, .. } => Ok((outcome.run, job_names)),
+        BackendOutcome::Real { .. } => unreachable!("a preset is simulated"),
+    }
 }
 
 /// One simulation to run: scenario, table, row and column group (indices).
@@ -327,30 +365,30 @@ mod tests {
     /// A failed row says which scenario, table and row, and why, in a typed error.
     #[test]
     fn failures_name_their_row_and_kind() {
-        type IsKind = fn(&RunError) -> bool;
+        type IsKind = fn(&SimulateError) -> bool;
         let cases: [(&str, &str, IsKind, &str); 4] = [
             (
                 "fixed",
                 "no_such_metric",
-                |e| matches!(e, RunError::Metric(MetricError::Unknown(_))),
+                |e| matches!(e, SimulateError::Metric(MetricError::Unknown(_))),
                 "unknown metric 'no_such_metric'",
             ),
             (
                 "fixed",
                 "job_mb_s:other",
-                |e| matches!(e, RunError::Metric(MetricError::NoJob { .. })),
+                |e| matches!(e, SimulateError::Metric(MetricError::NoJob { .. })),
                 "metric 'job_mb_s:other': no job named other",
             ),
             (
                 "fixed",
                 "group_mb_s:/nowhere",
-                |e| matches!(e, RunError::Metric(MetricError::NoCgroup { .. })),
+                |e| matches!(e, SimulateError::Metric(MetricError::NoCgroup { .. })),
                 "metric 'group_mb_s:/nowhere': no process runs in cgroup /nowhere",
             ),
             (
                 "floppy",
                 "total_mb_s",
-                |e| matches!(e, RunError::NoDevice(_)),
+                |e| matches!(e, SimulateError::NoDevice(_)),
                 "no device preset 'floppy'",
             ),
         ];
@@ -382,5 +420,50 @@ mod tests {
         let (total, job) = (rate(&total), rate(&job));
         assert!(total > 0.0);
         assert!((job / total - 1.0).abs() < 0.01, "{job} vs {total}");
+    }
+
+    /// A row's simulation is a [`RunSpec`] like any other: written as JSON and read back it
+    /// runs to the same figure, and it carries the row's machine (`mem`), its tunables and
+    /// only the job variables the files use.
+    #[test]
+    fn a_rows_spec_round_trips_to_the_same_figure() {
+        let dir = iosched_workload::scratch::ScratchDir::new("rowspec");
+        std::fs::write(
+            dir.join("job.fio"),
+            "[j]\nrw=randread\nbs=4k\nsize=${SIZE}\nnumjobs=2\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("scenario.json"),
+            r#"{ "seed": "9", "title": "x", "source": "y", "tables": [{ "id": "t",
+                "title": "T", "device": "hdd-7200", "jobfiles": ["job.fio"], "unit": "MB/s",
+                "env": { "SIZE": "2m", "UNUSED": "x" },
+                "columns": [ { "header": "c", "metric": "total_mb_s" } ],
+                "rows": [{ "label": "r", "scheduler": "cfq",
+                           "set": { "mem": "256m", "slice_idle": "0" },
+                           "seed_values": [null] }] }] }"#,
+        )
+        .unwrap();
+        let scenario = Scenario::load(&dir).unwrap();
+        let (table, row) = (&scenario.tables[0], &scenario.tables[0].rows[0]);
+        let env = run_env(table, row, &table.columns[0].env, Length::Full);
+        let spec = spec(&scenario, table, row, env, Length::Full, 3).unwrap();
+        assert_eq!(spec.machine.mb_memory, 256);
+        assert_eq!(spec.machine.env.keys().collect::<Vec<_>>(), ["SIZE"]);
+        assert_eq!(spec.tunable_pairs(), [("slice_idle".into(), "0".into())]);
+        assert_eq!(spec.knob_pairs(), [("mem".into(), "256m".into())]);
+        let again = RunSpec::from_json(&spec.to_json()).unwrap();
+        assert_eq!(again, spec);
+        let (outcome, names) = simulate(&again).unwrap();
+        let figure = metrics::evaluate("total_mb_s", &outcome, &names).unwrap();
+        let row_figure = run_row(&scenario, table, row, Length::Full, 3)
+            .unwrap()
+            .values[0];
+        assert!(figure > 0.0);
+        assert_eq!(
+            figure.to_bits(),
+            row_figure.to_bits(),
+            "{figure} vs {row_figure}"
+        );
     }
 }
