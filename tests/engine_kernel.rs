@@ -247,6 +247,56 @@ fn a_bad_tunable_fails_and_still_restores() {
     assert_restored(&lp, pid);
 }
 
+/// `queue/nr_requests` as it was before the run comes back, whether the run set its own or
+/// not: the kernel resets it on every scheduler switch (to twice the hardware depth under a
+/// scheduler, to the depth under `none`), so a value read after the switch, or none at all,
+/// loses a custom setting (here 100 under mq-deadline) or cannot be written back under
+/// `none` (EINVAL above the hardware depth).
+#[test]
+fn nr_requests_before_the_run_is_put_back() {
+    let scratch = Scratch::new("nr-requests");
+    let Some(mut lp) = setup("nr_requests_before_the_run_is_put_back", &scratch) else {
+        return;
+    };
+    let job = scratch.file("w.fio", WEIGHTED);
+    std::fs::write(format!("{}/nr_requests", lp.queue), "100").unwrap();
+    lp.nr_requests = "100".to_string();
+    for set in [None, Some("nr_requests=32")] {
+        let mut args = vec!["kernel", &job, "--device", &lp.device, "--scheduler", "bfq"];
+        if let Some(set) = set {
+            args.extend(["--set", set]);
+        }
+        let (out, pid) = iosched_pid(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{set:?}: {stderr}");
+        assert!(!stderr.contains("warning"), "{set:?}: {stderr}");
+        assert_restored(&lp, pid);
+    }
+    // From `none`, whose request count is the hardware depth: no warning, the depth back.
+    std::fs::write(format!("{}/scheduler", lp.queue), "none").unwrap();
+    let depth = std::fs::read_to_string(format!("{}/nr_requests", lp.queue)).unwrap();
+    let args = [
+        "kernel",
+        &job,
+        "--device",
+        &lp.device,
+        "--scheduler",
+        "bfq",
+        "--set",
+        "nr_requests=32",
+    ];
+    let out = iosched(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !stderr.contains("warning"),
+        "{stderr}"
+    );
+    let after = std::fs::read_to_string(format!("{}/nr_requests", lp.queue)).unwrap();
+    assert_eq!(after, depth);
+    let scheduler = std::fs::read_to_string(format!("{}/scheduler", lp.queue)).unwrap();
+    assert!(scheduler.contains("[none]"), "{scheduler}");
+}
+
 /// Whether, within a minute, both of the run's job cgroups hold a process and the device has
 /// completed reads.
 fn fio_jobs_running(pid: u32, lp: &Loop) -> bool {

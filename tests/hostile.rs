@@ -300,3 +300,44 @@ fn numjobs_beyond_memory_is_refused_at_its_line() {
     assert_input_error(&out, &format!("{job}:5: numjobs: 100000000 job clones"));
     assert!(stderr_of(&out).contains("MiB of memory available"));
 }
+
+/// A full disk behind standard output (`> /dev/full`) is an error with a message and exit
+/// status 1 in every subcommand that prints, never a panic (101) from `print!`.
+#[test]
+fn a_full_standard_output_is_an_error_not_a_panic() {
+    let scratch = Scratch::new("dev-full");
+    let job = scratch.file("a.fio", "[a]\nsize=64k\nrw=read\n");
+    let run_json = scratch.path("run.json");
+    assert!(iosched(&[
+        "run",
+        &job,
+        "--output-format",
+        "json",
+        "--output",
+        &run_json
+    ])
+    .status
+    .success());
+    let commands: [&[&str]; 6] = [
+        &["schedulers"],
+        &["devices"],
+        &["knobs"],
+        &["run", &job],
+        &["compare", &run_json, &run_json],
+        &["calibrate", "fixed"],
+    ];
+    for args in commands {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_iosched"))
+            .args(args)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("No space left on device"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}

@@ -84,12 +84,11 @@ pub fn run(args: CalibrateArgs) -> CmdResult {
         ..CalibrationOptions::default()
     };
     let report = calibrate(&args.device, &*build, &options);
-    match args.output_format {
-        CalibrateFormat::Normal => print!("{}", report.to_text()),
-        CalibrateFormat::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&to_json(&report)).expect("JSON values serialise")
-        ),
-    }
-    Ok(())
+    let text = match args.output_format {
+        CalibrateFormat::Normal => report.to_text(),
+        CalibrateFormat::Json => {
+            serde_json::to_string_pretty(&to_json(&report)).expect("JSON values serialise") + "\n"
+        }
+    };
+    super::print_out(&text)
 }

@@ -53,6 +53,5 @@ pub fn compare(args: CompareArgs) -> CmdResult {
             args.files.len()
         )));
     };
-    print!("{}", compare_table(&titles, &rows(&runs)));
-    Ok(())
+    super::print_out(&compare_table(&titles, &rows(&runs)))
 }

@@ -54,12 +54,14 @@ pub fn run(args: ConformanceArgs) -> CmdResult {
         jobs: 0,
     };
     let results = run_suite(&args.scenarios, &args.expected, &opts).map_err(Failure::input)?;
+    let mut out = String::new();
     for r in &results {
         if args.verbose || !r.identical() {
-            println!("{r}");
+            out.push_str(&format!("{r}\n"));
         }
     }
-    println!("{}", summary_line(&results));
+    out.push_str(&format!("{}\n", summary_line(&results)));
+    super::print_out(&out)?;
     if results.iter().all(|r| r.identical()) {
         Ok(())
     } else {

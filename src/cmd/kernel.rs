@@ -1,6 +1,6 @@
 //! `iosched kernel JOBFILE --device PATH --scheduler NAME`: the same jobs run by `fio` against
 //! the kernel's own scheduler on a real block device, for comparison with the engine and the
-//! simulator. The run itself — sysfs, cgroups, the generated job file, fio under a SIGINT
+//! simulator. The arguments become a `RunSpec` (as `iosched run`'s do); the run itself — sysfs, cgroups, the generated job file, fio under a SIGINT
 //! watchdog, putting everything back — is `iosched_kernel::run`; this is its arguments and
 //! its printing. fio's JSON is printed with the `iosched` object added; its normal and terse
 //! outputs as fio wrote them.
@@ -11,14 +11,15 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, Context};
 use clap::Args;
+use iosched_driver::spec::{Outputs, RunSpec};
 use iosched_engine::signal;
 use iosched_kernel::{
-    killed_note, FioBinary, FioFormat, FioReport, KernelError, KernelOutcome, KernelRun,
-    KernelScheduler,
+    killed_note, FioBinary, FioFormat, FioReport, KernelError, KernelOutcome, KernelScheduler,
 };
-use iosched_workload::fio;
+use iosched_lab::run::CommandLine;
+use iosched_workload::fio::JobSource;
 
-use super::run::{parse_set, take_nr_requests, OutputFormat};
+use super::run::{run_failure, settings, OutputFormat};
 use super::{CmdResult, Failure};
 
 /// 128 + SIGINT.
@@ -67,40 +68,47 @@ fn failure(error: KernelError) -> Failure {
     }
 }
 
-/// The run the arguments describe; fio is checked before the job files are read, so a
-/// missing fio is the first thing said.
-fn describe(args: KernelArgs) -> Result<(KernelRun, Option<PathBuf>), Failure> {
-    let scheduler = KernelScheduler::from_name(&args.scheduler).map_err(failure)?;
-    let mut tunables = parse_set(&args.set)?;
-    let nr_requests = take_nr_requests(&mut tunables);
+/// The run the arguments describe. The scheduler's name and fio are checked before the job
+/// files are read, so a missing fio is the first thing said.
+fn describe(args: &KernelArgs) -> Result<(RunSpec, FioBinary), Failure> {
+    KernelScheduler::from_name(&args.scheduler).map_err(failure)?;
+    let settings = settings(&args.set)?;
     let fio = FioBinary::find(&args.fio).map_err(failure)?;
-    let jobs = fio::parse_files(&args.jobfiles, &iosched_engine::host::parse_context())
+    let jobs = args
+        .jobfiles
+        .iter()
+        .map(|path| JobSource::read(path))
+        .collect::<Result<Vec<_>, _>>()
         .map_err(Failure::input)?;
-    let format = match args.output_format {
-        OutputFormat::Json => FioFormat::Json,
-        OutputFormat::Normal => FioFormat::Normal,
-        OutputFormat::Terse => FioFormat::Terse,
-    };
-    let run = KernelRun {
+    // Choice: the kernel's clock is this machine's, so the spec's uptime is the default
+    // `iosched run` records; the kernel run ignores it.
+    let spec = iosched_lab::run::spec_from(CommandLine {
         jobs,
-        device: args.device,
-        scheduler,
-        tunables,
-        nr_requests,
+        device: args.device.clone(),
+        scheduler: args.scheduler.clone(),
+        settings,
+        mem: None,
         seed: args.seed,
+        uptime_s: iosched_core::DEFAULT_UPTIME_NS / iosched_core::NSEC_PER_SEC,
+        check: false,
         force: args.force,
-        fio,
-        format,
-    };
-    Ok((run, args.output))
+        outputs: Outputs::default(),
+    })
+    .map_err(run_failure)?;
+    Ok((spec, fio))
 }
 
 pub fn kernel(args: KernelArgs) -> CmdResult {
     // From here on Ctrl-C only sets a flag, so the device is always put back.
     let stop = signal::install_sigint();
-    let (run, output) = describe(args)?;
-    let outcome = iosched_kernel::run(&run, stop).map_err(failure)?;
-    print_outcome(&outcome, output.as_ref())?;
+    let (spec, fio) = describe(&args)?;
+    let format = match args.output_format {
+        OutputFormat::Json => FioFormat::Json,
+        OutputFormat::Normal => FioFormat::Normal,
+        OutputFormat::Terse => FioFormat::Terse,
+    };
+    let outcome = iosched_kernel::run(&spec, &fio, format, stop).map_err(failure)?;
+    print_outcome(&outcome, args.output.as_ref())?;
     if outcome.interrupted {
         return Err(Failure {
             error: anyhow!("interrupted: the results above are partial"),

@@ -1,12 +1,15 @@
 //! `iosched schedulers`, `iosched knobs` and `iosched devices`.
 
-use super::CmdResult;
+use std::fmt::Write as _;
+
+use super::{print_out, CmdResult};
 
 pub fn schedulers() -> CmdResult {
+    let mut out = String::new();
     for scheduler in iosched_core::schedulers() {
-        println!("{}: {}", scheduler.name, scheduler.summary);
+        let _ = writeln!(out, "{}: {}", scheduler.name, scheduler.summary);
         if scheduler.tunables.is_empty() {
-            println!("    (no tunables)");
+            let _ = writeln!(out, "    (no tunables)");
         }
         for spec in scheduler.tunables {
             let marker = if spec.extension {
@@ -14,31 +17,35 @@ pub fn schedulers() -> CmdResult {
             } else {
                 ""
             };
-            println!(
+            let _ = writeln!(
+                out,
                 "    {:<22} default {:>6} {:<9} {}{}",
                 spec.name, spec.default, spec.unit, spec.meaning, marker
             );
         }
-        println!();
+        let _ = writeln!(out);
     }
-    Ok(())
+    print_out(&out)
 }
 
 pub fn knobs() -> CmdResult {
+    let mut out = String::new();
     let defaults = iosched_sim::fs::FsConfig::default().knobs();
     for ((name, meaning), (_, default)) in iosched_sim::fs::FsConfig::meanings()
         .into_iter()
         .zip(defaults)
     {
-        println!("{name:<26} default {default:<10} {meaning}");
+        let _ = writeln!(out, "{name:<26} default {default:<10} {meaning}");
     }
-    Ok(())
+    print_out(&out)
 }
 
 pub fn devices() -> CmdResult {
+    let mut out = String::new();
     for preset in iosched_sim::device::presets() {
         let device = (preset.build)();
-        println!(
+        let _ = writeln!(
+            out,
             "{:<12} rotational={} queue_depth={:<3} capacity={} GiB  {}",
             preset.name,
             u8::from(device.rotational()),
@@ -47,5 +54,5 @@ pub fn devices() -> CmdResult {
             preset.summary
         );
     }
-    Ok(())
+    print_out(&out)
 }

@@ -37,3 +37,20 @@ impl Failure {
 }
 
 pub type CmdResult = Result<(), Failure>;
+
+/// Writes `text` to standard output. A reader that went away (`| head`) ends the output
+/// quietly, as for any Unix filter; any other failure (`> /dev/full`) is an error, never a
+/// panic as in `print!`.
+pub fn print_out(text: &str) -> CmdResult {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(Failure::run(
+            anyhow::anyhow!("writing to standard output: {error}"),
+        )),
+        _ => Ok(()),
+    }
+}

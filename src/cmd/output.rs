@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context};
 use clap::ValueEnum;
+use iosched_driver::stats::RunResult;
 use iosched_report::output::Formats;
-use iosched_report::stats::RunResult;
 
 use super::{CmdResult, Failure};
 

@@ -16,8 +16,8 @@ use clap::Args;
 use std::sync::atomic::AtomicBool;
 
 use iosched_driver::spec::Outputs;
+use iosched_driver::stats::JobStats;
 use iosched_lab::run::{CommandLine, Hooks, RunError};
-use iosched_report::stats::JobStats;
 use iosched_workload::fio::JobSource;
 use iosched_workload::replay::{ReplayLog, TraceIo};
 use serde_json::{json, Value};
@@ -279,7 +279,7 @@ pub fn run(args: ReplayArgs) -> CmdResult {
         }
         _ => table(&args, &log, mode, &outcomes),
     };
-    print!("{out}");
+    super::print_out(&out)?;
     if let Some(dir) = &args.plot {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::input(anyhow!("--plot {}: {e}", dir.display())))?;

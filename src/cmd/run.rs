@@ -4,7 +4,6 @@
 
 use std::io::{self, IsTerminal};
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{anyhow, Context};
@@ -17,9 +16,6 @@ use iosched_workload::fio::JobSource;
 use super::output::Destination;
 pub use super::output::OutputFormat;
 use super::{CmdResult, Failure};
-
-/// 128 + SIGINT, as shells report a command ended by Ctrl-C.
-const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -81,13 +77,6 @@ pub struct RunArgs {
     pub(crate) spec: Option<PathBuf>,
 }
 
-pub(crate) fn parse_set(items: &[String]) -> Result<Vec<(String, String)>, Failure> {
-    Ok(settings(items)?
-        .into_iter()
-        .map(|s| (s.name, s.value))
-        .collect())
-}
-
 /// `--set KEY=VALUE` items.
 pub(crate) fn settings(items: &[String]) -> Result<Vec<Setting>, Failure> {
     items
@@ -100,15 +89,6 @@ pub(crate) fn settings(items: &[String]) -> Result<Vec<Setting>, Failure> {
             })
         })
         .collect()
-}
-
-/// Takes the queue's `nr_requests` out of `--set` settings: on a real device it is the
-/// queue's (`queue/nr_requests`), not the scheduler's.
-pub(crate) fn take_nr_requests(settings: &mut Vec<(String, String)>) -> Option<String> {
-    let at = settings
-        .iter()
-        .position(|(name, _)| name == "nr_requests")?;
-    Some(settings.remove(at).1)
 }
 
 pub(crate) fn run_failure(error: RunError) -> Failure {
@@ -161,13 +141,9 @@ fn spec(args: &RunArgs) -> Result<RunSpec, Failure> {
 
 pub fn run(args: RunArgs) -> CmdResult {
     let spec = spec(&args)?;
+    // Before the output exists, so that once it does a signal always finds the handler.
+    let stop = iosched_engine::signal::install_stop_signals();
     let destination = Destination::open(args.output.as_deref())?;
-    let never = AtomicBool::new(false);
-    let stop = if spec.target.is_simulated() {
-        &never
-    } else {
-        iosched_engine::signal::install_sigint()
-    };
     let mut progress = Progress::new();
     let started = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -189,39 +165,48 @@ pub fn run(args: RunArgs) -> CmdResult {
     };
     let results = finished.results(&spec, wall);
     destination.write(&results.run, args.output_format, &results.appendix)?;
-    real_run_status(&finished)
+    run_status(&finished)
 }
 
-/// A real run's problems, after its (partial) results: verify failures, I/O errors, SIGINT.
-fn real_run_status(finished: &Finished) -> CmdResult {
-    let BackendOutcome::Real { outcome, .. } = &finished.backend else {
-        return Ok(());
+/// A run's problems, after its (partial) results: verify failures, I/O errors, a signal.
+fn run_status(finished: &Finished) -> CmdResult {
+    let (verify_failures, io_errors) = match &finished.backend {
+        BackendOutcome::Real { outcome, .. } => {
+            (&outcome.verify_failures[..], &outcome.io_errors[..])
+        }
+        BackendOutcome::Simulated { .. } => (&[][..], &[][..]),
     };
-    for failure in &outcome.verify_failures {
+    for failure in verify_failures {
         eprintln!(
             "iosched: verify: job '{}': block of {} bytes at offset {}: {}",
             failure.job, failure.len, failure.offset, failure.message
         );
     }
-    for error in &outcome.io_errors {
+    for error in io_errors {
         eprintln!("iosched: I/O error: {error}");
     }
-    if outcome.interrupted {
+    for error in &finished.log_errors {
+        eprintln!("iosched: {error}");
+    }
+    if finished.interrupted() {
         return Err(Failure {
             error: anyhow!("interrupted: the results above are partial"),
-            code: EXIT_INTERRUPTED,
+            code: iosched_engine::signal::stop_exit_status(),
         });
     }
-    if !outcome.verify_failures.is_empty() {
+    if !verify_failures.is_empty() {
         return Err(Failure::run(anyhow!(
             "verify found {} bad block(s)",
-            outcome.verify_failures.len()
+            verify_failures.len()
         )));
     }
-    if !outcome.io_errors.is_empty() {
+    if !io_errors.is_empty() {
+        return Err(Failure::run(anyhow!("{} I/O error(s)", io_errors.len())));
+    }
+    if !finished.log_errors.is_empty() {
         return Err(Failure::run(anyhow!(
-            "{} I/O error(s)",
-            outcome.io_errors.len()
+            "the results above are complete; {} log file(s) could not be written",
+            finished.log_errors.len()
         )));
     }
     Ok(())

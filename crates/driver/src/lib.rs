@@ -21,20 +21,24 @@
 #![forbid(unsafe_code)]
 
 mod complete;
+pub mod disk;
 mod dispatch;
+pub mod fio_plat;
+pub mod histogram;
+pub mod io_log;
 mod process;
 pub mod spec;
+pub mod stats;
 mod submit;
 
 use std::collections::{BTreeMap, VecDeque};
 
+use disk::DiskAccounting;
 use iosched_core::request_pool::RequestPool;
 use iosched_core::{
     CgroupId, Elevator, IoContextId, IoPrio, Request, RequestId, ServiceSummary, Time, Trace,
     TunableValue,
 };
-use iosched_report::disk::DiskAccounting;
-use iosched_report::stats::{DiskStats, JobStats};
 use iosched_workload::cgroups::Cgroups;
 use iosched_workload::generator::IoUnit;
 use iosched_workload::layout::Layout;
@@ -42,6 +46,7 @@ use iosched_workload::lifecycle::Lifecycle;
 use iosched_workload::processes::{identities, WaitForError};
 use iosched_workload::replay::ReplayPart;
 use iosched_workload::JobSpec;
+use stats::{DiskStats, JobStats};
 
 pub use complete::UnitDone;
 

@@ -5,8 +5,8 @@
 
 use io_uring::{opcode, squeue, types};
 use iosched_core::{RequestId, Time, Trace, SECTOR_SIZE};
+use iosched_driver::stats::DDIR_READ;
 use iosched_driver::{Backend, InFlight, UnitDone};
-use iosched_report::stats::DDIR_READ;
 use iosched_workload::generator::{IoKind, IoUnit};
 use iosched_workload::WriteData;
 

@@ -1,29 +1,53 @@
-//! SIGINT as a flag: the first Ctrl-C asks the engine to stop submitting, drain what is in
-//! the device and report what it measured; the handler only stores to an atomic, the one thing
-//! a signal handler may safely do.
+//! SIGINT and SIGTERM as a flag: the first one asks a run to stop where it is (the engine
+//! stops submitting and drains the device, the simulator stops its jobs at the next event)
+//! and report what it measured, marked partial. The handler only stores to atomics, the one
+//! thing a signal handler may safely do.
+//!
+//! Choice: plain `sigaction` rather than the `signal-hook` crate, which installs its handlers
+//! with `SA_RESTART`: the engine relies on a wait in `io_uring_enter` returning `EINTR` at
+//! once, so it notices within one loop turn.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static STOP: AtomicBool = AtomicBool::new(false);
+/// The signal that set [`STOP`] first.
+static SIGNAL: AtomicU8 = AtomicU8::new(0);
 
-extern "C" fn on_sigint(_signal: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
+extern "C" fn on_stop_signal(signal: libc::c_int) {
+    let _ = SIGNAL.compare_exchange(0, signal as u8, Ordering::SeqCst, Ordering::SeqCst);
+    STOP.store(true, Ordering::SeqCst);
 }
 
-/// Installs the SIGINT handler (once is enough; later calls reinstall the same one) and
-/// returns the flag it sets. Without `SA_RESTART`, a wait in `io_uring_enter` returns
-/// `EINTR` at once, so the engine notices within one loop turn.
-pub fn install_sigint() -> &'static AtomicBool {
-    // SAFETY: `sigaction` is zero-initialisable plain data; we set a handler that only
-    // stores to a static atomic (async-signal-safe), with an empty mask and no flags.
-    unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        libc::sigemptyset(&mut action.sa_mask);
-        action.sa_flags = 0;
-        libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
+/// Installs the handler for SIGINT and SIGTERM (once is enough; later calls reinstall the
+/// same one) and returns the flag it sets.
+pub fn install_stop_signals() -> &'static AtomicBool {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: `sigaction` is zero-initialisable plain data; we set a handler that only
+        // stores to static atomics (async-signal-safe), with an empty mask and no flags.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction =
+                on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            libc::sigemptyset(&mut action.sa_mask);
+            action.sa_flags = 0;
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
     }
-    &INTERRUPTED
+    &STOP
+}
+
+/// [`install_stop_signals`], by its older name.
+pub fn install_sigint() -> &'static AtomicBool {
+    install_stop_signals()
+}
+
+/// The exit status a shell reports for the signal that stopped the run: 128 + its number
+/// (130 for SIGINT, 143 for SIGTERM); 130 when none was seen.
+pub fn stop_exit_status() -> u8 {
+    match SIGNAL.load(Ordering::SeqCst) {
+        0 => 128 + libc::SIGINT as u8,
+        signal => 128u8.saturating_add(signal),
+    }
 }
 
 /// Sends SIGINT to process `pid` (a child such as fio), so that it stops and reports.

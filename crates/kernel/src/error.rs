@@ -34,6 +34,12 @@ pub enum KernelError {
     Jobs(ParseError),
     /// The device path names nothing usable.
     Target(EngineError),
+    /// The spec's target is a simulated device (a preset or a model file).
+    Simulated { target: String },
+    /// A knob of the simulated machine (page cache, file system): the run uses this one's.
+    Knob { name: String, value: String },
+    /// The spec asks for a trace or decision log, which only iosched's own driver writes.
+    Outputs,
     /// The path is a regular file: the kernel's schedulers sit on block devices.
     NotBlockDevice { path: String },
     /// Writing would destroy something (mounted, partitioned, a file-system signature).
@@ -86,6 +92,9 @@ impl KernelError {
             self,
             KernelError::UnknownScheduler { .. }
                 | KernelError::Jobs(_)
+                | KernelError::Simulated { .. }
+                | KernelError::Knob { .. }
+                | KernelError::Outputs
                 | KernelError::Target(_)
                 | KernelError::NotBlockDevice { .. }
                 | KernelError::Refused { .. }
@@ -123,6 +132,19 @@ impl fmt::Display for KernelError {
                 "'{fio}' not found or not working: install fio (Debian: apt-get install fio) or pass --fio PATH"
             ),
             KernelError::Jobs(error) => write!(f, "{error}"),
+            KernelError::Simulated { target } => write!(
+                f,
+                "{target}: a simulated device; the kernel's schedulers need a block device path"
+            ),
+            KernelError::Knob { name, value } => write!(
+                f,
+                "--set {name}={value}: a knob of the simulated machine; a kernel run uses this \
+                 machine's page cache and file system (its one knob is nr_requests)"
+            ),
+            KernelError::Outputs => write!(
+                f,
+                "a kernel run writes no trace or decision log: fio does its I/O, not iosched's driver"
+            ),
             KernelError::Target(error) => write!(f, "{error}"),
             KernelError::NotBlockDevice { path } => write!(
                 f,

@@ -4,7 +4,8 @@
 //! kernel's own blk-mq schedulers (`bfq`, `mq-deadline`, `kyber`, `none`) on a real block
 //! device, so that the engine and the simulator can be set beside the real thing.
 //!
-//! [`run`] checks the device (a block device, not in use unless forced), switches its
+//! [`run`] takes a [`RunSpec`] (what a kernel run can honour of it: [`spec`]), checks the
+//! device (a block device, not in use unless forced), switches its
 //! scheduler, `nr_requests` and tunables ([`sysfs`]), makes the jobs' cgroups with their
 //! weights ([`cgroups`]), writes fio a job file with every clone on the bytes the engine
 //! would use ([`jobfile`]), runs fio under a SIGINT watchdog ([`supervise`]), puts the
@@ -15,21 +16,27 @@
 //!
 //! ```no_run
 //! use std::sync::atomic::AtomicBool;
-//! use iosched_kernel::{FioBinary, FioFormat, FioReport, KernelRun, KernelScheduler};
-//! use iosched_workload::fio::{parse_files, ParseContext};
+//! use iosched_driver::spec::{Machine, RunSpec, Setting, Target, RUN_SPEC_VERSION};
+//! use iosched_kernel::{FioBinary, FioFormat, FioReport};
+//! use iosched_workload::fio::{JobSource, ParseContext};
 //!
-//! let run = KernelRun {
-//!     fio: FioBinary::find("fio")?,
-//!     jobs: parse_files(&["jobs.fio"], &ParseContext::default())?,
-//!     device: "/dev/loop0".to_string(),
-//!     scheduler: KernelScheduler::from_name("bfq")?,
-//!     tunables: vec![("slice_idle".to_string(), "0".to_string())],
-//!     nr_requests: None,
+//! let jobs = vec![JobSource::read(std::path::Path::new("jobs.fio"))?];
+//! let spec = RunSpec {
+//!     version: RUN_SPEC_VERSION,
+//!     machine: Machine::capture(&ParseContext::default(), &jobs),
+//!     jobs,
+//!     target: Target::from_device_arg("/dev/loop0"),
+//!     scheduler: "bfq".to_string(),
+//!     tunables: vec![Setting::parse("slice_idle=0").unwrap()],
+//!     knobs: vec![Setting::parse("nr_requests=32").unwrap()],
 //!     seed: 1,
+//!     uptime_s: 0,
+//!     check: false,
 //!     force: false,
-//!     format: FioFormat::Json,
+//!     outputs: Default::default(),
 //! };
-//! let outcome = iosched_kernel::run(&run, &AtomicBool::new(false))?;
+//! let fio = FioBinary::find("fio")?;
+//! let outcome = iosched_kernel::run(&spec, &fio, FioFormat::Json, &AtomicBool::new(false))?;
 //! if let FioReport::Json(json) = &outcome.report {
 //!     println!("{}", json["iosched"]["cgroups"]);
 //! }
@@ -42,6 +49,7 @@ pub mod cgroups;
 mod error;
 pub mod jobfile;
 mod report;
+pub mod spec;
 pub mod supervise;
 pub mod sysfs;
 
@@ -51,6 +59,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use iosched_driver::spec::RunSpec;
 use iosched_engine::{safety, target, Target, TargetKind};
 use iosched_workload::layout::{lay_out, Layout};
 use iosched_workload::JobSet;
@@ -78,9 +87,10 @@ impl FioFormat {
     }
 }
 
-/// One kernel run: the jobs, where and under which scheduler fio runs them.
+/// One kernel run, resolved from its [`RunSpec`]: the jobs, where and under which scheduler
+/// fio runs them.
 #[derive(Clone, Debug)]
-pub struct KernelRun {
+pub(crate) struct KernelRun {
     pub jobs: JobSet,
     /// The block device (`/dev/loop0`); writing jobs overwrite their ranges of it.
     pub device: String,
@@ -113,7 +123,7 @@ pub struct Restored {
     pub scheduler: Option<String>,
     /// How many of its tunables were written back.
     pub tunables: usize,
-    /// `queue/nr_requests` written back, when the run changed it.
+    /// `queue/nr_requests` written back.
     pub nr_requests: Option<String>,
     /// Cgroup directories removed.
     pub cgroups_removed: usize,
@@ -136,10 +146,20 @@ pub struct KernelOutcome {
     pub warnings: Vec<String>,
 }
 
-/// Runs the jobs with fio on the device under the kernel's scheduler, then puts the device
-/// back. `stop` is the SIGINT flag: when it is set fio is interrupted (and killed if it has
-/// not exited [`FIO_EXIT_GRACE`] later) and the run reports what fio measured.
-pub fn run(run: &KernelRun, stop: &AtomicBool) -> Result<KernelOutcome, KernelError> {
+/// Runs `spec`'s jobs with `fio` on its device under the kernel's scheduler, fio's report in
+/// `format`, then puts the device back. `stop` is the SIGINT flag: when it is set fio is
+/// interrupted (and killed if it has not exited [`FIO_EXIT_GRACE`] later) and the run
+/// reports what fio measured.
+pub fn run(
+    spec: &RunSpec,
+    fio: &FioBinary,
+    format: FioFormat,
+    stop: &AtomicBool,
+) -> Result<KernelOutcome, KernelError> {
+    run_resolved(&KernelRun::from_spec(spec, fio, format)?, stop)
+}
+
+fn run_resolved(run: &KernelRun, stop: &AtomicBool) -> Result<KernelOutcome, KernelError> {
     let target = block_device(&run.device, run.force)?;
     let layout =
         lay_out(&run.jobs.jobs, target.capacity_bytes, run.seed).map_err(KernelError::Layout)?;

@@ -1,9 +1,10 @@
 //! The device's request queue in sysfs: `queue/scheduler`, the scheduler's tunables under
 //! `queue/iosched/`, and `queue/nr_requests`, switched for a run and put back after it.
 //!
-//! Switching schedulers gives the new one its defaults and resets `nr_requests`, and
-//! switching back does the same to the old one, so the guard saves the old scheduler's
-//! tunables and `nr_requests` first and, when dropped, writes the scheduler back, then its
+//! Switching schedulers gives the new one its defaults and resets `nr_requests` (to twice
+//! the hardware queue depth under a scheduler, to the depth under `none`), and switching
+//! back does the same to the old one, so the guard saves the old scheduler's tunables and
+//! `nr_requests` first and, when dropped, writes the scheduler back, then its
 //! tunables, then `nr_requests` — in that order, whether the run succeeded, failed or was
 //! interrupted.
 
@@ -80,7 +81,7 @@ pub struct QueueGuard {
     previous: Option<String>,
     /// Its tunables before the run.
     tunables: Vec<(String, String)>,
-    /// `queue/nr_requests` before the run, when the run changed it.
+    /// `queue/nr_requests` before the run.
     nr_requests: Option<String>,
     restored: bool,
 }
@@ -94,13 +95,15 @@ impl QueueGuard {
         nr_requests: Option<&str>,
         tunables: &[(String, String)],
     ) -> Result<QueueGuard, KernelError> {
-        let mut guard = QueueGuard {
+        let guard = QueueGuard {
             queue: queue.to_path_buf(),
             previous: fs::read_to_string(queue.join("scheduler"))
                 .ok()
                 .and_then(|line| target::active_scheduler(&line)),
             tunables: read_tunables(queue),
-            nr_requests: None,
+            // Before the switch, which resets it: the value to put back whether or not the
+            // run sets its own.
+            nr_requests: read_trimmed(&queue.join("nr_requests")),
             restored: false,
         };
         fs::write(queue.join("scheduler"), scheduler.sysfs_name()).map_err(|error| {
@@ -111,7 +114,6 @@ impl QueueGuard {
             }
         })?;
         if let Some(value) = nr_requests {
-            guard.nr_requests = read_trimmed(&queue.join("nr_requests"));
             guard.write("nr_requests", value, "nr_requests")?;
         }
         for (name, value) in tunables {
@@ -163,7 +165,8 @@ impl QueueGuard {
                 restored.tunables += 1;
             }
         }
-        // After the scheduler: switching schedulers resets the queue's request count.
+        // After the scheduler: switching schedulers resets the queue's request count, so a
+        // value set before the run would be lost even by a run that sets none.
         if let Some(value) = &self.nr_requests {
             match fs::write(self.queue.join("nr_requests"), value) {
                 Ok(()) => restored.nr_requests = Some(value.clone()),

@@ -37,20 +37,18 @@ pub mod blkparse;
 pub mod blktrace;
 pub mod compare;
 pub mod decisions;
-pub mod disk;
 pub mod fio_json;
 pub mod fio_normal;
-pub mod fio_plat;
 pub mod fio_terse;
-pub mod histogram;
-pub mod io_log;
 pub mod mmtests;
 pub mod output;
 pub mod plot;
 pub mod results;
 pub mod run_plot;
 pub mod shares;
-pub mod stats;
+
+// What a run measured is recorded by the driver; these formatters read it.
+pub use iosched_driver::{disk, fio_plat, histogram, io_log, stats};
 
 pub use histogram::LatStat;
 pub use stats::{

@@ -15,6 +15,7 @@
 //! lists.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use iosched_core::{
     new_elevator, CgroupId, DeviceInfo, Elevator, RequestId, Time, Trace, TunableError, Uptime,
@@ -129,6 +130,8 @@ pub struct SimOutcome {
     pub events: u64,
     /// Page cache, writeback and journal results, when a job was buffered.
     pub fs: Option<crate::fs::FsOutcome>,
+    /// A signal stopped the jobs early: the results are partial.
+    pub interrupted: bool,
 }
 
 impl std::ops::Deref for SimOutcome {
@@ -157,6 +160,8 @@ pub(crate) struct SimBackend {
     completed_scratch: Vec<RequestId>,
     /// The simulated file system, when a job is buffered.
     pub(crate) fs: Option<Box<crate::fs::FsState>>,
+    /// The jobs were stopped by a signal.
+    interrupted: bool,
 }
 
 /// One run: build with [`Simulation::new`], then [`Simulation::run`].
@@ -220,6 +225,7 @@ impl<'a> Simulation<'a> {
                 device_event_at: None,
                 timer_generation: 0,
                 completed_scratch: Vec::new(),
+                interrupted: false,
             },
             drv,
         })
@@ -237,15 +243,32 @@ impl<'a> Simulation<'a> {
 
     /// Runs to the end. `progress` is called now and then with the virtual time.
     pub fn run(
+        self,
+        trace: &mut dyn Trace,
+        progress: &mut dyn FnMut(Time),
+    ) -> Result<SimOutcome, SimError> {
+        self.run_until_stopped(trace, progress, &AtomicBool::new(false))
+    }
+
+    /// [`Simulation::run`], stopping every job at the first event after `stop` is set (a
+    /// signal): what is in flight completes, and the outcome says it was interrupted.
+    pub fn run_until_stopped(
         mut self,
         trace: &mut dyn Trace,
         progress: &mut dyn FnMut(Time),
+        stop: &AtomicBool,
     ) -> Result<SimOutcome, SimError> {
         let (drv, back) = (&mut self.drv, &mut self.back);
         drv.start_ready_jobs(back);
         while let Some((time, event)) = back.events.pop() {
             assert!(time >= drv.now, "virtual time ran backwards");
             drv.now = time;
+            if !back.interrupted && stop.load(Ordering::Relaxed) {
+                back.interrupted = true;
+                for process in drv.stop_all(time) {
+                    back.wake(process, time);
+                }
+            }
             back.fs_sample(drv);
             let processed = back.events.processed();
             if processed > back.config.events_max || time > back.config.time_max_ns {
@@ -281,6 +304,7 @@ impl<'a> Simulation<'a> {
         let fs = back.fs.as_ref().map(|fs| fs.outcome());
         let outcome = drv.finish(back.device.name().to_string());
         Ok(SimOutcome {
+            interrupted: back.interrupted,
             sim_time_ns: outcome.end_ns,
             run: outcome,
             events: back.events.processed(),

@@ -336,6 +336,12 @@ pub struct JobSpec {
     pub log_iops: Option<String>,
     pub log_lat: Option<String>,
     pub log_avg_ns: Time,
+    /// `write_hist_log` prefix (bare: the job's name), `log_hist_msec` (0: no records) and
+    /// `log_hist_coarseness` (0..=6: each step halves the bins) for fio's completion-latency
+    /// histogram log.
+    pub log_hist: Option<String>,
+    pub log_hist_msec: u64,
+    pub log_hist_coarseness: u32,
     /// `write_iolog=FILE`: every I/O the job issues, in fio's iolog version 3 format (see
     /// [`crate::issue_log`]).
     pub write_iolog: Option<String>,
@@ -469,6 +475,9 @@ impl JobSpec {
             log_iops: None,
             log_lat: None,
             log_avg_ns: 0,
+            log_hist: None,
+            log_hist_msec: 0,
+            log_hist_coarseness: 0,
             write_iolog: None,
             cgroup: None,
             cgroup_weight: None,

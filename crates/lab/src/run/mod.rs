@@ -33,7 +33,7 @@ pub struct Hooks<'a> {
     pub notify: &'a mut dyn FnMut(&str),
     /// The simulator's virtual time now and then.
     pub progress: &'a mut dyn FnMut(u64),
-    /// Set (by a SIGINT handler) to stop a real run early; a simulation ignores it.
+    /// Set (by a SIGINT or SIGTERM handler) to stop the run early, with partial results.
     pub stop: &'a AtomicBool,
 }
 
@@ -41,6 +41,9 @@ pub struct Hooks<'a> {
 pub struct Finished {
     pub jobs: JobSet,
     pub backend: BackendOutcome,
+    /// fio log files (`write_bw_log`, `write_iolog`...) that could not be written: the run's
+    /// results stand, the caller reports these after them.
+    pub log_errors: Vec<RunError>,
 }
 
 /// When a run started and how long it took, measured by the caller: the only wall-clock facts
@@ -65,6 +68,14 @@ pub enum BackendOutcome {
 }
 
 impl Finished {
+    /// Whether a signal stopped the run: its results are partial.
+    pub fn interrupted(&self) -> bool {
+        match &self.backend {
+            BackendOutcome::Simulated { outcome, .. } => outcome.interrupted,
+            BackendOutcome::Real { outcome, .. } => outcome.interrupted,
+        }
+    }
+
     /// What every backend reports.
     pub fn outcome(&self) -> &Outcome {
         match &self.backend {
@@ -148,9 +159,16 @@ pub fn execute(spec: &RunSpec, hooks: &mut Hooks<'_>) -> Result<Finished, RunErr
     } else {
         real::run(spec, &jobs, uptime_ns, hooks)?
     };
-    let finished = Finished { jobs, backend };
+    let mut finished = Finished {
+        jobs,
+        backend,
+        log_errors: Vec::new(),
+    };
     let outcome = finished.outcome();
-    sinks::write_job_logs(&outcome.clones)?;
-    sinks::write_issue_logs(&outcome.issued, &finished.jobs.jobs, &outcome.layout)?;
+    let log_errors = [
+        sinks::write_job_logs(&outcome.clones),
+        sinks::write_issue_logs(&outcome.issued, &finished.jobs.jobs, &outcome.layout),
+    ];
+    finished.log_errors = log_errors.into_iter().filter_map(Result::err).collect();
     Ok(finished)
 }

@@ -6,7 +6,7 @@ use iosched_report::blktrace::TraceLabels;
 use iosched_workload::JobSet;
 use serde_json::json;
 
-use super::sinks::Sinks;
+use super::sinks::{trace_labels, Sinks};
 use super::{BackendOutcome, Hooks, RunError};
 
 /// Request-list size when no `nr_requests` knob is set: the kernel's default.
@@ -70,7 +70,7 @@ pub(super) fn run(
         (hooks.notify)(&format!("warning: {warning}"));
     }
     let device = device_json(&engine);
-    let mut sinks = Sinks::open(&spec.outputs, trace_labels(&engine))?;
+    let mut sinks = Sinks::open(&spec.outputs, labels(&engine))?;
     let outcome = engine
         .run_traced(hooks.stop, &mut sinks.fanout())
         .map_err(RunError::Engine)?;
@@ -96,19 +96,12 @@ fn device_json(engine: &Engine<'_>) -> serde_json::Value {
 
 /// Trace labels for a real run: the block device's own numbers, so blkparse output names it
 /// (files show as 8,0), and each clone's pid and job name.
-fn trace_labels(engine: &Engine<'_>) -> TraceLabels {
-    let (major, minor) = engine.target().dev.map_or((8, 0), |dev| {
+fn labels(engine: &Engine<'_>) -> TraceLabels {
+    let numbers = engine.target().dev.map_or((8, 0), |dev| {
         (
             (((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff)) as u32,
             ((dev & 0xff) | ((dev >> 12) & !0xff)) as u32,
         )
     });
-    let mut labels = TraceLabels::new(major, minor);
-    for (pid, name) in engine.process_names() {
-        labels.set_comm(pid, &name);
-    }
-    for (id, path) in engine.cgroup_paths() {
-        labels.set_cgroup_path(id, &path);
-    }
-    labels
+    trace_labels(numbers, engine.process_names(), engine.cgroup_paths())
 }

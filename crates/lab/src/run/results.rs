@@ -4,10 +4,10 @@
 
 use iosched_core::{ServiceSummary, TunableValue};
 use iosched_driver::spec::RunSpec;
+use iosched_driver::stats::RunResult;
 use iosched_engine::EngineOutcome;
 use iosched_report::results::{run_result, FIRST_PID};
 use iosched_report::shares::CgroupShares;
-use iosched_report::stats::RunResult;
 use iosched_sim::SimOutcome;
 use serde_json::{json, Map, Value};
 
@@ -119,6 +119,10 @@ fn real_wall_clock(wall: WallClock, outcome: &EngineOutcome) -> Value {
 fn simulated_fields(iosched: &mut Map<String, Value>, outcome: &SimOutcome) {
     iosched.insert("simulated_time_ns".into(), outcome.sim_time_ns.into());
     iosched.insert("events".into(), outcome.events.into());
+    if outcome.interrupted {
+        // Only when set, so an uninterrupted run's bytes stay as they always were.
+        iosched.insert("interrupted".into(), true.into());
+    }
 }
 
 fn shared_fields(

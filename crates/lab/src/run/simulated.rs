@@ -10,7 +10,7 @@ use iosched_workload::fio::{JobSource, ParseContext};
 use iosched_workload::JobSet;
 use serde_json::json;
 
-use super::sinks::Sinks;
+use super::sinks::{trace_labels, Sinks};
 use super::{BackendOutcome, Hooks, RunError};
 
 /// The simulated machine the job files see: `$mb_memory` and `$ncpus` from the knobs
@@ -79,9 +79,9 @@ pub(super) fn run(
         ..SimConfig::default()
     };
     let simulation = Simulation::new(&jobs.jobs, device, config).map_err(RunError::SimSetup)?;
-    let mut sinks = Sinks::open(&spec.outputs, trace_labels(&simulation))?;
+    let mut sinks = Sinks::open(&spec.outputs, labels(&simulation))?;
     let outcome = simulation
-        .run(&mut sinks.fanout(), hooks.progress)
+        .run_until_stopped(&mut sinks.fanout(), hooks.progress, hooks.stop)
         .map_err(RunError::Sim)?;
     sinks.finish()?;
     Ok(BackendOutcome::Simulated {
@@ -90,14 +90,12 @@ pub(super) fn run(
     })
 }
 
-/// Trace labels for a simulated run: each clone's pid and job name, each cgroup's path.
-fn trace_labels(simulation: &Simulation<'_>) -> TraceLabels {
-    let mut labels = TraceLabels::new(8, 0);
-    for (pid, name) in simulation.process_names() {
-        labels.set_comm(pid, &name);
-    }
-    for (id, path) in simulation.cgroup_paths() {
-        labels.set_cgroup_path(id, &path);
-    }
-    labels
+/// Trace labels for a simulated run: device 8,0, each clone's pid and job name, each
+/// cgroup's path.
+fn labels(simulation: &Simulation<'_>) -> TraceLabels {
+    trace_labels(
+        (8, 0),
+        simulation.process_names(),
+        simulation.cgroup_paths(),
+    )
 }

@@ -7,15 +7,32 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use iosched_driver::spec::Outputs;
+use iosched_driver::stats::JobStats;
 use iosched_report::blkparse::BlkparseText;
 use iosched_report::blktrace::{BlktraceBinary, TraceLabels};
 use iosched_report::decisions::{DecisionLog, TraceFanout};
-use iosched_report::stats::JobStats;
 use iosched_workload::issue_log::IssueLog;
 use iosched_workload::layout::Layout;
 use iosched_workload::JobSpec;
 
 use super::RunError;
+
+/// Trace labels naming the device `major,minor`, each process (pid, job name) and each
+/// cgroup (id, path).
+pub(crate) fn trace_labels(
+    (major, minor): (u32, u32),
+    processes: Vec<(u32, String)>,
+    cgroups: Vec<(iosched_core::CgroupId, String)>,
+) -> TraceLabels {
+    let mut labels = TraceLabels::new(major, minor);
+    for (pid, name) in processes {
+        labels.set_comm(pid, &name);
+    }
+    for (id, path) in cgroups {
+        labels.set_cgroup_path(id, &path);
+    }
+    labels
+}
 
 pub(crate) struct Sinks {
     text: Option<BlkparseText<BufWriter<File>>>,

@@ -92,10 +92,13 @@ impl Draft {
         } = self;
         spec.name = name.unwrap_or_else(|| section.to_string());
         spec.origin = origin;
-        for prefix in [&mut spec.log_bw, &mut spec.log_iops, &mut spec.log_lat]
-            .into_iter()
-            .flatten()
-        {
+        let logs = [
+            &mut spec.log_bw,
+            &mut spec.log_iops,
+            &mut spec.log_lat,
+            &mut spec.log_hist,
+        ];
+        for prefix in logs.into_iter().flatten() {
             if prefix.is_empty() {
                 // A bare log option: fio names the log after the job.
                 prefix.clone_from(&spec.name);

@@ -482,18 +482,12 @@ mod tests {
     #[test]
     fn meaningless_options_are_listed_once_as_ignored() {
         let set = parse(
-            "[global]\nexec_prerun=echo hi\nwrite_hist_log=lat\n[a]\nunlink=1\ngtod_reduce=1\n\
+            "[global]\nexec_prerun=echo hi\n[a]\nunlink=1\ngtod_reduce=1\n\
              [b]\nunlink=1\nnuma_cpu_nodes=0\n",
         );
         assert_eq!(
             set.ignored_options,
-            vec![
-                "exec_prerun",
-                "write_hist_log",
-                "unlink",
-                "gtod_reduce",
-                "numa_cpu_nodes"
-            ]
+            vec!["exec_prerun", "unlink", "gtod_reduce", "numa_cpu_nodes"]
         );
     }
 

@@ -688,6 +688,22 @@ fn apply_log_avg_msec(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+fn apply_write_hist_log(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.log_hist = log_prefix(a);
+    Ok(())
+}
+
+fn apply_log_hist_msec(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.log_hist_msec = a.int_in(0, i64::from(u32::MAX))? as u64;
+    Ok(())
+}
+
+/// fio's range for `log_hist_coarseness`: 0 (every bucket) to 6 (64 buckets a bin).
+fn apply_log_hist_coarseness(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.log_hist_coarseness = a.int_in(0, 6)? as u32;
+    Ok(())
+}
+
 fn apply_zero_buffers(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     if a.flag()? {
         d.spec.write_data = WriteData::Zeros;
@@ -1516,9 +1532,11 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     opt("write_lat_log", &[], MaybeText, apply_write_lat_log),
     opt("write_bw_log", &[], MaybeText, apply_write_bw_log),
     opt("write_iops_log", &[], MaybeText, apply_write_iops_log),
-    ignored("write_hist_log", &[], MaybeText),
     opt("write_iolog", &[], Text, apply_write_iolog),
     opt("log_avg_msec", &[], Int, apply_log_avg_msec),
+    opt("write_hist_log", &[], MaybeText, apply_write_hist_log),
+    opt("log_hist_msec", &[], Int, apply_log_hist_msec),
+    opt("log_hist_coarseness", &[], Int, apply_log_hist_coarseness),
     ignored("log_prio", &[], Bool),
     opt(
         "zonemode",
@@ -1537,7 +1555,6 @@ pub(crate) static OPTIONS: &[OptDef] = &[
         SECONDS,
         apply_ss_ramp,
     ),
-    ignored("log_hist_msec", &[], Int),
     ignored("log_max_value", &[], Bool),
     ignored("log_offset", &[], Bool),
     ignored("log_compression", &[], Int),

@@ -18,7 +18,7 @@
 //! At the end the driver assembles a [`RunResult`] — jobs, [`DiskStats`] per device, the job
 //! options to echo, and an `iosched` JSON object for everything that is not fio's (scheduler,
 //! device model, seed, wall-clock figures) — and passes it to the formatters in
-//! [`crate::fio_json`], [`crate::fio_terse`] and [`crate::fio_normal`]. Nothing here reads a
+//! `iosched_report`'s `fio_json`, `fio_terse` and `fio_normal`. Nothing here reads a
 //! clock: timestamps are fields the caller fills in, so output is byte-stable per seed.
 
 use crate::histogram::LatStat;
@@ -325,6 +325,9 @@ impl JobStats {
             avg_ns: spec.log_avg_ns,
             // fio measures submission latency only where submitting is its own step.
             slat: spec.ioengine.is_async(),
+            hist: spec.log_hist.clone(),
+            hist_msec: spec.log_hist_msec,
+            hist_coarseness: spec.log_hist_coarseness,
         };
         if !request.is_empty() {
             stats.log = Some(IoLog::new(request));

@@ -14,7 +14,7 @@
 //! buckets lies inside exactly one of fio's, and fio's counts follow exactly from ours:
 //! [`bins`] regroups them without any sample being re-read.
 
-use crate::LatStat;
+use crate::histogram::LatStat;
 
 /// Bits of a value kept exactly in its bucket (fio's `FIO_IO_U_PLAT_BITS`).
 pub const PLAT_BITS: u32 = 6;
@@ -51,6 +51,17 @@ pub fn bucket_value(index: u64) -> u64 {
     let k = index % PLAT_VAL;
     // (k + 1/2) widths into the group; the width is even here, so this is exact.
     group_min + (2 * k + 1) * (1u64 << width_bits) / 2
+}
+
+/// The values bucket `index` holds, `lo..hi` (the last bucket also holds everything above).
+pub fn bucket_bounds(index: u64) -> (u64, u64) {
+    assert!(index < PLAT_NR, "bucket {index} beyond fio's {PLAT_NR}");
+    if index < 2 * PLAT_VAL {
+        return (index, index + 1);
+    }
+    let width_bits = (index >> PLAT_BITS) - 1;
+    let lo = (1u64 << (width_bits + u64::from(PLAT_BITS))) + ((index % PLAT_VAL) << width_bits);
+    (lo, lo + (1u64 << width_bits))
 }
 
 /// The series' non-empty buckets as `(bucket value, count)`, by increasing value: what fio
@@ -130,9 +141,17 @@ mod tests {
         assert_eq!(bucket_value(127), 127);
         assert_eq!(bucket_value(128), 129);
         assert_eq!(bucket_value(192), 258);
-        // Every bucket's value lies in its own bucket, and values increase with the index.
+        // Every bucket's value lies in its own bucket, and values increase with the index;
+        // the bounds tile the line.
         for index in 0..PLAT_NR {
             assert_eq!(bucket_index(bucket_value(index)), index, "bucket {index}");
+            let (lo, hi) = bucket_bounds(index);
+            assert!(lo <= bucket_value(index) && bucket_value(index) < hi);
+            assert_eq!(bucket_index(lo), index);
+            if index + 1 < PLAT_NR {
+                assert_eq!(bucket_index(hi - 1), index);
+                assert_eq!(bucket_bounds(index + 1).0, hi);
+            }
             if index > 0 {
                 assert!(bucket_value(index) > bucket_value(index - 1));
             }

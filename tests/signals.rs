@@ -1,0 +1,106 @@
+//! SIGINT and SIGTERM stop a simulated run at the next event: the jobs stop, what is in
+//! flight completes, the partial results are written (marked `iosched.interrupted`) and
+//! the exit status is the shell's 128 + signal. `--output` is written whole or not at all.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{iosched, Scratch};
+
+/// An hour of random reads: far longer than any test waits.
+const ENDLESS: &str = "[global]\ndirect=1\ntime_based=1\nruntime=3600\nsize=1g\nbs=4k\n\
+                       [a]\nrw=randread\n[b]\nrw=randread\n";
+
+/// Waits until `path` exists (the run's output, created once its signal handler is set).
+fn wait_for(path: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !path.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn stopped_by(signal: &str, status: i32) {
+    let scratch = Scratch::new(&format!("signal-{signal}"));
+    let job = scratch.file("endless.fio", ENDLESS);
+    let output = scratch.0.join("out.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(["run", &job, "--device", "nvme-gen4", "--scheduler", "cfq"])
+        .args(["--output-format", "json", "--output"])
+        .arg(&output)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(&scratch.0.join("out.json.partial"));
+    std::thread::sleep(Duration::from_millis(200));
+    let killed = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(status), "{stderr}");
+    assert!(stderr.contains("partial"), "{stderr}");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&output).unwrap()).unwrap();
+    assert_eq!(run["iosched"]["interrupted"], true);
+    let read = run["jobs"][0]["read"]["io_bytes"].as_u64().unwrap();
+    assert!(read > 0, "some I/O done before the signal");
+    // Stopped long before the hour: the results are the run so far.
+    assert!(run["iosched"]["simulated_time_ns"].as_u64().unwrap() < 3_600_000_000_000);
+    assert!(!scratch.0.join("out.json.partial").exists());
+}
+
+#[test]
+fn sigint_ends_a_simulation_with_partial_results_and_status_130() {
+    stopped_by("INT", 130);
+}
+
+#[test]
+fn sigterm_ends_a_simulation_with_partial_results_and_status_143() {
+    stopped_by("TERM", 143);
+}
+
+#[test]
+fn a_run_that_fails_leaves_no_output_file() {
+    let scratch = Scratch::new("signal-failed");
+    let job = scratch.file("a.fio", "[a]\nsize=1m\nrw=read\n");
+    let output = scratch.path("out.json");
+    let trace = scratch.path("missing-dir/t.trace");
+    let out = iosched(&["run", &job, "--output", &output, "--trace", &trace]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--trace"));
+    assert!(!Path::new(&output).exists());
+    assert!(!Path::new(&format!("{output}.partial")).exists());
+}
+
+#[test]
+fn a_log_file_that_cannot_be_written_keeps_the_results() {
+    let scratch = Scratch::new("signal-log");
+    // write_iolog into a folder that does not exist: the log fails, the results print.
+    let job = scratch.file(
+        "a.fio",
+        "[a]\nsize=1m\nrw=read\nwrite_iolog=missing-dir/a.iolog\n",
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(["run", &job, "--output-format", "json"])
+        .current_dir(&scratch.0)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("write_iolog file missing-dir/a.iolog"),
+        "{stderr}"
+    );
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).expect("results printed");
+    assert_eq!(run["jobs"][0]["read"]["io_bytes"], 1 << 20);
+}
