@@ -68,8 +68,9 @@ pub trait Elevator {
     /// known cgroup again updates its weights. Schedulers without group support ignore it.
     fn add_cgroup(&mut self, _cgroup: CgroupSpec, _now: Time) {}
 
-    /// A process whose I/O context is `ioc` exited (CFQ stops idling for it).
-    fn exit_ioc(&mut self, _ioc: IoContextId, _now: Time) {}
+    /// A process whose I/O context is `ioc` exited (CFQ stops idling for it, ends its slice if
+    /// it is being served, and drops its queues: cfq_exit_icq()).
+    fn exit_ioc(&mut self, _ioc: IoContextId, _now: Time, _trace: &mut dyn Trace) {}
 
     /// A request arrives. Its id is unique for the run.
     fn insert(&mut self, rq: Request, now: Time, trace: &mut dyn Trace);

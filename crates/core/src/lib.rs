@@ -29,7 +29,7 @@ pub use request::{
     CgroupId, IoContextId, IoPrio, IoPrioClass, Op, ReqFlags, Request, RequestId, Time,
     NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC, SECTOR_SIZE,
 };
-pub use trace::{Decision, MessageSubject, NoTrace, RqEvent, Trace};
+pub use trace::{Decision, DecisionKind, MessageSubject, NoTrace, RqEvent, Trace};
 pub use tunable::{TunableError, TunableSpec, TunableValue};
 pub use uptime::{Uptime, DEFAULT_UPTIME_NS};
 

@@ -52,14 +52,105 @@ pub enum MessageSubject {
     },
 }
 
+/// What a [`Decision`] is about: the mechanism that decided. Written as its snake-case name
+/// ([`DecisionKind::as_str`]), which is what `--decisions` logs print and `jq` selects on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum DecisionKind {
+    /// A group was chosen to serve (leftmost `vdisktime`). Kernel: cfq_choose_cfqg().
+    SelectGroup,
+    /// A workload (class and type) was chosen, with its slice. Kernel:
+    /// choose_wl_class_and_type().
+    Workload,
+    /// A queue became the active one. Kernel: __cfq_set_active_queue().
+    SelectQueue,
+    /// The active queue keeps its slice, and why. Kernel: cfq_select_queue().
+    KeepQueue,
+    /// A deep seeky queue on a fast device lost `deep` and its idle window (8e1ac6655104).
+    DeepCleared,
+    /// The active queue's slice ended, and why. Kernel: __cfq_slice_expired().
+    SliceExpired,
+    /// A slice's length was set at its first completion. Kernel: cfq_set_prio_slice().
+    SetSlice,
+    /// The idle timer was armed, with its length. Kernel: cfq_arm_slice_timer().
+    ArmIdle,
+    /// Idling was refused, and why. Kernel: cfq_arm_slice_timer(), cfq_should_idle().
+    NoIdle,
+    /// Idling ended: a request arrived or the timer fired. Kernel: cfq_rq_enqueued(),
+    /// cfq_idle_slice_timer().
+    IdleEnd,
+    /// The sole queue of a group keeps the group backlogged. Kernel: cfq_should_wait_busy().
+    WaitBusy,
+    /// A new request's queue preempted the active one. Kernel: cfq_should_preempt().
+    Preempt,
+    /// The active queue may not dispatch now. Kernel: cfq_may_dispatch().
+    DispatchLimit,
+    /// The FIFO head was past its deadline and goes next. Kernel: cfq_check_fifo().
+    FifoExpired,
+    /// A group was charged for a slice. Kernel: cfq_group_served().
+    Charge,
+    /// Two cooperating queues were merged. Kernel: cfq_merge_cfqqs().
+    Merge,
+}
+
+impl DecisionKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [DecisionKind; 16] = [
+        DecisionKind::SelectGroup,
+        DecisionKind::Workload,
+        DecisionKind::SelectQueue,
+        DecisionKind::KeepQueue,
+        DecisionKind::DeepCleared,
+        DecisionKind::SliceExpired,
+        DecisionKind::SetSlice,
+        DecisionKind::ArmIdle,
+        DecisionKind::NoIdle,
+        DecisionKind::IdleEnd,
+        DecisionKind::WaitBusy,
+        DecisionKind::Preempt,
+        DecisionKind::DispatchLimit,
+        DecisionKind::FifoExpired,
+        DecisionKind::Charge,
+        DecisionKind::Merge,
+    ];
+
+    /// The name logs print: `select_group`, `arm_idle`, ...
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecisionKind::SelectGroup => "select_group",
+            DecisionKind::Workload => "workload",
+            DecisionKind::SelectQueue => "select_queue",
+            DecisionKind::KeepQueue => "keep_queue",
+            DecisionKind::DeepCleared => "deep_cleared",
+            DecisionKind::SliceExpired => "slice_expired",
+            DecisionKind::SetSlice => "set_slice",
+            DecisionKind::ArmIdle => "arm_idle",
+            DecisionKind::NoIdle => "no_idle",
+            DecisionKind::IdleEnd => "idle_end",
+            DecisionKind::WaitBusy => "wait_busy",
+            DecisionKind::Preempt => "preempt",
+            DecisionKind::DispatchLimit => "dispatch_limit",
+            DecisionKind::FifoExpired => "fifo_expired",
+            DecisionKind::Charge => "charge",
+            DecisionKind::Merge => "merge",
+        }
+    }
+}
+
+impl std::fmt::Display for DecisionKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A structured scheduler decision, written as one JSON line by `--decisions`.
 ///
-/// `kind` names the mechanism (`select_queue`, `arm_idle`, `preempt`, ...), `queue` and `group`
-/// say whom it concerns, `reason` says why in the kernel's terms, and `value_ns` carries the
-/// one number that matters (idle length, slice length, charge...).
+/// `kind` names the mechanism, `queue` and `group` say whom it concerns, `reason` says why in
+/// the kernel's terms, and `value_ns` carries the one number that matters (idle length, slice
+/// length, charge...).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decision<'a> {
-    pub kind: &'static str,
+    pub kind: DecisionKind,
     /// Queue creator pid, if the decision concerns a queue.
     pub queue: Option<u32>,
     pub group: Option<CgroupId>,
@@ -89,3 +180,25 @@ pub trait Trace {
 pub struct NoTrace;
 
 impl Trace for NoTrace {}
+
+#[cfg(test)]
+mod tests {
+    use super::DecisionKind;
+
+    /// The names are the log's vocabulary: distinct, snake case, stable across releases.
+    #[test]
+    fn decision_kind_names_are_distinct_snake_case() {
+        let names: Vec<&str> = DecisionKind::ALL.iter().map(|k| k.as_str()).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len(), "duplicate name in {names:?}");
+        for name in names {
+            assert!(
+                name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
+                "{name} is not snake case"
+            );
+        }
+        assert_eq!(DecisionKind::ArmIdle.to_string(), "arm_idle");
+    }
+}

@@ -111,9 +111,10 @@ impl Elevator for Uptime {
         }
     }
 
-    fn exit_ioc(&mut self, ioc: IoContextId, now: Time) {
+    fn exit_ioc(&mut self, ioc: IoContextId, now: Time, trace: &mut dyn Trace) {
         let at = self.abs(now);
-        self.inner.exit_ioc(ioc, at);
+        let mut t = self.shifted(trace);
+        self.inner.exit_ioc(ioc, at, &mut t);
     }
 
     fn insert(&mut self, rq: Request, now: Time, trace: &mut dyn Trace) {

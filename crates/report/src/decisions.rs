@@ -17,7 +17,7 @@ use std::io::{self, Write};
 pub fn decision_value(now: Time, d: &Decision<'_>) -> Value {
     let mut m = Map::new();
     m.insert("t_ns".into(), Value::from(now));
-    m.insert("kind".into(), Value::from(d.kind));
+    m.insert("kind".into(), Value::from(d.kind.as_str()));
     m.insert("queue".into(), d.queue.map_or(Value::Null, Value::from));
     m.insert(
         "group".into(),
@@ -140,11 +140,11 @@ impl Trace for TraceFanout<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iosched_core::{testing, CgroupId, NoTrace};
+    use iosched_core::{testing, CgroupId, DecisionKind, NoTrace};
 
     fn arm_idle() -> Decision<'static> {
         Decision {
-            kind: "arm_idle",
+            kind: DecisionKind::ArmIdle,
             queue: Some(5122),
             group: Some(CgroupId::ROOT),
             reason: "sync queue empty, think time 1200ns < slice_idle",
@@ -159,7 +159,7 @@ mod tests {
         log.decision(
             5_000_000,
             &Decision {
-                kind: "select_queue",
+                kind: DecisionKind::SelectQueue,
                 queue: None,
                 group: None,
                 reason: "no \"busy\" queue",

@@ -176,7 +176,7 @@ mod tests {
         let ranges = 100_000;
         let skewed =
             Skewed::new(&RandomDistribution::Zipf { theta: 1.2 }, ranges, &mut rng).unwrap();
-        let mut counts = std::collections::HashMap::<u64, u32>::new();
+        let mut counts = std::collections::BTreeMap::<u64, u32>::new();
         for _ in 0..100_000 {
             *counts.entry(skewed.next(&mut rng)).or_default() += 1;
         }

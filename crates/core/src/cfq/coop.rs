@@ -12,7 +12,7 @@
 use super::think_time::seeky;
 use super::{Cfq, QId, CFQQ_CLOSE_THR};
 use crate::request::Time;
-use crate::trace::Trace;
+use crate::trace::{DecisionKind, Trace};
 
 impl Cfq {
     fn rq_close(&self, q: QId) -> bool {
@@ -113,7 +113,7 @@ impl Cfq {
         self.decide(
             trace,
             now,
-            "merge",
+            DecisionKind::Merge,
             Some(q),
             "cooperating queues merged",
             None,

@@ -16,7 +16,7 @@ use super::queue::{InFlight, RqRef, SortKey};
 use super::slice::ExpireCause;
 use super::{Cfq, QId};
 use crate::request::{Request, Time};
-use crate::trace::Trace;
+use crate::trace::{DecisionKind, Trace};
 
 impl Cfq {
     /// Kernel: cfq_choose_req(): which of two queued requests (of one queue) to serve first
@@ -80,7 +80,7 @@ impl Cfq {
     }
 
     /// Kernel: cfq_find_next_rq(): the best request after `last` is dispatched.
-    fn find_next_rq(&self, q: QId, last: SortKey) -> Option<RqRef> {
+    pub(crate) fn find_next_rq(&self, q: QId, last: SortKey) -> Option<RqRef> {
         let list = &self.queues[q].sort_list;
         let prev = list.range(..last).next_back().map(|(k, &s)| (*k, s));
         let next = list
@@ -233,7 +233,7 @@ impl Cfq {
             self.decide(
                 trace,
                 now,
-                "dispatch_limit",
+                DecisionKind::DispatchLimit,
                 Some(q),
                 "may_dispatch refused",
                 None,
@@ -248,7 +248,7 @@ impl Cfq {
                 self.decide(
                     trace,
                     now,
-                    "fifo_expired",
+                    DecisionKind::FifoExpired,
                     Some(q),
                     "FIFO head past its deadline",
                     None,

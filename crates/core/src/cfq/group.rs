@@ -14,7 +14,7 @@ use super::think_time::Ttime;
 use super::{Cfq, GId, QId, Stats, ASYNC_WORKLOAD, BE_WORKLOAD, CFQ_SERVICE_SHIFT, RT_WORKLOAD};
 use crate::elevator::CgroupSpec;
 use crate::request::{CgroupId, Time, NSEC_PER_SEC};
-use crate::trace::Trace;
+use crate::trace::{DecisionKind, Trace};
 
 /// 200 ms (raw ns, deliberately not shifted): vdisktime gap of a newly active group in
 /// time mode. Kernel: CFQ_SLICE_MODE_GROUP_DELAY.
@@ -322,7 +322,7 @@ impl Cfq {
         self.decide(
             trace,
             now,
-            "charge",
+            DecisionKind::Charge,
             Some(q),
             if iops == 1 { "iops" } else { "time" },
             Some(charge),

@@ -16,7 +16,7 @@ use super::slice::ExpireCause;
 use super::think_time::{req_noidle, Ttime};
 use super::{Cfq, GId, IdleTimer, QId, CFQ_HW_QUEUE_MIN, HW_TAG_SAMPLES, IDLE_WORKLOAD};
 use crate::request::{Request, Time};
-use crate::trace::Trace;
+use crate::trace::{DecisionKind, Trace};
 
 impl Cfq {
     /// Kernel: cfq_io_thinktime_big() for a per-process or per-tree record.
@@ -76,7 +76,7 @@ impl Cfq {
             self.decide(
                 trace,
                 now,
-                "no_idle",
+                DecisionKind::NoIdle,
                 Some(q),
                 "non-rotational NCQ device, group_idle 0",
                 None,
@@ -95,7 +95,7 @@ impl Cfq {
                 self.decide(
                     trace,
                     now,
-                    "no_idle",
+                    DecisionKind::NoIdle,
                     Some(q),
                     "should_idle false (seeky or think time), group_idle 0",
                     None,
@@ -107,7 +107,7 @@ impl Cfq {
             self.decide(
                 trace,
                 now,
-                "no_idle",
+                DecisionKind::NoIdle,
                 Some(q),
                 "requests still in flight",
                 None,
@@ -118,7 +118,7 @@ impl Cfq {
             self.decide(
                 trace,
                 now,
-                "no_idle",
+                DecisionKind::NoIdle,
                 Some(q),
                 "no active process context",
                 None,
@@ -126,7 +126,14 @@ impl Cfq {
             return false;
         };
         if cic.exited {
-            self.decide(trace, now, "no_idle", Some(q), "process exited", None);
+            self.decide(
+                trace,
+                now,
+                DecisionKind::NoIdle,
+                Some(q),
+                "process exited",
+                None,
+            );
             return false;
         }
         let mean = cic.ttime.ttime_mean;
@@ -135,7 +142,7 @@ impl Cfq {
             self.decide(
                 trace,
                 now,
-                "no_idle",
+                DecisionKind::NoIdle,
                 Some(q),
                 "think time exceeds remaining slice",
                 Some(mean),
@@ -152,7 +159,7 @@ impl Cfq {
                 } else {
                     "group idle: other busy queues in the group"
                 };
-                self.decide(trace, now, "no_idle", Some(q), why, None);
+                self.decide(trace, now, DecisionKind::NoIdle, Some(q), why, None);
                 return false;
             }
         }
@@ -177,7 +184,7 @@ impl Cfq {
         self.decide(
             trace,
             now,
-            "arm_idle",
+            DecisionKind::ArmIdle,
             Some(q),
             if gi == 1 { "group idle" } else { "queue idle" },
             Some(sl),
@@ -239,7 +246,14 @@ impl Cfq {
             self.schedule_dispatch(now, trace);
             return;
         };
-        self.decide(trace, now, "idle_end", Some(q), "idle timer fired", None);
+        self.decide(
+            trace,
+            now,
+            DecisionKind::IdleEnd,
+            Some(q),
+            "idle timer fired",
+            None,
+        );
         if self.queues[q].must_dispatch {
             // A request arrived while idling: let it through.
             self.schedule_dispatch(now, trace);
@@ -262,7 +276,7 @@ impl Cfq {
 
     /// Kernel: cfq_schedule_dispatch(): only the trace line here; the driver dispatches after
     /// every event anyway.
-    fn schedule_dispatch(&self, now: Time, trace: &mut dyn Trace) {
+    pub(crate) fn schedule_dispatch(&self, now: Time, trace: &mut dyn Trace) {
         if self.busy_queues > 0 {
             self.log(trace, now, format_args!("schedule dispatch"));
         }
@@ -358,7 +372,7 @@ impl Cfq {
                 self.decide(
                     trace,
                     now,
-                    "wait_busy",
+                    DecisionKind::WaitBusy,
                     Some(q),
                     "sole queue of group: keep group backlogged",
                     Some(extend),

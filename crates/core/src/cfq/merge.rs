@@ -5,12 +5,15 @@
 //! joins an async request, and a process never extends another process's request. A back
 //! merge leaves the request's start, FIFO deadline and sort position alone; a front merge
 //! moves its start back, so the request is repositioned in the sort list and the queue's
-//! next request chosen again, as cfq_merged_request() does.
-//! Kernel: cfq_allow_bio_merge(), cfq_merged_request(), cfq_reposition_rq_rb(), elv_merge().
+//! next request chosen again, as cfq_merged_request() does. Two queued requests of one queue
+//! that a bio made contiguous merge into one (`merge_requests`, cfq_merged_requests()).
+//! Kernel: cfq_allow_bio_merge(), cfq_allow_rq_merge(), cfq_merged_request(),
+//! cfq_reposition_rq_rb(), cfq_merged_requests(), elv_merge().
 
-use super::queue::{boost_on_prio, init_prio_data};
+use super::queue::{boost_on_prio, init_prio_data, Slot};
 use super::{Cfq, QId};
-use crate::request::{Request, RequestId};
+use crate::request::{Request, RequestId, Time};
+use crate::trace::Trace;
 
 impl Cfq {
     /// The queue `bio` would be queued on, if it exists already; merging never creates one.
@@ -20,9 +23,10 @@ impl Cfq {
             if cic.cgroup != bio.cgroup {
                 return None;
             }
-            let q = cic.sync_q?;
-            // A pending cooperator hand-off sends the bio elsewhere: no merge.
-            return self.queues[q].new_cfqq.is_none().then_some(q);
+            // A pending cooperator hand-off (`new_cfqq`) does not stop the merge: the kernel
+            // switches the context's queue at request allocation (cfq_set_request() ->
+            // cfq_merge_cfqqs()), after the bio had its chance to merge.
+            return cic.sync_q;
         }
         // cfq_allow_bio_merge(): only into the context's own async queue.
         let cic = &self.cics[*self.cic_of.get(&bio.ioc)?];
@@ -91,14 +95,130 @@ impl Cfq {
         let cfqq = &mut self.queues[q];
         cfqq.sort_list.remove(&key);
         cfqq.sort_list.insert(moved, slot);
-        let before = cfqq.next_rq;
-        let prev = before.map(|r| if r.1 == slot { (moved, slot) } else { r });
+        let before = cfqq.next_rq.map(|(_, s)| s);
+        let prev = cfqq
+            .next_rq
+            .map(|r| if r.1 == slot { (moved, slot) } else { r });
         let next = self.choose_req(prev, Some((moved, slot)), self.last_position);
         self.queues[q].next_rq = next;
-        // The prio tree is keyed by the next request's sector, which may have moved.
-        if before != next {
+        // cfq_add_rq_rb() relinks the prio tree only when `next_rq` becomes another
+        // *request* (a pointer comparison): when the front-merged request already was the
+        // queue's next request, the queue stays where it was linked, under a key (the live
+        // start sector) that has moved back.
+        if before != next.map(|(_, s)| s) {
             self.prio_tree_add(q);
         }
         Some(target.id)
+    }
+
+    /// The queue holding pending request `slot`.
+    fn queue_of_slot(&self, slot: Slot) -> Option<QId> {
+        let key = self.pending[slot as usize].key();
+        (0..self.queues.len()).find(|&q| self.queues[q].sort_list.get(&key) == Some(&slot))
+    }
+
+    /// The pending slot of queued request `id`.
+    fn slot_of(&self, id: RequestId) -> Option<Slot> {
+        self.queues.iter().find_map(|cfqq| {
+            cfqq.sort_list
+                .values()
+                .copied()
+                .find(|&s| self.pending[s as usize].rq.id == id)
+        })
+    }
+
+    /// Two queued requests became contiguous (a bio filled the gap between them): `next`,
+    /// which starts where `into` ends, joins `into` and leaves the scheduler. Answers whether
+    /// the merge happened.
+    ///
+    /// Kernel: the block layer's attempt_back_merge() / attempt_front_merge() →
+    /// attempt_merge(), asking cfq_allow_rq_merge() (both requests in one queue), then
+    /// cfq_merged_requests(): `into` takes `next`'s place in the FIFO and its deadline when
+    /// `next` is older, becomes the queue's next request if `next` was, and `next` is removed
+    /// as cfq_remove_request() does. The merged request keeps the earlier allocation time
+    /// (attempt_merge()'s `start_time_ns`).
+    ///
+    /// Choice: the drivers never offer this merge yet (their bios merge into one request at
+    /// a time); the hook is here, exact, for a driver that models the block layer's
+    /// request-to-request merges.
+    pub fn merge_requests(
+        &mut self,
+        into: RequestId,
+        next: RequestId,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> bool {
+        let (Some(a), Some(b)) = (self.slot_of(into), self.slot_of(next)) else {
+            return false;
+        };
+        let q = self
+            .queue_of_slot(a)
+            .expect("a queued request sits in a queue");
+        // cfq_allow_rq_merge(): never across queues.
+        if self.queue_of_slot(b) != Some(q) {
+            return false;
+        }
+        let (rq_a, rq_b) = (self.pending[a as usize].rq, self.pending[b as usize].rq);
+        if !rq_a.can_back_merge(&rq_b) {
+            return false;
+        }
+        self.fifo_take_place(q, a, b);
+        let (pa, pb) = (self.pending[a as usize], self.pending[b as usize]);
+        let merged = &mut self.pending[a as usize];
+        merged.rq.nr_sectors += pb.rq.nr_sectors;
+        merged.start_time = pa.start_time.min(pb.start_time);
+        if self.queues[q].next_rq.map(|(_, s)| s) == Some(b) {
+            self.queues[q].next_rq = Some((pa.key(), a));
+        }
+        self.remove_merged(q, b, now, trace);
+        true
+    }
+
+    /// cfq_merged_requests()'s FIFO step: when `next` (slot `b`) is older, `into` (slot `a`)
+    /// moves to `next`'s place in the FIFO and takes its deadline.
+    fn fifo_take_place(&mut self, q: QId, a: Slot, b: Slot) {
+        let (pa, pb) = (self.pending[a as usize], self.pending[b as usize]);
+        if pb.fifo_time >= pa.fifo_time {
+            return;
+        }
+        let fifo = &mut self.queues[q].fifo;
+        let at_a = fifo.iter().position(|&e| e == (pa.seq, a));
+        let at_b = fifo.iter().position(|&e| e == (pb.seq, b));
+        let (Some(at_a), Some(at_b)) = (at_a, at_b) else {
+            return;
+        };
+        fifo[at_b] = (pa.seq, a);
+        fifo.remove(at_a);
+        self.pending[a as usize].fifo_time = pb.fifo_time;
+    }
+
+    /// Kernel: cfq_remove_request() of a request merged away, then cfq_merged_requests()'s
+    /// removal of a queue left empty (unless it is the active one).
+    fn remove_merged(&mut self, q: QId, b: Slot, now: Time, trace: &mut dyn Trace) {
+        let key = self.pending[b as usize].key();
+        if self.queues[q].next_rq.map(|(_, s)| s) == Some(b) {
+            let next = self.find_next_rq(q, key);
+            self.queues[q].next_rq = next;
+        }
+        let pending = self.free_pending_slot(b);
+        let cfqq = &mut self.queues[q];
+        let removed = cfqq.sort_list.remove(&key);
+        assert_eq!(removed, Some(b), "merged request is queued");
+        cfqq.fifo
+            .retain(|&(seq, s)| !(s == b && seq == pending.seq));
+        let sync = usize::from(pending.rq.is_sync());
+        assert!(cfqq.queued[sync] > 0, "queued count underflow");
+        cfqq.queued[sync] -= 1;
+        if pending.rq.flags.prio {
+            cfqq.prio_pending -= 1;
+        }
+        let empty = cfqq.sort_list.is_empty();
+        if cfqq.on_rr && empty {
+            self.prio_tree_remove(q);
+        }
+        self.rq_queued -= 1;
+        if self.queues[q].on_rr && empty && self.active_queue != Some(q) {
+            self.del_from_rr(q, now, trace);
+        }
     }
 }

@@ -34,6 +34,8 @@ pub mod think_time;
 pub mod tunables;
 
 #[cfg(test)]
+mod lifecycle_tests;
+#[cfg(test)]
 mod proptests;
 #[cfg(test)]
 pub(crate) mod tests;
@@ -43,7 +45,7 @@ use std::fmt;
 
 use crate::elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary};
 use crate::request::{CgroupId, IoContextId, Request, RequestId, Time, NSEC_PER_SEC};
-use crate::trace::{Decision, MessageSubject, Trace};
+use crate::trace::{Decision, DecisionKind, MessageSubject, Trace};
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
 
 use group::CfqGroup;
@@ -293,7 +295,7 @@ impl Cfq {
         &self,
         trace: &mut dyn Trace,
         now: Time,
-        kind: &'static str,
+        kind: DecisionKind,
         q: Option<QId>,
         reason: &str,
         value_ns: Option<u64>,
@@ -332,9 +334,9 @@ impl Elevator for Cfq {
         self.add_group(cgroup, now);
     }
 
-    fn exit_ioc(&mut self, ioc: IoContextId, now: Time) {
-        // The interface gives exit no trace sink: its "put_queue" line goes unlogged.
-        self.exit_process(ioc, now, &mut crate::trace::NoTrace);
+    fn exit_ioc(&mut self, ioc: IoContextId, now: Time, trace: &mut dyn Trace) {
+        self.catch_up_timer(now, trace);
+        self.exit_process(ioc, now, trace);
     }
 
     fn insert(&mut self, rq: Request, now: Time, trace: &mut dyn Trace) {

@@ -11,7 +11,7 @@
 use super::slice::ExpireCause;
 use super::{Cfq, QId, CFQQ_CLOSE_THR, SYNC_NOIDLE_WORKLOAD};
 use crate::request::{Request, Time};
-use crate::trace::Trace;
+use crate::trace::{DecisionKind, Trace};
 
 impl Cfq {
     /// Kernel: cfq_should_preempt(). Returns the number of the rule that allowed it.
@@ -88,7 +88,7 @@ impl Cfq {
         self.log_q(trace, now, new, format_args!("preempt"));
         if trace.enabled() {
             let reason = format!("rule {rule}: {}", rule_text(rule));
-            self.decide(trace, now, "preempt", Some(new), &reason, None);
+            self.decide(trace, now, DecisionKind::Preempt, Some(new), &reason, None);
         }
         self.queues[a].stats.preemptions += 1;
         let ag = self.queues[a].group;

@@ -215,7 +215,7 @@ impl Driver {
                 Step::Complete => self.complete(),
                 Step::Advance(dt) => self.advance(dt),
                 Step::Exit(pid) => {
-                    self.cfq.exit_ioc(IoContextId(pid), self.now);
+                    self.cfq.exit_ioc(IoContextId(pid), self.now, &mut NoTrace);
                     self.cfq.check_invariants();
                 }
             }

@@ -11,13 +11,14 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use super::slice::ExpireCause;
 use super::think_time::Ttime;
 use super::{
     Cfq, GId, QId, Stats, ASYNC_WORKLOAD, BE_WORKLOAD, IDLE_WORKLOAD, PAGE_SIZE, RT_WORKLOAD,
     SYNC_NOIDLE_WORKLOAD, SYNC_WORKLOAD,
 };
 use crate::request::{CgroupId, IoContextId, IoPrio, IoPrioClass, Request, Time};
-use crate::trace::Trace;
+use crate::trace::{DecisionKind, Trace};
 
 /// Sort key of a pending request: start sector, then arrival sequence (equal sectors go
 /// after existing ones, as `elv_rb_add` does).
@@ -360,17 +361,14 @@ impl Cfq {
         self.maybe_free(q, now, trace);
     }
 
-    /// Frees a queue with no process references, no requests, not busy and not active,
-    /// logging "put_queue" as the kernel's last cfq_put_queue() does.
+    /// Frees a queue nothing refers to any more (no process reference, no request queued or
+    /// in flight), logging "put_queue" as the kernel's last cfq_put_queue() does. If that
+    /// queue is the one being served, its slice ends first (untimed) and dispatch is
+    /// rescheduled, as cfq_put_queue() does for the active queue: a queue whose process
+    /// exited is let go at its last request's completion, not at the next queue selection.
     pub(crate) fn maybe_free(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
         let cfqq = &self.queues[q];
-        if !cfqq.live
-            || cfqq.proc_refs > 0
-            || !cfqq.is_empty()
-            || cfqq.dispatched > 0
-            || cfqq.on_rr
-            || self.active_queue == Some(q)
-        {
+        if !cfqq.live || cfqq.proc_refs > 0 || !cfqq.is_empty() || cfqq.dispatched > 0 {
             return;
         }
         // A context still pointing here keeps the queue (a merge's pre-taken reference can
@@ -378,7 +376,18 @@ impl Cfq {
         if self.cics.iter().any(|cic| cic.sync_q == Some(q)) {
             return;
         }
+        if self.active_queue != Some(q) && self.queues[q].on_rr {
+            return;
+        }
         self.log_q(trace, now, q, format_args!("put_queue"));
+        if self.active_queue == Some(q) {
+            // Held across the expiry, whose own maybe_free() must not free the queue twice.
+            self.queues[q].proc_refs += 1;
+            self.slice_expired(false, ExpireCause::Released, now, trace);
+            self.schedule_dispatch(now, trace);
+            self.queues[q].proc_refs -= 1;
+        }
+        assert!(!self.queues[q].on_rr, "freeing a busy queue");
         let cfqq = &self.queues[q];
         // The freed queue's accounting outlives it, summed per (pid, sync) for summary().
         let key = (cfqq.pid, cfqq.sync);
@@ -394,15 +403,49 @@ impl Cfq {
         }
     }
 
-    /// A process exited: never idle for it again, and release its sync queue.
-    /// Kernel: cfq_exit_icq() -> cfq_exit_cfqq() -> cfq_put_queue().
+    /// A process exited: never idle for it again, end the slice of whichever of its queues
+    /// is being served, and let go of its queues, async first as the kernel does. The sync
+    /// queue outlives the process while its requests do (each holds a reference in the
+    /// kernel); the shared async queue stays pinned by its group.
+    /// Kernel: cfq_exit_icq() -> cfq_exit_cfqq() -> cfq_put_cooperator(), cfq_put_queue().
     pub(crate) fn exit_process(&mut self, ioc: IoContextId, now: Time, trace: &mut dyn Trace) {
-        if let Some(&c) = self.cic_of.get(&ioc) {
-            let cic = &mut self.cics[c];
-            cic.exited = true;
-            if let Some(q) = cic.sync_q.take() {
-                self.put_process_ref(q, now, trace);
+        let Some(&c) = self.cic_of.get(&ioc) else {
+            return;
+        };
+        self.cics[c].exited = true;
+        if let Some(q) = self.cics[c].async_q.take() {
+            self.exit_queue(q, now, trace);
+        }
+        if let Some(q) = self.cics[c].sync_q.take() {
+            self.exit_queue(q, now, trace);
+            self.put_cooperator(q, now, trace);
+            self.put_process_ref(q, now, trace);
+        }
+    }
+
+    /// Kernel: cfq_exit_cfqq()'s first step: a queue being served (dispatching, or idled on)
+    /// loses its slice at once, untimed (no `slice_resid`), and dispatch is rescheduled.
+    fn exit_queue(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
+        if self.active_queue == Some(q) {
+            self.slice_expired(false, ExpireCause::ProcessExited, now, trace);
+            self.schedule_dispatch(now, trace);
+        }
+    }
+
+    /// Kernel: cfq_put_cooperator(): a planned cooperator merge that will now never happen
+    /// returns the references it took along the `new_cfqq` chain.
+    fn put_cooperator(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
+        let mut next = self.queues[q].new_cfqq;
+        let mut steps = 0;
+        while let Some(n) = next {
+            if n == q || steps > self.queues.len() {
+                break; // the kernel WARNs on a loop and stops
             }
+            next = self.queues[n].new_cfqq;
+            if self.queues[n].proc_refs > 0 {
+                self.put_process_ref(n, now, trace);
+            }
+            steps += 1;
         }
     }
 
@@ -459,7 +502,14 @@ impl Cfq {
                 if rq.bytes() > PAGE_SIZE || self.busy_queues > 1 {
                     self.end_idle(now, false, trace);
                     self.queues[q].wait_request = false;
-                    self.decide(trace, now, "idle_end", Some(q), "request arrived", None);
+                    self.decide(
+                        trace,
+                        now,
+                        DecisionKind::IdleEnd,
+                        Some(q),
+                        "request arrived",
+                        None,
+                    );
                 } else {
                     // Small request, sole busy queue: let the timer's expiry kick dispatch
                     // (the block layer's queue run dispatches it meanwhile).
@@ -467,7 +517,7 @@ impl Cfq {
                     self.decide(
                         trace,
                         now,
-                        "idle_end",
+                        DecisionKind::IdleEnd,
                         Some(q),
                         "small request: must_dispatch",
                         None,

@@ -16,7 +16,7 @@ use super::{
     SYNC_WORKLOAD,
 };
 use crate::request::Time;
-use crate::trace::Trace;
+use crate::trace::{DecisionKind, Trace};
 
 impl Cfq {
     /// Kernel: CFQ_MIN_TT: 2 jiffies, the floor of a workload slice.
@@ -54,7 +54,7 @@ impl Cfq {
                         self.decide(
                             trace,
                             now,
-                            "keep_queue",
+                            DecisionKind::KeepQueue,
                             Some(q),
                             "rule 4: slice used, sole queue of group, waiting for completion",
                             None,
@@ -101,7 +101,7 @@ impl Cfq {
                     self.decide(
                         trace,
                         now,
-                        "deep_cleared",
+                        DecisionKind::DeepCleared,
                         Some(q),
                         "rule 8: seeky queue, device faster than queue",
                         None,
@@ -112,7 +112,7 @@ impl Cfq {
                     self.decide(
                         trace,
                         now,
-                        "keep_queue",
+                        DecisionKind::KeepQueue,
                         Some(q),
                         "rule 9: requests in flight, queue may idle",
                         None,
@@ -130,7 +130,7 @@ impl Cfq {
                 self.decide(
                     trace,
                     now,
-                    "keep_queue",
+                    DecisionKind::KeepQueue,
                     Some(q),
                     "rule 10: group idle, group requests in flight",
                     None,
@@ -171,7 +171,7 @@ impl Cfq {
             trace.decision(
                 now,
                 &crate::trace::Decision {
-                    kind: "select_group",
+                    kind: DecisionKind::SelectGroup,
                     queue: None,
                     group: Some(self.groups[g].cgroup),
                     reason: "leftmost vdisktime",
@@ -224,7 +224,7 @@ impl Cfq {
         self.decide(
             trace,
             now,
-            "workload",
+            DecisionKind::Workload,
             None,
             workload_name(self.serving_wl_class, self.serving_wl_type),
             Some(slice),
@@ -276,7 +276,7 @@ impl Cfq {
                 q,
                 format_args!("set_active wl_class:{c} wl_type:{t}"),
             );
-            self.decide(trace, now, "select_queue", Some(q), reason, None);
+            self.decide(trace, now, DecisionKind::SelectQueue, Some(q), reason, None);
             let cfqq = &mut self.queues[q];
             cfqq.slice_start = 0;
             cfqq.dispatch_start = now;

@@ -12,7 +12,7 @@
 
 use super::{Cfq, QId};
 use crate::request::Time;
-use crate::trace::Trace;
+use crate::trace::{DecisionKind, Trace};
 
 /// Averaging divisor of `busy_queues_avg`. Kernel: cfq_hist_divisor.
 const CFQ_HIST_DIVISOR: u32 = 4;
@@ -29,6 +29,8 @@ pub(crate) enum ExpireCause {
     AsyncDepth,
     IdleClass,
     Forced,
+    ProcessExited,
+    Released,
 }
 
 impl ExpireCause {
@@ -43,6 +45,8 @@ impl ExpireCause {
             ExpireCause::AsyncDepth => "async queue dispatched its maxrq",
             ExpireCause::IdleClass => "idle class: one request per round",
             ExpireCause::Forced => "forced dispatch",
+            ExpireCause::ProcessExited => "process exited",
+            ExpireCause::Released => "queue released: its last reference went",
         }
     }
 }
@@ -110,7 +114,7 @@ impl Cfq {
         self.decide(
             trace,
             now,
-            "set_slice",
+            DecisionKind::SetSlice,
             Some(q),
             "first completion of the slice",
             Some(slice),
@@ -147,7 +151,14 @@ impl Cfq {
             q,
             format_args!("slice expired t={}", u8::from(timed_out)),
         );
-        self.decide(trace, now, "slice_expired", Some(q), cause.reason(), None);
+        self.decide(
+            trace,
+            now,
+            DecisionKind::SliceExpired,
+            Some(q),
+            cause.reason(),
+            None,
+        );
         if self.queues[q].wait_request {
             self.end_idle(now, false, trace);
         }

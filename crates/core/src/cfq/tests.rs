@@ -5,14 +5,14 @@ use super::*;
 use crate::request::{IoPrio, IoPrioClass, Op, ReqFlags, NSEC_PER_MSEC};
 use crate::testing;
 
-const MS: Time = NSEC_PER_MSEC;
+pub(crate) const MS: Time = NSEC_PER_MSEC;
 /// 1000 s: a machine that has been up for a while. Tests whose expectations hold only
 /// away from boot start their clock here: near boot the kernel's u64 service-tree keys wrap
 /// (see `service_tree`) and order queues differently.
-const UP: Time = 1000 * crate::request::NSEC_PER_SEC;
+pub(crate) const UP: Time = 1000 * crate::request::NSEC_PER_SEC;
 
 /// A recorded decision: time, kind, queue pid, reason, value.
-type Logged = (Time, &'static str, Option<u32>, String, Option<u64>);
+type Logged = (Time, DecisionKind, Option<u32>, String, Option<u64>);
 
 /// A trace that keeps every message and decision.
 #[derive(Default)]
@@ -47,44 +47,44 @@ impl Trace for Rec {
 }
 
 impl Rec {
-    fn has(&self, now: Time, text: &str) -> bool {
+    pub(crate) fn has(&self, now: Time, text: &str) -> bool {
         self.msgs
             .iter()
             .any(|(t, m)| *t == now && m.ends_with(text))
     }
-    fn any(&self, text: &str) -> bool {
+    pub(crate) fn any(&self, text: &str) -> bool {
         self.msgs.iter().any(|(_, m)| m.contains(text))
     }
-    fn decision(&self, kind: &str) -> Option<&Logged> {
+    pub(crate) fn decision(&self, kind: DecisionKind) -> Option<&Logged> {
         self.decisions.iter().rev().find(|d| d.1 == kind)
     }
 }
 
-fn hdd() -> Cfq {
+pub(crate) fn hdd() -> Cfq {
     Cfq::new(DeviceInfo {
         rotational: true,
         queue_depth: 1,
     })
 }
 
-fn ssd() -> Cfq {
+pub(crate) fn ssd() -> Cfq {
     Cfq::new(DeviceInfo {
         rotational: false,
         queue_depth: 32,
     })
 }
 
-fn read(id: u64, pid: u32, sector: u64) -> Request {
+pub(crate) fn read(id: u64, pid: u32, sector: u64) -> Request {
     testing::request(id, Op::Read, sector, 8, pid)
 }
 
-fn in_cgroup(mut rq: Request, cgroup: u32) -> Request {
+pub(crate) fn in_cgroup(mut rq: Request, cgroup: u32) -> Request {
     rq.cgroup = CgroupId(cgroup);
     rq
 }
 
 /// A sync write without REQ_IDLE: "noidle", its queue goes SYNC_NOIDLE.
-fn noidle_write(id: u64, pid: u32, sector: u64) -> Request {
+pub(crate) fn noidle_write(id: u64, pid: u32, sector: u64) -> Request {
     let mut rq = testing::request(id, Op::Write, sector, 8, pid);
     rq.flags = ReqFlags {
         sync: true,
@@ -93,16 +93,16 @@ fn noidle_write(id: u64, pid: u32, sector: u64) -> Request {
     rq
 }
 
-fn async_write(id: u64, pid: u32, sector: u64) -> Request {
+pub(crate) fn async_write(id: u64, pid: u32, sector: u64) -> Request {
     testing::request(id, Op::Write, sector, 8, pid)
 }
 
-fn with_prio(mut rq: Request, class: IoPrioClass, level: u8) -> Request {
+pub(crate) fn with_prio(mut rq: Request, class: IoPrioClass, level: u8) -> Request {
     rq.ioprio = IoPrio { class, level };
     rq
 }
 
-fn dispatch_id(cfq: &mut Cfq, now: Time, rec: &mut Rec) -> u64 {
+pub(crate) fn dispatch_id(cfq: &mut Cfq, now: Time, rec: &mut Rec) -> u64 {
     match cfq.dispatch(now, rec) {
         Dispatch::Request(rq) => {
             cfq.check_invariants();
@@ -112,17 +112,17 @@ fn dispatch_id(cfq: &mut Cfq, now: Time, rec: &mut Rec) -> u64 {
     }
 }
 
-fn complete(cfq: &mut Cfq, rq: Request, now: Time, rec: &mut Rec) {
+pub(crate) fn complete(cfq: &mut Cfq, rq: Request, now: Time, rec: &mut Rec) {
     cfq.completed(&rq, now, rec);
     cfq.check_invariants();
 }
 
-fn insert(cfq: &mut Cfq, rq: Request, now: Time, rec: &mut Rec) {
+pub(crate) fn insert(cfq: &mut Cfq, rq: Request, now: Time, rec: &mut Rec) {
     cfq.insert(rq, now, rec);
     cfq.check_invariants();
 }
 
-fn add_group(cfq: &mut Cfq, id: u32, parent: u32, weight: u32) {
+pub(crate) fn add_group(cfq: &mut Cfq, id: u32, parent: u32, weight: u32) {
     cfq.add_cgroup(
         CgroupSpec {
             id: CgroupId(id),
@@ -134,7 +134,7 @@ fn add_group(cfq: &mut Cfq, id: u32, parent: u32, weight: u32) {
     );
 }
 
-fn active_pid(cfq: &Cfq) -> Option<u32> {
+pub(crate) fn active_pid(cfq: &Cfq) -> Option<u32> {
     cfq.active_queue.map(|q| cfq.queues[q].pid)
 }
 
@@ -238,7 +238,7 @@ fn idles_after_sync_read() {
     complete(&mut cfq, rq, 4 * MS, &mut rec);
     assert!(rec.has(4 * MS, "arm_idle: 8000000 group_idle: 0"));
     assert_eq!(cfq.dispatch(4 * MS, &mut rec), Dispatch::IdleUntil(12 * MS));
-    assert_eq!(rec.decision("arm_idle").unwrap().0, 4 * MS);
+    assert_eq!(rec.decision(DecisionKind::ArmIdle).unwrap().0, 4 * MS);
     // A page-sized request with no other busy queue only sets must_dispatch: the timer
     // stays armed (the request is still dispatched by the next queue run).
     insert(&mut cfq, read(2, 1, 2056), 5 * MS, &mut rec);
@@ -328,7 +328,7 @@ fn no_idle_for_seeky_queue_with_company() {
     let _ = last;
     assert!(rec.any("idle=0"));
     assert!(rec.any("Not idling. st->count:2"));
-    let d = rec.decision("no_idle").unwrap();
+    let d = rec.decision(DecisionKind::NoIdle).unwrap();
     assert_eq!(d.3, "group idle: other busy queues in the group");
 }
 
@@ -356,7 +356,9 @@ fn no_idle_when_think_time_too_long_and_group_idle_ttime_switch() {
             }
         }
         assert!(rec.any("idle=0"));
-        let last = rec.decision("no_idle").map(|d| (d.0, d.3.clone()));
+        let last = rec
+            .decision(DecisionKind::NoIdle)
+            .map(|d| (d.0, d.3.clone()));
         if switch == 1 {
             assert_eq!(
                 last,
@@ -394,7 +396,7 @@ fn non_rotational_ncq_group_idle_only() {
     complete(&mut cfq, rq, MS, &mut rec);
     assert!(!rec.any("arm_idle"));
     assert_eq!(
-        rec.decision("no_idle").unwrap().3,
+        rec.decision(DecisionKind::NoIdle).unwrap().3,
         "non-rotational NCQ device, group_idle 0"
     );
     assert_eq!(cfq.dispatch(MS, &mut rec), Dispatch::Empty);
@@ -448,7 +450,7 @@ fn idling_a_at(a: Request, t0: Time) -> (Cfq, Rec) {
 }
 
 fn preempt_rule(rec: &Rec) -> Option<String> {
-    rec.decision("preempt")
+    rec.decision(DecisionKind::Preempt)
         .map(|d| d.3.split(':').next().unwrap().to_string())
 }
 
@@ -618,7 +620,9 @@ fn preempt_rule8_rt_over_be_and_rule4() {
     assert_eq!(active_pid(&cfq), Some(2));
     let before = rec.decisions.len();
     insert(&mut cfq, read(4, 4, 5_000_000), 2 * MS, &mut rec);
-    assert!(rec.decisions[before..].iter().all(|d| d.1 != "preempt"));
+    assert!(rec.decisions[before..]
+        .iter()
+        .all(|d| d.1 != DecisionKind::Preempt));
 }
 
 /// Rule 7: a queue whose slice is used is preempted by any same-group sync request.
@@ -879,7 +883,7 @@ fn cooperators_merge_then_split_when_seeky() {
     // Queue 1 is empty; queue 2's next request starts at the head (8).
     assert_eq!(dispatch_id(&mut cfq, UP, &mut rec), 2);
     assert_eq!(
-        rec.decision("slice_expired").unwrap().3,
+        rec.decision(DecisionKind::SliceExpired).unwrap().3,
         "close cooperator takes over"
     );
     complete(&mut cfq, r1, UP + MS, &mut rec);
@@ -1065,7 +1069,7 @@ fn wait_busy_extends_slice_of_sole_queue() {
     assert!(rec
         .decisions
         .iter()
-        .any(|d| d.1 == "slice_expired" && d.3 == "wait_busy: group backlogged again"));
+        .any(|d| d.1 == DecisionKind::SliceExpired && d.3 == "wait_busy: group backlogged again"));
 }
 
 /// iops mode (slice_idle 0 on a queueing device): groups are charged requests, not time.
@@ -1107,7 +1111,7 @@ fn group_idle_keeps_queue_while_group_requests_in_flight() {
     insert(&mut cfq, in_cgroup(read(2, 2, 900_000), 2), 0, &mut rec);
     assert_eq!(dispatch_id(&mut cfq, 0, &mut rec), 1);
     assert_eq!(cfq.dispatch(0, &mut rec), Dispatch::Empty);
-    let d = rec.decision("keep_queue").unwrap();
+    let d = rec.decision(DecisionKind::KeepQueue).unwrap();
     assert!(d.3.starts_with("rule 10"), "{}", d.3);
     // Without group idling the other group is served at once.
     let mut cfq = ssd();
@@ -1144,7 +1148,7 @@ fn no_idle_when_think_time_exceeds_remaining_slice() {
         t += 5 * MS; // think 5 ms (≤ slice_idle: the idle window stays open)
     }
     // Slice 1..21 ms; the last completion at 19 ms leaves 2 ms < mean think time.
-    let d = rec.decision("no_idle").unwrap();
+    let d = rec.decision(DecisionKind::NoIdle).unwrap();
     assert_eq!(d.0, 19 * MS);
     assert_eq!(d.3, "think time exceeds remaining slice");
     let mean = d.4.unwrap();
@@ -1222,7 +1226,7 @@ fn no_idle_for_exited_process() {
     let rq = read(1, 1, 100);
     insert(&mut cfq, rq, 0, &mut rec);
     dispatch_id(&mut cfq, 0, &mut rec);
-    cfq.exit_ioc(IoContextId(1), MS);
+    cfq.exit_ioc(IoContextId(1), MS, &mut rec);
     complete(&mut cfq, rq, 2 * MS, &mut rec);
     assert!(!rec.any("arm_idle"));
     // Nothing queued anywhere: select_queue keeps the (empty) active queue, as 4.20 does.
