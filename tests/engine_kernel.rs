@@ -297,6 +297,55 @@ fn nr_requests_before_the_run_is_put_back() {
     assert!(scheduler.contains("[none]"), "{scheduler}");
 }
 
+/// `--save-spec` writes the run's description and `--spec` runs it again: the same
+/// scheduler, tunable, request count, device and jobs (fio's figures differ run to run on a
+/// real device; the description is what must not).
+#[test]
+fn a_saved_spec_runs_again() {
+    let scratch = Scratch::new("spec");
+    let Some(lp) = setup("a_saved_spec_runs_again", &scratch) else {
+        return;
+    };
+    let job = scratch.file("w.fio", WEIGHTED);
+    let saved = scratch.0.join("run.json").to_string_lossy().into_owned();
+    let first = iosched(&[
+        "kernel",
+        &job,
+        "--device",
+        &lp.device,
+        "--scheduler",
+        "deadline",
+        "--set",
+        "fifo_batch=7",
+        "--set",
+        "nr_requests=48",
+        "--save-spec",
+        &saved,
+    ]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    std::fs::remove_file(&job).unwrap();
+    let (again, pid) = iosched_pid(&["kernel", "--spec", &saved]);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    for out in [&first, &again] {
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let ours = &json["iosched"];
+        assert_eq!(ours["scheduler"], "mq-deadline");
+        assert_eq!(ours["tunables"]["fifo_batch"], "7");
+        assert_eq!(ours["device"]["nr_requests"], 48);
+        assert_eq!(ours["device"]["path"], lp.device.as_str());
+        assert_eq!(json["jobs"].as_array().unwrap().len(), 2);
+    }
+    assert_restored(&lp, pid);
+}
+
 /// Whether, within a minute, both of the run's job cgroups hold a process and the device has
 /// completed reads.
 fn fio_jobs_running(pid: u32, lp: &Loop) -> bool {

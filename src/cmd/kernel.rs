@@ -28,15 +28,16 @@ const EXIT_INTERRUPTED: u8 = 130;
 #[derive(Args, Debug)]
 pub struct KernelArgs {
     /// fio job files (the same ones `iosched run` takes).
-    #[arg(required = true, value_name = "JOBFILE")]
+    #[arg(required_unless_present = "spec", value_name = "JOBFILE")]
     jobfiles: Vec<PathBuf>,
     /// Block device to run on (its data in the jobs' ranges is overwritten by writing jobs).
-    #[arg(long, value_name = "PATH")]
-    device: String,
+    #[arg(long, value_name = "PATH", required_unless_present = "spec")]
+    device: Option<String>,
     /// Kernel scheduler: bfq, mq-deadline, kyber or none (noop and deadline are accepted as aliases).
-    #[arg(long)]
-    scheduler: String,
-    /// Set a tunable under queue/iosched/, e.g. `--set slice_idle=0`. Repeatable.
+    #[arg(long, required_unless_present = "spec")]
+    scheduler: Option<String>,
+    /// Set a tunable under queue/iosched/, e.g. `--set slice_idle=0`, or the queue's
+    /// `nr_requests`. Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// Seed of the layout (as `iosched run --seed`).
@@ -53,6 +54,14 @@ pub struct KernelArgs {
     /// The fio binary.
     #[arg(long, default_value = "fio")]
     fio: String,
+    /// Write the run's description (job files' text, machine, device, scheduler, settings,
+    /// seed) as JSON, as `iosched run --save-spec` does; `--spec` runs it again.
+    #[arg(long, value_name = "FILE")]
+    save_spec: Option<PathBuf>,
+    /// Run a description written by `--save-spec` (of `iosched kernel`, or of `iosched run`
+    /// on a block device) instead of job files and flags.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["jobfiles", "device", "scheduler", "set", "seed", "force", "save_spec"])]
+    spec: Option<PathBuf>,
 }
 
 /// The exit status a kernel run's error deserves: 130 interrupted, 2 bad input, 1 failed.
@@ -71,7 +80,23 @@ fn failure(error: KernelError) -> Failure {
 /// The run the arguments describe. The scheduler's name and fio are checked before the job
 /// files are read, so a missing fio is the first thing said.
 fn describe(args: &KernelArgs) -> Result<(RunSpec, FioBinary), Failure> {
-    KernelScheduler::from_name(&args.scheduler).map_err(failure)?;
+    if let Some(path) = &args.spec {
+        let fio = FioBinary::find(&args.fio).map_err(failure)?;
+        let text = fs::read_to_string(path)
+            .with_context(|| format!("--spec {}", path.display()))
+            .map_err(Failure::input)?;
+        let spec = RunSpec::from_json(&text)
+            .with_context(|| format!("--spec {}", path.display()))
+            .map_err(Failure::input)?;
+        return Ok((spec, fio));
+    }
+    // Clap requires both without --spec.
+    let (Some(device), Some(scheduler)) = (&args.device, &args.scheduler) else {
+        return Err(Failure::input(anyhow!(
+            "--device and --scheduler are required"
+        )));
+    };
+    KernelScheduler::from_name(scheduler).map_err(failure)?;
     let settings = settings(&args.set)?;
     let fio = FioBinary::find(&args.fio).map_err(failure)?;
     let jobs = args
@@ -84,8 +109,8 @@ fn describe(args: &KernelArgs) -> Result<(RunSpec, FioBinary), Failure> {
     // `iosched run` records; the kernel run ignores it.
     let spec = iosched_lab::run::spec_from(CommandLine {
         jobs,
-        device: args.device.clone(),
-        scheduler: args.scheduler.clone(),
+        device: device.clone(),
+        scheduler: scheduler.clone(),
         settings,
         mem: None,
         seed: args.seed,
@@ -95,6 +120,11 @@ fn describe(args: &KernelArgs) -> Result<(RunSpec, FioBinary), Failure> {
         outputs: Outputs::default(),
     })
     .map_err(run_failure)?;
+    if let Some(path) = &args.save_spec {
+        fs::write(path, spec.to_json() + "\n")
+            .with_context(|| format!("--save-spec {}", path.display()))
+            .map_err(Failure::input)?;
+    }
     Ok((spec, fio))
 }
 

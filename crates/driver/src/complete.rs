@@ -19,6 +19,8 @@ pub struct UnitDone {
     pub tag: Option<u64>,
     /// Its job ends here (an error, a bad block under `verify_fatal`).
     pub fail_job: bool,
+    /// It failed with an error the job's `continue_on_error` survives.
+    pub survived: bool,
 }
 
 impl UnitDone {
@@ -29,6 +31,7 @@ impl UnitDone {
             ddir: None,
             tag: Some(tag),
             fail_job: false,
+            survived: false,
         }
     }
 }

@@ -169,6 +169,8 @@ pub struct DirStats {
     pub short_ios: u64,
     /// I/Os dropped (fio's `drop_ios`).
     pub drop_ios: u64,
+    /// I/Os that failed: issued (fio's `total_ios` counts them) but moved nothing.
+    pub failed_ios: u64,
     /// Submission latency: issue to submit.
     pub slat: LatStat,
     /// Completion latency: submit to complete.
@@ -203,6 +205,7 @@ impl DirStats {
         self.total_ios += other.total_ios;
         self.short_ios += other.short_ios;
         self.drop_ios += other.drop_ios;
+        self.failed_ios += other.failed_ios;
         self.slat.merge(&other.slat);
         self.clat.merge(&other.clat);
         self.lat.merge(&other.lat);
@@ -257,6 +260,12 @@ pub struct JobStats {
     pub latency_target_ns: u64,
     pub latency_percentile: f64,
     pub latency_window_ns: u64,
+    /// `continue_on_error` was set: fio then reports `total_err` and `first_error`.
+    pub continue_on_error: bool,
+    /// Failed I/Os (fio's `total_err_count`).
+    pub total_err: u64,
+    /// The first failed I/O's errno (fio's `first_error`).
+    pub first_error: i32,
     /// fio's log files for this clone (`write_bw_log`...), when asked for; not merged.
     pub log: Option<IoLog>,
     /// A verify job's phase changes, in order: when a read-back began (`true`) or writing
@@ -299,6 +308,9 @@ impl JobStats {
             latency_target_ns: 0,
             latency_percentile: 100.0,
             latency_window_ns: 0,
+            continue_on_error: false,
+            total_err: 0,
+            first_error: 0,
             log: None,
             verify_phases: Vec::new(),
             sample_origin_ms: None,
@@ -318,6 +330,7 @@ impl JobStats {
         stats.slat_percentiles = spec.slat_percentiles;
         stats.clat_percentiles = spec.clat_percentiles;
         stats.lat_percentiles = spec.lat_percentiles;
+        stats.continue_on_error = spec.errors.continues();
         let request = LogRequest {
             bw: spec.log_bw.clone(),
             iops: spec.log_iops.clone(),
@@ -367,6 +380,22 @@ impl JobStats {
     pub fn record_short(&mut self, ddir: usize) {
         assert!(ddir < DDIR_COUNT, "direction index {ddir} out of range");
         self.dirs[ddir].short_ios += 1;
+    }
+
+    /// Records an I/O that failed with `errno` (in direction `ddir`, `None` for a sync): it
+    /// counts as issued, moves no bytes, and is counted in `total_err` (fio's
+    /// `update_error_count()`); the job's `error` is the first one.
+    pub fn record_error(&mut self, ddir: Option<usize>, errno: i32) {
+        if let Some(ddir) = ddir {
+            self.dirs[ddir].failed_ios += 1;
+        }
+        self.total_err += 1;
+        if self.first_error == 0 {
+            self.first_error = errno;
+        }
+        if self.error == 0 {
+            self.error = errno;
+        }
     }
 
     /// Records one fsync/fdatasync and its latency.
@@ -521,6 +550,11 @@ impl JobStats {
         let runtime = (self.end_ns - self.start_ns).max(other.end_ns - other.start_ns);
         self.end_ns = self.start_ns + runtime;
         self.nr_jobs += other.nr_jobs;
+        self.continue_on_error |= other.continue_on_error;
+        self.total_err += other.total_err;
+        if self.first_error == 0 {
+            self.first_error = other.first_error;
+        }
         if self.error == 0 {
             self.error = other.error;
         }

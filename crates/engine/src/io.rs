@@ -7,6 +7,7 @@ use io_uring::{opcode, squeue, types};
 use iosched_core::{RequestId, Time, Trace, SECTOR_SIZE};
 use iosched_driver::stats::DDIR_READ;
 use iosched_driver::{Backend, InFlight, UnitDone};
+use iosched_workload::error_policy::ErrorType;
 use iosched_workload::generator::{IoKind, IoUnit};
 use iosched_workload::WriteData;
 
@@ -210,13 +211,23 @@ impl EngineBackend {
         let mut outcome = UnitDone::ok(io.seed);
         match done {
             Err(errno) => {
-                let error = std::io::Error::from_raw_os_error(errno);
-                self.io_errors.push(format!(
-                    "job '{job_name}': {what} of {} bytes at offset {byte}: {error}",
-                    unit.len
-                ));
-                drv.stats[index].error = errno;
+                drv.stats[index].record_error(unit.kind.ddir(), errno);
                 outcome.failed = true;
+                // fio's error types: reads are reads, everything else (writes, trims,
+                // syncs) writes.
+                let kind = match unit.kind {
+                    IoKind::Read => ErrorType::Read,
+                    _ => ErrorType::Write,
+                };
+                if drv.jobs[job].errors.survives(kind, errno) {
+                    outcome.survived = true;
+                } else {
+                    let error = std::io::Error::from_raw_os_error(errno);
+                    self.io_errors.push(format!(
+                        "job '{job_name}': {what} of {} bytes at offset {byte}: {error}",
+                        unit.len
+                    ));
+                }
             }
             // fallocate (trim) answers 0 on success, reads and writes the bytes moved.
             Ok(moved) if moves && moved < unit.len => {
@@ -259,7 +270,7 @@ impl EngineBackend {
             }
             self.buffers.give_back(slot);
         }
-        outcome.fail_job |= outcome.failed;
+        outcome.fail_job |= outcome.failed && !outcome.survived;
         outcome
     }
 }

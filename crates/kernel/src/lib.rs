@@ -160,6 +160,8 @@ pub fn run(
 }
 
 fn run_resolved(run: &KernelRun, stop: &AtomicBool) -> Result<KernelOutcome, KernelError> {
+    // A Ctrl-C while the spec was read: the device is not touched at all.
+    interrupted_before_fio(stop)?;
     let target = block_device(&run.device, run.force)?;
     let layout =
         lay_out(&run.jobs.jobs, target.capacity_bytes, run.seed).map_err(KernelError::Layout)?;
@@ -264,6 +266,16 @@ impl Drop for Scratch {
     }
 }
 
+fn interrupted_before_fio(stop: &AtomicBool) -> Result<(), KernelError> {
+    if stop.load(Ordering::Relaxed) {
+        return Err(KernelError::Interrupted {
+            when: Interruption::BeforeFio,
+            killed_after: None,
+        });
+    }
+    Ok(())
+}
+
 /// What fio left: how it ended, its report file and its stderr.
 struct FioRun {
     finished: supervise::Finished,
@@ -285,12 +297,7 @@ fn run_fio(
         what: "write the generated job file",
         error,
     })?;
-    if stop.load(Ordering::Relaxed) {
-        return Err(KernelError::Interrupted {
-            when: Interruption::BeforeFio,
-            killed_after: None,
-        });
-    }
+    interrupted_before_fio(stop)?;
     let output = scratch.path("fio.out");
     let args = fio_args(run.format, &output, &job_path);
     let stderr_path = scratch.path("fio.err");

@@ -89,7 +89,7 @@ pub fn ddir_object(job: &JobStats, ddir: usize, group: &GroupStats, flavor: Flav
     m.insert("bw".into(), Value::from(job.bw_kib(ddir)));
     m.insert("iops".into(), float(job.iops(ddir)));
     m.insert("runtime".into(), Value::from(job.dir_runtime_ms(ddir)));
-    m.insert("total_ios".into(), Value::from(d.total_ios));
+    m.insert("total_ios".into(), Value::from(d.total_ios + d.failed_ios));
     m.insert("short_ios".into(), Value::from(d.short_ios));
     m.insert("drop_ios".into(), Value::from(d.drop_ios));
     let slat = lat_object(&d.slat, list(job.slat_percentiles), flavor);
@@ -168,6 +168,10 @@ pub fn job_object(job: &JobStats, group: &GroupStats, flavor: Flavor) -> Value {
     m.insert("latency_ns".into(), keyed(&LAT_KEYS_SHORT, &lat[0..10]));
     m.insert("latency_us".into(), keyed(&LAT_KEYS_SHORT, &lat[10..20]));
     m.insert("latency_ms".into(), keyed(&LAT_KEYS_MS, &lat[20..32]));
+    if job.continue_on_error {
+        m.insert("total_err".into(), Value::from(job.total_err));
+        m.insert("first_error".into(), Value::from(job.first_error));
+    }
     m.insert("latency_depth".into(), Value::from(job.latency_depth));
     m.insert("latency_target".into(), Value::from(job.latency_target_ns));
     m.insert("latency_percentile".into(), float(job.latency_percentile));

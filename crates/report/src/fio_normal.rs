@@ -294,9 +294,9 @@ pub fn job_block(job: &JobStats, group: &GroupStats, time: &str) -> String {
     let _ = writeln!(
         out,
         "     issued rwts: total={},{},{},{} short={},{},{},0 dropped={},{},{},0",
-        d[0].total_ios,
-        d[1].total_ios,
-        d[2].total_ios,
+        d[0].total_ios + d[0].failed_ios,
+        d[1].total_ios + d[1].failed_ios,
+        d[2].total_ios + d[2].failed_ios,
         job.sync.count(),
         d[0].short_ios,
         d[1].short_ios,
@@ -305,6 +305,15 @@ pub fn job_block(job: &JobStats, group: &GroupStats, time: &str) -> String {
         d[1].drop_ios,
         d[2].drop_ios
     );
+    if job.continue_on_error {
+        let _ = writeln!(
+            out,
+            "     errors    : total={}, first_error={}/<{}>",
+            job.total_err,
+            job.first_error,
+            strerror(job.first_error)
+        );
+    }
     if job.latency_depth > 0 {
         let _ = writeln!(
             out,
@@ -313,6 +322,15 @@ pub fn job_block(job: &JobStats, group: &GroupStats, time: &str) -> String {
         );
     }
     out
+}
+
+/// C's `strerror()`: the message of an errno, without Rust's "(os error N)".
+fn strerror(errno: i32) -> String {
+    let text = std::io::Error::from_raw_os_error(errno).to_string();
+    match text.rfind(" (os error") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
 }
 
 /// `Run status group N (all jobs):` and its per-direction lines (fio's `show_group_stats()`),

@@ -109,6 +109,9 @@ pub fn job_line(version: &str, job: &JobStats, group: &GroupStats, disks: &[Disk
     for d in disks {
         disk_fields(&mut out, d);
     }
+    if job.continue_on_error {
+        let _ = write!(out, ";{};{}", job.total_err, job.first_error);
+    }
     out
 }
 

@@ -382,6 +382,8 @@ pub struct JobSpec {
     pub verify_only: bool,
     /// `verify_fatal`: a job stops at its first bad block (the engine checks data).
     pub verify_fatal: bool,
+    /// `continue_on_error=` and `ignore_error=`: the failed I/Os the job survives.
+    pub errors: crate::error_policy::ErrorPolicy,
     /// `verify_pattern=`; alone it implies `verify=pattern`.
     pub verify_pattern: Option<crate::pattern::Pattern>,
     /// `buffer_pattern=`: what writes carry when nothing is verified (engine only).
@@ -417,6 +419,7 @@ impl JobSpec {
             group_reporting: false,
             exitall: false,
             exit_what: ExitWhat::Group,
+            errors: Default::default(),
             numjobs: 1,
             thread: false,
             rw: RwMode::Read,

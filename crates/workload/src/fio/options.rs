@@ -1106,6 +1106,14 @@ fn apply_verify_fatal(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+fn apply_continue_on_error(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.errors.set_continue(a.text())
+}
+
+fn apply_ignore_error(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.errors.set_ignore(a.text())
+}
+
 fn apply_verify_only(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     d.spec.verify_only = a.flag()?;
     Ok(())
@@ -1616,7 +1624,7 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ignored("iomem_align", &["mem_align"], Int),
     ignored("hugepage-size", &[], Int),
     ignored("cgroup_nodelete", &[], Bool),
-    ignored("continue_on_error", &[], Text),
+    opt("continue_on_error", &[], Text, apply_continue_on_error),
     ignored("error_dump", &[], Bool),
     ignored("exitall_on_error", &[], Set),
     ignored("uid", &[], Int),
@@ -1653,7 +1661,7 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ignored("fadvise_hint", &[], Text),
     ignored("openfiles", &[], Int),
     ignored("write_barrier", &[], Int),
-    ignored("ignore_error", &[], Text),
+    opt("ignore_error", &[], Text, apply_ignore_error),
     ignored("use_os_rand", &[], Bool),
     ignored("verifysort", &[], Bool),
     ignored("verifysort_nr", &[], Int),
