@@ -1,50 +1,12 @@
 //! The `iosched` binary from the outside: outputs people parse, and bad input refused with
 //! one clear message and exit status 2 (never a panic's 101).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn iosched(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iosched"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
+use std::path::Path;
+use std::process::Command;
 
-/// A job file alone in its own scratch folder (where the test may write beside it),
-/// removed with the folder on drop.
-struct TempJob(PathBuf);
-
-impl std::ops::Deref for TempJob {
-    type Target = Path;
-
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl AsRef<std::ffi::OsStr> for TempJob {
-    fn as_ref(&self) -> &std::ffi::OsStr {
-        self.0.as_os_str()
-    }
-}
-
-impl Drop for TempJob {
-    fn drop(&mut self) {
-        if let Some(dir) = self.0.parent() {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
-}
-
-fn temp_job(name: &str, text: &str) -> TempJob {
-    let dir = std::env::temp_dir().join(format!("iosched-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    TempJob(path)
-}
+use common::{assert_input_error, iosched, json_of, skip, tool_available, Scratch};
 
 const TWO_JOBS: &str = "\
 [global]
@@ -61,22 +23,14 @@ rw=randread
 cgroup=b
 ";
 
-fn json_of(output: &Output) -> serde_json::Value {
-    assert!(
-        output.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("valid JSON")
-}
-
 #[test]
 fn json_output_has_fio_fields_for_each_scheduler() {
-    let job = temp_job("two.fio", TWO_JOBS);
+    let job_dir = Scratch::new("cli-two");
+    let job = job_dir.file("two.fio", TWO_JOBS);
     for scheduler in ["noop", "deadline"] {
         let output = iosched(&[
             "run",
-            job.to_str().unwrap(),
+            &job,
             "--scheduler",
             scheduler,
             "--output-format",
@@ -108,11 +62,12 @@ fn json_output_has_fio_fields_for_each_scheduler() {
 /// Same seed: everything but the wall-clock figures is byte-identical.
 #[test]
 fn same_seed_gives_identical_json_apart_from_wall_clock() {
-    let job = temp_job("det.fio", TWO_JOBS);
+    let job_dir = Scratch::new("cli-det");
+    let job = job_dir.file("det.fio", TWO_JOBS);
     let run = || {
         let mut doc = json_of(&iosched(&[
             "run",
-            job.to_str().unwrap(),
+            &job,
             "--scheduler",
             "deadline",
             "--seed",
@@ -132,8 +87,9 @@ fn same_seed_gives_identical_json_apart_from_wall_clock() {
 
 #[test]
 fn terse_output_is_one_line_per_job_of_fio_v3_fields() {
-    let job = temp_job("terse.fio", TWO_JOBS);
-    let output = iosched(&["run", job.to_str().unwrap(), "--output-format", "terse"]);
+    let job_dir = Scratch::new("cli-terse");
+    let job = job_dir.file("terse.fio", TWO_JOBS);
+    let output = iosched(&["run", &job, "--output-format", "terse"]);
     assert!(output.status.success());
     let text = String::from_utf8(output.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -145,25 +101,19 @@ fn terse_output_is_one_line_per_job_of_fio_v3_fields() {
     }
 }
 
-fn assert_input_error(output: &Output, needle: &str) {
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
-    assert!(stderr.contains(needle), "expected '{needle}' in: {stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(output.stdout.is_empty(), "no partial output on error");
-}
-
 #[test]
 fn unknown_option_names_file_and_line() {
-    let job = temp_job("bad.fio", "[j]\nsize=1m\nbogus=1\n");
-    let output = iosched(&["run", job.to_str().unwrap()]);
+    let job_dir = Scratch::new("cli-bad");
+    let job = job_dir.file("bad.fio", "[j]\nsize=1m\nbogus=1\n");
+    let output = iosched(&["run", &job]);
     assert_input_error(&output, "bad.fio:3");
 }
 
 #[test]
 fn bad_rw_value_is_refused() {
-    let job = temp_job("badrw.fio", "[j]\nsize=1m\nrw=bogus\n");
-    assert_input_error(&iosched(&["run", job.to_str().unwrap()]), "badrw.fio:3");
+    let job_dir = Scratch::new("cli-badrw");
+    let job = job_dir.file("badrw.fio", "[j]\nsize=1m\nrw=bogus\n");
+    assert_input_error(&iosched(&["run", &job]), "badrw.fio:3");
 }
 
 #[test]
@@ -174,38 +124,25 @@ fn unreadable_file_is_refused() {
 
 #[test]
 fn unknown_tunable_is_refused() {
-    let job = temp_job("tun.fio", TWO_JOBS);
-    let output = iosched(&[
-        "run",
-        job.to_str().unwrap(),
-        "--scheduler",
-        "deadline",
-        "--set",
-        "nosuch=1",
-    ]);
+    let job_dir = Scratch::new("cli-tun");
+    let job = job_dir.file("tun.fio", TWO_JOBS);
+    let output = iosched(&["run", &job, "--scheduler", "deadline", "--set", "nosuch=1"]);
     assert_input_error(&output, "nosuch");
 }
 
 #[test]
 fn malformed_set_is_refused() {
-    let job = temp_job("set.fio", TWO_JOBS);
-    assert_input_error(
-        &iosched(&["run", job.to_str().unwrap(), "--set", "novalue"]),
-        "--set",
-    );
+    let job_dir = Scratch::new("cli-set");
+    let job = job_dir.file("set.fio", TWO_JOBS);
+    assert_input_error(&iosched(&["run", &job, "--set", "novalue"]), "--set");
 }
 
 #[test]
 fn unknown_device_and_scheduler_are_refused() {
-    let job = temp_job("dev.fio", TWO_JOBS);
-    assert_input_error(
-        &iosched(&["run", job.to_str().unwrap(), "--device", "nosuch"]),
-        "nosuch",
-    );
-    assert_input_error(
-        &iosched(&["run", job.to_str().unwrap(), "--scheduler", "nosuch"]),
-        "nosuch",
-    );
+    let job_dir = Scratch::new("cli-dev");
+    let job = job_dir.file("dev.fio", TWO_JOBS);
+    assert_input_error(&iosched(&["run", &job, "--device", "nosuch"]), "nosuch");
+    assert_input_error(&iosched(&["run", &job, "--scheduler", "nosuch"]), "nosuch");
 }
 
 #[test]
@@ -240,26 +177,23 @@ fn knobs_lists_writeback_and_file_system_knobs() {
     assert!(text.contains("dirty_throttle             default io-less"));
 }
 
-fn tool_available(name: &str) -> bool {
-    Command::new(name).arg("-h").output().is_ok()
-}
-
 /// A CFQ run's binary trace opens in blkparse and btt, and carries CFQ's messages.
 #[test]
 fn blkparse_and_btt_read_a_cfq_trace() {
     if !tool_available("blkparse") || !tool_available("btt") {
-        eprintln!(
-            "SKIPPED: {}: blkparse/btt not installed (apt-get install blktrace)",
-            std::thread::current().name().unwrap_or("?")
+        skip(
+            "blkparse_and_btt_read_a_cfq_trace",
+            "blkparse/btt not installed (apt-get install blktrace)",
         );
         return;
     }
-    let job = temp_job("trace.fio", TWO_JOBS);
-    let dir = job.parent().unwrap();
+    let job_dir = Scratch::new("cli-trace");
+    let job = job_dir.file("trace.fio", TWO_JOBS);
+    let dir = job_dir.0.as_path();
     let base = dir.join("cfqrun");
     let output = iosched(&[
         "run",
-        job.to_str().unwrap(),
+        &job,
         "--scheduler",
         "cfq",
         "--device",
@@ -314,29 +248,19 @@ fn calibrate_prints_figures_beside_targets() {
 
 #[test]
 fn bad_device_model_file_names_file_and_line() {
-    let model = temp_job("disk.toml", "model = \"hdd\"\nrpm = fast\n");
-    let job = temp_job("m.fio", TWO_JOBS);
-    assert_input_error(
-        &iosched(&[
-            "run",
-            job.to_str().unwrap(),
-            "--device",
-            model.to_str().unwrap(),
-        ]),
-        "disk.toml:2",
-    );
+    let model_dir = Scratch::new("cli-disk");
+    let model = model_dir.file("disk.toml", "model = \"hdd\"\nrpm = fast\n");
+    let job_dir = Scratch::new("cli-m");
+    let job = job_dir.file("m.fio", TWO_JOBS);
+    assert_input_error(&iosched(&["run", &job, "--device", &model]), "disk.toml:2");
 }
 
 #[test]
 fn device_path_in_a_missing_folder_is_bad_input() {
-    let job = temp_job("path.fio", TWO_JOBS);
+    let job_dir = Scratch::new("cli-path");
+    let job = job_dir.file("path.fio", TWO_JOBS);
     assert_input_error(
-        &iosched(&[
-            "run",
-            job.to_str().unwrap(),
-            "--device",
-            "/nonexistent/iosched/file",
-        ]),
+        &iosched(&["run", &job, "--device", "/nonexistent/iosched/file"]),
         "/nonexistent/iosched",
     );
 }
@@ -344,16 +268,10 @@ fn device_path_in_a_missing_folder_is_bad_input() {
 /// `$mb_memory` in a job file is the simulated machine's memory (`--mem`), not the host's.
 #[test]
 fn mb_memory_is_the_simulated_machines() {
-    let job = temp_job("mb.fio", "[m]\nrw=read\nbs=4k\nsize=$mb_memory*1024\n");
+    let job_dir = Scratch::new("cli-mb");
+    let job = job_dir.file("mb.fio", "[m]\nrw=read\nbs=4k\nsize=$mb_memory*1024\n");
     for (mem, bytes) in [("1g", 1u64 << 20), ("2g", 2 << 20)] {
-        let output = iosched(&[
-            "run",
-            job.to_str().unwrap(),
-            "--mem",
-            mem,
-            "--output-format",
-            "json",
-        ]);
+        let output = iosched(&["run", &job, "--mem", mem, "--output-format", "json"]);
         let doc = json_of(&output);
         assert_eq!(doc["jobs"][0]["read"]["io_bytes"].as_u64(), Some(bytes));
     }
@@ -363,17 +281,13 @@ fn mb_memory_is_the_simulated_machines() {
 /// simulate at depth (every completion used to re-arm the same wake-up).
 #[test]
 fn per_direction_rates_hold_for_a_mixed_job() {
-    let job = temp_job(
+    let job_dir = Scratch::new("cli-rate");
+    let job = job_dir.file(
         "rate.fio",
         "[j]\nrw=randrw\nbs=4k\nsize=64m\ndirect=1\nioengine=libaio\niodepth=8\n\
          rate=1m,2m\nruntime=5\ntime_based\n",
     );
-    let doc = json_of(&iosched(&[
-        "run",
-        job.to_str().unwrap(),
-        "--output-format",
-        "json",
-    ]));
+    let doc = json_of(&iosched(&["run", &job, "--output-format", "json"]));
     let kib_s = |dir: &str| doc["jobs"][0][dir]["bw"].as_f64().unwrap();
     assert!(
         (1000.0..1050.0).contains(&kib_s("read")),
@@ -391,16 +305,12 @@ fn per_direction_rates_hold_for_a_mixed_job() {
 /// A write job with `verify=` reads back every block it wrote, as fio's verify phase does.
 #[test]
 fn verify_reads_back_what_was_written() {
-    let job = temp_job(
+    let job_dir = Scratch::new("cli-verify");
+    let job = job_dir.file(
         "verify.fio",
         "[v]\nrw=randwrite\nbs=4k\nsize=4m\ndirect=1\nioengine=libaio\niodepth=8\nverify=crc32c\n",
     );
-    let doc = json_of(&iosched(&[
-        "run",
-        job.to_str().unwrap(),
-        "--output-format",
-        "json",
-    ]));
+    let doc = json_of(&iosched(&["run", &job, "--output-format", "json"]));
     let ios = |dir: &str| doc["jobs"][0][dir]["total_ios"].as_u64().unwrap();
     assert_eq!((ios("read"), ios("write")), (1024, 1024));
 }
@@ -412,18 +322,15 @@ fn exit_what_stonewall_stops_other_groups() {
     let text = "[global]\nexitall=1\nsize=1g\n\
                 [slow]\nrw=read\nnumber_ios=100\nnew_group=1\nexit_what=stonewall\n\
                 [fast]\nnew_group=1\nrw=randread\nrate=300\n";
-    let job = temp_job("exitwhat.fio", text);
-    let doc = json_of(&iosched(&[
-        "run",
-        job.to_str().unwrap(),
-        "--output-format",
-        "json",
-    ]));
+    let job_dir = Scratch::new("cli-exitwhat");
+    let job = job_dir.file("exitwhat.fio", text);
+    let doc = json_of(&iosched(&["run", &job, "--output-format", "json"]));
     assert_eq!(doc["jobs"][0]["read"]["total_ios"].as_u64(), Some(100));
     assert!(doc["jobs"][1]["read"]["total_ios"].as_u64().unwrap() <= 1);
     // Without it, the same jobs run into the simulated-time cap: the error names the job.
-    let job = temp_job("exitgroup.fio", &text.replace("exit_what=stonewall\n", ""));
-    let output = iosched(&["run", job.to_str().unwrap()]);
+    let job_dir = Scratch::new("cli-exitgroup");
+    let job = job_dir.file("exitgroup.fio", &text.replace("exit_what=stonewall\n", ""));
+    let output = iosched(&["run", &job]);
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("job 'fast'"), "{stderr}");
@@ -435,13 +342,9 @@ fn exit_what_stonewall_stops_other_groups() {
 fn steady_state_ends_a_job_early() {
     let text = "[j]\nrw=randread\nbs=4k\nsize=64m\ndirect=1\nioengine=libaio\niodepth=4\n\
                 time_based\nruntime=60\nss=iops:10%\nss_dur=3\nss_ramp=1\n";
-    let job = temp_job("ss.fio", text);
-    let doc = json_of(&iosched(&[
-        "run",
-        job.to_str().unwrap(),
-        "--output-format",
-        "json",
-    ]));
+    let job_dir = Scratch::new("cli-ss");
+    let job = job_dir.file("ss.fio", text);
+    let doc = json_of(&iosched(&["run", &job, "--output-format", "json"]));
     let runtime_ms = doc["jobs"][0]["job_runtime"].as_u64().unwrap();
     assert!((3990..=4010).contains(&runtime_ms), "{runtime_ms} ms");
 }
@@ -451,16 +354,17 @@ fn steady_state_ends_a_job_early() {
 /// log is empty.
 #[test]
 fn job_logs_are_written_as_fio_writes_them() {
-    let job = temp_job(
+    let job_dir = Scratch::new("cli-logs");
+    let job = job_dir.file(
         "logs.fio",
         "[j]\nrw=randread\nbs=4k\nsize=1m\ndirect=1\nwrite_lat_log\nwrite_bw_log=b\n\
          [k]\nrw=read\nbs=4k\nsize=8m\ndirect=1\nioengine=libaio\niodepth=4\n\
          write_iops_log\nlog_avg_msec=5\n",
     );
-    let dir = job.parent().unwrap().join("logs");
+    let dir = job_dir.0.join("logs");
     std::fs::create_dir_all(&dir).unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_iosched"))
-        .args(["run", job.to_str().unwrap(), "--device", "ssd-x25e"])
+        .args(["run", &job, "--device", "ssd-x25e"])
         .current_dir(&dir)
         .output()
         .unwrap();
@@ -494,14 +398,15 @@ fn job_logs_are_written_as_fio_writes_them() {
 /// while time remains (fio's loop); each direction's runtime is its own phases' sum.
 #[test]
 fn time_based_verify_alternates_writes_and_read_backs() {
-    let job = temp_job(
+    let job_dir = Scratch::new("cli-vt");
+    let job = job_dir.file(
         "vt.fio",
         "[v]\nrw=randwrite\nbs=4k\nsize=8m\ndirect=1\nioengine=libaio\niodepth=8\n\
          verify=crc32c\ntime_based\nruntime=3\n",
     );
     let doc = json_of(&iosched(&[
         "run",
-        job.to_str().unwrap(),
+        &job,
         "--device",
         "ssd-x25e",
         "--output-format",
@@ -527,7 +432,8 @@ fn time_based_verify_alternates_writes_and_read_backs() {
 /// own `examples/flow.fio`, shortened).
 #[test]
 fn flow_weights_hold_between_jobs() {
-    let job = temp_job(
+    let job_dir = Scratch::new("cli-flow");
+    let job = job_dir.file(
         "flow.fio",
         "[global]\nnorandommap\ntime_based\nruntime=1\ndirect=1\nioengine=libaio\n\
          iodepth=32\nsize=256m\nbs=8k\nfilename=flowfile\nflow_sleep=1000\n\
@@ -535,7 +441,7 @@ fn flow_weights_hold_between_jobs() {
     );
     let doc = json_of(&iosched(&[
         "run",
-        job.to_str().unwrap(),
+        &job,
         "--device",
         "ssd-x25e",
         "--output-format",

@@ -2,45 +2,12 @@
 //! command line and output formats as the simulator, its exit statuses (1 for a failed verify,
 //! 2 for a refused target, 130 after Ctrl-C), and a path the user may not open.
 
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-fn iosched(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iosched"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-/// A scratch directory, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir =
-            std::env::temp_dir().join(format!("iosched-engine-cli-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn file(&self, name: &str, text: &str) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, text).unwrap();
-        path.to_string_lossy().into_owned()
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use common::{assert_input_error, iosched, is_root, json_of, skip, Loop, Scratch};
 
 const WEIGHTED: &str = "\
 [global]
@@ -61,23 +28,6 @@ cgroup=light
 cgroup_weight=200
 ";
 
-fn json_of(output: &Output) -> serde_json::Value {
-    assert!(
-        output.status.success(),
-        "exit {:?}: {}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("valid JSON on stdout")
-}
-
-/// Asserts a run was refused as bad input (exit 2) with `says` in its message.
-fn assert_refused(out: &Output, says: &str) {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains(says), "{stderr}");
-}
-
 /// `iosched run JOB --device TARGET` in JSON, which must succeed.
 fn engine_json(job: &str, target: &str) -> serde_json::Value {
     json_of(&iosched(&[
@@ -90,16 +40,9 @@ fn engine_json(job: &str, target: &str) -> serde_json::Value {
     ]))
 }
 
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "0")
-}
-
 #[test]
 fn a_path_device_runs_the_engine_and_reports_in_fio_json() {
-    let scratch = Scratch::new("json");
+    let scratch = Scratch::new("engine-cli-json");
     let job = scratch.file("w.fio", WEIGHTED);
     let target = scratch.path("target.img");
     let out = iosched(&["run", &job, "--device", &target, "--output-format", "json"]);
@@ -127,7 +70,7 @@ fn a_path_device_runs_the_engine_and_reports_in_fio_json() {
 /// batching included, as `core::request_pool` has it).
 #[test]
 fn nr_requests_sizes_the_engines_request_lists() {
-    let scratch = Scratch::new("nrreq");
+    let scratch = Scratch::new("engine-cli-nrreq");
     let job = scratch.file(
         "r.fio",
         "[r]\nrw=randread\nbs=4k\nsize=1m\nioengine=libaio\niodepth=16\ndirect=1\n",
@@ -145,42 +88,7 @@ fn nr_requests_sizes_the_engines_request_lists() {
     let sleeps = text.lines().filter(|l| l.contains(" S ")).count();
     assert!(sleeps > 0, "no sleep on a 4-request list at iodepth 16");
     let bad = iosched(&[&args[..], &["--set", "nr_requests=0"]].concat());
-    assert_refused(&bad, "--set nr_requests=0");
-}
-
-/// A loop device over a scratch image, detached when dropped; `None` (with `SKIPPED:` on
-/// stderr) when not root or losetup fails.
-struct LoopDevice(String);
-
-impl LoopDevice {
-    fn attach(image: &str, bytes: u64) -> Option<LoopDevice> {
-        if !is_root() {
-            eprintln!("SKIPPED: loop devices need root");
-            return None;
-        }
-        std::fs::File::create(image)
-            .unwrap()
-            .set_len(bytes)
-            .unwrap();
-        let out = Command::new("losetup")
-            .args(["-f", "--show", image])
-            .output();
-        match out {
-            Ok(out) if out.status.success() => Some(LoopDevice(
-                String::from_utf8_lossy(&out.stdout).trim().to_string(),
-            )),
-            other => {
-                eprintln!("SKIPPED: losetup failed: {other:?}");
-                None
-            }
-        }
-    }
-}
-
-impl Drop for LoopDevice {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.0]).status();
-    }
+    assert_input_error(&bad, "--set nr_requests=0");
 }
 
 /// A sequential writer's adjacent 4 KiB writes reach a loop device merged, as the kernel's
@@ -191,8 +99,9 @@ impl Drop for LoopDevice {
 /// be requests of their own.
 #[test]
 fn a_sequential_writers_adjacent_writes_reach_a_loop_device_merged() {
-    let scratch = Scratch::new("merge");
-    let Some(device) = LoopDevice::attach(&scratch.path("backing.img"), 16 << 20) else {
+    const TEST: &str = "a_sequential_writers_adjacent_writes_reach_a_loop_device_merged";
+    let scratch = Scratch::new("engine-cli-merge");
+    let Some(device) = Loop::over_image(TEST, &scratch.path("backing.img"), 16 << 20) else {
         return;
     };
     let job = scratch.file(
@@ -231,7 +140,7 @@ fn a_sequential_writers_adjacent_writes_reach_a_loop_device_merged() {
 
 #[test]
 fn cpus_allowed_pins_the_engine_or_names_the_missing_cpu() {
-    let scratch = Scratch::new("cpus");
+    let scratch = Scratch::new("engine-cli-cpus");
     let target = scratch.path("target.img");
     // A CPU this test may run on (a container's cpuset need not include CPU 0).
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
@@ -254,7 +163,7 @@ fn cpus_allowed_pins_the_engine_or_names_the_missing_cpu() {
         "[far]\nrw=write\nbs=4k\nsize=1m\ndirect=1\ncpus_allowed=4000\n",
     );
     let out = iosched(&["run", &far, "--device", &target]);
-    assert_refused(&out, "job 'far': cpus_allowed names CPU 4000");
+    assert_input_error(&out, "job 'far': cpus_allowed names CPU 4000");
 }
 
 /// `verify_only` reads where the job would write and checks what an earlier run left:
@@ -262,14 +171,14 @@ fn cpus_allowed_pins_the_engine_or_names_the_missing_cpu() {
 /// the blocks is refused without being created.
 #[test]
 fn verify_only_checks_an_earlier_runs_data_without_writing() {
-    let scratch = Scratch::new("verifyonly");
+    let scratch = Scratch::new("engine-cli-verifyonly");
     let target = scratch.path("target.img");
     let body = "[v]\nrw=randwrite\nbs=4k\nsize=1m\ndirect=1\nverify=crc32c\n";
     let writer = scratch.file("w.fio", &format!("{body}do_verify=0\n"));
     let checker = scratch.file("c.fio", &format!("{body}verify_only\n"));
     let missing = scratch.path("missing.img");
     let out = iosched(&["run", &checker, "--device", &missing]);
-    assert_refused(&out, "nothing was written there");
+    assert_input_error(&out, "nothing was written there");
     assert!(!std::path::Path::new(&missing).exists());
     assert!(iosched(&["run", &writer, "--device", &target])
         .status
@@ -294,7 +203,7 @@ fn verify_only_checks_an_earlier_runs_data_without_writing() {
 /// the header; `verify=pattern` without a pattern is refused with exit 2.
 #[test]
 fn verify_pattern_writes_and_checks_fios_pattern() {
-    let scratch = Scratch::new("pattern");
+    let scratch = Scratch::new("engine-cli-pattern");
     let target = scratch.path("target.img");
     let body = "[p]\nrw=randwrite\nbs=4k\nsize=64k\ndirect=1\n";
     let job = scratch.file("p.fio", &format!("{body}verify_pattern=0xa5%o\"io\"\n"));
@@ -321,13 +230,13 @@ fn verify_pattern_writes_and_checks_fios_pattern() {
     assert!(bytes[block + 64..block + 4096].iter().all(|&b| b == 0xff));
     let bad = scratch.file("b.fio", &format!("{body}verify=pattern\n"));
     let out = iosched(&["run", &bad, "--device", &target]);
-    assert_refused(&out, "needs verify_pattern");
+    assert_input_error(&out, "needs verify_pattern");
 }
 
 /// `verify_fatal=1` ends a job at its first bad block; without it every bad block is found.
 #[test]
 fn verify_fatal_stops_at_the_first_bad_block() {
-    let scratch = Scratch::new("fatal");
+    let scratch = Scratch::new("engine-cli-fatal");
     let target = scratch.path("target.img");
     let body = "[v]\nrw=write\nbs=4k\nsize=256k\ndirect=1\nverify=crc32c\n";
     let writer = scratch.file("w.fio", &format!("{body}do_verify=0\n"));
@@ -369,7 +278,7 @@ fn verify_fatal_stops_at_the_first_bad_block() {
 
 #[test]
 fn a_corrupted_block_fails_the_run_naming_its_offset() {
-    let scratch = Scratch::new("verify");
+    let scratch = Scratch::new("engine-cli-verify");
     let target = scratch.path("target.img");
     let writer = scratch.file(
         "write.fio",
@@ -403,7 +312,7 @@ fn a_corrupted_block_fails_the_run_naming_its_offset() {
 /// writes are done (the random map writes each block once), and every read checks out.
 #[test]
 fn a_write_job_reads_back_and_checks_every_block() {
-    let scratch = Scratch::new("readback");
+    let scratch = Scratch::new("engine-cli-readback");
     let target = scratch.path("target.img");
     let job = scratch.file(
         "rw.fio",
@@ -420,7 +329,7 @@ fn a_write_job_reads_back_and_checks_every_block() {
 /// writes zeros.
 #[test]
 fn written_data_follows_fios_buffer_options() {
-    let scratch = Scratch::new("buffers");
+    let scratch = Scratch::new("engine-cli-buffers");
     for (option, zeros_expected) in [("", false), ("zero_buffers\n", true)] {
         let target = scratch.path(&format!("t{}.img", zeros_expected as u8));
         let job = scratch.file(
@@ -460,7 +369,7 @@ fn written_data_follows_fios_buffer_options() {
 
 #[test]
 fn sigint_stops_submission_and_prints_partial_results() {
-    let scratch = Scratch::new("sigint");
+    let scratch = Scratch::new("engine-cli-sigint");
     let job = scratch.file(
         "long.fio",
         "[long]\nrw=randread\nbs=4k\nsize=4m\ndirect=1\ntime_based\nruntime=60\n",
@@ -502,17 +411,17 @@ fn sigint_stops_submission_and_prints_partial_results() {
 
 #[test]
 fn buffered_jobs_are_refused_with_status_2() {
-    let scratch = Scratch::new("buffered");
+    let scratch = Scratch::new("engine-cli-buffered");
     let job = scratch.file("b.fio", "[b]\nrw=read\nsize=1m\n");
     let out = iosched(&["run", &job, "--device", &scratch.path("t.img")]);
-    assert_refused(&out, "direct=0");
+    assert_input_error(&out, "direct=0");
 }
 
 /// As an unprivileged user (root drops to `nobody` with setpriv), a root-only file is a clear
 /// permission error, not a panic.
 #[test]
 fn a_path_without_permission_is_a_clear_error() {
-    let scratch = Scratch::new("perm");
+    let scratch = Scratch::new("engine-cli-perm");
     let job = scratch.file("w.fio", "[w]\nrw=write\nsize=1m\ndirect=1\n");
     let target = scratch.file("root-only.img", "");
     if !is_root() {
@@ -533,17 +442,17 @@ fn a_path_without_permission_is_a_clear_error() {
         .args(["run", &job, "--device", &target])
         .output();
     let Ok(out) = out else {
-        eprintln!(
-            "SKIPPED: {}: setpriv unavailable",
-            std::thread::current().name().unwrap_or("?")
+        skip(
+            "a_path_without_permission_is_a_clear_error",
+            "setpriv unavailable",
         );
         return;
     };
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains("setpriv:") {
-        eprintln!(
-            "SKIPPED: {}: setpriv failed: {stderr}",
-            std::thread::current().name().unwrap_or("?")
+        skip(
+            "a_path_without_permission_is_a_clear_error",
+            &format!("setpriv failed: {stderr}"),
         );
         return;
     }
@@ -556,40 +465,13 @@ fn a_path_without_permission_is_a_clear_error() {
 /// the command line; skipped with a note when not root.
 #[test]
 fn weighted_job_on_a_loop_device() {
-    if !is_root() {
-        eprintln!(
-            "SKIPPED: {}: loop devices need root",
-            std::thread::current().name().unwrap_or("?")
-        );
-        return;
-    }
-    let scratch = Scratch::new("loop");
+    const TEST: &str = "weighted_job_on_a_loop_device";
+    let scratch = Scratch::new("engine-cli-loop");
     let job = scratch.file("w.fio", WEIGHTED);
-    let image = scratch.path("backing.img");
-    std::fs::File::create(&image)
-        .unwrap()
-        .set_len(32 << 20)
-        .unwrap();
-    let attach = Command::new("losetup")
-        .args(["-f", "--show", &image])
-        .output();
-    let device = match attach {
-        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_string(),
-        other => {
-            eprintln!(
-                "SKIPPED: {}: losetup failed: {other:?}",
-                std::thread::current().name().unwrap_or("?")
-            );
-            return;
-        }
+    let Some(lp) = Loop::over_image(TEST, &scratch.path("backing.img"), 32 << 20) else {
+        return;
     };
-    struct Detach(String);
-    impl Drop for Detach {
-        fn drop(&mut self) {
-            let _ = Command::new("losetup").args(["-d", &self.0]).status();
-        }
-    }
-    let _detach = Detach(device.clone());
+    let device = lp.0.clone();
     // A kernel scheduler other than none reorders after ours: the engine says so.
     let queue = format!(
         "/sys/block/{}/queue/scheduler",
@@ -633,7 +515,7 @@ fn weighted_job_on_a_loop_device() {
 /// One job file through both drivers: the same jobs, the same bytes per job, the same fields.
 #[test]
 fn the_simulator_and_the_engine_agree_on_what_was_done() {
-    let scratch = Scratch::new("both");
+    let scratch = Scratch::new("engine-cli-both");
     let job = scratch.file("w.fio", WEIGHTED);
     let sim = json_of(&iosched(&["run", &job, "--output-format", "json"]));
     let engine = json_of(&iosched(&[
@@ -668,7 +550,7 @@ fn the_simulator_and_the_engine_agree_on_what_was_done() {
 /// every request queued, inserted, issued and completed, and one JSON line per decision.
 #[test]
 fn the_engine_writes_traces_and_decisions() {
-    let scratch = Scratch::new("trace");
+    let scratch = Scratch::new("engine-cli-trace");
     let job = scratch.file("w.fio", WEIGHTED);
     let trace = scratch.path("trace.txt");
     let decisions = scratch.path("decisions.jsonl");
@@ -709,11 +591,11 @@ fn the_engine_writes_traces_and_decisions() {
 /// `iosched compare` refuses what is not fio JSON with status 2, naming the file.
 #[test]
 fn compare_refuses_files_that_are_not_fio_json() {
-    let scratch = Scratch::new("compare");
+    let scratch = Scratch::new("engine-cli-compare");
     let good = scratch.file("a.json", r#"{"jobs": []}"#);
     let bad = scratch.file("b.json", "not json");
     let out = iosched(&["compare", &good, &bad]);
-    assert_refused(&out, "b.json");
+    assert_input_error(&out, "b.json");
     let out = iosched(&["compare", &good, &good, "--titles", "x"]);
     assert_eq!(out.status.code(), Some(2));
 }

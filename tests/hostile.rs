@@ -8,7 +8,10 @@ mod common;
 
 use std::process::Command;
 
-use common::{iosched, is_root, len_of, skip, stderr_of, tool_available, Loop, Mount, Scratch};
+use common::{
+    assert_input_error, iosched, is_root, len_of, skip, stderr_of, tool_available, Loop, Mount,
+    Scratch,
+};
 
 /// A sequential read job of `size` from `offset`.
 fn read_job(scratch: &Scratch, size: &str, offset: &str) -> String {
@@ -18,14 +21,6 @@ fn read_job(scratch: &Scratch, size: &str, offset: &str) -> String {
             "[r]\nrw=read\nbs=64k\nsize={size}\noffset={offset}\ndirect=1\nioengine=io_uring\n"
         ),
     )
-}
-
-/// Exit status 2 and one message containing `says`, never a panic.
-fn assert_input_error(out: &std::process::Output, says: &str) {
-    let stderr = stderr_of(out);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains(says), "expected '{says}' in: {stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 /// Issue 17, 1: `rw=read size=100g` on an 8 MB file grew it until the file system was full.

@@ -1,31 +1,14 @@
 //! `iosched replay` and `read_iolog=` from the outside: a simulated run's capture replayed,
 //! fio 3.33's own iologs replayed, closed loop against open loop, bad captures refused.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
+use std::path::Path;
+use std::process::Command;
+
+use common::{fio3_available, iosched, json_of, skip, stderr_of, Scratch};
 use iosched_workload::generator::IoKind;
 use iosched_workload::replay::ReplayLog;
-
-fn iosched(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iosched"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn temp_dir(name: &str) -> iosched_workload::scratch::ScratchDir {
-    iosched_workload::scratch::ScratchDir::new(&format!("replay-{name}"))
-}
-
-fn json_of(output: &Output) -> serde_json::Value {
-    assert!(
-        output.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("valid JSON")
-}
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -83,11 +66,11 @@ iodepth=4
 /// device and scheduler, gives every process the bytes it moved and the same throughput.
 #[test]
 fn a_simulated_runs_capture_replays_to_the_same_bytes_and_throughput() {
-    let dir = temp_dir("roundtrip");
-    let job = dir.join("mixed.fio");
+    let dir = Scratch::new("replay-roundtrip");
+    let job = dir.0.join("mixed.fio");
     std::fs::write(&job, MIXED).unwrap();
     for scheduler in ["noop", "cfq"] {
-        let trace = dir.join(format!("{scheduler}.blktrace"));
+        let trace = dir.0.join(format!("{scheduler}.blktrace"));
         let original = traced_run(&job, scheduler, &trace);
         let replayed = replay(&trace, scheduler, &[]);
         let run = &replayed["runs"][0];
@@ -121,7 +104,7 @@ fn a_simulated_runs_capture_replays_to_the_same_bytes_and_throughput() {
             "{scheduler}: replayed {replayed_mb_s:.3} MB/s against {original_mb_s:.3}"
         );
     }
-    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&dir.0).unwrap();
 }
 
 const TWO_READERS: &str = "\
@@ -140,10 +123,10 @@ size=32m
 /// cannot go faster than the capture did.
 #[test]
 fn closed_loop_lets_cfq_idle_where_open_loop_cannot() {
-    let dir = temp_dir("closed");
-    let job = dir.join("two.fio");
+    let dir = Scratch::new("replay-closed");
+    let job = dir.0.join("two.fio");
     std::fs::write(&job, TWO_READERS).unwrap();
-    let trace = dir.join("noop.blktrace");
+    let trace = dir.0.join("noop.blktrace");
     traced_run(&job, "noop", &trace);
     let mb_s =
         |doc: &serde_json::Value, i: usize| doc["runs"][i]["aggregate_mb_s"].as_f64().unwrap();
@@ -162,7 +145,7 @@ fn closed_loop_lets_cfq_idle_where_open_loop_cannot() {
     // Closed loop under the recording's own scheduler stays close to the recording.
     let noop_ratio = mb_s(&closed, 0) / mb_s(&open, 0);
     assert!((0.95..=1.05).contains(&noop_ratio), "{noop_ratio:.3}");
-    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&dir.0).unwrap();
 }
 
 /// `--assign` puts one of two readers (recorded under noop) in a weight-100 group and the
@@ -171,10 +154,10 @@ fn closed_loop_lets_cfq_idle_where_open_loop_cannot() {
 /// the assignment the first to start finishes a little earlier: 0.86 of the other's time).
 #[test]
 fn assign_moves_processes_into_weighted_groups() {
-    let dir = temp_dir("assign");
-    let job = dir.join("two.fio");
+    let dir = Scratch::new("replay-assign");
+    let job = dir.0.join("two.fio");
     std::fs::write(&job, TWO_READERS).unwrap();
-    let trace = dir.join("noop.blktrace");
+    let trace = dir.0.join("noop.blktrace");
     traced_run(&job, "noop", &trace);
     let runtimes = |extra: &[&str]| -> (f64, f64) {
         let mut args = vec!["--closed-loop"];
@@ -205,7 +188,7 @@ fn assign_moves_processes_into_weighted_groups() {
         grouped < 0.75 * alone,
         "the weight-1000 reader finishes first: {grouped:.3} against {alone:.3} without groups"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&dir.0).unwrap();
 }
 
 /// A capture turned into a job file (`--jobfile`) runs under `iosched run` like any job
@@ -213,14 +196,14 @@ fn assign_moves_processes_into_weighted_groups() {
 /// same per-process bytes.
 #[test]
 fn a_replay_job_file_traces_again_for_blkparse() {
-    let dir = temp_dir("jobfile");
-    let job = dir.join("mixed.fio");
+    let dir = Scratch::new("replay-jobfile");
+    let job = dir.0.join("mixed.fio");
     std::fs::write(&job, MIXED).unwrap();
-    let first = dir.join("first.blktrace");
+    let first = dir.0.join("first.blktrace");
     traced_run(&job, "cfq", &first);
-    let scenario = dir.join("scenario.fio");
+    let scenario = dir.0.join("scenario.fio");
     let once = replay(&first, "cfq", &["--jobfile", s(&scenario)]);
-    let second = dir.join("second.blktrace");
+    let second = dir.0.join("second.blktrace");
     traced_run(&scenario, "cfq", &second);
     let twice = replay(&second, "cfq", &[]);
     let bytes = |doc: &serde_json::Value| -> Vec<(u64, u64)> {
@@ -238,7 +221,7 @@ fn a_replay_job_file_traces_again_for_blkparse() {
     };
     assert_eq!(bytes(&once), bytes(&twice));
     match Command::new("blkparse")
-        .args(["-i", s(&dir.join("second")), "-o", "/dev/null"])
+        .args(["-i", s(&dir.0.join("second")), "-o", "/dev/null"])
         .output()
     {
         Ok(out) => assert!(
@@ -246,21 +229,24 @@ fn a_replay_job_file_traces_again_for_blkparse() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         ),
-        Err(_) => eprintln!("SKIPPED: blkparse is not installed"),
+        Err(_) => skip(
+            "a_replay_job_file_traces_again_for_blkparse",
+            "blkparse is not installed",
+        ),
     }
-    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&dir.0).unwrap();
 }
 
 /// The engine replays a capture on a real file (grown to the capture's last byte): open
 /// loop, every process's bytes as recorded, under two schedulers.
 #[test]
 fn the_engine_replays_a_capture_on_a_real_file() {
-    let dir = temp_dir("engine");
-    let job = dir.join("two.fio");
+    let dir = Scratch::new("replay-engine");
+    let job = dir.0.join("two.fio");
     std::fs::write(&job, TWO_READERS.replace("32m", "2m")).unwrap();
-    let trace = dir.join("noop.blktrace");
+    let trace = dir.0.join("noop.blktrace");
     traced_run(&job, "noop", &trace);
-    let target = dir.join("target.img");
+    let target = dir.0.join("target.img");
     std::fs::File::create(&target).unwrap();
     let doc = json_of(&iosched(&[
         "replay",
@@ -277,14 +263,7 @@ fn the_engine_replays_a_capture_on_a_real_file() {
             assert_eq!(p["read_bytes"].as_u64(), Some(2 << 20), "{run}");
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
-}
-
-fn fio_available() -> bool {
-    Command::new("fio")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success() && o.stdout.starts_with(b"fio-3"))
+    std::fs::remove_dir_all(&dir.0).unwrap();
 }
 
 /// `(kind, offset, len)` of each I/O of a log or capture.
@@ -300,16 +279,16 @@ fn sequence(log: &ReplayLog) -> Vec<(IoKind, u64, u64)> {
 /// the same order (the capture's offsets are the file's plus where the layout put it).
 #[test]
 fn an_iolog_written_by_fio_replays_with_the_same_io_sequence() {
-    if !fio_available() {
-        eprintln!(
-            "SKIPPED: {}: fio 3.x is not installed",
-            std::thread::current().name().unwrap_or("?")
+    if !fio3_available() {
+        skip(
+            "an_iolog_written_by_fio_replays_with_the_same_io_sequence",
+            "fio 3.x is not installed",
         );
         return;
     }
-    let dir = temp_dir("fio");
-    let data = dir.join("data");
-    let iolog = dir.join("x.iolog");
+    let dir = Scratch::new("replay-fio");
+    let data = dir.0.join("data");
+    let iolog = dir.0.join("x.iolog");
     let fio = Command::new("fio")
         .args([
             "--name=x",
@@ -326,24 +305,23 @@ fn an_iolog_written_by_fio_replays_with_the_same_io_sequence() {
         .output()
         .unwrap();
     if !fio.status.success() {
-        eprintln!(
-            "SKIPPED: {}: fio could not run here: {}",
-            std::thread::current().name().unwrap_or("?"),
-            String::from_utf8_lossy(&fio.stderr)
+        skip(
+            "an_iolog_written_by_fio_replays_with_the_same_io_sequence",
+            &format!("fio could not run here: {}", stderr_of(&fio)),
         );
         return;
     }
     let recorded = sequence(&ReplayLog::load(&iolog).unwrap());
     assert_eq!(recorded.len(), 150);
-    let job = dir.join("r.fio");
+    let job = dir.0.join("r.fio");
     std::fs::write(&job, format!("[r]\nread_iolog={}\ndirect=1\n", s(&iolog))).unwrap();
-    let target = dir.join("target.img");
+    let target = dir.0.join("target.img");
     std::fs::File::create(&target)
         .unwrap()
         .set_len(64 << 20)
         .unwrap();
     for device in ["hdd-7200", s(&target)] {
-        let trace = dir.join("replayed.blktrace");
+        let trace = dir.0.join("replayed.blktrace");
         let output = iosched(&[
             "run",
             s(&job),
@@ -362,17 +340,17 @@ fn an_iolog_written_by_fio_replays_with_the_same_io_sequence() {
             assert_eq!((r.0, r.1 - shift, r.2), *o, "{device}");
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&dir.0).unwrap();
 }
 
 #[test]
 fn malformed_captures_are_refused_naming_file_and_byte() {
-    let dir = temp_dir("bad");
-    let job = dir.join("two.fio");
+    let dir = Scratch::new("replay-bad");
+    let job = dir.0.join("two.fio");
     std::fs::write(&job, TWO_READERS.replace("32m", "1m")).unwrap();
-    let trace = dir.join("t.blktrace");
+    let trace = dir.0.join("t.blktrace");
     traced_run(&job, "noop", &trace);
-    let file = dir.join("t.blktrace.0");
+    let file = dir.0.join("t.blktrace.0");
     let bytes = std::fs::read(&file).unwrap();
     // Walk to the last record (48-byte headers, payload length in bytes 46..48) and cut it
     // inside its header.
@@ -389,5 +367,5 @@ fn malformed_captures_are_refused_naming_file_and_byte() {
     let expected = format!("{}: byte {last}: truncated record", s(&file));
     assert!(stderr.contains(&expected), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&dir.0).unwrap();
 }

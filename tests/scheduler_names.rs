@@ -1,25 +1,19 @@
 //! One scheduler vocabulary across `run` and `kernel`: each accepts the other's names for the
 //! same policy, and refuses the other's own schedulers with a pointer to the right command.
 
-use std::process::{Command, Output};
+mod common;
 
-fn iosched(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iosched"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+use common::{iosched, Scratch};
 
-fn job(name: &str) -> std::path::PathBuf {
-    let path = std::env::temp_dir().join(format!("iosched-{name}-{}.fio", std::process::id()));
-    std::fs::write(&path, "[r]\nrw=read\ndirect=1\nbs=64k\nsize=1m\n").unwrap();
-    path
+/// A one-job file in `scratch`.
+fn job(scratch: &Scratch) -> String {
+    scratch.file("r.fio", "[r]\nrw=read\ndirect=1\nbs=64k\nsize=1m\n")
 }
 
 #[test]
 fn run_takes_kernel_names_and_points_bfq_to_kernel() {
-    let job = job("run-names");
-    let job = job.to_str().unwrap();
+    let scratch = Scratch::new("run-names");
+    let job = &job(&scratch);
     for alias in ["none", "mq-deadline"] {
         let out = iosched(&["run", job, "--scheduler", alias, "--output-format", "terse"]);
         assert!(
@@ -37,8 +31,8 @@ fn run_takes_kernel_names_and_points_bfq_to_kernel() {
 /// The scheduler is checked before the device, so these need no root or device.
 #[test]
 fn kernel_takes_run_names_and_points_cfq_to_run() {
-    let job = job("kernel-names");
-    let job = job.to_str().unwrap();
+    let scratch = Scratch::new("kernel-names");
+    let job = &job(&scratch);
     let missing = "/dev/iosched-no-such-device";
     let out = iosched(&[
         "kernel",

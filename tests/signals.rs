@@ -104,3 +104,29 @@ fn a_log_file_that_cannot_be_written_keeps_the_results() {
     let run: serde_json::Value = serde_json::from_slice(&out.stdout).expect("results printed");
     assert_eq!(run["jobs"][0]["read"]["io_bytes"], 1 << 20);
 }
+
+#[test]
+fn a_trace_over_its_limit_is_cut_and_the_results_kept() {
+    let scratch = Scratch::new("trace-limit");
+    let job = scratch.file("a.fio", "[a]\nsize=4m\nrw=randread\n");
+    let trace = scratch.path("t.txt");
+    let out = iosched(&[
+        "run",
+        &job,
+        "--trace",
+        &trace,
+        "--trace-limit",
+        "4k",
+        "--output-format",
+        "json",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("--trace-limit"), "{stderr}");
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).expect("results printed");
+    assert_eq!(run["jobs"][0]["read"]["io_bytes"], 4 << 20);
+    let size = std::fs::metadata(&trace).unwrap().len();
+    assert!(size > 0 && size <= 4096, "{size} bytes");
+    let bad = iosched(&["run", &job, "--trace-limit", "2q"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

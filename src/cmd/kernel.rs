@@ -17,7 +17,6 @@ use iosched_kernel::{
     killed_note, FioBinary, FioFormat, FioReport, KernelError, KernelOutcome, KernelScheduler,
 };
 use iosched_lab::run::CommandLine;
-use iosched_workload::fio::JobSource;
 
 use super::run::{run_failure, settings, OutputFormat};
 use super::{CmdResult, Failure};
@@ -99,12 +98,7 @@ fn describe(args: &KernelArgs) -> Result<(RunSpec, FioBinary), Failure> {
     KernelScheduler::from_name(scheduler).map_err(failure)?;
     let settings = settings(&args.set)?;
     let fio = FioBinary::find(&args.fio).map_err(failure)?;
-    let jobs = args
-        .jobfiles
-        .iter()
-        .map(|path| JobSource::read(path))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(Failure::input)?;
+    let jobs = super::read_jobs(&args.jobfiles)?;
     // Choice: the kernel's clock is this machine's, so the spec's uptime is the default
     // `iosched run` records; the kernel run ignores it.
     let spec = iosched_lab::run::spec_from(CommandLine {

@@ -38,6 +38,17 @@ impl Failure {
 
 pub type CmdResult = Result<(), Failure>;
 
+/// The job files' texts, read as the fio parser will name them in errors.
+pub fn read_jobs(
+    paths: &[std::path::PathBuf],
+) -> Result<Vec<iosched_workload::fio::JobSource>, Failure> {
+    paths
+        .iter()
+        .map(|path| iosched_workload::fio::JobSource::read(path))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Failure::input)
+}
+
 /// Writes `text` to standard output. A reader that went away (`| head`) ends the output
 /// quietly, as for any Unix filter; any other failure (`> /dev/full`) is an error, never a
 /// panic as in `print!`.

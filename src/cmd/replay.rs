@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context};
 use clap::Args;
-use std::sync::atomic::AtomicBool;
 
 use iosched_driver::spec::Outputs;
 use iosched_driver::stats::JobStats;
@@ -216,12 +215,7 @@ fn run_one(args: &ReplayArgs, text: &str, scheduler: &str) -> Result<Outcome, Fa
         outputs: Outputs::default(),
     })
     .map_err(run_failure)?;
-    let never = AtomicBool::new(false);
-    let stop = if spec.target.is_simulated() {
-        &never
-    } else {
-        iosched_engine::signal::install_sigint()
-    };
+    let stop = iosched_engine::signal::install_stop_signals();
     let finished = iosched_lab::run::execute(
         &spec,
         &mut Hooks {

@@ -11,7 +11,6 @@ use clap::Args;
 use iosched_driver::spec::{Outputs, RunSpec, Setting};
 use iosched_lab::run::{BackendOutcome, CommandLine, Finished, Hooks, RunError, WallClock};
 use iosched_report::output::Formats;
-use iosched_workload::fio::JobSource;
 
 use super::output::Destination;
 pub use super::output::OutputFormat;
@@ -63,6 +62,10 @@ pub struct RunArgs {
     /// Write one JSON line per scheduler decision (queue chosen, idle armed, preemption...).
     #[arg(long, value_name = "FILE")]
     pub(crate) decisions: Option<PathBuf>,
+    /// Most bytes the trace and the decision file may each take (k, m, g, t: powers of 1024);
+    /// a file is cut there, with an error after the results.
+    #[arg(long, value_name = "SIZE", default_value = "1g", value_parser = parse_byte_size)]
+    pub(crate) trace_limit: u64,
     /// Engine only: write to a block device even if it is mounted, partitioned or carries a
     /// file system.
     #[arg(long)]
@@ -75,6 +78,27 @@ pub struct RunArgs {
     /// `--output-format` and `--output` apply).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["jobfiles", "set", "mem", "save_spec"])]
     pub(crate) spec: Option<PathBuf>,
+}
+
+/// `SIZE` with an optional binary suffix: `4096`, `64k`, `1g`.
+fn parse_byte_size(text: &str) -> Result<u64, String> {
+    let lower = text.trim().to_ascii_lowercase();
+    let digits = lower.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let shift = match &lower[digits.len()..] {
+        "" | "b" => 0,
+        "k" | "kib" | "kb" => 10,
+        "m" | "mib" | "mb" => 20,
+        "g" | "gib" | "gb" => 30,
+        "t" | "tib" | "tb" => 40,
+        other => return Err(format!("unknown unit '{other}' (k, m, g or t)")),
+    };
+    let number: u64 = digits
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size"))?;
+    number
+        .checked_mul(1 << shift)
+        .filter(|&bytes| bytes > 0)
+        .ok_or_else(|| format!("'{text}': expected 1 byte to 16 EiB"))
 }
 
 /// `--set KEY=VALUE` items.
@@ -109,12 +133,7 @@ fn spec(args: &RunArgs) -> Result<RunSpec, Failure> {
             .with_context(|| format!("--spec {}", path.display()))
             .map_err(Failure::input);
     }
-    let jobs = args
-        .jobfiles
-        .iter()
-        .map(|path| JobSource::read(path))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(Failure::input)?;
+    let jobs = super::read_jobs(&args.jobfiles)?;
     let spec = iosched_lab::run::spec_from(CommandLine {
         jobs,
         device: args.device.clone(),
@@ -128,6 +147,7 @@ fn spec(args: &RunArgs) -> Result<RunSpec, Failure> {
         outputs: Outputs {
             trace: args.trace.clone(),
             decisions: args.decisions.clone(),
+            trace_limit: Some(args.trace_limit),
         },
     })
     .map_err(run_failure)?;
@@ -205,7 +225,7 @@ fn run_status(finished: &Finished) -> CmdResult {
     }
     if !finished.log_errors.is_empty() {
         return Err(Failure::run(anyhow!(
-            "the results above are complete; {} log file(s) could not be written",
+            "the results above are complete; {} output file(s) could not be written whole",
             finished.log_errors.len()
         )));
     }

@@ -1,5 +1,6 @@
-//! Helpers shared by the binary's integration tests: running `iosched`, scratch folders that
-//! remove themselves, loop devices and mounts that detach themselves, and skips that say so.
+//! Helpers shared by the binary's integration tests: running `iosched` and reading what it
+//! printed, scratch folders that remove themselves, loop devices and mounts that detach
+//! themselves, and skips that say so.
 //!
 //! A test that cannot run here (not root, a tool missing) calls [`skip`], which prints
 //! `SKIPPED: <test>: <reason>` on stderr; `.ci/run` counts and lists those lines.
@@ -9,12 +10,35 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-/// Runs the binary under test with `args`.
+/// Runs the binary under test with `args`, from the package's folder (where relative paths
+/// such as `scenarios/` resolve).
 pub fn iosched(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_iosched"))
         .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("the binary runs")
+}
+
+/// The JSON a run printed on stdout; the run must have succeeded.
+pub fn json_of(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        stderr_of(out)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
+}
+
+/// A refusal of bad input: exit status 2, one message on stderr containing `says`, never a
+/// panic, and nothing on stdout.
+pub fn assert_input_error(out: &Output, says: &str) {
+    let stderr = stderr_of(out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(says), "expected '{says}' in: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(out.stdout.is_empty(), "no partial output on error");
 }
 
 /// Says that `test` did not run here, and why; the caller returns right after.
@@ -35,6 +59,14 @@ pub fn tool_available(name: &str) -> bool {
         .args(["-c", &format!("command -v {name}")])
         .output()
         .is_ok_and(|out| out.status.success())
+}
+
+/// Whether `fio --version` runs and says fio 3.x.
+pub fn fio3_available() -> bool {
+    Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success() && out.stdout.starts_with(b"fio-3"))
 }
 
 /// A scratch folder under the temp dir, removed on drop (even when the test fails).
@@ -80,14 +112,43 @@ pub struct Loop(pub String);
 
 impl Loop {
     /// Attaches `backing` (a file or a block device); `None` if losetup fails.
+    ///
+    /// `losetup -f` finds a free device, then claims it: this test binary's threads attach one
+    /// at a time, and a device another process took in between is tried again (five times).
     pub fn attach(backing: &str) -> Option<Loop> {
-        let out = Command::new("losetup")
-            .args(["-f", "--show", backing])
-            .output()
-            .ok()?;
-        out.status
-            .success()
-            .then(|| Loop(String::from_utf8_lossy(&out.stdout).trim().to_string()))
+        static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        for _ in 0..5 {
+            let out = Command::new("losetup")
+                .args(["-f", "--show", backing])
+                .output()
+                .ok()?;
+            if out.status.success() {
+                return Some(Loop(
+                    String::from_utf8_lossy(&out.stdout).trim().to_string(),
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        None
+    }
+
+    /// Attaches a new sparse image of `bytes` at `image`; `None`, after [`skip`] says why,
+    /// when `test` is not run as root or losetup fails.
+    pub fn over_image(test: &str, image: &str, bytes: u64) -> Option<Loop> {
+        if !is_root() {
+            skip(test, "loop devices need root");
+            return None;
+        }
+        std::fs::File::create(image)
+            .unwrap()
+            .set_len(bytes)
+            .unwrap();
+        let attached = Loop::attach(image);
+        if attached.is_none() {
+            skip(test, &format!("losetup -f --show {image} failed"));
+        }
+        attached
     }
 }
 

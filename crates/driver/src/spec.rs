@@ -157,7 +157,14 @@ pub struct Outputs {
     pub trace: Option<PathBuf>,
     /// One JSON line per scheduler decision.
     pub decisions: Option<PathBuf>,
+    /// Most bytes each of those files may take (`--trace-limit`); a file is cut there, with
+    /// an error after the results. `None`: [`DEFAULT_TRACE_LIMIT`].
+    #[serde(default)]
+    pub trace_limit: Option<u64>,
 }
+
+/// 1 GiB: the default cap on a trace or decision file.
+pub const DEFAULT_TRACE_LIMIT: u64 = 1 << 30;
 
 /// Why a spec could not be read.
 #[derive(Debug)]

@@ -49,9 +49,11 @@ impl ErrorPolicy {
             "io" => 3,
             "verify" => 4,
             "all" | "1" => 7,
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "unknown continue_on_error '{other}' (none, read, write, io, verify, all, 0 or 1)"
-            )),
+            ))
+            }
         };
         Ok(())
     }

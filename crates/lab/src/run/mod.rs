@@ -41,8 +41,8 @@ pub struct Hooks<'a> {
 pub struct Finished {
     pub jobs: JobSet,
     pub backend: BackendOutcome,
-    /// fio log files (`write_bw_log`, `write_iolog`...) that could not be written: the run's
-    /// results stand, the caller reports these after them.
+    /// Trace, decision and fio log files (`write_bw_log`, `write_iolog`...) that could not be
+    /// written whole: the run's results stand, the caller reports these after them.
     pub log_errors: Vec<RunError>,
 }
 
@@ -154,7 +154,7 @@ pub fn execute(spec: &RunSpec, hooks: &mut Hooks<'_>) -> Result<Finished, RunErr
         .uptime_s
         .checked_mul(iosched_core::NSEC_PER_SEC)
         .ok_or(RunError::Uptime(spec.uptime_s))?;
-    let backend = if spec.target.is_simulated() {
+    let (backend, trace_error) = if spec.target.is_simulated() {
         simulated::run(spec, &jobs, uptime_ns, hooks)?
     } else {
         real::run(spec, &jobs, uptime_ns, hooks)?
@@ -169,6 +169,9 @@ pub fn execute(spec: &RunSpec, hooks: &mut Hooks<'_>) -> Result<Finished, RunErr
         sinks::write_job_logs(&outcome.clones),
         sinks::write_issue_logs(&outcome.issued, &finished.jobs.jobs, &outcome.layout),
     ];
-    finished.log_errors = log_errors.into_iter().filter_map(Result::err).collect();
+    finished.log_errors = trace_error
+        .into_iter()
+        .chain(log_errors.into_iter().filter_map(Result::err))
+        .collect();
     Ok(finished)
 }

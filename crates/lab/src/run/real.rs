@@ -44,7 +44,7 @@ pub(super) fn run(
     jobs: &JobSet,
     uptime_ns: u64,
     hooks: &mut Hooks<'_>,
-) -> Result<BackendOutcome, RunError> {
+) -> Result<(BackendOutcome, Option<RunError>), RunError> {
     let Target::Real(path) = &spec.target else {
         unreachable!("{} is simulated", spec.target)
     };
@@ -74,8 +74,8 @@ pub(super) fn run(
     let outcome = engine
         .run_traced(hooks.stop, &mut sinks.fanout())
         .map_err(RunError::Engine)?;
-    sinks.finish()?;
-    Ok(BackendOutcome::Real { outcome, device })
+    let trace_error = sinks.finish().err();
+    Ok((BackendOutcome::Real { outcome, device }, trace_error))
 }
 
 fn device_json(engine: &Engine<'_>) -> serde_json::Value {

@@ -50,7 +50,7 @@ pub(super) fn run(
     jobs: &JobSet,
     uptime_ns: u64,
     hooks: &mut Hooks<'_>,
-) -> Result<BackendOutcome, RunError> {
+) -> Result<(BackendOutcome, Option<RunError>), RunError> {
     let mut ignored = jobs.ignored_options.clone();
     if jobs.jobs.iter().any(|job| job.cpus_allowed.is_some()) {
         // The simulator has no CPUs to pin to; the engine honours it.
@@ -83,11 +83,14 @@ pub(super) fn run(
     let outcome = simulation
         .run_until_stopped(&mut sinks.fanout(), hooks.progress, hooks.stop)
         .map_err(RunError::Sim)?;
-    sinks.finish()?;
-    Ok(BackendOutcome::Simulated {
-        outcome,
-        device: device_json,
-    })
+    let trace_error = sinks.finish().err();
+    Ok((
+        BackendOutcome::Simulated {
+            outcome,
+            device: device_json,
+        },
+        trace_error,
+    ))
 }
 
 /// Trace labels for a simulated run: device 8,0, each clone's pid and job name, each

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-use iosched_driver::spec::Outputs;
+use iosched_driver::spec::{Outputs, DEFAULT_TRACE_LIMIT};
 use iosched_driver::stats::JobStats;
 use iosched_report::blkparse::BlkparseText;
 use iosched_report::blktrace::{BlktraceBinary, TraceLabels};
@@ -34,15 +34,46 @@ pub(crate) fn trace_labels(
     labels
 }
 
-pub(crate) struct Sinks {
-    text: Option<BlkparseText<BufWriter<File>>>,
-    binary: Option<BlktraceBinary<BufWriter<File>>>,
-    decisions: Option<DecisionLog<BufWriter<File>>>,
+/// A writer that refuses to grow a file past `limit` bytes: a trace of a long run can
+/// outgrow any disk, so it is cut at the limit (the sinks keep the first write error and
+/// report it when finished).
+pub(crate) struct Capped {
+    out: BufWriter<File>,
+    written: u64,
+    limit: u64,
 }
 
-fn create(flag: &'static str, path: &Path) -> Result<BufWriter<File>, RunError> {
+impl Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.written + buf.len() as u64 > self.limit {
+            return Err(io::Error::other(format!(
+                "reached --trace-limit ({} bytes); the file ends there",
+                self.limit
+            )));
+        }
+        let n = self.out.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+pub(crate) struct Sinks {
+    text: Option<BlkparseText<Capped>>,
+    binary: Option<BlktraceBinary<Capped>>,
+    decisions: Option<DecisionLog<Capped>>,
+}
+
+fn create(flag: &'static str, path: &Path, limit: u64) -> Result<Capped, RunError> {
     File::create(path)
-        .map(BufWriter::new)
+        .map(|file| Capped {
+            out: BufWriter::new(file),
+            written: 0,
+            limit,
+        })
         .map_err(|source| RunError::Open {
             what: flag,
             path: path.to_path_buf(),
@@ -59,16 +90,20 @@ impl Sinks {
             binary: None,
             decisions: None,
         };
+        let limit = outputs.trace_limit.unwrap_or(DEFAULT_TRACE_LIMIT);
         if let Some(path) = &outputs.trace {
             if path.extension().is_some_and(|ext| ext == "blktrace") {
                 let file = BlktraceBinary::<BufWriter<File>>::path_for(&path.with_extension(""));
-                sinks.binary = Some(BlktraceBinary::new(create("--trace", &file)?, labels));
+                sinks.binary = Some(BlktraceBinary::new(
+                    create("--trace", &file, limit)?,
+                    labels,
+                ));
             } else {
-                sinks.text = Some(BlkparseText::new(create("--trace", path)?, labels));
+                sinks.text = Some(BlkparseText::new(create("--trace", path, limit)?, labels));
             }
         }
         if let Some(path) = &outputs.decisions {
-            sinks.decisions = Some(DecisionLog::new(create("--decisions", path)?));
+            sinks.decisions = Some(DecisionLog::new(create("--decisions", path, limit)?));
         }
         Ok(sinks)
     }
@@ -89,7 +124,7 @@ impl Sinks {
     }
 
     pub(crate) fn finish(self) -> Result<(), RunError> {
-        let flush = |result: io::Result<BufWriter<File>>| {
+        let flush = |result: io::Result<Capped>| {
             result
                 .and_then(|mut out| out.flush())
                 .map_err(|source| RunError::Write {
