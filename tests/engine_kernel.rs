@@ -3,13 +3,12 @@
 //! tunable, and after Ctrl-C — and `iosched compare` over the results. Needs root, loop
 //! devices and fio; each missing piece skips with a printed note.
 
-use std::path::PathBuf;
+mod common;
+
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-fn iosched(args: &[&str]) -> Output {
-    iosched_pid(args).0
-}
+use common::{iosched, skip, tool_available, Loop, Scratch};
 
 /// Runs the binary; also returns its pid, which names its cgroup directory.
 fn iosched_pid(args: &[&str]) -> (Output, u32) {
@@ -23,87 +22,43 @@ fn iosched_pid(args: &[&str]) -> (Output, u32) {
     (child.wait_with_output().unwrap(), pid)
 }
 
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir =
-            std::env::temp_dir().join(format!("iosched-kernel-test-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn file(&self, name: &str, text: &str) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, text).unwrap();
-        path.to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// A loop device with a known kernel scheduler and tunable, detached on drop.
-struct Loop {
-    device: String,
+/// A loop device with a known kernel scheduler and tunable; `none` again, then detached, on
+/// drop.
+struct Device {
+    attached: Loop,
     queue: String,
     /// `queue/nr_requests` under mq-deadline before the run.
     nr_requests: String,
 }
 
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = std::fs::write(format!("{}/scheduler", self.queue), "none");
-        let _ = Command::new("losetup").args(["-d", &self.device]).status();
+impl Device {
+    /// The device's path, `/dev/loopN`.
+    fn path(&self) -> &str {
+        &self.attached.0
     }
 }
 
-fn setup(test: &str, scratch: &Scratch) -> Option<Loop> {
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    if !root {
-        eprintln!("SKIPPED: {test}: needs root");
+impl Drop for Device {
+    fn drop(&mut self) {
+        let _ = std::fs::write(format!("{}/scheduler", self.queue), "none");
+    }
+}
+
+fn setup(test: &str, scratch: &Scratch) -> Option<Device> {
+    if !tool_available("fio") {
+        skip(test, "fio not installed (apt-get install fio)");
         return None;
     }
-    if !Command::new("fio")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        eprintln!("SKIPPED: {test}: fio not installed (apt-get install fio)");
-        return None;
-    }
-    let image = scratch.0.join("backing.img");
-    std::fs::File::create(&image)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
-    let out = Command::new("losetup")
-        .args(["-f", "--show"])
-        .arg(&image)
-        .output()
-        .ok()
-        .filter(|o| o.status.success());
-    let Some(out) = out else {
-        eprintln!("SKIPPED: {test}: no loop device");
-        return None;
-    };
-    let device = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let name = device.trim_start_matches("/dev/").to_string();
+    let attached = Loop::over_image(test, &scratch.path("backing.img"), 64 << 20)?;
+    let name = attached.0.trim_start_matches("/dev/").to_string();
     let queue = format!("/sys/block/{name}/queue");
-    let mut lp = Loop {
-        device,
+    let mut lp = Device {
+        attached,
         queue,
         nr_requests: String::new(),
     };
     if std::fs::write(format!("{}/scheduler", lp.queue), "mq-deadline").is_err() {
-        eprintln!("SKIPPED: {test}: cannot select mq-deadline");
+        skip(test, "cannot select mq-deadline");
         return None;
     }
     std::fs::write(format!("{}/iosched/fifo_batch", lp.queue), "5").unwrap();
@@ -114,7 +69,7 @@ fn setup(test: &str, scratch: &Scratch) -> Option<Loop> {
     Some(lp)
 }
 
-fn assert_restored(lp: &Loop, pid: u32) {
+fn assert_restored(lp: &Device, pid: u32) {
     let scheduler = std::fs::read_to_string(format!("{}/scheduler", lp.queue)).unwrap();
     assert!(scheduler.contains("[mq-deadline]"), "{scheduler}");
     let batch = std::fs::read_to_string(format!("{}/iosched/fifo_batch", lp.queue)).unwrap();
@@ -158,7 +113,7 @@ cgroup_weight=200
 
 #[test]
 fn bfq_run_is_reported_in_our_json_and_everything_is_put_back() {
-    let scratch = Scratch::new("bfq");
+    let scratch = Scratch::new("kernel-test-bfq");
     let Some(lp) = setup(
         "bfq_run_is_reported_in_our_json_and_everything_is_put_back",
         &scratch,
@@ -170,7 +125,7 @@ fn bfq_run_is_reported_in_our_json_and_everything_is_put_back() {
         "kernel",
         &job,
         "--device",
-        &lp.device,
+        lp.path(),
         "--scheduler",
         "bfq",
         "--set",
@@ -205,7 +160,7 @@ fn bfq_run_is_reported_in_our_json_and_everything_is_put_back() {
         "run",
         &job,
         "--device",
-        &lp.device,
+        lp.path(),
         "--output-format",
         "json",
     ]);
@@ -227,7 +182,7 @@ fn bfq_run_is_reported_in_our_json_and_everything_is_put_back() {
 
 #[test]
 fn a_bad_tunable_fails_and_still_restores() {
-    let scratch = Scratch::new("badset");
+    let scratch = Scratch::new("kernel-test-badset");
     let Some(lp) = setup("a_bad_tunable_fails_and_still_restores", &scratch) else {
         return;
     };
@@ -236,7 +191,7 @@ fn a_bad_tunable_fails_and_still_restores() {
         "kernel",
         &job,
         "--device",
-        &lp.device,
+        lp.path(),
         "--scheduler",
         "kyber",
         "--set",
@@ -254,7 +209,7 @@ fn a_bad_tunable_fails_and_still_restores() {
 /// `none` (EINVAL above the hardware depth).
 #[test]
 fn nr_requests_before_the_run_is_put_back() {
-    let scratch = Scratch::new("nr-requests");
+    let scratch = Scratch::new("kernel-test-nr-requests");
     let Some(mut lp) = setup("nr_requests_before_the_run_is_put_back", &scratch) else {
         return;
     };
@@ -262,7 +217,7 @@ fn nr_requests_before_the_run_is_put_back() {
     std::fs::write(format!("{}/nr_requests", lp.queue), "100").unwrap();
     lp.nr_requests = "100".to_string();
     for set in [None, Some("nr_requests=32")] {
-        let mut args = vec!["kernel", &job, "--device", &lp.device, "--scheduler", "bfq"];
+        let mut args = vec!["kernel", &job, "--device", lp.path(), "--scheduler", "bfq"];
         if let Some(set) = set {
             args.extend(["--set", set]);
         }
@@ -279,7 +234,7 @@ fn nr_requests_before_the_run_is_put_back() {
         "kernel",
         &job,
         "--device",
-        &lp.device,
+        lp.path(),
         "--scheduler",
         "bfq",
         "--set",
@@ -302,7 +257,7 @@ fn nr_requests_before_the_run_is_put_back() {
 /// real device; the description is what must not).
 #[test]
 fn a_saved_spec_runs_again() {
-    let scratch = Scratch::new("spec");
+    let scratch = Scratch::new("kernel-test-spec");
     let Some(lp) = setup("a_saved_spec_runs_again", &scratch) else {
         return;
     };
@@ -312,7 +267,7 @@ fn a_saved_spec_runs_again() {
         "kernel",
         &job,
         "--device",
-        &lp.device,
+        lp.path(),
         "--scheduler",
         "deadline",
         "--set",
@@ -340,7 +295,7 @@ fn a_saved_spec_runs_again() {
         assert_eq!(ours["scheduler"], "mq-deadline");
         assert_eq!(ours["tunables"]["fifo_batch"], "7");
         assert_eq!(ours["device"]["nr_requests"], 48);
-        assert_eq!(ours["device"]["path"], lp.device.as_str());
+        assert_eq!(ours["device"]["path"], lp.path());
         assert_eq!(json["jobs"].as_array().unwrap().len(), 2);
     }
     assert_restored(&lp, pid);
@@ -348,8 +303,8 @@ fn a_saved_spec_runs_again() {
 
 /// Whether, within a minute, both of the run's job cgroups hold a process and the device has
 /// completed reads.
-fn fio_jobs_running(pid: u32, lp: &Loop) -> bool {
-    let name = lp.device.trim_start_matches("/dev/");
+fn fio_jobs_running(pid: u32, lp: &Device) -> bool {
+    let name = lp.path().trim_start_matches("/dev/");
     let reads_done = || {
         std::fs::read_to_string(format!("/sys/block/{name}/stat"))
             .ok()
@@ -380,13 +335,13 @@ fn fio_jobs_running(pid: u32, lp: &Loop) -> bool {
 
 #[test]
 fn sigint_stops_fio_reports_and_restores() {
-    let scratch = Scratch::new("sigint");
+    let scratch = Scratch::new("kernel-test-sigint");
     let Some(lp) = setup("sigint_stops_fio_reports_and_restores", &scratch) else {
         return;
     };
     let job = scratch.file("w.fio", &WEIGHTED.replace("runtime=1", "runtime=60"));
     let child = Command::new(env!("CARGO_BIN_EXE_iosched"))
-        .args(["kernel", &job, "--device", &lp.device, "--scheduler", "bfq"])
+        .args(["kernel", &job, "--device", lp.path(), "--scheduler", "bfq"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -422,14 +377,14 @@ fn sigint_stops_fio_reports_and_restores() {
 /// message; the device's scheduler, tunables, nr_requests and cgroups are put back each time.
 #[test]
 fn sigint_at_any_moment_ends_cleanly_and_restores() {
-    let scratch = Scratch::new("sigint-any");
+    let scratch = Scratch::new("kernel-test-sigint-any");
     let Some(lp) = setup("sigint_at_any_moment_ends_cleanly_and_restores", &scratch) else {
         return;
     };
     let job = scratch.file("w.fio", &WEIGHTED.replace("runtime=1", "runtime=60"));
     for delay_ms in [50, 300, 1000, 3000] {
         let child = Command::new(env!("CARGO_BIN_EXE_iosched"))
-            .args(["kernel", &job, "--device", &lp.device, "--scheduler", "bfq"])
+            .args(["kernel", &job, "--device", lp.path(), "--scheduler", "bfq"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -454,7 +409,7 @@ fn sigint_at_any_moment_ends_cleanly_and_restores() {
 /// watchdog iosched would wait forever.
 #[test]
 fn a_fio_deaf_to_sigint_is_killed_and_the_device_restored() {
-    let scratch = Scratch::new("deaf");
+    let scratch = Scratch::new("kernel-test-deaf");
     let Some(lp) = setup(
         "a_fio_deaf_to_sigint_is_killed_and_the_device_restored",
         &scratch,
@@ -472,7 +427,7 @@ fn a_fio_deaf_to_sigint_is_killed_and_the_device_restored() {
             "kernel",
             &job,
             "--device",
-            &lp.device,
+            lp.path(),
             "--scheduler",
             "bfq",
             "--fio",
@@ -513,13 +468,13 @@ fn a_missing_fio_is_a_clear_error() {
 
 #[test]
 fn a_regular_file_is_refused() {
-    let scratch = Scratch::new("file");
+    let scratch = Scratch::new("kernel-test-file");
     if !Command::new("fio")
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success())
     {
-        eprintln!("SKIPPED: a_regular_file_is_refused: fio not installed");
+        skip("a_regular_file_is_refused", "fio not installed");
         return;
     }
     let job = scratch.file("w.fio", WEIGHTED);

@@ -24,9 +24,13 @@
 //! losetup, otherwise that file is skipped). `# known: REASON` marks a difference the README
 //! lists: the file still runs and is checked by its mode.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use common::{skip, Loop};
 
 const FILE_BYTES: usize = 16 << 20;
 
@@ -109,39 +113,8 @@ fn content() -> Vec<u8> {
         .collect()
 }
 
-/// A loop device over a file, detached when dropped.
-struct LoopDevice(String);
-
-impl LoopDevice {
-    fn attach(image: &Path) -> Option<LoopDevice> {
-        // `losetup -f` picks a free device and then claims it: one at a time.
-        static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        // Other tests attach loop devices too: a device taken under our feet is tried again.
-        for _ in 0..5 {
-            let out = Command::new("losetup")
-                .args(["-f", "--show"])
-                .arg(image)
-                .output()
-                .ok()?;
-            if out.status.success() {
-                let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
-                return Some(LoopDevice(path));
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        None
-    }
-}
-
-impl Drop for LoopDevice {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.0]).status();
-    }
-}
-
 /// Makes `dir/f`: a 16 MiB file, or a link to a loop device over one.
-fn prepare(dir: &Path, data: &[u8], loop_device: bool) -> Result<Option<LoopDevice>, String> {
+fn prepare(dir: &Path, data: &[u8], loop_device: bool) -> Result<Option<Loop>, String> {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
     if !loop_device {
@@ -150,7 +123,7 @@ fn prepare(dir: &Path, data: &[u8], loop_device: bool) -> Result<Option<LoopDevi
     }
     let image = dir.join("img");
     std::fs::write(&image, data).map_err(|e| e.to_string())?;
-    let device = LoopDevice::attach(&image).ok_or("losetup failed")?;
+    let device = Loop::attach(&image.to_string_lossy()).ok_or("losetup failed")?;
     std::os::unix::fs::symlink(&device.0, dir.join("f")).map_err(|e| e.to_string())?;
     Ok(Some(device))
 }
@@ -430,7 +403,10 @@ fn differential(job: &Path, base: &Path, data: &[u8]) -> Result<Option<Header>, 
     let fio_device = match prepare(&fio_dir, data, h.loop_device) {
         Ok(device) => device,
         Err(why) if h.loop_device => {
-            eprintln!("SKIPPED: {}: needs a loop device ({why})", job.display());
+            skip(
+                &job.display().to_string(),
+                &format!("needs a loop device ({why})"),
+            );
             return Ok(None);
         }
         Err(why) => return Err(why),
@@ -465,8 +441,7 @@ fn fio_version() -> Option<String> {
 #[test]
 fn fio_and_iosched_issue_the_same_io() {
     let Some(version) = fio_version() else {
-        eprintln!("SKIPPED: fio is not installed");
-        return;
+        return skip("fio_and_iosched_issue_the_same_io", "fio is not installed");
     };
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fio_corpus");
     let mut jobs: Vec<PathBuf> = std::fs::read_dir(&corpus)

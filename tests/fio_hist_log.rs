@@ -8,20 +8,17 @@
 //! iosched's JSON percentiles to within the fio bucket each lies in (the script interpolates
 //! inside a bucket).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use common::{skip, target_scratch};
 
 use iosched_report::fio_plat::{bucket_bounds, bucket_index, PLAT_NR};
 use serde_json::Value;
 
 const PERCENTILES: [&str; 5] = ["1", "50", "90", "99", "99.9"];
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("histlog-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// fio's script as a file in `dir`, if it is here (unpacked from the package's docs).
 fn script(dir: &Path) -> Option<PathBuf> {
@@ -89,14 +86,13 @@ fn shape(log: &Path) -> Vec<(u64, u64, u64, usize)> {
 /// fio 3.33's log of a rate-limited random read: what iosched's must look like.
 #[test]
 fn fio_hist_log_shape_is_what_iosched_writes() {
-    let dir = scratch("fio");
+    const TEST: &str = "fio_hist_log_shape_is_what_iosched_writes";
+    let dir = target_scratch("histlog-fio");
     let Some(script) = script(&dir) else {
-        eprintln!("SKIPPED: fio-histo-log-pctiles.py not found");
-        return;
+        return skip(TEST, "fio-histo-log-pctiles.py not found");
     };
     if Command::new("fio").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: fio not installed");
-        return;
+        return skip(TEST, "fio not installed");
     }
     let job = format!(
         "[h]\nfilename={}\nsize=4m\nbs=4k\nrw=randread\nrate_iops=4000\nioengine=psync\n\
@@ -139,10 +135,10 @@ fn fio_hist_log_shape_is_what_iosched_writes() {
 /// iosched's log (simulated disk): fio's shape, every completion, and the JSON's percentiles.
 #[test]
 fn iosched_hist_log_reads_in_fio_histo_log_pctiles() {
-    let dir = scratch("iosched");
+    const TEST: &str = "iosched_hist_log_reads_in_fio_histo_log_pctiles";
+    let dir = target_scratch("histlog-iosched");
     let Some(script) = script(&dir) else {
-        eprintln!("SKIPPED: fio-histo-log-pctiles.py not found");
-        return;
+        return skip(TEST, "fio-histo-log-pctiles.py not found");
     };
     let job = "[h]\nsize=16m\nbs=4k\nrw=randread\nwrite_hist_log=ih\nlog_hist_msec=100\n";
     std::fs::write(dir.join("h.fio"), job).unwrap();

@@ -7,21 +7,18 @@
 //! `--validate` accepts and whose percentiles are iosched's JSON percentiles at the resolution
 //! of fio's histogram (the bucket each falls in).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use common::{skip, target_scratch, tool_available};
 
 use iosched_report::fio_plat::{bucket_index, bucket_value};
 use serde_json::Value;
 
 const DIRS: [&str; 3] = ["read", "write", "trim"];
 const KINDS: [&str; 3] = ["slat_ns", "clat_ns", "lat_ns"];
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("jsonplus-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn on_path(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| {
@@ -117,15 +114,17 @@ fn check_percentiles(doc: &Value, csvs: &[Vec<Vec<String>>], exact: bool) -> usi
 /// percentiles are read back from the CSV by [`csv_percentile`] exactly.
 #[test]
 fn fio_json_plus_bins_are_iosched_buckets() {
+    const TEST: &str = "fio_json_plus_bins_are_iosched_buckets";
     let Some(script) = script() else {
-        eprintln!("SKIPPED: fio_jsonplus_clat2csv (or python3 with six) not found");
-        return;
+        return skip(
+            TEST,
+            "fio_jsonplus_clat2csv (or python3 with six) not found",
+        );
     };
-    if on_path("fio").is_none() {
-        eprintln!("SKIPPED: fio not installed");
-        return;
+    if !tool_available("fio") {
+        return skip(TEST, "fio not installed");
     }
-    let dir = scratch("fio");
+    let dir = target_scratch("jsonplus-fio");
     let job = format!(
         "[r]\nfilename={}\nsize=4m\nbs=4k\nrw=randrw\nioengine=psync\nlat_percentiles=1\n",
         dir.join("data").display()
@@ -166,11 +165,14 @@ fn fio_json_plus_bins_are_iosched_buckets() {
 /// fio's script and its `--validate`, and the CSV's percentiles are iosched's.
 #[test]
 fn iosched_json_plus_reads_in_fio_jsonplus_clat2csv() {
+    const TEST: &str = "iosched_json_plus_reads_in_fio_jsonplus_clat2csv";
     let Some(script) = script() else {
-        eprintln!("SKIPPED: fio_jsonplus_clat2csv (or python3 with six) not found");
-        return;
+        return skip(
+            TEST,
+            "fio_jsonplus_clat2csv (or python3 with six) not found",
+        );
     };
-    let dir = scratch("iosched");
+    let dir = target_scratch("jsonplus-iosched");
     let job = "[global]\nsize=16m\nslat_percentiles=1\nlat_percentiles=1\n\
                [mix]\nrw=randrw\nbs=4k\nioengine=libaio\niodepth=8\nfsync=32\n\
                [seq]\nrw=write\nbs=64k\n";

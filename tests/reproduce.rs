@@ -2,23 +2,17 @@
 //! reports every row and comparison in the documented JSON shape, and the full run keeps
 //! the seeds' directions it reproduces.
 
+mod common;
+
 use std::process::Command;
+
+use common::{iosched, json_of};
 
 /// `iosched reproduce ARGS --output-format json`, which must succeed, parsed.
 fn reproduce_json(args: &[&str]) -> serde_json::Value {
-    let output = Command::new(env!("CARGO_BIN_EXE_iosched"))
-        .arg("reproduce")
-        .args(args)
-        .args(["--output-format", "json"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).unwrap()
+    json_of(&iosched(
+        &[&["reproduce"][..], args, &["--output-format", "json"]].concat(),
+    ))
 }
 
 #[test]

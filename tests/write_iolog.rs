@@ -2,8 +2,12 @@
 //! same job file and seed, issue the same I/O, clone by clone, in fio's iolog version 3
 //! format (the format itself is checked against fio 3.33 by `tests/fio_differential.rs`).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::Command;
+
+use common::{skip, target_scratch};
 
 const JOBS: &str = "\
 [global]
@@ -35,13 +39,6 @@ offset_increment=1m
 fsync=5
 ";
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("write-iolog-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// Runs `iosched run` in `dir` and returns the iolog's I/O lines without their timestamps.
 fn issued(dir: &Path, device: &str) -> Result<Vec<String>, String> {
     std::fs::write(dir.join("jobs.fio"), JOBS).unwrap();
@@ -65,13 +62,16 @@ fn issued(dir: &Path, device: &str) -> Result<Vec<String>, String> {
 
 #[test]
 fn the_simulator_and_the_engine_issue_the_same_io() {
-    let simulated = issued(&scratch("sim"), "nvme-gen4").expect("the simulator runs");
-    let engine_dir = scratch("engine");
+    let simulated =
+        issued(&target_scratch("write-iolog-sim"), "nvme-gen4").expect("the simulator runs");
+    let engine_dir = target_scratch("write-iolog-engine");
     let engine = match issued(&engine_dir, engine_dir.join("target.img").to_str().unwrap()) {
         Ok(lines) => lines,
         Err(why) if why.contains("O_DIRECT") || why.contains("io_uring") => {
-            eprintln!("SKIPPED: the engine cannot run here: {why}");
-            return;
+            return skip(
+                "the_simulator_and_the_engine_issue_the_same_io",
+                &format!("the engine cannot run here: {why}"),
+            );
         }
         Err(why) => panic!("the engine failed: {why}"),
     };

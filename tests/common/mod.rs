@@ -107,6 +107,15 @@ impl Drop for Scratch {
     }
 }
 
+/// A folder under Cargo's temp dir for this package's tests, emptied first and kept after the
+/// test (fio's and iosched's outputs stay there to be looked at).
+pub fn target_scratch(name: &str) -> PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// An attached loop device, detached on drop.
 pub struct Loop(pub String);
 
