@@ -51,6 +51,26 @@ fn unknown_seed_is_refused() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("999"));
 }
 
+/// A scenarios folder that does not exist is bad input (exit 2), named once with the reason.
+#[test]
+fn missing_scenarios_folder_is_refused_once() {
+    let output = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(["reproduce", "--scenarios", "/nonexistent-iosched-scenarios"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr.matches("/nonexistent-iosched-scenarios").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("cannot read the scenarios folder"),
+        "{stderr}"
+    );
+}
+
 /// The comparisons whose direction the full-length runs reproduce (README "Reproducing the
 /// seeds"): a change to the scheduler, the device models or the file system that loses one
 /// of these effects fails here. Misses are not listed; a new hit should be added.

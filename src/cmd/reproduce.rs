@@ -2,12 +2,11 @@
 //! published figures.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use anyhow::anyhow;
 use clap::{Args, ValueEnum};
-use iosched_sim::reproduce::{self, render, scenario, verdict, Length, RowResult};
+use iosched_lab::reproduce::render::{self, PlotError};
+use iosched_lab::reproduce::{self, Length, Options, Report};
 
 use super::{CmdResult, Failure};
 
@@ -24,7 +23,7 @@ pub struct ReproduceArgs {
     seeds: Vec<String>,
     #[arg(long, value_enum, default_value = "normal")]
     output_format: ReproduceFormat,
-    /// Simulations run at once (default: all cores).
+    /// Simulations run at once (default, or 0: all cores).
     #[arg(long)]
     jobs: Option<usize>,
     /// The scenarios folder (default: ./scenarios, else the one in the source tree).
@@ -54,99 +53,30 @@ fn scenarios_dir(arg: Option<PathBuf>) -> PathBuf {
 
 pub fn run(args: ReproduceArgs) -> CmdResult {
     let dir = scenarios_dir(args.scenarios);
-    let mut scenarios = scenario::load_all(&dir).map_err(Failure::input)?;
-    if !args.seeds.is_empty() {
-        for wanted in &args.seeds {
-            if !scenarios.iter().any(|s| &s.seed == wanted) {
-                let known: Vec<&str> = scenarios.iter().map(|s| s.seed.as_str()).collect();
-                return Err(Failure::input(anyhow!(
-                    "no scenario for seed '{wanted}' in {} (have: {})",
-                    dir.display(),
-                    known.join(", ")
-                )));
-            }
-        }
-        scenarios.retain(|s| args.seeds.contains(&s.seed));
-    }
-    let length = if args.short {
-        Length::Short
-    } else {
-        Length::Full
+    let scenarios = reproduce::load(&dir, &args.seeds).map_err(Failure::input)?;
+    let options = Options {
+        length: if args.short {
+            Length::Short
+        } else {
+            Length::Full
+        },
+        seed: args.seed,
+        // 0: one worker per available CPU.
+        jobs: args.jobs.unwrap_or(0),
     };
-    let work = reproduce::runs(&scenarios);
-    let workers = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .clamp(1, work.len().max(1));
-
-    let progress = indicatif::ProgressBar::new(work.len() as u64);
+    let progress = indicatif::ProgressBar::new(reproduce::simulation_count(&scenarios) as u64);
     progress.set_style(
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} simulations {msg}")
             .expect("static template"),
     );
-    type Values = Result<Vec<(usize, f64)>, String>;
-    let next = AtomicUsize::new(0);
-    let slots: Mutex<Vec<Option<Values>>> = Mutex::new(vec![None; work.len()]);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                let Some(run) = work.get(index) else {
-                    break;
-                };
-                let scenario = &scenarios[run.scenario];
-                let table = &scenario.tables[run.table];
-                let group = &reproduce::column_groups(table)[run.group];
-                let result = reproduce::run_group(
-                    scenario,
-                    table,
-                    &table.rows[run.row],
-                    group,
-                    length,
-                    args.seed,
-                );
-                slots.lock().expect("no worker panics holding the lock")[index] = Some(result);
-                progress.inc(1);
-            });
-        }
-    });
+    let report = reproduce::run(&scenarios, &options, &|| progress.inc(1));
     progress.finish_and_clear();
-
-    // Runs are in print order, a row's groups together: fold them into rows.
-    let mut results: Vec<RowResult> = Vec::new();
-    for (run, slot) in work
-        .iter()
-        .zip(slots.into_inner().expect("workers finished"))
-    {
-        let values = slot
-            .expect("every simulation ran")
-            .map_err(|error| Failure::run(anyhow!(error)))?;
-        let scenario = &scenarios[run.scenario];
-        let table = &scenario.tables[run.table];
-        if run.group == 0 {
-            results.push(RowResult {
-                seed: scenario.seed.clone(),
-                table: table.id.clone(),
-                label: table.rows[run.row].label.clone(),
-                values: vec![0.0; table.columns.len()],
-            });
-        }
-        let row = results.last_mut().expect("group 0 comes first");
-        for (index, value) in values {
-            row.values[index] = value;
-        }
-    }
-    let verdicts: Vec<verdict::Verdict> = scenarios
-        .iter()
-        .flat_map(|scenario| verdict::judge(scenario, &results))
-        .collect();
+    let Report { results, verdicts } = report.map_err(Failure::run)?;
     if let Some(dir) = &args.plot {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Failure::input(anyhow!("--plot {}: {e}", dir.display())))?;
-        for (name, table) in render::plot_tables(&scenarios, &results) {
-            iosched_report::plot::write_table(&dir.join(name), &table)
-                .map_err(|e| Failure::run(anyhow!("--plot: {e}")))?;
-        }
+        render::write_plots(dir, &scenarios, &results).map_err(|error| match error {
+            PlotError::Folder { .. } => Failure::input(anyhow!("--plot {error}")),
+            PlotError::Write(_) => Failure::run(anyhow!("--plot: {error}")),
+        })?;
     }
     match args.output_format {
         ReproduceFormat::Normal => print!("{}", render::text(&scenarios, &results, &verdicts)),

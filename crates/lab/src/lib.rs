@@ -2,6 +2,10 @@
 //!
 //! [`conformance`] replays the CFQ conformance scenarios (Linux 4.20.1's own recorded
 //! dispatch decisions) through iosched's CFQ and reports where the two part.
+//! [`reproduce`] runs the seed experiments (`scenarios/NNN/`) in the simulator and sets our
+//! figures beside the ones the seeds published. Both spread their runs over [`pool`], a
+//! local work queue whose results do not depend on the number of workers. [`run`] executes
+//! one [`iosched_driver::spec::RunSpec`] on the simulator or the engine.
 //!
 //! ```no_run
 //! use std::path::Path;
@@ -15,4 +19,6 @@
 #![forbid(unsafe_code)]
 
 pub mod conformance;
+pub mod pool;
+pub mod reproduce;
 pub mod run;

@@ -8,7 +8,6 @@
 pub mod device;
 pub mod event;
 pub mod fs;
-pub mod reproduce;
 pub mod simulation;
 
 /// Job-file placement and cgroup interning are shared with the real engine.

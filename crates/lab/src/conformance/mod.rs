@@ -17,8 +17,6 @@ pub mod scenario;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use expected::{first_divergence, read_expected, Divergence, ExpectedError};
 use scenario::{read_scenario, ScenarioError};
@@ -190,31 +188,14 @@ pub fn run_suite(
             error,
         })?;
     }
-    let jobs = match opts.jobs {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    }
-    .min(files.len());
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<ScenarioResult, ConformanceError>>>> =
-        Mutex::new((0..files.len()).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..jobs {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(path) = files.get(i) else {
-                    break;
-                };
-                let r = run_one(path, expected_dir, opts);
-                results.lock().expect("a worker panicked")[i] = Some(r);
-            });
-        }
-    });
-    let results = results.into_inner().expect("a worker panicked");
-    results
-        .into_iter()
-        .map(|r| r.expect("every scenario was run"))
-        .collect()
+    crate::pool::map_in_order(
+        &files,
+        opts.jobs,
+        |path| run_one(path, expected_dir, opts),
+        || {},
+    )
+    .into_iter()
+    .collect()
 }
 
 /// The closing line: `N of M scenarios identical`.

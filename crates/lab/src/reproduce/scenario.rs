@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -67,7 +68,7 @@ pub struct Table {
 #[serde(deny_unknown_fields)]
 pub struct Column {
     pub header: String,
-    /// See [`crate::reproduce::metrics`] for the names.
+    /// See [`super::metrics`] for the names.
     pub metric: String,
     /// `${VAR}` values for this column only (e.g. a thread count): such a column is
     /// simulated on its own, once per row.
@@ -107,82 +108,174 @@ pub struct Comparison {
     pub b_column: Option<String>,
 }
 
-/// A scenario file that cannot be used.
+/// A scenario file or folder that cannot be used; every variant names the path.
 #[derive(Debug)]
-pub struct ScenarioError {
-    pub path: PathBuf,
-    pub message: String,
+pub enum ScenarioError {
+    /// `scenario.json` cannot be read.
+    Read { path: PathBuf, error: io::Error },
+    /// `scenario.json` is not a scenario (bad JSON, an unknown or missing field).
+    Syntax {
+        path: PathBuf,
+        error: serde_json::Error,
+    },
+    /// `scenario.json` parses but does not hold together.
+    Invalid { path: PathBuf, problem: Problem },
+    /// The folder of scenarios cannot be listed.
+    Folder { path: PathBuf, error: io::Error },
 }
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.message)
+        match self {
+            ScenarioError::Read { path, error } => {
+                write!(f, "{}: cannot read: {error}", path.display())
+            }
+            ScenarioError::Syntax { path, error } => {
+                write!(f, "{}: line {}: {error}", path.display(), error.line())
+            }
+            ScenarioError::Invalid { path, problem } => write!(f, "{}: {problem}", path.display()),
+            ScenarioError::Folder { path, error } => write!(
+                f,
+                "{}: cannot read the scenarios folder: {error}",
+                path.display()
+            ),
+        }
     }
 }
 
+// Display already carries the inner error's message: no `source()`, so that a chain
+// printed with `{:#}` does not say it twice.
 impl std::error::Error for ScenarioError {}
+
+/// What does not hold together in a scenario that parses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// A row has a different number of seed values than its table has columns.
+    SeedValues {
+        table: String,
+        row: String,
+        values: usize,
+        columns: usize,
+    },
+    /// A table names a job file the folder does not hold.
+    NoJobFile { table: String, jobfile: String },
+    /// A comparison names a table the scenario does not have.
+    NoTable { comparison: String, table: String },
+    /// A comparison names a row its table does not have.
+    NoRow {
+        comparison: String,
+        row: String,
+        table: String,
+    },
+    /// A comparison names a column its table does not have.
+    NoColumn { comparison: String, column: String },
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::SeedValues {
+                table,
+                row,
+                values,
+                columns,
+            } => write!(
+                f,
+                "table '{table}', row '{row}': {values} seed values for {columns} columns"
+            ),
+            Problem::NoJobFile { table, jobfile } => {
+                write!(f, "table '{table}': no job file '{jobfile}'")
+            }
+            Problem::NoTable { comparison, table } => {
+                write!(f, "comparison '{comparison}': no table '{table}'")
+            }
+            Problem::NoRow {
+                comparison,
+                row,
+                table,
+            } => write!(
+                f,
+                "comparison '{comparison}': no row '{row}' in table '{table}'"
+            ),
+            Problem::NoColumn { comparison, column } => {
+                write!(f, "comparison '{comparison}': no column '{column}'")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Problem {}
 
 impl Scenario {
     /// Loads and checks `dir/scenario.json`.
     pub fn load(dir: &Path) -> Result<Scenario, ScenarioError> {
         let path = dir.join("scenario.json");
-        let error = |message: String| ScenarioError {
-            path: path.clone(),
-            message,
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) => return Err(ScenarioError::Read { path, error }),
         };
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| error(format!("cannot read: {e}")))?;
-        let mut scenario: Scenario =
-            serde_json::from_str(&text).map_err(|e| error(format!("line {}: {e}", e.line())))?;
+        let mut scenario: Scenario = match serde_json::from_str(&text) {
+            Ok(scenario) => scenario,
+            Err(error) => return Err(ScenarioError::Syntax { path, error }),
+        };
         scenario.dir = dir.to_path_buf();
-        scenario.validate().map_err(error)?;
-        Ok(scenario)
+        match scenario.validate() {
+            Ok(()) => Ok(scenario),
+            Err(problem) => Err(ScenarioError::Invalid { path, problem }),
+        }
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Problem> {
         for table in &self.tables {
             for row in &table.rows {
                 if row.seed_values.len() != table.columns.len() {
-                    return Err(format!(
-                        "table '{}', row '{}': {} seed values for {} columns",
-                        table.id,
-                        row.label,
-                        row.seed_values.len(),
-                        table.columns.len()
-                    ));
+                    return Err(Problem::SeedValues {
+                        table: table.id.clone(),
+                        row: row.label.clone(),
+                        values: row.seed_values.len(),
+                        columns: table.columns.len(),
+                    });
                 }
             }
             for jobfile in &table.jobfiles {
                 if !self.dir.join(jobfile).is_file() {
-                    return Err(format!("table '{}': no job file '{jobfile}'", table.id));
+                    return Err(Problem::NoJobFile {
+                        table: table.id.clone(),
+                        jobfile: jobfile.clone(),
+                    });
                 }
             }
         }
-        for comparison in &self.comparisons {
-            let table = self.table(&comparison.table).ok_or_else(|| {
-                format!(
-                    "comparison '{}': no table '{}'",
-                    comparison.name, comparison.table
-                )
+        self.comparisons
+            .iter()
+            .try_for_each(|comparison| self.validate_comparison(comparison))
+    }
+
+    fn validate_comparison(&self, comparison: &Comparison) -> Result<(), Problem> {
+        let table = self
+            .table(&comparison.table)
+            .ok_or_else(|| Problem::NoTable {
+                comparison: comparison.name.clone(),
+                table: comparison.table.clone(),
             })?;
-            for label in [&comparison.a, &comparison.b] {
-                if !table.rows.iter().any(|row| &row.label == label) {
-                    return Err(format!(
-                        "comparison '{}': no row '{label}' in table '{}'",
-                        comparison.name, table.id
-                    ));
-                }
+        for label in [&comparison.a, &comparison.b] {
+            if !table.rows.iter().any(|row| &row.label == label) {
+                return Err(Problem::NoRow {
+                    comparison: comparison.name.clone(),
+                    row: label.clone(),
+                    table: table.id.clone(),
+                });
             }
-            for header in [&comparison.column, &comparison.b_column]
-                .into_iter()
-                .flatten()
-            {
-                if !table.columns.iter().any(|c| &c.header == header) {
-                    return Err(format!(
-                        "comparison '{}': no column '{header}'",
-                        comparison.name
-                    ));
-                }
+        }
+        for header in [&comparison.column, &comparison.b_column]
+            .into_iter()
+            .flatten()
+        {
+            if !table.columns.iter().any(|c| &c.header == header) {
+                return Err(Problem::NoColumn {
+                    comparison: comparison.name.clone(),
+                    column: header.clone(),
+                });
             }
         }
         Ok(())
@@ -195,9 +288,9 @@ impl Scenario {
 
 /// Every scenario under `root` (folders holding a `scenario.json`), in folder-name order.
 pub fn load_all(root: &Path) -> Result<Vec<Scenario>, ScenarioError> {
-    let entries = std::fs::read_dir(root).map_err(|e| ScenarioError {
+    let entries = std::fs::read_dir(root).map_err(|error| ScenarioError::Folder {
         path: root.to_path_buf(),
-        message: format!("cannot read the scenarios folder: {e}"),
+        error,
     })?;
     let mut dirs: Vec<PathBuf> = entries
         .filter_map(Result::ok)
@@ -256,8 +349,41 @@ mod tests {
                 r#"[{ "name": "c", "table": "t", "a": "r", "b": "nosuch" }]"#,
             ),
         );
-        let error = Scenario::load(&dir).unwrap_err().to_string();
+        let error = Scenario::load(&dir).unwrap_err();
+        assert!(
+            matches!(&error, ScenarioError::Invalid { problem: Problem::NoRow { row, .. }, .. }
+                if row == "nosuch"),
+            "{error:?}"
+        );
+        let error = error.to_string();
         assert!(error.contains("no row 'nosuch'"), "{error}");
+    }
+
+    #[test]
+    fn job_files_must_exist() {
+        let dir = scenario_dir("nojob", &json("[1.0]", "[]").replace("job.fio", "gone.fio"));
+        let error = Scenario::load(&dir).unwrap_err().to_string();
+        assert!(
+            error.contains("scenario.json") && error.contains("table 't': no job file 'gone.fio'"),
+            "{error}"
+        );
+    }
+
+    /// A folder that cannot be listed is named, once, with the reason.
+    #[test]
+    fn a_missing_scenarios_folder_is_named() {
+        let dir = iosched_workload::scratch::ScratchDir::new("scn-none");
+        let missing = dir.join("nothing-here");
+        let error = load_all(&missing).unwrap_err();
+        assert!(matches!(error, ScenarioError::Folder { .. }), "{error:?}");
+        let error = error.to_string();
+        assert!(
+            error.starts_with(&format!(
+                "{}: cannot read the scenarios folder",
+                missing.display()
+            )),
+            "{error}"
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Printing reproduce results: the seed's table layout with our figures beside the seed's,
 //! the verdicts, and the JSON document of `--output-format json`.
 
-use std::fmt::Write;
+use std::fmt::{self, Write};
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
@@ -300,6 +301,47 @@ pub fn plot_tables(
         }
     }
     plots
+}
+
+/// A plot that could not be written.
+#[derive(Debug)]
+pub enum PlotError {
+    /// The plot folder cannot be created.
+    Folder {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// A table's PNG or SVG cannot be drawn or written.
+    Write(String),
+}
+
+impl fmt::Display for PlotError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlotError::Folder { path, error } => write!(f, "{}: {error}", path.display()),
+            PlotError::Write(message) => write!(f, "{message}"),
+        }
+    }
+}
+
+// Display already carries the inner error's message: no `source()`, so that a chain
+// printed with `{:#}` does not say it twice.
+impl std::error::Error for PlotError {}
+
+/// Writes [`plot_tables`] into `dir` (created if missing): `NAME.png` and `NAME.svg` each.
+pub fn write_plots(
+    dir: &Path,
+    scenarios: &[Scenario],
+    results: &[RowResult],
+) -> Result<(), PlotError> {
+    std::fs::create_dir_all(dir).map_err(|error| PlotError::Folder {
+        path: dir.to_path_buf(),
+        error,
+    })?;
+    for (name, table) in plot_tables(scenarios, results) {
+        iosched_report::plot::write_table(&dir.join(name), &table).map_err(PlotError::Write)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
-//! The numbers a seed table reports, computed from a simulation's outcome.
+//! The numbers a seed table reports, computed from a run's outcome (the driver's, whichever
+//! backend ran it).
 //!
 //! Names used in scenario files:
 //! * `aggregate_mb_s` — the sum over processes of each one's bytes / its own run time
 //!   (what adding up aio-stress's per-process "MB/s" lines gives), MB = 2^20 bytes;
-//! * `total_mb_s` — all bytes / the run's simulated time;
+//! * `total_mb_s` — all bytes / the run's time (to the last job's end);
 //! * `group_mb_s:PATH` — bytes of the processes in cgroup `PATH` (e.g. `/top-app`) / run time;
 //! * `job_mb_s:NAME` — bytes of job `NAME`'s clones / the time from the first clone's start
 //!   to the last one's end (jobs run one after another under `stonewall` are timed alone);
@@ -14,11 +15,40 @@
 //!   mean, the longest (a completion-time test such as seed 003's gitk);
 //! * `util_pct` — device utilisation.
 
-use crate::simulation::SimOutcome;
+use std::fmt;
+
+use iosched_driver::Outcome;
 
 const MB: f64 = (1u64 << 20) as f64;
 
-fn clone_bytes(outcome: &SimOutcome, clone: usize) -> u64 {
+/// A metric that cannot be computed on this outcome.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MetricError {
+    /// Not one of the names above.
+    Unknown(String),
+    /// `group_mb_s:PATH` where no process runs in cgroup `PATH`.
+    NoCgroup { metric: String, cgroup: String },
+    /// `job_…:NAME` where the job files have no job `NAME`.
+    NoJob { metric: String, job: String },
+}
+
+impl fmt::Display for MetricError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MetricError::Unknown(metric) => write!(f, "unknown metric '{metric}'"),
+            MetricError::NoCgroup { metric, cgroup } => {
+                write!(f, "metric '{metric}': no process runs in cgroup {cgroup}")
+            }
+            MetricError::NoJob { metric, job } => {
+                write!(f, "metric '{metric}': no job named {job}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for MetricError {}
+
+fn clone_bytes(outcome: &Outcome, clone: usize) -> u64 {
     outcome.clones[clone]
         .dirs
         .iter()
@@ -27,8 +57,8 @@ fn clone_bytes(outcome: &SimOutcome, clone: usize) -> u64 {
 }
 
 /// Evaluates `metric` on `outcome`; `job_names[i]` is the name of job `i`.
-pub fn evaluate(metric: &str, outcome: &SimOutcome, job_names: &[String]) -> Result<f64, String> {
-    let seconds = outcome.sim_time_ns.max(1) as f64 / 1e9;
+pub fn evaluate(metric: &str, outcome: &Outcome, job_names: &[String]) -> Result<f64, MetricError> {
+    let seconds = outcome.end_ns.max(1) as f64 / 1e9;
     let sum_where = |keep: &dyn Fn(usize) -> bool| -> f64 {
         (0..outcome.clones.len())
             .filter(|&clone| keep(clone))
@@ -52,9 +82,10 @@ pub fn evaluate(metric: &str, outcome: &SimOutcome, job_names: &[String]) -> Res
     }
     if let Some(path) = metric.strip_prefix("group_mb_s:") {
         if !outcome.clone_cgroups.iter().any(|cgroup| cgroup == path) {
-            return Err(format!(
-                "metric '{metric}': no process runs in cgroup {path}"
-            ));
+            return Err(MetricError::NoCgroup {
+                metric: metric.to_string(),
+                cgroup: path.to_string(),
+            });
         }
         return Ok(sum_where(&|clone| outcome.clone_cgroups[clone] == path) / MB / seconds);
     }
@@ -104,18 +135,21 @@ pub fn evaluate(metric: &str, outcome: &SimOutcome, job_names: &[String]) -> Res
             / scale
             / span);
     }
-    Err(format!("unknown metric '{metric}'"))
+    Err(MetricError::Unknown(metric.to_string()))
 }
 
 /// The clones of job `name`.
 fn job_clones(
     metric: &str,
     name: &str,
-    outcome: &SimOutcome,
+    outcome: &Outcome,
     job_names: &[String],
-) -> Result<Vec<usize>, String> {
+) -> Result<Vec<usize>, MetricError> {
     let Some(job) = job_names.iter().position(|job| job == name) else {
-        return Err(format!("metric '{metric}': no job named {name}"));
+        return Err(MetricError::NoJob {
+            metric: metric.to_string(),
+            job: name.to_string(),
+        });
     };
     Ok((0..outcome.clones.len())
         .filter(|&clone| outcome.clone_jobs[clone] == job)
