@@ -80,25 +80,11 @@ pub struct RunArgs {
     pub(crate) spec: Option<PathBuf>,
 }
 
-/// `SIZE` with an optional binary suffix: `4096`, `64k`, `1g`.
+/// `SIZE` with an optional binary suffix (`4096`, `64k`, `1g`), read as `--mem` is.
 fn parse_byte_size(text: &str) -> Result<u64, String> {
-    let lower = text.trim().to_ascii_lowercase();
-    let digits = lower.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    let shift = match &lower[digits.len()..] {
-        "" | "b" => 0,
-        "k" | "kib" | "kb" => 10,
-        "m" | "mib" | "mb" => 20,
-        "g" | "gib" | "gb" => 30,
-        "t" | "tib" | "tb" => 40,
-        other => return Err(format!("unknown unit '{other}' (k, m, g or t)")),
-    };
-    let number: u64 = digits
-        .parse()
-        .map_err(|_| format!("'{text}' is not a size"))?;
-    number
-        .checked_mul(1 << shift)
+    iosched_writeback::config::parse_size(text)
         .filter(|&bytes| bytes > 0)
-        .ok_or_else(|| format!("'{text}': expected 1 byte to 16 EiB"))
+        .ok_or_else(|| format!("'{text}': expected a size such as 64k or 1g"))
 }
 
 /// `--set KEY=VALUE` items.

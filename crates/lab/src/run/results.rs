@@ -42,7 +42,7 @@ impl Finished {
         match &self.backend {
             BackendOutcome::Simulated { outcome, device } => {
                 iosched.insert("driver".into(), "sim".into());
-                self.identify(&mut iosched, spec, &outcome.tunables, device);
+                identify(&mut iosched, spec, &outcome.tunables, device);
                 simulated_fields(&mut iosched, outcome);
                 shared_fields(&mut iosched, &outcome.summary, &shares);
                 iosched.insert("wall_clock".into(), sim_wall_clock(wall, outcome));
@@ -54,7 +54,7 @@ impl Finished {
             }
             BackendOutcome::Real { outcome, device } => {
                 iosched.insert("driver".into(), "engine".into());
-                self.identify(&mut iosched, spec, &outcome.tunables, device);
+                identify(&mut iosched, spec, &outcome.tunables, device);
                 iosched.insert("elapsed_ns".into(), outcome.elapsed_ns.into());
                 iosched.insert("requests".into(), outcome.requests.into());
                 shared_fields(&mut iosched, &outcome.summary, &shares);
@@ -64,19 +64,6 @@ impl Finished {
         }
         run.iosched = Value::Object(iosched);
         Results { run, appendix }
-    }
-
-    fn identify(
-        &self,
-        iosched: &mut Map<String, Value>,
-        spec: &RunSpec,
-        tunables: &[TunableValue],
-        device: &Value,
-    ) {
-        iosched.insert("scheduler".into(), spec.scheduler.clone().into());
-        iosched.insert("tunables".into(), tunables_json(tunables));
-        iosched.insert("device".into(), device.clone());
-        iosched.insert("seed".into(), spec.seed.into());
     }
 
     /// Each clone's job name and pid, as the file system's summary names them.
@@ -114,6 +101,19 @@ fn real_wall_clock(wall: WallClock, outcome: &EngineOutcome) -> Value {
         "usr_cpu_s": outcome.usr_cpu_ns as f64 / 1e9,
         "sys_cpu_s": outcome.sys_cpu_ns as f64 / 1e9,
     })
+}
+
+/// What ran: scheduler, its tunables, device, seed.
+fn identify(
+    iosched: &mut Map<String, Value>,
+    spec: &RunSpec,
+    tunables: &[TunableValue],
+    device: &Value,
+) {
+    iosched.insert("scheduler".into(), spec.scheduler.clone().into());
+    iosched.insert("tunables".into(), tunables_json(tunables));
+    iosched.insert("device".into(), device.clone());
+    iosched.insert("seed".into(), spec.seed.into());
 }
 
 fn simulated_fields(iosched: &mut Map<String, Value>, outcome: &SimOutcome) {
