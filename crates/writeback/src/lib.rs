@@ -467,4 +467,41 @@ mod tests {
             wb.read_done(plan.sync[0]);
         }
     }
+
+    /// A reader that consumes at once, 4 KiB at a time, on a device that completes reads in
+    /// the order they were started, one whenever the reader must wait. Linux 4.20's
+    /// generic_file_buffered_read() calls page_cache_async_readahead() on a marked page
+    /// before waiting for it to be read, and a steady-state window carries its mark on its
+    /// first page; so when the reader wakes on a completed window it touches the window still
+    /// in flight and starts the next one: two windows are in the device at every completion
+    /// (the drive is never left with only the other readers' requests). Returns the number of
+    /// reads in flight just before each completion, from the 10th on.
+    fn in_flight_at_completions(advice: Advice) -> Vec<usize> {
+        let mut wb = Writeback::new(WritebackConfig::default(), 1);
+        let file = wb.add_file(0, 256 << 20);
+        let open = wb.open_advised(file, advice);
+        let mut device: std::collections::VecDeque<PageRange> = Default::default();
+        let mut seen = Vec::new();
+        for page in 0..8192 {
+            loop {
+                let plan = wb.read(open, page * PAGE_SIZE, PAGE_SIZE, &|_| true);
+                device.extend(plan.sync.iter().chain(&plan.async_ahead));
+                if plan.is_hit() {
+                    break;
+                }
+                seen.push(device.len());
+                wb.read_done(device.pop_front().expect("a read to wait for"));
+            }
+        }
+        seen.split_off(10)
+    }
+
+    #[test]
+    fn sequential_reader_keeps_two_windows_in_flight() {
+        for advice in [Advice::Normal, Advice::Sequential] {
+            let seen = in_flight_at_completions(advice);
+            assert!(seen.len() > 100, "{advice:?}: {} completions", seen.len());
+            assert!(seen.iter().all(|&n| n == 2), "{advice:?}: {seen:?}");
+        }
+    }
 }

@@ -550,6 +550,22 @@ impl FsState {
     }
 }
 
+/// The advice fio gives each file a job opens (`fadvise_hint`, fio 3.33's
+/// `td_io_open_file()`): by default random jobs advise `POSIX_FADV_RANDOM` and the others
+/// `POSIX_FADV_SEQUENTIAL`. Choice: a dbench4 client is not fio and gives none, as dbench
+/// does not call `posix_fadvise()`.
+fn advice_of(spec: &JobSpec) -> Advice {
+    if spec.workload != Workload::Fio {
+        return Advice::Normal;
+    }
+    match spec.fadvise_hint {
+        FadviseHint::None | FadviseHint::NoReuse => Advice::Normal,
+        FadviseHint::ByPattern if spec.rw.is_random() => Advice::Random,
+        FadviseHint::ByPattern | FadviseHint::Sequential => Advice::Sequential,
+        FadviseHint::Random => Advice::Random,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -579,21 +595,5 @@ mod tests {
         assert_eq!(config.writeback.dirty_ratio, 40);
         assert!(config.set("barrier", "2").is_err());
         assert!(FsConfig::is_knob("flusher") && !FsConfig::is_knob("slice_idle"));
-    }
-}
-
-/// The advice fio gives each file a job opens (`fadvise_hint`, fio 3.33's
-/// `td_io_open_file()`): by default random jobs advise `POSIX_FADV_RANDOM` and the others
-/// `POSIX_FADV_SEQUENTIAL`. Choice: a dbench4 client is not fio and gives none, as dbench
-/// does not call `posix_fadvise()`.
-fn advice_of(spec: &JobSpec) -> Advice {
-    if spec.workload != Workload::Fio {
-        return Advice::Normal;
-    }
-    match spec.fadvise_hint {
-        FadviseHint::None | FadviseHint::NoReuse => Advice::Normal,
-        FadviseHint::ByPattern if spec.rw.is_random() => Advice::Random,
-        FadviseHint::ByPattern | FadviseHint::Sequential => Advice::Sequential,
-        FadviseHint::Random => Advice::Random,
     }
 }
