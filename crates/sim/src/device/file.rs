@@ -1,6 +1,6 @@
-//! `--device FILE`: a custom device model from a tiny `key = value` file (a TOML subset).
+//! `--device FILE.toml`: a custom device model, written in TOML.
 //!
-//! ```text
+//! ```toml
 //! # A slower desktop disk, starting from the hdd-7200 preset.
 //! model = "hdd"            # hdd | raid0 | flash | fixed
 //! base = "hdd-7200"        # optional: a preset of the same model to start from
@@ -9,14 +9,20 @@
 //! media_rate_outer_bytes_per_s = 100_000_000
 //! ```
 //!
-//! Keys are the parameter structs' field names ([`HddParams`], [`Raid0Params`] with `member.`
-//! keys for the member disk, [`FlashParams`], [`FixedParams`]). Values are integers
-//! (underscores allowed), `true`/`false`, or double-quoted strings; `#` starts a comment.
-//! `model` must come first. Every error names the file and line: an unknown key, a value of the
-//! wrong kind, or parameters the model rejects.
+//! The model can also be the file's one table, `[hdd]` with the keys under it. Keys are the
+//! parameter structs' field names ([`HddParams`], [`Raid0Params`] with the member disk's keys
+//! under `member`, as `member.rpm = 15_000` or a `[raid0.member]` table, [`FlashParams`],
+//! [`FixedParams`]). The `toml` crate reads the file; this module maps its keys onto the
+//! parameters, so every error names the file and line: TOML syntax, an unknown key, a value of
+//! the wrong type or range, or parameters the model rejects.
 
 use std::fmt;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::de::{DeString, DeTable, DeValue, ValueDeserializer};
+use toml::Spanned;
 
 use super::fixed::{FixedDevice, FixedParams};
 use super::flash::{FlashDevice, FlashParams};
@@ -24,15 +30,18 @@ use super::hdd::{HddDevice, HddParams};
 use super::raid0::{Raid0Device, Raid0Params};
 use super::Device;
 
+/// The models a file can name.
+const MODELS: [&str; 4] = ["hdd", "raid0", "flash", "fixed"];
+
 /// What went wrong in a device file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DeviceFileErrorKind {
     /// The file could not be read.
     Io(String),
-    /// A line is not `key = value`.
+    /// The text is not TOML.
     Syntax(String),
-    /// The first key is not `model`.
+    /// Neither a `model` key nor a single `[hdd]`-style table.
     MissingModel,
     UnknownModel(String),
     UnknownBase(String),
@@ -40,9 +49,10 @@ pub enum DeviceFileErrorKind {
         model: String,
         key: String,
     },
+    /// A value of the wrong type or out of range, with the TOML reader's reason.
     BadValue {
         key: String,
-        expected: &'static str,
+        reason: String,
     },
     /// The parameters as a whole are rejected by the model.
     Invalid(String),
@@ -66,13 +76,12 @@ impl fmt::Display for DeviceFileError {
         }
         match &self.kind {
             DeviceFileErrorKind::Io(message) => write!(f, "cannot read: {message}"),
-            DeviceFileErrorKind::Syntax(message) => write!(f, "{message}"),
-            DeviceFileErrorKind::MissingModel => {
-                write!(
-                    f,
-                    "the first key must be model = \"hdd\" | \"raid0\" | \"flash\" | \"fixed\""
-                )
-            }
+            DeviceFileErrorKind::Syntax(message) => write!(f, "not TOML: {message}"),
+            DeviceFileErrorKind::MissingModel => write!(
+                f,
+                "no model: write model = \"hdd\" | \"raid0\" | \"flash\" | \"fixed\", \
+                 or put the keys under one [hdd]-style table"
+            ),
             DeviceFileErrorKind::UnknownModel(model) => write!(
                 f,
                 "unknown model '{model}' (expected hdd, raid0, flash or fixed)"
@@ -83,8 +92,8 @@ impl fmt::Display for DeviceFileError {
             DeviceFileErrorKind::UnknownKey { model, key } => {
                 write!(f, "unknown key '{key}' for model {model}")
             }
-            DeviceFileErrorKind::BadValue { key, expected } => {
-                write!(f, "bad value for '{key}': expected {expected}")
+            DeviceFileErrorKind::BadValue { key, reason } => {
+                write!(f, "bad value for '{key}': {reason}")
             }
             DeviceFileErrorKind::Invalid(message) => write!(f, "invalid parameters: {message}"),
         }
@@ -93,55 +102,34 @@ impl fmt::Display for DeviceFileError {
 
 impl std::error::Error for DeviceFileError {}
 
-/// A parsed value.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Value {
-    Int(u64),
-    Bool(bool),
-    Str(String),
-}
-
 /// Why a key could not be applied.
 enum SetError {
     UnknownKey,
-    BadValue(&'static str),
+    BadValue(String),
 }
 
-fn want_u64(value: &Value) -> Result<u64, SetError> {
-    match value {
-        Value::Int(v) => Ok(*v),
-        _ => Err(SetError::BadValue("a non-negative integer")),
+impl From<toml::de::Error> for SetError {
+    fn from(error: toml::de::Error) -> Self {
+        SetError::BadValue(error.message().to_string())
     }
 }
 
-fn want_u32(value: &Value) -> Result<u32, SetError> {
-    match value {
-        Value::Int(v) => u32::try_from(*v).map_err(|_| SetError::BadValue("an integer below 2^32")),
-        _ => Err(SetError::BadValue("a non-negative integer")),
-    }
+/// A key's value, read as the type of the field it sets.
+fn read<'i, T: Deserialize<'i>>(value: &Spanned<DeValue<'i>>) -> Result<T, SetError> {
+    Ok(T::deserialize(ValueDeserializer::from(value.clone()))?)
 }
 
-fn want_bool(value: &Value) -> Result<bool, SetError> {
-    match value {
-        Value::Bool(v) => Ok(*v),
-        _ => Err(SetError::BadValue("true or false")),
-    }
-}
-
-fn want_str(value: &Value) -> Result<String, SetError> {
-    match value {
-        Value::Str(v) => Ok(v.clone()),
-        _ => Err(SetError::BadValue("a double-quoted string")),
-    }
-}
-
-/// Generates a setter matching keys to fields by name, each field with its value kind.
+/// Generates a setter matching keys to fields by name; each value is read as its field's type.
 macro_rules! setter {
-    ($name:ident, $params:ty, { $($field:ident : $want:ident),* $(,)? }) => {
-        fn $name(params: &mut $params, key: &str, value: &Value) -> Result<(), SetError> {
+    ($name:ident, $params:ty, { $($field:ident),* $(,)? }) => {
+        fn $name(
+            params: &mut $params,
+            key: &str,
+            value: &Spanned<DeValue<'_>>,
+        ) -> Result<(), SetError> {
             match key {
-                "name" => params.name = want_str(value)?,
-                $(stringify!($field) => params.$field = $want(value)?,)*
+                "name" => params.name = read(value)?,
+                $(stringify!($field) => params.$field = read(value)?,)*
                 _ => return Err(SetError::UnknownKey),
             }
             Ok(())
@@ -150,82 +138,30 @@ macro_rules! setter {
 }
 
 setter!(set_hdd, HddParams, {
-    rpm: want_u32, cylinders: want_u32, heads: want_u32, zones: want_u32,
-    media_rate_outer_bytes_per_s: want_u64, media_rate_inner_bytes_per_s: want_u64,
-    seek_single_cyl_ns: want_u64, seek_short_base_ns: want_u64, seek_short_sqrt_ns: want_u64,
-    seek_short_linear_ns: want_u64, seek_boundary_ppm: want_u32, seek_long_base_ns: want_u64,
-    seek_long_linear_ns: want_u64, write_settle_ns: want_u64, head_switch_ns: want_u64,
-    read_overhead_ns: want_u64, write_overhead_ns: want_u64, cache_hit_overhead_ns: want_u64,
-    host_link_bytes_per_s: want_u64, read_segments: want_u32, read_segment_bytes: want_u64,
-    min_read_ahead_bytes: want_u64,
-    write_cache_bytes: want_u64, write_segments: want_u32, destage_max_bytes: want_u64,
-    queue_depth: want_u32, sptf_age_limit_ns: want_u64,
+    rpm, cylinders, heads, zones, media_rate_outer_bytes_per_s, media_rate_inner_bytes_per_s,
+    seek_single_cyl_ns, seek_short_base_ns, seek_short_sqrt_ns, seek_short_linear_ns,
+    seek_boundary_ppm, seek_long_base_ns, seek_long_linear_ns, write_settle_ns, head_switch_ns,
+    read_overhead_ns, write_overhead_ns, cache_hit_overhead_ns, host_link_bytes_per_s,
+    read_segments, read_segment_bytes, min_read_ahead_bytes, write_cache_bytes, write_segments,
+    destage_max_bytes, queue_depth, sptf_age_limit_ns,
 });
 
-setter!(set_raid0_own, Raid0Params, {
-    disks: want_u32, stripe_unit_bytes: want_u64, controller_overhead_ns: want_u64,
-    controller_bytes_per_s: want_u64, cache_copy_bytes_per_s: want_u64,
-    write_cache_bytes: want_u64, destage_per_disk: want_u32, queue_depth: want_u32,
+setter!(set_raid0, Raid0Params, {
+    disks, stripe_unit_bytes, controller_overhead_ns, controller_bytes_per_s,
+    cache_copy_bytes_per_s, write_cache_bytes, destage_per_disk, queue_depth,
 });
-
-fn set_raid0(params: &mut Raid0Params, key: &str, value: &Value) -> Result<(), SetError> {
-    match key.strip_prefix("member.") {
-        Some(member_key) => set_hdd(&mut params.member, member_key, value),
-        None => set_raid0_own(params, key, value),
-    }
-}
 
 setter!(set_flash, FlashParams, {
-    capacity_bytes: want_u64, queue_depth: want_u32, executing_commands: want_u32,
-    host_link_bytes_per_s: want_u64, host_link_full_duplex: want_bool, host_command_ns: want_u64,
-    controller_cores: want_u32, controller_read_ns: want_u64, controller_write_ns: want_u64,
-    controller_write_per_4k_ns: want_u64, channels: want_u32, units_per_channel: want_u32,
-    channel_bytes_per_s: want_u64, page_bytes: want_u64, pages_per_block: want_u32,
-    read_page_ns: want_u64, program_page_ns: want_u64, erase_block_ns: want_u64,
-    write_buffer_bytes: want_u64, over_provisioning_permille: want_u32, steady_state: want_bool,
+    capacity_bytes, queue_depth, executing_commands, host_link_bytes_per_s,
+    host_link_full_duplex, host_command_ns, controller_cores, controller_read_ns,
+    controller_write_ns, controller_write_per_4k_ns, channels, units_per_channel,
+    channel_bytes_per_s, page_bytes, pages_per_block, read_page_ns, program_page_ns,
+    erase_block_ns, write_buffer_bytes, over_provisioning_permille, steady_state,
 });
 
 setter!(set_fixed, FixedParams, {
-    latency_ns: want_u64, bandwidth_bytes_per_s: want_u64, units: want_u32,
-    queue_depth: want_u32, rotational: want_bool, capacity_sectors: want_u64,
+    latency_ns, bandwidth_bytes_per_s, units, queue_depth, rotational, capacity_sectors,
 });
-
-/// Parses one value.
-fn parse_value(text: &str) -> Option<Value> {
-    if let Some(rest) = text.strip_prefix('"') {
-        let inner = rest.strip_suffix('"')?;
-        if inner.contains('"') {
-            return None;
-        }
-        return Some(Value::Str(inner.to_string()));
-    }
-    match text {
-        "true" => return Some(Value::Bool(true)),
-        "false" => return Some(Value::Bool(false)),
-        _ => {}
-    }
-    if text.is_empty() || text.starts_with('_') || text.ends_with('_') {
-        return None;
-    }
-    let digits: String = text.chars().filter(|&c| c != '_').collect();
-    if !digits.chars().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok().map(Value::Int)
-}
-
-/// Strips a `#` comment that is not inside a string.
-fn strip_comment(line: &str) -> &str {
-    let mut in_string = false;
-    for (index, c) in line.char_indices() {
-        match c {
-            '"' => in_string = !in_string,
-            '#' if !in_string => return &line[..index],
-            _ => {}
-        }
-    }
-    line
-}
 
 /// The model a file describes, with its parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -269,138 +205,173 @@ impl DeviceModel {
     }
 }
 
+/// The 1-based line holding byte `offset` of `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    let offset = offset.min(text.len());
+    text.as_bytes()[..offset]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// The value under `key` in `table`, with its key's span.
+fn entry<'t, 'i>(
+    table: &'t DeTable<'i>,
+    key: &str,
+) -> Option<(Range<usize>, &'t Spanned<DeValue<'i>>)> {
+    table
+        .iter()
+        .find(|(name, _)| name.get_ref() == key)
+        .map(|(name, value)| (name.span(), value))
+}
+
+/// A string value, or `None` for any other type.
+fn as_str<'t>(value: &'t Spanned<DeValue<'_>>) -> Option<&'t str> {
+    match value.get_ref() {
+        DeValue::String(text) => Some(text),
+        _ => None,
+    }
+}
+
+/// The parameters a model starts from: the named `base` preset, or the model's reference one.
+fn starting_point(model: &str, base: Option<&str>) -> Option<DeviceModel> {
+    Some(match (model, base) {
+        ("hdd", None | Some("hdd-7200")) => DeviceModel::Hdd(HddParams::hdd_7200()),
+        ("hdd", Some("sas-10k")) => DeviceModel::Hdd(HddParams::sas_10k()),
+        ("hdd", Some("atlas-10k-v")) => DeviceModel::Hdd(HddParams::atlas_10k_v()),
+        ("raid0", None | Some("raid0-8x10k")) => DeviceModel::Raid0(Raid0Params::lsi1078_8x10k()),
+        ("flash", None | Some("ssd-x25e")) => DeviceModel::Flash(FlashParams::x25e()),
+        ("flash", Some("nvme-gen4")) => DeviceModel::Flash(FlashParams::nvme_gen4()),
+        ("flash", Some("ufs31")) => DeviceModel::Flash(FlashParams::ufs31()),
+        ("flash", Some("emmc51")) => DeviceModel::Flash(FlashParams::emmc51()),
+        ("fixed", None | Some("fixed")) => DeviceModel::Fixed(FixedParams::default()),
+        _ => return None,
+    })
+}
+
+/// The model a file names and the table holding its keys.
+struct ModelTable<'t, 'i> {
+    model: &'t str,
+    /// Where the model is named: the `model` key or the table's header.
+    span: Range<usize>,
+    table: &'t DeTable<'i>,
+}
+
+/// An error found before any key is applied, with where it is, if anywhere.
+type Unplaced = (Option<Range<usize>>, DeviceFileErrorKind);
+
+/// Where the model's keys are: the whole document after `model = "…"`, or its one `[hdd]`-style
+/// table.
+fn locate_model<'t, 'i>(document: &'t DeTable<'i>) -> Result<ModelTable<'t, 'i>, Unplaced> {
+    if let Some((span, value)) = entry(document, "model") {
+        let Some(name) = as_str(value).filter(|name| MODELS.contains(name)) else {
+            let shown = as_str(value).map_or_else(|| "a non-string".to_string(), str::to_string);
+            return Err((Some(span), DeviceFileErrorKind::UnknownModel(shown)));
+        };
+        return Ok(ModelTable {
+            model: name,
+            span,
+            table: document,
+        });
+    }
+    let mut keys = document.iter();
+    match (keys.next(), keys.next()) {
+        (Some((name, value)), None) if MODELS.contains(&name.get_ref().as_ref()) => {
+            match value.get_ref() {
+                DeValue::Table(table) => Ok(ModelTable {
+                    model: name.get_ref(),
+                    span: name.span(),
+                    table,
+                }),
+                _ => Err((Some(name.span()), DeviceFileErrorKind::MissingModel)),
+            }
+        }
+        _ => Err((None, DeviceFileErrorKind::MissingModel)),
+    }
+}
+
+/// Sets one key of `params`; a RAID's `member` table sets the member disk's keys.
+/// On error, returns the key as written (`member.rpm`), its span and the reason.
+fn apply_key(
+    params: &mut DeviceModel,
+    key: &Spanned<DeString<'_>>,
+    value: &Spanned<DeValue<'_>>,
+) -> Result<(), (String, Range<usize>, SetError)> {
+    let name: &str = key.get_ref();
+    if let (DeviceModel::Raid0(raid), "member", DeValue::Table(member)) =
+        (&mut *params, name, value.get_ref())
+    {
+        for (member_key, member_value) in member.iter() {
+            set_hdd(&mut raid.member, member_key.get_ref(), member_value).map_err(|error| {
+                let shown = format!("member.{}", member_key.get_ref());
+                (shown, member_key.span(), error)
+            })?;
+        }
+        return Ok(());
+    }
+    let result = match params {
+        DeviceModel::Hdd(p) => set_hdd(p, name, value),
+        DeviceModel::Raid0(p) => set_raid0(p, name, value),
+        DeviceModel::Flash(p) => set_flash(p, name, value),
+        DeviceModel::Fixed(p) => set_fixed(p, name, value),
+    };
+    result.map_err(|error| (name.to_string(), key.span(), error))
+}
+
 /// Parses device-file text; `path` only labels errors.
 pub fn parse_device_text(path: &Path, text: &str) -> Result<DeviceModel, DeviceFileError> {
-    let error = |line: usize, kind: DeviceFileErrorKind| DeviceFileError {
+    let error = |span: Option<Range<usize>>, kind: DeviceFileErrorKind| DeviceFileError {
         path: path.to_path_buf(),
-        line,
+        line: span.map_or(0, |span| line_of(text, span.start)),
         kind,
     };
-    let mut model: Option<(String, DeviceModel)> = None;
-    let mut model_line = 0;
-    let mut keys_seen = 0usize;
-    for (index, raw) in text.lines().enumerate() {
-        let line_no = index + 1;
-        let line = strip_comment(raw).trim();
-        if line.is_empty() {
-            continue;
-        }
-        let Some((key, value_text)) = line.split_once('=') else {
-            return Err(error(
-                line_no,
-                DeviceFileErrorKind::Syntax(format!("expected key = value, found '{line}'")),
-            ));
-        };
-        let key = key.trim();
-        let value_text = value_text.trim();
-        let valid_key = !key.is_empty()
-            && key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-        if !valid_key {
-            return Err(error(
-                line_no,
-                DeviceFileErrorKind::Syntax(format!("bad key '{key}'")),
-            ));
-        }
-        let Some(value) = parse_value(value_text) else {
-            return Err(error(
-                line_no,
-                DeviceFileErrorKind::Syntax(format!("bad value '{value_text}' for '{key}'")),
-            ));
-        };
-        keys_seen += 1;
-        if key == "model" {
-            if keys_seen != 1 {
-                return Err(error(line_no, DeviceFileErrorKind::MissingModel));
-            }
-            let Value::Str(name) = value else {
-                return Err(error(
-                    line_no,
-                    DeviceFileErrorKind::BadValue {
-                        key: key.to_string(),
-                        expected: "a double-quoted model name",
-                    },
-                ));
-            };
-            let params = match name.as_str() {
-                "hdd" => DeviceModel::Hdd(HddParams::hdd_7200()),
-                "raid0" => DeviceModel::Raid0(Raid0Params::lsi1078_8x10k()),
-                "flash" => DeviceModel::Flash(FlashParams::x25e()),
-                "fixed" => DeviceModel::Fixed(FixedParams::default()),
-                _ => return Err(error(line_no, DeviceFileErrorKind::UnknownModel(name))),
-            };
-            model = Some((name, params));
-            model_line = line_no;
-            continue;
-        }
-        let Some((model_name, params)) = model.as_mut() else {
-            return Err(error(line_no, DeviceFileErrorKind::MissingModel));
-        };
-        if key == "base" {
-            let Value::Str(base) = &value else {
-                return Err(error(
-                    line_no,
-                    DeviceFileErrorKind::BadValue {
-                        key: key.to_string(),
-                        expected: "a double-quoted preset name",
-                    },
-                ));
-            };
-            let based = match (model_name.as_str(), base.as_str()) {
-                ("hdd", "hdd-7200") => DeviceModel::Hdd(HddParams::hdd_7200()),
-                ("hdd", "sas-10k") => DeviceModel::Hdd(HddParams::sas_10k()),
-                ("hdd", "atlas-10k-v") => DeviceModel::Hdd(HddParams::atlas_10k_v()),
-                ("raid0", "raid0-8x10k") => DeviceModel::Raid0(Raid0Params::lsi1078_8x10k()),
-                ("flash", "ssd-x25e") => DeviceModel::Flash(FlashParams::x25e()),
-                ("flash", "nvme-gen4") => DeviceModel::Flash(FlashParams::nvme_gen4()),
-                ("flash", "ufs31") => DeviceModel::Flash(FlashParams::ufs31()),
-                ("flash", "emmc51") => DeviceModel::Flash(FlashParams::emmc51()),
-                ("fixed", "fixed") => DeviceModel::Fixed(FixedParams::default()),
-                _ => {
-                    return Err(error(
-                        line_no,
-                        DeviceFileErrorKind::UnknownBase(base.clone()),
-                    ))
-                }
-            };
-            *params = based;
-            continue;
-        }
-        let result = match params {
-            DeviceModel::Hdd(p) => set_hdd(p, key, &value),
-            DeviceModel::Raid0(p) => set_raid0(p, key, &value),
-            DeviceModel::Flash(p) => set_flash(p, key, &value),
-            DeviceModel::Fixed(p) => set_fixed(p, key, &value),
-        };
-        match result {
-            Ok(()) => {}
-            Err(SetError::UnknownKey) => {
-                return Err(error(
-                    line_no,
-                    DeviceFileErrorKind::UnknownKey {
-                        model: model_name.clone(),
-                        key: key.to_string(),
-                    },
-                ))
-            }
-            Err(SetError::BadValue(expected)) => {
-                return Err(error(
-                    line_no,
-                    DeviceFileErrorKind::BadValue {
-                        key: key.to_string(),
-                        expected,
-                    },
-                ))
-            }
-        }
-    }
-    let Some((_, params)) = model else {
-        return Err(error(0, DeviceFileErrorKind::MissingModel));
+    let document = DeTable::parse(text).map_err(|toml_error| {
+        let reason = toml_error.message().trim().to_string();
+        error(toml_error.span(), DeviceFileErrorKind::Syntax(reason))
+    })?;
+    let ModelTable {
+        model,
+        span: model_span,
+        table,
+    } = locate_model(document.get_ref()).map_err(|(span, kind)| error(span, kind))?;
+    let base = entry(table, "base");
+    let base_span = base.as_ref().map(|(span, _)| span.clone());
+    let base_name = match &base {
+        Some((_, value)) => Some(as_str(value).ok_or_else(|| {
+            error(
+                base_span.clone(),
+                DeviceFileErrorKind::UnknownBase("(not a string)".into()),
+            )
+        })?),
+        None => None,
     };
+    let mut params = starting_point(model, base_name).ok_or_else(|| {
+        let unknown = base_name.unwrap_or_default().to_string();
+        error(base_span.clone(), DeviceFileErrorKind::UnknownBase(unknown))
+    })?;
+    for (key, value) in table.iter() {
+        let name: &str = key.get_ref();
+        if name == "model" || name == "base" {
+            continue;
+        }
+        apply_key(&mut params, key, value).map_err(|(key_name, span, set_error)| {
+            let kind = match set_error {
+                SetError::UnknownKey => DeviceFileErrorKind::UnknownKey {
+                    model: model.to_string(),
+                    key: key_name,
+                },
+                SetError::BadValue(reason) => DeviceFileErrorKind::BadValue {
+                    key: key_name,
+                    reason,
+                },
+            };
+            error(Some(span), kind)
+        })?;
+    }
     params
         .validate()
-        .map_err(|message| error(model_line, DeviceFileErrorKind::Invalid(message)))?;
+        .map_err(|message| error(Some(model_span), DeviceFileErrorKind::Invalid(message)))?;
     Ok(params)
 }
 
@@ -463,35 +434,76 @@ mod tests {
         );
     }
 
-    /// A value of the wrong kind names the key and what was expected.
+    /// A value of the wrong type or range names the key, its line and the TOML reader's reason.
     #[test]
     fn bad_value_is_reported() {
         let err = parse("model = \"flash\"\nsteady_state = 3\n").unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "disk.dev:2: bad value for 'steady_state': expected true or false"
-        );
-        let err = parse("model = \"hdd\"\nrpm = 7.2e3\n").unwrap_err();
         assert_eq!(err.line, 2);
-        let err = parse("model = \"hdd\"\nrpm = 99999999999\n").unwrap_err();
-        assert!(matches!(err.kind, DeviceFileErrorKind::BadValue { .. }));
+        assert!(
+            err.to_string()
+                .starts_with("disk.dev:2: bad value for 'steady_state': invalid type: integer"),
+            "{err}"
+        );
+        for text in [
+            "model = \"hdd\"\nrpm = 7.2e3\n",
+            "model = \"hdd\"\nrpm = 99999999999\n",
+        ] {
+            let err = parse(text).unwrap_err();
+            assert_eq!(err.line, 2, "{err}");
+            assert!(
+                matches!(err.kind, DeviceFileErrorKind::BadValue { .. }),
+                "{err}"
+            );
+        }
+        let err = parse("model = \"raid0\"\n\n[member]\nrpm = -1\n").unwrap_err();
+        assert_eq!(
+            (err.line, err.to_string().contains("'member.rpm'")),
+            (4, true),
+            "{err}"
+        );
     }
 
-    /// `model` must come first; a missing or unknown model is an error, not a default.
+    /// Text that is not TOML is reported at its line, not read up to the error.
     #[test]
-    fn model_must_come_first() {
-        assert_eq!(
-            parse("rpm = 1\nmodel = \"hdd\"\n").unwrap_err().kind,
-            DeviceFileErrorKind::MissingModel
-        );
-        assert_eq!(
-            parse("# empty\n").unwrap_err().kind,
-            DeviceFileErrorKind::MissingModel
-        );
+    fn toml_syntax_errors_name_the_line() {
+        let err = parse("model = \"hdd\"\n\nrpm = = 3\n").unwrap_err();
+        assert_eq!(err.line, 3, "{err}");
+        assert!(matches!(err.kind, DeviceFileErrorKind::Syntax(_)), "{err}");
+    }
+
+    /// The model is a `model` key anywhere in the file, or the file's one `[model]` table;
+    /// a missing or unknown model is an error, not a default.
+    #[test]
+    fn model_key_or_model_table() {
+        let DeviceModel::Hdd(keyed) = parse("rpm = 5_400\nmodel = \"hdd\"\n").unwrap() else {
+            panic!("not an hdd")
+        };
+        let tabled = parse("# a table\n[hdd]\nbase = \"sas-10k\"\nrpm = 5_400\n").unwrap();
+        let DeviceModel::Hdd(tabled) = tabled else {
+            panic!("not an hdd")
+        };
+        assert_eq!((keyed.rpm, tabled.rpm), (5_400, 5_400));
+        assert_eq!(tabled.heads, HddParams::sas_10k().heads);
+        let raid = parse("[raid0]\ndisks = 2\n[raid0.member]\nrpm = 15_000\n").unwrap();
+        let DeviceModel::Raid0(raid) = raid else {
+            panic!("not raid0")
+        };
+        assert_eq!((raid.disks, raid.member.rpm), (2, 15_000));
+        for missing in ["# empty\n", "rpm = 1\n", "[hdd]\nrpm = 1\n[flash]\n"] {
+            assert_eq!(
+                parse(missing).unwrap_err().kind,
+                DeviceFileErrorKind::MissingModel
+            );
+        }
         assert!(matches!(
             parse("model = \"tape\"\n").unwrap_err().kind,
             DeviceFileErrorKind::UnknownModel(_)
         ));
+        let err = parse("model = \"flash\"\nbase = \"hdd-7200\"\n").unwrap_err();
+        assert_eq!(
+            (err.line, err.kind),
+            (2, DeviceFileErrorKind::UnknownBase("hdd-7200".into()))
+        );
     }
 
     /// Parameters the model rejects are reported, not built (no panic).
