@@ -8,10 +8,17 @@ that load on this shared machine hits both sides alike:
 1. engine noop / fio IOPS (fio's io_uring on the kernel's `none`): 4 KiB randread and
    randwrite at QD1 and QD32;
 2. two groups weighted 1000:100, a 4 KiB random reader at QD8 in each: engine CFQ's heavy
-   share (ideal 90.9 %) and its total / kernel none's total, beside the kernel's BFQ;
+   share (ideal 90.9 %) and its total / kernel none's total, beside engine noop and the
+   kernel's BFQ;
 3. a QD1 random reader (weight 1000) beside a QD32 random-write hog (weight 100): the
    reader's p99 completion latency and the hog's throughput / its rate under `none`, for
    engine CFQ, kernel none, BFQ and mq-deadline.
+
+Pairs alternate which side goes first. The disk-backed image is written out with data
+first, so reads reach the disk instead of reading holes. Beside each ratio the script
+prints the device's mean in-flight count, sampled from /sys/block/<loop>/inflight every
+5 ms during each run, for both sides (the engine's own gauge, iosched.inflight, says the
+same from inside).
 
 Usage: scripts/bench-engine-vs-fio.py [--pairs 5] [--runtime 3] [--mib 512] [--only shm|disk]
 Needs root, losetup and fio. Prints the load average before and after each section.
@@ -24,6 +31,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -46,7 +55,9 @@ class Device:
     def __init__(self, directory, mib):
         fd, self.image = tempfile.mkstemp(prefix="iosched-bench-", suffix=".img", dir=directory)
         os.close(fd)
-        os.truncate(self.image, mib << 20)
+        # Data everywhere: a hole reads as zeros without touching the disk.
+        subprocess.run(["dd", "if=/dev/zero", f"of={self.image}", "bs=1M", f"count={mib}",
+                        "conv=fsync", "status=none"], check=True)
         self.path = subprocess.run(
             ["losetup", "-f", "--show", "--direct-io=on", self.image],
             capture_output=True, text=True, check=True).stdout.strip()
@@ -56,9 +67,40 @@ class Device:
         os.unlink(self.image)
 
 
+class Sampler:
+    """Mean of the device's in-flight count (reads + writes), read every 5 ms while a run
+    is under way."""
+
+    def __init__(self, dev):
+        self.file = f"/sys/block/{os.path.basename(dev)}/inflight"
+        self.samples = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+
+    def loop(self):
+        while not self.stop.is_set():
+            with open(self.file) as f:
+                self.samples.append(sum(int(v) for v in f.read().split()))
+            time.sleep(0.005)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *args):
+        self.stop.set()
+        self.thread.join()
+
+    def mean(self):
+        busy = [v for v in self.samples if v > 0] or [0]
+        # Setup and teardown (file lay-out, cgroups) show as zeros: the busy part counts.
+        return statistics.mean(busy)
+
+
 class Runner:
     def __init__(self, iosched, workdir, runtime):
         self.iosched, self.workdir, self.runtime = iosched, workdir, runtime
+        self.inflight = []
 
     def job(self, name, text):
         path = os.path.join(self.workdir, name + ".fio")
@@ -66,13 +108,19 @@ class Runner:
             f.write(text.replace("RUNTIME", str(self.runtime)))
         return path
 
+    def sampled(self, cmd, dev):
+        with Sampler(dev) as sampler:
+            result = run_json(cmd)
+        self.inflight.append(sampler.mean())
+        return result
+
     def engine(self, job, dev, sched):
-        return run_json([self.iosched, "run", job, "--device", dev, "--scheduler", sched,
-                         "--output-format", "json"])
+        return self.sampled([self.iosched, "run", job, "--device", dev, "--scheduler", sched,
+                             "--output-format", "json"], dev)
 
     def kernel(self, job, dev, sched):
-        return run_json([self.iosched, "kernel", job, "--device", dev, "--scheduler", sched,
-                         "--output-format", "json"])
+        return self.sampled([self.iosched, "kernel", job, "--device", dev, "--scheduler", sched,
+                             "--output-format", "json"], dev)
 
 
 def iops(result, name=None):
@@ -145,22 +193,41 @@ def engine_vs_fio(r, dev, pairs):
     for rw in ("randread", "randwrite"):
         for depth in (1, 32):
             job = r.job(f"{rw}-{depth}", SINGLE.format(rw=rw, depth=depth))
-            ratios = []
-            for _ in range(pairs):
-                fio = iops(r.kernel(job, dev, "none"))
-                eng = iops(r.engine(job, dev, "noop"))
-                ratios.append(eng / fio)
-            print(f"  engine noop / fio, {rw} QD{depth}: {summary(ratios)}")
+            ratios, fio_iops, fio_depth, eng_depth, gauge = [], [], [], [], []
+            for pair in range(pairs):
+                # Alternate who goes first, so a trend in the load hits both sides alike.
+                if pair % 2 == 0:
+                    fio, eng = r.kernel(job, dev, "none"), r.engine(job, dev, "noop")
+                    fio_depth.append(r.inflight[-2])
+                    eng_depth.append(r.inflight[-1])
+                else:
+                    eng, fio = r.engine(job, dev, "noop"), r.kernel(job, dev, "none")
+                    eng_depth.append(r.inflight[-2])
+                    fio_depth.append(r.inflight[-1])
+                ratios.append(iops(eng) / iops(fio))
+                fio_iops.append(iops(fio) / 1000)
+                gauge.append(eng["iosched"]["inflight"]["device"]["mean"])
+            print(f"  engine noop / fio, {rw} QD{depth}: {summary(ratios)}; fio kIOPS "
+                  f"{summary(fio_iops)}; in flight (sampled) fio {statistics.mean(fio_depth):.1f}"
+                  f", engine {statistics.mean(eng_depth):.1f} (its gauge "
+                  f"{statistics.mean(gauge):.1f})")
 
 
 def two_groups(r, dev, pairs):
     job = r.job("two-groups", TWO_GROUPS)
-    rows = {"engine cfq": [], "kernel bfq": []}
-    totals = {"engine cfq": [], "kernel bfq": []}
-    for _ in range(pairs):
-        none = iops(r.kernel(job, dev, "none"))
-        for label, result in (("engine cfq", r.engine(job, dev, "cfq")),
-                              ("kernel bfq", r.kernel(job, dev, "bfq"))):
+    labels = ("engine cfq", "engine noop", "kernel bfq")
+    rows = {label: [] for label in labels}
+    totals = {label: [] for label in labels}
+    for pair in range(pairs):
+        first = [("none", lambda: r.kernel(job, dev, "none")),
+                 ("engine cfq", lambda: r.engine(job, dev, "cfq")),
+                 ("engine noop", lambda: r.engine(job, dev, "noop")),
+                 ("kernel bfq", lambda: r.kernel(job, dev, "bfq"))]
+        order = first if pair % 2 == 0 else first[::-1]
+        results = {label: run() for label, run in order}
+        none = iops(results["none"])
+        for label in labels:
+            result = results[label]
             total = iops(result)
             rows[label].append(100.0 * iops(result, "heavy") / total)
             totals[label].append(total / none)
@@ -177,14 +244,13 @@ def reader_hog(r, dev, pairs):
                ("kernel mq-deadline", lambda: r.kernel(job, dev, "mq-deadline"))]
     p99 = {label: [] for label, _ in runners}
     hog = {label: [] for label, _ in runners}
-    for _ in range(pairs):
-        base = None
-        for label, run in runners:
-            result = run()
-            p99[label].append(p99_us(result, "reader"))
-            rate = iops(result, "hog")
-            base = rate if base is None else base
-            hog[label].append(rate / base)
+    for pair in range(pairs):
+        order = runners if pair % 2 == 0 else runners[::-1]
+        results = {label: run() for label, run in order}
+        base = iops(results["kernel none"], "hog")
+        for label, _ in runners:
+            p99[label].append(p99_us(results[label], "reader"))
+            hog[label].append(iops(results[label], "hog") / base)
     for label, _ in runners:
         print(f"  {label:18}: reader p99 us {summary(p99[label])}, "
               f"hog / none's {summary(hog[label])}")

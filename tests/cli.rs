@@ -451,3 +451,25 @@ fn flow_weights_hold_between_jobs() {
     let reads = doc["jobs"][1]["read"]["total_ios"].as_f64().unwrap();
     assert!((7.6..8.4).contains(&(reads / writes)), "{reads} / {writes}");
 }
+
+/// `--output /dev/null` writes into the device and leaves it a device. Results go to a
+/// partial file renamed over the destination; renamed over `/dev/null` (as root) that once
+/// replaced the machine's null device with a regular file, which every later `> /dev/null`
+/// then filled. Put back here if it happens again, so a failure does not break the machine.
+#[test]
+fn output_to_dev_null_leaves_the_device_a_device() {
+    use std::os::unix::fs::FileTypeExt;
+    let job_dir = Scratch::new("cli-dev-null");
+    let job = job_dir.file("two.fio", TWO_JOBS);
+    let output = iosched(&["run", &job, "--output", "/dev/null"]);
+    let kind = std::fs::metadata("/dev/null").map(|meta| meta.file_type());
+    let still_null = kind.as_ref().is_ok_and(|kind| kind.is_char_device());
+    if !still_null && common::is_root() {
+        let _ = std::fs::remove_file("/dev/null");
+        let _ = Command::new("mknod")
+            .args(["-m", "666", "/dev/null", "c", "1", "3"])
+            .status();
+    }
+    assert!(output.status.success(), "{output:?}");
+    assert!(still_null, "/dev/null became {kind:?}");
+}

@@ -1,6 +1,8 @@
 //! Where results go: standard output, or `--output FILE` written whole or not at all. The file
 //! is created (as `FILE.partial` beside it) before the run, so a bad path fails before any
-//! work, and renamed over `FILE` only once everything is written.
+//! work, and renamed over `FILE` only once everything is written. A path that exists and is
+//! not a regular file (`/dev/null`, a FIFO) is written in place: renaming over it would
+//! replace the device node with a file (as root, `-o /dev/null` once did).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -36,6 +38,17 @@ impl Destination {
                 rename: None,
             });
         };
+        if std::fs::metadata(path).is_ok_and(|meta| !meta.is_file()) {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .with_context(|| format!("--output {}", path.display()))
+                .map_err(Failure::input)?;
+            return Ok(Destination {
+                out: Box::new(BufWriter::new(file)),
+                rename: None,
+            });
+        }
         let mut partial = path.as_os_str().to_owned();
         partial.push(".partial");
         let partial = PathBuf::from(partial);

@@ -109,6 +109,17 @@ pub trait Backend {
     ) -> bool {
         false
     }
+    /// Process `process` has submitted a whole batch of its job's `iodepth_batch_submit` I/Os
+    /// inside one step (fio commits the batch there, one `io_uring_enter`): a real backend
+    /// hands the batch to its device now ([`Driver::unplug`], then dispatch) instead of at
+    /// the end of the step. A simulator, where a step takes no time, need not.
+    fn batch_submitted(
+        &mut self,
+        _drv: &mut Driver<'_, Self::Io>,
+        _process: usize,
+        _trace: &mut dyn Trace,
+    ) {
+    }
     /// Runs one scheduler call (insert, dispatch, completed, timer); a real backend may time it.
     fn in_scheduler<R>(&mut self, call: impl FnOnce() -> R) -> R {
         call()

@@ -82,6 +82,12 @@ impl<X: Copy> Driver<'_, X> {
                     }
                     let io = b.job_io(verify_tag);
                     self.submit(b, index, unit, io, trace);
+                    let batch = self.jobs[self.life.job_of(index)].iodepth_batch_submit;
+                    if *submitted >= batch.max(1) {
+                        // fio commits every `iodepth_batch_submit` I/Os (one submit call).
+                        self.stats[index].record_submit_batch(std::mem::take(submitted));
+                        b.batch_submitted(self, index, trace);
+                    }
                 }
                 Action::Phase { read_back: true } => self.stats[index].set_verify_start(now),
                 Action::Phase { read_back: false } => self.stats[index].set_write_start(now),
@@ -95,6 +101,16 @@ impl<X: Copy> Driver<'_, X> {
                     return;
                 }
             }
+        }
+    }
+
+    /// Ends the plug of the submission batch in progress (`U`) and arms the next one, for a
+    /// backend that hands each batch to its device as it is made
+    /// ([`Backend::batch_submitted`]). Outside a process's step nothing is plugged.
+    pub fn unplug(&mut self, trace: &mut dyn Trace) {
+        if let Plug::Plugged(last) = self.plug {
+            trace.request(self.now, RqEvent::Unplug, &last);
+            self.plug = Plug::Armed;
         }
     }
 

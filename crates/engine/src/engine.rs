@@ -10,11 +10,19 @@
 //! time and rate-limit sleeps, the scheduler's idle deadline), processes submit what their job
 //! wants, free device slots (at most `queue_depth` requests in the device: the disk's own
 //! `queue/nr_requests`, 32 for a file) are offered to the scheduler, and what it hands over
-//! becomes one submission queue entry each (a merged request one vectored entry). Then a
-//! single `io_uring_enter` submits the batch and waits for the first completion or the next
-//! deadline, whichever comes first (the idle timer is that wait's timeout). Completions are
-//! fed to the driver with `now` read from CLOCK_MONOTONIC, in nanoseconds since the run
-//! started.
+//! becomes one submission queue entry each (a merged request one vectored entry). Then one
+//! `io_uring_enter` submits what is left and waits for the first completion or the next
+//! deadline, whichever comes first (the idle timer is that wait's timeout).
+//!
+//! Refilling is fio's (`do_io()` with an async engine): completions are reaped one at a time,
+//! each with `now` read from CLOCK_MONOTONIC (nanoseconds since the run started); a job whose
+//! `iodepth_batch_complete_max` completions are reaped (or the last one available) runs at
+//! once, and every `iodepth_batch_submit` I/Os it submits are dispatched and handed to the
+//! kernel with one `io_uring_enter`, before the next completion is looked at. The device never
+//! waits for the loop to finish a whole round of completions before it gets work again (the
+//! old loop reaped every completion first and refilled after, so a fast device drained).
+//! `iodepth_batch_complete_min` and `iodepth_low` are the job runner's: it does not submit
+//! until that many completions are in, or until its queue drained to the low mark.
 //!
 //! Every data request is checked against its clone's region before it is submitted, so no
 //! byte outside a job's `offset`/`size` range is ever touched.
@@ -36,7 +44,8 @@ use iosched_workload::{JobSpec, RwMode};
 use crate::affinity;
 use crate::buffer::BufferPool;
 use crate::error::EngineError;
-use crate::io::EngineIo;
+use crate::gauge::{DepthGauge, InFlightSummary};
+use crate::io::{EngineIo, Scratch};
 use crate::setup;
 use crate::target::Target;
 use crate::verify::VerifyMethod;
@@ -104,9 +113,10 @@ pub struct EngineOutcome {
     /// Requests that went through the scheduler.
     pub requests: u64,
     /// Wall time spent inside the scheduler's calls (insert, dispatch, completed, timer),
-    /// including the clock reads around each call.
+    /// including the clock reads around each call: estimated from one call in eight, drawn
+    /// at random, scaled to all of them.
     pub scheduler_ns: u64,
-    /// Scheduler calls timed.
+    /// Scheduler calls made.
     pub scheduler_calls: u64,
     /// Cost of the pair of clock reads around one call, measured at start: subtract
     /// `scheduler_calls * clock_overhead_ns` for the scheduler's own time.
@@ -117,6 +127,10 @@ pub struct EngineOutcome {
     /// Whether the ring used registered (fixed) buffers.
     pub fixed_buffers: bool,
     pub queue_depth: u32,
+    /// Time-weighted in-flight gauges: the device's and each clone's depth.
+    pub inflight: InFlightSummary,
+    /// `io_uring_enter` calls made.
+    pub enter_calls: u64,
 }
 
 /// Mean cost of one `Instant::now()` plus `elapsed()`, the timing wrapped around each
@@ -186,8 +200,12 @@ pub(crate) struct EngineBackend {
     pub start: Instant,
     pub verify_failures: Vec<VerifyFailure>,
     pub io_errors: Vec<String>,
+    /// Time inside the timed scheduler calls.
     pub scheduler_ns: u64,
     pub scheduler_calls: u64,
+    /// Scheduler calls timed, and the draw choosing them.
+    pub timed_calls: u64,
+    pub timing_draw: u64,
     pub write_seq: u64,
     /// The vectors of merged requests in the device, by request.
     pub iovecs: BTreeMap<RequestId, Vec<libc::iovec>>,
@@ -195,6 +213,24 @@ pub(crate) struct EngineBackend {
     pub warnings: Vec<String>,
     /// `cpus_allowed` of the jobs together: the run's thread is pinned to these.
     pub cpus: Option<Vec<u32>>,
+    /// Completions taken from the ring in one look, reused.
+    pub completions: Vec<(u64, i32)>,
+    /// The other half of `woken` while it is worked through (no allocation per turn).
+    pub woken_spare: Vec<usize>,
+    /// Per clone: completions reaped since it last ran.
+    pub reaped: Vec<u32>,
+    /// Per clone: its job's `iodepth_batch_complete_max`.
+    pub complete_max: Vec<u32>,
+    /// Clones whose I/O the completion being handled carried.
+    pub touched: Vec<usize>,
+    /// Requests handed to the kernel and not reaped.
+    pub device_gauge: DepthGauge,
+    /// Per clone: its depth (fio's `cur_depth`).
+    pub job_gauges: Vec<DepthGauge>,
+    pub enter_calls: u64,
+    /// An `io_uring_enter` that failed inside a step, returned by the loop.
+    pub ring_error: Option<std::io::Error>,
+    pub scratch: Scratch,
 }
 
 /// One run: [`Engine::new`] checks and opens everything, [`Engine::run`] performs it.
@@ -273,6 +309,7 @@ impl<'a> Engine<'a> {
                 }
             })
             .collect();
+        let clone_jobs: Vec<usize> = opened.layout.clones.iter().map(|plan| plan.job).collect();
         let drv = Driver::new(
             jobs,
             opened.layout,
@@ -304,11 +341,29 @@ impl<'a> Engine<'a> {
             io_errors: Vec::new(),
             scheduler_ns: 0,
             scheduler_calls: 0,
+            timed_calls: 0,
+            timing_draw: 0x9e37_79b9_7f4a_7c15,
             write_seq: 0,
             iovecs: BTreeMap::new(),
             stopping: false,
             warnings,
             cpus,
+            completions: Vec::with_capacity(2 * queue_depth.next_power_of_two() as usize + 8),
+            woken_spare: Vec::with_capacity(clone_jobs.len()),
+            reaped: vec![0; clone_jobs.len()],
+            complete_max: clone_jobs
+                .iter()
+                .map(|&job| jobs[job].iodepth_batch_complete_max.max(1))
+                .collect(),
+            touched: Vec::with_capacity(4),
+            device_gauge: DepthGauge::new(queue_depth),
+            job_gauges: clone_jobs
+                .iter()
+                .map(|&job| DepthGauge::new(jobs[job].effective_depth()))
+                .collect(),
+            enter_calls: 0,
+            ring_error: None,
+            scratch: Scratch::default(),
         };
         Ok(Engine { drv, back })
     }
@@ -371,7 +426,6 @@ impl<'a> Engine<'a> {
         back.start = Instant::now();
         back.set_now(drv, 0);
         drv.start_ready_jobs(back);
-        let mut completions: Vec<(u64, i32)> = Vec::with_capacity(back.queue_depth as usize * 2);
         loop {
             back.set_now(drv, back.clock());
             if stop.load(Ordering::Relaxed) && !back.stopping {
@@ -391,19 +445,9 @@ impl<'a> Engine<'a> {
                 return Err(back.stalled(drv));
             }
             back.wait(deadline)?;
-            completions.clear();
-            completions.extend(
-                back.ring
-                    .completion()
-                    .map(|cqe| (cqe.user_data(), cqe.result())),
-            );
-            if !completions.is_empty() {
-                back.set_now(drv, back.clock());
-                for &(id, result) in &completions {
-                    drv.complete(back, RequestId(id), result, trace);
-                }
-                drv.retry_sleepers(back, trace);
-                back.step_woken(drv, trace);
+            back.reap(drv, trace);
+            if let Some(error) = back.ring_error.take() {
+                return Err(EngineError::io(&back.target.path, "io_uring_enter", error));
             }
         }
         let (usr1, sys1) = cpu_times();
@@ -440,13 +484,20 @@ impl<'a> Engine<'a> {
             io_errors: std::mem::take(&mut back.io_errors),
             interrupted: back.stopping,
             requests,
-            scheduler_ns: back.scheduler_ns,
+            // The sample scaled to every call.
+            scheduler_ns: (u128::from(back.scheduler_ns) * u128::from(back.scheduler_calls)
+                / u128::from(back.timed_calls.max(1))) as u64,
             scheduler_calls: back.scheduler_calls,
             clock_overhead_ns: clock_overhead_ns(),
             usr_cpu_ns,
             sys_cpu_ns,
             fixed_buffers: back.fixed_buffers,
             queue_depth: back.queue_depth,
+            inflight: InFlightSummary {
+                device: back.device_gauge.summary(),
+                clones: back.job_gauges.iter().map(DepthGauge::summary).collect(),
+            },
+            enter_calls: back.enter_calls,
         })
     }
 }
@@ -502,18 +553,105 @@ impl EngineBackend {
     fn step_woken(&mut self, drv: &mut EngineDriver<'_>, trace: &mut dyn Trace) {
         // Bounded: a process stepped wakes others only by finishing or completing.
         while !self.woken.is_empty() {
-            let mut woken = std::mem::take(&mut self.woken);
-            woken.sort_unstable();
-            woken.dedup();
-            for index in woken {
-                drv.wake_process(self, index, trace);
-            }
+            self.step_ready(drv, trace, true);
         }
+    }
+
+    /// Steps the woken processes once each, handing what each submits to the kernel before
+    /// the next runs. Unless `all`, a process still short of its job's
+    /// `iodepth_batch_complete_max` reaped completions stays woken for later (fio reaps up to
+    /// that many before it refills).
+    fn step_ready(&mut self, drv: &mut EngineDriver<'_>, trace: &mut dyn Trace, all: bool) {
+        if self.woken.is_empty() {
+            return;
+        }
+        let mut woken = std::mem::take(&mut self.woken_spare);
+        std::mem::swap(&mut woken, &mut self.woken);
+        woken.sort_unstable();
+        woken.dedup();
+        for &index in &woken {
+            let reaped = self.reaped[index];
+            if !all && reaped > 0 && reaped < self.complete_max[index] {
+                self.woken.push(index);
+                continue;
+            }
+            self.reaped[index] = 0;
+            drv.wake_process(self, index, trace);
+            self.commit(drv, trace);
+            self.gauge_clone(drv, index);
+        }
+        woken.clear();
+        self.woken_spare = woken;
+    }
+
+    /// What a process step submitted goes to the device now: the plug ends, free slots are
+    /// offered to the scheduler, and what it dispatched is handed to the kernel (one
+    /// `io_uring_enter`). The step's clone and the device gauges follow.
+    pub(crate) fn commit(&mut self, drv: &mut EngineDriver<'_>, trace: &mut dyn Trace) {
+        drv.unplug(trace);
+        drv.pump_dispatch(self, trace);
+        if !self.ring.submission().is_empty() {
+            self.enter_calls += 1;
+            if let Err(error) = self.ring.submit() {
+                // Busy or interrupted: the entries stay queued for the loop's wait.
+                if !matches!(
+                    error.raw_os_error(),
+                    Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)
+                ) {
+                    self.ring_error.get_or_insert(error);
+                }
+            }
+            let now = self.clock();
+            self.gauge_device(now);
+        }
+    }
+
+    /// The device gauge at `now`: what the kernel was handed and has not been reaped.
+    fn gauge_device(&mut self, now: Time) {
+        let queued = self.ring.submission().len() as u32;
+        self.device_gauge
+            .set(self.in_device.saturating_sub(queued), now);
+    }
+
+    /// Clone `index`'s depth gauge after it ran or a completion reached it.
+    fn gauge_clone(&mut self, drv: &EngineDriver<'_>, index: usize) {
+        self.job_gauges[index].set(drv.life.in_flight(index), self.now);
+    }
+
+    /// Takes what completed from the ring and hands it to the driver one completion at a
+    /// time, stepping each job whose batch of completions is in before looking at the next.
+    fn reap(&mut self, drv: &mut EngineDriver<'_>, trace: &mut dyn Trace) {
+        self.completions.clear();
+        let cq = self.ring.completion();
+        self.completions
+            .extend(cq.map(|cqe| (cqe.user_data(), cqe.result())));
+        let count = self.completions.len();
+        for at in 0..count {
+            let (id, result) = self.completions[at];
+            self.set_now(drv, self.clock());
+            self.touched.clear();
+            drv.complete(self, RequestId(id), result, trace);
+            self.gauge_device(self.now);
+            for touched in 0..self.touched.len() {
+                let index = self.touched[touched];
+                self.gauge_clone(drv, index);
+            }
+            drv.retry_sleepers(self, trace);
+            self.step_ready(drv, trace, at + 1 == count);
+        }
+        self.step_woken(drv, trace);
     }
 
     /// One `io_uring_enter`: submits the queued entries and waits for a completion or the
     /// deadline.
     fn wait(&mut self, deadline: Option<Time>) -> Result<(), EngineError> {
+        self.enter_calls += 1;
+        let submits = !self.ring.submission().is_empty();
+        if submits {
+            // The entries go in as the call begins.
+            let now = self.clock();
+            self.device_gauge.set(self.in_device, now);
+        }
         let result = match deadline {
             Some(at) => {
                 let now = self.clock();
@@ -531,6 +669,11 @@ impl EngineBackend {
             None if self.in_device > 0 => self.ring.submit_and_wait(1),
             None => self.ring.submit(),
         };
+        if submits && !self.ring.submission().is_empty() {
+            // Not all went in (the kernel was busy): what is left is not in the device.
+            let now = self.clock();
+            self.gauge_device(now);
+        }
         match result {
             Ok(_) => Ok(()),
             Err(error) => match error.raw_os_error() {
@@ -564,7 +707,10 @@ impl EngineBackend {
             }
             match entry.remove() {
                 Wake::StartJob(job) => drv.start_job(self, job),
-                Wake::Process(index) => drv.wake_process(self, index, trace),
+                Wake::Process(index) => {
+                    drv.wake_process(self, index, trace);
+                    self.gauge_clone(drv, index);
+                }
             }
         }
     }

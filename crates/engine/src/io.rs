@@ -15,6 +15,9 @@ use crate::buffer;
 use crate::engine::{EngineBackend, EngineDriver, VerifyFailure, Wake};
 use crate::verify::{self, VerifyMethod};
 
+/// One scheduler call in this many is timed.
+pub(crate) const TIMING_SAMPLE: u64 = 8;
+
 /// Index of the target in the ring's registered file table.
 const TARGET_FILE: types::Fixed = types::Fixed(0);
 
@@ -32,7 +35,7 @@ pub(crate) struct EngineIo {
 
 /// One job I/O of a request, in the request's byte order.
 #[derive(Clone, Copy)]
-struct Part {
+pub(crate) struct Part {
     process: usize,
     unit: IoUnit,
     /// Byte offset on the target.
@@ -52,16 +55,18 @@ fn what(kind: IoKind) -> &'static str {
     }
 }
 
-/// The I/Os `entry` carries, in byte order.
-fn parts(drv: &EngineDriver<'_>, entry: &InFlight<EngineIo>) -> Vec<Part> {
+/// The I/Os `entry` carries, in byte order, into `parts` (cleared first: the engine reuses
+/// one vector, so a request costs no allocation).
+fn parts_into(drv: &EngineDriver<'_>, entry: &InFlight<EngineIo>, parts: &mut Vec<Part>) {
     let byte =
         |process: usize, unit: &IoUnit| drv.processes[process].file_starts[unit.file] + unit.offset;
-    let mut parts = vec![Part {
+    parts.clear();
+    parts.push(Part {
         process: entry.process,
         unit: entry.unit,
         byte: byte(entry.process, &entry.unit),
         rider: None,
-    }];
+    });
     for (index, rider) in entry.riders.iter().enumerate() {
         parts.push(Part {
             process: rider.process,
@@ -70,8 +75,18 @@ fn parts(drv: &EngineDriver<'_>, entry: &InFlight<EngineIo>) -> Vec<Part> {
             rider: Some(index),
         });
     }
-    parts.sort_by_key(|part| part.byte);
-    parts
+    if parts.len() > 1 {
+        parts.sort_by_key(|part| part.byte);
+    }
+}
+
+/// Vectors the engine reuses for every request, so that issuing and completing one
+/// allocates nothing once the run is under way.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    parts: Vec<Part>,
+    ios: Vec<EngineIo>,
+    slots: Vec<usize>,
 }
 
 impl EngineBackend {
@@ -205,7 +220,8 @@ impl EngineBackend {
     ) -> UnitDone {
         let (index, unit, byte) = (part.process, part.unit, part.byte);
         let job = drv.life.job_of(index);
-        let job_name = drv.jobs[job].name.clone();
+        let jobs = drv.jobs;
+        let job_name = &jobs[job].name;
         let what = what(unit.kind);
         let moves = matches!(unit.kind, IoKind::Read | IoKind::Write);
         let mut outcome = UnitDone::ok(io.seed);
@@ -259,7 +275,7 @@ impl EngineBackend {
                 };
                 if let Err(message) = result {
                     self.verify_failures.push(VerifyFailure {
-                        job: job_name,
+                        job: job_name.clone(),
                         offset: byte,
                         len: unit.len,
                         message,
@@ -289,16 +305,19 @@ impl Backend for EngineBackend {
 
     fn issue(&mut self, drv: &mut EngineDriver<'_>, id: RequestId, _trace: &mut dyn Trace) {
         let entry = &drv.in_flight[&id];
-        let parts = parts(drv, entry);
-        let mut ios: Vec<EngineIo> = parts
-            .iter()
-            .map(|part| match part.rider {
-                Some(rider) => entry.riders[rider].io,
-                None => entry.io,
-            })
-            .collect();
+        let Scratch {
+            mut parts,
+            mut ios,
+            mut slots,
+        } = std::mem::take(&mut self.scratch);
+        parts_into(drv, entry, &mut parts);
+        ios.clear();
+        ios.extend(parts.iter().map(|part| match part.rider {
+            Some(rider) => entry.riders[rider].io,
+            None => entry.io,
+        }));
         let moves = matches!(parts[0].unit.kind, IoKind::Read | IoKind::Write);
-        let mut slots = Vec::with_capacity(parts.len());
+        slots.clear();
         if moves {
             for (part, io) in parts.iter().zip(&mut ios) {
                 slots.push(self.prepare(drv, part, io));
@@ -313,14 +332,25 @@ impl Backend for EngineBackend {
             .in_flight
             .get_mut(&id)
             .expect("issued request in flight");
-        for (part, io) in parts.iter().zip(ios) {
+        for (part, &io) in parts.iter().zip(&ios) {
             match part.rider {
                 Some(rider) => entry.riders[rider].io = io,
                 None => entry.io = io,
             }
         }
+        self.scratch = Scratch { parts, ios, slots };
         self.in_device += 1;
         self.push(&sqe.user_data(id.0));
+    }
+
+    /// fio's commit of a batch of `iodepth_batch_submit` I/Os: to the kernel now.
+    fn batch_submitted(
+        &mut self,
+        drv: &mut EngineDriver<'_>,
+        _process: usize,
+        trace: &mut dyn Trace,
+    ) {
+        self.commit(drv, trace);
     }
 
     fn wake(&mut self, process: usize, at: Time) {
@@ -373,11 +403,17 @@ impl Backend for EngineBackend {
     ) {
         assert!(self.in_device > 0, "device in-flight count went negative");
         self.in_device -= 1;
-        self.iovecs.remove(&entry.request.id);
+        if !entry.riders.is_empty() {
+            self.iovecs.remove(&entry.request.id);
+        }
         let start = entry.request.sector * SECTOR_SIZE;
-        let parts = parts(drv, entry);
-        let mut results = vec![UnitDone::ok(0); parts.len()];
+        let mut parts = std::mem::take(&mut self.scratch.parts);
+        parts_into(drv, entry, &mut parts);
+        let base = out.len();
+        out.resize(base + parts.len(), UnitDone::ok(0));
         for part in &parts {
+            self.touched.push(part.process);
+            self.reaped[part.process] += 1;
             let io = match part.rider {
                 Some(rider) => entry.riders[rider].io,
                 None => entry.io,
@@ -388,16 +424,29 @@ impl Backend for EngineBackend {
                 moved => Ok((moved as u64).saturating_sub(part.byte.saturating_sub(start))),
             };
             let outcome = self.part_result(drv, part, &io, done);
-            results[part.rider.unwrap_or(entry.riders.len())] = outcome;
+            out[base + part.rider.unwrap_or(entry.riders.len())] = outcome;
         }
-        out.extend(results);
+        self.scratch.parts = parts;
     }
 
+    /// Times one call in [`TIMING_SAMPLE`], drawn at random (the calls come in cycles, so a
+    /// fixed stride would time one kind only): two clock reads around every call cost more
+    /// than noop's own work.
     fn in_scheduler<R>(&mut self, call: impl FnOnce() -> R) -> R {
+        self.scheduler_calls += 1;
+        // xorshift64: uniform enough to pick the calls to time.
+        let mut draw = self.timing_draw;
+        draw ^= draw << 13;
+        draw ^= draw >> 7;
+        draw ^= draw << 17;
+        self.timing_draw = draw;
+        if !draw.is_multiple_of(TIMING_SAMPLE) {
+            return call();
+        }
         let t0 = std::time::Instant::now();
         let result = call();
         self.scheduler_ns += t0.elapsed().as_nanos() as u64;
-        self.scheduler_calls += 1;
+        self.timed_calls += 1;
         result
     }
 }

@@ -31,6 +31,7 @@ pub mod buffer;
 pub mod checksum;
 pub mod engine;
 pub mod error;
+pub mod gauge;
 pub mod host;
 mod io;
 pub mod safety;
@@ -41,5 +42,6 @@ pub mod verify;
 
 pub use engine::{Engine, EngineConfig, EngineOutcome, VerifyFailure};
 pub use error::EngineError;
+pub use gauge::{DepthSummary, InFlightSummary};
 pub use target::{Target, TargetKind};
 pub use verify::VerifyMethod;

@@ -172,7 +172,7 @@ pub(crate) fn ring_and_buffers(
     queue_depth: u32,
 ) -> Result<(IoUring, BufferPool, bool), EngineError> {
     let entries = queue_depth.next_power_of_two().clamp(8, 4096);
-    let ring = IoUring::new(entries)
+    let ring = new_ring(entries)
         .map_err(|error| EngineError::io(path, "cannot set up io_uring", error))?;
     ring.submitter()
         .register_files(&[file.as_raw_fd()])
@@ -196,6 +196,35 @@ pub(crate) fn ring_and_buffers(
     // engine drops the ring (and with it the registration) before the buffers.
     let fixed_buffers = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
     Ok((ring, buffers, fixed_buffers))
+}
+
+/// A ring set up as fio 3.33's io_uring engine sets up its own: completions' task work runs
+/// when the engine enters the kernel (`DEFER_TASKRUN`, one issuing thread), never by
+/// interrupting it (`COOP_TASKRUN`); each flag is dropped in turn where the kernel does not
+/// know it. Choice: the engine's one thread creates and drives the ring (`Engine::new` and
+/// `Engine::run` on the same thread), as `SINGLE_ISSUER` requires.
+fn new_ring(entries: u32) -> std::io::Result<IoUring> {
+    let deferred = IoUring::builder()
+        .setup_coop_taskrun()
+        .setup_taskrun_flag()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(entries);
+    let error = match deferred {
+        Ok(ring) => return Ok(ring),
+        Err(error) => error,
+    };
+    if error.raw_os_error() != Some(libc::EINVAL) {
+        return Err(error);
+    }
+    match IoUring::builder()
+        .setup_coop_taskrun()
+        .setup_taskrun_flag()
+        .build(entries)
+    {
+        Err(error) if error.raw_os_error() == Some(libc::EINVAL) => IoUring::new(entries),
+        other => other,
+    }
 }
 
 /// Whether a job's `filename=` and the engine's target path are one file.

@@ -59,6 +59,7 @@ impl Finished {
                 iosched.insert("requests".into(), outcome.requests.into());
                 shared_fields(&mut iosched, &outcome.summary, &shares);
                 real_fields(&mut iosched, outcome);
+                iosched.insert("inflight".into(), inflight_json(outcome, &self.jobs.jobs));
                 iosched.insert("wall_clock".into(), real_wall_clock(wall, outcome));
             }
         }
@@ -142,6 +143,41 @@ fn real_fields(iosched: &mut Map<String, Value>, outcome: &EngineOutcome) {
     );
     iosched.insert("io_errors".into(), outcome.io_errors.len().into());
     iosched.insert("fixed_buffers".into(), outcome.fixed_buffers.into());
+}
+
+/// The engine's in-flight gauges: requests in the device and each clone's depth, mean and
+/// percent of the time in each of fio's depth buckets (`"4"`: 4–7), weighted by real time.
+fn inflight_json(outcome: &EngineOutcome, jobs: &[iosched_workload::JobSpec]) -> Value {
+    let gauge = |summary: &iosched_engine::DepthSummary| {
+        let percent: Map<String, Value> = summary
+            .percent
+            .iter()
+            .map(|&(low, pct)| (low.to_string(), Value::from(pct)))
+            .collect();
+        json!({
+            "mean": summary.mean,
+            "cap": summary.cap,
+            "span_ns": summary.span_ns,
+            "percent": percent,
+        })
+    };
+    let jobs: Vec<Value> = outcome
+        .inflight
+        .clones
+        .iter()
+        .enumerate()
+        .map(|(clone, summary)| {
+            let mut value = gauge(summary);
+            value["jobname"] = jobs[outcome.clone_jobs[clone]].name.clone().into();
+            value["clone"] = clone.into();
+            value
+        })
+        .collect();
+    json!({
+        "device": gauge(&outcome.inflight.device),
+        "jobs": jobs,
+        "io_uring_enter_calls": outcome.enter_calls,
+    })
 }
 
 /// The scheduler's tunables as `{name: value}` in sysfs units.
