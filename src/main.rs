@@ -29,6 +29,9 @@ enum Command {
     Compare(cmd::compare::CompareArgs),
     /// Charts of runs' results (fio JSON): throughput, latency percentiles, cgroup shares, page cache.
     Plot(cmd::plot::PlotArgs),
+    /// Run every combination of job files, devices, schedulers, settings and seeds of a TOML
+    /// spec in parallel: one tidy table (CSV, JSON lines) and a line chart.
+    Sweep(cmd::sweep::SweepArgs),
     /// Check a scheduler against the kernel's own recorded decisions.
     Conformance(cmd::conformance::ConformanceArgs),
     /// Measure a device model: QD sweeps and sequential runs beside published figures.
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         Command::Kernel(args) => cmd::kernel::kernel(args),
         Command::Compare(args) => cmd::compare::compare(args),
         Command::Plot(args) => cmd::plot::plot(args),
+        Command::Sweep(args) => cmd::sweep::run(args),
         Command::Calibrate(args) => cmd::calibrate::run(args),
         Command::Conformance(args) => cmd::conformance::run(args),
         Command::Schedulers => cmd::list::schedulers(),

@@ -22,3 +22,4 @@ pub mod conformance;
 pub mod pool;
 pub mod reproduce;
 pub mod run;
+pub mod sweep;

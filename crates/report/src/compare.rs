@@ -25,9 +25,14 @@ pub fn read_run(text: &str) -> Result<RunFigures, String> {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct JobFigures {
     pub bw_kib: f64,
+    /// Bytes per second (fio's `bw_bytes`), reads, writes and trims together.
+    pub bw_bytes: f64,
     pub iops: f64,
-    pub clat_p50_us: f64,
-    pub clat_p99_us: f64,
+    /// Completion latency of the busier direction; `None` where the file gives none (no
+    /// I/O, or percentiles off).
+    pub clat_mean_us: Option<f64>,
+    pub clat_p50_us: Option<f64>,
+    pub clat_p99_us: Option<f64>,
 }
 
 /// Everything compared from one file.
@@ -38,8 +43,8 @@ pub struct RunFigures {
     pub cgroups: Vec<(String, f64, f64)>,
 }
 
-fn percentile_us(clat: &Value, key: &str) -> f64 {
-    clat["percentile"][key].as_f64().unwrap_or(0.0) / 1000.0
+fn percentile_us(clat: &Value, key: &str) -> Option<f64> {
+    clat["percentile"][key].as_f64().map(|ns| ns / 1000.0)
 }
 
 /// The figures of every job and cgroup in one parsed result.
@@ -62,12 +67,14 @@ pub fn figures(json: &Value) -> RunFigures {
         for dir in DIRECTIONS {
             let d = &job[dir];
             figures.bw_kib += d["bw"].as_f64().unwrap_or(0.0);
+            figures.bw_bytes += d["bw_bytes"].as_f64().unwrap_or(0.0);
             figures.iops += d["iops"].as_f64().unwrap_or(0.0);
             let ios = d["total_ios"].as_u64().unwrap_or(0);
             if ios > busiest.0 {
                 busiest = (ios, &d["clat_ns"]);
             }
         }
+        figures.clat_mean_us = busiest.1["mean"].as_f64().map(|ns| ns / 1000.0);
         figures.clat_p50_us = percentile_us(busiest.1, "50.000000");
         figures.clat_p99_us = percentile_us(busiest.1, "99.000000");
         run.jobs.push((name, figures));
@@ -103,8 +110,8 @@ pub fn rows(runs: &[RunFigures]) -> Vec<CompareRow> {
     let metrics: [(&str, bool, Pick); 4] = [
         ("BW-KiB/s", true, |f| f.bw_kib),
         ("IOPS", true, |f| f.iops),
-        ("clat-p50-us", false, |f| f.clat_p50_us),
-        ("clat-p99-us", false, |f| f.clat_p99_us),
+        ("clat-p50-us", false, |f| f.clat_p50_us.unwrap_or(0.0)),
+        ("clat-p99-us", false, |f| f.clat_p99_us.unwrap_or(0.0)),
     ];
     for (stat, higher, pick) in metrics {
         for name in &names {

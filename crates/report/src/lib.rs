@@ -40,12 +40,14 @@ pub mod decisions;
 pub mod fio_json;
 pub mod fio_normal;
 pub mod fio_terse;
+mod glyphs;
 pub mod mmtests;
 pub mod output;
 pub mod plot;
 pub mod results;
 pub mod run_plot;
 pub mod shares;
+pub mod sweep_plot;
 
 // What a run measured is recorded by the driver; these formatters read it.
 pub use iosched_driver::{disk, fio_plat, histogram, io_log, stats};

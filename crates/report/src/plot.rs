@@ -14,7 +14,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{register_font, FontStyle};
 
-static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+pub(crate) static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();
 
 const SEED_COLOUR: RGBColor = RGBColor(160, 174, 192);
@@ -370,8 +370,10 @@ pub fn write_table(base: &Path, table: &PlotTable) -> Result<[PathBuf; 2], Strin
             draw(area, table)
         }
     };
-    draw_any(BitMapBackend::new(&png, (width, height)).into_drawing_area())
-        .map_err(|e| format!("{}: {e}", png.display()))?;
+    draw_any(
+        crate::glyphs::CrispText(BitMapBackend::new(&png, (width, height))).into_drawing_area(),
+    )
+    .map_err(|e| format!("{}: {e}", png.display()))?;
     if table.sweep {
         draw_sweep(
             SVGBackend::new(&svg, (width, height)).into_drawing_area(),

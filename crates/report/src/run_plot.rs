@@ -245,8 +245,11 @@ fn has_latency(runs: &[RunFigures]) -> bool {
 fn write_chart(base: &Path, runs: &[RunFigures], kind: Kind) -> Result<[PathBuf; 2], String> {
     let size = (960, 560);
     let png = base.with_extension("png");
-    kind.draw(BitMapBackend::new(&png, size).into_drawing_area(), runs)
-        .map_err(|e| format!("{}: {e}", png.display()))?;
+    kind.draw(
+        crate::glyphs::CrispText(BitMapBackend::new(&png, size)).into_drawing_area(),
+        runs,
+    )
+    .map_err(|e| format!("{}: {e}", png.display()))?;
     let svg = base.with_extension("svg");
     kind.draw(SVGBackend::new(&svg, size).into_drawing_area(), runs)
         .map_err(|e| format!("{}: {e}", svg.display()))?;

@@ -3,7 +3,7 @@
 //!
 //! Names used in scenario files:
 //! * `aggregate_mb_s` — the sum over processes of each one's bytes / its own run time
-//!   (what adding up aio-stress's per-process "MB/s" lines gives), MB = 2^20 bytes;
+//!   (what adding up aio-stress's per-process "MB/s" lines gives);
 //! * `total_mb_s` — all bytes / the run's time (to the last job's end);
 //! * `group_mb_s:PATH` — bytes of the processes in cgroup `PATH` (e.g. `/top-app`) / run time;
 //! * `job_mb_s:NAME` — bytes of job `NAME`'s clones / the time from the first clone's start
@@ -14,12 +14,16 @@
 //!   of job `NAME`'s clones took from its start to its end, in seconds: the shortest, the
 //!   mean, the longest (a completion-time test such as seed 003's gitk);
 //! * `util_pct` — device utilisation.
+//!
+//! MB is 10^6 bytes, as the seeds' tools (dd, dbench) and fio's "MB/s" count it; KiB is
+//! 1024 bytes (iozone's "KB").
 
 use std::fmt;
 
 use iosched_driver::Outcome;
 
-const MB: f64 = (1u64 << 20) as f64;
+/// A decimal megabyte, as fio's and dd's "MB/s" count it.
+const MB: f64 = 1e6;
 
 /// A metric that cannot be computed on this outcome.
 #[derive(Clone, Debug, PartialEq, Eq)]

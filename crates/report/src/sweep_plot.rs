@@ -1,0 +1,204 @@
+//! A line chart over a swept input (`iosched sweep`): one line per job or cgroup, x the
+//! swept values (a numeric axis when they are numbers, else one tick per value), both axes
+//! titled with their units, every line in the legend.
+
+use std::path::{Path, PathBuf};
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::plot::register;
+
+/// One line: its legend entry and its (x, y) points in x order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Line {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// What to draw.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LineChart {
+    pub title: String,
+    pub x_desc: String,
+    pub y_desc: String,
+    /// Names of the x positions 0, 1, 2... when the swept values are not numbers.
+    pub categories: Option<Vec<String>>,
+    pub lines: Vec<Line>,
+}
+
+/// Eight hues that stay apart on white (ColorBrewer Dark2 and Set1), then dashes for more.
+const COLOURS: [RGBColor; 8] = [
+    RGBColor(33, 102, 172),
+    RGBColor(178, 24, 43),
+    RGBColor(27, 120, 55),
+    RGBColor(118, 42, 131),
+    RGBColor(230, 120, 0),
+    RGBColor(0, 150, 150),
+    RGBColor(120, 90, 40),
+    RGBColor(90, 90, 90),
+];
+
+/// Writes `<base>.png` and `<base>.svg`; returns their paths.
+pub fn write_lines(base: &Path, chart: &LineChart) -> Result<[PathBuf; 2], String> {
+    register();
+    let size = (960, 600);
+    let png = base.with_extension("png");
+    draw(
+        crate::glyphs::CrispText(BitMapBackend::new(&png, size)).into_drawing_area(),
+        chart,
+    )
+    .map_err(|e| format!("{}: {e}", png.display()))?;
+    let svg = base.with_extension("svg");
+    draw(SVGBackend::new(&svg, size).into_drawing_area(), chart)
+        .map_err(|e| format!("{}: {e}", svg.display()))?;
+    Ok([png, svg])
+}
+
+/// The x range: the values' span with a little room, or the category positions.
+fn x_range(chart: &LineChart) -> (f64, f64) {
+    if let Some(categories) = &chart.categories {
+        return (-0.25, categories.len().saturating_sub(1) as f64 + 0.25);
+    }
+    let xs = chart
+        .lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0));
+    let (low, high) = xs.fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)));
+    if low > high {
+        return (0.0, 1.0);
+    }
+    let pad = ((high - low) * 0.03).max(0.5);
+    (low - pad, high + pad)
+}
+
+/// An axis figure without a trailing `.0`.
+fn figure(value: f64) -> String {
+    if value.fract().abs() < 1e-9 {
+        format!("{value:.0}")
+    } else if value.abs() >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
+fn draw<DB: DrawingBackend>(area: DrawingArea<DB, Shift>, chart: &LineChart) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let error = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    area.fill(&WHITE).map_err(error)?;
+    let top = chart
+        .lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .filter(|y| y.is_finite())
+        .fold(0.0f64, f64::max)
+        .max(1e-9)
+        * 1.12;
+    let (left, right) = x_range(chart);
+    let mut plot = ChartBuilder::on(&area)
+        .caption(&chart.title, ("sans-serif", 20))
+        .margin(14)
+        .x_label_area_size(48)
+        .y_label_area_size(72)
+        .build_cartesian_2d(left..right, 0f64..top)
+        .map_err(error)?;
+    let categories = chart.categories.clone();
+    let ticks = categories.as_ref().map_or(10, |c| c.len().max(2));
+    plot.configure_mesh()
+        .x_labels(ticks)
+        .x_label_formatter(&|x| match &categories {
+            Some(names) => {
+                let index = x.round();
+                if (x - index).abs() < 1e-6 && index >= 0.0 {
+                    names.get(index as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            }
+            None => figure(*x),
+        })
+        .y_label_formatter(&|y| figure(*y))
+        .x_desc(&chart.x_desc)
+        .y_desc(&chart.y_desc)
+        .max_light_lines(1)
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 15))
+        .draw()
+        .map_err(error)?;
+    for (index, line) in chart.lines.iter().enumerate() {
+        let colour = COLOURS[index % COLOURS.len()];
+        let stroke = colour.stroke_width(2);
+        let series = if index < COLOURS.len() {
+            plot.draw_series(LineSeries::new(line.points.clone(), stroke))
+                .map_err(error)?
+        } else {
+            plot.draw_series(DashedLineSeries::new(line.points.clone(), 7, 4, stroke))
+                .map_err(error)?
+        };
+        series
+            .label(line.label.clone())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], stroke));
+        plot.draw_series(
+            line.points
+                .iter()
+                .map(|&p| Circle::new(p, 3, colour.filled())),
+        )
+        .map_err(error)?;
+    }
+    plot.configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 13))
+        .draw()
+        .map_err(error)?;
+    area.present().map_err(error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Axis titles and every line's legend entry are in the SVG; categories label the ticks.
+    #[test]
+    fn the_svg_names_axes_and_lines() {
+        let dir = std::env::temp_dir().join(format!("iosched-sweep-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let chart = LineChart {
+            title: "Sweep".into(),
+            x_desc: "scheduler".into(),
+            y_desc: "throughput (MB/s)".into(),
+            categories: Some(vec!["noop".into(), "cfq".into()]),
+            lines: vec![
+                Line {
+                    label: "/top-app".into(),
+                    points: vec![(0.0, 10.0), (1.0, 30.0)],
+                },
+                Line {
+                    label: "total".into(),
+                    points: vec![(0.0, 40.0), (1.0, 41.0)],
+                },
+            ],
+        };
+        let [png, svg] = write_lines(&dir.join("sweep"), &chart).unwrap();
+        assert_eq!(&std::fs::read(png).unwrap()[1..4], b"PNG");
+        let text = std::fs::read_to_string(svg).unwrap();
+        for needle in [
+            "scheduler",
+            "throughput (MB/s)",
+            "/top-app",
+            "total",
+            "noop",
+            "cfq",
+        ] {
+            assert!(
+                text.lines().any(|line| line.trim().starts_with(needle)),
+                "no text starting {needle:?}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
