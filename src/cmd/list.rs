@@ -46,11 +46,12 @@ pub fn devices() -> CmdResult {
         let device = (preset.build)();
         let _ = writeln!(
             out,
-            "{:<12} rotational={} queue_depth={:<3} capacity={} GiB  {}",
+            "{:<12} rotational={} queue_depth={:<3} capacity={:>7.1} GB  {}",
             preset.name,
             u8::from(device.rotational()),
             device.queue_depth(),
-            (device.capacity_sectors() * 512) >> 30,
+            // Decimal GB, as drive makers, the device notes and `calibrate` count it.
+            (device.capacity_sectors() * 512) as f64 / 1e9,
             preset.summary
         );
     }

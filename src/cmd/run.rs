@@ -150,7 +150,7 @@ pub fn run(args: RunArgs) -> CmdResult {
     // Before the output exists, so that once it does a signal always finds the handler.
     let stop = iosched_engine::signal::install_stop_signals();
     let destination = Destination::open(args.output.as_deref())?;
-    let mut progress = Progress::new();
+    let mut progress = Progress::new(iosched_lab::run::planned_ns(&spec));
     let started = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -218,37 +218,110 @@ fn run_status(finished: &Finished) -> CmdResult {
     Ok(())
 }
 
-/// A spinner on stderr, shown only on a terminal and only once a run has taken a second.
+/// Progress on stderr, shown only on a terminal and only once a run has taken a second: the
+/// simulated time so far of the most the jobs can take (their `runtime`s), with an ETA from
+/// the pace so far; a spinner with the simulated time when the jobs have no `runtime`.
 struct Progress {
     bar: Option<indicatif::ProgressBar>,
     started: Instant,
+    /// The jobs' planned simulated time, in ns.
+    planned_ns: Option<u64>,
 }
 
 impl Progress {
-    fn new() -> Progress {
+    fn new(planned_ns: Option<u64>) -> Progress {
         Progress {
             bar: None,
             started: Instant::now(),
+            planned_ns,
         }
     }
 
-    fn tick(&mut self, sim_time_ns: u64) {
+    /// `simulated`: the simulator's clock, which starts at 0 with the jobs.
+    fn tick(&mut self, simulated: u64) {
         if self.bar.is_none() {
             if !io::stderr().is_terminal() || self.started.elapsed() < Duration::from_secs(1) {
                 return;
             }
-            let bar = indicatif::ProgressBar::new_spinner();
-            bar.enable_steady_tick(Duration::from_millis(120));
-            self.bar = Some(bar);
+            self.bar = Some(self.start_bar());
         }
         if let Some(bar) = &self.bar {
-            bar.set_message(format!("simulated {:.3} s", sim_time_ns as f64 / 1e9));
+            match self.planned_ns {
+                Some(planned) => bar.set_position(simulated.min(planned) / 1_000_000),
+                None => bar.set_message(format!("simulated {:.3} s", simulated as f64 / 1e9)),
+            }
         }
+    }
+
+    fn start_bar(&self) -> indicatif::ProgressBar {
+        let Some(planned) = self.planned_ns else {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.enable_steady_tick(Duration::from_millis(120));
+            return bar;
+        };
+        // Positions in simulated milliseconds.
+        let bar = indicatif::ProgressBar::new(planned / 1_000_000);
+        let style = indicatif::ProgressStyle::with_template("{bar:30} simulated {msg}, ETA {eta}")
+            .expect("a valid template")
+            .with_key(
+                "msg",
+                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(
+                        w,
+                        "{:.1} s of {:.1} s",
+                        state.pos() as f64 / 1e3,
+                        state.len().unwrap_or(0) as f64 / 1e3
+                    );
+                },
+            );
+        bar.set_style(style);
+        bar.enable_steady_tick(Duration::from_millis(250));
+        bar
     }
 
     fn finish(self) {
         if let Some(bar) = self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The planned time adds stonewalled phases and takes the longest job of each.
+    #[test]
+    fn planned_time_adds_phases() {
+        let dir = iosched_workload::scratch::ScratchDir::new("planned");
+        let job = dir.join("j.fio");
+        std::fs::write(
+            &job,
+            "[a]\nruntime=2\ntime_based\n[b]\nruntime=3\nstartdelay=1\n\
+             [c]\nstonewall\nruntime=4\nramp_time=1\n",
+        )
+        .unwrap();
+        let spec = iosched_lab::run::spec_from(iosched_lab::run::CommandLine {
+            jobs: vec![iosched_workload::fio::JobSource::read(&job).unwrap()],
+            device: "fixed".into(),
+            scheduler: "noop".into(),
+            settings: vec![],
+            mem: None,
+            seed: 1,
+            uptime_s: 1000,
+            check: false,
+            force: false,
+            outputs: Default::default(),
+        })
+        .unwrap();
+        assert_eq!(iosched_lab::run::planned_ns(&spec), Some(9_000_000_000));
+        std::fs::write(&job, "[a]\nsize=1m\n").unwrap();
+        let spec = iosched_driver::spec::RunSpec {
+            jobs: vec![iosched_workload::fio::JobSource::read(&job).unwrap()],
+            ..spec
+        };
+        assert_eq!(
+            iosched_lab::run::planned_ns(&spec),
+            None,
+            "no runtime: unknown"
+        );
     }
 }

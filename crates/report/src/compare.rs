@@ -41,6 +41,21 @@ pub struct RunFigures {
     pub jobs: Vec<(String, JobFigures)>,
     /// (path, share, ideal share).
     pub cgroups: Vec<(String, f64, f64)>,
+    /// The `iosched` object's scheduler (`cfq`, `bfq`, `none`...), if the file names one.
+    pub scheduler: Option<String>,
+}
+
+impl RunFigures {
+    /// Whether the run's scheduler shares by weight, so that an ideal share means something:
+    /// CFQ and BFQ do; noop, deadline, kyber and none do not look at weights.
+    pub fn aims_for_weights(&self) -> bool {
+        matches!(self.scheduler.as_deref(), Some("cfq" | "bfq"))
+    }
+
+    /// Whether any job ran in a cgroup of its own (not only the root).
+    pub fn has_cgroups(&self) -> bool {
+        self.cgroups.iter().any(|(path, _, _)| path != "/")
+    }
 }
 
 fn percentile_us(clat: &Value, key: &str) -> Option<f64> {
@@ -79,6 +94,7 @@ pub fn figures(json: &Value) -> RunFigures {
         figures.clat_p99_us = percentile_us(busiest.1, "99.000000");
         run.jobs.push((name, figures));
     }
+    run.scheduler = json["iosched"]["scheduler"].as_str().map(str::to_string);
     for group in json["iosched"]["cgroups"].as_array().into_iter().flatten() {
         run.cgroups.push((
             group["path"].as_str().unwrap_or("?").to_string(),
@@ -89,7 +105,76 @@ pub fn figures(json: &Value) -> RunFigures {
     run
 }
 
+/// What the signs and n/a of the table mean, printed under it.
+pub const LEGEND: &str = "\
+(%): change against the first column, positive is better: more bandwidth, IOPS or share,
+     less latency (a clat-* that fell shows as +).
+n/a: the run has no such figure (a job it did not run, an ideal share for a scheduler
+     that ignores weights).
+";
+
+/// A figure in CSV or JSON: the number, or nothing where it is n/a.
+fn present(value: f64) -> Option<f64> {
+    (!value.is_nan()).then_some(value)
+}
+
+/// The change of `value` against the row's baseline in percent (positive is better), when
+/// both exist.
+fn change(row: &CompareRow, value: f64) -> Option<f64> {
+    let base = present(*row.values.first()?)?;
+    present(value).map(|v| crate::mmtests::percent_change(base, v, row.higher_is_better))
+}
+
+/// The table as tidy CSV: `stat,op,run,value,change_pct`, a line per row and run; n/a is
+/// an empty field.
+pub fn csv(titles: &[String], rows: &[CompareRow]) -> String {
+    let field = |text: &str| {
+        if text.contains([',', '"', '\n']) {
+            format!("\"{}\"", text.replace('"', "\"\""))
+        } else {
+            text.to_string()
+        }
+    };
+    let number = |x: Option<f64>| x.map(|x| x.to_string()).unwrap_or_default();
+    let mut out = String::from("stat,op,run,value,change_pct\n");
+    for row in rows {
+        for (title, &value) in titles.iter().zip(&row.values) {
+            out.push_str(&format!(
+                "{},{},{},{},{}\n",
+                field(&row.stat),
+                field(&row.op),
+                field(title),
+                number(present(value)),
+                number(change(row, value))
+            ));
+        }
+    }
+    out
+}
+
+/// The table as JSON: `{"runs": [...], "rows": [{stat, op, higher_is_better, values,
+/// change_pct}]}`, `null` for n/a.
+pub fn json(titles: &[String], rows: &[CompareRow]) -> Value {
+    let rows: Vec<Value> = rows
+        .iter()
+        .map(|row| {
+            serde_json::json!({
+                "stat": row.stat,
+                "op": row.op,
+                "higher_is_better": row.higher_is_better,
+                "values": row.values.iter().map(|&v| present(v)).collect::<Vec<_>>(),
+                "change_pct": row.values.iter().map(|&v| change(row, v)).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::json!({ "runs": titles, "rows": rows })
+}
+
 /// The rows of the table, in the baseline's job order then any job only later files have.
+/// A figure a run does not have (a job missing from it, a latency it did not report, an
+/// ideal share for a scheduler that ignores weights) is NaN, which the table prints as n/a.
+/// Share rows appear only when some run has cgroups, ideal rows only when some run's
+/// scheduler aims at weights.
 pub fn rows(runs: &[RunFigures]) -> Vec<CompareRow> {
     let mut names: Vec<String> = Vec::new();
     for run in runs {
@@ -106,12 +191,12 @@ pub fn rows(runs: &[RunFigures]) -> Vec<CompareRow> {
         higher_is_better: higher,
         values,
     };
-    type Pick = fn(&JobFigures) -> f64;
+    type Pick = fn(&JobFigures) -> Option<f64>;
     let metrics: [(&str, bool, Pick); 4] = [
-        ("BW-KiB/s", true, |f| f.bw_kib),
-        ("IOPS", true, |f| f.iops),
-        ("clat-p50-us", false, |f| f.clat_p50_us.unwrap_or(0.0)),
-        ("clat-p99-us", false, |f| f.clat_p99_us.unwrap_or(0.0)),
+        ("BW-KiB/s", true, |f| Some(f.bw_kib)),
+        ("IOPS", true, |f| Some(f.iops)),
+        ("clat-p50-us", false, |f| f.clat_p50_us),
+        ("clat-p99-us", false, |f| f.clat_p99_us),
     ];
     for (stat, higher, pick) in metrics {
         for name in &names {
@@ -121,11 +206,34 @@ pub fn rows(runs: &[RunFigures]) -> Vec<CompareRow> {
                     run.jobs
                         .iter()
                         .find(|(n, _)| n == name)
-                        .map_or(0.0, |(_, f)| pick(f))
+                        .and_then(|(_, f)| pick(f))
+                        .unwrap_or(f64::NAN)
                 })
                 .collect();
             out.push(row(stat, name, higher, values));
         }
+    }
+    out.extend(share_rows(runs));
+    type Total = fn(&JobFigures) -> f64;
+    let totals: [(&str, Total); 2] = [("BW-KiB/s", |f| f.bw_kib), ("IOPS", |f| f.iops)];
+    for (stat, pick) in totals {
+        out.push(row(
+            stat,
+            "total",
+            true,
+            runs.iter()
+                .map(|r| r.jobs.iter().map(|(_, f)| pick(f)).sum())
+                .collect(),
+        ));
+    }
+    out
+}
+
+/// Each cgroup's share of the bytes in percent and, where the scheduler aims at weights, the
+/// share its weight entitles it to; nothing when no run has cgroups.
+fn share_rows(runs: &[RunFigures]) -> Vec<CompareRow> {
+    if !runs.iter().any(RunFigures::has_cgroups) {
+        return Vec::new();
     }
     let mut groups: Vec<String> = Vec::new();
     for run in runs {
@@ -135,42 +243,32 @@ pub fn rows(runs: &[RunFigures]) -> Vec<CompareRow> {
             }
         }
     }
+    let any_ideal = runs.iter().any(RunFigures::aims_for_weights);
+    let mut out = Vec::new();
     for path in &groups {
         let share = |run: &RunFigures, ideal: bool| {
-            run.cgroups
-                .iter()
-                .find(|(p, _, _)| p == path)
-                .map_or(0.0, |&(_, s, i)| if ideal { i } else { s })
+            let found = run.cgroups.iter().find(|(p, _, _)| p == path);
+            match found {
+                Some(&(_, _, i)) if ideal && run.aims_for_weights() => 100.0 * i,
+                Some(&(_, s, _)) if !ideal => 100.0 * s,
+                _ => f64::NAN,
+            }
         };
-        out.push(row(
-            "Share-%",
-            path,
-            true,
-            runs.iter().map(|r| 100.0 * share(r, false)).collect(),
-        ));
-        out.push(row(
-            "Ideal-%",
-            path,
-            true,
-            runs.iter().map(|r| 100.0 * share(r, true)).collect(),
-        ));
+        out.push(CompareRow {
+            stat: "Share-%".to_string(),
+            op: path.clone(),
+            higher_is_better: true,
+            values: runs.iter().map(|r| share(r, false)).collect(),
+        });
+        if any_ideal {
+            out.push(CompareRow {
+                stat: "Ideal-%".to_string(),
+                op: path.clone(),
+                higher_is_better: true,
+                values: runs.iter().map(|r| share(r, true)).collect(),
+            });
+        }
     }
-    out.push(row(
-        "BW-KiB/s",
-        "total",
-        true,
-        runs.iter()
-            .map(|r| r.jobs.iter().map(|(_, f)| f.bw_kib).sum())
-            .collect(),
-    ));
-    out.push(row(
-        "IOPS",
-        "total",
-        true,
-        runs.iter()
-            .map(|r| r.jobs.iter().map(|(_, f)| f.iops).sum())
-            .collect(),
-    ));
     out
 }
 
@@ -187,8 +285,68 @@ mod tests {
                  "write": {"bw": 0, "iops": 0, "total_ios": 0}},
                 {"jobname": "a", "read": {"bw": 1.0, "iops": 1.0, "total_ios": 1}},
             ],
-            "iosched": {"cgroups": [{"path": "/a", "share": share, "ideal_share": 0.8}]}
+            "iosched": {"scheduler": "cfq",
+                        "cgroups": [{"path": "/a", "share": share, "ideal_share": 0.8}]}
         })
+    }
+
+    /// CSV and JSON carry the same figures, n/a as an empty field or null, and the change
+    /// against the baseline with the table's sign.
+    #[test]
+    fn csv_and_json_carry_values_changes_and_n_a() {
+        let rows = [CompareRow {
+            stat: "clat-p99-us".into(),
+            op: "a,b".into(),
+            higher_is_better: false,
+            values: vec![10.0, 5.0, f64::NAN],
+        }];
+        let titles = ["x".to_string(), "y".to_string(), "z".to_string()];
+        let csv = csv(&titles, &rows);
+        assert_eq!(
+            csv,
+            "stat,op,run,value,change_pct\nclat-p99-us,\"a,b\",x,10,0\n\
+             clat-p99-us,\"a,b\",y,5,50\nclat-p99-us,\"a,b\",z,,\n"
+        );
+        let json = json(&titles, &rows);
+        assert_eq!(
+            json["rows"][0]["values"],
+            serde_json::json!([10.0, 5.0, null])
+        );
+        assert_eq!(
+            json["rows"][0]["change_pct"],
+            serde_json::json!([0.0, 50.0, null])
+        );
+    }
+
+    /// A job only one run has is n/a in the other (not 0.00, not +100 %); share rows only
+    /// with cgroups; ideal shares only for a scheduler that aims at weights.
+    #[test]
+    fn missing_figures_are_nan_and_shares_follow_cgroups_and_schedulers() {
+        let mut noop = result(400.0, 2000.0, 0.5);
+        noop["iosched"]["scheduler"] = json!("noop");
+        noop["jobs"][1]["jobname"] = json!("only-here");
+        let runs = [figures(&result(800.0, 1000.0, 0.75)), figures(&noop)];
+        let rows = rows(&runs);
+        let find = |stat: &str, op: &str| rows.iter().find(|r| r.stat == stat && r.op == op);
+        let late = find("BW-KiB/s", "only-here").unwrap();
+        assert!(late.values[0].is_nan() && late.values[1] == 1.0, "{late:?}");
+        let gone = find("IOPS", "a#2").unwrap();
+        assert!(gone.values[1].is_nan(), "{gone:?}");
+        let ideal = find("Ideal-%", "/a").unwrap();
+        assert_eq!(ideal.values[0], 80.0);
+        assert!(
+            ideal.values[1].is_nan(),
+            "noop aims at no weights: {ideal:?}"
+        );
+        // Only the root group: no share rows at all.
+        let mut plain = result(400.0, 2000.0, 1.0);
+        plain["iosched"]["cgroups"][0]["path"] = json!("/");
+        let rows = super::rows(&[figures(&plain), figures(&plain)]);
+        assert!(!rows.iter().any(|r| r.stat.ends_with("-%")), "{rows:?}");
+        // Two noop runs with cgroups: shares, no ideals.
+        let rows = super::rows(&[figures(&noop), figures(&noop)]);
+        assert!(rows.iter().any(|r| r.stat == "Share-%"));
+        assert!(!rows.iter().any(|r| r.stat == "Ideal-%"));
     }
 
     #[test]

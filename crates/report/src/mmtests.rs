@@ -69,7 +69,9 @@ pub fn split_title(title: &str) -> (String, String) {
 }
 
 /// The comparison table of `rows` under column `titles` (baseline first), newline-terminated.
-/// Rows with fewer values than titles leave the missing cells blank.
+/// Rows with fewer values than titles leave the missing cells blank. A NaN value (a figure a
+/// run does not have) prints as `n/a`, and so does its change, and every change of a row
+/// whose baseline is NaN.
 pub fn compare_table(titles: &[String], rows: &[CompareRow]) -> String {
     let stat_w = rows.iter().map(|r| r.stat.len()).max().unwrap_or(0);
     let op_w = rows.iter().map(|r| r.op.len()).max().unwrap_or(0);
@@ -89,8 +91,14 @@ pub fn compare_table(titles: &[String], rows: &[CompareRow]) -> String {
         let _ = write!(out, "{:<stat_w$} {:<op_w$}", r.stat, r.op);
         let base = r.values.first().copied().unwrap_or(0.0);
         for &v in &r.values {
-            let pct = percent_change(base, v, r.higher_is_better);
-            let _ = write!(out, "{v:VALUE_WIDTH$.2} ({pct:7.2}%)");
+            if v.is_nan() {
+                let _ = write!(out, "{:>VALUE_WIDTH$} ({:>7}) ", "n/a", "n/a");
+            } else if base.is_nan() {
+                let _ = write!(out, "{v:VALUE_WIDTH$.2} ({:>7}) ", "n/a");
+            } else {
+                let pct = percent_change(base, v, r.higher_is_better);
+                let _ = write!(out, "{v:VALUE_WIDTH$.2} ({pct:7.2}%)");
+            }
         }
         out.push('\n');
     }
@@ -188,6 +196,24 @@ mod tests {
         assert_eq!(percent_change(4.0, 0.0, true), 0.0);
         assert_eq!(percent_change(0.0, 3.0, false), -99.0);
         assert_eq!(percent_change(4.0, 0.0, false), 100.0);
+    }
+
+    /// A figure a run lacks is n/a, and so is every change against a missing baseline.
+    #[test]
+    fn missing_values_print_as_n_a() {
+        let rows = [CompareRow {
+            stat: "IOPS".into(),
+            op: "late".into(),
+            higher_is_better: true,
+            values: vec![f64::NAN, 5.0, f64::NAN],
+        }];
+        let titles = ["a".to_string(), "b".to_string(), "c".to_string()];
+        let table = compare_table(&titles, &rows);
+        let line = table.lines().nth(2).unwrap();
+        assert_eq!(
+            line,
+            "IOPS late         n/a (    n/a)         5.00 (    n/a)          n/a (    n/a) "
+        );
     }
 
     #[test]

@@ -103,7 +103,7 @@ impl Formats {
             } else {
                 fio_json::JSON
             };
-            fio_json::write_value(&fio_json::to_value_as(run, flavor), w)?;
+            fio_json::write_json_as(run, flavor, w)?;
         }
         if self.normal {
             // Choice: fio opens its normal output with a blank line (after its start-up

@@ -247,3 +247,20 @@ fn terse_lines_have_130_fields_and_fio_positions() {
     assert_eq!(f[121], "sda");
     assert_eq!(f[129], "97.53%");
 }
+
+/// The streamed writer (each job built, written and dropped in turn, so thousands of jobs
+/// never sit in memory as one document) gives the golden file's bytes, in both flavours.
+#[test]
+fn streamed_json_is_the_same_document() {
+    let run = sample_run();
+    for flavor in [fio_json::JSON, fio_json::JSON_PLUS] {
+        let mut whole = Vec::new();
+        fio_json::write_value(&fio_json::to_value_as(&run, flavor), &mut whole).unwrap();
+        let mut streamed = Vec::new();
+        fio_json::write_json_as(&run, flavor, &mut streamed).unwrap();
+        assert_eq!(
+            String::from_utf8(streamed).unwrap(),
+            String::from_utf8(whole).unwrap()
+        );
+    }
+}

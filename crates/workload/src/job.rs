@@ -222,6 +222,24 @@ pub enum FileService {
     Sequential,
 }
 
+/// fio's `fadvise_hint`: the access-pattern advice fio gives the kernel for each file it opens
+/// (`posix_fadvise()` in `td_io_open_file()`, fio 3.33). The default, `1`, advises
+/// `POSIX_FADV_RANDOM` for random jobs and `POSIX_FADV_SEQUENTIAL` for the others.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FadviseHint {
+    /// `0`: no advice; the file keeps the device's read-ahead.
+    None,
+    /// `1`: by the job's `rw=`.
+    #[default]
+    ByPattern,
+    /// `random`.
+    Random,
+    /// `sequential`.
+    Sequential,
+    /// `noreuse`: advice Linux 4.20 ignores.
+    NoReuse,
+}
+
 /// Which generator drives a job's I/O.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Workload {
@@ -367,6 +385,8 @@ pub struct JobSpec {
     pub overwrite: bool,
     pub pre_read: bool,
     pub invalidate: bool,
+    /// `fadvise_hint=`: the advice given at each open (read-ahead of buffered reads).
+    pub fadvise_hint: FadviseHint,
 
     pub random_distribution: RandomDistribution,
     pub percentage_random: [u32; 3],
@@ -494,6 +514,7 @@ impl JobSpec {
             overwrite: false,
             pre_read: false,
             invalidate: true,
+            fadvise_hint: FadviseHint::ByPattern,
             random_distribution: RandomDistribution::Uniform,
             percentage_random: [100; 3],
             norandommap: false,

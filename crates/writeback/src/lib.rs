@@ -43,7 +43,7 @@ pub use dirty_limits::{ratelimit_pages, sync_writeback_pages};
 pub use dirty_limits::{Bandwidth, DirtyThresholds, Throttle};
 pub use flusher::{FlusherId, FlusherStep, Flushers, Notice, QueueState};
 pub use page_cache::{BdiId, FileId, PageCache, PageRange, Probe};
-pub use readahead::Readahead;
+pub use readahead::{Advice, Readahead};
 
 /// One open file description: the read-ahead state a `read()` through it uses.
 /// Kernel: the `f_ra` of a `struct file`.
@@ -81,8 +81,8 @@ pub struct Writeback {
     cache: PageCache,
     flushers: Flushers,
     bandwidth: Vec<Bandwidth>,
-    /// Read-ahead state per open file, with the file it opens.
-    readahead: Vec<(FileId, Readahead)>,
+    /// Read-ahead state per open file, with the file it opens and the advice it was given.
+    readahead: Vec<(FileId, Readahead, Advice)>,
     file_pages: Vec<u64>,
     /// The file the last throttled writer's chunk started on (the dirty-list rotation).
     writer_cursor: Option<FileId>,
@@ -132,11 +132,17 @@ impl Writeback {
     /// readers of one file (fio clones, jobs naming the same file) keep separate windows.
     /// Kernel: `file_ra_state_init()` at open.
     pub fn open(&mut self, file: FileId) -> OpenId {
+        self.open_advised(file, Advice::Normal)
+    }
+
+    /// Opens `file` and gives the new open file `advice`, as fio's `posix_fadvise()` right
+    /// after `open()`. Kernel: `file_ra_state_init()`, then `generic_fadvise()`.
+    pub fn open_advised(&mut self, file: FileId, advice: Advice) -> OpenId {
         assert!(
             (file as usize) < self.file_pages.len(),
             "open of an unknown file"
         );
-        self.readahead.push((file, Readahead::default()));
+        self.readahead.push((file, Readahead::default(), advice));
         (self.readahead.len() - 1) as OpenId
     }
 
@@ -161,9 +167,9 @@ impl Writeback {
         len: u64,
         on_disk: &dyn Fn(u64) -> bool,
     ) -> ReadPlan {
-        let file = self.readahead[open as usize].0;
+        let (file, _, advice) = self.readahead[open as usize];
         let (first, count) = Self::pages_of(offset, len);
-        let max = self.config.ra_pages();
+        let max = advice.ra_pages(self.config.ra_pages());
         let mut plan = ReadPlan::default();
         let mut miss = None;
         for index in first..first + count {
@@ -181,7 +187,16 @@ impl Writeback {
         let limit = self.file_pages[file as usize].max(first + count);
         let ra = &mut self.readahead[open as usize].1;
         let (window, sync) = match miss {
+            // FMODE_RANDOM: the pages asked for from the first missing one, nothing ahead.
+            Some(miss) if advice == Advice::Random => (
+                Some(readahead::Window {
+                    first: miss,
+                    count: first + count - miss,
+                }),
+                true,
+            ),
             Some(miss) => (Some(ra.on_miss(miss, first, count, max)), true),
+            None if advice == Advice::Random => (None, false),
             None => (ra.on_hit(first, count, max), false),
         };
         if let Some(window) = window {
@@ -305,7 +320,7 @@ impl Writeback {
     /// the dirty pages dropped. Read-ahead state of every open of it starts over (Choice:
     /// the kernel keeps it; a window past the new end would only read holes).
     pub fn truncate(&mut self, file: FileId) -> u64 {
-        for (_, ra) in self.readahead.iter_mut().filter(|(f, _)| *f == file) {
+        for (_, ra, _) in self.readahead.iter_mut().filter(|(f, _, _)| *f == file) {
             *ra = Readahead::default();
         }
         self.cache.truncate(file)
@@ -414,5 +429,79 @@ mod tests {
         // a misses at page 0; b's first read (not at page 0, no history) is a standalone
         // read and its second a sequential miss that opens its window.
         assert_eq!(misses, 3);
+    }
+
+    /// The largest window a sequential 4 KiB reader reaches: what one async read-ahead asks.
+    fn widest_window(advice: Advice) -> u64 {
+        let mut wb = Writeback::new(WritebackConfig::default(), 1);
+        let file = wb.add_file(0, 64 << 20);
+        let open = wb.open_advised(file, advice);
+        let mut widest = 0;
+        for page in 0..1024 {
+            let plan = wb.read(open, page * PAGE_SIZE, PAGE_SIZE, &|_| true);
+            let pages: u64 = plan.async_ahead.iter().map(|r| r.count).sum();
+            widest = widest.max(pages);
+            for range in plan.sync.iter().chain(&plan.async_ahead) {
+                wb.read_done(*range);
+            }
+        }
+        widest
+    }
+
+    /// Linux 4.20's generic_fadvise(): POSIX_FADV_SEQUENTIAL sets the open file's ra_pages to
+    /// twice the device's (read_ahead_kb 128 → 256 KiB windows); POSIX_FADV_RANDOM sets
+    /// FMODE_RANDOM, under which even a sequential reader gets no read-ahead: every 4 KiB read
+    /// misses and reads its one page (force_page_cache_readahead of the request).
+    #[test]
+    fn fadvise_sets_the_open_files_read_ahead() {
+        assert_eq!(widest_window(Advice::Normal), 32);
+        assert_eq!(widest_window(Advice::Sequential), 64);
+        assert_eq!(widest_window(Advice::Random), 0);
+        let mut wb = Writeback::new(WritebackConfig::default(), 1);
+        let file = wb.add_file(0, 64 << 20);
+        let open = wb.open_advised(file, Advice::Random);
+        for page in 0..64 {
+            let plan = wb.read(open, page * PAGE_SIZE, PAGE_SIZE, &|_| true);
+            assert_eq!(plan.sync.len(), 1, "page {page} misses");
+            assert_eq!(plan.sync[0].count, 1, "page {page} reads only itself");
+            wb.read_done(plan.sync[0]);
+        }
+    }
+
+    /// A reader that consumes at once, 4 KiB at a time, on a device that completes reads in
+    /// the order they were started, one whenever the reader must wait. Linux 4.20's
+    /// generic_file_buffered_read() calls page_cache_async_readahead() on a marked page
+    /// before waiting for it to be read, and a steady-state window carries its mark on its
+    /// first page; so when the reader wakes on a completed window it touches the window still
+    /// in flight and starts the next one: two windows are in the device at every completion
+    /// (the drive is never left with only the other readers' requests). Returns the number of
+    /// reads in flight just before each completion, from the 10th on.
+    fn in_flight_at_completions(advice: Advice) -> Vec<usize> {
+        let mut wb = Writeback::new(WritebackConfig::default(), 1);
+        let file = wb.add_file(0, 256 << 20);
+        let open = wb.open_advised(file, advice);
+        let mut device: std::collections::VecDeque<PageRange> = Default::default();
+        let mut seen = Vec::new();
+        for page in 0..8192 {
+            loop {
+                let plan = wb.read(open, page * PAGE_SIZE, PAGE_SIZE, &|_| true);
+                device.extend(plan.sync.iter().chain(&plan.async_ahead));
+                if plan.is_hit() {
+                    break;
+                }
+                seen.push(device.len());
+                wb.read_done(device.pop_front().expect("a read to wait for"));
+            }
+        }
+        seen.split_off(10)
+    }
+
+    #[test]
+    fn sequential_reader_keeps_two_windows_in_flight() {
+        for advice in [Advice::Normal, Advice::Sequential] {
+            let seen = in_flight_at_completions(advice);
+            assert!(seen.len() > 100, "{advice:?}: {} completions", seen.len());
+            assert!(seen.iter().all(|&n| n == 2), "{advice:?}: {seen:?}");
+        }
     }
 }

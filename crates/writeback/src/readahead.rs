@@ -19,6 +19,36 @@
 //! clones and jobs sharing a file each read ahead on their own windows
 //! ([`crate::Writeback::open`]). `try_context_readahead()` (interleaved streams recovered
 //! from the page cache history) is not modelled.
+//!
+//! Advice given at open (`posix_fadvise()`, which fio gives every file it opens unless
+//! `fadvise_hint=0`) changes the open file's state as Linux 4.20's `generic_fadvise()` does:
+//! `POSIX_FADV_SEQUENTIAL` doubles that file's maximum window (`f_ra.ra_pages` = twice the
+//! device's), `POSIX_FADV_RANDOM` sets `FMODE_RANDOM`, under which a miss reads only the pages
+//! asked for (`page_cache_sync_readahead()` calls `force_page_cache_readahead()` for the
+//! request alone) and leaves the window untouched, so no page is ever marked.
+
+/// Access-pattern advice an open file was given. Kernel: the `advice` of `generic_fadvise()`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Advice {
+    /// None (`POSIX_FADV_NORMAL`): the device's `read_ahead_kb`.
+    #[default]
+    Normal,
+    /// `POSIX_FADV_SEQUENTIAL`: twice the device's maximum window.
+    Sequential,
+    /// `POSIX_FADV_RANDOM`: `FMODE_RANDOM`, no read-ahead.
+    Random,
+}
+
+impl Advice {
+    /// The open file's maximum window, in pages, given the device's. Kernel:
+    /// `file->f_ra.ra_pages` after `generic_fadvise()`.
+    pub fn ra_pages(self, device_pages: u64) -> u64 {
+        match self {
+            Advice::Sequential => device_pages * 2,
+            Advice::Normal | Advice::Random => device_pages,
+        }
+    }
+}
 
 /// Read-ahead state of one file. Kernel: struct file_ra_state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

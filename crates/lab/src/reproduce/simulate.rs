@@ -285,7 +285,7 @@ mod tests {
         let dir = iosched_workload::scratch::ScratchDir::new("colenv");
         std::fs::write(
             dir.join("job.fio"),
-            "[j]\nrw=read\nbs=4k\nsize=${SIZE}\nnumjobs=2\n",
+            "[j]\nrw=read\nbs=4k\ndirect=1\nsize=${SIZE}\nnumjobs=2\n",
         )
         .unwrap();
         std::fs::write(

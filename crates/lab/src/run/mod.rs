@@ -175,3 +175,29 @@ pub fn execute(spec: &RunSpec, hooks: &mut Hooks<'_>) -> Result<Finished, RunErr
         .collect();
     Ok(finished)
 }
+
+/// The most simulated time `spec`'s jobs can take, from their `runtime`, `ramp_time` and
+/// `startdelay` (phases split by `stonewall` add up): a progress bar's total. `None` when a
+/// job has no `runtime` (it ends when its bytes are done, which only the run tells) or the
+/// job files do not parse.
+pub fn planned_ns(spec: &RunSpec) -> Option<u64> {
+    let context = spec
+        .machine
+        .parse_context(iosched_engine::host::clone_limit());
+    let jobs = fio::parse_sources(&spec.jobs, &context).ok()?;
+    let mut total = 0u64;
+    let mut phase = 0u64;
+    for (index, job) in jobs.jobs.iter().enumerate() {
+        if job.stonewall && index > 0 {
+            total = total.saturating_add(phase);
+            phase = 0;
+        }
+        let length = job
+            .startdelay_ns
+            .1
+            .saturating_add(job.ramp_time_ns)
+            .saturating_add(job.runtime_ns?);
+        phase = phase.max(length);
+    }
+    Some(total.saturating_add(phase)).filter(|&t| t > 0)
+}

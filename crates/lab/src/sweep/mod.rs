@@ -126,6 +126,19 @@ pub fn run_spec(sweep: &SweepSpec, index: usize) -> Result<RunSpec, SweepError> 
             AxisKind::Env => env.push((axis.name.clone(), value.clone())),
         }
     }
+    // A scheduler entry may carry its own settings: "cfq slice_idle=0".
+    let entry = scheduler;
+    let mut words = entry.split_whitespace();
+    let scheduler = words.next().unwrap_or_default();
+    let mut own = Vec::new();
+    for word in words {
+        own.push(Setting::parse(word).ok_or_else(|| {
+            failed(RunError::Knob(format!(
+                "scheduler '{entry}': '{word}' is not KEY=VALUE"
+            )))
+        })?);
+    }
+    settings.splice(0..0, own);
     let jobs = JobSource::read(std::path::Path::new(jobfile))
         .map_err(|error| failed(RunError::Parse(error)))?;
     let referenced: BTreeSet<String> = iosched_workload::fio::env_references(&jobs.text)
@@ -358,6 +371,34 @@ mod tests {
         // Each group's bytes are its job's: 2 MiB each, so equal shares.
         assert_eq!(ideal(2).unwrap().share, Some(0.5));
         assert_eq!(run(&spec, 1, &|| {}).unwrap(), rows);
+    }
+
+    /// A scheduler entry's own settings reach its run: two sequential readers on a disk are
+    /// far faster with CFQ's idling than with `slice_idle=0`; a word that is not KEY=VALUE
+    /// is refused.
+    #[test]
+    fn a_scheduler_entry_carries_its_settings() {
+        let dir = iosched_workload::scratch::ScratchDir::new("sweep-entry");
+        std::fs::write(
+            dir.join("two.fio"),
+            "[global]\nrw=read\nbs=64k\ndirect=1\nruntime=1\ntime_based\nsize=64m\n[a]\n[b]\n",
+        )
+        .unwrap();
+        let text = "jobs = 'two.fio'\ndevices = 'hdd-7200'\n\
+                    schedulers = ['cfq', 'cfq slice_idle=0']\n";
+        let spec = SweepSpec::parse(&dir.join("s.toml"), text).unwrap();
+        let rows = run(&spec, 0, &|| {}).unwrap();
+        let total = |point| {
+            rows.iter()
+                .find(|r| r.point == point && r.kind == RowKind::Total)
+                .unwrap()
+                .bw_mb_s
+        };
+        assert!(total(0) > 3.0 * total(1), "{} vs {}", total(0), total(1));
+        let bad = text.replace("slice_idle=0", "slice_idle");
+        let spec = SweepSpec::parse(&dir.join("s.toml"), &bad).unwrap();
+        let error = run(&spec, 0, &|| {}).unwrap_err().to_string();
+        assert!(error.contains("'slice_idle' is not KEY=VALUE"), "{error}");
     }
 
     /// A point that cannot run names its inputs and the reason.

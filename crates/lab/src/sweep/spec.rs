@@ -5,7 +5,7 @@
 //! title = "group_idle against cgroup weights"
 //! jobs = ["../scenarios/004/group-idle.fio"]   # relative to this file
 //! devices = ["ufs31"]                           # presets, model files (.toml) or paths
-//! schedulers = ["cfq"]
+//! schedulers = ["cfq"]                          # an entry may carry settings: "cfq slice_idle=0"
 //! seeds = [1]
 //! x = "group_idle_us"                           # the chart's x axis (default: the first swept input)
 //!

@@ -40,9 +40,11 @@ pub mod journal;
 mod summary;
 
 use iosched_core::{Time, NSEC_PER_MSEC, SECTOR_SIZE};
-use iosched_workload::job::RwMode;
+use iosched_workload::job::{FadviseHint, RwMode, Workload};
 use iosched_workload::JobSpec;
-use iosched_writeback::{FlusherId, PageRange, QueueState, Writeback, WritebackConfig, PAGE_SIZE};
+use iosched_writeback::{
+    Advice, FlusherId, PageRange, QueueState, Writeback, WritebackConfig, PAGE_SIZE,
+};
 
 use crate::layout::Layout;
 use journal::{Journal, Tid};
@@ -447,10 +449,11 @@ impl FsState {
             .clones
             .iter()
             .map(|clone| {
+                let advice = advice_of(&jobs[clone.job]);
                 clone
                     .files
                     .iter()
-                    .map(|&file| wb.open(file as u32))
+                    .map(|&file| wb.open_advised(file as u32, advice))
                     .collect()
             })
             .collect();
@@ -544,6 +547,22 @@ impl FsState {
             dirty_limit_pages: self.wb.thresholds().limit,
             dirty_background_pages: self.wb.thresholds().background,
         }
+    }
+}
+
+/// The advice fio gives each file a job opens (`fadvise_hint`, fio 3.33's
+/// `td_io_open_file()`): by default random jobs advise `POSIX_FADV_RANDOM` and the others
+/// `POSIX_FADV_SEQUENTIAL`. Choice: a dbench4 client is not fio and gives none, as dbench
+/// does not call `posix_fadvise()`.
+fn advice_of(spec: &JobSpec) -> Advice {
+    if spec.workload != Workload::Fio {
+        return Advice::Normal;
+    }
+    match spec.fadvise_hint {
+        FadviseHint::None | FadviseHint::NoReuse => Advice::Normal,
+        FadviseHint::ByPattern if spec.rw.is_random() => Advice::Random,
+        FadviseHint::ByPattern | FadviseHint::Sequential => Advice::Sequential,
+        FadviseHint::Random => Advice::Random,
     }
 }
 

@@ -22,8 +22,8 @@ use super::value::{
     SizeValue, TimeUnit,
 };
 use crate::job::{
-    ExitWhat, FileService, IoEngine, RandomDistribution, RwMode, RwSequencer, SizeOrPercent,
-    Workload, WriteData,
+    ExitWhat, FadviseHint, FileService, IoEngine, RandomDistribution, RwMode, RwSequencer,
+    SizeOrPercent, Workload, WriteData,
 };
 
 /// How an option's value is written.
@@ -932,6 +932,17 @@ fn apply_pre_read(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+fn apply_fadvise_hint(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.fadvise_hint = match a.keyword().0 {
+        "0" => FadviseHint::None,
+        "1" => FadviseHint::ByPattern,
+        "random" => FadviseHint::Random,
+        "sequential" => FadviseHint::Sequential,
+        _ => FadviseHint::NoReuse,
+    };
+    Ok(())
+}
+
 fn apply_invalidate(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     d.spec.invalidate = a.bool01()?;
     Ok(())
@@ -1658,7 +1669,12 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ignored("force_async", &[], Int),
     ignored("userspace_reap", &[], Set),
     ignored("softrandommap", &[], Bool),
-    ignored("fadvise_hint", &[], Text),
+    opt(
+        "fadvise_hint",
+        &[],
+        Enum(&["0", "1", "random", "sequential", "noreuse"]),
+        apply_fadvise_hint,
+    ),
     ignored("openfiles", &[], Int),
     ignored("write_barrier", &[], Int),
     opt("ignore_error", &[], Text, apply_ignore_error),
