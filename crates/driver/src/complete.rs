@@ -118,13 +118,24 @@ impl<X: Copy> Driver<'_, X> {
     ) {
         let now = self.now;
         let tag = if outcome.failed { None } else { outcome.tag };
+        let before = self.life.in_flight(process);
         for other in self.life.complete(self.jobs, process, now, unit, tag) {
             b.wake(other, now);
         }
         if outcome.fail_job {
             self.life.fail(process);
         }
-        self.stats[process].record_complete_batch(1);
+        // fio's `iodepth_complete` counts events per reap: with `iodepth_batch_complete_min`
+        // above 1 the job reaps them in groups (the runner's depth drops by the group).
+        let job = &self.jobs[self.life.job_of(process)];
+        if job.iodepth_batch_complete_min <= 1 {
+            self.stats[process].record_complete_batch(1);
+        } else {
+            let reaped = before.saturating_sub(self.life.in_flight(process));
+            if reaped > 0 {
+                self.stats[process].record_complete_batch(reaped);
+            }
+        }
         b.wake(process, now);
     }
 }

@@ -226,6 +226,9 @@ pub struct Driver<'a, X> {
     pub requests: u64,
     next_request: u64,
     plug: Plug,
+    /// I/Os of the step in progress not yet counted in fio's `iodepth_level`: fio counts a
+    /// batch at its commit, each at the depth the whole batch reached (`io_u_mark_depth()`).
+    unmarked: u32,
     /// Request lists of the jobs' own requests.
     pool: RequestPool,
     /// Per process: the I/O it sleeps on, waiting for a request.
@@ -290,6 +293,7 @@ impl<'a, X: Copy> Driver<'a, X> {
             requests: 0,
             next_request: 0,
             plug: Plug::Off,
+            unmarked: 0,
             pool: RequestPool::new(nr_requests),
             held: vec![None; clones],
             freed_for: Vec::new(),

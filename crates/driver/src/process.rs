@@ -49,6 +49,7 @@ impl<X: Copy> Driver<'_, X> {
         let mut submitted = 0;
         self.plug = Plug::Armed;
         self.run_process(b, index, trace, &mut submitted);
+        self.mark_depth(index);
         if let Plug::Plugged(last) = std::mem::replace(&mut self.plug, Plug::Off) {
             trace.request(self.now, RqEvent::Unplug, &last);
         }
@@ -85,6 +86,7 @@ impl<X: Copy> Driver<'_, X> {
                     let batch = self.jobs[self.life.job_of(index)].iodepth_batch_submit;
                     if *submitted >= batch.max(1) {
                         // fio commits every `iodepth_batch_submit` I/Os (one submit call).
+                        self.mark_depth(index);
                         self.stats[index].record_submit_batch(std::mem::take(submitted));
                         b.batch_submitted(self, index, trace);
                     }
@@ -101,6 +103,15 @@ impl<X: Copy> Driver<'_, X> {
                     return;
                 }
             }
+        }
+    }
+
+    /// The I/Os submitted since the last commit count in `iodepth_level` at the depth the
+    /// batch reached, as fio counts them when it commits.
+    fn mark_depth(&mut self, index: usize) {
+        let depth = self.life.in_flight(index);
+        for _ in 0..std::mem::take(&mut self.unmarked) {
+            self.stats[index].record_depth(depth);
         }
     }
 

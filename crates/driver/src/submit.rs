@@ -56,8 +56,7 @@ impl<X: Copy> Driver<'_, X> {
             return;
         }
         let request = self.bio(index, &unit);
-        let depth = self.life.in_flight(index);
-        self.stats[index].record_depth(depth);
+        self.unmarked += 1;
         if request.op != Op::Flush && self.try_merge(index, unit, &request, io, trace) {
             return;
         }

@@ -592,6 +592,9 @@ impl EngineBackend {
         drv.pump_dispatch(self, trace);
         if !self.ring.submission().is_empty() {
             self.enter_calls += 1;
+            // The entries go in as the call begins.
+            let now = self.clock();
+            self.device_gauge.set(self.in_device, now);
             if let Err(error) = self.ring.submit() {
                 // Busy or interrupted: the entries stay queued for the loop's wait.
                 if !matches!(
@@ -601,8 +604,11 @@ impl EngineBackend {
                     self.ring_error.get_or_insert(error);
                 }
             }
-            let now = self.clock();
-            self.gauge_device(now);
+            if !self.ring.submission().is_empty() {
+                // Not all went in: what is left is not in the device.
+                let now = self.clock();
+                self.gauge_device(now);
+            }
         }
     }
 
