@@ -73,7 +73,7 @@ pub fn run(args: ReproduceArgs) -> CmdResult {
     progress.finish_and_clear();
     let Report { results, verdicts } = report.map_err(Failure::run)?;
     if let Some(dir) = &args.plot {
-        render::write_plots(dir, &scenarios, &results).map_err(|error| match error {
+        render::write_plots(dir, &scenarios, &results, &verdicts).map_err(|error| match error {
             PlotError::Folder { .. } => Failure::input(anyhow!("--plot {error}")),
             PlotError::Write(_) => Failure::run(anyhow!("--plot: {error}")),
         })?;

@@ -49,6 +49,7 @@ pub mod results;
 pub mod run_plot;
 pub mod shares;
 pub mod sweep_plot;
+pub mod verdict_plot;
 
 // What a run measured is recorded by the driver; these formatters read it.
 pub use iosched_driver::{disk, fio_plat, histogram, io_log, stats};

@@ -4,6 +4,7 @@
 use std::fmt::{self, Write};
 use std::path::{Path, PathBuf};
 
+use iosched_report::verdict_plot::VerdictBar;
 use serde_json::{json, Value};
 
 use super::scenario::Scenario;
@@ -328,11 +329,14 @@ impl fmt::Display for PlotError {
 // printed with `{:#}` does not say it twice.
 impl std::error::Error for PlotError {}
 
-/// Writes [`plot_tables`] into `dir` (created if missing): `NAME.png` and `NAME.svg` each.
+/// Writes [`plot_tables`] into `dir` (created if missing): `NAME.png` and `NAME.svg` each,
+/// and per seed with comparisons `seed<NNN>-verdicts`: each comparison's ratio, seed's and
+/// ours, with its verdicts.
 pub fn write_plots(
     dir: &Path,
     scenarios: &[Scenario],
     results: &[RowResult],
+    verdicts: &[Verdict],
 ) -> Result<(), PlotError> {
     std::fs::create_dir_all(dir).map_err(|error| PlotError::Folder {
         path: dir.to_path_buf(),
@@ -340,6 +344,29 @@ pub fn write_plots(
     })?;
     for (name, table) in plot_tables(scenarios, results) {
         iosched_report::plot::write_table(&dir.join(name), &table).map_err(PlotError::Write)?;
+    }
+    for scenario in scenarios {
+        let bars: Vec<VerdictBar> = verdicts
+            .iter()
+            .filter(|v| v.seed == scenario.seed)
+            .map(|v| VerdictBar {
+                name: v.name.clone(),
+                seed_ratio: v.seed_ratio,
+                ratio: v.ratio,
+                direction_ok: v.direction_ok,
+                within_25pct: v.within_25pct,
+            })
+            .collect();
+        if bars.is_empty() {
+            continue;
+        }
+        let title = format!(
+            "seed {}: verdicts, our ratio beside the seed's",
+            scenario.seed
+        );
+        let base = dir.join(format!("seed{}-verdicts", scenario.seed));
+        iosched_report::verdict_plot::write_verdicts(&base, &title, &bars)
+            .map_err(PlotError::Write)?;
     }
     Ok(())
 }
