@@ -525,6 +525,21 @@ impl JobStats {
         }
     }
 
+    /// Records a block that read back wrong (fio's EILSEQ, of its verify type): the job's
+    /// `error` either way, and counted in `total_err`/`first_error` when the job continues
+    /// past it (fio's `update_error_count()` for a non-fatal error).
+    pub fn record_verify_error(&mut self, errno: i32, survived: bool) {
+        if survived {
+            self.total_err += 1;
+            if self.first_error == 0 {
+                self.first_error = errno;
+            }
+        }
+        if self.error == 0 {
+            self.error = errno;
+        }
+    }
+
     /// Records one fsync/fdatasync and its latency.
     pub fn record_sync(&mut self, lat_ns: u64) {
         self.sync.record(lat_ns);
