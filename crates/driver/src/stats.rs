@@ -464,6 +464,7 @@ impl JobStats {
             hist: spec.log_hist.clone(),
             hist_msec: spec.log_hist_msec,
             hist_coarseness: spec.log_hist_coarseness,
+            hist_unfilled: !spec.clat_percentiles,
         };
         if !request.is_empty() {
             stats.log = Some(IoLog::new(request));
