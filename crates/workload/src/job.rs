@@ -286,7 +286,7 @@ pub struct JobSpec {
     pub iodepth_batch_submit: u32,
     pub iodepth_batch_complete_min: u32,
     pub iodepth_batch_complete_max: u32,
-    /// Refill watermark.
+    /// Refill watermark; 0 means `iodepth`, as fio reads an unset or zero `iodepth_low`.
     pub iodepth_low: u32,
     pub direct: bool,
     /// `sync=`: O_SYNC (true) / O_DSYNC writes.
@@ -458,7 +458,7 @@ impl JobSpec {
             iodepth_batch_submit: 1,
             iodepth_batch_complete_min: 1,
             iodepth_batch_complete_max: 1,
-            iodepth_low: 1,
+            iodepth_low: 0,
             direct: false,
             sync_writes: false,
             workload: Workload::Fio,

@@ -132,7 +132,10 @@ impl JobRunner {
             rng,
             depth,
             complete_min: spec.iodepth_batch_complete_min.clamp(1, depth),
-            iodepth_low: spec.iodepth_low.min(depth),
+            iodepth_low: match spec.iodepth_low {
+                0 => depth,
+                low => low.min(depth),
+            },
             in_flight: 0,
             completed_unreaped: 0,
             draining_to_low: false,
@@ -590,6 +593,25 @@ mod tests {
         assert_eq!(submitted.len(), 16);
         // Four at a time: four rounds of service.
         assert_eq!(end, 4 * 1000);
+    }
+
+    /// A spec that leaves `iodepth_low` unset refills after each completion, as fio does when
+    /// `iodepth_low` is not given (fio 3.33 sets it to `iodepth`); before, a hand-built spec
+    /// drained its queue to one before refilling.
+    #[test]
+    fn unset_iodepth_low_refills_after_each_completion() {
+        let mut spec = spec();
+        spec.ioengine = IoEngine::Libaio;
+        spec.direct = true;
+        spec.iodepth = 4;
+        let mut runner = JobRunner::new(&spec, region(), 0, Rng::new(1));
+        let mut in_flight = Vec::new();
+        while let Step::Submit(unit) = runner.next(0) {
+            in_flight.push(unit);
+        }
+        assert_eq!(in_flight.len(), 4);
+        runner.complete(10, &in_flight[0]);
+        assert!(matches!(runner.next(10), Step::Submit(_)));
     }
 
     /// Buffered libaio submits synchronously: depth 1 whatever iodepth says.
