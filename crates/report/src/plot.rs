@@ -37,14 +37,18 @@ pub struct PlotTable {
     pub columns: Vec<PlotColumn>,
     /// Draw the columns as the x axis of one line chart instead of a panel each.
     pub sweep: bool,
+    /// The x axis's title (with its unit) for a sweep, e.g. `group_idle_us (µs)`.
+    pub x_desc: Option<String>,
 }
 
 /// Line colours for a sweep's rows (ours; the seed's line is the same hue, dashed).
-pub(crate) const ROW_COLOURS: [RGBColor; 4] = [
+pub(crate) const ROW_COLOURS: [RGBColor; 6] = [
     RGBColor(33, 102, 172),
     RGBColor(178, 24, 43),
     RGBColor(27, 120, 55),
     RGBColor(118, 42, 131),
+    RGBColor(230, 120, 0),
+    RGBColor(0, 150, 150),
 ];
 
 pub(crate) fn register() {
@@ -227,7 +231,7 @@ where
     let mut chart = ChartBuilder::on(&area)
         .caption(&table.title, ("sans-serif", 20))
         .margin(12)
-        .x_label_area_size(32)
+        .x_label_area_size(if table.x_desc.is_some() { 50 } else { 32 })
         .y_label_area_size(64)
         .build_cartesian_2d(-0.25f64..last + 0.25, 0f64..top)
         .map_err(error)?;
@@ -244,6 +248,8 @@ where
             }
         })
         .y_desc(&table.unit)
+        .x_desc(table.x_desc.as_deref().unwrap_or(""))
+        .axis_desc_style(("sans-serif", 14))
         .y_label_formatter(&|y| bar_value(*y))
         .max_light_lines(1)
         .label_style(("sans-serif", 13))
@@ -290,9 +296,27 @@ where
             .draw_series(seed.iter().map(|&p| Cross::new(p, 4, colour.mix(0.6))))
             .map_err(error)?;
     }
+    // The legend goes in the right-hand corner the lines leave free at the last point.
+    let last_high = table
+        .columns
+        .last()
+        .map(|c| {
+            c.ours
+                .iter()
+                .copied()
+                .chain(c.seed.iter().flatten().copied())
+                .filter(|v| v.is_finite())
+                .fold(0.0f64, f64::max)
+        })
+        .unwrap_or(0.0);
+    let corner = if last_high < top * 0.5 {
+        SeriesLabelPosition::UpperRight
+    } else {
+        SeriesLabelPosition::LowerRight
+    };
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
+        .position(corner)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .label_font(("sans-serif", 13))
@@ -327,6 +351,7 @@ fn one_row_as_one_panel(table: &PlotTable) -> PlotTable {
             ours: table.columns.iter().map(|c| c.ours[0]).collect(),
         }],
         sweep: false,
+        x_desc: None,
     }
 }
 
@@ -406,6 +431,7 @@ mod tests {
                 ours: vec![3.1, 2.2],
             }],
             sweep: false,
+            x_desc: None,
         };
         let [png, svg] = write_table(&dir.join("t"), &table).unwrap();
         let bytes = std::fs::read(png).unwrap();
@@ -448,6 +474,7 @@ mod tests {
             rows: vec!["pressure".into()],
             columns,
             sweep: false,
+            x_desc: None,
         };
         let [_, svg] = write_table(&dir.join("g"), &table).unwrap();
         let text = std::fs::read_to_string(svg).unwrap();
@@ -488,6 +515,7 @@ mod tests {
             rows: vec!["with".into(), "without".into()],
             columns,
             sweep: true,
+            x_desc: None,
         };
         let [png, svg] = write_table(&dir.join("s"), &table).unwrap();
         assert_eq!(&std::fs::read(png).unwrap()[1..4], b"PNG");
@@ -515,6 +543,7 @@ mod tests {
                 ours: vec![4.9, 86.5],
             }],
             sweep: false,
+            x_desc: None,
         };
         let [_, svg] = write_table(&dir.join("r"), &table).unwrap();
         let text = std::fs::read_to_string(svg).unwrap();

@@ -289,19 +289,85 @@ pub fn plot_tables(
                     ours: ran.iter().map(|(_, result)| result.values[index]).collect(),
                 })
                 .collect();
-            plots.push((
-                format!("seed{}-{}", scenario.seed, table.id),
-                PlotTable {
-                    title: format!("seed {}: {}", scenario.seed, table.title),
-                    unit: table.unit.clone(),
-                    rows: ran.iter().map(|(row, _)| row.label.clone()).collect(),
-                    columns,
-                    sweep: table.columns.len() > WIDE_TABLE_COLUMNS,
-                },
-            ));
+            let wide = table.columns.len() > WIDE_TABLE_COLUMNS;
+            let plot = PlotTable {
+                title: format!("seed {}: {}", scenario.seed, table.title),
+                unit: table.unit.clone(),
+                rows: ran.iter().map(|(row, _)| row.label.clone()).collect(),
+                columns,
+                sweep: wide,
+                x_desc: if wide { column_variable(table) } else { None },
+            };
+            let plot = match row_variable(table) {
+                Some(x_desc) if !wide => rows_as_x(plot, x_desc),
+                _ => plot,
+            };
+            plots.push((format!("seed{}-{}", scenario.seed, table.id), plot));
         }
     }
     plots
+}
+
+/// The one job variable every column sets (seed 003's `THREADS`), as an axis title.
+fn column_variable(table: &super::scenario::Table) -> Option<String> {
+    let first = table.columns.first()?;
+    let (name, _) = first.env.iter().next()?;
+    let same = table
+        .columns
+        .iter()
+        .all(|c| c.env.len() == 1 && c.env.contains_key(name));
+    same.then(|| name.to_lowercase())
+}
+
+/// A table whose rows are the points of one setting (seed 004's `group_idle_us`): every row
+/// sets that one key to its own label, a number, and there are at least three. Returns the
+/// axis title, with the unit of the tunable of that name.
+fn row_variable(table: &super::scenario::Table) -> Option<String> {
+    let first = table.rows.first()?;
+    let (name, _) = first.set.iter().next()?;
+    let swept = table.rows.len() >= 3
+        && table.rows.iter().all(|row| {
+            row.set.len() == 1
+                && row.set.get(name) == Some(&row.label)
+                && row.label.parse::<f64>().is_ok()
+        });
+    if !swept {
+        return None;
+    }
+    let unit = iosched_core::schedulers()
+        .iter()
+        .flat_map(|s| s.tunables.iter())
+        .find(|t| t.name == name)
+        .map(|t| t.unit);
+    Some(match unit {
+        Some("us") => format!("{name} (µs)"),
+        Some(unit) if !unit.is_empty() => format!("{name} ({unit})"),
+        _ => name.clone(),
+    })
+}
+
+/// The rows as the x axis of one line chart, a line per column: a sweep over a setting reads
+/// as lines, not as a stack of panels.
+fn rows_as_x(
+    table: iosched_report::plot::PlotTable,
+    x_desc: String,
+) -> iosched_report::plot::PlotTable {
+    use iosched_report::plot::{PlotColumn, PlotTable};
+    let points = table.rows.len();
+    PlotTable {
+        title: table.title,
+        unit: table.unit,
+        rows: table.columns.iter().map(|c| c.header.clone()).collect(),
+        columns: (0..points)
+            .map(|point| PlotColumn {
+                header: table.rows[point].clone(),
+                seed: table.columns.iter().map(|c| c.seed[point]).collect(),
+                ours: table.columns.iter().map(|c| c.ours[point]).collect(),
+            })
+            .collect(),
+        sweep: true,
+        x_desc: Some(x_desc),
+    }
 }
 
 /// A plot that could not be written.
@@ -374,6 +440,40 @@ pub fn write_plots(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Seed 004's group_idle sweep plots as one line chart over group_idle_us with its
+    /// unit, a line per group (not eleven panels); seed 003's thread sweep is titled threads.
+    #[test]
+    fn setting_and_variable_sweeps_are_line_charts_with_titled_x_axes() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        let scenarios = crate::reproduce::load(&root, &["003".into(), "004".into()]).unwrap();
+        let results: Vec<RowResult> = scenarios
+            .iter()
+            .flat_map(|s| {
+                s.tables.iter().flat_map(move |t| {
+                    t.rows.iter().map(move |r| RowResult {
+                        seed: s.seed.clone(),
+                        table: t.id.clone(),
+                        label: r.label.clone(),
+                        values: vec![1.0; t.columns.len()],
+                    })
+                })
+            })
+            .collect();
+        let plots = plot_tables(&scenarios, &results);
+        let find = |name: &str| &plots.iter().find(|(n, _)| n == name).unwrap().1;
+        let sweep = find("seed004-group-idle-sweep");
+        assert!(sweep.sweep);
+        assert_eq!(sweep.x_desc.as_deref(), Some("group_idle_us (µs)"));
+        assert_eq!(
+            sweep.rows,
+            ["total", "top-app", "foreground", "normal", "background"]
+        );
+        assert_eq!(sweep.columns.len(), 11);
+        assert_eq!(find("seed003-sysbench").x_desc.as_deref(), Some("threads"));
+        let four = find("seed004-four-groups");
+        assert!(!four.sweep && four.x_desc.is_none(), "one row is no sweep");
+    }
     use crate::reproduce::scenario::{Column, Row, Table};
 
     fn table(columns: usize) -> Table {
