@@ -365,3 +365,20 @@ fn a_trace_estimated_over_its_limit_is_refused_up_front() {
     let written = len_of(&trace);
     assert!(written > 0, "the trace was written");
 }
+
+/// Issue 14: `fill_device=1` (fio: write until ENOSPC; checked with fio 3.33 on a file in a
+/// 16 MiB tmpfs, which it filled) was silently ignored. It is refused at its line with the
+/// reason; `fill_device=0`, fio's default, is accepted.
+#[test]
+fn fill_device_is_refused_at_its_line_not_ignored() {
+    let scratch = Scratch::new("hostile-fill-device");
+    let job = scratch.file("f.fio", "[j]\nrw=write\nsize=1m\nfill_device=1\n");
+    let out = iosched(&["run", &job]);
+    assert_input_error(
+        &out,
+        &format!("{job}:4: bad value '1' for option 'fill_device'"),
+    );
+    assert!(stderr_of(&out).contains("ENOSPC"));
+    let off = scratch.file("g.fio", "[j]\nrw=write\nsize=1m\nfill_fs=0\n");
+    assert!(iosched(&["run", &off]).status.success());
+}

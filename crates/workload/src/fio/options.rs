@@ -922,6 +922,21 @@ fn apply_sync(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     Ok(())
 }
 
+/// `fill_device=1`: fio 3.33 writes until the target is full (ENOSPC or EDQUOT), on a
+/// regular file until its file system is (checked here: a 64 KiB sequential write job on a
+/// file in a 16 MiB tmpfs wrote 16 MiB, stopped at ENOSPC and exited 0). iosched neither simulates nor allows filling a file system, so it
+/// refuses rather than ignore it; `fill_device=0` is fio's default and accepted.
+fn apply_fill_device(_d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    if a.bool01()? {
+        return Err(
+            "fio writes until the device or file system is full (ENOSPC); iosched \
+                    does not fill a file system or device: give size= instead"
+                .to_string(),
+        );
+    }
+    Ok(())
+}
+
 fn apply_overwrite(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     d.spec.overwrite = a.bool01()?;
     Ok(())
@@ -1627,7 +1642,7 @@ pub(crate) static OPTIONS: &[OptDef] = &[
     ignored("unlink", &[], Bool),
     ignored("unlink_each_loop", &[], Bool),
     ignored("file_append", &[], Bool),
-    ignored("fill_device", &["fill_fs"], Bool),
+    opt("fill_device", &["fill_fs"], Bool, apply_fill_device),
     ignored("filename_format", &[], Text),
     ignored("lockfile", &[], Text),
     ignored("lockmem", &[], Int),
