@@ -217,3 +217,76 @@ fn iosched_json_plus_reads_in_fio_jsonplus_clat2csv() {
     );
     assert!(compared >= 5 * 17);
 }
+
+/// Issue 17: iosched's percentiles are fio's own. Outside reference: fio 3.33 on this
+/// machine, json+ of jobs of 100, 250 and 1000 I/Os (counts where fio's `long double`
+/// threshold differs from `f64`, e.g. p30 of 100 needs 31 samples) with every latency
+/// series' percentiles and a list that includes such shares. Each of fio's histograms
+/// (`bins`) is recorded into a [`LatStat`], and the percentiles iosched computes from it must
+/// be fio's printed ones, value for value.
+#[test]
+fn percentiles_from_fios_bins_are_fios_percentiles() {
+    const TEST: &str = "percentiles_from_fios_bins_are_fios_percentiles";
+    if !common::fio3_available() {
+        return skip(TEST, "fio 3 not installed");
+    }
+    let dir = target_scratch("jsonplus-percentiles");
+    let list = "1:5:10:20:30:33.3:40:50:60:66.6:70:80:90:95:99:99.5:99.9:99.95:99.99";
+    let mut job = format!(
+        "[global]\nfilename={}\nsize=4m\nbs=4k\nioengine=libaio\niodepth=4\n\
+         slat_percentiles=1\nlat_percentiles=1\npercentile_list={list}\n",
+        dir.join("data").display()
+    );
+    for rw in ["randread", "randwrite"] {
+        for ios in [100, 250, 1000] {
+            job.push_str(&format!("[{rw}{ios}]\nrw={rw}\nnumber_ios={ios}\n"));
+        }
+    }
+    std::fs::write(dir.join("p.fio"), job).unwrap();
+    let json = dir.join("fio.json");
+    let out = Command::new("fio")
+        .current_dir(&dir)
+        .args(["--output-format=json+", "--output"])
+        .arg(&json)
+        .arg("p.fio")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let wanted: Vec<f64> = list.split(':').map(|p| p.parse().unwrap()).collect();
+    let mut compared = 0;
+    for job in doc["jobs"].as_array().unwrap() {
+        for dir_name in ["read", "write"] {
+            for kind in KINDS {
+                let series = &job[dir_name][kind];
+                let Some(bins) = series["bins"].as_object() else {
+                    continue;
+                };
+                let mut stat = iosched_report::LatStat::new();
+                for (key, count) in bins {
+                    for _ in 0..count.as_u64().unwrap() {
+                        stat.record(key.parse().unwrap());
+                    }
+                }
+                assert_eq!(stat.count(), series["N"].as_u64().unwrap());
+                for (p, ours) in stat.percentiles(&wanted) {
+                    let theirs = &series["percentile"][format!("{p:.6}")];
+                    assert_eq!(
+                        Some(ours),
+                        theirs.as_u64(),
+                        "{} {dir_name} {kind} p{p} of {}",
+                        job["jobname"],
+                        stat.count()
+                    );
+                    compared += 1;
+                }
+            }
+        }
+    }
+    eprintln!("fio 3.33: {compared} percentiles recomputed from its bins");
+    assert_eq!(compared, 6 * 3 * wanted.len(), "every job's three series");
+}

@@ -336,3 +336,32 @@ fn a_full_standard_output_is_an_error_not_a_panic() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+/// Issue 17, 4: the text `--trace` of a 600 s run was 11.5 GB, with no cap and no warning.
+/// The expected size (the jobs' I/O count times the bytes a trace takes per I/O) is said on
+/// stderr at the start, and a run whose estimate is over `--trace-limit` is refused before
+/// anything is written, naming the flag.
+#[test]
+fn a_trace_estimated_over_its_limit_is_refused_up_front() {
+    let scratch = Scratch::new("hostile-trace-size");
+    // 4 clones of 16384 reads of 4 KiB: 65536 I/Os, about 14 MiB of text under noop.
+    let job = scratch.file("t.fio", "[j]\nrw=read\nbs=4k\nsize=64m\nnumjobs=4\n");
+    let trace = scratch.path("t.txt");
+    let out = iosched(&["run", &job, "--trace", &trace, "--trace-limit", "1m"]);
+    assert_input_error(&out, "over --trace-limit (1048576 bytes)");
+    assert!(
+        stderr_of(&out).contains("65536 I/Os"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(!std::path::Path::new(&trace).exists(), "nothing written");
+    let out = iosched(&["run", &job, "--trace", &trace, "--output-format", "json"]);
+    let stderr = stderr_of(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("--trace {trace}: about ")) && stderr.contains("estimated"),
+        "{stderr}"
+    );
+    let written = len_of(&trace);
+    assert!(written > 0, "the trace was written");
+}

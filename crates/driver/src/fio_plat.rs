@@ -9,10 +9,10 @@
 //! last. A bucket is named by its middle value (fio's `plat_idx_to_val()`), which is the key
 //! json+ prints and the value fio reports for a percentile falling in it.
 //!
-//! iosched records each series in a finer histogram ([`LatStat`]: 3 significant digits, whose
-//! buckets have power-of-two widths `2^(m-10)` aligned the same way), so every one of its
-//! buckets lies inside exactly one of fio's, and fio's counts follow exactly from ours:
-//! [`bins`] regroups them without any sample being re-read.
+//! [`LatStat`] records each series in these very buckets, so `bins` and percentiles are
+//! fio's without any conversion. fio decides whether a bucket reaches a percentile in x87
+//! extended precision (a 64-bit mantissa), which now and then differs from `f64`;
+//! [`reaches`] repeats its arithmetic exactly in integers.
 
 use crate::histogram::LatStat;
 
@@ -67,43 +67,130 @@ pub fn bucket_bounds(index: u64) -> (u64, u64) {
 /// The series' non-empty buckets as `(bucket value, count)`, by increasing value: what fio
 /// prints as `bins` in json+.
 pub fn bins(stat: &LatStat) -> Vec<(u64, u64)> {
-    let mut out: Vec<(u64, u64)> = Vec::new();
-    let mut last_index = None;
-    for (lowest, count) in stat.buckets() {
-        let index = bucket_index(lowest);
-        match out.last_mut() {
-            Some(bin) if last_index == Some(index) => bin.1 += count,
-            _ => out.push((bucket_value(index), count)),
-        }
-        last_index = Some(index);
-    }
-    out
+    stat.buckets()
+        .map(|(index, count)| (bucket_value(index), count))
+        .collect()
 }
 
-/// Percentiles as fio computes them from its buckets (`calc_clat_percentiles()`): for each
-/// `p` of `list` (in increasing order), the value of the first bucket whose running count
-/// reaches `p`% of the samples. Empty when the series is.
+/// A positive number `mantissa * 2^exp` whose mantissa has exactly 64 significant bits, as an
+/// x87 `long double` holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Extended {
+    mantissa: u64,
+    exp: i32,
+}
+
+impl Extended {
+    /// `value * 2^exp` rounded to 64 significant bits, to nearest and ties to even; `sticky`
+    /// says that something nonzero lies below `value`'s last bit. `value` must be nonzero.
+    fn round(value: u128, exp: i32, sticky: bool) -> Extended {
+        let bits = 128 - value.leading_zeros() as i32;
+        if bits <= 64 {
+            let shift = 64 - bits;
+            return Extended {
+                mantissa: (value << shift) as u64,
+                exp: exp - shift,
+            };
+        }
+        let drop = (bits - 64) as u32;
+        let kept = (value >> drop) as u64;
+        let rest = value & ((1u128 << drop) - 1);
+        let half = 1u128 << (drop - 1);
+        let up = rest > half || (rest == half && (sticky || kept & 1 == 1));
+        match kept.checked_add(u64::from(up)) {
+            Some(mantissa) => Extended {
+                mantissa,
+                exp: exp + drop as i32,
+            },
+            None => Extended {
+                mantissa: 1 << 63,
+                exp: exp + drop as i32 + 1,
+            },
+        }
+    }
+
+    /// A finite `value > 0` as a 53-bit significand and its exponent.
+    fn of_f64(value: f64) -> (u128, i32) {
+        let bits = value.to_bits();
+        let biased = ((bits >> 52) & 0x7ff) as i32;
+        let fraction = u128::from(bits & ((1 << 52) - 1));
+        // A subnormal has no implicit bit and the exponent of the smallest normal.
+        if biased == 0 {
+            (fraction, -1074)
+        } else {
+            (fraction | 1 << 52, biased - 1075)
+        }
+    }
+
+    /// `0.01L`: one hundredth rounded to 64 bits.
+    fn hundredth() -> Extended {
+        // 2^120 / 100, with the remainder as the sticky bit.
+        let numerator = 1u128 << 120;
+        Extended::round(numerator / 100, -120, !numerator.is_multiple_of(100))
+    }
+
+    /// `self * factor`, rounded as the x87 unit rounds.
+    fn times(self, factor: u128, factor_exp: i32) -> Extended {
+        // A 64-bit mantissa times at most 64 bits fits in 128.
+        Extended::round(
+            u128::from(self.mantissa) * factor,
+            self.exp + factor_exp,
+            false,
+        )
+    }
+}
+
+/// Whether a running count `sum` reaches percentile `p` of `nr` samples, exactly as fio 3.33
+/// decides `sum >= (long double) p / 100.0 * nr` on x86-64. fio is built with `-ffast-math`,
+/// and the packaged binary computes `nr * 0.01L` once and multiplies each `p` by it, in x87
+/// extended precision (its `calc_clat_percentiles()` disassembled: `fildll`, `fldt` of
+/// 0.01L, `fmulp`; then `fldl` of `p`, `fmulp`, `fcomi`). Rounded so, p99.95 of 100000 needs
+/// 99951 samples where `f64` arithmetic gives 99950.
+pub fn reaches(sum: u64, p: f64, nr: u64) -> bool {
+    if p <= 0.0 || nr == 0 {
+        return true;
+    }
+    let per_cent = Extended::hundredth().times(u128::from(nr), 0);
+    let (significand, exp) = Extended::of_f64(p);
+    let need = per_cent.times(significand, exp);
+    // sum >= need.mantissa * 2^need.exp, with need.mantissa < 2^64.
+    if need.exp >= 0 {
+        need.exp < 64 && u128::from(sum) >= u128::from(need.mantissa) << need.exp
+    } else if need.exp > -64 {
+        u128::from(sum) << -need.exp >= u128::from(need.mantissa)
+    } else {
+        // The threshold lies in (0, 1).
+        sum >= 1
+    }
+}
+
+/// Percentiles as fio computes them (`calc_clat_percentiles()`): the list is read up to its
+/// first 0 and sorted; each `p` gets the value of the first bucket whose running count
+/// reaches `p`% of the samples ([`reaches`]). Empty when the series is.
 pub fn percentiles(stat: &LatStat, list: &[f64]) -> Vec<(f64, u64)> {
-    let total = stat.count() as f64;
-    let bins = bins(stat);
-    let mut out = Vec::with_capacity(list.len());
+    let nr = stat.count();
+    if nr == 0 {
+        return Vec::new();
+    }
+    let mut sorted: Vec<f64> = list.iter().copied().take_while(|&p| p != 0.0).collect();
+    sorted.sort_by(f64::total_cmp);
+    let mut out = Vec::with_capacity(sorted.len());
+    let mut buckets = stat.buckets();
     let mut running = 0u64;
-    let mut bins = bins.iter();
     let mut current = None;
-    for &p in list {
-        let need = p / 100.0 * total;
-        while current.is_none() || (running as f64) < need {
-            match bins.next() {
-                Some(&(value, count)) => {
+    for p in sorted {
+        while current.is_none() || !reaches(running, p, nr) {
+            match buckets.next() {
+                Some((index, count)) => {
                     running += count;
-                    current = Some(value);
+                    current = Some(bucket_value(index));
                 }
-                None => break,
+                // Every sample counted and still short (p above 100): fio stops there too.
+                None => return out,
             }
         }
-        match current {
-            Some(value) => out.push((p, value)),
-            None => return Vec::new(),
+        if let Some(value) = current {
+            out.push((p, value));
         }
     }
     out
@@ -158,20 +245,52 @@ mod tests {
         }
     }
 
-    /// The premise of [`bins`]: a value's iosched bucket (its lowest equivalent value) falls
-    /// in the same fio bucket as the value itself.
+    /// The smallest running count that [`reaches`] `p`% of `nr`.
+    fn needed(p: f64, nr: u64) -> u64 {
+        let (mut lo, mut hi) = (0u64, nr);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if reaches(mid, p, nr) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
+    }
+
+    /// Outside reference: the smallest integer `sum` with `sum >= p * (nr * 0.01L)` in x87
+    /// extended precision, the order the packaged fio 3.33 binary computes it in, printed by
+    /// a C program built with gcc 12 on this x86-64 machine. `f64` arithmetic gets two of
+    /// these wrong: 99950 for p99.95 of 100000, 10 for p0.01 of 100000.
     #[test]
-    fn latstat_buckets_nest_in_fio_buckets() {
-        let mut x: u64 = 99;
-        for _ in 0..200_000 {
-            x = x
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1442695040888963407);
-            let v = (x >> (x % 40 + 4)) & ((1 << 40) - 1);
-            let mut s = LatStat::new();
-            s.record(v);
-            let (lowest, _) = s.buckets().next().unwrap();
-            assert_eq!(bucket_index(lowest), bucket_index(v), "value {v}");
+    fn reaches_matches_fios_x87_arithmetic() {
+        const PS: [f64; 21] = [
+            1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9,
+            99.95, 99.99, 33.3, 66.6, 0.01, 1e-300,
+        ];
+        #[rustfmt::skip]
+        let table: [(u64, [u64; 21]); 9] = [
+            (3, [1, 1, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 2, 1, 1]),
+            (10, [1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10, 10, 10, 4, 7, 1, 1]),
+            (25, [1, 2, 3, 5, 8, 10, 13, 15, 18, 20, 23, 24, 25, 25, 25, 25, 25, 9, 17, 1, 1]),
+            (100, [1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 100, 100, 100, 100, 34, 67, 1, 1]),
+            (1000, [10, 50, 100, 200, 300, 400, 500, 600, 700, 800, 900, 950, 990, 995, 1000, 1000, 1000, 333, 666, 1, 1]),
+            (1024, [11, 52, 103, 205, 308, 410, 512, 615, 717, 820, 922, 973, 1014, 1019, 1023, 1024, 1024, 341, 682, 1, 1]),
+            (4096, [41, 205, 410, 820, 1229, 1639, 2048, 2458, 2868, 3277, 3687, 3892, 4056, 4076, 4092, 4094, 4096, 1364, 2728, 1, 1]),
+            (100000, [1000, 5000, 10000, 20000, 30000, 40000, 50000, 60000, 70000, 80000, 90000, 95000, 99000, 99500, 99901, 99951, 99990, 33300, 66600, 11, 1]),
+            (123456789, [1234568, 6172840, 12345679, 24691358, 37037037, 49382716, 61728395, 74074074, 86419753, 98765432, 111111111, 117283950, 122222222, 122839506, 123333333, 123395061, 123444444, 41111111, 82222222, 12346, 1]),
+        ];
+        // 0.01L as fio's binary holds it (bytes 0a d7 a3 70 3d 0a d7 a3 f8 3f).
+        let hundredth = Extended::hundredth();
+        assert_eq!(
+            (hundredth.mantissa, hundredth.exp),
+            (0xa3d7_0a3d_70a3_d70a, -70)
+        );
+        for (nr, want) in table {
+            for (p, want) in PS.iter().zip(want) {
+                assert_eq!(needed(*p, nr), want, "p{p} of {nr}");
+            }
         }
     }
 
@@ -197,6 +316,9 @@ mod tests {
         }
         let got = percentiles(&s, &[1.0, 50.0, 99.5, 100.0]);
         assert_eq!(got, vec![(1.0, 1), (50.0, 50), (99.5, 100), (100.0, 100)]);
+        // fio sorts the list and stops at a 0.
+        let got = percentiles(&s, &[60.0, 30.0, 0.0, 10.0]);
+        assert_eq!(got, vec![(30.0, 30), (60.0, 60)]);
         assert!(percentiles(&LatStat::new(), &[50.0]).is_empty());
     }
 }

@@ -1,32 +1,26 @@
-//! One latency series: exact moments plus an HDR histogram for percentiles.
+//! One latency series: exact moments plus fio's own histogram for percentiles.
 //!
 //! fio keeps, per direction and per kind (submission, completion, total), the exact minimum,
 //! maximum, mean and variance (Welford's running sums, `struct io_stat` in fio's `stat.h`) and a
-//! log-linear histogram for percentiles (`io_u_plat`). [`LatStat`] does the same with an
-//! [`hdrhistogram`] at 3 significant digits: any percentile it reports lies within 0.1% of the
-//! true sample, a little tighter than fio's own 1856-bucket histogram (~0.8%).
+//! log-linear histogram of 1856 buckets (`io_u_plat`, [`crate::fio_plat`]) from which it reads
+//! percentiles. [`LatStat`] keeps the same two things, so its percentiles are fio's: the value
+//! naming the bucket where the running count reaches the share, not the exact sample.
 //!
 //! Merging two series (fio's `sum_stat()` for group reporting) combines the moments with the
 //! parallel form of Welford's update and adds the histograms, so a merged series reports the
 //! same figures as one series that had seen every sample.
 //!
-//! Memory: the histogram is kept sparse while recording — a sorted map from each occupied
-//! bucket (named by its lowest equivalent value) to its count — and built as a dense
-//! [`hdrhistogram`] only when percentiles are asked for. The buckets are the dense
-//! histogram's own, so the percentiles are identical; an empty series costs nothing and a
-//! busy one a few bytes per occupied bucket, where the dense form is 16 KiB empty and about
-//! 190 KiB once it spans seconds (a simulated process keeps ten series).
+//! Memory: fio holds each histogram dense (1856 counters, 14.5 KiB). Here only occupied
+//! buckets are kept — bucket indices and their counts in two sorted vectors — so a series
+//! that records nothing allocates nothing, and a busy one costs 10 bytes per occupied bucket.
+//! The number of buckets is fixed, so a series never grows past 1856 entries however long the
+//! run (issue 17: the earlier 3-significant-digit histogram kept gaining buckets as a
+//! seeking disk's latencies spread, about 47 bytes per I/O in rate-limited jobs).
 
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use crate::fio_plat;
 
-use hdrhistogram::Histogram;
-
-/// 3 significant digits: percentiles within 0.1% of the true value.
-const SIGNIFICANT_DIGITS: u8 = 3;
-
-/// Exact moments and a percentile histogram of one latency series, in nanoseconds.
-#[derive(Clone, Debug)]
+/// Exact moments and fio's percentile histogram of one latency series, in nanoseconds.
+#[derive(Clone, Debug, Default)]
 pub struct LatStat {
     n: u64,
     min: u64,
@@ -34,47 +28,19 @@ pub struct LatStat {
     mean: f64,
     /// Sum of squared deviations from the mean (Welford's `S`).
     m2: f64,
-    /// Occupied buckets: lowest equivalent value → count.
-    buckets: BTreeMap<u64, u64>,
-}
-
-/// A dense histogram of the series' configuration (3 significant digits, auto-resizing).
-fn dense() -> Histogram<u64> {
-    let mut hist = Histogram::<u64>::new(SIGNIFICANT_DIGITS)
-        .expect("3 significant digits is a valid histogram configuration");
-    hist.auto(true);
-    hist
-}
-
-/// The bucket of `value_ns`: its lowest equivalent value in the dense histogram (bucket
-/// boundaries depend only on the configuration, so one shared instance answers).
-fn bucket_of(value_ns: u64) -> u64 {
-    static SHAPE: OnceLock<Histogram<u64>> = OnceLock::new();
-    let shape = SHAPE.get_or_init(dense);
-    // Beyond 2^62 the dense histogram cannot record; such values saturate there.
-    shape.lowest_equivalent(value_ns.min(u64::MAX >> 2))
-}
-
-impl Default for LatStat {
-    fn default() -> Self {
-        LatStat::new()
-    }
+    /// Occupied fio buckets, by increasing index (parallel to `counts`).
+    index: Vec<u16>,
+    counts: Vec<u64>,
 }
 
 impl LatStat {
-    /// An empty series.
+    /// An empty series (allocates nothing).
     pub fn new() -> LatStat {
-        LatStat {
-            n: 0,
-            min: 0,
-            max: 0,
-            mean: 0.0,
-            m2: 0.0,
-            buckets: BTreeMap::new(),
-        }
+        LatStat::default()
     }
 
-    /// Adds one sample. Kernel-free analogue of fio's `add_stat_sample()`.
+    /// Adds one sample. Kernel-free analogue of fio's `add_stat_sample()` plus
+    /// `add_lat_percentile_sample()`.
     pub fn record(&mut self, value_ns: u64) {
         if self.n == 0 {
             self.min = value_ns;
@@ -88,7 +54,20 @@ impl LatStat {
         let delta = value - self.mean;
         self.mean += delta / self.n as f64;
         self.m2 += delta * (value - self.mean);
-        *self.buckets.entry(bucket_of(value_ns)).or_insert(0) += 1;
+        self.add_to_bucket(fio_plat::bucket_index(value_ns), 1);
+    }
+
+    /// Adds `count` to bucket `index`, inserting it in order when new.
+    fn add_to_bucket(&mut self, index: u64, count: u64) {
+        // Indices are below PLAT_NR (1856), which a u16 holds.
+        let index = index as u16;
+        match self.index.binary_search(&index) {
+            Ok(at) => self.counts[at] += count,
+            Err(at) => {
+                self.index.insert(at, index);
+                self.counts.insert(at, count);
+            }
+        }
     }
 
     /// Folds `other` into `self`, as if every sample of `other` had been recorded here.
@@ -108,8 +87,8 @@ impl LatStat {
         self.n = n;
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
-        for (&bucket, &count) in &other.buckets {
-            *self.buckets.entry(bucket).or_insert(0) += count;
+        for (&index, &count) in other.index.iter().zip(&other.counts) {
+            self.add_to_bucket(u64::from(index), count);
         }
     }
 
@@ -142,42 +121,28 @@ impl LatStat {
         }
     }
 
-    /// The value at percentile `p` (0..=100): the smallest recorded value such that at least
-    /// `p`% of samples are at or below it, to 3 significant digits; `None` when empty.
+    /// The value fio reports at percentile `p` (0 < p <= 100); `None` when empty.
     pub fn percentile(&self, p: f64) -> Option<u64> {
         self.percentiles(&[p]).first().map(|&(_, v)| v)
     }
 
-    /// The percentiles of `list`, in order; empty when there are no samples. Builds the
-    /// dense histogram once for the list.
+    /// The percentiles of `list` as fio computes and prints them
+    /// ([`fio_plat::percentiles`]: sorted, cut at a 0); empty when there are no samples.
     pub fn percentiles(&self, list: &[f64]) -> Vec<(f64, u64)> {
-        if self.n == 0 {
-            return Vec::new();
-        }
-        let mut hist = dense();
-        for (&bucket, &count) in &self.buckets {
-            // Auto-resizing, and buckets are clamped below 2^62: recording cannot fail.
-            let _ = hist.record_n(bucket, count);
-        }
-        list.iter()
-            .map(|&p| {
-                let q = (p / 100.0).clamp(0.0, 1.0);
-                // The histogram answers with the highest value equivalent to the bucket;
-                // never report beyond the exact extremes we keep on the side.
-                (p, hist.value_at_quantile(q).clamp(self.min, self.max))
-            })
-            .collect()
+        fio_plat::percentiles(self, list)
     }
 
-    /// Occupied buckets as `(lowest value, count)`, by increasing value. Each bucket's width
-    /// is a power of two aligned to it (1 below 2048, `2^(m-10)` in `[2^m, 2^(m+1))`).
+    /// Occupied fio buckets as `(bucket index, count)`, by increasing index.
     pub fn buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.buckets.iter().map(|(&lowest, &count)| (lowest, count))
+        self.index
+            .iter()
+            .zip(&self.counts)
+            .map(|(&index, &count)| (u64::from(index), count))
     }
 
-    /// Occupied histogram buckets (the series' memory, apart from a fixed 40 bytes).
+    /// Occupied histogram buckets (the series' memory, apart from a fixed 88 bytes).
     pub fn occupied_buckets(&self) -> usize {
-        self.buckets.len()
+        self.index.len()
     }
 }
 
@@ -207,60 +172,49 @@ mod tests {
         assert_eq!(s.stddev(), 0.0);
         assert_eq!(s.percentile(50.0), None);
         assert!(s.percentiles(&[50.0]).is_empty());
+        assert_eq!(s.index.capacity() + s.counts.capacity(), 0);
     }
 
+    /// Percentiles are bucket values, as fio prints them: below 128 ns a value is its own
+    /// bucket; 1 ms falls in fio's bucket [999424, 1007616), named by its middle, 1003520.
     #[test]
-    fn percentiles_of_uniform_one_to_thousand() {
+    fn percentiles_are_fio_bucket_values() {
         let mut s = LatStat::new();
-        for v in 1..=1000u64 {
+        for v in 1..=100u64 {
             s.record(v);
         }
-        // Values below 2048 are exact at 3 significant digits.
-        assert_eq!(s.percentile(50.0), Some(500));
-        assert_eq!(s.percentile(99.0), Some(990));
-        assert_eq!(s.percentile(100.0), Some(1000));
-        assert_eq!(s.percentile(1.0), Some(10));
+        assert_eq!(s.percentile(50.0), Some(50));
+        assert_eq!(s.percentile(100.0), Some(100));
+        let mut ms = LatStat::new();
+        ms.record(1_000_000);
+        assert_eq!(ms.percentile(50.0), Some(1_003_520));
+        assert_eq!(ms.max(), 1_000_000, "moments stay exact");
     }
 
+    /// Issue 17: a series spread over every latency up to 2^40 ns fills all of fio's 1856
+    /// buckets and no more, however many samples it records.
     #[test]
-    fn large_values_within_a_thousandth() {
+    fn memory_is_bounded_by_fios_buckets() {
         let mut s = LatStat::new();
-        for v in 1..=10_000u64 {
-            s.record(v * 1_000_003);
-        }
-        let p90 = s.percentile(90.0).unwrap() as f64;
-        let exact = 9000.0 * 1_000_003.0;
-        assert!((p90 - exact).abs() / exact < 1e-3, "p90 {p90} vs {exact}");
-    }
-
-    /// The sparse buckets give exactly the dense histogram's percentiles (hdrhistogram is
-    /// the outside reference here), while an empty series holds no bucket at all.
-    #[test]
-    fn sparse_buckets_match_the_dense_histogram() {
-        let mut s = LatStat::new();
-        assert_eq!(s.occupied_buckets(), 0);
-        let mut reference = dense();
         let mut x: u64 = 12_345;
-        for _ in 0..20_000 {
-            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            let v = (x >> 33) % 3_000_000_000 + 1;
-            s.record(v);
-            reference.record(v).unwrap();
+        for round in 1..=2u64 {
+            for _ in 0..400_000 {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                // Log-uniform: a random bit length up to 40, then random bits below it.
+                let bits = (x >> 58) % 41;
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                s.record((x >> 1) >> (63 - bits));
+            }
+            assert_eq!(s.occupied_buckets(), fio_plat::PLAT_NR as usize);
+            assert_eq!(s.buckets().map(|(_, c)| c).sum::<u64>(), round * 400_000);
         }
-        for p in [1.0, 10.0, 50.0, 90.0, 99.0, 99.5, 99.9, 99.99, 100.0] {
-            let want = reference
-                .value_at_quantile(p / 100.0)
-                .clamp(s.min(), s.max());
-            assert_eq!(s.percentile(p), Some(want), "p{p}");
-        }
-        assert!(s.occupied_buckets() < 20_000);
     }
 
     #[test]
     fn merge_equals_recording_everything_once() {
         let (mut a, mut b, mut all) = (LatStat::new(), LatStat::new(), LatStat::new());
         for v in 0..500u64 {
-            let x = v * v % 977 + 3;
+            let x = v * v * 977 % 100_003 + 3;
             if v % 3 == 0 {
                 a.record(x);
             } else {
@@ -273,6 +227,10 @@ mod tests {
         assert_eq!((a.min(), a.max()), (all.min(), all.max()));
         assert!((a.mean() - all.mean()).abs() < 1e-9);
         assert!((a.stddev() - all.stddev()).abs() < 1e-9);
+        assert_eq!(
+            a.buckets().collect::<Vec<_>>(),
+            all.buckets().collect::<Vec<_>>()
+        );
         assert_eq!(a.percentile(50.0), all.percentile(50.0));
         assert_eq!(a.percentile(99.9), all.percentile(99.9));
     }

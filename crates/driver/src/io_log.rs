@@ -33,6 +33,9 @@ pub struct LogRequest {
     pub hist_msec: u64,
     /// `log_hist_coarseness` (0..=6).
     pub hist_coarseness: u32,
+    /// `clat_percentiles=0`: fio never fills the histogram its log copies, so every line's
+    /// buckets read 0 (fio 3.33 on this machine: lines at each window, all zero).
+    pub hist_unfilled: bool,
 }
 
 impl LogRequest {
@@ -126,7 +129,8 @@ impl IoLog {
             let elapsed_ms = s.at_ns.saturating_sub(epoch_ns) / 1_000_000;
             let window = &mut windows[s.ddir];
             window.last = Some((elapsed_ms, s.bytes));
-            if let Some(counts) = window.add(elapsed_ms, s.clat_ns, self.request.hist_msec) {
+            let clat_ns = (!self.request.hist_unfilled).then_some(s.clat_ns);
+            if let Some(counts) = window.add(elapsed_ms, clat_ns, self.request.hist_msec) {
                 window.last_line = Some(lines.len());
                 lines.push((elapsed_ms, s.ddir, s.bytes, counts));
             }
@@ -245,8 +249,10 @@ impl Default for HistWindow {
 
 impl HistWindow {
     /// Adds a completion at `elapsed_ms`; returns the window's counts when it closes.
-    fn add(&mut self, elapsed_ms: u64, clat_ns: u64, hist_msec: u64) -> Option<Vec<u64>> {
-        self.open[crate::fio_plat::bucket_index(clat_ns) as usize] += 1;
+    fn add(&mut self, elapsed_ms: u64, clat_ns: Option<u64>, hist_msec: u64) -> Option<Vec<u64>> {
+        if let Some(clat_ns) = clat_ns {
+            self.open[crate::fio_plat::bucket_index(clat_ns) as usize] += 1;
+        }
         // fio treats a window opened at 0 ms as not yet opened.
         let opened = match self.opened_ms {
             Some(ms) if ms > 0 => ms,
@@ -407,6 +413,25 @@ mod tests {
         let (lines, widths) = hist_lines(&dir);
         assert_eq!(widths, vec![464]);
         assert_eq!(lines, vec![(11, 0, 4096, vec![(25, 3)])]);
+    }
+
+    /// fio 3.33 with `clat_percentiles=0 write_hist_log=h log_hist_msec=10` (psync
+    /// randread on a file): a line per window as usual, every bucket 0.
+    #[test]
+    fn hist_log_without_clat_percentiles_has_empty_buckets_as_fios() {
+        let dir = iosched_workload::scratch::ScratchDir::new("histunfilled");
+        let mut log = IoLog::new(LogRequest {
+            hist_unfilled: true,
+            ..hist_request(10, 0)
+        });
+        for ms in [1u64, 12, 25] {
+            log.record(ms * 1_000_000, 0, 4096, 0, 100);
+        }
+        log.write(&dir, 2, 0).unwrap();
+        let (lines, widths) = hist_lines(&dir);
+        assert!(!lines.is_empty());
+        assert!(widths.iter().all(|&w| w == 1856));
+        assert!(lines.iter().all(|line| line.3.is_empty()), "{lines:?}");
     }
 
     #[test]

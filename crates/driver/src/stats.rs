@@ -8,12 +8,15 @@
 //! and fio's distributions (completion-latency buckets, I/O depth at submission).
 //!
 //! Bandwidth and IOPS *samples* (`bw_min` .. `iops_stddev`) are fio's 500 ms averaging windows
-//! (`bwavgtime`/`iopsavgtime`). Completions are binned by the 500 ms window they fall in,
-//! counted from the start the driver announces with [`JobStats::set_sample_origin`] when the
-//! clone starts (one bin per busy window: memory flat in run length, whatever the I/O rate);
-//! without an announced start, per busy millisecond (one bin per completion in a rate-limited
-//! job). The windows are cut when the formatters ask, from the start the driver gave to
-//! [`JobStats::set_runtime`], which is the announced one.
+//! (`bwavgtime`/`iopsavgtime`), counted from the start the driver announces with
+//! [`JobStats::set_sample_origin`] when the clone starts. Completions add up in the open
+//! window; when one falls in a later window the open one is complete and is folded into
+//! running sums (fio's `add_stat_sample()`: min, max, mean, Welford's `S`), so a job keeps a
+//! fixed few dozen bytes per direction, whatever the rate and the run length (issue 17).
+//! Only windows that fit inside the runtime ([`JobStats::set_runtime`]) are samples. Without
+//! an announced start (tests, callers outside the driver) completions are kept per busy
+//! millisecond and the windows cut when the formatters ask.
+//! `group_reporting` adds the jobs' samples up as fio's `sum_stat(.., pure_sum)` does.
 //!
 //! At the end the driver assembles a [`RunResult`] — jobs, [`DiskStats`] per device, the job
 //! options to echo, and an `iosched` JSON object for everything that is not fio's (scheduler,
@@ -152,6 +155,81 @@ impl SampleStat {
     }
 }
 
+/// Running sums of bandwidth or IOPS samples, fio's `struct io_stat` as
+/// `add_stat_sample()` fills it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct RunningStat {
+    samples: u64,
+    min: u64,
+    max: u64,
+    mean: f64,
+    /// Welford's sum of squared deviations (fio's `S`).
+    s: f64,
+}
+
+impl RunningStat {
+    /// Adds one sample. Kernel-free analogue of fio's `add_stat_sample()`.
+    fn add(&mut self, value: u64) {
+        if self.samples == 0 {
+            (self.min, self.max) = (value, value);
+        } else {
+            self.min = self.min.min(value);
+            self.max = self.max.max(value);
+        }
+        let delta = value as f64 - self.mean;
+        if delta != 0.0 {
+            self.mean += delta / (self.samples as f64 + 1.0);
+            self.s += delta * (value as f64 - self.mean);
+        }
+        self.samples += 1;
+    }
+
+    /// Adds `other` up into `self` as fio merges bandwidth and IOPS samples for
+    /// `group_reporting` (`sum_stat()` with `pure_sum`): min, max, mean, `S` and the sample
+    /// count are each summed, so the group's figures are aggregate rates.
+    fn pure_sum(&mut self, other: &RunningStat) {
+        if other.samples == 0 {
+            return;
+        }
+        if self.samples == 0 {
+            *self = *other;
+            return;
+        }
+        self.min += other.min;
+        self.max += other.max;
+        self.samples += other.samples;
+        self.mean += other.mean;
+        self.s += other.s;
+    }
+
+    /// The summary fio prints (`calc_lat()`: sample standard deviation from `S`).
+    fn summary(&self) -> SampleStat {
+        if self.samples == 0 {
+            return SampleStat::default();
+        }
+        let stddev = if self.samples > 1 {
+            (self.s / (self.samples - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        SampleStat {
+            min: self.min,
+            max: self.max,
+            mean: self.mean,
+            stddev,
+            samples: self.samples,
+        }
+    }
+}
+
+/// A window's bandwidth sample in KiB/s and IOPS sample.
+fn window_samples(bytes: u64, ios: u64) -> (u64, u64) {
+    (
+        bytes * 1000 / SAMPLE_WINDOW_MS / 1024,
+        ios * 1000 / SAMPLE_WINDOW_MS,
+    )
+}
+
 /// One busy millisecond of completions: absolute ms, bytes, I/Os.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct MsBin {
@@ -177,30 +255,66 @@ pub struct DirStats {
     pub clat: LatStat,
     /// Total latency: issue to complete.
     pub lat: LatStat,
+    /// Without an announced start: completions per busy millisecond.
     bins: Vec<MsBin>,
+    /// With one: the window completions currently fall in (`ms` is its start).
+    open: Option<MsBin>,
+    /// Complete windows folded in: bandwidth (KiB/s) and IOPS samples.
+    bw: RunningStat,
+    iops: RunningStat,
+    /// Set by a `group_reporting` merge: the group's summed samples, which replace the above.
+    summed: Option<(RunningStat, RunningStat)>,
 }
 
 impl DirStats {
-    /// Bins a completion: by its millisecond, or by the start of its 500 ms window counted
-    /// from `origin_ms` when known (a completion before it belongs to no window: dropped).
-    fn add_completion(&mut self, complete_ns: u64, bytes: u64, origin_ms: Option<u64>) {
-        let mut ms = complete_ns / NSEC_PER_MSEC;
-        if let Some(origin) = origin_ms {
-            if ms < origin {
-                return;
+    /// Counts a completion in its 500 ms window counted from `origin_ms` when known (a
+    /// completion before it belongs to no window: dropped), else in its millisecond.
+    /// `end_ms` is the runtime's end once known: windows reaching past it are no samples.
+    fn add_completion(
+        &mut self,
+        complete_ns: u64,
+        bytes: u64,
+        origin_ms: Option<u64>,
+        end_ms: Option<u64>,
+    ) {
+        let ms = complete_ns / NSEC_PER_MSEC;
+        let Some(origin) = origin_ms else {
+            match self.bins.last_mut() {
+                Some(bin) if bin.ms == ms => {
+                    bin.bytes += bytes;
+                    bin.ios += 1;
+                }
+                _ => self.bins.push(MsBin { ms, bytes, ios: 1 }),
             }
-            ms = origin + (ms - origin) / SAMPLE_WINDOW_MS * SAMPLE_WINDOW_MS;
+            return;
+        };
+        if ms < origin {
+            return;
         }
-        match self.bins.last_mut() {
-            Some(bin) if bin.ms == ms => {
-                bin.bytes += bytes;
-                bin.ios += 1;
+        let start = origin + (ms - origin) / SAMPLE_WINDOW_MS * SAMPLE_WINDOW_MS;
+        if end_ms.is_some_and(|end| start + SAMPLE_WINDOW_MS > end) {
+            return;
+        }
+        match self.open.as_mut() {
+            // Completions come in time order, so an earlier window cannot reopen.
+            Some(window) if window.ms >= start => {
+                window.bytes += bytes;
+                window.ios += 1;
             }
-            _ => self.bins.push(MsBin { ms, bytes, ios: 1 }),
+            _ => {
+                if let Some(done) = self.open.replace(MsBin {
+                    ms: start,
+                    bytes,
+                    ios: 1,
+                }) {
+                    self.fold(done);
+                }
+            }
         }
     }
 
-    fn merge(&mut self, other: &DirStats, shift_ms: i128) {
+    /// Adds `other`'s counts and latency series (the samples are summed apart).
+    fn merge_counts(&mut self, other: &DirStats) {
         self.io_bytes += other.io_bytes;
         self.total_ios += other.total_ios;
         self.short_ios += other.short_ios;
@@ -209,10 +323,13 @@ impl DirStats {
         self.slat.merge(&other.slat);
         self.clat.merge(&other.clat);
         self.lat.merge(&other.lat);
-        self.bins.extend(other.bins.iter().map(|b| MsBin {
-            ms: (i128::from(b.ms) + shift_ms).clamp(0, i128::from(u64::MAX)) as u64,
-            ..*b
-        }));
+    }
+
+    /// Folds a complete window into the running samples.
+    fn fold(&mut self, window: MsBin) {
+        let (bw, iops) = window_samples(window.bytes, window.ios);
+        self.bw.add(bw);
+        self.iops.add(iops);
     }
 }
 
@@ -276,6 +393,8 @@ pub struct JobStats {
     pub steadystate: Option<iosched_workload::steady_state::SteadyStateReport>,
     /// The clone's start in whole ms, announced when it started: sample bins are windows.
     sample_origin_ms: Option<u64>,
+    /// [`JobStats::set_runtime`] was called: later completions fall outside the runtime.
+    ended: bool,
 }
 
 impl JobStats {
@@ -317,6 +436,7 @@ impl JobStats {
             verify_phases: Vec::new(),
             steadystate: None,
             sample_origin_ms: None,
+            ended: false,
         }
     }
 
@@ -344,6 +464,7 @@ impl JobStats {
             hist: spec.log_hist.clone(),
             hist_msec: spec.log_hist_msec,
             hist_coarseness: spec.log_hist_coarseness,
+            hist_unfilled: !spec.clat_percentiles,
         };
         if !request.is_empty() {
             stats.log = Some(IoLog::new(request));
@@ -372,7 +493,11 @@ impl JobStats {
         dir.slat.record(submit_ns - issue_ns);
         dir.clat.record(clat);
         dir.lat.record(complete_ns - issue_ns);
-        dir.add_completion(complete_ns, bytes, self.sample_origin_ms);
+        let end_ms = self
+            .ended
+            .then(|| self.start_ns / NSEC_PER_MSEC + self.runtime_ms());
+        let dir = &mut self.dirs[ddir];
+        dir.add_completion(complete_ns, bytes, self.sample_origin_ms, end_ms);
         self.lat_buckets[latency_bucket(clat)] += 1;
         if let Some(log) = self.log.as_mut() {
             log.record(complete_ns, ddir, bytes, submit_ns - issue_ns, clat);
@@ -395,6 +520,21 @@ impl JobStats {
         self.total_err += 1;
         if self.first_error == 0 {
             self.first_error = errno;
+        }
+        if self.error == 0 {
+            self.error = errno;
+        }
+    }
+
+    /// Records a block that read back wrong (fio's EILSEQ, of its verify type): the job's
+    /// `error` either way, and counted in `total_err`/`first_error` when the job continues
+    /// past it (fio's `update_error_count()` for a non-fatal error).
+    pub fn record_verify_error(&mut self, errno: i32, survived: bool) {
+        if survived {
+            self.total_err += 1;
+            if self.first_error == 0 {
+                self.first_error = errno;
+            }
         }
         if self.error == 0 {
             self.error = errno;
@@ -428,6 +568,7 @@ impl JobStats {
         assert!(start_ns <= end_ns, "job ended before it started");
         self.start_ns = start_ns;
         self.end_ns = end_ns;
+        self.ended = true;
     }
 
     /// Job runtime in whole milliseconds (fio truncates to ms).
@@ -498,8 +639,9 @@ impl JobStats {
         self.dirs.iter().map(|d| d.total_ios).sum()
     }
 
-    /// Bytes and I/Os of each full 500 ms window of the run, windows with no I/O in this
-    /// direction left out (fio takes no sample for an interval without I/O).
+    /// Bytes and I/Os of each full 500 ms window of the run from millisecond bins (no start
+    /// announced), windows with no I/O in this direction left out (fio takes no sample for
+    /// an interval without I/O).
     fn windows(&self, ddir: usize) -> Vec<(u64, u64)> {
         let nwin = self.runtime_ms() / SAMPLE_WINDOW_MS;
         let mut sums = vec![(0u64, 0u64); nwin as usize];
@@ -518,37 +660,54 @@ impl JobStats {
         sums
     }
 
+    /// The bandwidth and IOPS samples of direction `ddir` as running sums.
+    fn sample_sums(&self, ddir: usize) -> (RunningStat, RunningStat) {
+        let d = &self.dirs[ddir];
+        if let Some(summed) = d.summed {
+            return summed;
+        }
+        let (mut bw, mut iops) = (d.bw, d.iops);
+        let mut add = |bytes, ios| {
+            let (b, i) = window_samples(bytes, ios);
+            bw.add(b);
+            iops.add(i);
+        };
+        if self.sample_origin_ms.is_none() {
+            for (bytes, ios) in self.windows(ddir) {
+                add(bytes, ios);
+            }
+        } else if let Some(open) = d.open {
+            let end_ms = self.start_ns / NSEC_PER_MSEC + self.runtime_ms();
+            if open.ms + SAMPLE_WINDOW_MS <= end_ms {
+                add(open.bytes, open.ios);
+            }
+        }
+        (bw, iops)
+    }
+
     /// Bandwidth samples in KiB/s over 500 ms windows (fio's `bw_min` .. `bw_samples`).
     /// Choice: only windows that fit entirely inside the runtime are sampled, so runs shorter
     /// than 500 ms show zeros, as fio's do.
     pub fn bw_samples(&self, ddir: usize) -> SampleStat {
-        let v: Vec<u64> = self
-            .windows(ddir)
-            .iter()
-            .map(|&(bytes, _)| bytes * 1000 / SAMPLE_WINDOW_MS / 1024)
-            .collect();
-        SampleStat::from_samples(&v)
+        self.sample_sums(ddir).0.summary()
     }
 
     /// IOPS samples over 500 ms windows (fio's `iops_min` .. `iops_samples`).
     pub fn iops_samples(&self, ddir: usize) -> SampleStat {
-        let v: Vec<u64> = self
-            .windows(ddir)
-            .iter()
-            .map(|&(_, ios)| ios * 1000 / SAMPLE_WINDOW_MS)
-            .collect();
-        SampleStat::from_samples(&v)
+        self.sample_sums(ddir).1.summary()
     }
 
     /// Folds `other` into `self` for `group_reporting` (fio's `sum_thread_stats()`): counts and
-    /// latency series add up, runtime is the longer of the two, the name stays `self`'s.
-    /// Choice: sample windows are aligned on each job's own start and summed, so a group's
-    /// bandwidth samples are aggregate rates of the group.
+    /// latency series add up, bandwidth and IOPS samples are summed as fio sums them
+    /// ([`RunningStat::pure_sum`]), runtime is the longer of the two, the name stays `self`'s.
     pub fn merge(&mut self, other: &JobStats) {
-        let shift_ms =
-            i128::from(self.start_ns / NSEC_PER_MSEC) - i128::from(other.start_ns / NSEC_PER_MSEC);
-        for (mine, theirs) in self.dirs.iter_mut().zip(other.dirs.iter()) {
-            mine.merge(theirs, shift_ms);
+        for ddir in 0..DDIR_COUNT {
+            let (mut bw, mut iops) = self.sample_sums(ddir);
+            let (other_bw, other_iops) = other.sample_sums(ddir);
+            bw.pure_sum(&other_bw);
+            iops.pure_sum(&other_iops);
+            self.dirs[ddir].summed = Some((bw, iops));
+            self.dirs[ddir].merge_counts(&other.dirs[ddir]);
         }
         let runtime = (self.end_ns - self.start_ns).max(other.end_ns - other.start_ns);
         self.end_ns = self.start_ns + runtime;
@@ -867,52 +1026,81 @@ mod tests {
         assert_eq!(j.bw_samples(DDIR_WRITE), SampleStat::default());
     }
 
-    /// Issue 17: a rate-limited job completes one I/O per busy millisecond, and kept one
-    /// 24-byte bin per I/O for the whole run. With the start announced, bins are windows: a
-    /// long run keeps one per 500 ms, and every sample (merged for group_reporting too) is
-    /// the same as from millisecond bins.
+    /// Issue 17: a rate-limited job completes one I/O per busy millisecond, and kept a bin
+    /// per I/O, then one per 500 ms window, for the whole run. With the start announced,
+    /// complete windows are folded into running sums: nothing grows with the run, and every
+    /// sample figure is what millisecond bins give (same windows, same fio arithmetic),
+    /// including completions after the end, which fall outside the runtime either way.
     #[test]
-    fn window_bins_keep_memory_flat_and_samples_unchanged() {
-        let fill = |start_ns: u64, announce: bool| {
+    fn folded_windows_keep_memory_flat_and_samples_unchanged() {
+        let fill = |start_ns: u64, announce: bool, ios: u32| {
             let mut j = JobStats::new("j", 0, &DEFAULT_PERCENTILES);
             if announce {
                 j.set_sample_origin(start_ns);
             }
             let mut rng = 12345u64;
             let mut at = start_ns;
-            for _ in 0..20_000 {
+            for _ in 0..ios {
                 rng = rng
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
                 at += (rng >> 33) % (3 * MS);
                 j.record_io((rng >> 20) as usize % 2, 4096, at, at, at);
             }
-            j.set_runtime(start_ns, at + MS);
+            j.set_runtime(start_ns, at);
+            // In-flight I/O draining after the end.
+            j.record_io(DDIR_READ, 4096, at, at, at + 600 * MS);
             j
         };
         for start in [0, 1_234_567_890, 77 * MS + 400_000] {
-            let (old, new) = (fill(start, false), fill(start, true));
-            assert!(new.dirs[DDIR_READ].bins.len() <= (new.runtime_ms() / 500 + 1) as usize);
+            let (old, new) = (fill(start, false, 20_000), fill(start, true, 20_000));
             assert!(
                 old.dirs[DDIR_READ].bins.len() > 5_000,
-                "ms bins: one per busy ms"
+                "one bin per busy ms"
             );
+            assert!(new.dirs[DDIR_READ].bins.is_empty());
+            assert!(new.bw_samples(DDIR_READ).samples > 50);
             for ddir in [DDIR_READ, DDIR_WRITE] {
                 assert_eq!(old.bw_samples(ddir), new.bw_samples(ddir), "start {start}");
                 assert_eq!(old.iops_samples(ddir), new.iops_samples(ddir));
             }
-            let (mut old_group, mut new_group) = (fill(5 * MS, false), fill(5 * MS, true));
+            let mut group = fill(5 * MS, true, 20_000);
+            let mut old_group = fill(5 * MS, false, 20_000);
+            group.merge(&new);
             old_group.merge(&old);
-            new_group.merge(&new);
-            assert_eq!(
-                old_group.bw_samples(DDIR_READ),
-                new_group.bw_samples(DDIR_READ)
-            );
-            assert_eq!(
-                old_group.iops_samples(DDIR_WRITE),
-                new_group.iops_samples(DDIR_WRITE)
-            );
+            assert_eq!(group.bw_samples(DDIR_READ), old_group.bw_samples(DDIR_READ));
         }
+    }
+
+    /// fio 3.33's `sum_stat()` with `pure_sum` for group_reporting: the jobs' bandwidth min,
+    /// max, mean and sample counts add up (`S` too, so the deviation is of the sums).
+    #[test]
+    fn group_samples_add_up_as_fios_pure_sum() {
+        let job = |per_window: &[u64]| {
+            let mut j = JobStats::new("j", 0, &DEFAULT_PERCENTILES);
+            j.set_sample_origin(0);
+            for (w, &ios) in per_window.iter().enumerate() {
+                for i in 0..ios {
+                    let at = w as u64 * 500 * MS + i * MS;
+                    j.record_io(DDIR_READ, 1024, at, at, at);
+                }
+            }
+            j.set_runtime(0, per_window.len() as u64 * 500 * MS);
+            j
+        };
+        let (a, b) = (job(&[10, 20, 30]), job(&[5, 5]));
+        let mut g = a.clone();
+        g.merge(&b);
+        let (sa, sb, sg) = (
+            a.iops_samples(DDIR_READ),
+            b.iops_samples(DDIR_READ),
+            g.iops_samples(DDIR_READ),
+        );
+        assert_eq!((sa.min, sa.max, sa.samples), (20, 60, 3));
+        assert_eq!((sg.min, sg.max, sg.samples), (30, 70, 5));
+        assert!((sg.mean - (sa.mean + sb.mean)).abs() < 1e-9);
+        // S: a's is 800 (deviations -20, 0, 20), b's 0; over 5 - 1.
+        assert!((sg.stddev - 200f64.sqrt()).abs() < 1e-9);
     }
 
     #[test]
@@ -963,9 +1151,9 @@ mod tests {
         assert_eq!(a.runtime_ms(), 2000);
         assert_eq!(a.depth_map[0], 1);
         assert_eq!(a.depth_map[2], 10);
-        // Both jobs' first-window I/O fall in window 0 of the merged timeline.
+        // One window of 20 IOPS each, summed as fio sums them.
         let s = a.iops_samples(DDIR_READ);
-        assert_eq!((s.samples, s.max), (1, 40));
+        assert_eq!((s.samples, s.max), (2, 40));
     }
 
     #[test]

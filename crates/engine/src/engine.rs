@@ -100,6 +100,8 @@ pub struct VerifyFailure {
     pub offset: u64,
     pub len: u64,
     pub message: String,
+    /// The job continued past it (`continue_on_error=verify`): counted, not fatal.
+    pub survived: bool,
 }
 
 /// What a finished (or interrupted) run hands back: the driver's [`Outcome`] (its fields

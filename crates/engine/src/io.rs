@@ -274,14 +274,22 @@ impl EngineBackend {
                     }
                 };
                 if let Err(message) = result {
+                    // fio 3.33: a bad block is EILSEQ of the verify type (`td_error_type()`).
+                    // A job that continues on it (`continue_on_error=verify|all`, EILSEQ on
+                    // the verify list) counts it and goes on, unless verify_fatal ends it at
+                    // once; any other job ends at its first bad block.
+                    let survived = drv.jobs[job]
+                        .errors
+                        .survives(ErrorType::Verify, libc::EILSEQ);
+                    drv.stats[index].record_verify_error(libc::EILSEQ, survived);
                     self.verify_failures.push(VerifyFailure {
                         job: job_name.clone(),
                         offset: byte,
                         len: unit.len,
                         message,
+                        survived,
                     });
-                    // verify_fatal: the job ends at its first bad block, as at an I/O error.
-                    outcome.fail_job = drv.jobs[job].verify_fatal;
+                    outcome.fail_job = !survived || drv.jobs[job].verify_fatal;
                 }
             }
             self.buffers.give_back(slot);

@@ -42,12 +42,22 @@ impl Unit {
 /// fio's `num2str()`: `num` divided by 1000 (or 1024 with `pow2`) until it has at most
 /// `maxlen` digits, with as many decimals as still fit, and an SI (or IEC) prefix.
 pub fn num2str(num: u64, maxlen: usize, pow2: bool, unit: Unit) -> String {
+    num2str_from(num, 0, maxlen, pow2, unit)
+}
+
+/// fio's `num2str()` with `base` 1024: `num_kib` is already in KiB, so its prefix starts one
+/// step up (`Ki`, or fio's `k` when not `pow2`, the same number read as kB).
+pub fn num2str_kib(num_kib: u64, maxlen: usize, pow2: bool, unit: Unit) -> String {
+    num2str_from(num_kib, 1, maxlen, pow2, unit)
+}
+
+fn num2str_from(num: u64, first_prefix: usize, maxlen: usize, pow2: bool, unit: Unit) -> String {
     const SI: [&str; 7] = ["", "k", "M", "G", "T", "P", "E"];
     const IEC: [&str; 7] = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
     let prefixes = if pow2 { IEC } else { SI };
     let thousand: u64 = if pow2 { 1024 } else { 1000 };
     let mut num = num;
-    let mut post = 0usize;
+    let mut post = first_prefix;
     let mut modulo: Option<u64> = None;
     let mut carry = false;
     while post < prefixes.len() {
@@ -184,7 +194,17 @@ fn show_ddir(out: &mut String, job: &JobStats, ddir: usize, group: &GroupStats) 
     if d.lat.count() > 0 {
         display_lat(out, " lat", &d.lat);
     }
-    show_percentiles(out, "clat", &d.clat, &job.percentile_list);
+    // fio 3.33's `show_ddir_status()`: one block per series whose percentiles are on.
+    let blocks = [
+        (job.slat_percentiles, "slat", &d.slat),
+        (job.clat_percentiles, "clat", &d.clat),
+        (job.lat_percentiles, "lat", &d.lat),
+    ];
+    for (on, pre, series) in blocks {
+        if on {
+            show_percentiles(out, pre, series, &job.percentile_list);
+        }
+    }
     let bw_s = job.bw_samples(ddir);
     if bw_s.samples > 0 {
         let agg = group.agg_percent(ddir, bw_s.mean);
@@ -321,7 +341,34 @@ pub fn job_block(job: &JobStats, group: &GroupStats, time: &str) -> String {
             job.latency_target_ns, job.latency_window_ns, job.latency_percentile, job.latency_depth
         );
     }
+    if let Some(ss) = &job.steadystate {
+        show_steadystate(&mut out, ss);
+    }
     out
+}
+
+/// `  steadystate  : attained=.., bw=.. (..), iops=.., iops slope=..%` (fio 3.33's
+/// `show_ss_normal()`): the window's mean rates, then the criterion's last value.
+fn show_steadystate(out: &mut String, ss: &iosched_workload::steady_state::SteadyStateReport) {
+    let mean = |v: &[u64]| v.iter().sum::<u64>() / (v.len().max(1) as u64);
+    let bw_kib = mean(&ss.bw) / 1024;
+    let spec = &ss.spec;
+    let criterion = if ss.criterion.is_finite() {
+        ss.criterion
+    } else {
+        0.0
+    };
+    let _ = writeln!(
+        out,
+        "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={criterion:.3}{}",
+        if ss.attained { "yes" } else { "no" },
+        num2str_kib(bw_kib, SIG_FIGS, true, Unit::BytePerSec),
+        num2str_kib(bw_kib, SIG_FIGS, false, Unit::BytePerSec),
+        num2str(mean(&ss.iops), SIG_FIGS, false, Unit::None),
+        if spec.iops { "iops" } else { "bw" },
+        if spec.slope { " slope" } else { " mean dev" },
+        if spec.percent { "%" } else { "" }
+    );
 }
 
 /// C's `strerror()`: the message of an errno, without Rust's "(os error N)".
@@ -441,6 +488,58 @@ mod tests {
         assert_eq!(
             out,
             "  lat (nsec)   : 20=0.27%, 50=98.91%, 100=0.29%, 250=0.52%, 500=0.01%\n  lat (nsec)   : 750=0.01%, 1000=0.01%\n"
+        );
+    }
+
+    /// fio 3.33's `show_ddir_status()` on a libaio job with `slat_percentiles=1
+    /// lat_percentiles=1 clat_percentiles=0`: a `slat percentiles` block, then a `lat
+    /// percentiles` one, and none for clat.
+    #[test]
+    fn percentile_blocks_follow_each_series_switch() {
+        let mut job = JobStats::new("p", 0, &crate::stats::DEFAULT_PERCENTILES);
+        job.slat_percentiles = true;
+        job.lat_percentiles = true;
+        job.clat_percentiles = false;
+        job.record_io(0, 4096, 0, 40_000, 41_000);
+        job.set_runtime(0, 1_000_000_000);
+        let text = job_block(&job, &GroupStats::default(), "");
+        let heads: Vec<&str> = text.lines().filter(|l| l.contains("percentiles")).collect();
+        assert_eq!(
+            heads,
+            vec![
+                "    slat percentiles (nsec):",
+                "    lat percentiles (nsec):"
+            ]
+        );
+    }
+
+    /// fio 3.33 printed `  steadystate  : attained=yes, bw=45.2MiB/s (46.3MB/s),
+    /// iops=11.6k, iops mean dev=4.322%` for `ss=iops:10% ss_dur=2` (psync randread on a
+    /// file): the window's mean rates, bandwidth from KiB as fio's `num2str()` with base 1024.
+    #[test]
+    fn steadystate_line_as_fios() {
+        use iosched_workload::steady_state::{SteadyStateReport, SteadyStateSpec};
+        let mut job = JobStats::new("s", 0, &crate::stats::DEFAULT_PERCENTILES);
+        job.steadystate = Some(SteadyStateReport {
+            spec: SteadyStateSpec {
+                iops: true,
+                slope: false,
+                limit: 10.0,
+                percent: true,
+                window_s: 2,
+                ramp_ns: 0,
+            },
+            attained: true,
+            criterion: 4.322_049,
+            max_deviation: 0.0,
+            slope: 0.0,
+            iops: vec![11_500, 11_700],
+            bw: vec![46_285 * 1024 - 100, 46_285 * 1024 + 100],
+        });
+        let text = job_block(&job, &GroupStats::default(), "");
+        assert_eq!(
+            text.lines().last().unwrap(),
+            "  steadystate  : attained=yes, bw=45.2MiB/s (46.3MB/s), iops=11.6k, iops mean dev=4.322%"
         );
     }
 }

@@ -40,7 +40,7 @@ fn ddir_fields(out: &mut String, job: &JobStats, ddir: usize, group: &GroupStats
     );
     lat_fields(out, &d.slat);
     lat_fields(out, &d.clat);
-    let pcts = d.clat.percentiles(&job.percentile_list);
+    let pcts = terse_percentiles(job, ddir);
     for slot in 0..PERCENTILE_SLOTS {
         match pcts.get(slot) {
             Some((p, v)) => {
@@ -61,6 +61,32 @@ fn ddir_fields(out: &mut String, job: &JobStats, ddir: usize, group: &GroupStats
         ";{};{};{:.6}%;{:.6};{:.6}",
         bw.min, bw.max, agg, bw.mean, bw.stddev
     );
+}
+
+/// The percentile slots' figures: of total latency with `lat_percentiles=1`, else of
+/// completion latency, none with `clat_percentiles=0`. fio computes them even for a direction
+/// without samples, where every percentile of its list reads 0 (`calc_clat_percentiles()` on an
+/// empty histogram: each share of 0 samples is reached at once, in bucket 0).
+fn terse_percentiles(job: &JobStats, ddir: usize) -> Vec<(f64, u64)> {
+    let d = &job.dirs[ddir];
+    let series = if job.lat_percentiles {
+        &d.lat
+    } else if job.clat_percentiles {
+        &d.clat
+    } else {
+        return Vec::new();
+    };
+    if series.count() > 0 {
+        return series.percentiles(&job.percentile_list);
+    }
+    let mut list: Vec<f64> = job
+        .percentile_list
+        .iter()
+        .copied()
+        .take_while(|&p| p != 0.0)
+        .collect();
+    list.sort_by(f64::total_cmp);
+    list.into_iter().map(|p| (p, 0)).collect()
 }
 
 /// The per-disk fields: name, ios, merges, ticks, in_queue, util.
@@ -152,12 +178,35 @@ mod tests {
         assert_eq!(fields[0], "3");
         // 1-based field 14/15: clat min/max in µs.
         assert_eq!(fields[13], "50");
-        // 1-based field 24: the 50th percentile slot.
-        assert_eq!(fields[23], "50.000000%=50");
+        // 1-based field 24: the 50th percentile slot, fio's bucket of 50 µs (49920 ns).
+        assert_eq!(fields[23], "50.000000%=49");
         // Slots 18..20 of the percentile block are unused.
         assert_eq!(fields[36], "0%=0");
-        // Write block is all zeros with empty percentile slots.
+        // The write block is all zeros, and its percentile slots carry the list with 0, as
+        // fio 3.33 prints them for a read job (`fio --output-format=terse`, rw=read).
         assert_eq!(fields[46], "0");
-        assert_eq!(fields[63], "0%=0");
+        assert_eq!(fields[58], "1.000000%=0");
+        assert_eq!(fields[74], "99.990000%=0");
+        assert_eq!(fields[75], "0%=0");
+    }
+
+    /// fio 3.33's `show_ddir_status_terse()`: with `lat_percentiles=1` the slots are total
+    /// latency's percentiles; with `clat_percentiles=0` (and no lat) all 20 are `0%=0`.
+    #[test]
+    fn percentile_slots_follow_lat_and_clat_percentiles() {
+        let mut job = JobStats::new("j", 0, &DEFAULT_PERCENTILES);
+        job.record_io(DDIR_READ, 4096, 0, 500_000, 1_000_000);
+        job.set_runtime(0, 1_000_000_000);
+        let slot50 = |job: &JobStats| {
+            let line = job_line("v", job, &GroupStats::default(), &[]);
+            line.split(';').nth(23).unwrap().to_string()
+        };
+        // clat 500 µs: bucket [499712, 503808) named 501760; lat 1 ms: named 1003520.
+        assert_eq!(slot50(&job), "50.000000%=501");
+        job.lat_percentiles = true;
+        assert_eq!(slot50(&job), "50.000000%=1003");
+        job.lat_percentiles = false;
+        job.clat_percentiles = false;
+        assert_eq!(slot50(&job), "0%=0");
     }
 }

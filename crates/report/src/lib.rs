@@ -28,7 +28,8 @@
 //!
 //! let json: serde_json::Value = serde_json::from_str(&fio_json::to_string(&run)).unwrap();
 //! assert_eq!(json["jobs"][0]["read"]["bw"], 4000); // KiB/s
-//! assert_eq!(json["jobs"][0]["read"]["clat_ns"]["percentile"]["50.000000"], 100_000);
+//! // fio names percentiles by its histogram bucket: 100 µs is in [99328, 100352), named 99840.
+//! assert_eq!(json["jobs"][0]["read"]["clat_ns"]["percentile"]["50.000000"], 99_840);
 //! assert_eq!(fio_terse::to_string(&run).trim_end().split(';').count(), 121); // no disks
 //! ```
 #![forbid(unsafe_code)]

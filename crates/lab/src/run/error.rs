@@ -36,6 +36,13 @@ pub enum RunError {
         path: PathBuf,
         source: io::Error,
     },
+    /// The trace or decision file would outgrow `--trace-limit`.
+    TraceTooLarge {
+        flag: &'static str,
+        path: PathBuf,
+        estimate: u64,
+        limit: u64,
+    },
     /// An output could not be written.
     Write {
         what: String,
@@ -73,6 +80,17 @@ impl fmt::Display for RunError {
                 write!(f, "{what} {}: {source}", path.display())
             }
             RunError::Write { what, source } => write!(f, "writing {what}: {source}"),
+            RunError::TraceTooLarge {
+                flag,
+                path,
+                estimate,
+                limit,
+            } => write!(
+                f,
+                "{flag} {}: the run would write about {estimate} bytes, over --trace-limit \
+                 ({limit} bytes); raise --trace-limit, or shorten the run",
+                path.display()
+            ),
         }
     }
 }

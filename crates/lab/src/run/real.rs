@@ -6,7 +6,7 @@ use iosched_report::blktrace::TraceLabels;
 use iosched_workload::JobSet;
 use serde_json::json;
 
-use super::sinks::{trace_labels, Sinks};
+use super::sinks::{check_trace_size, trace_labels, Sinks};
 use super::{BackendOutcome, Hooks, RunError};
 
 /// Request-list size when no `nr_requests` knob is set: the kernel's default.
@@ -54,6 +54,14 @@ pub(super) fn run(
             jobs.ignored_options.join(", ")
         ));
     }
+    check_trace_size(
+        &spec.outputs,
+        &jobs.jobs,
+        block_device_bytes(path),
+        spec.seed,
+        &spec.scheduler,
+        hooks.notify,
+    )?;
     let config = EngineConfig {
         scheduler: spec.scheduler.clone(),
         tunables: spec.tunable_pairs(),
@@ -76,6 +84,17 @@ pub(super) fn run(
         .map_err(RunError::Engine)?;
     let trace_error = sinks.finish().err();
     Ok((BackendOutcome::Real { outcome, device }, trace_error))
+}
+
+/// The size of `path` when it is a block device (a regular file is grown to fit the jobs).
+fn block_device_bytes(path: &std::path::Path) -> Option<u64> {
+    use std::io::{Seek, SeekFrom};
+    use std::os::unix::fs::FileTypeExt;
+    // Only a block device is opened: opening a FIFO would wait for a writer.
+    if !std::fs::metadata(path).ok()?.file_type().is_block_device() {
+        return None;
+    }
+    std::fs::File::open(path).ok()?.seek(SeekFrom::End(0)).ok()
 }
 
 fn device_json(engine: &Engine<'_>) -> serde_json::Value {

@@ -10,7 +10,7 @@ use iosched_workload::fio::{JobSource, ParseContext};
 use iosched_workload::JobSet;
 use serde_json::json;
 
-use super::sinks::{trace_labels, Sinks};
+use super::sinks::{check_trace_size, trace_labels, Sinks};
 use super::{BackendOutcome, Hooks, RunError};
 
 /// The simulated machine the job files see: `$mb_memory` and `$ncpus` from the knobs
@@ -63,6 +63,14 @@ pub(super) fn run(
         ));
     }
     let device = device(&spec.target)?;
+    check_trace_size(
+        &spec.outputs,
+        &jobs.jobs,
+        Some(device.capacity_sectors() * 512),
+        spec.seed,
+        &spec.scheduler,
+        hooks.notify,
+    )?;
     let device_json = json!({
         "name": device.name(),
         "rotational": device.rotational(),
