@@ -483,3 +483,39 @@ fn a_regular_file_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("need a block device"));
 }
+
+/// Issue 14: `iosched kernel --output-format` takes fio's comma list, as `iosched run` does,
+/// and hands it to fio: `normal,terse` gives fio's terse line then its normal report (fio
+/// 3.33's order), a list of json alone stays the JSON document with the `iosched` object.
+#[test]
+fn kernel_output_format_takes_fios_comma_list() {
+    const TEST: &str = "kernel_output_format_takes_fios_comma_list";
+    let scratch = Scratch::new("kernel-test-formats");
+    let Some(lp) = setup(TEST, &scratch) else {
+        return;
+    };
+    let job = scratch.file("r.fio", "[r]\nrw=read\nbs=64k\nsize=1m\ndirect=1\n");
+    let run = |formats: &str| {
+        let out = iosched(&[
+            "kernel",
+            &job,
+            "--device",
+            lp.path(),
+            "--scheduler",
+            "none",
+            "--output-format",
+            formats,
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{formats}: {stderr}");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let text = run("normal,terse");
+    let terse = text.find("\n3;fio-3").expect("fio's terse line");
+    let normal = text
+        .find("Run status group 0 (all jobs):")
+        .expect("fio's normal report");
+    assert!(terse < normal, "terse before normal: {text}");
+    let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    assert!(json["iosched"].is_object());
+}

@@ -18,8 +18,9 @@ use iosched_kernel::{
 };
 use iosched_lab::run::CommandLine;
 
-use super::run::{run_failure, settings, OutputFormat};
+use super::run::{run_failure, settings};
 use super::{CmdResult, Failure};
+use iosched_report::output::Formats;
 
 /// 128 + SIGINT.
 const EXIT_INTERRUPTED: u8 = 130;
@@ -42,8 +43,10 @@ pub struct KernelArgs {
     /// Seed of the layout (as `iosched run --seed`).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    #[arg(long, value_enum, default_value = "json")]
-    output_format: OutputFormat,
+    /// fio's comma list of normal, json, json+, terse (minimal, csv), as `iosched run` takes
+    /// it; fio writes them (a list of json or json+ alone carries the `iosched` object).
+    #[arg(long, default_value = "json", value_name = "LIST")]
+    output_format: Formats,
     /// Write results here instead of standard output.
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -126,10 +129,11 @@ pub fn kernel(args: KernelArgs) -> CmdResult {
     // From here on Ctrl-C only sets a flag, so the device is always put back.
     let stop = signal::install_sigint();
     let (spec, fio) = describe(&args)?;
-    let format = match args.output_format {
-        OutputFormat::Json => FioFormat::Json,
-        OutputFormat::Normal => FioFormat::Normal,
-        OutputFormat::Terse => FioFormat::Terse,
+    let format = match args.output_format.to_string().as_str() {
+        "json" => FioFormat::Json,
+        "normal" => FioFormat::Normal,
+        "terse" => FioFormat::Terse,
+        _ => FioFormat::List(args.output_format),
     };
     let outcome = iosched_kernel::run(&spec, &fio, format, stop).map_err(failure)?;
     print_outcome(&outcome, args.output.as_ref())?;

@@ -75,14 +75,27 @@ pub enum FioFormat {
     Json,
     Normal,
     Terse,
+    /// fio's comma list (`normal,json`, `json+`), handed to fio as it is: a list of json or
+    /// json+ alone is read as JSON, any other is fio's text.
+    List(iosched_report::output::Formats),
 }
 
 impl FioFormat {
-    fn fio_name(self) -> &'static str {
+    fn fio_name(self) -> String {
         match self {
-            FioFormat::Json => "json",
-            FioFormat::Normal => "normal",
-            FioFormat::Terse => "terse",
+            FioFormat::Json => "json".to_string(),
+            FioFormat::Normal => "normal".to_string(),
+            FioFormat::Terse => "terse".to_string(),
+            FioFormat::List(formats) => formats.to_string(),
+        }
+    }
+
+    /// fio answers with one JSON document.
+    fn is_json(self) -> bool {
+        match self {
+            FioFormat::Json => true,
+            FioFormat::List(f) => f.json && !f.normal && !f.terse,
+            FioFormat::Normal | FioFormat::Terse => false,
         }
     }
 }
@@ -334,17 +347,16 @@ fn fio_report(
         });
     }
     let raw = &fio.raw;
-    let nothing = raw.trim().is_empty() || (run.format == FioFormat::Json && !raw.contains('{'));
+    let nothing = raw.trim().is_empty() || (run.format.is_json() && !raw.contains('{'));
     if interrupted && nothing {
         return Err(KernelError::Interrupted {
             when: Interruption::NothingReported,
             killed_after: fio.finished.killed_after,
         });
     }
-    match run.format {
-        FioFormat::Json => {
-            report::with_iosched(raw, &run.jobs, clone_jobs, facts).map(FioReport::Json)
-        }
-        FioFormat::Normal | FioFormat::Terse => Ok(FioReport::Text(raw.clone())),
+    if run.format.is_json() {
+        report::with_iosched(raw, &run.jobs, clone_jobs, facts).map(FioReport::Json)
+    } else {
+        Ok(FioReport::Text(raw.clone()))
     }
 }
