@@ -66,3 +66,23 @@ pub fn print_out(text: &str) -> CmdResult {
         _ => Ok(()),
     }
 }
+
+/// When to show a progress line with its ETA on stderr (fio's `--eta`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Eta {
+    /// On a terminal only.
+    Auto,
+    Always,
+    Never,
+}
+
+impl Eta {
+    /// Whether to draw at all.
+    pub fn shown(self) -> bool {
+        match self {
+            Eta::Never => false,
+            Eta::Always => true,
+            Eta::Auto => std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        }
+    }
+}

@@ -2,19 +2,18 @@
 //! path, a real file or block device. The arguments become a [`RunSpec`]; `iosched_lab::run`
 //! runs it; this prints the results.
 
-use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{anyhow, Context};
 use clap::Args;
-use iosched_driver::spec::{Outputs, RunSpec, Setting};
+use iosched_driver::spec::{Outputs, RunSpec, Setting, Target};
 use iosched_lab::run::{BackendOutcome, CommandLine, Finished, Hooks, RunError, WallClock};
 use iosched_report::output::Formats;
 
 use super::output::Destination;
 pub use super::output::OutputFormat;
-use super::{CmdResult, Failure};
+use super::{CmdResult, Eta, Failure};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -66,6 +65,10 @@ pub struct RunArgs {
     /// a file is cut there, with an error after the results.
     #[arg(long, value_name = "SIZE", default_value = "1g", value_parser = parse_byte_size)]
     pub(crate) trace_limit: u64,
+    /// A progress line with its ETA on stderr: simulated time of the jobs' total, or the
+    /// engine's elapsed time of it (fio's `--eta`; `auto`: on a terminal).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub(crate) eta: Eta,
     /// Engine only: write to a block device even if it is mounted, partitioned or carries a
     /// file system.
     #[arg(long)]
@@ -150,7 +153,11 @@ pub fn run(args: RunArgs) -> CmdResult {
     // Before the output exists, so that once it does a signal always finds the handler.
     let stop = iosched_engine::signal::install_stop_signals();
     let destination = Destination::open(args.output.as_deref())?;
-    let mut progress = Progress::new(iosched_lab::run::planned_ns(&spec));
+    let clock = match spec.target {
+        Target::Real(_) => "elapsed",
+        _ => "simulated",
+    };
+    let mut progress = Progress::new(iosched_lab::run::planned_ns(&spec), clock, args.eta);
     let started = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -224,53 +231,67 @@ fn run_status(finished: &Finished) -> CmdResult {
 struct Progress {
     bar: Option<indicatif::ProgressBar>,
     started: Instant,
-    /// The jobs' planned simulated time, in ns.
+    /// The jobs' planned time, in ns.
     planned_ns: Option<u64>,
+    /// "simulated" (the simulator's clock) or "elapsed" (the engine's wall clock).
+    clock: &'static str,
+    shown: bool,
 }
 
 impl Progress {
-    fn new(planned_ns: Option<u64>) -> Progress {
+    fn new(planned_ns: Option<u64>, clock: &'static str, eta: Eta) -> Progress {
         Progress {
             bar: None,
             started: Instant::now(),
             planned_ns,
+            clock,
+            shown: eta.shown(),
         }
     }
 
-    /// `simulated`: the simulator's clock, which starts at 0 with the jobs.
-    fn tick(&mut self, simulated: u64) {
+    /// `now`: the run's clock, which starts at 0 with the jobs.
+    fn tick(&mut self, now: u64) {
         if self.bar.is_none() {
-            if !io::stderr().is_terminal() || self.started.elapsed() < Duration::from_secs(1) {
+            // A run over within a second draws nothing.
+            if !self.shown || self.started.elapsed() < Duration::from_secs(1) {
                 return;
             }
             self.bar = Some(self.start_bar());
         }
         if let Some(bar) = &self.bar {
             match self.planned_ns {
-                Some(planned) => bar.set_position(simulated.min(planned) / 1_000_000),
-                None => bar.set_message(format!("simulated {:.3} s", simulated as f64 / 1e9)),
+                Some(planned) => bar.set_position(now.min(planned) / 1_000_000),
+                None => bar.set_message(format!("{} {:.3} s", self.clock, now as f64 / 1e9)),
             }
         }
     }
 
     fn start_bar(&self) -> indicatif::ProgressBar {
+        let target = indicatif::ProgressDrawTarget::stderr();
         let Some(planned) = self.planned_ns else {
-            let bar = indicatif::ProgressBar::new_spinner();
+            let bar = indicatif::ProgressBar::with_draw_target(None, target);
             bar.enable_steady_tick(Duration::from_millis(120));
             return bar;
         };
-        // Positions in simulated milliseconds.
-        let bar = indicatif::ProgressBar::new(planned / 1_000_000);
-        let style = indicatif::ProgressStyle::with_template("{bar:30} simulated {msg}, ETA {eta}")
+        // Positions in milliseconds of the run's clock.
+        let bar = indicatif::ProgressBar::with_draw_target(Some(planned / 1_000_000), target);
+        // indicatif's own {eta} smooths a rate that a run of I/O moves in jumps (it read 0 s
+        // at 2 s of 3); the run's pace so far is the estimate fio's eta line gives too.
+        let template = format!("{{bar:30}} {} {{msg}}", self.clock);
+        let style = indicatif::ProgressStyle::with_template(&template)
             .expect("a valid template")
             .with_key(
                 "msg",
                 |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let (done, total) = (state.pos(), state.len().unwrap_or(0));
+                    let wall = state.elapsed().as_secs_f64();
+                    let eta = wall * total.saturating_sub(done) as f64 / done.max(1) as f64;
                     let _ = write!(
                         w,
-                        "{:.1} s of {:.1} s",
-                        state.pos() as f64 / 1e3,
-                        state.len().unwrap_or(0) as f64 / 1e3
+                        "{:.1} s of {:.1} s, ETA {}",
+                        done as f64 / 1e3,
+                        total as f64 / 1e3,
+                        minutes_seconds(eta)
                     );
                 },
             );
@@ -284,6 +305,12 @@ impl Progress {
             bar.finish_and_clear();
         }
     }
+}
+
+/// `12m:05s`, as fio's eta line writes it.
+fn minutes_seconds(seconds: f64) -> String {
+    let whole = seconds.round().clamp(0.0, 99.0 * 3600.0) as u64;
+    format!("{:02}m:{:02}s", whole / 60, whole % 60)
 }
 
 #[cfg(test)]

@@ -2,7 +2,6 @@
 //! schedulers, settings, variables and seeds, run as `iosched run` runs each, in parallel,
 //! written as one tidy table (CSV or JSON lines) and, with `--out`, a line chart.
 
-use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -10,21 +9,12 @@ use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosched_lab::sweep::{self, table, SweepSpec};
 
-use super::{CmdResult, Failure};
+use super::{CmdResult, Eta, Failure};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SweepFormat {
     Csv,
     Json,
-}
-
-/// When to show the progress bar (fio's `--eta`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Eta {
-    /// On a terminal only.
-    Auto,
-    Always,
-    Never,
 }
 
 #[derive(Args, Debug)]
@@ -82,12 +72,7 @@ pub fn run(args: SweepArgs) -> CmdResult {
 
 fn progress_bar(spec: &SweepSpec, eta: Eta) -> indicatif::ProgressBar {
     let total = spec.point_count() as u64;
-    let shown = match eta {
-        Eta::Never => false,
-        Eta::Always => true,
-        Eta::Auto => io::stderr().is_terminal(),
-    };
-    if !shown {
+    if !eta.shown() {
         return indicatif::ProgressBar::hidden();
     }
     let bar = indicatif::ProgressBar::with_draw_target(

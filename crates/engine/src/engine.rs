@@ -50,6 +50,10 @@ use crate::setup;
 use crate::target::Target;
 use crate::verify::VerifyMethod;
 
+/// How often a run reports its progress: often enough for a terminal, rarely enough to cost
+/// nothing beside the I/O.
+pub const PROGRESS_EVERY_NS: u64 = 100_000_000;
+
 /// How a run is set up besides its jobs and target.
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
@@ -410,9 +414,20 @@ impl<'a> Engine<'a> {
     /// [`Engine::run`], with every request event (queue, merge, get, plug, insert, issue,
     /// complete) and every scheduler decision sent to `trace`, timed by the real clock.
     pub fn run_traced(
+        self,
+        stop: &AtomicBool,
+        trace: &mut dyn Trace,
+    ) -> Result<EngineOutcome, EngineError> {
+        self.run_observed(stop, trace, &mut |_| {})
+    }
+
+    /// [`Engine::run_traced`], calling `progress` with the time since the jobs started (ns)
+    /// at most every [`PROGRESS_EVERY_NS`], for an eta line.
+    pub fn run_observed(
         mut self,
         stop: &AtomicBool,
         trace: &mut dyn Trace,
+        progress: &mut dyn FnMut(u64),
     ) -> Result<EngineOutcome, EngineError> {
         if let Some(cpus) = &self.back.cpus {
             affinity::pin_current_thread(cpus).map_err(|error| {
@@ -428,8 +443,14 @@ impl<'a> Engine<'a> {
         back.start = Instant::now();
         back.set_now(drv, 0);
         drv.start_ready_jobs(back);
+        let mut next_progress_ns = 0;
         loop {
-            back.set_now(drv, back.clock());
+            let now = back.clock();
+            back.set_now(drv, now);
+            if now >= next_progress_ns {
+                progress(now);
+                next_progress_ns = now + PROGRESS_EVERY_NS;
+            }
             if stop.load(Ordering::Relaxed) && !back.stopping {
                 back.begin_stop(drv);
             }

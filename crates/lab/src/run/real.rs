@@ -80,7 +80,7 @@ pub(super) fn run(
     let device = device_json(&engine);
     let mut sinks = Sinks::open(&spec.outputs, labels(&engine))?;
     let outcome = engine
-        .run_traced(hooks.stop, &mut sinks.fanout())
+        .run_observed(hooks.stop, &mut sinks.fanout(), hooks.progress)
         .map_err(RunError::Engine)?;
     let trace_error = sinks.finish().err();
     Ok((BackendOutcome::Real { outcome, device }, trace_error))

@@ -1,0 +1,47 @@
+//! The progress line: on a terminal an engine run shows its elapsed time of the jobs' total
+//! with an ETA, as fio's eta line does, and `--eta never` turns it off. Run under `script`
+//! (util-linux), which gives the command a pseudo-terminal.
+
+mod common;
+
+use std::process::Command;
+
+use common::{skip, tool_available, Scratch};
+
+/// What `iosched run` draws on a terminal for a 2-second engine run on a file.
+fn terminal_output(scratch: &Scratch, extra: &str) -> String {
+    let data = scratch.data_file("data", 16 << 20);
+    let job = scratch.file(
+        "r.fio",
+        &format!("[r]\nrw=randread\nbs=4k\ndirect=1\nruntime=2\ntime_based\nfilename={data}\n"),
+    );
+    let command = format!(
+        "{} run {job} --device {data} --output-format terse --output {} {extra}",
+        env!("CARGO_BIN_EXE_iosched"),
+        scratch.path("out.txt"),
+    );
+    let out = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .expect("script runs");
+    let drawn = String::from_utf8_lossy(&out.stdout).into_owned();
+    let errors = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{drawn}{errors}");
+    drawn
+}
+
+#[test]
+fn engine_run_shows_elapsed_of_total_with_eta_unless_told_not_to() {
+    if !tool_available("script") {
+        return skip(
+            "progress",
+            "no `script` (util-linux) to give iosched a terminal",
+        );
+    }
+    let scratch = Scratch::new("progress");
+    let shown = terminal_output(&scratch, "");
+    assert!(shown.contains("of 2.0 s, ETA 00m:0"), "{shown:?}");
+    assert!(shown.contains("elapsed 1."), "{shown:?}");
+    let hidden = terminal_output(&scratch, "--eta never");
+    assert!(!hidden.contains("ETA"), "{hidden:?}");
+}
