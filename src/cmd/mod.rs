@@ -67,12 +67,12 @@ pub fn print_out(text: &str) -> CmdResult {
     }
 }
 
-/// When to show a progress line with its ETA on stderr (fio's `--eta`).
+/// When to show a progress line with its ETA on stderr (fio's `--eta`). There is no
+/// `always`: the bar draws only on a terminal, so off one it would promise what it cannot do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Eta {
     /// On a terminal only.
     Auto,
-    Always,
     Never,
 }
 
@@ -81,7 +81,6 @@ impl Eta {
     pub fn shown(self) -> bool {
         match self {
             Eta::Never => false,
-            Eta::Always => true,
             Eta::Auto => std::io::IsTerminal::is_terminal(&std::io::stderr()),
         }
     }

@@ -357,7 +357,6 @@ fn one_row_as_one_panel(table: &PlotTable) -> PlotTable {
 
 /// Writes `<base>.png` and `<base>.svg`; returns their paths.
 pub fn write_table(base: &Path, table: &PlotTable) -> Result<[PathBuf; 2], String> {
-    register();
     let transposed;
     let table = if !table.sweep && table.rows.len() == 1 && table.columns.len() > 1 {
         transposed = one_row_as_one_panel(table);
@@ -386,31 +385,45 @@ pub fn write_table(base: &Path, table: &PlotTable) -> Result<[PathBuf; 2], Strin
             80 + 300 * table.columns.len().max(1) as u32,
         )
     };
-    let png = base.with_extension("png");
-    let svg = base.with_extension("svg");
-    let draw_any = |area: DrawingArea<_, Shift>| {
-        if table.sweep {
-            draw_sweep(area, table)
+    write_png_and_svg(base, (width, height), table)
+}
+
+impl Figure for PlotTable {
+    fn draw<DB: DrawingBackend>(&self, area: DrawingArea<DB, Shift>) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        if self.sweep {
+            draw_sweep(area, self)
         } else {
-            draw(area, table)
+            draw(area, self)
         }
-    };
-    draw_any(
-        crate::glyphs::CrispText(BitMapBackend::new(&png, (width, height))).into_drawing_area(),
-    )
-    .map_err(|e| format!("{}: {e}", png.display()))?;
-    if table.sweep {
-        draw_sweep(
-            SVGBackend::new(&svg, (width, height)).into_drawing_area(),
-            table,
-        )
-    } else {
-        draw(
-            SVGBackend::new(&svg, (width, height)).into_drawing_area(),
-            table,
-        )
     }
-    .map_err(|e| format!("{}: {e}", svg.display()))?;
+}
+
+/// A chart that draws itself the same way on any plotters backend.
+pub(crate) trait Figure {
+    fn draw<DB: DrawingBackend>(&self, area: DrawingArea<DB, Shift>) -> Result<(), String>
+    where
+        DB::ErrorType: 'static;
+}
+
+/// Writes `<base>.png` (text drawn by [`crate::glyphs::CrispText`]) and `<base>.svg` of
+/// `figure`, both `size` pixels; returns their paths. Every chart iosched writes comes here.
+pub(crate) fn write_png_and_svg(
+    base: &Path,
+    size: (u32, u32),
+    figure: &impl Figure,
+) -> Result<[PathBuf; 2], String> {
+    register();
+    let png = base.with_extension("png");
+    figure
+        .draw(crate::glyphs::CrispText(BitMapBackend::new(&png, size)).into_drawing_area())
+        .map_err(|e| format!("{}: {e}", png.display()))?;
+    let svg = base.with_extension("svg");
+    figure
+        .draw(SVGBackend::new(&svg, size).into_drawing_area())
+        .map_err(|e| format!("{}: {e}", svg.display()))?;
     Ok([png, svg])
 }
 

@@ -18,7 +18,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use serde_json::Value;
 
-use crate::plot::{register, ROW_COLOURS};
+use crate::plot::{write_png_and_svg, Figure, ROW_COLOURS};
 
 /// The percentiles the latency chart shows, as fio's JSON names them.
 const PERCENTILES: [(&str, &str); 5] = [
@@ -183,7 +183,6 @@ fn writeback_series(series: &Value) -> Option<WritebackSeries> {
 
 /// Draws every chart the runs have data for into `out` (PNG and SVG each); returns the files.
 pub fn plot_runs(runs: &[RunFigures], out: &Path) -> Result<Vec<PathBuf>, String> {
-    register();
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let mut written = Vec::new();
     let charts = [
@@ -243,17 +242,22 @@ fn has_latency(runs: &[RunFigures]) -> bool {
 }
 
 fn write_chart(base: &Path, runs: &[RunFigures], kind: Kind) -> Result<[PathBuf; 2], String> {
-    let size = (960, 560);
-    let png = base.with_extension("png");
-    kind.draw(
-        crate::glyphs::CrispText(BitMapBackend::new(&png, size)).into_drawing_area(),
-        runs,
-    )
-    .map_err(|e| format!("{}: {e}", png.display()))?;
-    let svg = base.with_extension("svg");
-    kind.draw(SVGBackend::new(&svg, size).into_drawing_area(), runs)
-        .map_err(|e| format!("{}: {e}", svg.display()))?;
-    Ok([png, svg])
+    write_png_and_svg(base, (960, 560), &Chart { kind, runs })
+}
+
+/// One kind of chart of some runs.
+struct Chart<'a> {
+    kind: Kind,
+    runs: &'a [RunFigures],
+}
+
+impl Figure for Chart<'_> {
+    fn draw<DB: DrawingBackend>(&self, area: DrawingArea<DB, Shift>) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        self.kind.draw(area, self.runs)
+    }
 }
 
 fn colour(run: usize) -> RGBColor {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::plot::register;
+use crate::plot::{write_png_and_svg, Figure};
 
 /// One line: its legend entry and its (x, y) points in x order.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,18 +41,16 @@ const COLOURS: [RGBColor; 8] = [
 
 /// Writes `<base>.png` and `<base>.svg`; returns their paths.
 pub fn write_lines(base: &Path, chart: &LineChart) -> Result<[PathBuf; 2], String> {
-    register();
-    let size = (960, 600);
-    let png = base.with_extension("png");
-    draw(
-        crate::glyphs::CrispText(BitMapBackend::new(&png, size)).into_drawing_area(),
-        chart,
-    )
-    .map_err(|e| format!("{}: {e}", png.display()))?;
-    let svg = base.with_extension("svg");
-    draw(SVGBackend::new(&svg, size).into_drawing_area(), chart)
-        .map_err(|e| format!("{}: {e}", svg.display()))?;
-    Ok([png, svg])
+    write_png_and_svg(base, (960, 600), chart)
+}
+
+impl Figure for LineChart {
+    fn draw<DB: DrawingBackend>(&self, area: DrawingArea<DB, Shift>) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        draw(area, self)
+    }
 }
 
 /// The x range: the values' span with a little room, or the category positions.

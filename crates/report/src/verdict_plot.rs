@@ -10,7 +10,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::plot::register;
+use crate::plot::{write_png_and_svg, Figure};
 
 const SEED_COLOUR: RGBColor = RGBColor(160, 174, 192);
 const OURS_COLOUR: RGBColor = RGBColor(33, 102, 172);
@@ -31,19 +31,23 @@ pub fn write_verdicts(
     title: &str,
     bars: &[VerdictBar],
 ) -> Result<[PathBuf; 2], String> {
-    register();
     let size = (1280, 110 + 34 * bars.len().max(1) as u32);
-    let png = base.with_extension("png");
-    draw(
-        crate::glyphs::CrispText(BitMapBackend::new(&png, size)).into_drawing_area(),
-        title,
-        bars,
-    )
-    .map_err(|e| format!("{}: {e}", png.display()))?;
-    let svg = base.with_extension("svg");
-    draw(SVGBackend::new(&svg, size).into_drawing_area(), title, bars)
-        .map_err(|e| format!("{}: {e}", svg.display()))?;
-    Ok([png, svg])
+    write_png_and_svg(base, size, &Verdicts { title, bars })
+}
+
+/// A seed's verdict chart, as [`write_verdicts`] draws it.
+struct Verdicts<'a> {
+    title: &'a str,
+    bars: &'a [VerdictBar],
+}
+
+impl Figure for Verdicts<'_> {
+    fn draw<DB: DrawingBackend>(&self, area: DrawingArea<DB, Shift>) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        draw(area, self.title, self.bars)
+    }
 }
 
 /// The log axis's span: every ratio and 1, with room on both sides.
