@@ -49,7 +49,9 @@ impl RunFigures {
     /// Whether the run's scheduler shares by weight, so that an ideal share means something:
     /// CFQ and BFQ do; noop, deadline, kyber and none do not look at weights.
     pub fn aims_for_weights(&self) -> bool {
-        matches!(self.scheduler.as_deref(), Some("cfq" | "bfq"))
+        self.scheduler
+            .as_deref()
+            .is_some_and(crate::shares::aims_for_weights)
     }
 
     /// Whether any job ran in a cgroup of its own (not only the root).

@@ -112,7 +112,9 @@ impl RunFigures {
 
     /// Schedulers whose shares aim at the weights; an "ideal" means nothing for the others.
     fn aims_for_weights(&self) -> bool {
-        matches!(self.scheduler.as_deref(), Some("cfq" | "bfq"))
+        self.scheduler
+            .as_deref()
+            .is_some_and(crate::shares::aims_for_weights)
     }
 }
 

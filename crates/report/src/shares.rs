@@ -8,6 +8,13 @@ use serde_json::{json, Value};
 const DEFAULT_WEIGHT: u32 = 500;
 const ROOT_WEIGHT: u32 = 1000;
 
+/// Whether `scheduler` shares the device by cgroup weight, so that a weight-ideal share means
+/// something beside its result: CFQ and BFQ do; noop, deadline, kyber and none never read a
+/// weight. The one place `compare`, `plot` and `sweep` ask.
+pub fn aims_for_weights(scheduler: &str) -> bool {
+    matches!(scheduler, "cfq" | "bfq")
+}
+
 /// Bytes per cgroup, in order of first mention.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CgroupShares {

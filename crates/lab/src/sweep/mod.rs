@@ -237,7 +237,7 @@ fn measure(point: usize, spec: &RunSpec) -> Result<Vec<SweepRow>, RunError> {
     let json = iosched_report::fio_json::to_value(&results.run);
     let mut rows = job_rows(point, &json);
     let outcome = finished.outcome();
-    let aims = matches!(spec.scheduler.as_str(), "cfq" | "bfq");
+    let aims = iosched_report::shares::aims_for_weights(&spec.scheduler);
     rows.extend(group_rows(point, outcome, &json, aims));
     Ok(rows)
 }
