@@ -16,6 +16,7 @@
 pub mod cfq;
 pub mod deadline;
 pub mod elevator;
+pub mod id_map;
 pub mod noop;
 pub mod request;
 pub mod request_pool;

@@ -23,6 +23,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use crate::id_map::IdMap;
 use crate::request::{CgroupId, IoContextId, Time, NSEC_PER_MSEC};
 
 /// 128: `BLKDEV_MAX_RQ`, the default `nr_requests`.
@@ -73,7 +74,8 @@ struct Batch {
 pub struct RequestPool {
     nr_requests: u32,
     lists: BTreeMap<CgroupId, RequestList>,
-    batches: BTreeMap<IoContextId, Batch>,
+    /// Batching state by io context (the kernel keeps it in the task's `io_context`).
+    batches: IdMap<IoContextId, Batch>,
 }
 
 impl RequestPool {
@@ -85,7 +87,7 @@ impl RequestPool {
         RequestPool {
             nr_requests,
             lists: BTreeMap::new(),
-            batches: BTreeMap::new(),
+            batches: IdMap::default(),
         }
     }
 

@@ -31,9 +31,10 @@ pub mod spec;
 pub mod stats;
 mod submit;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use disk::DiskAccounting;
+use iosched_core::id_map::IdMap;
 use iosched_core::request_pool::RequestPool;
 use iosched_core::{
     CgroupId, Elevator, IoContextId, IoPrio, Request, RequestId, ServiceSummary, Time, Trace,
@@ -213,8 +214,9 @@ pub struct Driver<'a, X> {
     pub processes: Vec<Process>,
     pub life: Lifecycle,
     pub stats: Vec<JobStats>,
-    /// Every request between allocation and completion, exactly once.
-    pub in_flight: BTreeMap<RequestId, InFlight<X>>,
+    /// Every request between allocation and completion, exactly once (looked up by id,
+    /// never walked: its order means nothing).
+    pub in_flight: IdMap<RequestId, InFlight<X>>,
     /// Flushes bypass the scheduler, as the kernel's flush machinery does.
     pub bypass: VecDeque<RequestId>,
     pub disk: DiskAccounting,
@@ -285,7 +287,7 @@ impl<'a, X: Copy> Driver<'a, X> {
             processes,
             life,
             stats,
-            in_flight: BTreeMap::new(),
+            in_flight: IdMap::default(),
             bypass: VecDeque::new(),
             disk: DiskAccounting::default(),
             now: 0,

@@ -185,18 +185,17 @@ impl Cfq {
         let g = cfqq.group;
         self.groups[g].dispatched += 1;
         self.rq_in_flight[queue_sync] += 1;
-        assert!(
-            self.in_flight.iter().all(|f| f.id != rq.id),
-            "request dispatched twice"
+        let previous = self.in_flight.insert(
+            rq.id,
+            InFlight {
+                queue: q,
+                start_time: pending.start_time,
+                cic: pending.cic,
+                dispatched_at: now,
+                in_driver_at_dispatch: self.rq_in_driver + 1,
+            },
         );
-        self.in_flight.push(InFlight {
-            id: rq.id,
-            queue: q,
-            start_time: pending.start_time,
-            cic: pending.cic,
-            dispatched_at: now,
-            in_driver_at_dispatch: self.rq_in_driver + 1,
-        });
+        assert!(previous.is_none(), "request dispatched twice");
 
         if self.active_cic.is_none() && self.active_queue == Some(q) {
             self.active_cic = Some(pending.cic);
@@ -209,8 +208,7 @@ impl Cfq {
     pub(crate) fn activate_request(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {
         let q = self
             .in_flight
-            .iter()
-            .find(|f| f.id == rq.id)
+            .get(&rq.id)
             .expect("an activated request was dispatched")
             .queue;
         self.rq_in_driver += 1;

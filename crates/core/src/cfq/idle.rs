@@ -312,19 +312,18 @@ impl Cfq {
 
     /// Kernel: cfq_completed_request().
     pub(crate) fn completed_request(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {
-        let Some(index) = self.in_flight.iter().position(|f| f.id == rq.id) else {
-            // Not in flight here (a second completion): ignored rather than corrupting the
-            // counters; the driver's own once-only check reports it.
-            return;
-        };
-        let InFlight {
+        let Some(InFlight {
             queue: q,
             start_time,
             cic: c,
             dispatched_at,
             in_driver_at_dispatch,
-            ..
-        } = self.in_flight.swap_remove(index);
+        }) = self.in_flight.remove(&rq.id)
+        else {
+            // Not in flight here (a second completion): ignored rather than corrupting the
+            // counters; the driver's own once-only check reports it.
+            return;
+        };
         self.queues[q]
             .service_time
             .sample(now.saturating_sub(dispatched_at) / u64::from(in_driver_at_dispatch.max(1)));

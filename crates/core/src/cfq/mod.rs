@@ -44,6 +44,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary};
+use crate::id_map::IdMap;
 use crate::request::{CgroupId, IoContextId, Request, RequestId, Time, NSEC_PER_SEC};
 use crate::trace::{Decision, DecisionKind, MessageSubject, Trace};
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
@@ -123,15 +124,16 @@ pub struct Cfq {
     pub(crate) min_vdisktime: u64,
     /// Process contexts (slab) and their index by io context id.
     pub(crate) cics: Vec<Cic>,
-    pub(crate) cic_of: BTreeMap<IoContextId, usize>,
+    pub(crate) cic_of: IdMap<IoContextId, usize>,
     /// Pending requests (slab) and free slots.
     pub(crate) pending: Vec<queue::Pending>,
     pub(crate) free_pending: Vec<queue::Slot>,
     /// Busy queues by their `next_rq` start sector, one kernel-shaped red-black tree per
     /// original ioprio level (nodes are queue ids).
     pub(crate) prio_trees: rbtree::RbForest,
-    /// Dispatched, not completed. A short vector: at most the device's queue depth.
-    pub(crate) in_flight: Vec<queue::InFlight>,
+    /// Dispatched, not completed, by request id (the kernel reaches them through the
+    /// request itself: O(1) however deep the device is).
+    pub(crate) in_flight: IdMap<RequestId, queue::InFlight>,
     pub(crate) serving_wl_class: usize,
     pub(crate) serving_wl_type: usize,
     /// u64 as in the kernel: `now - 1` means "already expired", except at `now == 0` (only
@@ -193,11 +195,11 @@ impl Cfq {
             grp_tree: BTreeMap::new(),
             min_vdisktime: 0,
             cics: Vec::new(),
-            cic_of: BTreeMap::new(),
+            cic_of: IdMap::default(),
             pending: Vec::new(),
             free_pending: Vec::new(),
             prio_trees: rbtree::RbForest::new(8),
-            in_flight: Vec::new(),
+            in_flight: IdMap::default(),
             serving_wl_class: BE_WORKLOAD,
             serving_wl_type: ASYNC_WORKLOAD,
             workload_expires: 0,

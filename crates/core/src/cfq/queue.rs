@@ -52,7 +52,6 @@ impl Pending {
 /// A request dispatched and not completed.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct InFlight {
-    pub id: crate::request::RequestId,
     pub queue: QId,
     pub start_time: Time,
     pub cic: usize,

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Cost per simulated request with 4096 CFQ queues against one (issue 15, item 5).
+
+Two runs of the same total I/O count on `nvme-gen4` under CFQ, 4 KiB random reads, direct,
+iodepth=1: one process issuing them all (one CFQ queue) and 4096 processes issuing
+1/4096 each (4096 queues). Prints:
+
+* wall time per I/O of each, over interleaved rounds (one, many, one, many...), and the
+  ratio many ÷ one per round: median and range, with the load average before and after;
+* callgrind instruction counts of one run of each (repeatable where wall time on a shared
+  machine is not), for the whole process and for the simulation loop alone
+  (`Simulation::run_until_stopped`: what remains once the per-job setup and the per-job
+  output are left out), and their ratios;
+* with --rss, the peak RSS of a 4096-process, 10 simulated-second run (the issue's
+  memory figure, < 256 MiB).
+
+Usage: scripts/bench-scale.py [--binary target/release/iosched] [--ios 409600]
+                              [--rounds 5] [--no-callgrind] [--rss]
+"""
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+JOB = """[global]
+ioengine=libaio
+direct=1
+rw=randread
+bs=4k
+iodepth=1
+{extra}
+[{name}]
+numjobs={numjobs}
+size={size}
+{amount}
+"""
+
+QUEUES = 4096
+
+
+def job_file(directory, name, numjobs, ios_each, time_based=False):
+    """Writes a job file; each clone reads `ios_each` blocks (or runs 10 s)."""
+    if time_based:
+        extra, amount, size = "time_based\nruntime=10\n", "", "64m"
+    else:
+        # A region as large as the I/Os, so the random map never runs dry.
+        extra, amount = "", f"number_ios={ios_each}"
+        size = f"{max(ios_each * 4, 64 * 1024)}k"
+    path = os.path.join(directory, f"{name}.fio")
+    with open(path, "w") as out:
+        out.write(JOB.format(extra=extra, name=name, numjobs=numjobs, amount=amount, size=size))
+    return path
+
+
+def command(binary, job, output):
+    return [binary, "run", job, "--device", "nvme-gen4", "--scheduler", "cfq",
+            "--output-format", "json", "--output", output]
+
+
+def total_ios(output):
+    with open(output) as f:
+        document = json.load(f)
+    return sum(job["read"]["total_ios"] for job in document["jobs"])
+
+
+def timed(binary, job, output):
+    start = time.perf_counter()
+    subprocess.run(command(binary, job, output), check=True, stdout=subprocess.DEVNULL)
+    elapsed = time.perf_counter() - start
+    return elapsed, total_ios(output)
+
+
+def instructions(binary, job, output):
+    """Instructions of one run under callgrind: the whole process, and the simulation loop
+    (`Simulation::run_until_stopped`, inclusive) alone."""
+    with tempfile.NamedTemporaryFile(suffix=".callgrind") as profile:
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={profile.name}"]
+                       + command(binary, job, output), check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", profile.name],
+                                   check=True, capture_output=True, text=True).stdout
+    whole = loop = None
+    for line in annotated.splitlines():
+        count = line.split("(")[0].strip().replace(",", "")
+        if "PROGRAM TOTALS" in line:
+            whole = int(count)
+        elif "Simulation::run_until_stopped [" in line and loop is None:
+            loop = int(count)
+    if whole is None or loop is None:
+        raise RuntimeError("callgrind_annotate gave no totals (release build without symbols?)")
+    return whole, loop
+
+
+def callgrind(binary, one, many, out, ios):
+    """Instruction counts per I/O, their ratios, and the per-process cost outside the loop
+    (setting up a clone, writing its JSON object) with what it adds per I/O at other run
+    lengths."""
+    (whole1, loop1), (whole_n, loop_n) = (instructions(binary, job, out) for job in (one, many))
+    for label, a, b in (("whole process", whole1, whole_n), ("simulation loop", loop1, loop_n)):
+        print(f"callgrind {label}: 1 queue {a / ios:.0f} instr/IO, "
+              f"{QUEUES} queues {b / ios:.0f} instr/IO, ratio {b / a:.2f}")
+    per_process = ((whole_n - loop_n) - (whole1 - loop1)) / (QUEUES - 1)
+    print(f"outside the loop: {per_process / 1e3:.0f} K instructions per extra process "
+          f"(setup, results, fio JSON)")
+    for each in (100, 342, 1700):
+        projected = (loop_n / ios + per_process / each) / (whole1 / ios)
+        print(f"  projected whole-process ratio at {each} I/Os per process: {projected:.2f}")
+
+
+def load():
+    return "/".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def describe(ratios):
+    return f"median {statistics.median(ratios):.2f}x (range {min(ratios):.2f}-{max(ratios):.2f})"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--binary", default="target/release/iosched")
+    parser.add_argument("--ios", type=int, default=QUEUES * 100,
+                        help="total I/Os of each run (a multiple of 4096)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--no-callgrind", action="store_true")
+    parser.add_argument("--rss", action="store_true")
+    args = parser.parse_args()
+    if args.ios % QUEUES:
+        sys.exit("--ios must be a multiple of 4096")
+    binary = os.path.abspath(args.binary)
+    directory = tempfile.mkdtemp(prefix="bench-scale-")
+    try:
+        one = job_file(directory, "one", 1, args.ios)
+        many = job_file(directory, "many", QUEUES, args.ios // QUEUES)
+        out = os.path.join(directory, "out.json")
+        print(f"{args.ios} I/Os: 1 process vs {QUEUES} processes, nvme-gen4, cfq, "
+              f"randread 4k direct iodepth=1; load before {load()}")
+        ratios = []
+        for round_ in range(args.rounds):
+            t1, n1 = timed(binary, one, out)
+            tn, nn = timed(binary, many, out)
+            assert n1 == nn == args.ios, (n1, nn)
+            ratio = (tn / nn) / (t1 / n1)
+            ratios.append(ratio)
+            print(f"  round {round_ + 1}: 1 queue {t1 / n1 * 1e9:.0f} ns/IO, "
+                  f"{QUEUES} queues {tn / nn * 1e9:.0f} ns/IO, ratio {ratio:.2f}")
+        print(f"wall time per I/O, {QUEUES} queues / 1: {describe(ratios)}; load after {load()}")
+        if not args.no_callgrind:
+            if shutil.which("valgrind") is None:
+                print("callgrind: SKIPPED (no valgrind)")
+            else:
+                callgrind(binary, one, many, out, args.ios)
+        if args.rss:
+            long_run = job_file(directory, "long", QUEUES, 0, time_based=True)
+            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            subprocess.run(command(binary, long_run, out), check=True, stdout=subprocess.DEVNULL)
+            peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            note = "" if peak > before else " (at most; an earlier run peaked higher)"
+            print(f"peak RSS, {QUEUES} processes, 10 s: {peak / 1024:.1f} MiB{note}, "
+                  f"{total_ios(out)} I/Os")
+    finally:
+        shutil.rmtree(directory)
+
+
+if __name__ == "__main__":
+    main()
