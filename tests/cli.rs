@@ -244,6 +244,19 @@ fn calibrate_prints_figures_beside_targets() {
     let measurements = doc["measurements"].as_array().unwrap();
     assert!(measurements.iter().any(|m| m["target"].is_object()));
     assert_eq!(doc["queue_depth"], 2);
+    // The coverage object counts what the table marks.
+    let coverage = &doc["coverage"];
+    let published = measurements.iter().filter(|m| m["published"] == true);
+    assert_eq!(coverage["rows"], measurements.len());
+    assert_eq!(coverage["checked"], published.clone().count());
+    assert_eq!(
+        coverage["within"],
+        published.filter(|m| m["within_target"] == true).count()
+    );
+    assert_eq!(
+        coverage["checked_rows"].as_array().unwrap().len(),
+        coverage["checked"].as_u64().unwrap() as usize
+    );
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
-use iosched_sim::device::calibrate::{calibrate, CalibrationOptions, CalibrationReport};
+use iosched_sim::device::calibrate::{calibrate, CalibrationOptions, CalibrationReport, TOLERANCE};
 use iosched_sim::device::file::load_device_file;
 use iosched_sim::device::{preset, presets, Device};
 use serde_json::{json, Value};
@@ -55,7 +55,26 @@ fn to_json(report: &CalibrationReport) -> Value {
         "queue_depth": report.queue_depth,
         "capacity_bytes": report.capacity_bytes,
         "measurements": measurements,
+        "coverage": coverage_json(report),
         "unpublished": report.unpublished(),
+    })
+}
+
+/// `coverage`: rows, rows checked against a published figure (with their labels and whether
+/// each is within it), and how a figure becomes a target.
+fn coverage_json(report: &CalibrationReport) -> Value {
+    let coverage = report.coverage();
+    let checked: Vec<Value> = coverage
+        .checked
+        .iter()
+        .map(|(row, within)| json!({"row": row, "within_target": within}))
+        .collect();
+    json!({
+        "rows": coverage.rows,
+        "checked": checked.len(),
+        "within": coverage.within,
+        "tolerance": TOLERANCE,
+        "checked_rows": checked,
     })
 }
 

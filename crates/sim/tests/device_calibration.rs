@@ -316,8 +316,11 @@ fn report_says_where_no_figure_exists() {
     };
     let disk = calibrate_preset("hdd-7200", &options).unwrap();
     let text = disk.to_text();
-    assert!(text.contains("none published"), "{text}");
-    assert!(text.contains("randwrite (any depth)"), "{text}");
+    assert!(text.contains("no published figure"), "{text}");
+    assert!(
+        text.contains("no published figure: randread (") && text.contains("randwrite (any depth)"),
+        "{text}"
+    );
     let units: Vec<&str> = disk.measurements.iter().map(|m| m.unit).collect();
     for unit in ["us mean", "us p50", "us p99"] {
         assert!(units.contains(&unit), "{text}");
@@ -331,4 +334,58 @@ fn report_says_where_no_figure_exists() {
         .measurements
         .iter()
         .any(|m| m.spec.pattern == Pattern::RandomMix && m.target.is_some()));
+}
+
+/// The coverage line counts the rows a published figure checks and names each of them with
+/// its verdict: for the X25-E, the datasheet's deep-queue reads and writes, the mixed-load
+/// figure (reference §1.3) and the brief's QD1 read and write latencies; a row without a
+/// figure is never listed, and the counts agree with the table.
+#[test]
+fn coverage_line_lists_the_rows_it_checks() {
+    let options = CalibrationOptions {
+        random_ops: 300,
+        sequential_ops: 50,
+        ..CalibrationOptions::default()
+    };
+    let flash = calibrate_preset("ssd-x25e", &options).unwrap();
+    let coverage = flash.coverage();
+    let with_target = flash.measurements.iter().filter(|m| m.target.is_some());
+    assert_eq!(coverage.checked.len(), with_target.clone().count());
+    assert_eq!(coverage.rows, flash.measurements.len());
+    assert_eq!(
+        coverage.within,
+        with_target.filter(|m| m.within_target()).count()
+    );
+    let text = flash.to_text();
+    let line = |prefix: &str| {
+        text.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no '{prefix}' line in\n{text}"))
+            .to_string()
+    };
+    let summary = line("coverage: ");
+    assert!(
+        summary.starts_with(&format!(
+            "coverage: {} of {} rows checked",
+            coverage.checked.len(),
+            coverage.rows
+        )),
+        "{summary}"
+    );
+    assert!(summary.contains("\u{b1}15 %"), "{summary}");
+    let checked = line("checked: ");
+    for row in [
+        "randread qd1 IOPS [",
+        "randread qd31 IOPS [",
+        "randwrite qd31 IOPS [",
+        "randrw70 qd31 IOPS [",
+        "randread qd1 us mean [",
+        "randwrite qd1 us mean [",
+        "write outer qd31 1M MB/s [",
+    ] {
+        assert!(checked.contains(row), "{row} missing from {checked}");
+    }
+    // Depths with no published figure are not claimed as checked.
+    assert!(!checked.contains("randread qd4 "), "{checked}");
+    assert!(!checked.contains("randrw70 qd1 "), "{checked}");
 }
