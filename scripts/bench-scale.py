@@ -5,8 +5,9 @@ Two runs of the same total I/O count on `nvme-gen4` under CFQ, 4 KiB random read
 iodepth=1: one process issuing them all (one CFQ queue) and 4096 processes issuing
 1/4096 each (4096 queues). Prints:
 
-* wall time per I/O of each, over interleaved rounds (one, many, one, many...), and the
-  ratio many ÷ one per round: median and range, with the load average before and after;
+* wall time and CPU time (user + system) per I/O of each, over interleaved rounds (one,
+  many, one, many...), and the ratios many ÷ one per round: median and range, with the load
+  average before and after (CPU time is less disturbed by other work on a shared machine);
 * callgrind instruction counts of one run of each (repeatable where wall time on a shared
   machine is not), for the whole process and for the simulation loop alone
   (`Simulation::run_until_stopped`: what remains once the per-job setup and the per-job
@@ -70,11 +71,17 @@ def total_ios(output):
     return sum(job["read"]["total_ios"] for job in document["jobs"])
 
 
+def cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def timed(binary, job, output):
-    start = time.perf_counter()
+    """Wall time and CPU time (user + system: less disturbed by other loads) of one run."""
+    start, cpu = time.perf_counter(), cpu_seconds()
     subprocess.run(command(binary, job, output), check=True, stdout=subprocess.DEVNULL)
     elapsed = time.perf_counter() - start
-    return elapsed, total_ios(output)
+    return elapsed, cpu_seconds() - cpu, total_ios(output)
 
 
 def instructions(binary, job, output):
@@ -141,16 +148,19 @@ def main():
         out = os.path.join(directory, "out.json")
         print(f"{args.ios} I/Os: 1 process vs {QUEUES} processes, nvme-gen4, cfq, "
               f"randread 4k direct iodepth=1; load before {load()}")
-        ratios = []
+        ratios, cpu_ratios = [], []
         for round_ in range(args.rounds):
-            t1, n1 = timed(binary, one, out)
-            tn, nn = timed(binary, many, out)
+            t1, c1, n1 = timed(binary, one, out)
+            tn, cn, nn = timed(binary, many, out)
             assert n1 == nn == args.ios, (n1, nn)
-            ratio = (tn / nn) / (t1 / n1)
-            ratios.append(ratio)
-            print(f"  round {round_ + 1}: 1 queue {t1 / n1 * 1e9:.0f} ns/IO, "
-                  f"{QUEUES} queues {tn / nn * 1e9:.0f} ns/IO, ratio {ratio:.2f}")
-        print(f"wall time per I/O, {QUEUES} queues / 1: {describe(ratios)}; load after {load()}")
+            ratios.append(tn / t1)
+            cpu_ratios.append(cn / c1)
+            print(f"  round {round_ + 1}: 1 queue {t1 / n1 * 1e9:.0f} ns/IO "
+                  f"(CPU {c1 / n1 * 1e9:.0f}), {QUEUES} queues {tn / nn * 1e9:.0f} ns/IO "
+                  f"(CPU {cn / nn * 1e9:.0f}), ratio {tn / t1:.2f} (CPU {cn / c1:.2f})")
+        print(f"wall time per I/O, {QUEUES} queues / 1: {describe(ratios)}")
+        print(f"CPU time per I/O, {QUEUES} queues / 1: {describe(cpu_ratios)}; "
+              f"load after {load()}")
         if not args.no_callgrind:
             if shutil.which("valgrind") is None:
                 print("callgrind: SKIPPED (no valgrind)")

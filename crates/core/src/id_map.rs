@@ -10,6 +10,11 @@
 //! high bits; include/linux/hash.h): ids are unique and mostly sequential, so no keyed hash
 //! is needed, and a fixed hasher keeps runs reproducible. Nothing may depend on an `IdMap`'s
 //! iteration order; it is only looked up.
+//!
+//! Choice: the crate bans `HashMap` because a `RandomState` map iterates in a different order
+//! each run. This one has no random state (the same inserts give the same table, run after
+//! run), and it is never iterated for a decision; the ban is lifted here and only here.
+#![allow(clippy::disallowed_types)]
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

@@ -6,7 +6,7 @@
 //! target, allocated in order of first mention from 1 MiB on, 1 MiB aligned. A
 //! `filename=/dev/...` entry stands for the whole target from byte 0.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::fmt;
 
 use iosched_core::SECTOR_SIZE;
@@ -154,7 +154,7 @@ pub fn lay_out_on(
     let mut first_user: Vec<usize> = Vec::new();
     // Each file's index in `layout.files` by name: one lookup per clone's file, not a walk
     // of every file laid out so far (4096 clones of their own file took 8 M comparisons).
-    let mut index_of: HashMap<String, usize> = HashMap::new();
+    let mut index_of: BTreeMap<String, usize> = BTreeMap::new();
     for (job_index, spec) in jobs.iter().enumerate() {
         let error = |message: String| LayoutError {
             job: spec.name.clone(),
