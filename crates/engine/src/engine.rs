@@ -158,15 +158,45 @@ fn clock_overhead_ns() -> f64 {
     outer.elapsed().as_nanos() as f64 / f64::from(ROUNDS)
 }
 
-fn cpu_times() -> (u64, u64) {
-    // SAFETY: `rusage` is plain data; getrusage fills it and reads nothing else.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000;
-    (ns(usage.ru_utime), ns(usage.ru_stime))
+/// The process's resource usage, as fio reads it for a job's `cpu` line.
+#[derive(Clone, Copy, Default)]
+struct Usage {
+    usr_ns: u64,
+    sys_ns: u64,
+    /// Voluntary plus involuntary context switches (fio's `ctx`).
+    ctx: u64,
+    majf: u64,
+    minf: u64,
+}
+
+impl Usage {
+    fn now() -> Usage {
+        // SAFETY: `rusage` is plain data; getrusage fills it and reads nothing else.
+        let usage = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+            usage
+        };
+        let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000;
+        Usage {
+            usr_ns: ns(usage.ru_utime),
+            sys_ns: ns(usage.ru_stime),
+            ctx: (usage.ru_nvcsw + usage.ru_nivcsw) as u64,
+            majf: usage.ru_majflt as u64,
+            minf: usage.ru_minflt as u64,
+        }
+    }
+
+    /// What was used between `self` and `later`.
+    fn until(self, later: Usage) -> Usage {
+        Usage {
+            usr_ns: later.usr_ns.saturating_sub(self.usr_ns),
+            sys_ns: later.sys_ns.saturating_sub(self.sys_ns),
+            ctx: later.ctx.saturating_sub(self.ctx),
+            majf: later.majf.saturating_sub(self.majf),
+            minf: later.minf.saturating_sub(self.minf),
+        }
+    }
 }
 
 /// What the engine keeps of each clone besides its block-layer identity.
@@ -446,7 +476,7 @@ impl<'a> Engine<'a> {
                 )
             })?;
         }
-        let (usr0, sys0) = cpu_times();
+        let usage_at_start = Usage::now();
         let (drv, back) = (&mut self.drv, &mut self.back);
         back.start = Instant::now();
         back.set_now(drv, 0);
@@ -481,11 +511,10 @@ impl<'a> Engine<'a> {
                 return Err(EngineError::io(&back.target.path, "io_uring_enter", error));
             }
         }
-        let (usr1, sys1) = cpu_times();
-        self.finish(usr1.saturating_sub(usr0), sys1.saturating_sub(sys0))
+        self.finish(usage_at_start.until(Usage::now()))
     }
 
-    fn finish(self, usr_cpu_ns: u64, sys_cpu_ns: u64) -> Result<EngineOutcome, EngineError> {
+    fn finish(self, usage: Usage) -> Result<EngineOutcome, EngineError> {
         let Engine { drv, mut back } = self;
         let target = &back.target;
         let name = target
@@ -505,8 +534,11 @@ impl<'a> Engine<'a> {
         let run_s = outcome.end_ns.max(1) as f64 / 1e9;
         for stats in clones.iter_mut() {
             // One thread serves every job: each reports the process's CPU share.
-            stats.usr_cpu = usr_cpu_ns as f64 / 1e9 * 100.0 / run_s;
-            stats.sys_cpu = sys_cpu_ns as f64 / 1e9 * 100.0 / run_s;
+            stats.usr_cpu = usage.usr_ns as f64 / 1e9 * 100.0 / run_s;
+            stats.sys_cpu = usage.sys_ns as f64 / 1e9 * 100.0 / run_s;
+            stats.ctx = usage.ctx;
+            stats.majf = usage.majf;
+            stats.minf = usage.minf;
         }
         Ok(EngineOutcome {
             elapsed_ns: outcome.end_ns,
@@ -520,8 +552,8 @@ impl<'a> Engine<'a> {
                 / u128::from(back.timed_calls.max(1))) as u64,
             scheduler_calls: back.scheduler_calls,
             clock_overhead_ns: clock_overhead_ns(),
-            usr_cpu_ns,
-            sys_cpu_ns,
+            usr_cpu_ns: usage.usr_ns,
+            sys_cpu_ns: usage.sys_ns,
             fixed_buffers: back.fixed_buffers,
             queue_depth: back.queue_depth,
             inflight: InFlightSummary {
