@@ -3,7 +3,7 @@
 //! state machine, a wake-up. Kernel: blk_finish_request() → elv_completed_request(),
 //! blk_put_request() → freed_request(); the bio's end_io.
 
-use iosched_core::{Op, RequestId, RqEvent, Trace};
+use iosched_core::{Op, RequestId, RqEvent, Time, Trace};
 use iosched_workload::generator::IoUnit;
 
 use crate::{Backend, Driver};
@@ -21,6 +21,11 @@ pub struct UnitDone {
     pub fail_job: bool,
     /// It failed with an error the job's `continue_on_error` survives.
     pub survived: bool,
+    /// When the device was handed it (fio's `issue_time`: the submitting `io_uring_enter`
+    /// returned), if the backend knows: its submission latency runs from the job's
+    /// generating it to here, its completion latency from here. `None` (the simulator, whose
+    /// submit costs no time): both start when the job generated it, slat is 0.
+    pub sent_at: Option<Time>,
 }
 
 impl UnitDone {
@@ -32,6 +37,7 @@ impl UnitDone {
             tag: Some(tag),
             fail_job: false,
             survived: false,
+            sent_at: None,
         }
     }
 }
@@ -91,14 +97,17 @@ impl<X: Copy> Driver<'_, X> {
         b: &mut B,
         process: usize,
         unit: &IoUnit,
-        submitted_at: iosched_core::Time,
+        submitted_at: Time,
         outcome: UnitDone,
     ) {
         let now = self.now;
         match unit.kind.ddir() {
             Some(ddir) if !outcome.failed && self.life.counts_at(process, now) => {
                 let ddir = outcome.ddir.unwrap_or(ddir);
-                self.stats[process].record_io(ddir, unit.len, submitted_at, submitted_at, now);
+                let sent = outcome
+                    .sent_at
+                    .map_or(submitted_at, |sent| sent.clamp(submitted_at, now));
+                self.stats[process].record_io(ddir, unit.len, submitted_at, sent, now);
             }
             Some(_) => {}
             None if !outcome.failed => self.stats[process].record_sync(now - submitted_at),

@@ -350,6 +350,12 @@ pub struct JobStats {
     pub slat_percentiles: bool,
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
+    /// Whether submission latency is sampled: fio samples it only where submitting is a step
+    /// of its own (an async engine queues the I/O); a sync engine's I/O has no `slat`.
+    pub measures_slat: bool,
+    /// `disable_clat` / `disable_lat` turn those series off (no buckets without clat).
+    pub measures_clat: bool,
+    pub measures_lat: bool,
     /// Options echoed as `"job options"`, in the order the job file gave them.
     pub options: Vec<(String, String)>,
     /// Per direction, indexed by [`DDIR_READ`], [`DDIR_WRITE`], [`DDIR_TRIM`].
@@ -411,6 +417,9 @@ impl JobStats {
             slat_percentiles: false,
             clat_percentiles: true,
             lat_percentiles: false,
+            measures_slat: true,
+            measures_clat: true,
+            measures_lat: true,
             options: Vec::new(),
             dirs: Default::default(),
             sync: LatStat::new(),
@@ -450,17 +459,22 @@ impl JobStats {
     /// The empty record of one clone of `spec`, keeping the log files the job asked for.
     pub fn for_job(spec: &iosched_workload::JobSpec) -> JobStats {
         let mut stats = JobStats::new(&spec.name, spec.group_id, &spec.percentile_list);
-        stats.slat_percentiles = spec.slat_percentiles;
-        stats.clat_percentiles = spec.clat_percentiles;
-        stats.lat_percentiles = spec.lat_percentiles;
+        // fio's fixup_options(): a disabled series reports no percentiles either.
+        stats.slat_percentiles = spec.slat_percentiles && !spec.disable_slat;
+        stats.clat_percentiles = spec.clat_percentiles && !spec.disable_clat;
+        stats.lat_percentiles = spec.lat_percentiles && !spec.disable_lat;
+        stats.measures_slat = spec.ioengine.is_async() && !spec.disable_slat;
+        stats.measures_clat = !spec.disable_clat;
+        stats.measures_lat = !spec.disable_lat;
         stats.continue_on_error = spec.errors.continues();
+        // fio's `latency_qd` starts at `iodepth` when no `latency_target` ramps it.
+        stats.latency_depth = spec.iodepth.max(1);
         let request = LogRequest {
             bw: spec.log_bw.clone(),
             iops: spec.log_iops.clone(),
             lat: spec.log_lat.clone(),
             avg_ns: spec.log_avg_ns,
-            // fio measures submission latency only where submitting is its own step.
-            slat: spec.ioengine.is_async(),
+            slat: stats.measures_slat,
             hist: spec.log_hist.clone(),
             hist_msec: spec.log_hist_msec,
             hist_coarseness: spec.log_hist_coarseness,
@@ -490,15 +504,23 @@ impl JobStats {
         let dir = &mut self.dirs[ddir];
         dir.io_bytes += bytes;
         dir.total_ios += 1;
-        dir.slat.record(submit_ns - issue_ns);
-        dir.clat.record(clat);
-        dir.lat.record(complete_ns - issue_ns);
+        if self.measures_slat {
+            dir.slat.record(submit_ns - issue_ns);
+        }
+        if self.measures_clat {
+            dir.clat.record(clat);
+        }
+        if self.measures_lat {
+            dir.lat.record(complete_ns - issue_ns);
+        }
         let end_ms = self
             .ended
             .then(|| self.start_ns / NSEC_PER_MSEC + self.runtime_ms());
         let dir = &mut self.dirs[ddir];
         dir.add_completion(complete_ns, bytes, self.sample_origin_ms, end_ms);
-        self.lat_buckets[latency_bucket(clat)] += 1;
+        if self.measures_clat {
+            self.lat_buckets[latency_bucket(clat)] += 1;
+        }
         if let Some(log) = self.log.as_mut() {
             log.record(complete_ns, ddir, bytes, submit_ns - issue_ns, clat);
         }
@@ -903,6 +925,9 @@ pub struct RunResult {
     pub timestamp_s: u64,
     pub timestamp_ms: u64,
     pub time: String,
+    /// What fio prints on reading the job file and starting its jobs (each job's `name:
+    /// (g=G): rw=...` line, the version, `Starting N processes`): the normal output's head.
+    pub banner: String,
     /// `"global options"` as written in the job file.
     pub global_options: Vec<(String, String)>,
     /// One entry per job, or per group when the caller merged them for `group_reporting`.
@@ -920,6 +945,7 @@ impl Default for RunResult {
             timestamp_s: 0,
             timestamp_ms: 0,
             time: String::new(),
+            banner: String::new(),
             global_options: Vec::new(),
             jobs: Vec::new(),
             disks: Vec::new(),
@@ -948,6 +974,38 @@ mod tests {
     use super::*;
 
     const MS: u64 = NSEC_PER_MSEC;
+
+    /// fio 3.33's account_io_completion(): `disable_clat` drops the clat series and the
+    /// latency buckets, `disable_lat` the lat series, and a sync engine has no slat at all.
+    #[test]
+    fn disabled_series_and_sync_engines_record_no_samples() {
+        let mut spec = iosched_workload::JobSpec::new("d");
+        spec.ioengine = iosched_workload::IoEngine::Psync;
+        spec.disable_clat = true;
+        spec.clat_percentiles = true;
+        let mut stats = JobStats::for_job(&spec);
+        stats.record_io(DDIR_READ, 4096, 0, 1_000, 50_000);
+        let read = &stats.dirs[DDIR_READ];
+        assert_eq!(
+            (read.slat.count(), read.clat.count(), read.lat.count()),
+            (0, 0, 1)
+        );
+        assert_eq!(stats.lat_dist().iter().sum::<f64>(), 0.0);
+        assert!(
+            !stats.clat_percentiles,
+            "a disabled series has no percentiles"
+        );
+        spec.ioengine = iosched_workload::IoEngine::IoUring;
+        spec.disable_clat = false;
+        spec.disable_lat = true;
+        let mut stats = JobStats::for_job(&spec);
+        stats.record_io(DDIR_READ, 4096, 0, 1_000, 50_000);
+        let read = &stats.dirs[DDIR_READ];
+        assert_eq!(
+            (read.slat.count(), read.clat.count(), read.lat.count()),
+            (1, 1, 0)
+        );
+    }
 
     #[test]
     fn bw_and_iops_follow_fios_formulas() {

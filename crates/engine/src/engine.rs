@@ -153,15 +153,45 @@ fn clock_overhead_ns() -> f64 {
     outer.elapsed().as_nanos() as f64 / f64::from(ROUNDS)
 }
 
-fn cpu_times() -> (u64, u64) {
-    // SAFETY: `rusage` is plain data; getrusage fills it and reads nothing else.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000;
-    (ns(usage.ru_utime), ns(usage.ru_stime))
+/// The process's resource usage, as fio reads it for a job's `cpu` line.
+#[derive(Clone, Copy, Default)]
+struct Usage {
+    usr_ns: u64,
+    sys_ns: u64,
+    /// Voluntary plus involuntary context switches (fio's `ctx`).
+    ctx: u64,
+    majf: u64,
+    minf: u64,
+}
+
+impl Usage {
+    fn now() -> Usage {
+        // SAFETY: `rusage` is plain data; getrusage fills it and reads nothing else.
+        let usage = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+            usage
+        };
+        let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000;
+        Usage {
+            usr_ns: ns(usage.ru_utime),
+            sys_ns: ns(usage.ru_stime),
+            ctx: (usage.ru_nvcsw + usage.ru_nivcsw) as u64,
+            majf: usage.ru_majflt as u64,
+            minf: usage.ru_minflt as u64,
+        }
+    }
+
+    /// What was used between `self` and `later`.
+    fn until(self, later: Usage) -> Usage {
+        Usage {
+            usr_ns: later.usr_ns.saturating_sub(self.usr_ns),
+            sys_ns: later.sys_ns.saturating_sub(self.sys_ns),
+            ctx: later.ctx.saturating_sub(self.ctx),
+            majf: later.majf.saturating_sub(self.majf),
+            minf: later.minf.saturating_sub(self.minf),
+        }
+    }
 }
 
 /// What the engine keeps of each clone besides its block-layer identity.
@@ -234,6 +264,8 @@ pub(crate) struct EngineBackend {
     /// Per clone: its depth (fio's `cur_depth`).
     pub job_gauges: Vec<DepthGauge>,
     pub enter_calls: u64,
+    /// Requests pushed to the submission queue and not yet taken by the kernel, in order.
+    pub unsent: Vec<RequestId>,
     /// An `io_uring_enter` that failed inside a step, returned by the loop.
     pub ring_error: Option<std::io::Error>,
     pub scratch: Scratch,
@@ -368,6 +400,7 @@ impl<'a> Engine<'a> {
                 .map(|&job| DepthGauge::new(jobs[job].effective_depth()))
                 .collect(),
             enter_calls: 0,
+            unsent: Vec::with_capacity(2 * queue_depth as usize),
             ring_error: None,
             scratch: Scratch::default(),
         };
@@ -438,7 +471,7 @@ impl<'a> Engine<'a> {
                 )
             })?;
         }
-        let (usr0, sys0) = cpu_times();
+        let usage_at_start = Usage::now();
         let (drv, back) = (&mut self.drv, &mut self.back);
         back.start = Instant::now();
         back.set_now(drv, 0);
@@ -467,17 +500,16 @@ impl<'a> Engine<'a> {
             if back.in_device == 0 && deadline.is_none() && back.ring.submission().is_empty() {
                 return Err(back.stalled(drv));
             }
-            back.wait(deadline)?;
+            back.wait(drv, deadline)?;
             back.reap(drv, trace);
             if let Some(error) = back.ring_error.take() {
                 return Err(EngineError::io(&back.target.path, "io_uring_enter", error));
             }
         }
-        let (usr1, sys1) = cpu_times();
-        self.finish(usr1.saturating_sub(usr0), sys1.saturating_sub(sys0))
+        self.finish(usage_at_start.until(Usage::now()))
     }
 
-    fn finish(self, usr_cpu_ns: u64, sys_cpu_ns: u64) -> Result<EngineOutcome, EngineError> {
+    fn finish(self, usage: Usage) -> Result<EngineOutcome, EngineError> {
         let Engine { drv, mut back } = self;
         let target = &back.target;
         let name = target
@@ -497,8 +529,11 @@ impl<'a> Engine<'a> {
         let run_s = outcome.end_ns.max(1) as f64 / 1e9;
         for stats in clones.iter_mut() {
             // One thread serves every job: each reports the process's CPU share.
-            stats.usr_cpu = usr_cpu_ns as f64 / 1e9 * 100.0 / run_s;
-            stats.sys_cpu = sys_cpu_ns as f64 / 1e9 * 100.0 / run_s;
+            stats.usr_cpu = usage.usr_ns as f64 / 1e9 * 100.0 / run_s;
+            stats.sys_cpu = usage.sys_ns as f64 / 1e9 * 100.0 / run_s;
+            stats.ctx = usage.ctx;
+            stats.majf = usage.majf;
+            stats.minf = usage.minf;
         }
         Ok(EngineOutcome {
             elapsed_ns: outcome.end_ns,
@@ -512,8 +547,8 @@ impl<'a> Engine<'a> {
                 / u128::from(back.timed_calls.max(1))) as u64,
             scheduler_calls: back.scheduler_calls,
             clock_overhead_ns: clock_overhead_ns(),
-            usr_cpu_ns,
-            sys_cpu_ns,
+            usr_cpu_ns: usage.usr_ns,
+            sys_cpu_ns: usage.sys_ns,
             fixed_buffers: back.fixed_buffers,
             queue_depth: back.queue_depth,
             inflight: InFlightSummary {
@@ -613,24 +648,61 @@ impl EngineBackend {
     pub(crate) fn commit(&mut self, drv: &mut EngineDriver<'_>, trace: &mut dyn Trace) {
         drv.unplug(trace);
         drv.pump_dispatch(self, trace);
-        if !self.ring.submission().is_empty() {
-            self.enter_calls += 1;
-            // The entries go in as the call begins.
-            let now = self.clock();
-            self.device_gauge.set(self.in_device, now);
-            if let Err(error) = self.ring.submit() {
-                // Busy or interrupted: the entries stay queued for the loop's wait.
-                if !matches!(
+        self.submit_queued(drv);
+    }
+
+    /// Hands the queued entries to the kernel with one `io_uring_enter` that does not wait
+    /// (fio's `commit`), and stamps each entry it took with the time the call returned. A
+    /// busy or interrupted call leaves them queued for the next; any other error is kept in
+    /// `ring_error` for the loop.
+    pub(crate) fn submit_queued(&mut self, drv: &mut EngineDriver<'_>) {
+        if self.ring.submission().is_empty() {
+            return;
+        }
+        self.enter_calls += 1;
+        // The entries go in as the call begins.
+        let now = self.clock();
+        self.device_gauge.set(self.in_device, now);
+        match self.ring.submit() {
+            Ok(taken) => self.stamp_sent(drv, taken),
+            Err(error)
+                if matches!(
                     error.raw_os_error(),
                     Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)
-                ) {
-                    self.ring_error.get_or_insert(error);
-                }
+                ) => {}
+            Err(error) => {
+                self.ring_error.get_or_insert(error);
             }
-            if !self.ring.submission().is_empty() {
-                // Not all went in: what is left is not in the device.
-                let now = self.clock();
-                self.gauge_device(now);
+        }
+        if !self.ring.submission().is_empty() {
+            // Not all went in: what is left is not in the device.
+            let now = self.clock();
+            self.gauge_device(now);
+        }
+    }
+
+    /// The first `taken` queued entries (the kernel takes them in order) reached the device
+    /// now: fio's `issue_time`, read once for the batch after `io_uring_enter` returned, as
+    /// fio's io_uring engine reads it once per commit.
+    ///
+    /// Choice: the job I/O's submission latency (from its generation, `submitted_at`, to this
+    /// stamp) includes the time its request waited in the scheduler. In the kernel that wait
+    /// comes after the submitting syscall returns, so fio counts it in clat; here the
+    /// scheduler sits before io_uring, and what a fio user reads as slat is the time from
+    /// the job producing the I/O to the `io_uring_enter` that carried it returning. clat is
+    /// then the device's time alone, and lat = slat + clat per I/O, as fio defines them.
+    fn stamp_sent(&mut self, drv: &mut EngineDriver<'_>, taken: usize) {
+        let taken = taken.min(self.unsent.len());
+        if taken == 0 {
+            return;
+        }
+        let now = self.clock();
+        for id in self.unsent.drain(..taken) {
+            if let Some(entry) = drv.in_flight.get_mut(&id) {
+                entry.io.sent_at = Some(now);
+                for rider in &mut entry.riders {
+                    rider.io.sent_at = Some(now);
+                }
             }
         }
     }
@@ -671,38 +743,38 @@ impl EngineBackend {
         self.step_woken(drv, trace);
     }
 
-    /// One `io_uring_enter`: submits the queued entries and waits for a completion or the
-    /// deadline.
-    fn wait(&mut self, deadline: Option<Time>) -> Result<(), EngineError> {
-        self.enter_calls += 1;
-        let submits = !self.ring.submission().is_empty();
-        if submits {
-            // The entries go in as the call begins.
-            let now = self.clock();
-            self.device_gauge.set(self.in_device, now);
+    /// Submits what is queued (see [`EngineBackend::submit_queued`]), then one
+    /// `io_uring_enter` waits for a completion or the deadline (fio's `getevents` after its
+    /// `commit`: two calls, so that the entries' submission time is not the wait's end).
+    fn wait(
+        &mut self,
+        drv: &mut EngineDriver<'_>,
+        deadline: Option<Time>,
+    ) -> Result<(), EngineError> {
+        self.submit_queued(drv);
+        if let Some(error) = self.ring_error.take() {
+            return Err(EngineError::io(&self.target.path, "io_uring_enter", error));
         }
         let result = match deadline {
             Some(at) => {
                 let now = self.clock();
                 if at <= now {
-                    self.ring.submit()
-                } else {
-                    let wait = at - now;
-                    let timespec = types::Timespec::new()
-                        .sec(wait / 1_000_000_000)
-                        .nsec((wait % 1_000_000_000) as u32);
-                    let args = types::SubmitArgs::new().timespec(&timespec);
-                    self.ring.submitter().submit_with_args(1, &args)
+                    return Ok(());
                 }
+                let wait = at - now;
+                let timespec = types::Timespec::new()
+                    .sec(wait / 1_000_000_000)
+                    .nsec((wait % 1_000_000_000) as u32);
+                let args = types::SubmitArgs::new().timespec(&timespec);
+                self.enter_calls += 1;
+                self.ring.submitter().submit_with_args(1, &args)
             }
-            None if self.in_device > 0 => self.ring.submit_and_wait(1),
-            None => self.ring.submit(),
+            None if self.in_device > 0 => {
+                self.enter_calls += 1;
+                self.ring.submit_and_wait(1)
+            }
+            None => return Ok(()),
         };
-        if submits && !self.ring.submission().is_empty() {
-            // Not all went in (the kernel was busy): what is left is not in the device.
-            let now = self.clock();
-            self.gauge_device(now);
-        }
         match result {
             Ok(_) => Ok(()),
             Err(error) => match error.raw_os_error() {

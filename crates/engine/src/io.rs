@@ -31,6 +31,8 @@ pub(crate) struct EngineIo {
     verify_read: Option<u64>,
     /// A verified write: the data seed its block carries.
     seed: u64,
+    /// When the kernel took its request ([`EngineBackend::submit_queued`]).
+    pub(crate) sent_at: Option<Time>,
 }
 
 /// One job I/O of a request, in the request's byte order.
@@ -184,8 +186,9 @@ impl EngineBackend {
         }
     }
 
-    /// Queues `sqe`, handing queued entries to the kernel first if the ring is full.
-    fn push(&mut self, sqe: &squeue::Entry) {
+    /// Queues `sqe` for request `id`, handing queued entries to the kernel first if the ring
+    /// is full.
+    fn push(&mut self, drv: &mut EngineDriver<'_>, id: RequestId, sqe: &squeue::Entry) {
         loop {
             // SAFETY: the entry points into buffer slots now owned by this request (and, for a
             // merged request, into its vector kept in `self.iovecs`), or no memory at all; none
@@ -193,18 +196,14 @@ impl EngineBackend {
             // ring (field order of `EngineBackend`).
             let pushed = unsafe { self.ring.submission().push(sqe) };
             if pushed.is_ok() {
+                self.unsent.push(id);
                 return;
             }
             // Queue full: hand what is queued to the kernel and retry. The ring has at least
             // as many entries as the device cap, so this is rare.
-            if let Err(error) = self.ring.submit() {
-                assert!(
-                    matches!(
-                        error.raw_os_error(),
-                        Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)
-                    ),
-                    "io_uring submit failed: {error}"
-                );
+            self.submit_queued(drv);
+            if let Some(error) = &self.ring_error {
+                panic!("io_uring submit failed: {error}");
             }
         }
     }
@@ -348,7 +347,7 @@ impl Backend for EngineBackend {
         }
         self.scratch = Scratch { parts, ios, slots };
         self.in_device += 1;
-        self.push(&sqe.user_data(id.0));
+        self.push(drv, id, &sqe.user_data(id.0));
     }
 
     /// fio's commit of a batch of `iodepth_batch_submit` I/Os: to the kernel now.
@@ -431,7 +430,8 @@ impl Backend for EngineBackend {
                 error if error < 0 => Err(-error),
                 moved => Ok((moved as u64).saturating_sub(part.byte.saturating_sub(start))),
             };
-            let outcome = self.part_result(drv, part, &io, done);
+            let mut outcome = self.part_result(drv, part, &io, done);
+            outcome.sent_at = io.sent_at;
             out[base + part.rider.unwrap_or(entry.riders.len())] = outcome;
         }
         self.scratch.parts = parts;

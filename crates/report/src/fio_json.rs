@@ -257,6 +257,7 @@ fn document(run: &RunResult, jobs: Value) -> Value {
     }
     top.insert("jobs".into(), jobs);
     if !run.disks.is_empty() {
+        // fio 3.33's keys: its `read_sectors`/`write_sectors` came in a later release.
         let disks = run
             .disks
             .iter()
@@ -265,8 +266,6 @@ fn document(run: &RunResult, jobs: Value) -> Value {
                 m.insert("name".into(), Value::from(d.name.as_str()));
                 m.insert("read_ios".into(), Value::from(d.read_ios));
                 m.insert("write_ios".into(), Value::from(d.write_ios));
-                m.insert("read_sectors".into(), Value::from(d.read_sectors));
-                m.insert("write_sectors".into(), Value::from(d.write_sectors));
                 m.insert("read_merges".into(), Value::from(d.read_merges));
                 m.insert("write_merges".into(), Value::from(d.write_merges));
                 m.insert("read_ticks".into(), Value::from(d.read_ticks_ms));

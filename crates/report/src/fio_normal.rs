@@ -409,7 +409,8 @@ pub fn group_block(g: &GroupStats) -> String {
     out
 }
 
-/// `Disk stats (read/write):` and one line per disk, starting with a blank line.
+/// `Disk stats (read/write):` and one line per disk, starting with a blank line. fio 3.33
+/// prints no `sectors=` here (later releases do; the JSON carries them in neither).
 pub fn disk_block(disks: &[DiskStats]) -> String {
     let mut out = String::new();
     if disks.is_empty() {
@@ -419,12 +420,10 @@ pub fn disk_block(disks: &[DiskStats]) -> String {
     for d in disks {
         let _ = writeln!(
             out,
-            "  {}: ios={}/{}, sectors={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:3.2}%",
+            "  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:3.2}%",
             d.name,
             d.read_ios,
             d.write_ios,
-            d.read_sectors,
-            d.write_sectors,
             d.read_merges,
             d.write_merges,
             d.read_ticks_ms,

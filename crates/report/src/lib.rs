@@ -38,6 +38,7 @@ pub mod blkparse;
 pub mod blktrace;
 pub mod compare;
 pub mod decisions;
+pub mod fio_banner;
 pub mod fio_json;
 pub mod fio_normal;
 pub mod fio_terse;

@@ -94,6 +94,11 @@ impl Formats {
     /// (what iosched adds to the text output, e.g. the simulated file system's summary)
     /// follows the normal output's disk stats.
     pub fn write<W: Write>(&self, run: &RunResult, appendix: &str, w: &mut W) -> io::Result<()> {
+        // fio prints its banner (job lines, version, `Starting ...`) as it reads the jobs,
+        // so with the normal format on it comes first, before terse or json.
+        if self.normal {
+            w.write_all(run.banner.as_bytes())?;
+        }
         if self.terse {
             w.write_all(fio_terse::to_string(run).as_bytes())?;
         }
@@ -106,11 +111,9 @@ impl Formats {
             fio_json::write_json_as(run, flavor, w)?;
         }
         if self.normal {
-            // Choice: fio opens its normal output with a blank line (after its start-up
-            // banner, which iosched does not print). Alone, iosched's normal output starts at
-            // the job block as it always has; after another format the blank line separates
-            // them as in fio.
-            if self.terse || self.json {
+            // The blank line that opens fio's job blocks; a hand-built result without a
+            // banner, printed alone, starts at its first job block.
+            if !run.banner.is_empty() || self.terse || self.json {
                 w.write_all(b"\n")?;
             }
             w.write_all(fio_normal::to_string(run).as_bytes())?;
@@ -188,6 +191,25 @@ mod tests {
         );
         assert_eq!(written("normal"), format!("{normal}APPENDIX\n"));
         assert_eq!(written("json"), json);
+    }
+
+    /// fio 3.33, `--output-format=terse,normal` and `normal`: the banner it prints while
+    /// reading the jobs comes before everything, and a blank line opens the job blocks.
+    #[test]
+    fn the_banner_opens_any_list_with_normal_in_it() {
+        let mut with_banner = run();
+        with_banner.banner = "j: (g=0): ...\nfio-3.33\nStarting 1 process\n".into();
+        let write = |formats: &str| {
+            let formats: Formats = formats.parse().unwrap();
+            let mut out = Vec::new();
+            formats.write(&with_banner, "", &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let (banner, normal) = (&with_banner.banner, fio_normal::to_string(&with_banner));
+        let terse = fio_terse::to_string(&with_banner);
+        assert_eq!(write("normal"), format!("{banner}\n{normal}"));
+        assert_eq!(write("normal,terse"), format!("{banner}{terse}\n{normal}"));
+        assert_eq!(write("terse"), terse, "no banner without the normal format");
     }
 
     #[test]

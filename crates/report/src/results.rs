@@ -38,12 +38,14 @@ pub fn run_result(
     jobs: &JobSet,
     disk: &DiskStats,
 ) -> RunResult {
-    RunResult {
+    let mut run = RunResult {
         global_options: jobs.global_options.clone(),
         jobs: job_entries(clones, clone_jobs, jobs),
         disks: vec![disk.clone()],
         ..RunResult::default()
-    }
+    };
+    run.banner = crate::fio_banner::banner(jobs, &run.fio_version);
+    run
 }
 
 #[cfg(test)]

@@ -416,6 +416,11 @@ pub struct JobSpec {
     pub slat_percentiles: bool,
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
+    /// `disable_slat`, `disable_clat`, `disable_lat`: the series is not sampled at all (no
+    /// line, no percentiles; without clat, no latency buckets either), as in fio.
+    pub disable_slat: bool,
+    pub disable_clat: bool,
+    pub disable_lat: bool,
 
     /// `description=`, echoed in fio's JSON.
     pub description: Option<String>,
@@ -532,6 +537,9 @@ impl JobSpec {
                 99.9, 99.95, 99.99,
             ],
             slat_percentiles: false,
+            disable_slat: false,
+            disable_clat: false,
+            disable_lat: false,
             clat_percentiles: true,
             lat_percentiles: false,
             description: None,

@@ -47,7 +47,8 @@ pub struct Finished {
 }
 
 /// When a run started and how long it took, measured by the caller: the only wall-clock facts
-/// in a result (`iosched.wall_clock`), so everything else is byte-stable for a given seed.
+/// in a result (`iosched.wall_clock`, and an engine run's fio timestamps), so a simulated
+/// result is otherwise byte-stable for a given seed.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct WallClock {
     /// Since the Unix epoch.

@@ -64,6 +64,7 @@ impl Finished {
             }
         }
         run.iosched = Value::Object(iosched);
+        stamp(&mut run, &self.backend, wall);
         Results { run, appendix }
     }
 
@@ -204,4 +205,26 @@ pub fn service_json(summary: &[ServiceSummary]) -> Value {
             })
         })
         .collect()
+}
+
+/// fio's `timestamp`, `timestamp_ms` and `time` (and the normal job header's date): when the
+/// report was made, in local time as `ctime(3)` writes it.
+/// Choice: a simulated run is stamped at the Unix epoch in UTC, not with the wall clock, so
+/// the same inputs and seed keep giving the same bytes; an engine run is stamped when it ended.
+fn stamp(run: &mut RunResult, backend: &BackendOutcome, wall: WallClock) {
+    let format = "%a %b %e %H:%M:%S %Y";
+    match backend {
+        BackendOutcome::Simulated { .. } => {
+            run.time = chrono::DateTime::UNIX_EPOCH.format(format).to_string();
+        }
+        BackendOutcome::Real { .. } => {
+            let ended = wall.started + wall.elapsed;
+            run.timestamp_s = ended.as_secs();
+            run.timestamp_ms = ended.as_millis() as u64;
+            let local = chrono::DateTime::from_timestamp_millis(run.timestamp_ms as i64)
+                .unwrap_or_default()
+                .with_timezone(&chrono::Local);
+            run.time = local.format(format).to_string();
+        }
+    }
 }

@@ -1177,6 +1177,21 @@ fn apply_slat_percentiles(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> 
     Ok(())
 }
 
+fn apply_disable_slat(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.disable_slat = a.bool01()?;
+    Ok(())
+}
+
+fn apply_disable_clat(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.disable_clat = a.bool01()?;
+    Ok(())
+}
+
+fn apply_disable_lat(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.disable_lat = a.bool01()?;
+    Ok(())
+}
+
 fn apply_clat_percentiles(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     d.spec.clat_percentiles = a.bool01()?;
     Ok(())
@@ -1607,9 +1622,9 @@ pub(crate) static OPTIONS: &[OptDef] = &[
         &[],
         Enum(&["gettimeofday", "clock_gettime", "cpu"]),
     ),
-    ignored("disable_lat", &[], Bool),
-    ignored("disable_clat", &[], Bool),
-    ignored("disable_slat", &[], Bool),
+    opt("disable_lat", &[], Bool, apply_disable_lat),
+    opt("disable_clat", &[], Bool, apply_disable_clat),
+    opt("disable_slat", &[], Bool, apply_disable_slat),
     ignored("disable_bw_measurement", &["disable_bw"], Bool),
     ignored("disk_util", &[], Bool),
     ignored("stats", &[], Bool),
