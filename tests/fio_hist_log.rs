@@ -117,8 +117,10 @@ fn fio_hist_log_shape_is_what_iosched_writes() {
     for (k, line) in lines.iter().enumerate() {
         assert!(line.0 >= (k as u64 + 1) * 50, "{lines:?}");
     }
+    // Non-decreasing only: fio under load can log two windows with one timestamp (its own
+    // fio-histo-log-pctiles.py filters such records out).
     for pair in lines.windows(2) {
-        assert!(pair[1].0 > pair[0].0, "{lines:?}");
+        assert!(pair[1].0 >= pair[0].0, "{lines:?}");
     }
     for &(_, ddir, bs, buckets) in &lines {
         assert_eq!((ddir, bs, buckets), (0, 4096, PLAT_NR as usize));
