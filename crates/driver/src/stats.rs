@@ -401,6 +401,9 @@ pub struct JobStats {
     sample_origin_ms: Option<u64>,
     /// [`JobStats::set_runtime`] was called: later completions fall outside the runtime.
     ended: bool,
+    /// The runtimes `usr_cpu`/`sys_cpu` are over, summed by [`JobStats::merge`] (0: this
+    /// clone's own).
+    cpu_runtime_ns: u64,
 }
 
 impl JobStats {
@@ -427,6 +430,7 @@ impl JobStats {
             end_ns: 0,
             usr_cpu: 0.0,
             sys_cpu: 0.0,
+            cpu_runtime_ns: 0,
             ctx: 0,
             majf: 0,
             minf: 0,
@@ -719,6 +723,22 @@ impl JobStats {
         self.sample_sums(ddir).1.summary()
     }
 
+    /// CPU percentages of a group: fio adds the members' user and system times and their
+    /// runtimes (`sum_thread_stats()`), so the group's `usr_cpu` is the members'
+    /// runtime-weighted mean, not their sum.
+    fn merge_cpu(&mut self, other: &JobStats) {
+        let own = |stats: &JobStats| match stats.cpu_runtime_ns {
+            0 => stats.end_ns.saturating_sub(stats.start_ns),
+            summed => summed,
+        };
+        let (a, b) = (own(self) as f64, own(other) as f64);
+        if a + b > 0.0 {
+            self.usr_cpu = (self.usr_cpu * a + other.usr_cpu * b) / (a + b);
+            self.sys_cpu = (self.sys_cpu * a + other.sys_cpu * b) / (a + b);
+        }
+        self.cpu_runtime_ns = own(self) + own(other);
+    }
+
     /// Folds `other` into `self` for `group_reporting` (fio's `sum_thread_stats()`): counts and
     /// latency series add up, bandwidth and IOPS samples are summed as fio sums them
     /// ([`RunningStat::pure_sum`]), runtime is the longer of the two, the name stays `self`'s.
@@ -731,6 +751,7 @@ impl JobStats {
             self.dirs[ddir].summed = Some((bw, iops));
             self.dirs[ddir].merge_counts(&other.dirs[ddir]);
         }
+        self.merge_cpu(other);
         let runtime = (self.end_ns - self.start_ns).max(other.end_ns - other.start_ns);
         self.end_ns = self.start_ns + runtime;
         self.nr_jobs += other.nr_jobs;
@@ -743,8 +764,6 @@ impl JobStats {
             self.error = other.error;
         }
         self.sync.merge(&other.sync);
-        self.usr_cpu += other.usr_cpu;
-        self.sys_cpu += other.sys_cpu;
         self.ctx += other.ctx;
         self.majf += other.majf;
         self.minf += other.minf;
@@ -1212,6 +1231,27 @@ mod tests {
         // One window of 20 IOPS each, summed as fio sums them.
         let s = a.iops_samples(DDIR_READ);
         assert_eq!((s.samples, s.max), (2, 40));
+    }
+
+    /// fio 3.33's `sum_thread_stats()` adds user time and runtime: three members at 100 %
+    /// sys over 1 s each report 100 % as a group, not 300 %; unequal runtimes weigh.
+    #[test]
+    fn merged_cpu_is_the_runtime_weighted_mean() {
+        let member = |sys: f64, runtime_ms: u64| {
+            let mut stats = JobStats::new("m", 0, &DEFAULT_PERCENTILES);
+            stats.set_runtime(0, runtime_ms * MS);
+            stats.sys_cpu = sys;
+            stats.usr_cpu = sys / 4.0;
+            stats
+        };
+        let mut group = member(100.0, 1000);
+        group.merge(&member(100.0, 1000));
+        group.merge(&member(100.0, 1000));
+        assert!((group.sys_cpu - 100.0).abs() < 1e-9, "{}", group.sys_cpu);
+        let mut group = member(80.0, 1000);
+        group.merge(&member(20.0, 3000));
+        assert!((group.sys_cpu - 35.0).abs() < 1e-9, "{}", group.sys_cpu);
+        assert!((group.usr_cpu - 8.75).abs() < 1e-9, "{}", group.usr_cpu);
     }
 
     #[test]

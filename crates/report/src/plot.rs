@@ -14,6 +14,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{register_font, FontStyle};
 
+use crate::sweep_plot::{Line, LineChart};
+
 pub(crate) static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();
 
@@ -40,16 +42,6 @@ pub struct PlotTable {
     /// The x axis's title (with its unit) for a sweep, e.g. `group_idle_us (µs)`.
     pub x_desc: Option<String>,
 }
-
-/// Line colours for a sweep's rows (ours; the seed's line is the same hue, dashed).
-pub(crate) const ROW_COLOURS: [RGBColor; 6] = [
-    RGBColor(33, 102, 172),
-    RGBColor(178, 24, 43),
-    RGBColor(27, 120, 55),
-    RGBColor(118, 42, 131),
-    RGBColor(230, 120, 0),
-    RGBColor(0, 150, 150),
-];
 
 pub(crate) fn register() {
     REGISTER.call_once(|| {
@@ -216,113 +208,36 @@ fn bar_value(value: f64) -> String {
     }
 }
 
-/// A sweep: x = the columns in order, a solid line per row for ours, dashed for the seed's.
-fn draw_sweep<DB: DrawingBackend>(
-    area: DrawingArea<DB, Shift>,
-    table: &PlotTable,
-) -> Result<(), String>
-where
-    DB::ErrorType: 'static,
-{
-    let error = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    area.fill(&WHITE).map_err(error)?;
-    let top = headroom(&table.columns);
-    let last = table.columns.len().saturating_sub(1) as f64;
-    let mut chart = ChartBuilder::on(&area)
-        .caption(&table.title, ("sans-serif", 20))
-        .margin(12)
-        .x_label_area_size(if table.x_desc.is_some() { 50 } else { 32 })
-        .y_label_area_size(64)
-        .build_cartesian_2d(-0.25f64..last + 0.25, 0f64..top)
-        .map_err(error)?;
-    let headers: Vec<String> = table.columns.iter().map(|c| c.header.clone()).collect();
-    chart
-        .configure_mesh()
-        .x_labels(headers.len().max(2))
-        .x_label_formatter(&|x| {
-            let index = x.round();
-            if (x - index).abs() < 1e-6 && index >= 0.0 {
-                headers.get(index as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        })
-        .y_desc(&table.unit)
-        .x_desc(table.x_desc.as_deref().unwrap_or(""))
-        .axis_desc_style(("sans-serif", 14))
-        .y_label_formatter(&|y| bar_value(*y))
-        .max_light_lines(1)
-        .label_style(("sans-serif", 13))
-        .draw()
-        .map_err(error)?;
+/// A sweep: x = the columns in order, a solid line per row for ours, beside it the seed's
+/// as a reference line of the same hue.
+fn sweep_chart(table: &PlotTable) -> LineChart {
+    let mut lines = Vec::new();
     for (row, label) in table.rows.iter().enumerate() {
-        let colour = ROW_COLOURS[row % ROW_COLOURS.len()];
-        let ours: Vec<(f64, f64)> = table
-            .columns
-            .iter()
-            .enumerate()
-            .filter_map(|(x, c)| {
-                c.ours
-                    .get(row)
-                    .filter(|v| v.is_finite())
-                    .map(|&v| (x as f64, v))
-            })
-            .collect();
-        let seed: Vec<(f64, f64)> = table
-            .columns
-            .iter()
-            .enumerate()
-            .filter_map(|(x, c)| c.seed.get(row).copied().flatten().map(|v| (x as f64, v)))
-            .collect();
-        chart
-            .draw_series(LineSeries::new(ours.clone(), colour.stroke_width(2)))
-            .map_err(error)?
-            .label(format!("{label} (iosched)"))
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour.stroke_width(2)));
-        chart
-            .draw_series(ours.iter().map(|&p| Circle::new(p, 3, colour.filled())))
-            .map_err(error)?;
-        chart
-            .draw_series(DashedLineSeries::new(
-                seed.clone(),
-                6,
-                4,
-                colour.mix(0.6).stroke_width(2),
-            ))
-            .map_err(error)?
-            .label(format!("{label} (seed)"))
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour.mix(0.6)));
-        chart
-            .draw_series(seed.iter().map(|&p| Cross::new(p, 4, colour.mix(0.6))))
-            .map_err(error)?;
+        let points = |value: &dyn Fn(&PlotColumn) -> Option<f64>| -> Vec<(f64, f64)> {
+            let columns = table.columns.iter().enumerate();
+            columns
+                .filter_map(|(x, c)| value(c).map(|v| (x as f64, v)))
+                .collect()
+        };
+        let ours = points(&|c| c.ours.get(row).copied().filter(|v| v.is_finite()));
+        let seed = points(&|c| c.seed.get(row).copied().flatten());
+        lines.push(Line {
+            colour: Some(row),
+            ..Line::new(format!("{label} (iosched)"), ours)
+        });
+        lines.push(Line {
+            colour: Some(row),
+            reference: true,
+            ..Line::new(format!("{label} (seed)"), seed)
+        });
     }
-    // The legend goes in the right-hand corner the lines leave free at the last point.
-    let last_high = table
-        .columns
-        .last()
-        .map(|c| {
-            c.ours
-                .iter()
-                .copied()
-                .chain(c.seed.iter().flatten().copied())
-                .filter(|v| v.is_finite())
-                .fold(0.0f64, f64::max)
-        })
-        .unwrap_or(0.0);
-    let corner = if last_high < top * 0.5 {
-        SeriesLabelPosition::UpperRight
-    } else {
-        SeriesLabelPosition::LowerRight
-    };
-    chart
-        .configure_series_labels()
-        .position(corner)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 13))
-        .draw()
-        .map_err(error)?;
-    area.present().map_err(error)
+    LineChart {
+        title: table.title.clone(),
+        x_desc: table.x_desc.clone().unwrap_or_default(),
+        y_desc: table.unit.clone(),
+        categories: Some(table.columns.iter().map(|c| c.header.clone()).collect()),
+        lines,
+    }
 }
 
 /// Row labels are long ("Pristine 3.1.0-rc2 (CFQ, slice_idle=0)") and differ at the end, so
@@ -394,7 +309,7 @@ impl Figure for PlotTable {
         DB::ErrorType: 'static,
     {
         if self.sweep {
-            draw_sweep(area, self)
+            crate::sweep_plot::draw(area, &sweep_chart(self))
         } else {
             draw(area, self)
         }

@@ -18,7 +18,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use serde_json::Value;
 
-use crate::plot::{write_png_and_svg, Figure, ROW_COLOURS};
+use crate::plot::{write_png_and_svg, Figure};
+use crate::sweep_plot::COLOURS;
 
 /// The percentiles the latency chart shows, as fio's JSON names them.
 const PERCENTILES: [(&str, &str); 5] = [
@@ -263,7 +264,7 @@ impl Figure for Chart<'_> {
 }
 
 fn colour(run: usize) -> RGBColor {
-    ROW_COLOURS[run % ROW_COLOURS.len()]
+    COLOURS[run % COLOURS.len()]
 }
 
 fn job_names(runs: &[RunFigures]) -> Vec<String> {

@@ -1,9 +1,12 @@
-//! A line chart over a swept input (`iosched sweep`): one line per job or cgroup, x the
-//! swept values (a numeric axis when they are numbers, else one tick per value), both axes
-//! titled with their units, every line in the legend.
+//! A line chart over a swept input: one line per job or cgroup, x the swept values (a numeric
+//! axis when they are numbers, else one tick per value), both axes titled with their units,
+//! every line in the legend. `iosched sweep` draws its tables with it, and `reproduce` its
+//! sweep tables, where each of our lines has the seed's beside it as a reference line (the
+//! same hue, dashed, crosses for points).
 
 use std::path::{Path, PathBuf};
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -14,6 +17,22 @@ use crate::plot::{write_png_and_svg, Figure};
 pub struct Line {
     pub label: String,
     pub points: Vec<(f64, f64)>,
+    /// Index into the palette; lines without one take their own position's hue.
+    pub colour: Option<usize>,
+    /// A published figure to compare with: dashed and lighter, crosses for points.
+    pub reference: bool,
+}
+
+impl Line {
+    /// A solid line in its position's hue.
+    pub fn new(label: impl Into<String>, points: Vec<(f64, f64)>) -> Line {
+        Line {
+            label: label.into(),
+            points,
+            colour: None,
+            reference: false,
+        }
+    }
 }
 
 /// What to draw.
@@ -28,7 +47,7 @@ pub struct LineChart {
 }
 
 /// Eight hues that stay apart on white (ColorBrewer Dark2 and Set1), then dashes for more.
-const COLOURS: [RGBColor; 8] = [
+pub(crate) const COLOURS: [RGBColor; 8] = [
     RGBColor(33, 102, 172),
     RGBColor(178, 24, 43),
     RGBColor(27, 120, 55),
@@ -81,7 +100,10 @@ fn figure(value: f64) -> String {
     }
 }
 
-fn draw<DB: DrawingBackend>(area: DrawingArea<DB, Shift>, chart: &LineChart) -> Result<(), String>
+pub(crate) fn draw<DB: DrawingBackend>(
+    area: DrawingArea<DB, Shift>,
+    chart: &LineChart,
+) -> Result<(), String>
 where
     DB::ErrorType: 'static,
 {
@@ -127,33 +149,64 @@ where
         .draw()
         .map_err(error)?;
     for (index, line) in chart.lines.iter().enumerate() {
-        let colour = COLOURS[index % COLOURS.len()];
-        let stroke = colour.stroke_width(2);
-        let series = if index < COLOURS.len() {
-            plot.draw_series(LineSeries::new(line.points.clone(), stroke))
-                .map_err(error)?
-        } else {
-            plot.draw_series(DashedLineSeries::new(line.points.clone(), 7, 4, stroke))
-                .map_err(error)?
-        };
-        series
-            .label(line.label.clone())
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], stroke));
-        plot.draw_series(
-            line.points
-                .iter()
-                .map(|&p| Circle::new(p, 3, colour.filled())),
-        )
-        .map_err(error)?;
+        draw_line(&mut plot, index, line).map_err(error)?;
     }
     plot.configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(free_corner(chart, top))
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .label_font(("sans-serif", 13))
         .draw()
         .map_err(error)?;
     area.present().map_err(error)
+}
+
+type Plot<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// One line with its markers and legend entry.
+fn draw_line<DB: DrawingBackend>(
+    plot: &mut Plot<'_, DB>,
+    index: usize,
+    line: &Line,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let hue = COLOURS[line.colour.unwrap_or(index) % COLOURS.len()];
+    let points = line.points.clone();
+    if line.reference {
+        let colour = hue.mix(0.6);
+        let stroke = colour.stroke_width(2);
+        plot.draw_series(DashedLineSeries::new(points, 6, 4, stroke))?
+            .label(line.label.clone())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], stroke));
+        plot.draw_series(line.points.iter().map(|&p| Cross::new(p, 4, colour)))?;
+        return Ok(());
+    }
+    let stroke = hue.stroke_width(2);
+    // Past the palette, hues repeat: dashes tell those lines apart.
+    let series = if line.colour.is_none() && index >= COLOURS.len() {
+        plot.draw_series(DashedLineSeries::new(points, 7, 4, stroke))?
+    } else {
+        plot.draw_series(LineSeries::new(points, stroke))?
+    };
+    series
+        .label(line.label.clone())
+        .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], stroke));
+    plot.draw_series(line.points.iter().map(|&p| Circle::new(p, 3, hue.filled())))?;
+    Ok(())
+}
+
+/// The legend goes in the right-hand corner the lines leave free at their last points.
+fn free_corner(chart: &LineChart, top: f64) -> SeriesLabelPosition {
+    let last_high = chart
+        .lines
+        .iter()
+        .filter_map(|line| line.points.last().map(|p| p.1))
+        .filter(|y| y.is_finite())
+        .fold(0.0f64, f64::max);
+    if last_high < top * 0.5 {
+        SeriesLabelPosition::UpperRight
+    } else {
+        SeriesLabelPosition::LowerRight
+    }
 }
 
 #[cfg(test)]
@@ -171,14 +224,8 @@ mod tests {
             y_desc: "throughput (MB/s)".into(),
             categories: Some(vec!["noop".into(), "cfq".into()]),
             lines: vec![
-                Line {
-                    label: "/top-app".into(),
-                    points: vec![(0.0, 10.0), (1.0, 30.0)],
-                },
-                Line {
-                    label: "total".into(),
-                    points: vec![(0.0, 40.0), (1.0, 41.0)],
-                },
+                Line::new("/top-app", vec![(0.0, 10.0), (1.0, 30.0)]),
+                Line::new("total", vec![(0.0, 40.0), (1.0, 41.0)]),
             ],
         };
         let [png, svg] = write_lines(&dir.join("sweep"), &chart).unwrap();

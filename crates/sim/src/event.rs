@@ -13,6 +13,8 @@ pub enum Event {
     StartJob(usize),
     /// A simulated process wakes from think time or a rate-limit sleep.
     Wake(usize),
+    /// A woken process got its CPU time (`crate::cpu`): it runs now.
+    Run(usize),
     /// The device asked to be advanced (`generation` filters out superseded requests).
     Device { generation: u64 },
     /// The scheduler's idle deadline.

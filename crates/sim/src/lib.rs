@@ -5,6 +5,7 @@
 //! byte-identical results.
 #![forbid(unsafe_code)]
 
+pub mod cpu;
 pub mod device;
 pub mod event;
 pub mod fs;
@@ -13,4 +14,4 @@ pub mod simulation;
 /// Job-file placement and cgroup interning are shared with the real engine.
 pub use iosched_workload::{cgroups, layout};
 
-pub use simulation::{SimConfig, SimError, SimOutcome, Simulation};
+pub use simulation::{CpuOutcome, SimConfig, SimError, SimOutcome, Simulation};

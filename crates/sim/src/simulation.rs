@@ -23,9 +23,11 @@ use iosched_core::{
 };
 use iosched_driver::{Backend, Driver, InFlight, Outcome, UnitDone};
 use iosched_workload::generator::IoUnit;
+use iosched_workload::job::IoEngine;
 use iosched_workload::rng::Rng;
 use iosched_workload::JobSpec;
 
+use crate::cpu::{CpuUse, Cpus};
 use crate::device::{Command, Device};
 use crate::event::{Event, EventQueue};
 use crate::fs::FsTag;
@@ -130,6 +132,8 @@ pub struct SimOutcome {
     pub events: u64,
     /// Page cache, writeback and journal results, when a job was buffered.
     pub fs: Option<crate::fs::FsOutcome>,
+    /// What the simulated CPUs did, when the CPU model was on.
+    pub cpu: Option<CpuOutcome>,
     /// A signal stopped the jobs early: the results are partial.
     pub interrupted: bool,
 }
@@ -140,6 +144,19 @@ impl std::ops::Deref for SimOutcome {
     fn deref(&self) -> &Outcome {
         &self.run
     }
+}
+
+/// The CPU model's side of an outcome (each clone's use is in its fio `usr_cpu`/`sys_cpu`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuOutcome {
+    pub era: &'static str,
+    pub ncpus: usize,
+    /// Per job clone.
+    pub per_process: Vec<CpuUse>,
+    /// Kernel threads (writeback flushers).
+    pub kernel: CpuUse,
+    /// Time threads spent waiting for a CPU.
+    pub waited_ns: Time,
 }
 
 /// What the simulator keeps with a request: the file system's tag for its own requests.
@@ -160,6 +177,8 @@ pub(crate) struct SimBackend {
     completed_scratch: Vec<RequestId>,
     /// The simulated file system, when a job is buffered.
     pub(crate) fs: Option<Box<crate::fs::FsState>>,
+    /// The machine's CPUs, when a `cpu_era` is set (see `crate::cpu`).
+    pub(crate) cpu: Option<Box<Cpus>>,
     /// The jobs were stopped by a signal.
     interrupted: bool,
 }
@@ -205,6 +224,13 @@ impl<'a> Simulation<'a> {
         let fs_config =
             crate::fs::FsConfig::from_knobs(&config.fs_knobs).map_err(SimError::FsKnob)?;
         let drv = drv.with_nr_requests(fs_config.writeback.nr_requests);
+        let cpu = fs_config.cpu_era.map(|era| {
+            Box::new(Cpus::new(
+                era,
+                fs_config.writeback.cpus,
+                drv.processes.len(),
+            ))
+        });
         let fs = jobs.iter().any(|job| !job.direct).then(|| {
             Box::new(crate::fs::FsState::new(
                 fs_config,
@@ -217,6 +243,7 @@ impl<'a> Simulation<'a> {
         Ok(Simulation {
             back: SimBackend {
                 fs,
+                cpu,
                 device_rng: Rng::for_stream(config.seed, u64::MAX - 1),
                 config,
                 device,
@@ -302,8 +329,19 @@ impl<'a> Simulation<'a> {
             });
         }
         let fs = back.fs.as_ref().map(|fs| fs.outcome());
-        let outcome = drv.finish(back.device.name().to_string());
+        let mut outcome = drv.finish(back.device.name().to_string());
+        let cpu = back.cpu.as_ref().map(|cpus| {
+            report_cpu_use(&mut outcome, cpus);
+            CpuOutcome {
+                era: cpus.era.name,
+                ncpus: cpus.ncpus(),
+                per_process: cpus.per_process.clone(),
+                kernel: cpus.kernel,
+                waited_ns: cpus.waited_ns,
+            }
+        });
         Ok(SimOutcome {
+            cpu,
             interrupted: back.interrupted,
             sim_time_ns: outcome.end_ns,
             run: outcome,
@@ -313,12 +351,54 @@ impl<'a> Simulation<'a> {
     }
 }
 
+/// Each clone's CPU use as fio reports it: percent of the clone's runtime (fio 3.33
+/// `stat.c`: `usr_time * 100 / total_run_time`, both from the thread's rusage and clock), and
+/// its context switches.
+fn report_cpu_use(outcome: &mut Outcome, cpus: &Cpus) {
+    for (stats, used) in outcome.clones.iter_mut().zip(&cpus.per_process) {
+        let runtime = stats.end_ns.saturating_sub(stats.start_ns);
+        if runtime > 0 {
+            stats.usr_cpu = used.usr_ns as f64 * 100.0 / runtime as f64;
+            stats.sys_cpu = used.sys_ns as f64 * 100.0 / runtime as f64;
+        }
+        stats.ctx = used.ctx;
+    }
+}
+
 impl SimBackend {
+    /// A process woke: with the CPU model on it first needs a CPU for its system call (fio's
+    /// own user time per I/O, the call's fixed kernel cost; the `mmap` engine makes no call),
+    /// and runs when it is done. A process already waiting for its CPU is not charged twice.
+    fn wake_event(&mut self, drv: &mut SimDriver<'_>, process: usize, trace: &mut dyn Trace) {
+        let Some(cpus) = self.cpu.as_mut() else {
+            return drv.wake_process(self, process, trace);
+        };
+        if cpus.booked[process] {
+            return;
+        }
+        let mmap = drv.jobs[drv.life.job_of(process)].ioengine == IoEngine::Mmap;
+        let sys = if mmap { 0 } else { cpus.era.syscall_ns };
+        let usr = cpus.era.usr_per_io_ns;
+        let at = cpus.run_process(process, drv.now, usr, sys);
+        if at == drv.now {
+            drv.wake_process(self, process, trace);
+        } else {
+            cpus.booked[process] = true;
+            self.events.push(at, Event::Run(process));
+        }
+    }
+
     /// One event of the queue.
     fn event(&mut self, drv: &mut SimDriver<'_>, event: Event, trace: &mut dyn Trace) {
         match event {
             Event::StartJob(job) => drv.start_job(self, job),
-            Event::Wake(process) => drv.wake_process(self, process, trace),
+            Event::Wake(process) => self.wake_event(drv, process, trace),
+            Event::Run(process) => {
+                if let Some(cpus) = self.cpu.as_mut() {
+                    cpus.booked[process] = false;
+                }
+                drv.wake_process(self, process, trace);
+            }
             Event::Device { generation } => {
                 if generation == self.device_generation {
                     self.device_event_at = None;

@@ -484,6 +484,7 @@ mod tests {
             jobfiles: vec![],
             env: Default::default(),
             short_env: Default::default(),
+            machine: Default::default(),
             short_set: Default::default(),
             unit: "ops/s".into(),
             columns: (1..=columns)

@@ -44,6 +44,10 @@ pub struct Table {
     /// Overrides for the short variant run by the tests.
     #[serde(default)]
     pub short_env: BTreeMap<String, String>,
+    /// Knobs of the machine the seed ran on (`cpu_era`, `cpus`, `mem`), set on every row
+    /// before the row's own `set`.
+    #[serde(default)]
+    pub machine: BTreeMap<String, String>,
     /// Knobs added to every row in the short variant (e.g. a smaller `mem`, so that a
     /// shortened buffered job still reaches the disk).
     #[serde(default)]

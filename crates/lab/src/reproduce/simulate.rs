@@ -175,7 +175,8 @@ pub fn spec(
 ) -> Result<RunSpec, SimulateError> {
     // Writeback and file-system knobs (`flusher`, `dirty_ratio`, `mem`, `barrier`...) go to
     // the simulated kernel; everything else is a scheduler tunable.
-    let mut set = row.set.clone();
+    let mut set = table.machine.clone();
+    set.extend(row.set.clone());
     if length == Length::Short {
         set.extend(table.short_set.clone());
     }

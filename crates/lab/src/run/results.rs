@@ -51,6 +51,9 @@ impl Finished {
                     iosched.insert("writeback".into(), fs.to_json(&clones));
                     appendix.push_str(&fs.text(&clones));
                 }
+                if let Some(cpu) = &outcome.cpu {
+                    iosched.insert("cpu".into(), cpu_json(cpu));
+                }
             }
             BackendOutcome::Real { outcome, device } => {
                 iosched.insert("driver".into(), "engine".into());
@@ -205,6 +208,23 @@ pub fn service_json(summary: &[ServiceSummary]) -> Value {
             })
         })
         .collect()
+}
+
+/// The simulated CPUs' side of a run (each clone's use is in its job's `usr_cpu`/`sys_cpu`):
+/// the era, the CPU count, the kernel threads' time and the time threads waited for a CPU.
+fn cpu_json(cpu: &iosched_sim::CpuOutcome) -> Value {
+    let per_process: Vec<Value> = cpu
+        .per_process
+        .iter()
+        .map(|used| json!({"usr_ns": used.usr_ns, "sys_ns": used.sys_ns, "ctx": used.ctx}))
+        .collect();
+    json!({
+        "era": cpu.era,
+        "ncpus": cpu.ncpus,
+        "kernel_threads_sys_ns": cpu.kernel.sys_ns,
+        "waited_ns": cpu.waited_ns,
+        "clones": per_process,
+    })
 }
 
 /// fio's `timestamp`, `timestamp_ms` and `time` (and the normal job header's date): when the

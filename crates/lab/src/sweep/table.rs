@@ -181,10 +181,7 @@ pub fn chart(sweep: &SweepSpec, rows: &[SweepRow]) -> LineChart {
         }
         match lines.iter_mut().find(|line| line.label == label) {
             Some(line) => line.points.push((x, row.bw_mb_s)),
-            None => lines.push(Line {
-                label,
-                points: vec![(x, row.bw_mb_s)],
-            }),
+            None => lines.push(Line::new(label, vec![(x, row.bw_mb_s)])),
         }
     }
     LineChart {

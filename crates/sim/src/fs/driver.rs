@@ -9,7 +9,7 @@ use iosched_core::{CgroupId, IoContextId, IoPrio, Op, ReqFlags, Request, Time, T
 use iosched_driver::{InFlight, UnitDone};
 use iosched_workload::generator::{IoKind, IoUnit};
 use iosched_workload::job::IoEngine;
-use iosched_writeback::{FlusherId, PageRange, Throttle, PAGE_SIZE};
+use iosched_writeback::{FlusherId, PageRange, Probe, Throttle, PAGE_SIZE};
 
 use crate::event::Event;
 use crate::fs::journal::JournalIo;
@@ -125,6 +125,7 @@ impl SimBackend {
                 phase,
                 round: 0,
                 balanced: false,
+                cpu_pages: 0,
             },
         );
         match unit.kind {
@@ -139,6 +140,28 @@ impl SimBackend {
     fn cpu_ns(&self, len: u64) -> Time {
         let fs = self.fs.as_ref().expect("file system");
         len.div_ceil(PAGE_SIZE).max(1) * fs.config.page_cpu_ns
+    }
+
+    /// When process `index`'s buffered operation is done with the CPU: with the CPU model on,
+    /// after `usr` + `sys` ns on a simulated CPU from now (waiting for one if all are busy);
+    /// off, after the flat `legacy_ns`.
+    fn cpu_done_at(
+        &mut self,
+        now: Time,
+        index: usize,
+        legacy_ns: Time,
+        usr: Time,
+        sys: Time,
+    ) -> Time {
+        match self.cpu.as_mut() {
+            Some(cpus) => cpus.run_process(index, now, usr, sys),
+            None => now + legacy_ns,
+        }
+    }
+
+    /// The era's costs, when the CPU model is on.
+    pub(crate) fn era(&self) -> Option<crate::cpu::Era> {
+        self.cpu.as_ref().map(|cpus| cpus.era)
     }
 
     /// Issues one request on behalf of the file system.
@@ -207,6 +230,22 @@ impl SimBackend {
         pieces.len() as u32
     }
 
+    /// A buffered read's CPU (usr, sys) past its system call: the copy out of the cache
+    /// (user time under `mmap`, where the process copies from the mapping) and a page
+    /// allocated per page it read into the cache.
+    fn read_cpu(&self, drv: &SimDriver<'_>, index: usize, len: u64, pages: u64) -> (Time, Time) {
+        let Some(era) = self.era() else {
+            return (0, 0);
+        };
+        let copy = era.copy_ns(len);
+        let alloc = pages * era.fault_ns;
+        if drv.jobs[drv.life.job_of(index)].ioengine == IoEngine::Mmap {
+            (copy, alloc)
+        } else {
+            (0, copy + alloc)
+        }
+    }
+
     fn fs_read(&mut self, drv: &mut SimDriver<'_>, token: u64, trace: &mut dyn Trace) {
         let fs = self.fs.as_mut().expect("file system");
         let op = fs.ops[&token].clone();
@@ -226,6 +265,7 @@ impl SimBackend {
             .map(|r| r.count)
             .sum();
         fs.read_bytes += read_pages * PAGE_SIZE;
+        fs.ops.get_mut(&token).expect("op").cpu_pages += read_pages;
         let who = who(drv, op.process);
         let sync_read = ReqFlags {
             sync: true,
@@ -267,8 +307,10 @@ impl SimBackend {
                 fs.read_waiters.push(token);
             } else {
                 entry.phase = OpPhase::Finishing;
-                self.events
-                    .push(drv.now + cpu, Event::Fs(FsEvent::Op(token)));
+                let pages = entry.cpu_pages;
+                let (usr, sys) = self.read_cpu(drv, op.process, op.unit.len, pages);
+                let at = self.cpu_done_at(drv.now, op.process, cpu, usr, sys);
+                self.events.push(at, Event::Fs(FsEvent::Op(token)));
             }
         }
     }
@@ -289,7 +331,9 @@ impl SimBackend {
             let entry = fs.ops.get_mut(&token).expect("op");
             entry.phase = OpPhase::Finishing;
             cpu = (cpu / 4).max(1);
-            self.events.push(now + cpu, Event::Fs(FsEvent::Op(token)));
+            let copy = self.era().map_or(0, |era| era.copy_ns(op.unit.len));
+            let at = self.cpu_done_at(now, op.process, cpu, copy, 0);
+            self.events.push(at, Event::Fs(FsEvent::Op(token)));
             return;
         }
         let throttle = if op.balanced {
@@ -332,7 +376,12 @@ impl SimBackend {
             self.fs_journal_blocks(drv, blocks);
         }
         let fs = self.fs.as_mut().expect("file system");
-        fs.wb.write(file as u32, op.unit.offset, op.unit.len, now);
+        let absent = (first..first + count)
+            .filter(|&page| fs.wb.cache().probe(file as u32, page) == Probe::Absent)
+            .count() as u64;
+        let dirtied = fs.wb.write(file as u32, op.unit.offset, op.unit.len, now);
+        let (usr, sys) = self.write_cpu(mmap, op.unit.len, absent, count, dirtied);
+        let fs = self.fs.as_mut().expect("file system");
         let entry = fs.ops.get_mut(&token).expect("op");
         if drv.jobs[drv.life.job_of(op.process)].sync_writes {
             // O_SYNC: generic_write_sync() syncs before write() returns (data and metadata,
@@ -341,8 +390,33 @@ impl SimBackend {
             return self.fs_fsync_data(drv, token, trace);
         }
         entry.phase = OpPhase::Finishing;
-        self.events
-            .push(now + cpu + pause, Event::Fs(FsEvent::Op(token)));
+        let at = self.cpu_done_at(now, op.process, cpu, usr, sys);
+        self.events.push(at + pause, Event::Fs(FsEvent::Op(token)));
+    }
+
+    /// A buffered write's CPU (usr, sys) past its system call: the copy into the cache (user
+    /// time under `mmap`, a store into the mapping), a page allocated per page not cached
+    /// (under `mmap`, a write fault per page not yet dirty: `page_mkwrite`), and the
+    /// dirtying of each page newly dirtied.
+    fn write_cpu(
+        &self,
+        mmap: bool,
+        len: u64,
+        absent: u64,
+        pages: u64,
+        dirtied: u64,
+    ) -> (Time, Time) {
+        let Some(era) = self.era() else {
+            return (0, 0);
+        };
+        let copy = era.copy_ns(len);
+        let dirty = dirtied * era.dirty_ns;
+        if mmap {
+            // The shortcut above took stores to pages all dirty already: this one faults.
+            (copy, pages * era.fault_ns + dirty)
+        } else {
+            (0, copy + absent * era.fault_ns + dirty)
+        }
     }
 
     /// Metadata blocks join the running transaction; the first ones arm its commit timer.
@@ -379,7 +453,11 @@ impl SimBackend {
         }
         let fs = self.fs.as_ref().expect("file system");
         let cpu = fs.config.page_cpu_ns * (dropped + 1);
-        self.events.push(now + cpu, Event::Fs(FsEvent::Op(token)));
+        // Choice: freeing a page costs what dirtying one does.
+        let sys = self.era().map_or(0, |era| dropped * era.dirty_ns);
+        let process = fs.ops[&token].process;
+        let at = self.cpu_done_at(now, process, cpu, 0, sys);
+        self.events.push(at, Event::Fs(FsEvent::Op(token)));
     }
 
     /// fsync step: write the clone's dirty pages, wait for writeback in flight, commit.
@@ -575,6 +653,7 @@ impl SimBackend {
                     _ => {}
                 }
             }
+            FsEvent::WriterCpu(token) => self.fs_writer_writeback(drv, token, trace),
             FsEvent::Flusher { id, generation } => {
                 self.fs_flusher(drv, FlusherId(id), generation, trace)
             }

@@ -79,6 +79,16 @@ impl SimBackend {
                 );
                 self.fs.as_mut().expect("file system").async_requests += n;
             }
+            // The walk over these pages is the writer's own CPU time: it writes back the
+            // rest of its chunk when that is done.
+            if let Some(cpus) = self.cpu.as_mut() {
+                let sys = pages * cpus.era.writeback_ns;
+                let at = cpus.run_process(process, now, 0, sys);
+                if at > now {
+                    self.events.push(at, Event::Fs(FsEvent::WriterCpu(token)));
+                    return;
+                }
+            }
         }
     }
 
@@ -131,6 +141,7 @@ impl SimBackend {
                             pid,
                             generation: 0,
                             wait: FlusherWait::Running,
+                            busy_until: 0,
                         },
                     );
                     id
@@ -175,7 +186,16 @@ impl SimBackend {
         {
             return;
         }
-        let pid = fs.flushers[&id].pid;
+        let (pid, busy_until) = (fs.flushers[&id].pid, fs.flushers[&id].busy_until);
+        if drv.now < busy_until {
+            // Still in the CPU with its last walk: it goes on when that is done.
+            let event = FsEvent::Flusher {
+                id: id.0,
+                generation,
+            };
+            self.events.push(busy_until, Event::Fs(event));
+            return;
+        }
         let who = kernel_thread(pid);
         // Bounded: every Submit moves pages into writeback; the pool limit stops the rest.
         loop {
@@ -193,6 +213,14 @@ impl SimBackend {
                     trace,
                 );
                 self.fs.as_mut().expect("file system").async_requests += n;
+                if let Some(at) = self.flusher_walk(drv.now, id, range.count) {
+                    let event = FsEvent::Flusher {
+                        id: id.0,
+                        generation,
+                    };
+                    self.events.push(at, Event::Fs(event));
+                    break;
+                }
                 continue;
             }
             if step == FlusherStep::Exit {
@@ -218,6 +246,19 @@ impl SimBackend {
             }
             break;
         }
+    }
+
+    /// A flusher's CPU time walking `pages` it just submitted, with the CPU model on: when
+    /// the walk is done, if later than now (the flusher is busy until then).
+    fn flusher_walk(&mut self, now: Time, id: FlusherId, pages: u64) -> Option<Time> {
+        let cpus = self.cpu.as_mut()?;
+        let at = cpus.run_kernel(now, pages * cpus.era.writeback_ns);
+        if at == now {
+            return None;
+        }
+        let fs = self.fs.as_mut().expect("file system");
+        fs.flushers.get_mut(&id).expect("flusher").busy_until = at;
+        Some(at)
     }
 
     /// Wakes flushers blocked on requests (any write completion) or congestion.

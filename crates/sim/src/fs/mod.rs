@@ -21,8 +21,10 @@
 //!   scheduler, charged to the root cgroup (the writer's group is not tracked).
 //!
 //! Sim options (passed with the writeback knobs): `barrier=0|1` (default 1),
-//! `page_cpu_ns` (CPU time per page copied or faulted, default 1000 ns),
-//! `commit_ms` (journal commit interval, default 5000).
+//! `page_cpu_ns` (CPU time per page copied or faulted, default 1000 ns, a flat delay used
+//! only while the CPU model is off), `commit_ms` (journal commit interval, default 5000),
+//! `cpu_era` and `cpus` (the simulated CPUs, `crate::cpu`: with an era, operations cost that
+//! era's CPU time on the machine's `cpus` CPUs instead of `page_cpu_ns`).
 //!
 //! Choice: `pre_read=1` fills the cache without device time, as fio does it before the
 //! job's clock starts; otherwise `invalidate=1` (fio's default) drops the files' clean pages
@@ -68,6 +70,9 @@ pub struct FsConfig {
     pub page_cpu_ns: Time,
     /// Journal commit interval (`commit=`), ns.
     pub commit_interval_ns: Time,
+    /// The machine era whose CPU costs the simulated CPUs charge (`cpu_era=`); `None`: the
+    /// CPU model is off (see [`crate::cpu`]).
+    pub cpu_era: Option<crate::cpu::Era>,
 }
 
 impl Default for FsConfig {
@@ -77,6 +82,7 @@ impl Default for FsConfig {
             barrier: true,
             page_cpu_ns: 1000,
             commit_interval_ns: 5000 * NSEC_PER_MSEC,
+            cpu_era: None,
         }
     }
 }
@@ -93,7 +99,10 @@ impl FsConfig {
     }
 
     pub fn is_knob(name: &str) -> bool {
-        matches!(name, "barrier" | "page_cpu_ns" | "commit_ms") || WritebackConfig::is_knob(name)
+        matches!(
+            name,
+            "barrier" | "page_cpu_ns" | "commit_ms" | "cpu_era" | "cpus"
+        ) || WritebackConfig::is_knob(name)
     }
 
     /// Sets one knob.
@@ -114,6 +123,24 @@ impl FsConfig {
             }
             "page_cpu_ns" => self.page_cpu_ns = number()?,
             "commit_ms" => self.commit_interval_ns = number()?.max(1) * NSEC_PER_MSEC,
+            "cpus" => {
+                self.writeback.cpus = number()
+                    .ok()
+                    .filter(|n| (1..=4096).contains(n))
+                    .ok_or_else(|| format!("{name}={value}: expected CPUs 1..=4096"))?
+            }
+            "cpu_era" => {
+                self.cpu_era = match value.trim() {
+                    "" | "off" => None,
+                    name => Some(crate::cpu::era(name).ok_or_else(|| {
+                        let known: Vec<_> = crate::cpu::ERAS.iter().map(|e| e.name).collect();
+                        format!(
+                            "{name}={value}: unknown machine era (known: off, {})",
+                            known.join(", ")
+                        )
+                    })?),
+                }
+            }
             _ => return self.writeback.set(name, value).map_err(|e| e.to_string()),
         }
         Ok(())
@@ -135,6 +162,14 @@ impl FsConfig {
             "CPU time to copy, fault in or dirty one page",
         ));
         meanings.push(("commit_ms", "journal commit interval (ext4's commit=)"));
+        meanings.push((
+            "cpus",
+            "CPUs of the simulated machine ($ncpus; the dirty ratelimit; with cpu_era, the run queue)",
+        ));
+        meanings.push((
+            "cpu_era",
+            "CPU costs of a machine era (server-2009, desktop-2016, phone-2022; off: no CPU model)",
+        ));
         meanings
     }
 
@@ -152,6 +187,11 @@ impl FsConfig {
             "commit_ms".into(),
             (self.commit_interval_ns / NSEC_PER_MSEC).to_string(),
         ));
+        if let Some(era) = self.cpu_era {
+            // Echoed only when set: a run without the CPU model reads as before it existed.
+            knobs.push(("cpu_era".into(), era.name.to_string()));
+            knobs.push(("cpus".into(), self.writeback.cpus.to_string()));
+        }
         knobs
     }
 }
@@ -296,6 +336,8 @@ pub enum FsTag {
 pub enum FsEvent {
     /// A buffered operation's CPU time or throttle sleep ended.
     Op(u64),
+    /// A writer writing back under `dirty_throttle=writeback` got the CPU time of its walk.
+    WriterCpu(u64),
     /// Step a writeback thread (stale generations are ignored).
     Flusher { id: u32, generation: u64 },
     /// The pdflush periodic timer.
@@ -338,6 +380,8 @@ pub(crate) struct FsOp {
     pub round: u8,
     /// `balance_dirty_pages()` already let this write through (it wrote back its chunk).
     pub balanced: bool,
+    /// Pages this read brought into the cache (allocated, with the CPU model on).
+    pub cpu_pages: u64,
 }
 
 /// How a writeback thread waits.
@@ -357,6 +401,8 @@ pub(crate) struct FlusherProc {
     pub pid: u32,
     pub generation: u64,
     pub wait: FlusherWait,
+    /// Busy in the CPU (the writeback walk) until then: not stepped before.
+    pub busy_until: Time,
 }
 
 /// Per-file metadata state.
