@@ -9,7 +9,8 @@ that load on this shared machine hits both sides alike:
    randwrite at QD1 and QD32;
 2. two groups weighted 1000:100, a 4 KiB random reader at QD8 in each: engine CFQ's heavy
    share (ideal 90.9 %) and its total / kernel none's total, beside engine noop and the
-   kernel's BFQ;
+   kernel's BFQ, and beside one fio job at QD8 and at QD16 on `none` (what the device gives
+   one process at the depth CFQ keeps in it, and at both jobs' depth);
 3. a QD1 random reader (weight 1000) beside a QD32 random-write hog (weight 100): the
    reader's p99 completion latency and the hog's throughput / its rate under `none`, for
    engine CFQ, kernel none, BFQ and mq-deadline.
@@ -215,25 +216,38 @@ def engine_vs_fio(r, dev, pairs):
 
 def two_groups(r, dev, pairs):
     job = r.job("two-groups", TWO_GROUPS)
-    labels = ("engine cfq", "engine noop", "kernel bfq")
+    # Where none's total comes from: one fio process at the depth CFQ keeps in the device
+    # (one queue at a time, at most `quantum`), and one process at both jobs' depth.
+    one8 = r.job("one-qd8", SINGLE.format(rw="randread", depth=8))
+    one16 = r.job("one-qd16", SINGLE.format(rw="randread", depth=16))
+    labels = ("engine cfq", "engine noop", "kernel bfq", "kernel none 1 job QD8",
+              "kernel none 1 job QD16")
     rows = {label: [] for label in labels}
     totals = {label: [] for label in labels}
+    gauge = {label: [] for label in ("engine cfq", "engine noop")}
     for pair in range(pairs):
         first = [("none", lambda: r.kernel(job, dev, "none")),
                  ("engine cfq", lambda: r.engine(job, dev, "cfq")),
                  ("engine noop", lambda: r.engine(job, dev, "noop")),
-                 ("kernel bfq", lambda: r.kernel(job, dev, "bfq"))]
+                 ("kernel bfq", lambda: r.kernel(job, dev, "bfq")),
+                 ("kernel none 1 job QD8", lambda: r.kernel(one8, dev, "none")),
+                 ("kernel none 1 job QD16", lambda: r.kernel(one16, dev, "none"))]
         order = first if pair % 2 == 0 else first[::-1]
         results = {label: run() for label, run in order}
         none = iops(results["none"])
         for label in labels:
             result = results[label]
             total = iops(result)
-            rows[label].append(100.0 * iops(result, "heavy") / total)
+            heavy = iops(result, "heavy") if len(result["jobs"]) > 1 else total
+            rows[label].append(100.0 * heavy / total)
             totals[label].append(total / none)
+        for label in gauge:
+            gauge[label].append(results[label]["iosched"]["inflight"]["device"]["mean"])
     for label in rows:
+        extra = (f"; device in flight (its gauge) {statistics.mean(gauge[label]):.1f}"
+                 if label in gauge else "")
         print(f"  {label}: heavy share % {summary(rows[label])}, "
-              f"total / none's {summary(totals[label])}")
+              f"total / none's {summary(totals[label])}{extra}")
 
 
 def reader_hog(r, dev, pairs):

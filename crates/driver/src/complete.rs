@@ -71,6 +71,7 @@ impl<X: Copy> Driver<'_, X> {
         assert_eq!(done.len(), entry.riders.len() + 1, "one result per I/O");
         for (rider, outcome) in entry.riders.iter().zip(&done) {
             self.complete_unit(b, rider.process, &rider.unit, rider.submitted_at, *outcome);
+            b.unit_completed(self, rider.process, true, trace);
         }
         let own = done[entry.riders.len()];
         self.unit_scratch = done;
@@ -89,6 +90,7 @@ impl<X: Copy> Driver<'_, X> {
             );
         }
         self.complete_unit(b, entry.process, &entry.unit, entry.submitted_at, own);
+        b.unit_completed(self, entry.process, false, trace);
     }
 
     /// One job I/O is done: its statistics, then [`Driver::unit_finished`].

@@ -120,6 +120,19 @@ pub trait Backend {
         _trace: &mut dyn Trace,
     ) {
     }
+    /// One job I/O of a completed request reached its job (statistics, state machine, a
+    /// wake-up); `more` when further I/Os of the same request follow. A real backend may let
+    /// the job run here, before the rest are handed over, as fio reaps completions one
+    /// `io_getevents` at a time and refills in between: the I/Os of a merged request come
+    /// back as separate events there.
+    fn unit_completed(
+        &mut self,
+        _drv: &mut Driver<'_, Self::Io>,
+        _process: usize,
+        _more: bool,
+        _trace: &mut dyn Trace,
+    ) {
+    }
     /// Runs one scheduler call (insert, dispatch, completed, timer); a real backend may time it.
     fn in_scheduler<R>(&mut self, call: impl FnOnce() -> R) -> R {
         call()
@@ -318,6 +331,11 @@ impl<'a, X: Copy> Driver<'a, X> {
     /// The size of each request list.
     pub fn nr_requests(&self) -> u32 {
         self.pool.nr_requests()
+    }
+
+    /// Processes asleep on a full request list.
+    pub fn sleepers(&self) -> usize {
+        self.pool.sleepers()
     }
 
     /// The name of the first job with a clone not finished.

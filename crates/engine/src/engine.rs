@@ -22,7 +22,12 @@
 //! waits for the loop to finish a whole round of completions before it gets work again (the
 //! old loop reaped every completion first and refilled after, so a fast device drained).
 //! `iodepth_batch_complete_min` and `iodepth_low` are the job runner's: it does not submit
-//! until that many completions are in, or until its queue drained to the low mark.
+//! until that many completions are in, or until its queue drained to the low mark; the
+//! loop's wait asks the kernel for that many completions at once (fio's
+//! `io_getevents(min, max)`) when no single completion could set anything else going. The
+//! I/Os of a merged request reach their jobs one at a time, each job running again once its
+//! `iodepth_batch_complete_max` are in, as fio reaps the separate events of I/Os the kernel
+//! merged: a merged batch is refilled as its I/Os come back, not as one batch again.
 //!
 //! Every data request is checked against its clone's region before it is submitted, so no
 //! byte outside a job's `offset`/`size` range is ever touched.
@@ -715,7 +720,7 @@ impl EngineBackend {
     }
 
     /// Clone `index`'s depth gauge after it ran or a completion reached it.
-    fn gauge_clone(&mut self, drv: &EngineDriver<'_>, index: usize) {
+    pub(crate) fn gauge_clone(&mut self, drv: &EngineDriver<'_>, index: usize) {
         self.job_gauges[index].set(drv.life.in_flight(index), self.now);
     }
 
@@ -743,9 +748,30 @@ impl EngineBackend {
         self.step_woken(drv, trace);
     }
 
+    /// How many completions the loop's wait asks the kernel for: what the jobs wait for
+    /// before they reap (the least `iodepth_batch_complete_min` still outstanding among
+    /// them, fio's `io_getevents(min, ..)`), or 1 whenever one completion could set
+    /// something going: requests queued in the scheduler or asleep on a request list (a
+    /// freed device slot or request dispatches them), a merged request in the device (one
+    /// completion carrying several I/Os), a job wanting 1.
+    fn completions_to_wait_for(&self, drv: &EngineDriver<'_>) -> u32 {
+        if drv.elevator.queued() > 0 || drv.sleepers() > 0 || !self.iovecs.is_empty() {
+            return 1;
+        }
+        let wanted = drv
+            .life
+            .running()
+            .map(|clone| drv.life.completions_wanted(clone))
+            .filter(|&wanted| wanted > 0)
+            .min()
+            .unwrap_or(1);
+        wanted.clamp(1, self.in_device.max(1))
+    }
+
     /// Submits what is queued (see [`EngineBackend::submit_queued`]), then one
-    /// `io_uring_enter` waits for a completion or the deadline (fio's `getevents` after its
-    /// `commit`: two calls, so that the entries' submission time is not the wait's end).
+    /// `io_uring_enter` waits for [`EngineBackend::completions_to_wait_for`] completions or
+    /// the deadline (fio's `getevents` after its `commit`: two calls, so that the entries'
+    /// submission time is not the wait's end).
     fn wait(
         &mut self,
         drv: &mut EngineDriver<'_>,
@@ -755,6 +781,7 @@ impl EngineBackend {
         if let Some(error) = self.ring_error.take() {
             return Err(EngineError::io(&self.target.path, "io_uring_enter", error));
         }
+        let want = self.completions_to_wait_for(drv) as usize;
         let result = match deadline {
             Some(at) => {
                 let now = self.clock();
@@ -767,11 +794,11 @@ impl EngineBackend {
                     .nsec((wait % 1_000_000_000) as u32);
                 let args = types::SubmitArgs::new().timespec(&timespec);
                 self.enter_calls += 1;
-                self.ring.submitter().submit_with_args(1, &args)
+                self.ring.submitter().submit_with_args(want, &args)
             }
             None if self.in_device > 0 => {
                 self.enter_calls += 1;
-                self.ring.submit_and_wait(1)
+                self.ring.submit_and_wait(want)
             }
             None => return Ok(()),
         };

@@ -420,7 +420,6 @@ impl Backend for EngineBackend {
         out.resize(base + parts.len(), UnitDone::ok(0));
         for part in &parts {
             self.touched.push(part.process);
-            self.reaped[part.process] += 1;
             let io = match part.rider {
                 Some(rider) => entry.riders[rider].io,
                 None => entry.io,
@@ -435,6 +434,27 @@ impl Backend for EngineBackend {
             out[base + part.rider.unwrap_or(entry.riders.len())] = outcome;
         }
         self.scratch.parts = parts;
+    }
+
+    /// Each I/O a completion carried counts toward its job's `iodepth_batch_complete_max`;
+    /// a job whose group is in runs before the next I/O of a merged request is handed over
+    /// (fio sees a merged request's I/Os as separate events and refills after each group of
+    /// them, so its next submissions go out one group at a time, not the whole request
+    /// again, which would be merged again).
+    fn unit_completed(
+        &mut self,
+        drv: &mut EngineDriver<'_>,
+        process: usize,
+        more: bool,
+        trace: &mut dyn Trace,
+    ) {
+        self.reaped[process] += 1;
+        if more && self.reaped[process] >= self.complete_max[process] {
+            self.reaped[process] = 0;
+            drv.wake_process(self, process, trace);
+            self.commit(drv, trace);
+            self.gauge_clone(drv, process);
+        }
     }
 
     /// Times one call in [`TIMING_SAMPLE`], drawn at random (the calls come in cycles, so a

@@ -432,6 +432,15 @@ impl Lifecycle {
             .map_or(0, JobRunner::in_flight)
     }
 
+    /// Completions the clone waits for before its job reaps the next group (see
+    /// [`JobRunner::completions_wanted`]); 0 if it waits for none.
+    pub fn completions_wanted(&self, clone: usize) -> u32 {
+        self.clones[clone]
+            .runner
+            .as_ref()
+            .map_or(0, JobRunner::completions_wanted)
+    }
+
     /// When the clone's statistics start (its start plus `ramp_time`); the start handed to
     /// `JobStats::set_runtime` unless it finishes before.
     pub fn stats_from(&self, clone: usize) -> Time {

@@ -203,6 +203,19 @@ impl JobRunner {
         self.in_flight
     }
 
+    /// Completions still to come before the job reaps its next group
+    /// (`iodepth_batch_complete_min` less those already in; 0 with nothing in flight): fio's
+    /// `min` of the `io_getevents(min, max)` it waits in.
+    pub fn completions_wanted(&self) -> u32 {
+        if self.in_flight == 0 {
+            return 0;
+        }
+        let pending = self.in_flight - self.completed_unreaped;
+        self.complete_min
+            .saturating_sub(self.completed_unreaped)
+            .clamp(1, pending.max(1))
+    }
+
     /// The size of each of the clone's files (see [`IoGenerator::set_file_bytes`]).
     pub fn set_file_bytes(&mut self, bytes: Vec<u64>) {
         self.generator.set_file_bytes(bytes);
@@ -877,11 +890,22 @@ mod tests {
             offset: 0,
             len: 4096,
         };
+        assert_eq!(
+            runner.completions_wanted(),
+            4,
+            "fio waits in io_getevents(4, ..)"
+        );
         runner.complete(10, &unit);
         assert_eq!(runner.next(10), Step::Wait, "one completion is not a batch");
+        assert_eq!(runner.completions_wanted(), 3);
         for _ in 0..3 {
             runner.complete(10, &unit);
         }
+        assert_eq!(
+            runner.completions_wanted(),
+            0,
+            "nothing in flight, nothing to wait for"
+        );
         assert!(matches!(runner.next(10), Step::Submit(_)));
     }
 

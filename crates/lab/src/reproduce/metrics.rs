@@ -13,7 +13,9 @@
 //! * `job_seconds_min:NAME`, `job_seconds_mean:NAME`, `job_seconds_max:NAME` — the time each
 //!   of job `NAME`'s clones took from its start to its end, in seconds: the shortest, the
 //!   mean, the longest (a completion-time test such as seed 003's gitk);
-//! * `util_pct` — device utilisation.
+//! * `util_pct` — device utilisation;
+//! * `usr_cpu_pct`, `sys_cpu_pct` — fio's `usr_cpu`/`sys_cpu` of all clones as one
+//!   `group_reporting` group (CPU time over the summed runtimes; 0 without a `cpu_era`).
 //!
 //! MB is 10^6 bytes, as the seeds' tools (dd, dbench) and fio's "MB/s" count it; KiB is
 //! 1024 bytes (iozone's "KB").
@@ -83,6 +85,23 @@ pub fn evaluate(metric: &str, outcome: &Outcome, job_names: &[String]) -> Result
     }
     if metric == "util_pct" {
         return Ok(outcome.disk.util_pct);
+    }
+    if metric == "usr_cpu_pct" || metric == "sys_cpu_pct" {
+        let (mut weighted, mut runtime) = (0.0, 0.0);
+        for stats in &outcome.clones {
+            let own = (stats.end_ns - stats.start_ns) as f64;
+            let pct = match metric {
+                "usr_cpu_pct" => stats.usr_cpu,
+                _ => stats.sys_cpu,
+            };
+            weighted += pct * own;
+            runtime += own;
+        }
+        return Ok(if runtime > 0.0 {
+            weighted / runtime
+        } else {
+            0.0
+        });
     }
     if let Some(path) = metric.strip_prefix("group_mb_s:") {
         if !outcome.clone_cgroups.iter().any(|cgroup| cgroup == path) {
