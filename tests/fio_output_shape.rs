@@ -128,7 +128,8 @@ fn normal_shape(text: &str) -> Vec<String> {
             let entries = row.matches("th=[").count();
             match lines.last_mut() {
                 Some(last) if last.starts_with("<percentiles ") => {
-                    let so_far: usize = last["<percentiles ".len()..last.len() - 1].parse().unwrap();
+                    let so_far: usize =
+                        last["<percentiles ".len()..last.len() - 1].parse().unwrap();
                     *last = format!("<percentiles {}>", so_far + entries);
                 }
                 _ => lines.push(format!("<percentiles {entries}>")),
