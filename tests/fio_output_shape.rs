@@ -4,8 +4,9 @@
 //! `--output-format=terse,normal`. What they measure differs run to run, so each report is
 //! reduced to its shape: every number (with its k/Ki/M... prefix) becomes `N`, a latency's
 //! auto-chosen unit becomes `(U)`, padding is dropped, and the `lat (usec) : 50=..` bucket
-//! lines (present only for buckets that got I/O) become one marker. Everything else must be
-//! identical: the banner, each header, which series and percentile blocks appear, the cpu and
+//! lines (present only for buckets that got I/O) become one marker, and so do a percentile
+//! block's rows (with its count of entries: how many share a row follows the values'
+//! width, which `fio_normal`'s unit tests hold). Everything else must be identical: the banner, each header, which series and percentile blocks appear, the cpu and
 //! depth lines, the group summaries, the disk line; and each terse line must have fio's field
 //! count, with its text fields equal. Two differences are by design and masked: the version
 //! (`iosched-0.1.0` where fio prints `fio-3.33`) and the disk's name (fio names the disk
@@ -118,6 +119,20 @@ fn normal_shape(text: &str) -> Vec<String> {
         if line.starts_with("  lat (") {
             if lines.last().map(String::as_str) != Some("<latency buckets>") {
                 lines.push("<latency buckets>".into());
+            }
+            continue;
+        }
+        // A percentile block's rows: how many entries fit a row follows the values' width
+        // (fio's time_width), which follows what was measured, so only the entries count.
+        if let Some(row) = line.strip_prefix("     |") {
+            let entries = row.matches("th=[").count();
+            match lines.last_mut() {
+                Some(last) if last.starts_with("<percentiles ") => {
+                    let so_far: usize =
+                        last["<percentiles ".len()..last.len() - 1].parse().unwrap();
+                    *last = format!("<percentiles {}>", so_far + entries);
+                }
+                _ => lines.push(format!("<percentiles {entries}>")),
             }
             continue;
         }

@@ -99,7 +99,7 @@ impl<X: Copy> Driver<'_, X> {
                 }
                 Action::Wait => return,
                 Action::Finish => {
-                    self.finish_process(b, index);
+                    self.finish_process(b, index, trace);
                     return;
                 }
             }
@@ -125,8 +125,19 @@ impl<X: Copy> Driver<'_, X> {
         }
     }
 
-    fn finish_process<B: Backend<Io = X>>(&mut self, b: &mut B, index: usize) {
+    fn finish_process<B: Backend<Io = X>>(
+        &mut self,
+        b: &mut B,
+        index: usize,
+        trace: &mut dyn Trace,
+    ) {
         let now = self.now;
+        // The job's process exits once its last I/O is done: the kernel drops its I/O
+        // context, and CFQ its queues (cfq_exit_icq()), ending the slice if it was being
+        // served or idled on rather than idling on a process that will never ask again.
+        let ioc = self.processes[index].ioc;
+        let elevator = &mut self.elevator;
+        b.in_scheduler(|| elevator.exit_ioc(ioc, now, trace));
         let finished = self.life.finish(self.jobs, index, now);
         self.stats[index].set_runtime(finished.stats_from, now);
         for &other in &finished.never_started {

@@ -493,6 +493,24 @@ mod tests {
     /// fio 3.33's `show_ddir_status()` on a libaio job with `slat_percentiles=1
     /// lat_percentiles=1 clat_percentiles=0`: a `slat percentiles` block, then a `lat
     /// percentiles` one, and none for clat.
+    /// fio 3.33 on this machine, a rate-limited psync job whose fastest writes took under
+    /// 2 µs: nanoseconds, 7 digits wide, so three entries a row (`per_line = 73 / 19`).
+    #[test]
+    fn wide_nanosecond_percentiles_take_three_a_row() {
+        let mut s = LatStat::new();
+        s.record(1_576);
+        for _ in 0..98 {
+            s.record(60_000);
+        }
+        s.record(2_375_680);
+        let mut out = String::new();
+        show_percentiles(&mut out, "clat", &s, &crate::DEFAULT_PERCENTILES);
+        let rows: Vec<&str> = out.lines().skip(1).collect();
+        assert!(out.starts_with("    clat percentiles (nsec):\n"), "{out}");
+        assert_eq!(rows.len(), 6, "17 entries, 3 a row: {out}");
+        assert_eq!(rows[0].matches("th=[").count(), 3, "{out}");
+    }
+
     #[test]
     fn percentile_blocks_follow_each_series_switch() {
         let mut job = JobStats::new("p", 0, &crate::stats::DEFAULT_PERCENTILES);
