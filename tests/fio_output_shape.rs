@@ -197,12 +197,15 @@ fn normal_and_terse_reports_have_fios_shape() {
     let data = scratch.data_file("data.img", 8 << 20);
     for (name, body) in CASES {
         let job = scratch.file(&format!("{name}.fio"), &job_text(body, &data));
+        // In the scratch folder: fio leaves a verify job's state file in its working folder.
         let fio = Command::new("fio")
+            .current_dir(&scratch.0)
             .args([&job, "--output-format=terse,normal"])
             .output()
             .unwrap();
         assert!(fio.status.success(), "fio {name}: {fio:?}");
         let ours = Command::new(env!("CARGO_BIN_EXE_iosched"))
+            .current_dir(&scratch.0)
             .args(["run", &job, "--device", &data, "--scheduler", "noop"])
             .args(["--output-format", "terse,normal", "--eta", "never"])
             .output()

@@ -98,6 +98,9 @@ pub fn supervise(child: &mut Child, stop: &AtomicBool, grace: Duration) -> io::R
     let mut forwarded: Option<Instant> = None;
     loop {
         if let Some(status) = child.try_wait()? {
+            // A job process that outlived fio (seen once: stuck in a futex after an early
+            // SIGINT) would hold our stdout open for ever; fio's group ends with fio.
+            end_stragglers(child);
             return Ok(Finished {
                 status,
                 killed_after: None,
@@ -119,6 +122,16 @@ pub fn supervise(child: &mut Child, stop: &AtomicBool, grace: Duration) -> io::R
         }
         std::thread::sleep(POLL);
     }
+}
+
+/// SIGKILL to whatever is left of the exited child's process group; nothing when it is
+/// empty (the group id cannot be reused while a member lives, so no stranger is hit).
+fn end_stragglers(child: &Child) {
+    let group = format!("-{}", child.id());
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &group])
+        .stderr(Stdio::null())
+        .status();
 }
 
 /// SIGKILL to the child's process group (fio's job processes are in it), or to the child
@@ -181,6 +194,27 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         }
         panic!("the group's other process {job} survived the kill");
+    }
+
+    /// fio exiting while one of its job processes hangs on: the job process goes too, or it
+    /// would hold the caller's stdout open after iosched exits.
+    #[test]
+    fn a_process_left_behind_in_fios_group_is_ended() {
+        let pid_file =
+            std::env::temp_dir().join(format!("iosched-straggler-{}", std::process::id()));
+        let script = format!("sleep 30 & echo $! > {}", pid_file.display());
+        let mut child = leader(&script);
+        let finished = supervise(&mut child, &AtomicBool::new(false), FIO_EXIT_GRACE).unwrap();
+        assert!(finished.status.success());
+        let job = fs::read_to_string(&pid_file).unwrap().trim().to_string();
+        fs::remove_file(&pid_file).unwrap();
+        for _ in 0..100 {
+            if !alive(&job) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("{job}, left in fio's group, outlived it");
     }
 
     /// A child that exits on SIGINT is not killed, and without a SIGINT nothing is sent.
