@@ -87,6 +87,10 @@ fn line_shape(line: &str) -> String {
     for unit in ["(nsec)", "(usec)", "(msec)"] {
         line = line.replace(unit, "(U)");
     }
+    // The bandwidth samples' unit (`bw (  KiB/s)`, `bw (  MiB/s)`) follows the speed too.
+    for unit in ["  KiB/s)", "  MiB/s)", "  GiB/s)", "  TiB/s)"] {
+        line = line.replace(unit, "U/s)");
+    }
     let chars: Vec<char> = line.chars().collect();
     let mut out = String::new();
     let mut at = 0;
@@ -259,6 +263,10 @@ fn shapes_mask_numbers_units_and_padding_only() {
     assert_eq!(
         line_shape("  read: IOPS=23.4k, BW=91.4MiB/s (95.9MB/s)(16.0MiB/175msec)"),
         line_shape("  read: IOPS=2367, BW=18.4MiB/s (19.3MB/s)(3836KiB/204msec)")
+    );
+    assert_eq!(
+        line_shape("   bw (  KiB/s): min=  800, max=  800, per=100.00%"),
+        line_shape("   bw (  MiB/s): min=  1.2, max=  3.4, per=99.80%")
     );
     assert_ne!(
         line_shape("  cpu          : usr=1.00%, sys=2.00%, ctx=3, majf=0, minf=0"),
