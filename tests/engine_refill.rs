@@ -9,32 +9,13 @@
 //! gauges (`iosched.inflight`) say the same in time: the job spends its run at depth 31–32.
 //! Nothing here measures speed.
 
-use std::path::PathBuf;
+mod common;
+
 use std::process::Command;
 
+use common::{fio3_available, Scratch};
+
 use serde_json::Value;
-
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir =
-            std::env::temp_dir().join(format!("iosched-refill-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 const JOB: &str = "[qd32]\nioengine=io_uring\ndirect=1\nrw=randread\nbs=4k\niodepth=32\n\
                    size=16m\nloops=4\n";
@@ -46,8 +27,39 @@ fn at_32(job: &Value) -> f64 {
         .expect("iodepth_level 32")
 }
 
-fn fio_installed() -> bool {
-    Command::new("fio").arg("--version").output().is_ok()
+/// The engine's JSON for `job` on `target` (`extra` arguments added), or `None` (said
+/// SKIPPED) where io_uring is not available.
+fn engine_json(job: &str, target: &str, extra: &[&str]) -> Option<Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(["run", job, "--device", target, "--output-format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && stderr.contains("io_uring") {
+        eprintln!("SKIPPED: io_uring is not available here: {stderr}");
+        return None;
+    }
+    assert!(out.status.success(), "{stderr}");
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+/// fio 3.33's JSON for the same job on the same file, or `None` (said SKIPPED) without fio.
+fn fio_json(job: &str, target: &str) -> Option<Value> {
+    if !fio3_available() {
+        eprintln!("SKIPPED: fio is not installed; the engine's side was checked");
+        return None;
+    }
+    let out = Command::new("fio")
+        .args([job, "--output-format=json", &format!("--filename={target}")])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).unwrap())
 }
 
 #[test]
@@ -56,18 +68,9 @@ fn an_iodepth_32_job_keeps_its_queue_full_as_fio_does() {
     let job = scratch.path("qd32.fio");
     std::fs::write(&job, JOB).unwrap();
     let target = scratch.path("target.img");
-    let out = Command::new(env!("CARGO_BIN_EXE_iosched"))
-        .args(["run", &job, "--device", &target, "--scheduler", "noop"])
-        .args(["--output-format", "json"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() && stderr.contains("io_uring") {
-        eprintln!("SKIPPED: io_uring is not available here: {stderr}");
+    let Some(ours) = engine_json(&job, &target, &["--scheduler", "noop"]) else {
         return;
-    }
-    assert!(out.status.success(), "{stderr}");
-    let ours: Value = serde_json::from_slice(&out.stdout).unwrap();
+    };
     let job_result = &ours["jobs"][0];
     assert_eq!(job_result["read"]["total_ios"], 16384);
     assert!(
@@ -87,24 +90,9 @@ fn an_iodepth_32_job_keeps_its_queue_full_as_fio_does() {
     // fio submits one I/O per io_uring_enter by default (iodepth_batch_submit=1).
     assert_eq!(job_result["iodepth_submit"]["4"], 100.0);
 
-    if !fio_installed() {
-        eprintln!("SKIPPED: fio is not installed; the engine's side was checked");
+    let Some(theirs) = fio_json(&job, &target) else {
         return;
-    }
-    let out = Command::new("fio")
-        .args([
-            &job,
-            "--output-format=json",
-            &format!("--filename={target}"),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    };
     assert!(
         at_32(&theirs["jobs"][0]) >= 95.0,
         "fio itself keeps the queue full: {}",
@@ -129,36 +117,18 @@ fn a_batch_of_eight_is_submitted_in_one_call_as_fio_does() {
     )
     .unwrap();
     let target = scratch.path("target.img");
-    let out = Command::new(env!("CARGO_BIN_EXE_iosched"))
-        .args(["run", &job, "--device", &target, "--output-format", "json"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() && stderr.contains("io_uring") {
-        eprintln!("SKIPPED: io_uring is not available here: {stderr}");
+    let Some(ours) = engine_json(&job, &target, &[]) else {
         return;
-    }
-    assert!(out.status.success(), "{stderr}");
-    let ours: Value = serde_json::from_slice(&out.stdout).unwrap();
+    };
     let eight = |job: &Value| {
         let submit = job["iodepth_submit"]["8"].as_f64().unwrap();
         let complete = job["iodepth_complete"]["8"].as_f64().unwrap();
         submit.min(complete).min(at_32(job))
     };
     assert!(eight(&ours["jobs"][0]) >= 95.0, "{}", ours["jobs"][0]);
-    if !fio_installed() {
-        eprintln!("SKIPPED: fio is not installed; the engine's side was checked");
+    let Some(theirs) = fio_json(&job, &target) else {
         return;
-    }
-    let out = Command::new("fio")
-        .args([
-            &job,
-            "--output-format=json",
-            &format!("--filename={target}"),
-        ])
-        .output()
-        .unwrap();
-    let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    };
     assert!(eight(&theirs["jobs"][0]) >= 95.0, "{}", theirs["jobs"][0]);
 }
 
@@ -182,17 +152,9 @@ fn a_merged_requests_completion_refills_one_at_a_time_as_fio_does() {
     )
     .unwrap();
     let target = scratch.path("target.img");
-    let out = Command::new(env!("CARGO_BIN_EXE_iosched"))
-        .args(["run", &job, "--device", &target, "--output-format", "json"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() && stderr.contains("io_uring") {
-        eprintln!("SKIPPED: io_uring is not available here: {stderr}");
+    let Some(ours) = engine_json(&job, &target, &[]) else {
         return;
-    }
-    assert!(out.status.success(), "{stderr}");
-    let ours: Value = serde_json::from_slice(&out.stdout).unwrap();
+    };
     let one_at_a_time = |job: &Value| {
         let submit = job["iodepth_submit"]["4"].as_f64().unwrap();
         let complete = job["iodepth_complete"]["4"].as_f64().unwrap();
@@ -201,19 +163,9 @@ fn a_merged_requests_completion_refills_one_at_a_time_as_fio_does() {
     let job_result = &ours["jobs"][0];
     assert_eq!(job_result["read"]["total_ios"], 4096);
     assert!(one_at_a_time(job_result) >= 95.0, "{job_result}");
-    if !fio_installed() {
-        eprintln!("SKIPPED: fio is not installed; the engine's side was checked");
+    let Some(theirs) = fio_json(&job, &target) else {
         return;
-    }
-    let out = Command::new("fio")
-        .args([
-            &job,
-            "--output-format=json",
-            &format!("--filename={target}"),
-        ])
-        .output()
-        .unwrap();
-    let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    };
     assert!(
         one_at_a_time(&theirs["jobs"][0]) >= 95.0,
         "{}",

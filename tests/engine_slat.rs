@@ -10,31 +10,13 @@
 //! of the same order of magnitude (a factor of 10 either way; not equality: two programs,
 //! a shared machine). Without fio that half prints SKIPPED. Nothing here measures speed.
 
-use std::path::PathBuf;
+mod common;
+
 use std::process::Command;
 
+use common::Scratch;
+
 use serde_json::Value;
-
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("iosched-slat-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn job_text(log_prefix: &str) -> String {
     format!(
@@ -67,7 +49,7 @@ fn slat_mean(job: &Value) -> f64 {
 
 #[test]
 fn the_engine_measures_slat_and_lat_is_slat_plus_clat_per_io() {
-    let scratch = Scratch::new("engine");
+    let scratch = Scratch::new("slat-engine");
     let prefix = scratch.path("ours");
     let job = scratch.path("slat.fio");
     std::fs::write(&job, job_text(&prefix)).unwrap();
