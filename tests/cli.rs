@@ -203,21 +203,13 @@ fn blkparse_and_btt_read_a_cfq_trace() {
         "--output-format",
         "terse",
     ]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    common::assert_ran(&output);
     let parsed = Command::new("blkparse")
         .args(["-i", "cfqrun", "-d", "cfqrun.bin", "-o", "cfqrun.txt"])
         .current_dir(dir)
         .output()
         .unwrap();
-    assert!(
-        parsed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&parsed.stderr)
-    );
+    common::assert_ran(&parsed);
     let text = std::fs::read_to_string(dir.join("cfqrun.txt")).unwrap();
     assert!(text.contains(" D  RS "), "issue events present");
     assert!(
@@ -229,11 +221,7 @@ fn blkparse_and_btt_read_a_cfq_trace() {
         .current_dir(dir)
         .output()
         .unwrap();
-    assert!(
-        btt.status.success(),
-        "{}",
-        String::from_utf8_lossy(&btt.stderr)
-    );
+    common::assert_ran(&btt);
     assert!(String::from_utf8_lossy(&btt.stdout).contains("D2C"));
 }
 

@@ -133,11 +133,7 @@ fn bfq_run_is_reported_in_our_json_and_everything_is_put_back() {
         "--set",
         "nr_requests=32",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_ran(&out);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["iosched"]["driver"], "kernel");
     assert_eq!(json["iosched"]["scheduler"], "bfq");
@@ -164,11 +160,7 @@ fn bfq_run_is_reported_in_our_json_and_everything_is_put_back() {
         "--output-format",
         "json",
     ]);
-    assert!(
-        engine.status.success(),
-        "{}",
-        String::from_utf8_lossy(&engine.stderr)
-    );
+    common::assert_ran(&engine);
     let engine_json = scratch.file("engine-noop.json", &String::from_utf8_lossy(&engine.stdout));
     let table = iosched(&["compare", &engine_json, &kernel_json]);
     assert!(table.status.success());
@@ -277,18 +269,10 @@ fn a_saved_spec_runs_again() {
         "--save-spec",
         &saved,
     ]);
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    common::assert_ran(&first);
     std::fs::remove_file(&job).unwrap();
     let (again, pid) = iosched_pid(&["kernel", "--spec", &saved]);
-    assert!(
-        again.status.success(),
-        "{}",
-        String::from_utf8_lossy(&again.stderr)
-    );
+    common::assert_ran(&again);
     for out in [&first, &again] {
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let ours = &json["iosched"];

@@ -54,11 +54,7 @@ fn fio_json(job: &str, target: &str) -> Option<Value> {
         .args([job, "--output-format=json", &format!("--filename={target}")])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_ran(&out);
     Some(serde_json::from_slice(&out.stdout).unwrap())
 }
 

@@ -575,11 +575,7 @@ fn the_engine_writes_traces_and_decisions() {
         "--output-format",
         "terse",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_ran(&out);
     let text = std::fs::read_to_string(&trace).unwrap();
     // 2 jobs x 1024 I/Os, each queued (Q), then merged (M, F) or a request of its own
     // (I, D, C).

@@ -105,11 +105,7 @@ fn the_engine_measures_slat_and_lat_is_slat_plus_clat_per_io() {
         .arg(format!("--filename={target}"))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_ran(&out);
     let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
     let (ours, theirs) = (slat_mean(&ours["jobs"][0]), slat_mean(&theirs["jobs"][0]));
     assert!(theirs > 0.0, "fio measures slat on this job");

@@ -105,11 +105,7 @@ fn fio_hist_log_shape_is_what_iosched_writes() {
         .args(["h.fio", "--output-format=terse"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_ran(&out);
     let lines = shape(&dir.join("fh_clat_hist.1.log"));
     assert!(lines.len() >= 3, "{lines:?}");
     // Windows follow a 50 ms grid from the first completion (drift is carried over): line
@@ -156,11 +152,7 @@ fn iosched_hist_log_reads_in_fio_histo_log_pctiles() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_ran(&out);
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let clat = &doc["jobs"][0]["read"]["clat_ns"];
     let log = dir.join("ih_clat_hist.1.log");

@@ -40,6 +40,21 @@ fn script() -> Option<PathBuf> {
     usable.then_some(path)
 }
 
+/// fio's json+ output of the job file `name` in `dir`, run there: the file and its document.
+fn fio_json_plus(dir: &Path, name: &str) -> (PathBuf, Value) {
+    let json = dir.join("fio.json");
+    let out = Command::new("fio")
+        .current_dir(dir)
+        .args(["--output-format=json+", "--output"])
+        .arg(&json)
+        .arg(name)
+        .output()
+        .unwrap();
+    common::assert_ran(&out);
+    let doc = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    (json, doc)
+}
+
 /// Runs the script on `json` (converting, then validating) and returns each job's CSV rows.
 fn clat2csv(script: &Path, dir: &Path, json: &Path) -> Vec<Vec<Vec<String>>> {
     let stub = dir.join("lat.csv");
@@ -130,20 +145,7 @@ fn fio_json_plus_bins_are_iosched_buckets() {
         dir.join("data").display()
     );
     std::fs::write(dir.join("r.fio"), job).unwrap();
-    let json = dir.join("fio.json");
-    let out = Command::new("fio")
-        .current_dir(&dir)
-        .args(["--output-format=json+", "--output"])
-        .arg(&json)
-        .arg("r.fio")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (json, doc) = fio_json_plus(&dir, "r.fio");
     let mut keys = 0;
     for dir_name in ["read", "write"] {
         for kind in ["clat_ns", "lat_ns"] {
@@ -185,11 +187,7 @@ fn iosched_json_plus_reads_in_fio_jsonplus_clat2csv() {
         .arg(&json)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_ran(&out);
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let bins = doc["jobs"][0]["read"]["clat_ns"]["bins"]
         .as_object()
@@ -243,20 +241,7 @@ fn percentiles_from_fios_bins_are_fios_percentiles() {
         }
     }
     std::fs::write(dir.join("p.fio"), job).unwrap();
-    let json = dir.join("fio.json");
-    let out = Command::new("fio")
-        .current_dir(&dir)
-        .args(["--output-format=json+", "--output"])
-        .arg(&json)
-        .arg("p.fio")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (_, doc) = fio_json_plus(&dir, "p.fio");
     let wanted: Vec<f64> = list.split(':').map(|p| p.parse().unwrap()).collect();
     let mut compared = 0;
     for job in doc["jobs"].as_array().unwrap() {

@@ -47,11 +47,7 @@ fn a_saved_spec_runs_to_the_same_result_after_its_files_and_variables_are_gone()
         .env("SIZE", "2m")
         .output()
         .unwrap();
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    common::assert_ran(&first);
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(&spec).unwrap()).unwrap();
     assert_eq!(saved["machine"]["env"]["SIZE"], "2m", "{saved:#}");
     assert_eq!(saved["tunables"][0]["name"], "slice_idle");
@@ -61,11 +57,7 @@ fn a_saved_spec_runs_to_the_same_result_after_its_files_and_variables_are_gone()
     std::fs::remove_file(&job).unwrap();
     std::fs::remove_file(&trace).unwrap();
     let again = iosched(&["run", "--spec", &spec, "--output-format", "json"]);
-    assert!(
-        again.status.success(),
-        "{}",
-        String::from_utf8_lossy(&again.stderr)
-    );
+    common::assert_ran(&again);
     let (first, again) = (results(&first.stdout), results(&again.stdout));
     assert_eq!(first, again);
     assert_eq!(first["jobs"][0]["read"]["io_bytes"], 2 << 20);

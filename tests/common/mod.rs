@@ -197,3 +197,8 @@ pub fn len_of(path: &str) -> u64 {
 pub fn stderr_of(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// The command (iosched, fio...) exited with success; otherwise fails with its stderr.
+pub fn assert_ran(out: &Output) {
+    assert!(out.status.success(), "{}", stderr_of(out));
+}

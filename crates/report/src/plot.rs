@@ -316,6 +316,21 @@ impl Figure for PlotTable {
     }
 }
 
+/// Test check shared by every chart: `png` is a PNG, and `svg` has a text element starting
+/// with each of `needles` (plotters writes each text's content on a line of its own).
+#[cfg(test)]
+pub(crate) fn assert_chart_texts(png: &Path, svg: &Path, needles: &[&str]) {
+    assert_eq!(&std::fs::read(png).unwrap()[1..4], b"PNG");
+    let text = std::fs::read_to_string(svg).unwrap();
+    for needle in needles {
+        assert!(
+            text.lines().any(|line| line.trim().starts_with(needle)),
+            "{} has no text starting {needle:?}",
+            svg.display()
+        );
+    }
+}
+
 /// A chart that draws itself the same way on any plotters backend.
 pub(crate) trait Figure {
     fn draw<DB: DrawingBackend>(&self, area: DrawingArea<DB, Shift>) -> Result<(), String>

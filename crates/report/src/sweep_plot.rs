@@ -229,21 +229,18 @@ mod tests {
             ],
         };
         let [png, svg] = write_lines(&dir.join("sweep"), &chart).unwrap();
-        assert_eq!(&std::fs::read(png).unwrap()[1..4], b"PNG");
-        let text = std::fs::read_to_string(svg).unwrap();
-        for needle in [
-            "scheduler",
-            "throughput (MB/s)",
-            "/top-app",
-            "total",
-            "noop",
-            "cfq",
-        ] {
-            assert!(
-                text.lines().any(|line| line.trim().starts_with(needle)),
-                "no text starting {needle:?}"
-            );
-        }
+        crate::plot::assert_chart_texts(
+            &png,
+            &svg,
+            &[
+                "scheduler",
+                "throughput (MB/s)",
+                "/top-app",
+                "total",
+                "noop",
+                "cfq",
+            ],
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -189,21 +189,18 @@ mod tests {
             },
         ];
         let [png, svg] = write_verdicts(&dir.join("v"), "seed 000", &bars).unwrap();
-        assert_eq!(&std::fs::read(png).unwrap()[1..4], b"PNG");
-        let text = std::fs::read_to_string(svg).unwrap();
-        for needle in [
-            "ratio (a over b",
-            "CFQ over noop",
-            "patched over pristine",
-            "ours 1.06, seed 1.44: direction yes, ±25 % NO",
-            "ours 0.95, seed 1.52: direction NO, ±25 % NO",
-            "seed",
-            "iosched",
-        ] {
-            assert!(
-                text.lines().any(|l| l.trim().starts_with(needle)),
-                "no text starting {needle:?}"
-            );
-        }
+        crate::plot::assert_chart_texts(
+            &png,
+            &svg,
+            &[
+                "ratio (a over b",
+                "CFQ over noop",
+                "patched over pristine",
+                "ours 1.06, seed 1.44: direction yes, ±25 % NO",
+                "ours 0.95, seed 1.52: direction NO, ±25 % NO",
+                "seed",
+                "iosched",
+            ],
+        );
     }
 }
