@@ -8,8 +8,9 @@ iodepth=1: one process issuing them all (one CFQ queue) and 4096 processes issui
 * wall time and CPU time (user + system) per I/O of each, over interleaved rounds (one,
   many, one, many...), and the ratios many ÷ one per round: median and range, with the load
   average before and after (CPU time is less disturbed by other work on a shared machine);
-* callgrind instruction counts of one run of each (repeatable where wall time on a shared
-  machine is not), for the whole process and for the simulation loop alone
+* callgrind instruction counts and simulated first-level data-cache misses of one run of
+  each (repeatable where wall time on a shared machine is not), for the whole process and
+  for the simulation loop alone
   (`Simulation::run_until_stopped`: what remains once the per-job setup and the per-job
   output are left out), and their ratios;
 * with --rss, the peak RSS of a 4096-process, 10 simulated-second run (the issue's
@@ -85,34 +86,47 @@ def timed(binary, job, output):
 
 
 def instructions(binary, job, output):
-    """Instructions of one run under callgrind: the whole process, and the simulation loop
-    (`Simulation::run_until_stopped`, inclusive) alone."""
+    """Instructions and first-level data-cache misses (reads + writes, callgrind's cache
+    simulation: repeatable where the machine's own counters are not available) of one run,
+    for the whole process and for the simulation loop (`Simulation::run_until_stopped`,
+    inclusive) alone: {"whole": (Ir, D1 misses), "loop": (Ir, D1 misses)}."""
     with tempfile.NamedTemporaryFile(suffix=".callgrind") as profile:
-        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={profile.name}"]
+        subprocess.run(["valgrind", "--tool=callgrind", "--cache-sim=yes",
+                        f"--callgrind-out-file={profile.name}"]
                        + command(binary, job, output), check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", profile.name],
+        annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes",
+                                    "--show=Ir,D1mr,D1mw", profile.name],
                                    check=True, capture_output=True, text=True).stdout
-    whole = loop = None
+    found = {}
     for line in annotated.splitlines():
-        count = line.split("(")[0].strip().replace(",", "")
+        # Three counts, each followed by its share in parentheses, then the name.
+        fields = [f.strip().replace(",", "") for f in line.split(")")[:3]]
+        try:
+            ir, d1mr, d1mw = (int(f.split("(")[0].strip() or 0) for f in fields)
+        except ValueError:
+            continue
         if "PROGRAM TOTALS" in line:
-            whole = int(count)
-        elif "Simulation::run_until_stopped [" in line and loop is None:
-            loop = int(count)
-    if whole is None or loop is None:
+            found["whole"] = (ir, d1mr + d1mw)
+        elif "Simulation::run_until_stopped [" in line and "loop" not in found:
+            found["loop"] = (ir, d1mr + d1mw)
+    if len(found) < 2:
         raise RuntimeError("callgrind_annotate gave no totals (release build without symbols?)")
-    return whole, loop
+    return found
 
 
 def callgrind(binary, one, many, out, ios):
-    """Instruction counts per I/O, their ratios, and the per-process cost outside the loop
-    (setting up a clone, writing its JSON object) with what it adds per I/O at other run
-    lengths."""
-    (whole1, loop1), (whole_n, loop_n) = (instructions(binary, job, out) for job in (one, many))
-    for label, a, b in (("whole process", whole1, whole_n), ("simulation loop", loop1, loop_n)):
-        print(f"callgrind {label}: 1 queue {a / ios:.0f} instr/IO, "
-              f"{QUEUES} queues {b / ios:.0f} instr/IO, ratio {b / a:.2f}")
+    """Instruction counts and D1 misses per I/O, their ratios, and the per-process cost
+    outside the loop (setting up a clone, writing its JSON object) with what it adds per I/O
+    at other run lengths."""
+    a, b = (instructions(binary, job, out) for job in (one, many))
+    for label, key in (("whole process", "whole"), ("simulation loop", "loop")):
+        (ir1, m1), (irn, mn) = a[key], b[key]
+        print(f"callgrind {label}: 1 queue {ir1 / ios:.0f} instr/IO, "
+              f"{QUEUES} queues {irn / ios:.0f} instr/IO, ratio {irn / ir1:.2f}; "
+              f"D1 misses/IO {m1 / ios:.1f} vs {mn / ios:.1f}")
+    whole1, loop1 = a["whole"][0], a["loop"][0]
+    whole_n, loop_n = b["whole"][0], b["loop"][0]
     per_process = ((whole_n - loop_n) - (whole1 - loop1)) / (QUEUES - 1)
     print(f"outside the loop: {per_process / 1e3:.0f} K instructions per extra process "
           f"(setup, results, fio JSON)")
@@ -155,7 +169,7 @@ def main():
             assert n1 == nn == args.ios, (n1, nn)
             ratios.append(tn / t1)
             cpu_ratios.append(cn / c1)
-            print(f"  round {round_ + 1}: 1 queue {t1 / n1 * 1e9:.0f} ns/IO "
+            print(f"  round {round_ + 1} (load {load()}): 1 queue {t1 / n1 * 1e9:.0f} ns/IO "
                   f"(CPU {c1 / n1 * 1e9:.0f}), {QUEUES} queues {tn / nn * 1e9:.0f} ns/IO "
                   f"(CPU {cn / nn * 1e9:.0f}), ratio {tn / t1:.2f} (CPU {cn / c1:.2f})")
         print(f"wall time per I/O, {QUEUES} queues / 1: {describe(ratios)}")

@@ -83,6 +83,7 @@ impl Cfq {
         if refs == 0 || new_refs == 0 {
             return;
         }
+        self.merges_planned = true;
         if new_refs >= refs {
             self.queues[q].new_cfqq = Some(new);
             self.queues[new].proc_refs += refs;

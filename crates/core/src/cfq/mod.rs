@@ -124,6 +124,9 @@ pub struct Cfq {
     pub(crate) min_vdisktime: u64,
     /// Process contexts (slab) and their index by io context id.
     pub(crate) cics: Vec<Cic>,
+    /// A merge of cooperating queues was planned at least once (some `new_cfqq` was set):
+    /// until then, freeing a queue need not look through every queue and context.
+    pub(crate) merges_planned: bool,
     pub(crate) cic_of: IdMap<IoContextId, usize>,
     /// Pending requests (slab) and free slots.
     pub(crate) pending: Vec<queue::Pending>,
@@ -195,6 +198,7 @@ impl Cfq {
             grp_tree: BTreeMap::new(),
             min_vdisktime: 0,
             cics: Vec::new(),
+            merges_planned: false,
             cic_of: IdMap::default(),
             pending: Vec::new(),
             free_pending: Vec::new(),
