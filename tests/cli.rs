@@ -247,6 +247,40 @@ fn calibrate_prints_figures_beside_targets() {
     );
 }
 
+/// `calibrate FILE.toml` holds a model file to the published figures of the preset it starts
+/// from: a deliberately broken hdd-7200 (3600 rpm) misses the QD1 random-read figure the
+/// preset meets (Wikipedia's 75–100 IOPS), and every checked row names its source.
+#[test]
+fn calibrate_checks_a_model_file_against_its_base_preset() {
+    let dir = Scratch::new("cli-calib");
+    let broken = dir.file(
+        "broken.toml",
+        "model = \"hdd\"\nbase = \"hdd-7200\"\nrpm = 3_600\n",
+    );
+    let row_ok = |doc: &serde_json::Value| {
+        let rows = doc["measurements"].as_array().unwrap();
+        let row = rows
+            .iter()
+            .find(|m| m["pattern"] == "randread" && m["queue_depth"] == 1 && m["unit"] == "IOPS")
+            .expect("a QD1 random-read row");
+        for m in rows.iter().filter(|m| m["published"] == true) {
+            assert!(m["target_source"].as_str().is_some_and(|s| !s.is_empty()));
+        }
+        row["within_target"].as_bool().unwrap()
+    };
+    let preset = json_of(&iosched(&[
+        "calibrate",
+        "hdd-7200",
+        "--output-format",
+        "json",
+    ]));
+    let file = json_of(&iosched(&["calibrate", &broken, "--output-format", "json"]));
+    assert_eq!(file["targets_of"], "hdd-7200");
+    assert!(row_ok(&preset));
+    assert!(!row_ok(&file));
+    assert!(!file["sources"].as_array().unwrap().is_empty());
+}
+
 #[test]
 fn bad_device_model_file_names_file_and_line() {
     let model_dir = Scratch::new("cli-disk");

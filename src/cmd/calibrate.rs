@@ -51,12 +51,18 @@ fn to_json(report: &CalibrationReport) -> Value {
         .collect();
     json!({
         "device": report.device,
+        "targets_of": report.targets_of,
         "rotational": report.rotational,
         "queue_depth": report.queue_depth,
         "capacity_bytes": report.capacity_bytes,
         "measurements": measurements,
         "coverage": coverage_json(report),
         "unpublished": report.unpublished(),
+        "sources": report
+            .sources()
+            .into_iter()
+            .map(|(source, rows)| json!({"source": source, "rows": rows}))
+            .collect::<Vec<Value>>(),
     })
 }
 

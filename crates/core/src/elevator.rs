@@ -57,8 +57,9 @@ pub struct ServiceSummary {
     pub preemptions: u64,
 }
 
-/// A block I/O scheduler.
-pub trait Elevator {
+/// A block I/O scheduler. `Send`: the engine's threads share one behind a lock, as the
+/// kernel's CPUs share one elevator.
+pub trait Elevator: Send {
     /// The name users select it by (`noop`, `deadline`, `cfq`).
     fn name(&self) -> &'static str;
 

@@ -238,7 +238,7 @@ mod tests {
             weight: 500,
             leaf_weight: 500,
         };
-        type Log = std::rc::Rc<std::cell::RefCell<Vec<(u32, Time)>>>;
+        type Log = std::sync::Arc<std::sync::Mutex<Vec<(u32, Time)>>>;
         /// Records the cgroups announced to it, with their (scheduler) times.
         struct Groups(Log);
         impl Elevator for Groups {
@@ -246,7 +246,7 @@ mod tests {
                 "groups"
             }
             fn add_cgroup(&mut self, cgroup: CgroupSpec, now: Time) {
-                self.0.borrow_mut().push((cgroup.id.0, now));
+                self.0.lock().unwrap().push((cgroup.id.0, now));
             }
             fn insert(&mut self, _rq: Request, _now: Time, _trace: &mut dyn Trace) {}
             fn dispatch(&mut self, _now: Time, _trace: &mut dyn Trace) -> Dispatch {
@@ -268,12 +268,15 @@ mod tests {
         for (id, parent) in [(0, 0), (1, 0), (2, 1), (3, 0)] {
             e.add_cgroup(spec(id, parent), 0);
         }
-        assert_eq!(*probe.borrow(), vec![(0, 1000)]);
+        assert_eq!(*probe.lock().unwrap(), vec![(0, 1000)]);
         let mut rq = testing::read(1, 0, 8);
         rq.cgroup = CgroupId(2);
         e.insert(rq, 50, &mut NoTrace);
         e.insert(rq, 60, &mut NoTrace);
-        assert_eq!(*probe.borrow(), vec![(0, 1000), (1, 1050), (2, 1050)]);
+        assert_eq!(
+            *probe.lock().unwrap(),
+            vec![(0, 1000), (1, 1050), (2, 1050)]
+        );
     }
 
     /// Idle deadlines come back on the driver's clock.

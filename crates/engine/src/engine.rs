@@ -53,6 +53,7 @@ use crate::gauge::{DepthGauge, InFlightSummary};
 use crate::io::{EngineIo, Scratch};
 use crate::setup;
 use crate::target::Target;
+use crate::threads::{self, LockSummary};
 use crate::verify::VerifyMethod;
 
 /// How often a run reports its progress: often enough for a terminal, rarely enough to cost
@@ -80,6 +81,10 @@ pub struct EngineConfig {
     /// boot): it sees `uptime_ns` + the run's clock (see [`iosched_core::Uptime`]). 0 starts
     /// the run at boot.
     pub uptime_ns: u64,
+    /// Worker threads, each with its own ring and clones, sharing the scheduler
+    /// ([`crate::threads`]): 1 is the single loop, 0 one per CPU the jobs allow. Capped by
+    /// the number of clones.
+    pub threads: u32,
 }
 
 impl Default for EngineConfig {
@@ -93,6 +98,7 @@ impl Default for EngineConfig {
             queue_depth: None,
             nr_requests: 128,
             uptime_ns: DEFAULT_UPTIME_NS,
+            threads: 1,
         }
     }
 }
@@ -142,6 +148,13 @@ pub struct EngineOutcome {
     pub inflight: InFlightSummary,
     /// `io_uring_enter` calls made.
     pub enter_calls: u64,
+    /// Worker threads the run used.
+    pub threads: u32,
+    /// The shared scheduler's lock, all threads together (zero with one thread: no lock).
+    pub lock: LockSummary,
+    /// Processes woken by a thread other than their own (a completion reaped, or a wake-up
+    /// found due, on another thread's ring), each delivered through the owner's mailbox.
+    pub cross_thread_wakes: u64,
 }
 
 /// Mean cost of one `Instant::now()` plus `elapsed()`, the timing wrapped around each
@@ -160,7 +173,7 @@ fn clock_overhead_ns() -> f64 {
 
 /// The process's resource usage, as fio reads it for a job's `cpu` line.
 #[derive(Clone, Copy, Default)]
-struct Usage {
+pub(crate) struct Usage {
     usr_ns: u64,
     sys_ns: u64,
     /// Voluntary plus involuntary context switches (fio's `ctx`).
@@ -170,7 +183,7 @@ struct Usage {
 }
 
 impl Usage {
-    fn now() -> Usage {
+    pub(crate) fn now() -> Usage {
         // SAFETY: `rusage` is plain data; getrusage fills it and reads nothing else.
         let usage = unsafe {
             let mut usage: libc::rusage = std::mem::zeroed();
@@ -188,7 +201,7 @@ impl Usage {
     }
 
     /// What was used between `self` and `later`.
-    fn until(self, later: Usage) -> Usage {
+    pub(crate) fn until(self, later: Usage) -> Usage {
         Usage {
             usr_ns: later.usr_ns.saturating_sub(self.usr_ns),
             sys_ns: later.sys_ns.saturating_sub(self.sys_ns),
@@ -274,12 +287,28 @@ pub(crate) struct EngineBackend {
     /// An `io_uring_enter` that failed inside a step, returned by the loop.
     pub ring_error: Option<std::io::Error>,
     pub scratch: Scratch,
+    /// Per clone: the worker thread that runs it (all 0 with one thread).
+    pub owner: Vec<usize>,
+    /// The worker thread holding the backend now.
+    pub thread: usize,
+    /// Per thread: the CPU it is pinned to, if the jobs ask for CPUs.
+    pub thread_cpus: Vec<Option<u32>>,
+    /// Per thread: its clones woken by other threads, not yet taken.
+    pub mail: Vec<Vec<usize>>,
+    /// Per thread: its mailbox got something since it was last told.
+    pub notify: Vec<bool>,
+    pub cross_thread_wakes: u64,
+    /// The current thread's ring delivered its wake-up read: it is to be armed again.
+    pub notified: bool,
+    /// Entries stay queued until the worker has dropped the lock and submits them itself
+    /// (several threads), unless the submission queue is full.
+    pub defer_submit: bool,
 }
 
 /// One run: [`Engine::new`] checks and opens everything, [`Engine::run`] performs it.
 pub struct Engine<'a> {
-    drv: EngineDriver<'a>,
-    back: EngineBackend,
+    pub(crate) drv: EngineDriver<'a>,
+    pub(crate) back: EngineBackend,
 }
 
 impl Drop for EngineBackend {
@@ -353,6 +382,8 @@ impl<'a> Engine<'a> {
             })
             .collect();
         let clone_jobs: Vec<usize> = opened.layout.clones.iter().map(|plan| plan.job).collect();
+        let thread_cpus = threads::thread_cpus(config.threads, clone_jobs.len(), cpus.as_deref());
+        let owner = threads::assign_clones(jobs, &clone_jobs, &thread_cpus);
         let drv = Driver::new(
             jobs,
             opened.layout,
@@ -408,6 +439,14 @@ impl<'a> Engine<'a> {
             unsent: Vec::with_capacity(2 * queue_depth as usize),
             ring_error: None,
             scratch: Scratch::default(),
+            owner,
+            thread: 0,
+            mail: vec![Vec::new(); thread_cpus.len()],
+            notify: vec![false; thread_cpus.len()],
+            thread_cpus,
+            cross_thread_wakes: 0,
+            notified: false,
+            defer_submit: false,
         };
         Ok(Engine { drv, back })
     }
@@ -433,6 +472,11 @@ impl<'a> Engine<'a> {
         self.drv.cgroup_paths()
     }
 
+    /// Worker threads the run will use.
+    pub fn threads(&self) -> u32 {
+        self.back.thread_cpus.len() as u32
+    }
+
     /// The in-device cap in use.
     pub fn queue_depth(&self) -> u32 {
         self.back.queue_depth
@@ -451,6 +495,8 @@ impl<'a> Engine<'a> {
 
     /// [`Engine::run`], with every request event (queue, merge, get, plug, insert, issue,
     /// complete) and every scheduler decision sent to `trace`, timed by the real clock.
+    /// A run of several threads ([`Engine::threads`]) sends nothing to `trace`: the
+    /// threads share the scheduler, and a trace sink is one thread's.
     pub fn run_traced(
         self,
         stop: &AtomicBool,
@@ -467,6 +513,9 @@ impl<'a> Engine<'a> {
         trace: &mut dyn Trace,
         progress: &mut dyn FnMut(u64),
     ) -> Result<EngineOutcome, EngineError> {
+        if self.threads() > 1 {
+            return threads::run(self, stop, progress);
+        }
         if let Some(cpus) = &self.back.cpus {
             affinity::pin_current_thread(cpus).map_err(|error| {
                 EngineError::io(
@@ -511,10 +560,14 @@ impl<'a> Engine<'a> {
                 return Err(EngineError::io(&back.target.path, "io_uring_enter", error));
             }
         }
-        self.finish(usage_at_start.until(Usage::now()))
+        self.finish(usage_at_start.until(Usage::now()), LockSummary::default())
     }
 
-    fn finish(self, usage: Usage) -> Result<EngineOutcome, EngineError> {
+    pub(crate) fn finish(
+        self,
+        usage: Usage,
+        lock: LockSummary,
+    ) -> Result<EngineOutcome, EngineError> {
         let Engine { drv, mut back } = self;
         let target = &back.target;
         let name = target
@@ -561,6 +614,9 @@ impl<'a> Engine<'a> {
                 clones: back.job_gauges.iter().map(DepthGauge::summary).collect(),
             },
             enter_calls: back.enter_calls,
+            threads: back.thread_cpus.len() as u32,
+            lock,
+            cross_thread_wakes: back.cross_thread_wakes,
         })
     }
 }
@@ -575,12 +631,12 @@ impl std::ops::Deref for EngineOutcome {
 
 impl EngineBackend {
     /// Nanoseconds since the run started (CLOCK_MONOTONIC: `Instant` on Linux).
-    fn clock(&self) -> Time {
+    pub(crate) fn clock(&self) -> Time {
         self.start.elapsed().as_nanos() as Time
     }
 
     /// The step at `now` begins.
-    fn set_now(&mut self, drv: &mut EngineDriver<'_>, now: Time) {
+    pub(crate) fn set_now(&mut self, drv: &mut EngineDriver<'_>, now: Time) {
         self.now = now;
         drv.now = now;
     }
@@ -591,7 +647,7 @@ impl EngineBackend {
     }
 
     /// The next wake-up or idle deadline.
-    fn deadline(&self, drv: &EngineDriver<'_>) -> Option<Time> {
+    pub(crate) fn deadline(&self, drv: &EngineDriver<'_>) -> Option<Time> {
         self.wakes
             .keys()
             .next()
@@ -601,7 +657,7 @@ impl EngineBackend {
             .min()
     }
 
-    fn stalled(&self, drv: &EngineDriver<'_>) -> EngineError {
+    pub(crate) fn stalled(&self, drv: &EngineDriver<'_>) -> EngineError {
         EngineError::Io {
             path: self.target.path.clone(),
             context: "event loop stalled".to_string(),
@@ -613,7 +669,7 @@ impl EngineBackend {
     }
 
     /// Steps the processes woken since the last look (completions, `exitall`, request lists).
-    fn step_woken(&mut self, drv: &mut EngineDriver<'_>, trace: &mut dyn Trace) {
+    pub(crate) fn step_woken(&mut self, drv: &mut EngineDriver<'_>, trace: &mut dyn Trace) {
         // Bounded: a process stepped wakes others only by finishing or completing.
         while !self.woken.is_empty() {
             self.step_ready(drv, trace, true);
@@ -633,6 +689,10 @@ impl EngineBackend {
         woken.sort_unstable();
         woken.dedup();
         for &index in &woken {
+            if self.owner[index] != self.thread {
+                self.mail_to(index);
+                continue;
+            }
             let reaped = self.reaped[index];
             if !all && reaped > 0 && reaped < self.complete_max[index] {
                 self.woken.push(index);
@@ -661,7 +721,9 @@ impl EngineBackend {
     /// busy or interrupted call leaves them queued for the next; any other error is kept in
     /// `ring_error` for the loop.
     pub(crate) fn submit_queued(&mut self, drv: &mut EngineDriver<'_>) {
-        if self.ring.submission().is_empty() {
+        if self.ring.submission().is_empty()
+            || (self.defer_submit && !self.ring.submission().is_full())
+        {
             return;
         }
         self.enter_calls += 1;
@@ -696,12 +758,17 @@ impl EngineBackend {
     /// scheduler sits before io_uring, and what a fio user reads as slat is the time from
     /// the job producing the I/O to the `io_uring_enter` that carried it returning. clat is
     /// then the device's time alone, and lat = slat + clat per I/O, as fio defines them.
-    fn stamp_sent(&mut self, drv: &mut EngineDriver<'_>, taken: usize) {
+    pub(crate) fn stamp_sent(&mut self, drv: &mut EngineDriver<'_>, taken: usize) {
+        let now = self.clock();
+        self.stamp_sent_at(drv, taken, now);
+    }
+
+    /// [`EngineBackend::stamp_sent`] for a call that returned at `now`.
+    pub(crate) fn stamp_sent_at(&mut self, drv: &mut EngineDriver<'_>, taken: usize, now: Time) {
         let taken = taken.min(self.unsent.len());
         if taken == 0 {
             return;
         }
-        let now = self.clock();
         for id in self.unsent.drain(..taken) {
             if let Some(entry) = drv.in_flight.get_mut(&id) {
                 entry.io.sent_at = Some(now);
@@ -726,7 +793,7 @@ impl EngineBackend {
 
     /// Takes what completed from the ring and hands it to the driver one completion at a
     /// time, stepping each job whose batch of completions is in before looking at the next.
-    fn reap(&mut self, drv: &mut EngineDriver<'_>, trace: &mut dyn Trace) {
+    pub(crate) fn reap(&mut self, drv: &mut EngineDriver<'_>, trace: &mut dyn Trace) {
         self.completions.clear();
         let cq = self.ring.completion();
         self.completions
@@ -734,6 +801,11 @@ impl EngineBackend {
         let count = self.completions.len();
         for at in 0..count {
             let (id, result) = self.completions[at];
+            if id == threads::NOTIFY_TAG {
+                // Another thread's wake-up for this one (only with several threads).
+                self.notified = true;
+                continue;
+            }
             self.set_now(drv, self.clock());
             self.touched.clear();
             drv.complete(self, RequestId(id), result, trace);
@@ -774,7 +846,7 @@ impl EngineBackend {
     /// submission time is not the wait's end), unless the ring holds them already (the
     /// submit ran the deferred completions' task work: `submit_and_wait` adds GETEVENTS
     /// whenever the kernel flags some as pending, `IORING_SQ_TASKRUN`).
-    fn wait(
+    pub(crate) fn wait(
         &mut self,
         drv: &mut EngineDriver<'_>,
         deadline: Option<Time>,
@@ -822,8 +894,16 @@ impl EngineBackend {
         }
     }
 
+    /// Clone `index`, another thread's, was woken here: into its thread's mailbox.
+    fn mail_to(&mut self, index: usize) {
+        let owner = self.owner[index];
+        self.mail[owner].push(index);
+        self.notify[owner] = true;
+        self.cross_thread_wakes += 1;
+    }
+
     /// SIGINT: every job stops; running clones drain their I/O and finish.
-    fn begin_stop(&mut self, drv: &mut EngineDriver<'_>) {
+    pub(crate) fn begin_stop(&mut self, drv: &mut EngineDriver<'_>) {
         self.stopping = true;
         let stopped = drv.stop_all(drv.now);
         self.woken.extend(stopped);
@@ -832,7 +912,7 @@ impl EngineBackend {
     }
 
     /// Runs what is due: the scheduler's idle deadline, job starts, process wake-ups.
-    fn run_due(&mut self, drv: &mut EngineDriver<'_>, trace: &mut dyn Trace) {
+    pub(crate) fn run_due(&mut self, drv: &mut EngineDriver<'_>, trace: &mut dyn Trace) {
         if drv.timer_at.is_some_and(|at| at <= drv.now) {
             drv.fire_idle_timer(self, trace);
         }
@@ -842,6 +922,7 @@ impl EngineBackend {
             }
             match entry.remove() {
                 Wake::StartJob(job) => drv.start_job(self, job),
+                Wake::Process(index) if self.owner[index] != self.thread => self.mail_to(index),
                 Wake::Process(index) => {
                     drv.wake_process(self, index, trace);
                     self.gauge_clone(drv, index);

@@ -38,10 +38,12 @@ pub mod safety;
 mod setup;
 pub mod signal;
 pub mod target;
+pub mod threads;
 pub mod verify;
 
 pub use engine::{Engine, EngineConfig, EngineOutcome, VerifyFailure};
 pub use error::EngineError;
 pub use gauge::{DepthSummary, InFlightSummary};
 pub use target::{Target, TargetKind};
+pub use threads::LockSummary;
 pub use verify::VerifyMethod;

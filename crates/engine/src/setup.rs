@@ -203,7 +203,7 @@ pub(crate) fn ring_and_buffers(
 /// interrupting it (`COOP_TASKRUN`); each flag is dropped in turn where the kernel does not
 /// know it. Choice: the engine's one thread creates and drives the ring (`Engine::new` and
 /// `Engine::run` on the same thread), as `SINGLE_ISSUER` requires.
-fn new_ring(entries: u32) -> std::io::Result<IoUring> {
+pub(crate) fn new_ring(entries: u32) -> std::io::Result<IoUring> {
     let deferred = IoUring::builder()
         .setup_coop_taskrun()
         .setup_taskrun_flag()

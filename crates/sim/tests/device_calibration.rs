@@ -2,9 +2,10 @@
 //! measured by closed loops straight into the model (no scheduler, fixed seeds).
 
 use iosched_sim::device::calibrate::{
-    calibrate_preset, run_closed_loop, target_for, CalibrationOptions, LoopResult, LoopSpec,
-    Pattern, Region,
+    calibrate, calibrate_preset, run_closed_loop, sources, target_for, CalibrationOptions,
+    CalibrationReport, LoopResult, LoopSpec, Pattern, Region,
 };
+use iosched_sim::device::file::parse_device_text;
 use iosched_sim::device::preset;
 
 const SEED: u64 = 20_260_101;
@@ -318,7 +319,7 @@ fn report_says_where_no_figure_exists() {
     let text = disk.to_text();
     assert!(text.contains("no published figure"), "{text}");
     assert!(
-        text.contains("no published figure: randread (") && text.contains("randwrite (any depth)"),
+        text.contains("no published figure: randread (") && text.contains("randrw70 (any depth)"),
         "{text}"
     );
     let units: Vec<&str> = disk.measurements.iter().map(|m| m.unit).collect();
@@ -388,4 +389,111 @@ fn coverage_line_lists_the_rows_it_checks() {
     // Depths with no published figure are not claimed as checked.
     assert!(!checked.contains("randread qd4 "), "{checked}");
     assert!(!checked.contains("randrw70 qd1 "), "{checked}");
+}
+
+/// Small loops: enough to fill every row, not to measure precisely.
+fn quick() -> CalibrationOptions {
+    CalibrationOptions {
+        random_ops: 300,
+        sequential_ops: 50,
+        ..CalibrationOptions::default()
+    }
+}
+
+/// Every checked row, on every preset, cites a published source, and each source (every one
+/// the code can cite) is listed in docs/device-models.md's table of targets, so a figure
+/// cannot be added without saying where it comes from.
+#[test]
+fn every_target_cites_a_documented_source() {
+    let doc_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/device-models.md");
+    let doc = std::fs::read_to_string(doc_path).expect("docs/device-models.md");
+    for source in sources::ALL {
+        assert!(
+            doc.contains(source),
+            "source '{source}' is not in {doc_path}"
+        );
+    }
+    for preset in iosched_sim::device::presets() {
+        let report = calibrate_preset(preset.name, &quick()).unwrap();
+        for m in report.measurements.iter().filter(|m| m.target.is_some()) {
+            let source = m.target_source.unwrap_or_default();
+            assert!(
+                sources::ALL.contains(&source),
+                "{} {}: source '{source}'",
+                preset.name,
+                m.label()
+            );
+        }
+        // The report's source lines cover exactly the checked rows.
+        let cited: usize = report.sources().iter().map(|(_, rows)| rows.len()).sum();
+        assert_eq!(cited, report.coverage().checked.len(), "{}", preset.name);
+    }
+}
+
+/// The disk's random writes are checked at QD1 against AnandTech's Iometer run (106.9 IOPS,
+/// 9.4 ms mean, a 7200 rpm drive with its write cache on): the coverage line names both rows
+/// and the source line ties them to the review; deeper write queues stay unchecked.
+#[test]
+fn disk_random_writes_are_checked_at_qd1() {
+    let report = calibrate_preset("hdd-7200", &quick()).unwrap();
+    let text = report.to_text();
+    let checked = text
+        .lines()
+        .find(|l| l.starts_with("checked: "))
+        .unwrap_or_else(|| panic!("no checked line in\n{text}"));
+    for row in ["randwrite qd1 IOPS [", "randwrite qd1 us mean ["] {
+        assert!(checked.contains(row), "{row} missing from {checked}");
+    }
+    assert!(!checked.contains("randwrite qd4 "), "{checked}");
+    let source = text
+        .lines()
+        .find(|l| l.starts_with(&format!("source: {}", sources::ANANDTECH_2008_QD1_WRITES)))
+        .unwrap_or_else(|| panic!("no AnandTech source line in\n{text}"));
+    assert!(source.contains("randwrite qd1 IOPS"), "{source}");
+}
+
+/// Verdicts of the rows `report` checks, by label.
+fn verdicts(report: &CalibrationReport) -> Vec<(String, bool)> {
+    report.coverage().checked
+}
+
+/// A model file that starts from a preset is held to that preset's published figures: a
+/// deliberately broken `hdd-7200` (3600 rpm, twice the seek times) fails rows the preset
+/// passes, while a file that renames its model is checked against nothing.
+#[test]
+fn a_broken_model_file_fails_the_check() {
+    let broken_text = "model = \"hdd\"\nbase = \"hdd-7200\"\nrpm = 3_600\n\
+        seek_short_base_ns = 2_000_000\nseek_long_base_ns = 9_400_000\n";
+    let broken = parse_device_text(std::path::Path::new("broken.toml"), broken_text)
+        .expect("the file parses");
+    let build = || broken.build();
+    let report = calibrate("broken.toml", &build, &quick());
+    assert_eq!(report.targets_of, "hdd-7200");
+    assert!(
+        report
+            .to_text()
+            .contains("targets: the published figures for hdd-7200"),
+        "{}",
+        report.to_text()
+    );
+    let good = calibrate_preset("hdd-7200", &quick()).unwrap();
+    let row = "randread qd1 IOPS";
+    let verdict = |r: &CalibrationReport| {
+        verdicts(r)
+            .into_iter()
+            .find(|(label, _)| label == row)
+            .map(|(_, ok)| ok)
+    };
+    assert_eq!(verdict(&good), Some(true), "{}", good.to_text());
+    assert_eq!(verdict(&report), Some(false), "{}", report.to_text());
+    assert!(report.coverage().within < good.coverage().within);
+
+    let renamed = parse_device_text(
+        std::path::Path::new("renamed.toml"),
+        &format!("{broken_text}name = \"hdd-3600\"\n"),
+    )
+    .expect("the file parses");
+    let build = || renamed.build();
+    let report = calibrate("renamed.toml", &build, &quick());
+    assert!(report.coverage().checked.is_empty(), "{}", report.to_text());
 }

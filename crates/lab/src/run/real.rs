@@ -39,6 +39,34 @@ fn nr_requests(spec: &RunSpec) -> Result<u32, RunError> {
     Ok(nr_requests)
 }
 
+/// `--set engine_threads=N|auto`, taken out of the scheduler's tunables: the engine's
+/// worker threads sharing the scheduler (1, the default, is the single loop; `auto` one per
+/// CPU the jobs allow). A trace is one thread's, so a traced run keeps one thread.
+fn engine_threads(spec: &RunSpec, tunables: &mut Vec<(String, String)>) -> Result<u32, RunError> {
+    let mut threads = 1;
+    for (_, value) in tunables.iter().filter(|(name, _)| name == "engine_threads") {
+        threads = match value.as_str() {
+            "auto" => 0,
+            text => text
+                .parse::<u32>()
+                .ok()
+                .filter(|n| (1..=1024).contains(n))
+                .ok_or_else(|| {
+                    RunError::Knob(format!("engine_threads={value}: expected 1..=1024 or auto"))
+                })?,
+        };
+    }
+    tunables.retain(|(name, _)| name != "engine_threads");
+    let traced = spec.outputs.trace.is_some() || spec.outputs.decisions.is_some();
+    if threads != 1 && traced {
+        return Err(RunError::Knob(
+            "engine_threads: a trace or decision log needs the single thread (engine_threads=1)"
+                .to_string(),
+        ));
+    }
+    Ok(threads)
+}
+
 pub(super) fn run(
     spec: &RunSpec,
     jobs: &JobSet,
@@ -62,15 +90,18 @@ pub(super) fn run(
         &spec.scheduler,
         hooks.notify,
     )?;
+    let mut tunables = spec.tunable_pairs();
+    let threads = engine_threads(spec, &mut tunables)?;
     let config = EngineConfig {
         scheduler: spec.scheduler.clone(),
-        tunables: spec.tunable_pairs(),
+        tunables,
         seed: spec.seed,
         force: spec.force,
         check: spec.check,
         queue_depth: None,
         nr_requests: nr_requests(spec)?,
         uptime_ns,
+        threads,
     };
     let engine =
         Engine::new(&jobs.jobs, &path.to_string_lossy(), config).map_err(RunError::Engine)?;

@@ -105,6 +105,12 @@ fn real_wall_clock(wall: WallClock, outcome: &EngineOutcome) -> Value {
         "cpu_ns_per_request": (outcome.usr_cpu_ns + outcome.sys_cpu_ns) as f64 / requests,
         "usr_cpu_s": outcome.usr_cpu_ns as f64 / 1e9,
         "sys_cpu_s": outcome.sys_cpu_ns as f64 / 1e9,
+        "engine_threads": outcome.threads,
+        "lock_held_ns_per_request": outcome.lock.held_ns as f64 / requests,
+        "lock_wait_ns_per_request": outcome.lock.wait_ns as f64 / requests,
+        "lock_contended_per_request": outcome.lock.contended as f64 / requests,
+        "lock_acquisitions_per_request": outcome.lock.acquisitions as f64 / requests,
+        "cross_thread_wakes": outcome.cross_thread_wakes,
     })
 }
 

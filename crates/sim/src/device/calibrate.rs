@@ -8,12 +8,16 @@
 //! median and 99th percentile; where a published figure exists for one of them it is a row of
 //! its own. A run stops after `ops` completions or `time_limit_ns` of simulated time; the first
 //! `warmup_ops` completions (a fifth for reads, half of a four-times longer run for random
-//! writes, so that write buffers fill and garbage collection starts) are left out of the figures.
+//! writes, so that write buffers fill and garbage collection starts), or the first half of the
+//! time limit if that ends sooner, are left out of the figures.
 //!
-//! Beside each figure stands the published range from device-models.md §2.1 / §1.3 / §1.5
-//! where it gives one; the report counts the rows without one and names them "none
-//! published". Choice: a target the reference gives as a single figure (say 35 K IOPS) becomes
-//! the range ±15 % around it; ranges it gives are used as they are.
+//! Beside each figure stands the published figure for it where one was found, with its source
+//! ([`sources`]; `docs/device-models.md`, "Every target and its source", lists each target, its
+//! source and what was searched where none was found). The report counts the rows a figure
+//! checks, names them, and says "no published figure" for the rest. Targets are looked up by
+//! the model's own name, so a model file built on a preset is held to that preset's figures.
+//! Choice: a target published as a single figure (say 35 K IOPS) becomes the range ±15 %
+//! around it; published ranges are used as they are.
 
 use iosched_core::{Op, RequestId, Time, NSEC_PER_SEC, SECTOR_SIZE};
 use rand_core::{RngCore, SeedableRng};
@@ -156,6 +160,9 @@ pub fn run_closed_loop(device: &mut dyn Device, spec: &LoopSpec) -> LoopResult {
     let mut counted: u64 = 0;
     let mut latencies: Vec<Time> = Vec::with_capacity(spec.ops.min(1 << 20) as usize);
     let mut window_start: Time = 0;
+    // The warm-up ends after `warmup` completions or at half the time limit, whichever comes
+    // first, so that a slow loop still measures its second half.
+    let mut warming = warmup > 0;
     while total < spec.ops && now < spec.time_limit_ns {
         let Some(t) = device.next_event() else { break };
         assert!(t >= now, "device time ran backwards");
@@ -164,12 +171,12 @@ pub fn run_closed_loop(device: &mut dyn Device, spec: &LoopSpec) -> LoopResult {
         device.advance(now, &mut rng, &mut completed);
         for &id in &completed {
             total += 1;
-            if total == warmup {
-                window_start = now;
-            }
-            if total > warmup {
+            if !warming {
                 counted += 1;
                 latencies.push(now - submit_time[id.0 as usize]);
+            } else if total >= warmup || now >= spec.time_limit_ns / 2 {
+                warming = false;
+                window_start = now;
             }
             free_slots.push(id.0);
         }
@@ -269,6 +276,10 @@ impl Measurement {
 #[derive(Clone, Debug, PartialEq)]
 pub struct CalibrationReport {
     pub device: String,
+    /// Whose published figures the rows are checked against: the model's own name, so a model
+    /// file starting from a preset (`base = "hdd-7200"`, name not overridden) is held to that
+    /// preset's figures.
+    pub targets_of: String,
     pub rotational: bool,
     pub queue_depth: u32,
     pub capacity_bytes: u64,
@@ -285,6 +296,12 @@ impl CalibrationReport {
             self.queue_depth,
             self.capacity_bytes as f64 / 1e9
         );
+        if self.targets_of != self.device {
+            out.push_str(&format!(
+                "targets: the published figures for {}\n",
+                self.targets_of
+            ));
+        }
         out.push_str(&format!(
             "{:<10} {:<6} {:>4} {:>8} {:>12} {:>10} {:>11} {:>11} {:>18}  {}\n",
             "pattern", "region", "qd", "bs", "value", "unit", "lat_us", "p99_us", "target", "ok"
@@ -343,7 +360,26 @@ impl CalibrationReport {
             "no published figure: {}\n",
             self.unpublished().join(", ")
         ));
+        for (source, rows) in self.sources() {
+            out.push_str(&format!("source: {source}: {}\n", rows.join(", ")));
+        }
         out
+    }
+
+    /// Each published source the checked rows cite, in first-cited order, with the rows it
+    /// checks.
+    pub fn sources(&self) -> Vec<(&'static str, Vec<String>)> {
+        let mut cited: Vec<(&'static str, Vec<String>)> = Vec::new();
+        for m in &self.measurements {
+            let Some(source) = m.target_source else {
+                continue;
+            };
+            match cited.iter_mut().find(|(s, _)| *s == source) {
+                Some((_, rows)) => rows.push(m.label()),
+                None => cited.push((source, vec![m.label()])),
+            }
+        }
+        cited
     }
 
     /// How many rows a published figure checks, which, and how many are within it.
@@ -438,8 +474,10 @@ pub fn calibrate(
 ) -> CalibrationReport {
     let probe = build();
     let max_depth = probe.queue_depth().max(1);
+    let targets_of = probe.name().to_string();
     let mut report = CalibrationReport {
         device: name.to_string(),
+        targets_of: targets_of.clone(),
         rotational: probe.rotational(),
         queue_depth: max_depth,
         capacity_bytes: probe.capacity_sectors() * SECTOR_SIZE,
@@ -498,7 +536,7 @@ pub fn calibrate(
         } else {
             (result.mb_per_s, "MB/s")
         };
-        let target = target_for(name, &spec);
+        let target = target_for(&targets_of, &spec);
         report.measurements.push(Measurement {
             spec,
             result,
@@ -507,7 +545,7 @@ pub fn calibrate(
             target: target.map(|t| (t.low, t.high)),
             target_source: target.map(|t| t.source),
         });
-        for (metric, target) in latency_targets_for(name, &spec) {
+        for (metric, target) in latency_targets_for(&targets_of, &spec) {
             report.measurements.push(Measurement {
                 spec,
                 result,
@@ -547,50 +585,106 @@ impl Latency {
     }
 }
 
-/// Published completion-latency figures for a preset and loop (device-models.md §2.1).
+/// The published sources the targets cite, each as `docs/device-models.md` ("Every target
+/// and its source") names it; a test holds that every one is listed there.
+pub mod sources {
+    /// Wikipedia "IOPS" table: 7200 rpm SATA about 75–100 IOPS, 10K SAS about 140, X25-E
+    /// 35 K / 3.3 K and about 5 K on a mixed workload (reference §2.1, §1.3).
+    pub const WIKIPEDIA_IOPS: &str = "Wikipedia \"IOPS\" table (reference §2.1)";
+    /// A public fio run on a 7200 rpm SATA disk: QD1 4 KiB random reads, 89 IOPS, clat mean
+    /// 11.1 ms, p50 9.9 ms, p99 31.6 ms (reference §2.1).
+    pub const FIO_7200_QD1: &str = "public fio run, 7200 rpm SATA QD1 randread (reference §2.1)";
+    /// NCQ white paper and Wikipedia "IOPS": deep queues nearly double a SATA disk's random
+    /// reads (reference §2.1).
+    pub const NCQ_DOUBLING: &str =
+        "NCQ white paper; Wikipedia \"IOPS\": about 2x QD1 (reference §2.1)";
+    /// xbitlabs 2009 1 TB roundup and datasheets: outer and inner zone media rates, one rate for
+    /// both directions (reference §1.1, §2.1).
+    pub const XBIT_ZONES: &str = "xbitlabs 2009 HDD roundup; datasheets (reference §2.1)";
+    /// AnandTech, "Intel X25-M SSD: Intel Delivers One of the World's Fastest Drives",
+    /// 2008-09-08, page 8: Iometer, 4 KiB 100 % random writes at queue depth 1. Seagate Momentus
+    /// 7200.2 (a 2.5-inch 7200 rpm drive, write cache on): 106.9 IOPS, average write latency
+    /// 9.4 ms, maximum 76.5 ms. Intel X25-M, new: 11 171 IOPS, 0.089 ms average.
+    pub const ANANDTECH_2008_QD1_WRITES: &str =
+        "AnandTech 2008-09-08, Intel X25-M review p. 8: Iometer 4 KiB random writes QD1";
+    /// Seagate Savvio 10K.1 manual and Wikipedia "IOPS": 10K SAS about 140 IOPS, "exceeding
+    /// 400" with deep queues (reference §2.1).
+    pub const SAVVIO_10K: &str = "Seagate Savvio 10K.1 manual; Wikipedia \"IOPS\" (reference §2.1)";
+    /// Chen & Patterson 1990: a RAID-0 at QD1 serves about one disk's random reads (reference §2.1).
+    pub const RAID_ONE_DISK: &str = "RAID principle, Chen & Patterson ISCA 1990 (reference §2.1)";
+    /// Dell PERC 6 performance analysis: disk-bound sequential reads, 1 484 MB/s controller
+    /// maximum (reference §1.2, §2.1).
+    pub const DELL_PERC6: &str = "Dell PERC 6 performance analysis report (reference §2.1)";
+    /// A 2011 tweakers.net forum explanation: QD1 4 KiB reads of 8–10-channel SATA SSDs about
+    /// 20 MB/s (reference §2.1).
+    pub const TWEAKERS_QD1: &str = "tweakers.net 2011: SATA SSD QD1 4 KiB reads (reference §2.1)";
+    /// Intel X25-E datasheet: 35 000 random 4 KiB read and 3 300 write IOPS (reference §1.3).
+    pub const INTEL_X25E_DATASHEET: &str =
+        "Intel X25-E datasheet via Wikipedia \"IOPS\" (reference §1.3)";
+    /// Intel X25-E product brief: read latency 75 µs, write 85 µs (reference §1.3, §2.1).
+    pub const INTEL_X25E_BRIEF: &str =
+        "Intel X25-E product brief: 75 / 85 us latency (reference §1.3)";
+    /// TechReport's X25-E review (2008-11-23): 250 MB/s reads, 170 MB/s writes; seed 001's
+    /// measured 210 MB/s writes (reference §2.1).
+    pub const TECHREPORT_X25E: &str = "TechReport X25-E review 2008; seed 001 (reference §2.1)";
+    /// Kitguru's Lexar NM790 review: QD1 20 K IOPS, QD8 133 K (reference §2.1).
+    pub const KITGURU_NM790: &str = "Kitguru Lexar NM790 review (reference §2.1)";
+    /// Samsung 980 PRO specification: 7 000 / 5 000 MB/s (reference §1.4, §2.1).
+    pub const SAMSUNG_980PRO: &str = "Samsung 980 PRO specification (reference §2.1)";
+    /// Samsung's embedded-storage lineup (Liliputing / CDRinfo, March 2020) (reference §1.5).
+    pub const SAMSUNG_LINEUP: &str = "Samsung embedded-storage lineup 2020 (reference §1.5)";
+
+    /// Every source above, for the documentation test.
+    pub const ALL: [&str; 15] = [
+        WIKIPEDIA_IOPS,
+        FIO_7200_QD1,
+        NCQ_DOUBLING,
+        XBIT_ZONES,
+        ANANDTECH_2008_QD1_WRITES,
+        SAVVIO_10K,
+        RAID_ONE_DISK,
+        DELL_PERC6,
+        TWEAKERS_QD1,
+        INTEL_X25E_DATASHEET,
+        INTEL_X25E_BRIEF,
+        TECHREPORT_X25E,
+        KITGURU_NM790,
+        SAMSUNG_980PRO,
+        SAMSUNG_LINEUP,
+    ];
+}
+
+/// Published completion-latency figures for a preset and loop (docs/device-models.md, "Every
+/// target and its source").
 pub fn latency_targets_for(device: &str, spec: &LoopSpec) -> Vec<(Latency, Target)> {
+    use sources::*;
     if spec.queue_depth != 1 || spec.block_bytes != 4096 {
         return Vec::new();
     }
-    let us = "us";
-    if spec.pattern == Pattern::RandomWrite {
-        // The brief's write latency, with the host's share its read figure is given with
-        // (75 µs device, 100–130 µs at QD1 through the host: +25–55 µs).
-        return match device {
-            "ssd-x25e" => range(
-                110.0,
-                140.0,
-                us,
-                "§1.3 Intel brief 85 µs + host as for reads",
-            )
-            .map(|target| vec![(Latency::Mean, target)])
-            .unwrap_or_default(),
-            _ => Vec::new(),
-        };
-    }
-    if spec.pattern != Pattern::RandomRead {
-        return Vec::new();
-    }
-    let fio_run = "§2.1 public fio run: mean 11.1, p50 9.9, p99 31.6 ms";
-    let figures: &[(Latency, f64, &'static str)] = match device {
-        "hdd-7200" => &[
-            (Latency::Mean, 11_100.0, fio_run),
-            (Latency::P50, 9_900.0, fio_run),
-            (Latency::P99, 31_600.0, fio_run),
+    const US: &str = "us";
+    let figures: &[(Latency, f64, &'static str)] = match (device, spec.pattern) {
+        ("hdd-7200", Pattern::RandomRead) => &[
+            (Latency::Mean, 11_100.0, FIO_7200_QD1),
+            (Latency::P50, 9_900.0, FIO_7200_QD1),
+            (Latency::P99, 31_600.0, FIO_7200_QD1),
         ],
-        "ssd-x25e" => &[(
-            Latency::Mean,
-            115.0,
-            "§2.1 Intel brief 75 µs + host: 100–130",
-        )],
-        "nvme-gen4" => &[(Latency::Mean, 50.0, "§2.1 Kitguru NM790 QD1 20 K IOPS")],
+        // Iometer's average write latency on a 7200 rpm drive with its write cache on.
+        ("hdd-7200", Pattern::RandomWrite) => {
+            &[(Latency::Mean, 9_400.0, ANANDTECH_2008_QD1_WRITES)]
+        }
+        // The brief's 75 µs with the host's share (100–130 µs at QD1 through the host).
+        ("ssd-x25e", Pattern::RandomRead) => &[(Latency::Mean, 115.0, INTEL_X25E_BRIEF)],
+        ("ssd-x25e", Pattern::RandomWrite) => {
+            // The brief's write latency with the host's share its read figure is given with
+            // (75 µs device, 100–130 µs at QD1 through the host: +25–55 µs): 110–140 µs.
+            return vec![(Latency::Mean, range(110.0, 140.0, US, INTEL_X25E_BRIEF))];
+        }
+        ("nvme-gen4", Pattern::RandomRead) => &[(Latency::Mean, 50.0, KITGURU_NM790)],
         _ => &[],
     };
     figures
         .iter()
-        .filter_map(|&(metric, value, source)| {
-            around(value, us, source).map(|target| (metric, target))
-        })
+        .map(|&(metric, value, source)| (metric, around(value, US, source)))
         .collect()
 }
 
@@ -600,26 +694,30 @@ pub fn calibrate_preset(name: &str, options: &CalibrationOptions) -> Option<Cali
     Some(calibrate(name, &preset.build, options))
 }
 
-fn around(value: f64, unit: &'static str, source: &'static str) -> Option<Target> {
-    Some(Target {
+/// A published single figure as a target: the figure ±15 %.
+fn around(value: f64, unit: &'static str, source: &'static str) -> Target {
+    Target {
         low: value * 0.85,
         high: value * 1.15,
         unit,
         source,
-    })
+    }
 }
 
-fn range(low: f64, high: f64, unit: &'static str, source: &'static str) -> Option<Target> {
-    Some(Target {
+/// A published range as a target, as given.
+fn range(low: f64, high: f64, unit: &'static str, source: &'static str) -> Target {
+    Target {
         low,
         high,
         unit,
         source,
-    })
+    }
 }
 
-/// The published figure for a preset and loop, where device-models.md gives one.
+/// The published figure for a preset and loop, where docs/device-models.md ("Every target and
+/// its source") gives one.
 pub fn target_for(device: &str, spec: &LoopSpec) -> Option<Target> {
+    use sources::*;
     use Pattern::*;
     let deep = spec.queue_depth >= 31;
     let qd1 = spec.queue_depth == 1;
@@ -629,51 +727,47 @@ pub fn target_for(device: &str, spec: &LoopSpec) -> Option<Target> {
     let seq_deep = deep && large;
     const IOPS: &str = "IOPS";
     const MBS: &str = "MB/s";
-    match (device, spec.pattern) {
-        ("hdd-7200", RandomRead) if qd1 => range(75.0, 100.0, IOPS, "§2.1 Wikipedia IOPS; fio 89"),
-        ("hdd-7200", RandomRead) if deep => range(150.0, 200.0, IOPS, "§2.1 NCQ ≈ 2x QD1"),
+    Some(match (device, spec.pattern) {
+        ("hdd-7200", RandomRead) if qd1 => range(75.0, 100.0, IOPS, WIKIPEDIA_IOPS),
+        ("hdd-7200", RandomRead) if deep => range(150.0, 200.0, IOPS, NCQ_DOUBLING),
+        // Momentus 7200.2: 106.9 IOPS, Iometer 4 KiB random writes at QD1, cache on.
+        ("hdd-7200", RandomWrite) if qd1 => around(106.9, IOPS, ANANDTECH_2008_QD1_WRITES),
         ("hdd-7200", SequentialRead | SequentialWrite) if large && outer => {
-            range(100.0, 130.0, MBS, "§2.1 xbitlabs; one media rate both ways")
+            range(100.0, 130.0, MBS, XBIT_ZONES)
         }
         ("hdd-7200", SequentialRead | SequentialWrite) if large && inner => {
-            range(50.0, 65.0, MBS, "§2.1 datasheets; one media rate both ways")
+            range(50.0, 65.0, MBS, XBIT_ZONES)
         }
-        ("sas-10k", RandomRead) if qd1 => range(125.0, 150.0, IOPS, "§2.1 Wikipedia IOPS"),
-        ("sas-10k", RandomRead) if deep => range(300.0, 450.0, IOPS, "§2.1 Savvio >400"),
-        ("raid0-8x10k", RandomRead) if qd1 => range(125.0, 150.0, IOPS, "§2.1 ≈ one disk"),
+        ("sas-10k", RandomRead) if qd1 => range(125.0, 150.0, IOPS, WIKIPEDIA_IOPS),
+        ("sas-10k", RandomRead) if deep => range(300.0, 450.0, IOPS, SAVVIO_10K),
+        ("raid0-8x10k", RandomRead) if qd1 => range(125.0, 150.0, IOPS, RAID_ONE_DISK),
         ("raid0-8x10k", SequentialRead) if seq_deep && outer => {
-            range(600.0, 900.0, MBS, "§2.1 Dell PERC 6")
+            range(600.0, 900.0, MBS, DELL_PERC6)
         }
-        ("ssd-x25e", RandomRead) if qd1 => range(8_000.0, 10_000.0, IOPS, "§2.1 tweakers.net"),
-        ("ssd-x25e", RandomRead) if deep => around(35_000.0, IOPS, "§2.1 Intel datasheet"),
-        ("ssd-x25e", RandomWrite) if deep => around(3_300.0, IOPS, "§2.1 Intel datasheet"),
-        ("ssd-x25e", RandomMix) if deep => around(5_000.0, IOPS, "§1.3 Wikipedia IOPS, mixed"),
-        ("ssd-x25e", SequentialRead) if seq_deep => around(250.0, MBS, "§2.1 TechReport"),
-        ("ssd-x25e", SequentialWrite) if seq_deep => {
-            range(170.0, 210.0, MBS, "§2.1 TechReport; seed 001")
-        }
-        ("nvme-gen4", RandomRead) if qd1 => around(20_000.0, IOPS, "§2.1 Kitguru NM790"),
+        ("ssd-x25e", RandomRead) if qd1 => range(8_000.0, 10_000.0, IOPS, TWEAKERS_QD1),
+        ("ssd-x25e", RandomRead) if deep => around(35_000.0, IOPS, INTEL_X25E_DATASHEET),
+        ("ssd-x25e", RandomWrite) if deep => around(3_300.0, IOPS, INTEL_X25E_DATASHEET),
+        ("ssd-x25e", RandomMix) if deep => around(5_000.0, IOPS, WIKIPEDIA_IOPS),
+        ("ssd-x25e", SequentialRead) if seq_deep => around(250.0, MBS, TECHREPORT_X25E),
+        ("ssd-x25e", SequentialWrite) if seq_deep => range(170.0, 210.0, MBS, TECHREPORT_X25E),
+        ("nvme-gen4", RandomRead) if qd1 => around(20_000.0, IOPS, KITGURU_NM790),
         ("nvme-gen4", RandomRead) if spec.queue_depth == 8 => {
-            around(133_000.0, IOPS, "§2.1 Kitguru NM790")
+            around(133_000.0, IOPS, KITGURU_NM790)
         }
-        ("nvme-gen4", SequentialRead) if seq_deep => around(7_000.0, MBS, "§2.1 980 PRO spec"),
-        ("nvme-gen4", SequentialWrite) if seq_deep => around(5_000.0, MBS, "§2.1 980 PRO spec"),
-        ("ufs31", RandomRead) if deep => around(100_000.0, IOPS, "§1.5 Samsung lineup"),
-        ("ufs31", RandomWrite) if deep => around(70_000.0, IOPS, "§1.5 Samsung lineup"),
-        ("ufs31", SequentialRead) if seq_deep => around(2_100.0, MBS, "§1.5 Samsung lineup"),
-        ("ufs31", SequentialWrite) if seq_deep => around(1_200.0, MBS, "§1.5 Samsung lineup"),
-        ("emmc51", RandomRead) if spec.queue_depth >= 2 => {
-            around(11_000.0, IOPS, "§1.5 Samsung lineup")
-        }
-        ("emmc51", RandomWrite) if spec.queue_depth >= 2 => {
-            around(13_000.0, IOPS, "§1.5 Samsung lineup")
-        }
+        ("nvme-gen4", SequentialRead) if seq_deep => around(7_000.0, MBS, SAMSUNG_980PRO),
+        ("nvme-gen4", SequentialWrite) if seq_deep => around(5_000.0, MBS, SAMSUNG_980PRO),
+        ("ufs31", RandomRead) if deep => around(100_000.0, IOPS, SAMSUNG_LINEUP),
+        ("ufs31", RandomWrite) if deep => around(70_000.0, IOPS, SAMSUNG_LINEUP),
+        ("ufs31", SequentialRead) if seq_deep => around(2_100.0, MBS, SAMSUNG_LINEUP),
+        ("ufs31", SequentialWrite) if seq_deep => around(1_200.0, MBS, SAMSUNG_LINEUP),
+        ("emmc51", RandomRead) if spec.queue_depth >= 2 => around(11_000.0, IOPS, SAMSUNG_LINEUP),
+        ("emmc51", RandomWrite) if spec.queue_depth >= 2 => around(13_000.0, IOPS, SAMSUNG_LINEUP),
         ("emmc51", SequentialRead) if large && spec.queue_depth >= 2 => {
-            around(250.0, MBS, "§1.5 Samsung lineup")
+            around(250.0, MBS, SAMSUNG_LINEUP)
         }
         ("emmc51", SequentialWrite) if large && spec.queue_depth >= 2 => {
-            around(125.0, MBS, "§1.5 Samsung lineup")
+            around(125.0, MBS, SAMSUNG_LINEUP)
         }
-        _ => None,
-    }
+        _ => return None,
+    })
 }

@@ -1,0 +1,642 @@
+//! The engine on several CPUs: a worker thread per CPU the jobs allow, each with its own
+//! io_uring ring and its own share of the clones, all sharing one scheduler behind one lock,
+//! as blk-mq with one hardware queue and an elevator shares one elevator between CPUs.
+//!
+//! The driver (the block layer and the scheduler) and the engine's backend state (buffers,
+//! wake list, gauges, the device's in-flight count) sit in one [`Mutex`], the queue lock.
+//! A worker takes it for a whole turn of its loop: it puts its own ring in the backend
+//! (whatever is dispatched during the turn goes into that ring, as a CPU that runs the
+//! hardware queue issues to the device itself), reaps what its ring completed (a completion
+//! is handled on the CPU whose ring reaped it: statistics, the scheduler's `completed`, the
+//! next dispatch), runs what is due, steps its own clones that were woken (each inserts its
+//! I/O into the shared scheduler and may run the dispatch), submits, takes its ring back and
+//! drops the lock; then it waits on its ring alone, for a completion, a wake-up from another
+//! worker, or the next deadline.
+//!
+//! A clone belongs to one worker, which alone steps it (a job's thread runs on its own CPU
+//! in fio). When a completion reaped on one worker, or a wake-up found due there, is for
+//! another worker's clone, the clone goes into the owner's mailbox and the owner is told
+//! through its eventfd, whose read each worker keeps pending in its ring: the owner's wait
+//! returns and its next turn steps the clone.
+//!
+//! The lock's cost is measured: how often it was taken, how often another worker held it,
+//! the time spent waiting for it and the time it was held ([`LockSummary`]).
+//!
+//! With one thread none of this runs: the single loop of `engine.rs` is used unchanged.
+
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+
+use io_uring::{opcode, types, IoUring};
+use iosched_core::{NoTrace, RequestId, Time};
+use iosched_workload::JobSpec;
+
+use crate::affinity;
+use crate::engine::{Engine, EngineBackend, EngineDriver, EngineOutcome, Usage};
+use crate::error::EngineError;
+use crate::setup;
+
+/// The `user_data` of a worker's pending eventfd read (request ids count up from 0).
+pub(crate) const NOTIFY_TAG: u64 = u64::MAX;
+/// The `user_data` of the cancellation of that read at the end.
+const CANCEL_TAG: u64 = u64::MAX - 1;
+
+/// The queue lock's cost over a run, all workers together.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LockSummary {
+    /// Times a worker took the lock.
+    pub acquisitions: u64,
+    /// Times it was held by another worker when asked for.
+    pub contended: u64,
+    /// Time spent waiting for it.
+    pub wait_ns: u64,
+    /// Time it was held.
+    pub held_ns: u64,
+}
+
+impl LockSummary {
+    fn add(&mut self, other: &LockSummary) {
+        self.acquisitions += other.acquisitions;
+        self.contended += other.contended;
+        self.wait_ns += other.wait_ns;
+        self.held_ns += other.held_ns;
+    }
+}
+
+/// The worker threads' CPUs: `threads` (0: one per CPU the jobs allow, or this process may
+/// use), capped by the clones. A worker is pinned to one CPU of the jobs' `cpus_allowed`
+/// (taken in turn) when they name any.
+///
+/// Choice: without `cpus_allowed` the workers are not pinned, as the single loop is not:
+/// on a machine shared with other work, the kernel's placement serves better than a fixed
+/// CPU that another process may hold.
+pub(crate) fn thread_cpus(threads: u32, clones: usize, cpus: Option<&[u32]>) -> Vec<Option<u32>> {
+    let available = match cpus {
+        Some(cpus) => cpus.len(),
+        None => std::thread::available_parallelism().map_or(1, usize::from),
+    };
+    let wanted = match threads {
+        0 => available,
+        n => n as usize,
+    };
+    let count = wanted.min(clones).max(1);
+    (0..count)
+        .map(|thread| cpus.map(|cpus| cpus[thread % cpus.len()]))
+        .collect()
+}
+
+/// Each clone's worker: the least loaded whose CPU the clone's job allows (any, if none
+/// does), the lowest index on a tie.
+pub(crate) fn assign_clones(
+    jobs: &[JobSpec],
+    clone_jobs: &[usize],
+    thread_cpus: &[Option<u32>],
+) -> Vec<usize> {
+    let mut load = vec![0usize; thread_cpus.len()];
+    let mut owner = Vec::with_capacity(clone_jobs.len());
+    for &job in clone_jobs {
+        let allows = |thread: &usize| match (&jobs[job].cpus_allowed, thread_cpus[*thread]) {
+            (Some(allowed), Some(cpu)) => allowed.contains(&cpu),
+            _ => true,
+        };
+        let pick = |candidates: &mut dyn Iterator<Item = usize>| {
+            candidates.min_by_key(|&thread| (load[thread], thread))
+        };
+        let thread = pick(&mut (0..load.len()).filter(allows))
+            .or_else(|| pick(&mut (0..load.len())))
+            .unwrap_or(0);
+        load[thread] += 1;
+        owner.push(thread);
+    }
+    owner
+}
+
+/// What the queue lock protects.
+struct Shared<'a> {
+    drv: EngineDriver<'a>,
+    back: EngineBackend,
+    /// Every worker is to leave its loop (the run ended, failed, or a worker failed).
+    exit: bool,
+    error: Option<EngineError>,
+}
+
+// SAFETY: the backend's raw pointers (its buffer pool's memory, the vectors of merged
+// requests) point into memory it owns and frees only when dropped; every access to it goes
+// through the mutex around `Shared`, so no two threads touch that memory at once, and the
+// kernel reads and writes it only for requests a ring owns, as with one thread.
+unsafe impl Send for EngineBackend {}
+
+/// One worker's own side: its ring while the backend does not hold it, its wake-up channel
+/// and what it measured.
+struct Worker {
+    index: usize,
+    // Field order matters for drop: the ring goes before the wake-up read's buffer.
+    ring: IoUring,
+    /// Entries queued in `ring` and not taken by the kernel (the backend's `unsent` while
+    /// the ring is in the backend).
+    unsent: Vec<RequestId>,
+    /// The eventfd read is pending in the ring.
+    armed: bool,
+    wake_buffer: Box<[u8; 8]>,
+    lock: LockSummary,
+    enter_calls: u64,
+    start: Instant,
+    /// The target's path, for errors.
+    path: String,
+    /// Workers to tell after a turn, reused.
+    told: Vec<usize>,
+    /// Entries the kernel took from the ring since the last turn, and when the call that
+    /// took the last of them returned.
+    sent: usize,
+    sent_at: Time,
+}
+
+/// What a turn under the lock leaves the worker to do.
+enum Next {
+    Wait(Option<Time>),
+    Exit,
+}
+
+/// Runs `engine` on its worker threads: this thread is worker 0 (its ring was made here, as
+/// `SINGLE_ISSUER` requires), the others are spawned and make their own.
+pub(crate) fn run(
+    engine: Engine<'_>,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(u64),
+) -> Result<EngineOutcome, EngineError> {
+    let Engine { drv, mut back } = engine;
+    let threads = back.thread_cpus.len();
+    let path = back.target.path.clone();
+    let parked = IoUring::new(1).map_err(|e| EngineError::io(&path, "io_uring", e))?;
+    let ring0 = std::mem::replace(&mut back.ring, parked);
+    let entries = ring0.params().sq_entries();
+    let events = (0..threads)
+        .map(|_| eventfd().map_err(|e| EngineError::io(&path, "eventfd", e)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let usage_at_start = Usage::now();
+    back.start = Instant::now();
+    let shared = Mutex::new(Shared {
+        drv,
+        back,
+        exit: false,
+        error: None,
+    });
+    {
+        let mut guard = shared.lock().expect("no worker yet");
+        let Shared { drv, back, .. } = &mut *guard;
+        back.set_now(drv, 0);
+        drv.start_ready_jobs(back);
+    }
+    let mut worker0 = Worker::new(0, ring0, &shared);
+    let mut lock = LockSummary::default();
+    let mut enter_calls = 0;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..threads)
+            .map(|index| {
+                let (shared, events) = (&shared, &events);
+                scope.spawn(move || spawned(index, entries, shared, events, stop))
+            })
+            .collect();
+        pin(&shared, 0, &events);
+        work(&shared, &mut worker0, &events, stop, Some(progress));
+        worker0.release();
+        lock.add(&worker0.lock);
+        enter_calls += worker0.enter_calls;
+        for handle in handles {
+            match handle.join() {
+                Ok((worker_lock, calls)) => {
+                    lock.add(&worker_lock);
+                    enter_calls += calls;
+                }
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+    });
+    let usage = usage_at_start.until(Usage::now());
+    let shared = shared
+        .into_inner()
+        .unwrap_or_else(|poison| poison.into_inner());
+    let Shared {
+        drv,
+        mut back,
+        error,
+        ..
+    } = shared;
+    back.ring = worker0.ring;
+    back.enter_calls += enter_calls;
+    if let Some(error) = error {
+        return Err(error);
+    }
+    Engine { drv, back }.finish(usage, lock)
+}
+
+/// A spawned worker: its ring, its loop, its ring's release; the lock's cost and its
+/// `io_uring_enter` calls back to worker 0.
+fn spawned(
+    index: usize,
+    entries: u32,
+    shared: &Mutex<Shared<'_>>,
+    events: &[File],
+    stop: &AtomicBool,
+) -> (LockSummary, u64) {
+    let ring = match worker_ring(shared, entries) {
+        Ok(ring) => ring,
+        Err(error) => {
+            fail(shared, error, events, index);
+            return (LockSummary::default(), 0);
+        }
+    };
+    let mut worker = Worker::new(index, ring, shared);
+    pin(shared, index, events);
+    work(shared, &mut worker, events, stop, None);
+    worker.release();
+    let _ = worker.ring.submitter().unregister_files();
+    let _ = worker.ring.submitter().unregister_buffers();
+    (worker.lock, worker.enter_calls)
+}
+
+/// A ring like worker 0's, made on the calling thread, with the target and (if worker 0's
+/// are) the buffers registered.
+fn worker_ring(shared: &Mutex<Shared<'_>>, entries: u32) -> Result<IoUring, EngineError> {
+    let guard = shared.lock().unwrap_or_else(|poison| poison.into_inner());
+    let back = &guard.back;
+    let path = &back.target.path;
+    let ring = setup::new_ring(entries)
+        .map_err(|error| EngineError::io(path, "cannot set up io_uring", error))?;
+    ring.submitter()
+        .register_files(&[back._file.as_raw_fd()])
+        .map_err(|error| EngineError::io(path, "cannot register the file with io_uring", error))?;
+    if back.fixed_buffers {
+        let iovecs = back.buffers.iovecs();
+        // SAFETY: the iovecs describe the pool's slots, which live in the shared backend
+        // until every worker has ended; this ring is dropped when its worker ends.
+        unsafe { ring.submitter().register_buffers(&iovecs) }.map_err(|error| {
+            EngineError::io(path, "cannot register the buffers with io_uring", error)
+        })?;
+    }
+    Ok(ring)
+}
+
+/// Pins worker `index` to its CPU, if it has one.
+fn pin(shared: &Mutex<Shared<'_>>, index: usize, events: &[File]) {
+    let cpu = {
+        let guard = shared.lock().unwrap_or_else(|poison| poison.into_inner());
+        guard.back.thread_cpus[index]
+    };
+    if let Some(cpu) = cpu {
+        if let Err(error) = affinity::pin_current_thread(&[cpu]) {
+            let path = shared
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner())
+                .back
+                .target
+                .path
+                .clone();
+            let context = format!("cannot pin worker {index} to CPU {cpu}");
+            fail(
+                shared,
+                EngineError::io(&path, &context, error),
+                events,
+                index,
+            );
+        }
+    }
+}
+
+/// Worker `index` failed: every worker stops, the first error is the run's.
+fn fail(shared: &Mutex<Shared<'_>>, error: EngineError, events: &[File], index: usize) {
+    {
+        let mut guard = shared.lock().unwrap_or_else(|poison| poison.into_inner());
+        guard.error.get_or_insert(error);
+        guard.exit = true;
+    }
+    tell_all(events, index);
+}
+
+/// Wakes every worker but `index`.
+fn tell_all(events: &[File], index: usize) {
+    for (other, event) in events.iter().enumerate() {
+        if other != index {
+            tell(event);
+        }
+    }
+}
+
+/// Adds one to a worker's eventfd: its pending read completes and its wait returns.
+fn tell(mut event: &File) {
+    // An eventfd write fails only if the counter would overflow, when the reader is woken
+    // anyway.
+    let _ = event.write(&1u64.to_ne_bytes());
+}
+
+/// A non-blocking eventfd.
+fn eventfd() -> std::io::Result<File> {
+    // SAFETY: eventfd(2) takes no pointers; it returns a new descriptor or -1.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just opened and is owned by nothing else.
+    Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+/// The worker's loop: a turn under the lock, then a wait on its own ring, until a turn
+/// says the run is over. Worker 0 reports progress between turns.
+fn work(
+    shared: &Mutex<Shared<'_>>,
+    worker: &mut Worker,
+    events: &[File],
+    stop: &AtomicBool,
+    mut progress: Option<&mut dyn FnMut(u64)>,
+) {
+    let mut next_progress_ns = 0;
+    loop {
+        let (mut guard, since) = worker.lock(shared);
+        let state = &mut *guard;
+        worker.swap(&mut state.back);
+        let next = turn(state, worker, events, stop);
+        worker.swap(&mut state.back);
+        let mut told = std::mem::take(&mut worker.told);
+        take_told(&mut state.back, &mut told);
+        drop(guard);
+        worker.lock.held_ns += since.elapsed().as_nanos() as u64;
+        for &other in &told {
+            tell(&events[other]);
+        }
+        worker.told = told;
+        let deadline = match next {
+            Next::Exit => return,
+            Next::Wait(deadline) => deadline,
+        };
+        let now = worker.clock();
+        if let Some(progress) = progress.as_deref_mut() {
+            if now >= next_progress_ns {
+                progress(now);
+                next_progress_ns = now + crate::engine::PROGRESS_EVERY_NS;
+            }
+        }
+        if let Err(error) = worker.submit().and_then(|()| worker.wait(deadline)) {
+            fail(shared, error, events, worker.index);
+            return;
+        }
+    }
+}
+
+/// The workers whose mailboxes got something into `told`, their flags cleared.
+fn take_told(back: &mut EngineBackend, told: &mut Vec<usize>) {
+    told.clear();
+    for (thread, flag) in back.notify.iter_mut().enumerate() {
+        if std::mem::take(flag) {
+            told.push(thread);
+        }
+    }
+}
+
+/// One turn of a worker under the lock, its ring in the backend: what its ring completed,
+/// what is due, its woken clones, the dispatch, the submission.
+///
+/// Choice: the scheduler's idle timer (CFQ's `slice_idle`) is not one worker's: every
+/// worker's wait ends at the earliest deadline it sees before it waits (the wake list's
+/// and the idle timer's together), and the first worker to take the lock after the
+/// deadline fires it. The worker that armed it holds the lock at that moment, so at least
+/// it waits with that deadline, and a busy worker finds it due at its next turn, the way
+/// the kernel's timer fires on whichever CPU is free.
+fn turn(state: &mut Shared<'_>, worker: &mut Worker, events: &[File], stop: &AtomicBool) -> Next {
+    if state.exit {
+        return Next::Exit;
+    }
+    let (drv, back) = (&mut state.drv, &mut state.back);
+    let trace = &mut NoTrace;
+    back.defer_submit = true;
+    let now = back.clock();
+    back.set_now(drv, now);
+    back.stamp_sent_at(drv, std::mem::take(&mut worker.sent), worker.sent_at);
+    if back.ring.submission().is_empty() && !back.unsent.is_empty() {
+        // A wait's own `io_uring_enter` took entries a busy ring had left queued.
+        let left = back.unsent.len();
+        back.stamp_sent(drv, left);
+    }
+    if stop.load(Ordering::Relaxed) && !back.stopping {
+        back.begin_stop(drv);
+    }
+    let mine = std::mem::take(&mut back.mail[worker.index]);
+    back.woken.extend_from_slice(&mine);
+    back.reap(drv, trace);
+    if std::mem::take(&mut back.notified) {
+        worker.armed = false;
+    }
+    if !worker.armed {
+        worker.arm(back, events[worker.index].as_raw_fd());
+    }
+    back.run_due(drv, trace);
+    back.step_woken(drv, trace);
+    drv.pump_dispatch(back, trace);
+    if back.config.check {
+        drv.elevator.check_invariants();
+    }
+    if drv.life.all_finished() && drv.in_flight.is_empty() {
+        state.exit = true;
+        tell_all(events, worker.index);
+        return Next::Exit;
+    }
+    let deadline = back.deadline(drv);
+    // Everything that could still set a clone going is shared: requests in the device
+    // (counted from their issue), the wake list and idle timer, the mailboxes.
+    let mail = back.mail.iter().any(|mail| !mail.is_empty());
+    if back.in_device == 0 && deadline.is_none() && !mail {
+        state.error = Some(back.stalled(drv));
+        state.exit = true;
+        tell_all(events, worker.index);
+        return Next::Exit;
+    }
+    back.submit_queued(drv);
+    if let Some(error) = back.ring_error.take() {
+        let path = back.target.path.clone();
+        state.error = Some(EngineError::io(&path, "io_uring_enter", error));
+        state.exit = true;
+        tell_all(events, worker.index);
+        return Next::Exit;
+    }
+    Next::Wait(deadline)
+}
+
+impl Worker {
+    fn new(index: usize, ring: IoUring, shared: &Mutex<Shared<'_>>) -> Worker {
+        let (start, path) = {
+            let guard = shared.lock().unwrap_or_else(|poison| poison.into_inner());
+            (guard.back.start, guard.back.target.path.clone())
+        };
+        Worker {
+            index,
+            ring,
+            unsent: Vec::new(),
+            armed: false,
+            wake_buffer: Box::new([0; 8]),
+            lock: LockSummary::default(),
+            enter_calls: 0,
+            start,
+            path,
+            told: Vec::new(),
+            sent: 0,
+            sent_at: 0,
+        }
+    }
+
+    /// Nanoseconds since the run started.
+    fn clock(&self) -> Time {
+        self.start.elapsed().as_nanos() as Time
+    }
+
+    /// Takes the queue lock, counting what it cost; a worker that panicked holding it
+    /// leaves the run to end (its panic is re-raised when the workers are joined).
+    fn lock<'m, 'a>(
+        &mut self,
+        shared: &'m Mutex<Shared<'a>>,
+    ) -> (MutexGuard<'m, Shared<'a>>, Instant) {
+        self.lock.acquisitions += 1;
+        let mut guard = match shared.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(poison)) => poison.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                self.lock.contended += 1;
+                let asked = Instant::now();
+                let guard = shared.lock().unwrap_or_else(|poison| poison.into_inner());
+                self.lock.wait_ns += asked.elapsed().as_nanos() as u64;
+                guard
+            }
+        };
+        if shared.is_poisoned() {
+            guard.exit = true;
+        }
+        (guard, Instant::now())
+    }
+
+    /// Exchanges the worker's ring (and its queued entries) with the one in the backend:
+    /// the worker's goes in at the start of a turn and comes back out at its end.
+    fn swap(&mut self, back: &mut EngineBackend) {
+        std::mem::swap(&mut self.ring, &mut back.ring);
+        std::mem::swap(&mut self.unsent, &mut back.unsent);
+        back.thread = self.index;
+    }
+
+    /// Queues the read of this worker's eventfd in its ring (in the backend now).
+    fn arm(&mut self, back: &mut EngineBackend, event: i32) {
+        let read = opcode::Read::new(types::Fd(event), self.wake_buffer.as_mut_ptr(), 8)
+            .build()
+            .user_data(NOTIFY_TAG);
+        // SAFETY: the read writes 8 bytes into `wake_buffer`, which lives in the worker
+        // until `release` has cancelled the read and reaped it (or the ring is gone).
+        if unsafe { back.ring.submission().push(&read) }.is_ok() {
+            back.unsent.push(RequestId(NOTIFY_TAG));
+            self.armed = true;
+        }
+    }
+
+    /// Hands what the turn queued to the kernel, outside the lock (the entries' time is
+    /// stamped at the next turn).
+    fn submit(&mut self) -> Result<(), EngineError> {
+        if self.ring.submission().is_empty() {
+            return Ok(());
+        }
+        self.enter_calls += 1;
+        match self.ring.submit() {
+            Ok(taken) => {
+                self.sent += taken;
+                self.sent_at = self.clock();
+                Ok(())
+            }
+            Err(error) => match error.raw_os_error() {
+                Some(libc::EINTR | libc::EBUSY | libc::EAGAIN) => Ok(()),
+                _ => Err(EngineError::io(&self.path, "io_uring_enter", error)),
+            },
+        }
+    }
+
+    /// Waits on the worker's ring for one completion (an I/O or a wake-up) or `deadline`.
+    fn wait(&mut self, deadline: Option<Time>) -> Result<(), EngineError> {
+        let result = match deadline {
+            Some(at) => {
+                let now = self.clock();
+                if at <= now {
+                    return Ok(());
+                }
+                let wait = at - now;
+                let timespec = types::Timespec::new()
+                    .sec(wait / 1_000_000_000)
+                    .nsec((wait % 1_000_000_000) as u32);
+                let args = types::SubmitArgs::new().timespec(&timespec);
+                self.enter_calls += 1;
+                self.ring.submitter().submit_with_args(1, &args)
+            }
+            None => {
+                self.enter_calls += 1;
+                self.ring.submit_and_wait(1)
+            }
+        };
+        match result.map_err(|error| (error.raw_os_error(), error)) {
+            Ok(_) => Ok(()),
+            Err((Some(libc::ETIME | libc::EINTR | libc::EBUSY | libc::EAGAIN), _)) => Ok(()),
+            Err((_, error)) => Err(EngineError::io(&self.path, "io_uring_enter", error)),
+        }
+    }
+
+    /// Cancels the pending eventfd read and reaps it, so that its buffer may go.
+    fn release(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let cancel = opcode::AsyncCancel::new(NOTIFY_TAG)
+            .build()
+            .user_data(CANCEL_TAG);
+        // SAFETY: a cancellation points at no memory.
+        if unsafe { self.ring.submission().push(&cancel) }.is_err() {
+            return;
+        }
+        while self.armed {
+            if self.ring.submit_and_wait(1).is_err() {
+                return;
+            }
+            for cqe in self.ring.completion() {
+                if cqe.user_data() == NOTIFY_TAG {
+                    self.armed = false;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `0` asks for a thread per CPU the jobs allow; any count is capped by the clones, and
+    /// threads take the jobs' CPUs in turn.
+    #[test]
+    fn threads_follow_the_cpus_and_the_clones() {
+        assert_eq!(thread_cpus(0, 8, Some(&[2, 5])), vec![Some(2), Some(5)]);
+        assert_eq!(
+            thread_cpus(3, 8, Some(&[2, 5])),
+            vec![Some(2), Some(5), Some(2)]
+        );
+        assert_eq!(thread_cpus(4, 2, None), vec![None, None]);
+        assert_eq!(thread_cpus(1, 0, None), vec![None]);
+    }
+
+    /// A clone goes to a thread on a CPU its job allows, else to the least loaded.
+    #[test]
+    fn clones_go_to_threads_on_their_cpus() {
+        let mut jobs = vec![JobSpec::new("a"), JobSpec::new("b"), JobSpec::new("c")];
+        jobs[0].cpus_allowed = Some(vec![5]);
+        jobs[1].cpus_allowed = Some(vec![5]);
+        let cpus = [Some(2), Some(5)];
+        assert_eq!(assign_clones(&jobs, &[0, 1, 2, 2], &cpus), vec![1, 1, 0, 0]);
+        assert_eq!(
+            assign_clones(&jobs, &[2, 2, 2], &[None, None]),
+            vec![0, 1, 0]
+        );
+    }
+}
