@@ -31,6 +31,10 @@
 //!
 //! Every data request is checked against its clone's region before it is submitted, so no
 //! byte outside a job's `offset`/`size` range is ever touched.
+//!
+//! With [`EngineConfig::threads`] above 1 the same steps run on several worker threads, each
+//! with its own ring and clones, sharing the driver behind one lock ([`crate::threads`]);
+//! the loop below is the one-thread case, unchanged by them.
 
 use std::collections::BTreeMap;
 use std::fs::File;

@@ -1,7 +1,8 @@
 //! The real engine: the `iosched-core` schedulers driving real I/O on a regular file or a
 //! block device through io_uring.
 //!
-//! The jobs' clones become tasks of one event loop in one thread ([`Engine`]); their requests
+//! The jobs' clones become tasks of one event loop in one thread ([`Engine`]), or of one
+//! loop per worker thread sharing the scheduler ([`threads`]); their requests
 //! go into the chosen scheduler; what it dispatches is submitted with `O_DIRECT` from
 //! registered, aligned buffers, at most `nr_requests` at a time; its idle deadlines become the
 //! loop's wait timeouts; completions reach it with the real clock. Results come back in the
