@@ -15,8 +15,11 @@ use crate::stats::{
     LAT_KEYS_SHORT,
 };
 use crate::LatStat;
+use emit::{Emit, Key, Tree};
 use serde_json::{Map, Value};
 use std::io::{self, Write};
+
+mod emit;
 
 /// Names of the per-direction objects, by direction index.
 const DIR_NAMES: [&str; DDIR_COUNT] = ["read", "write", "trim"];
@@ -51,141 +54,175 @@ pub const JSON_PLUS: Flavor = Flavor { bins: true };
 
 /// `{min, max, mean, stddev, N}` plus `percentile` (and with json+ `bins`) when `percentiles`
 /// is given and the series has samples. Kernel-free analogue of fio's `add_ddir_lat_json()`.
-fn lat_object(stat: &LatStat, percentiles: Option<&[f64]>, flavor: Flavor) -> Value {
-    let mut m = Map::new();
-    m.insert("min".into(), Value::from(stat.min()));
-    m.insert("max".into(), Value::from(stat.max()));
-    m.insert("mean".into(), float(stat.mean()));
-    m.insert("stddev".into(), float(stat.stddev()));
-    m.insert("N".into(), Value::from(stat.count()));
+fn emit_lat<E: Emit>(
+    e: &mut E,
+    key: &str,
+    stat: &LatStat,
+    percentiles: Option<&[f64]>,
+    flavor: Flavor,
+) -> io::Result<()> {
+    e.begin(key)?;
+    e.uint("min", stat.min())?;
+    e.uint("max", stat.max())?;
+    e.float("mean", stat.mean())?;
+    e.float("stddev", stat.stddev())?;
+    e.uint("N", stat.count())?;
     if let Some(list) = percentiles {
         if stat.count() > 0 {
-            let mut p = Map::new();
+            e.begin("percentile")?;
             for (pct, v) in stat.percentiles(list) {
-                p.insert(format!("{pct:.6}"), Value::from(v));
+                e.uint(Key::Percentile(pct), v)?;
             }
-            m.insert("percentile".into(), Value::Object(p));
+            e.end()?;
             if flavor.bins {
-                let bins: Map<String, Value> = crate::fio_plat::bins(stat)
-                    .into_iter()
-                    .map(|(value, count)| (value.to_string(), Value::from(count)))
-                    .collect();
-                m.insert("bins".into(), Value::Object(bins));
+                e.begin("bins")?;
+                for (index, count) in stat.buckets() {
+                    e.uint(Key::Number(crate::fio_plat::bucket_value(index)), count)?;
+                }
+                e.end()?;
             }
         }
     }
-    Value::Object(m)
+    e.end()
 }
 
 /// One direction's object (`jobs[i].read` etc.). Kernel-free analogue of fio's
 /// `add_ddir_status_json()`.
 pub fn ddir_object(job: &JobStats, ddir: usize, group: &GroupStats, flavor: Flavor) -> Value {
+    let mut tree = Tree::new();
+    // A tree never fails to take an entry.
+    let _ = emit_ddir(&mut tree, job, ddir, group, flavor);
+    tree.finish()
+}
+
+/// [`ddir_object`]'s entries, into `e`.
+fn emit_ddir<E: Emit>(
+    e: &mut E,
+    job: &JobStats,
+    ddir: usize,
+    group: &GroupStats,
+    flavor: Flavor,
+) -> io::Result<()> {
     let d = &job.dirs[ddir];
     let list = |on: bool| on.then_some(job.percentile_list.as_slice());
-    let mut m = Map::new();
-    m.insert("io_bytes".into(), Value::from(d.io_bytes));
-    m.insert("io_kbytes".into(), Value::from(d.io_bytes / 1024));
-    m.insert("bw_bytes".into(), Value::from(job.bw_bytes(ddir)));
-    m.insert("bw".into(), Value::from(job.bw_kib(ddir)));
-    m.insert("iops".into(), float(job.iops(ddir)));
-    m.insert("runtime".into(), Value::from(job.dir_runtime_ms(ddir)));
-    m.insert("total_ios".into(), Value::from(d.total_ios + d.failed_ios));
-    m.insert("short_ios".into(), Value::from(d.short_ios));
-    m.insert("drop_ios".into(), Value::from(d.drop_ios));
-    let slat = lat_object(&d.slat, list(job.slat_percentiles), flavor);
-    m.insert("slat_ns".into(), slat);
-    let clat = lat_object(&d.clat, list(job.clat_percentiles), flavor);
-    m.insert("clat_ns".into(), clat);
-    let lat = lat_object(&d.lat, list(job.lat_percentiles), flavor);
-    m.insert("lat_ns".into(), lat);
+    e.uint("io_bytes", d.io_bytes)?;
+    e.uint("io_kbytes", d.io_bytes / 1024)?;
+    e.uint("bw_bytes", job.bw_bytes(ddir))?;
+    e.uint("bw", job.bw_kib(ddir))?;
+    e.float("iops", job.iops(ddir))?;
+    e.uint("runtime", job.dir_runtime_ms(ddir))?;
+    e.uint("total_ios", d.total_ios + d.failed_ios)?;
+    e.uint("short_ios", d.short_ios)?;
+    e.uint("drop_ios", d.drop_ios)?;
+    emit_lat(e, "slat_ns", &d.slat, list(job.slat_percentiles), flavor)?;
+    emit_lat(e, "clat_ns", &d.clat, list(job.clat_percentiles), flavor)?;
+    emit_lat(e, "lat_ns", &d.lat, list(job.lat_percentiles), flavor)?;
     let bw = job.bw_samples(ddir);
     let agg = if bw.samples > 0 {
         group.agg_percent(ddir, bw.mean)
     } else {
         0.0
     };
-    m.insert("bw_min".into(), Value::from(bw.min));
-    m.insert("bw_max".into(), Value::from(bw.max));
-    m.insert("bw_agg".into(), float(agg));
-    m.insert("bw_mean".into(), float(bw.mean));
-    m.insert("bw_dev".into(), float(bw.stddev));
-    m.insert("bw_samples".into(), Value::from(bw.samples));
+    e.uint("bw_min", bw.min)?;
+    e.uint("bw_max", bw.max)?;
+    e.float("bw_agg", agg)?;
+    e.float("bw_mean", bw.mean)?;
+    e.float("bw_dev", bw.stddev)?;
+    e.uint("bw_samples", bw.samples)?;
     let io = job.iops_samples(ddir);
-    m.insert("iops_min".into(), Value::from(io.min));
-    m.insert("iops_max".into(), Value::from(io.max));
-    m.insert("iops_mean".into(), float(io.mean));
-    m.insert("iops_stddev".into(), float(io.stddev));
-    m.insert("iops_samples".into(), Value::from(io.samples));
-    Value::Object(m)
+    e.uint("iops_min", io.min)?;
+    e.uint("iops_max", io.max)?;
+    e.float("iops_mean", io.mean)?;
+    e.float("iops_stddev", io.stddev)?;
+    e.uint("iops_samples", io.samples)
 }
 
-fn keyed(keys: &[&str], values: &[f64]) -> Value {
-    let mut m = Map::new();
+/// An object of floats under `key`, one per name of `keys`.
+fn emit_keyed<E: Emit>(e: &mut E, key: &str, keys: &[&str], values: &[f64]) -> io::Result<()> {
+    e.begin(key)?;
     for (k, &v) in keys.iter().zip(values) {
-        m.insert((*k).to_string(), float(v));
+        e.float(*k, v)?;
     }
-    Value::Object(m)
+    e.end()
 }
 
 /// One element of `jobs[]`. Kernel-free analogue of fio's `show_thread_status_json()`.
 pub fn job_object(job: &JobStats, group: &GroupStats, flavor: Flavor) -> Value {
-    let mut m = Map::new();
-    m.insert("jobname".into(), Value::from(job.name.as_str()));
-    m.insert("groupid".into(), Value::from(job.groupid));
-    m.insert("error".into(), Value::from(job.error));
-    m.insert("eta".into(), Value::from(ETA_FINISHED));
-    m.insert("elapsed".into(), Value::from(job.elapsed_s()));
-    m.insert("job options".into(), options_object(&job.options));
-    for (ddir, name) in DIR_NAMES.iter().enumerate() {
-        m.insert((*name).into(), ddir_object(job, ddir, group, flavor));
+    let mut tree = Tree::new();
+    // A tree never fails to take an entry.
+    let _ = emit_job(&mut tree, job, group, flavor);
+    tree.finish()
+}
+
+/// [`job_object`]'s entries, into `e`.
+fn emit_job<E: Emit>(
+    e: &mut E,
+    job: &JobStats,
+    group: &GroupStats,
+    flavor: Flavor,
+) -> io::Result<()> {
+    e.string("jobname", &job.name)?;
+    e.uint("groupid", u64::from(job.groupid))?;
+    e.int("error", i64::from(job.error))?;
+    e.int("eta", ETA_FINISHED)?;
+    e.uint("elapsed", job.elapsed_s())?;
+    e.begin("job options")?;
+    for (k, v) in &job.options {
+        e.string(k, v)?;
     }
-    let mut sync = Map::new();
-    sync.insert("total_ios".into(), Value::from(job.sync.count()));
+    e.end()?;
+    for (ddir, name) in DIR_NAMES.iter().enumerate() {
+        e.begin(name)?;
+        emit_ddir(e, job, ddir, group, flavor)?;
+        e.end()?;
+    }
+    e.begin("sync")?;
+    e.uint("total_ios", job.sync.count())?;
     // fio reports the sync series' percentiles if either clat or lat percentiles are on.
     let on = job.clat_percentiles || job.lat_percentiles;
     let sync_list = on.then_some(job.percentile_list.as_slice());
-    sync.insert("lat_ns".into(), lat_object(&job.sync, sync_list, flavor));
-    m.insert("sync".into(), Value::Object(sync));
-    m.insert("job_runtime".into(), Value::from(job.runtime_ms()));
-    m.insert("usr_cpu".into(), float(job.usr_cpu));
-    m.insert("sys_cpu".into(), float(job.sys_cpu));
-    m.insert("ctx".into(), Value::from(job.ctx));
-    m.insert("majf".into(), Value::from(job.majf));
-    m.insert("minf".into(), Value::from(job.minf));
-    m.insert(
-        "iodepth_level".into(),
-        keyed(&DEPTH_KEYS, &job.depth_dist()),
-    );
-    m.insert(
-        "iodepth_submit".into(),
-        keyed(&BATCH_KEYS, &job.submit_dist()),
-    );
-    m.insert(
-        "iodepth_complete".into(),
-        keyed(&BATCH_KEYS, &job.complete_dist()),
-    );
+    emit_lat(e, "lat_ns", &job.sync, sync_list, flavor)?;
+    e.end()?;
+    e.uint("job_runtime", job.runtime_ms())?;
+    e.float("usr_cpu", job.usr_cpu)?;
+    e.float("sys_cpu", job.sys_cpu)?;
+    e.uint("ctx", job.ctx)?;
+    e.uint("majf", job.majf)?;
+    e.uint("minf", job.minf)?;
+    emit_job_tail(e, job)
+}
+
+/// The job's entries after its CPU figures: depth and latency distributions, error counts,
+/// latency target settings and the steady-state criterion.
+fn emit_job_tail<E: Emit>(e: &mut E, job: &JobStats) -> io::Result<()> {
+    emit_keyed(e, "iodepth_level", &DEPTH_KEYS, &job.depth_dist())?;
+    emit_keyed(e, "iodepth_submit", &BATCH_KEYS, &job.submit_dist())?;
+    emit_keyed(e, "iodepth_complete", &BATCH_KEYS, &job.complete_dist())?;
     let lat = job.lat_dist();
-    m.insert("latency_ns".into(), keyed(&LAT_KEYS_SHORT, &lat[0..10]));
-    m.insert("latency_us".into(), keyed(&LAT_KEYS_SHORT, &lat[10..20]));
-    m.insert("latency_ms".into(), keyed(&LAT_KEYS_MS, &lat[20..32]));
+    emit_keyed(e, "latency_ns", &LAT_KEYS_SHORT, &lat[0..10])?;
+    emit_keyed(e, "latency_us", &LAT_KEYS_SHORT, &lat[10..20])?;
+    emit_keyed(e, "latency_ms", &LAT_KEYS_MS, &lat[20..32])?;
     if job.continue_on_error {
-        m.insert("total_err".into(), Value::from(job.total_err));
-        m.insert("first_error".into(), Value::from(job.first_error));
+        e.uint("total_err", job.total_err)?;
+        e.int("first_error", i64::from(job.first_error))?;
     }
-    m.insert("latency_depth".into(), Value::from(job.latency_depth));
-    m.insert("latency_target".into(), Value::from(job.latency_target_ns));
-    m.insert("latency_percentile".into(), float(job.latency_percentile));
-    m.insert("latency_window".into(), Value::from(job.latency_window_ns));
+    e.uint("latency_depth", u64::from(job.latency_depth))?;
+    e.uint("latency_target", job.latency_target_ns)?;
+    e.float("latency_percentile", job.latency_percentile)?;
+    e.uint("latency_window", job.latency_window_ns)?;
     if let Some(ss) = &job.steadystate {
-        m.insert("steadystate".into(), steadystate_object(ss));
+        emit_steadystate(e, ss)?;
     }
-    Value::Object(m)
+    Ok(())
 }
 
 /// The `steadystate` object of a job that set `ss_dur`. Kernel-free analogue of its part
 /// of fio's `show_thread_status_json()`: fio prints the limit and the criterion through a
 /// C `float` with `%f`, so they carry single precision.
-fn steadystate_object(ss: &iosched_workload::steady_state::SteadyStateReport) -> Value {
+fn emit_steadystate<E: Emit>(
+    e: &mut E,
+    ss: &iosched_workload::steady_state::SteadyStateReport,
+) -> io::Result<()> {
     let spec = &ss.spec;
     let pct = if spec.percent { "%" } else { "" };
     let criterion_name = format!(
@@ -195,28 +232,25 @@ fn steadystate_object(ss: &iosched_workload::steady_state::SteadyStateReport) ->
         spec.limit as f32
     );
     let mean = |v: &[u64]| v.iter().sum::<u64>() / (v.len().max(1) as u64);
-    let mut data = Map::new();
-    data.insert("bw_mean".into(), Value::from(mean(&ss.bw)));
-    data.insert("iops_mean".into(), Value::from(mean(&ss.iops)));
-    data.insert("iops".into(), Value::from(ss.iops.clone()));
-    data.insert("bw".into(), Value::from(ss.bw.clone()));
-    let mut m = Map::new();
-    m.insert("ss".into(), Value::from(criterion_name));
-    m.insert("duration".into(), Value::from(spec.window_s));
-    m.insert("attained".into(), Value::from(u32::from(ss.attained)));
     let criterion = if ss.criterion.is_finite() {
         ss.criterion
     } else {
         0.0
     };
-    m.insert(
-        "criterion".into(),
-        Value::from(format!("{:.6}{pct}", criterion as f32)),
-    );
-    m.insert("max_deviation".into(), float(ss.max_deviation));
-    m.insert("slope".into(), float(ss.slope));
-    m.insert("data".into(), Value::Object(data));
-    Value::Object(m)
+    e.begin("steadystate")?;
+    e.string("ss", &criterion_name)?;
+    e.uint("duration", u64::from(spec.window_s))?;
+    e.uint("attained", u64::from(ss.attained))?;
+    e.string("criterion", &format!("{:.6}{pct}", criterion as f32))?;
+    e.float("max_deviation", ss.max_deviation)?;
+    e.float("slope", ss.slope)?;
+    e.begin("data")?;
+    e.uint("bw_mean", mean(&ss.bw))?;
+    e.uint("iops_mean", mean(&ss.iops))?;
+    e.uints("iops", &ss.iops)?;
+    e.uints("bw", &ss.bw)?;
+    e.end()?;
+    e.end()
 }
 
 /// The whole document as a JSON value, keys in fio's order.
@@ -237,12 +271,15 @@ pub fn to_value_as(run: &RunResult, flavor: Flavor) -> Value {
 
 /// One job's object, with its reporting group's figures.
 fn job_value(groups: &[GroupStats], job: &JobStats, flavor: Flavor) -> Value {
-    let group = groups
-        .iter()
-        .find(|g| g.groupid == job.groupid)
-        .cloned()
-        .unwrap_or_default();
-    job_object(job, &group, flavor)
+    job_object(job, &group_of(groups, job), flavor)
+}
+
+/// `job`'s reporting group's figures (a default for a job in no group).
+fn group_of<'g>(groups: &'g [GroupStats], job: &JobStats) -> std::borrow::Cow<'g, GroupStats> {
+    match groups.iter().find(|g| g.groupid == job.groupid) {
+        Some(group) => std::borrow::Cow::Borrowed(group),
+        None => std::borrow::Cow::Owned(GroupStats::default()),
+    }
 }
 
 /// The document around `jobs`, keys in fio's order.
@@ -387,56 +424,50 @@ pub fn write_json_plus<W: Write>(run: &RunResult, w: &mut W) -> io::Result<()> {
 }
 
 /// Writes the run in `flavor`, the same bytes as [`write_value`] of [`to_value_as`], but
-/// each job's object is built, written and dropped in turn: a run of thousands of jobs never
-/// holds the whole document as values (4096 jobs: about 130 MiB of values, 25 MB of text).
+/// each job's object goes straight to `w` as text ([`emit::Text`]): a run of thousands of
+/// jobs never builds a job's object as values (4096 jobs: 25 MB of text; as values, about
+/// 480 K instructions per job to build, print and drop).
 pub fn write_json_as<W: Write>(run: &RunResult, flavor: Flavor, w: &mut W) -> io::Result<()> {
-    let top = document(run, Value::Null);
-    let streamed = Streamed {
-        top: &top,
-        run,
-        groups: &run.groups(),
-        flavor,
+    let Value::Object(top) = document(run, Value::Null) else {
+        unreachable!("the document is an object");
     };
-    let mut ser = serde_json::Serializer::with_formatter(&mut *w, FioFormatter::default());
-    serde::Serialize::serialize(&streamed, &mut ser).map_err(io::Error::other)?;
-    w.write_all(b"\n")
-}
-
-/// The document with its `jobs` entry serialized job by job (see [`write_json_as`]).
-struct Streamed<'a> {
-    top: &'a Value,
-    run: &'a RunResult,
-    groups: &'a [GroupStats],
-    flavor: Flavor,
-}
-
-impl serde::Serialize for Streamed<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        let Value::Object(top) = self.top else {
-            return self.top.serialize(s);
-        };
-        let mut map = s.serialize_map(Some(top.len()))?;
-        for (key, value) in top {
-            if key != "jobs" {
-                map.serialize_entry(key, value)?;
-                continue;
-            }
-            struct Jobs<'b>(&'b Streamed<'b>);
-            impl serde::Serialize for Jobs<'_> {
-                fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                    let doc = self.0;
-                    let mut seq = s.serialize_seq(Some(doc.run.jobs.len()))?;
-                    for job in &doc.run.jobs {
-                        seq.serialize_element(&job_value(doc.groups, job, doc.flavor))?;
-                    }
-                    seq.end()
-                }
-            }
-            map.serialize_entry(key, &Jobs(self))?;
+    let groups = run.groups();
+    w.write_all(b"{")?;
+    for (i, (key, value)) in top.iter().enumerate() {
+        w.write_all(if i == 0 { b"\n  " } else { b",\n  " })?;
+        serde_json::to_writer(&mut *w, key).map_err(io::Error::other)?;
+        w.write_all(b" : ")?;
+        if key == "jobs" {
+            write_jobs(run, &groups, flavor, w)?;
+        } else {
+            // An entry of the document, nested one level as the whole document would be.
+            let style = FioFormatter {
+                indent: 1,
+                has_value: false,
+            };
+            let mut ser = serde_json::Serializer::with_formatter(&mut *w, style);
+            serde::Serialize::serialize(value, &mut ser).map_err(io::Error::other)?;
         }
-        map.end()
     }
+    w.write_all(if top.is_empty() { b"}\n" } else { b"\n}\n" })
+}
+
+/// The `jobs` array, each job written as text at nesting depth 2.
+fn write_jobs<W: Write>(
+    run: &RunResult,
+    groups: &[GroupStats],
+    flavor: Flavor,
+    w: &mut W,
+) -> io::Result<()> {
+    w.write_all(b"[")?;
+    let mut text = emit::Text::default();
+    for (i, job) in run.jobs.iter().enumerate() {
+        w.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
+        text.open(2);
+        emit_job(&mut text, job, &group_of(groups, job), flavor)?;
+        text.close(2, w)?;
+    }
+    w.write_all(if run.jobs.is_empty() { b"]" } else { b"\n  ]" })
 }
 
 /// The run as fio's JSON document, newline-terminated.

@@ -248,19 +248,101 @@ fn terse_lines_have_130_fields_and_fio_positions() {
     assert_eq!(f[129], "97.53%");
 }
 
-/// The streamed writer (each job built, written and dropped in turn, so thousands of jobs
-/// never sit in memory as one document) gives the golden file's bytes, in both flavours.
+/// A job that fills every field fio's JSON can carry: options needing escapes, percentiles
+/// on all three series and the sync series, an error count, a steady-state report, a
+/// non-finite CPU figure, negative and fractional floats; and one with an empty percentile
+/// list (fio then prints `"percentile" : {}`) and no options (`"job options" : {}`).
+fn every_field_run() -> RunResult {
+    use iosched_workload::steady_state::{SteadyStateReport, SteadyStateSpec};
+    let mut full = JobStats::new("odd \"name\"\\\n\u{1}é", 3, &DEFAULT_PERCENTILES);
+    full.options = vec![
+        ("filename".into(), "/dev/\"x\"\\y\tz".into()),
+        ("bs".into(), "4k".into()),
+    ];
+    (full.slat_percentiles, full.lat_percentiles) = (true, true);
+    full.continue_on_error = true;
+    (full.total_err, full.first_error, full.error) = (3, -5, 5);
+    for i in 0..400u64 {
+        let t = i * MS;
+        full.record_io(
+            i as usize % 3,
+            4096,
+            t,
+            t + 900 + i,
+            t + 50_000 + i * i * 31,
+        );
+        full.record_sync(2 * MS + i * 7_777);
+    }
+    full.set_runtime(0, 400 * MS);
+    (full.usr_cpu, full.sys_cpu) = (f64::NAN, 0.1 + 0.2);
+    full.latency_percentile = -0.0;
+    full.steadystate = Some(SteadyStateReport {
+        spec: SteadyStateSpec {
+            iops: true,
+            slope: true,
+            limit: 0.3,
+            percent: true,
+            window_s: 3,
+            ramp_ns: 0,
+        },
+        attained: true,
+        criterion: -1.25,
+        max_deviation: f64::INFINITY,
+        slope: -0.015625,
+        iops: vec![100, 250, 0],
+        bw: vec![],
+    });
+    let mut bare = JobStats::new("bare", 3, &[0.0]);
+    bare.record_io(0, 512, 0, 10, 20);
+    bare.set_runtime(0, MS);
+    RunResult {
+        jobs: vec![full, bare],
+        ..sample_run()
+    }
+}
+
+/// The text writer (each job written straight as text, so thousands of jobs never sit in
+/// memory as values) and the `Value` tree, both fed by the one layout, give the same bytes
+/// for every field in both flavours: the golden run's and every field's (the tree printed
+/// by serde_json with fio's formatter, the writer the text one replaced for speed, issue 15).
 #[test]
-fn streamed_json_is_the_same_document() {
-    let run = sample_run();
-    for flavor in [fio_json::JSON, fio_json::JSON_PLUS] {
+fn text_writer_matches_serde_for_every_field() {
+    for (run, flavor) in [
+        (sample_run(), fio_json::JSON),
+        (sample_run(), fio_json::JSON_PLUS),
+        (every_field_run(), fio_json::JSON),
+        (every_field_run(), fio_json::JSON_PLUS),
+    ] {
         let mut whole = Vec::new();
         fio_json::write_value(&fio_json::to_value_as(&run, flavor), &mut whole).unwrap();
-        let mut streamed = Vec::new();
-        fio_json::write_json_as(&run, flavor, &mut streamed).unwrap();
-        assert_eq!(
-            String::from_utf8(streamed).unwrap(),
-            String::from_utf8(whole).unwrap()
+        let mut text = Vec::new();
+        fio_json::write_json_as(&run, flavor, &mut text).unwrap();
+        let (whole, text) = (
+            String::from_utf8(whole).unwrap(),
+            String::from_utf8(text).unwrap(),
         );
+        assert_eq!(text, whole);
+        if run.jobs[0].name == "seqread" {
+            continue;
+        }
+        for needle in [
+            "\"percentile\" : {}",
+            "\"job options\" : {}",
+            "\"bw\" : []",
+            "\"first_error\" : -5",
+            "\"usr_cpu\" : 0.000000",
+            "\"latency_percentile\" : -0.000000",
+            "odd \\\"name\\\"\\\\\\n\\u0001é",
+        ] {
+            assert!(text.contains(needle), "{needle} missing");
+        }
+        assert_eq!(text.contains("\"bins\""), flavor == fio_json::JSON_PLUS);
     }
+    let empty = RunResult {
+        jobs: vec![],
+        ..RunResult::default()
+    };
+    let mut whole = Vec::new();
+    fio_json::write_value(&fio_json::to_value(&empty), &mut whole).unwrap();
+    assert_eq!(fio_json::to_string(&empty).into_bytes(), whole);
 }
