@@ -21,7 +21,16 @@ prints the device's mean in-flight count, sampled from /sys/block/<loop>/infligh
 5 ms during each run, for both sides (the engine's own gauge, iosched.inflight, says the
 same from inside).
 
+Each engine/fio row also prints both sides' IOPS, the ratio of their medians (less swayed
+than the median of per-pair ratios when single runs land far apart), and each side's CPU
+time per I/O (user, system; fio's job process, the engine's one thread). At QD1 on this VM a
+run lands either near 40 k IOPS or near 4 k (the submitter and the loop's worker on one CPU,
+or on two that each halt between I/Os), for either side at random, so one pair can say 0.1
+or 10; read the IOPS ranges and use more pairs there.
+
 Usage: scripts/bench-engine-vs-fio.py [--pairs 5] [--runtime 3] [--mib 512] [--only shm|disk]
+                                      [--rows randwrite-1,randread]
+`--rows` runs only the engine/fio rows named (`RW` or `RW-DEPTH`), not the other sections.
 Needs root, losetup and fio. Prints the load average before and after each section.
 """
 
@@ -140,6 +149,19 @@ def summary(values):
     return (f"{statistics.median(values):8.3f} ({min(values):.3f}-{max(values):.3f})")
 
 
+def cpu_us_per_io(result):
+    """(user, system) CPU microseconds per I/O of the first job: fio's usr_cpu and sys_cpu
+    are percent of the job's runtime (the engine reports the same for its thread)."""
+    job = result["jobs"][0]
+    ios = job["read"]["total_ios"] + job["write"]["total_ios"]
+    runtime_us = job["job_runtime"] * 1000.0
+    return tuple(job[key] / 100.0 * runtime_us / max(ios, 1) for key in ("usr_cpu", "sys_cpu"))
+
+
+def wanted(rows, rw, depth):
+    return rows is None or rw in rows or f"{rw}-{depth}" in rows
+
+
 SINGLE = """[bench]
 ioengine=io_uring
 direct=1
@@ -190,11 +212,14 @@ offset=64m
 """
 
 
-def engine_vs_fio(r, dev, pairs):
+def engine_vs_fio(r, dev, pairs, rows=None):
     for rw in ("randread", "randwrite"):
         for depth in (1, 32):
+            if not wanted(rows, rw, depth):
+                continue
             job = r.job(f"{rw}-{depth}", SINGLE.format(rw=rw, depth=depth))
-            ratios, fio_iops, fio_depth, eng_depth, gauge = [], [], [], [], []
+            ratios, fio_iops, eng_iops, fio_depth, eng_depth, gauge = [], [], [], [], [], []
+            cpu = {"fio": [], "engine": []}
             for pair in range(pairs):
                 # Alternate who goes first, so a trend in the load hits both sides alike.
                 if pair % 2 == 0:
@@ -207,11 +232,20 @@ def engine_vs_fio(r, dev, pairs):
                     fio_depth.append(r.inflight[-1])
                 ratios.append(iops(eng) / iops(fio))
                 fio_iops.append(iops(fio) / 1000)
+                eng_iops.append(iops(eng) / 1000)
+                cpu["fio"].append(cpu_us_per_io(fio))
+                cpu["engine"].append(cpu_us_per_io(eng))
                 gauge.append(eng["iosched"]["inflight"]["device"]["mean"])
             print(f"  engine noop / fio, {rw} QD{depth}: {summary(ratios)}; fio kIOPS "
                   f"{summary(fio_iops)}; in flight (sampled) fio {statistics.mean(fio_depth):.1f}"
                   f", engine {statistics.mean(eng_depth):.1f} (its gauge "
                   f"{statistics.mean(gauge):.1f})")
+            per_io = "; ".join(
+                f"{side} {statistics.median(u for u, _ in v):.2f} usr + "
+                f"{statistics.median(k for _, k in v):.2f} sys" for side, v in cpu.items())
+            print(f"    engine kIOPS {summary(eng_iops)}; ratio of medians "
+                  f"{statistics.median(eng_iops) / statistics.median(fio_iops):.3f}; "
+                  f"CPU us per I/O (median) {per_io}")
 
 
 def two_groups(r, dev, pairs):
@@ -276,7 +310,15 @@ def main():
     parser.add_argument("--runtime", type=int, default=3)
     parser.add_argument("--mib", type=int, default=512)
     parser.add_argument("--only", choices=["shm", "disk"])
+    parser.add_argument("--rows", help="only these engine/fio rows: RW or RW-DEPTH, commas")
     args = parser.parse_args()
+    rows = None
+    if args.rows:
+        rows = set(args.rows.split(","))
+        known = {f"{rw}-{d}" for rw in ("randread", "randwrite") for d in (1, 32)}
+        known |= {"randread", "randwrite"}
+        if not rows <= known:
+            sys.exit(f"bench: --rows: unknown {sorted(rows - known)}; known {sorted(known)}")
     if os.geteuid() != 0:
         sys.exit("bench: needs root (loop devices, cgroups)")
     subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "iosched"],
@@ -293,7 +335,10 @@ def main():
             try:
                 print(f"# loop over {directory} ({dev.path}), {args.pairs} pairs, "
                       f"{args.runtime} s each; median (range)")
-                for section in (engine_vs_fio, two_groups, reader_hog):
+                if rows is not None:
+                    print(f"# engine_vs_fio ({args.rows}): load before {load()}")
+                    engine_vs_fio(runner, dev.path, args.pairs, rows)
+                for section in (engine_vs_fio, two_groups, reader_hog) if rows is None else ():
                     print(f"# {section.__name__}: load before {load()}")
                     section(runner, dev.path, args.pairs)
                 print(f"# load after {load()}")

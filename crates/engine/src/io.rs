@@ -449,7 +449,9 @@ impl Backend for EngineBackend {
         trace: &mut dyn Trace,
     ) {
         self.reaped[process] += 1;
-        if more && self.reaped[process] >= self.complete_max[process] {
+        // Another worker thread's clone runs on its own thread, woken through its mailbox.
+        let own = self.owner[process] == self.thread;
+        if more && own && self.reaped[process] >= self.complete_max[process] {
             self.reaped[process] = 0;
             drv.wake_process(self, process, trace);
             self.commit(drv, trace);

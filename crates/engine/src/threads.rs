@@ -250,6 +250,11 @@ fn spawned(
             return (LockSummary::default(), 0);
         }
     };
+    let _alarm = PanicAlarm {
+        shared,
+        events,
+        index,
+    };
     let mut worker = Worker::new(index, ring, shared);
     pin(shared, index, events);
     work(shared, &mut worker, events, stop, None);
@@ -257,6 +262,25 @@ fn spawned(
     let _ = worker.ring.submitter().unregister_files();
     let _ = worker.ring.submitter().unregister_buffers();
     (worker.lock, worker.enter_calls)
+}
+
+/// Ends the run if a spawned worker panics: the others are told (a worker asleep on its
+/// ring would otherwise wait for ever), and the panic is raised again when it is joined.
+struct PanicAlarm<'s, 'a> {
+    shared: &'s Mutex<Shared<'a>>,
+    events: &'s [File],
+    index: usize,
+}
+
+impl Drop for PanicAlarm<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let mut guard = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+            guard.exit = true;
+            drop(guard);
+            tell_all(self.events, self.index);
+        }
+    }
 }
 
 /// A ring like worker 0's, made on the calling thread, with the target and (if worker 0's
