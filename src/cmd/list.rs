@@ -45,13 +45,12 @@ pub fn knobs() -> CmdResult {
         };
         let _ = writeln!(out, "{name:<26} default {default:<10} {meaning}");
     }
+    let engine_threads = "real targets only: engine worker threads, each with its own io_uring \
+                          ring, sharing one scheduler (auto: one per CPU the jobs allow)";
     let _ = writeln!(
         out,
-        "{:<26} default {:<10} {}",
-        "engine_threads",
-        1,
-        "real targets only: engine worker threads, each with its own io_uring ring, sharing one \
-         scheduler (auto: one per CPU the jobs allow)"
+        "{:<26} default {:<10} {engine_threads}",
+        "engine_threads", 1
     );
     print_out(&out)
 }
