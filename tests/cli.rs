@@ -167,6 +167,9 @@ fn knobs_lists_writeback_and_file_system_knobs() {
         "dirty_throttle",
         "barrier",
         "commit_ms",
+        "cpus",
+        "cpu_era",
+        "engine_threads",
     ] {
         assert!(
             text.lines()
@@ -175,6 +178,20 @@ fn knobs_lists_writeback_and_file_system_knobs() {
         );
     }
     assert!(text.contains("dirty_throttle             default io-less"));
+    assert!(text.contains("cpu_era                    default off"));
+}
+
+/// `engine_threads` is the real engine's; a simulated run refuses it by its name, where it
+/// was once reported as a tunable the scheduler lacks.
+#[test]
+fn engine_threads_on_a_simulated_run_is_refused_by_name() {
+    let job_dir = Scratch::new("cli-threads");
+    let job = job_dir.file("threads.fio", TWO_JOBS);
+    let output = iosched(&["run", &job, "--set", "engine_threads=2"]);
+    assert_input_error(
+        &output,
+        "engine_threads=2: the real engine's worker threads",
+    );
 }
 
 /// A CFQ run's binary trace opens in blkparse and btt, and carries CFQ's messages.

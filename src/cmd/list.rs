@@ -30,13 +30,28 @@ pub fn schedulers() -> CmdResult {
 
 pub fn knobs() -> CmdResult {
     let mut out = String::new();
-    let defaults = iosched_sim::fs::FsConfig::default().knobs();
-    for ((name, meaning), (_, default)) in iosched_sim::fs::FsConfig::meanings()
-        .into_iter()
-        .zip(defaults)
-    {
+    let config = iosched_sim::fs::FsConfig::default();
+    // The JSON echo leaves the CPU model's knobs out while it is off, so their defaults are
+    // named here rather than found among the echoed values.
+    let defaults = config.knobs();
+    for (name, meaning) in iosched_sim::fs::FsConfig::meanings() {
+        let default = match name {
+            "cpu_era" => "off".to_string(),
+            "cpus" => config.writeback.cpus.to_string(),
+            _ => defaults
+                .iter()
+                .find(|(known, _)| known == name)
+                .map_or_else(String::new, |(_, value)| value.clone()),
+        };
         let _ = writeln!(out, "{name:<26} default {default:<10} {meaning}");
     }
+    let engine_threads = "real targets only: engine worker threads, each with its own io_uring \
+                          ring, sharing one scheduler (auto: one per CPU the jobs allow)";
+    let _ = writeln!(
+        out,
+        "{:<26} default {:<10} {engine_threads}",
+        "engine_threads", 1
+    );
     print_out(&out)
 }
 

@@ -120,6 +120,15 @@ pub fn spec_from(command: CommandLine) -> Result<RunSpec, RunError> {
             },
         );
     }
+    if target.is_simulated() {
+        if let Some(setting) = tunables.iter().find(|s| s.name == "engine_threads") {
+            return Err(RunError::Knob(format!(
+                "engine_threads={}: the real engine's worker threads, for a run on a device or \
+                 file (--device PATH); a simulated run has one event loop",
+                setting.value
+            )));
+        }
+    }
     let host = iosched_engine::host::parse_context();
     let machine = if target.is_simulated() {
         simulated::machine(&knobs, &host, &command.jobs)?
