@@ -865,37 +865,18 @@ impl EngineBackend {
         if self.ring.completion().len() >= want {
             return Ok(());
         }
-        let result = match deadline {
-            Some(at) => {
-                let now = self.clock();
-                if at <= now {
-                    return Ok(());
-                }
-                let wait = at - now;
-                let timespec = types::Timespec::new()
-                    .sec(wait / 1_000_000_000)
-                    .nsec((wait % 1_000_000_000) as u32);
-                let args = types::SubmitArgs::new().timespec(&timespec);
-                self.enter_calls += 1;
-                self.ring.submitter().submit_with_args(want, &args)
-            }
-            None if self.in_device > 0 => {
-                self.enter_calls += 1;
-                self.ring.submit_and_wait(want)
-            }
-            None => return Ok(()),
-        };
-        match result {
-            Ok(_) => Ok(()),
-            Err(error) => match error.raw_os_error() {
-                // Timeout expired, a signal arrived, or the completion queue is busy: all
-                // mean "look again".
-                Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN) => {
-                    Ok(())
-                }
-                _ => Err(EngineError::io(&self.target.path, "io_uring_enter", error)),
-            },
+        if deadline.is_none() && self.in_device == 0 {
+            return Ok(());
         }
+        let start = self.start;
+        wait_in_kernel(
+            &self.ring,
+            want,
+            || start.elapsed().as_nanos() as Time,
+            deadline,
+            &mut self.enter_calls,
+        )
+        .map_err(|error| EngineError::io(&self.target.path, "io_uring_enter", error))
     }
 
     /// Clone `index`, another thread's, was woken here: into its thread's mailbox.
@@ -933,5 +914,44 @@ impl EngineBackend {
                 }
             }
         }
+    }
+}
+
+/// One `io_uring_enter` that waits for `want` completions, until `deadline` on the run's clock
+/// (`now` reads it) or without one; none when the deadline has passed. Counted in `calls`.
+/// The outcomes that only mean "look again" (the timeout expired, a signal arrived, the
+/// completion queue was busy) are not errors.
+pub(crate) fn wait_in_kernel(
+    ring: &IoUring,
+    want: usize,
+    now: impl FnOnce() -> Time,
+    deadline: Option<Time>,
+    calls: &mut u64,
+) -> std::io::Result<()> {
+    let result = match deadline {
+        Some(at) => {
+            let now = now();
+            if at <= now {
+                return Ok(());
+            }
+            let wait = at - now;
+            let timespec = types::Timespec::new()
+                .sec(wait / 1_000_000_000)
+                .nsec((wait % 1_000_000_000) as u32);
+            let args = types::SubmitArgs::new().timespec(&timespec);
+            *calls += 1;
+            ring.submitter().submit_with_args(want, &args)
+        }
+        None => {
+            *calls += 1;
+            ring.submit_and_wait(want)
+        }
+    };
+    match result {
+        Ok(_) => Ok(()),
+        Err(error) => match error.raw_os_error() {
+            Some(libc::ETIME | libc::EINTR | libc::EBUSY | libc::EAGAIN) => Ok(()),
+            _ => Err(error),
+        },
     }
 }

@@ -36,7 +36,7 @@ use iosched_core::{NoTrace, RequestId, Time};
 use iosched_workload::JobSpec;
 
 use crate::affinity;
-use crate::engine::{Engine, EngineBackend, EngineDriver, EngineOutcome, Usage};
+use crate::engine::{wait_in_kernel, Engine, EngineBackend, EngineDriver, EngineOutcome, Usage};
 use crate::error::EngineError;
 use crate::setup;
 
@@ -582,30 +582,10 @@ impl Worker {
 
     /// Waits on the worker's ring for one completion (an I/O or a wake-up) or `deadline`.
     fn wait(&mut self, deadline: Option<Time>) -> Result<(), EngineError> {
-        let result = match deadline {
-            Some(at) => {
-                let now = self.clock();
-                if at <= now {
-                    return Ok(());
-                }
-                let wait = at - now;
-                let timespec = types::Timespec::new()
-                    .sec(wait / 1_000_000_000)
-                    .nsec((wait % 1_000_000_000) as u32);
-                let args = types::SubmitArgs::new().timespec(&timespec);
-                self.enter_calls += 1;
-                self.ring.submitter().submit_with_args(1, &args)
-            }
-            None => {
-                self.enter_calls += 1;
-                self.ring.submit_and_wait(1)
-            }
-        };
-        match result.map_err(|error| (error.raw_os_error(), error)) {
-            Ok(_) => Ok(()),
-            Err((Some(libc::ETIME | libc::EINTR | libc::EBUSY | libc::EAGAIN), _)) => Ok(()),
-            Err((_, error)) => Err(EngineError::io(&self.path, "io_uring_enter", error)),
-        }
+        let start = self.start;
+        let now = || start.elapsed().as_nanos() as Time;
+        wait_in_kernel(&self.ring, 1, now, deadline, &mut self.enter_calls)
+            .map_err(|error| EngineError::io(&self.path, "io_uring_enter", error))
     }
 
     /// Cancels the pending eventfd read and reaps it, so that its buffer may go.
