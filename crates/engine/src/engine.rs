@@ -545,13 +545,7 @@ impl<'a> Engine<'a> {
             if stop.load(Ordering::Relaxed) && !back.stopping {
                 back.begin_stop(drv);
             }
-            back.run_due(drv, trace);
-            back.step_woken(drv, trace);
-            drv.pump_dispatch(back, trace);
-            if back.config.check {
-                drv.elevator.check_invariants();
-            }
-            if drv.life.all_finished() && drv.in_flight.is_empty() {
+            if back.run_turn(drv, trace) {
                 break;
             }
             let deadline = back.deadline(drv);
@@ -670,6 +664,19 @@ impl EngineBackend {
                 drv.elevator.queued()
             )),
         }
+    }
+
+    /// A turn's work once its completions are in, the same on one thread or several: due
+    /// wake-ups (the idle timer among them), the woken clones, the dispatch; whether the run
+    /// is over (every job finished, nothing in flight).
+    pub(crate) fn run_turn(&mut self, drv: &mut EngineDriver<'_>, trace: &mut dyn Trace) -> bool {
+        self.run_due(drv, trace);
+        self.step_woken(drv, trace);
+        drv.pump_dispatch(self, trace);
+        if self.config.check {
+            drv.elevator.check_invariants();
+        }
+        drv.life.all_finished() && drv.in_flight.is_empty()
     }
 
     /// Steps the processes woken since the last look (completions, `exitall`, request lists).

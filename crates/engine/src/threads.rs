@@ -456,13 +456,7 @@ fn turn(state: &mut Shared<'_>, worker: &mut Worker, events: &[File], stop: &Ato
     if !worker.armed {
         worker.arm(back, events[worker.index].as_raw_fd());
     }
-    back.run_due(drv, trace);
-    back.step_woken(drv, trace);
-    drv.pump_dispatch(back, trace);
-    if back.config.check {
-        drv.elevator.check_invariants();
-    }
-    if drv.life.all_finished() && drv.in_flight.is_empty() {
+    if back.run_turn(drv, trace) {
         state.exit = true;
         tell_all(events, worker.index);
         return Next::Exit;
