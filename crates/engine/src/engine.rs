@@ -728,9 +728,9 @@ impl EngineBackend {
     }
 
     /// Hands the queued entries to the kernel with one `io_uring_enter` that does not wait
-    /// (fio's `commit`), and stamps each entry it took with the time the call returned. A
-    /// busy or interrupted call leaves them queued for the next; any other error is kept in
-    /// `ring_error` for the loop.
+    /// (fio's `commit`, [`commit_entries`]), and stamps each entry it took with the time the
+    /// call returned. A busy or interrupted call leaves them queued for the next; any other
+    /// error is kept in `ring_error` for the loop.
     pub(crate) fn submit_queued(&mut self, drv: &mut EngineDriver<'_>) {
         if self.ring.submission().is_empty()
             || (self.defer_submit && !self.ring.submission().is_full())
@@ -741,7 +741,7 @@ impl EngineBackend {
         // The entries go in as the call begins.
         let now = self.clock();
         self.device_gauge.set(self.in_device, now);
-        match self.ring.submit() {
+        match commit_entries(&mut self.ring) {
             Ok(taken) => self.stamp_sent(drv, taken),
             Err(error)
                 if matches!(
@@ -924,6 +924,28 @@ impl EngineBackend {
     }
 }
 
+/// `io_uring_enter`'s flag asking for completions (`IORING_ENTER_GETEVENTS`, bit 0 in the
+/// kernel's `include/uapi/linux/io_uring.h`; the io-uring crate keeps its copy private).
+const IORING_ENTER_GETEVENTS: u32 = 1 << 0;
+
+/// Submits every queued entry with one `io_uring_enter` that asks for completions without
+/// waiting for any (`GETEVENTS`, `min_complete` 0), as fio 3.33's io_uring `commit` enters:
+/// with `DEFER_TASKRUN` the completions that arrived while the call ran (the device finished
+/// the I/O before the call returned, as a loop device's worker on the same CPU does) are
+/// posted to the completion queue before it returns, so the wait that follows finds them
+/// there and makes no second call. Without the flag they stay pending until that second
+/// call runs them. Returns how many entries the kernel took.
+pub(crate) fn commit_entries(ring: &mut IoUring) -> std::io::Result<usize> {
+    let queued = ring.submission().len() as u32;
+    // SAFETY: no argument is passed (null pointer, size of a sigset as for a plain submit);
+    // the entries handed over were written by `SubmissionQueue::push`, whose callers keep
+    // their buffers alive until the completions are reaped.
+    unsafe {
+        ring.submitter()
+            .enter::<libc::sigset_t>(queued, 0, IORING_ENTER_GETEVENTS, None)
+    }
+}
+
 /// One `io_uring_enter` that waits for `want` completions, until `deadline` on the run's clock
 /// (`now` reads it) or without one; none when the deadline has passed. Counted in `calls`.
 /// The outcomes that only mean "look again" (the timeout expired, a signal arrived, the
@@ -960,5 +982,48 @@ pub(crate) fn wait_in_kernel(
             Some(libc::ETIME | libc::EINTR | libc::EBUSY | libc::EAGAIN) => Ok(()),
             _ => Err(error),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use io_uring::{opcode, squeue};
+
+    /// A ring as the engine's (`setup::new_ring`), but without `TASKRUN_FLAG`, so that the
+    /// io-uring crate's own `submit` cannot see the pending work and add `GETEVENTS` itself.
+    fn deferred_ring() -> Option<IoUring> {
+        IoUring::builder()
+            .setup_coop_taskrun()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .build(8)
+            .ok()
+    }
+
+    /// A completion that arrives as deferred task work (a no-op punted to io-wq) is posted by
+    /// `commit_entries`, as by fio's commit (`IORING_ENTER_GETEVENTS`), and not by a plain
+    /// submit. The reference is the kernel itself: without the flag the same call leaves it
+    /// pending.
+    #[test]
+    fn commit_posts_deferred_completions() {
+        let Some(mut ring) = deferred_ring() else {
+            eprintln!("SKIPPED: this kernel has no IORING_SETUP_DEFER_TASKRUN");
+            return;
+        };
+        let nop = opcode::Nop::new()
+            .build()
+            .flags(squeue::Flags::ASYNC)
+            .user_data(7);
+        // SAFETY: a no-op points at no memory.
+        unsafe { ring.submission().push(&nop) }.unwrap();
+        assert_eq!(ring.submit().unwrap(), 1);
+        // The io-wq worker finishes at once; its completion waits for the ring's task.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        ring.submit().unwrap();
+        assert_eq!(ring.completion().len(), 0, "a plain submit posted it");
+        assert_eq!(commit_entries(&mut ring).unwrap(), 0);
+        let posted: Vec<u64> = ring.completion().map(|cqe| cqe.user_data()).collect();
+        assert_eq!(posted, [7]);
     }
 }

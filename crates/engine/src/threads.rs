@@ -561,7 +561,7 @@ impl Worker {
             return Ok(());
         }
         self.enter_calls += 1;
-        match self.ring.submit() {
+        match crate::engine::commit_entries(&mut self.ring) {
             Ok(taken) => {
                 self.sent += taken;
                 self.sent_at = self.clock();
