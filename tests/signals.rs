@@ -240,3 +240,46 @@ fn a_bandwidth_log_that_cannot_be_written_keeps_the_results() {
     let run: serde_json::Value = serde_json::from_slice(&out.stdout).expect("results printed");
     assert_eq!(run["jobs"][0]["read"]["io_bytes"], 1 << 20);
 }
+     let bad = iosched(&["run", &job, "--trace-limit", "2q"]);
+     assert_eq!(bad.status.code(), Some(2));
+ }
+
+/// An engine run blocked in `io_uring_enter` (a job that starts in a minute, nothing in
+/// flight) stops at once on SIGINT. signal-hook installs its handler with `SA_RESTART`; the
+/// kernel's wait for completions ends with EINTR, which no flag restarts, so the wait ends
+/// when the signal arrives, not when the minute is over (outside reference: the kernel's
+/// behaviour on this machine; a restarted wait would hold the run for the whole delay).
+#[test]
+fn sigint_ends_an_engine_run_waiting_in_the_kernel() {
+    let scratch = Scratch::new("signal-engine-wait");
+    let job = scratch.file(
+        "late.fio",
+        "[late]\nrw=read\nbs=4k\nsize=1m\ndirect=1\nstartdelay=60\n",
+    );
+    let target = scratch.0.join("target.img");
+    let child = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(["run", &job, "--device"])
+        .arg(&target)
+        .args(["--output-format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The target is laid out after the handler is installed; then the engine waits.
+    wait_for(&target);
+    std::thread::sleep(Duration::from_millis(500));
+    let sent = Instant::now();
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let waited = sent.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    // Far below the 60 s start delay, whatever the machine's load.
+    assert!(waited < Duration::from_secs(30), "stopped after {waited:?}");
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).expect("partial JSON");
+    assert_eq!(run["iosched"]["interrupted"], true);
+}
