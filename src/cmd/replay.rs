@@ -315,7 +315,7 @@ fn plot_table(
         rows: outcomes.iter().map(|o| o.scheduler.clone()).collect(),
         columns,
         sweep: false,
-        x_desc: None,
+        x_desc: Some("scheduler".into()),
     }
 }
 
