@@ -177,8 +177,55 @@ fn knobs_lists_writeback_and_file_system_knobs() {
             "{knob} missing:\n{text}"
         );
     }
-    assert!(text.contains("dirty_throttle             default io-less"));
-    assert!(text.contains("cpu_era                    default off"));
+    let default_of = |knob: &str| {
+        let line = text.lines().find(|l| l.starts_with(&format!("{knob} ")));
+        line.and_then(|l| l.split_whitespace().nth(1))
+            .map(str::to_string)
+    };
+    assert_eq!(default_of("dirty_throttle").as_deref(), Some("io-less"));
+    assert_eq!(default_of("cpu_era").as_deref(), Some("off"));
+}
+
+/// One capacity unit: `devices` and `calibrate` give every preset's capacity in the same
+/// decimal GB (the figure drive makers print: hdd-7200 is 517.8 GB, which is 482 GiB), and
+/// `devices` is a table whose columns line up however wide a value is (nvme-gen4's queue
+/// depth of 1024 once pushed its row out of line).
+#[test]
+fn devices_and_calibrate_agree_on_capacity_in_aligned_columns() {
+    let output = iosched(&["devices"]);
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    let header = text.lines().next().unwrap();
+    let end_of = |line: &str, column: &str| line.find(column).map(|at| at + column.len());
+    let depth_end = end_of(header, "queue depth").unwrap();
+    let capacity_end = end_of(header, "capacity (GB)").unwrap();
+    for line in text.lines().skip(1) {
+        let (name, _) = line.split_once(' ').unwrap();
+        // Right-aligned figures end where their column's title ends.
+        for end in [depth_end, capacity_end] {
+            let (figure, after) = line.split_at(end);
+            assert!(
+                figure.ends_with(|c: char| c.is_ascii_digit()) && after.starts_with(' '),
+                "a figure does not end under its title:\n{header}\n{line}"
+            );
+        }
+        let listed = line[..capacity_end].split_whitespace().last().unwrap();
+        let listed: f64 = listed.parse().unwrap_or_else(|_| panic!("{line}"));
+        let calibrated = iosched(&["calibrate", name]);
+        let calibrated = String::from_utf8(calibrated.stdout).unwrap();
+        assert!(
+            calibrated
+                .lines()
+                .next()
+                .unwrap()
+                .contains(&format!("capacity {listed:.1} GB)")),
+            "{name}: devices says {listed} GB, calibrate {calibrated}"
+        );
+    }
+    assert!(
+        text.contains("hdd-7200") && text.contains("517.8"),
+        "{text}"
+    );
 }
 
 /// `engine_threads` is the real engine's; a simulated run refuses it by its name, where it

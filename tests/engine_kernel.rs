@@ -317,10 +317,11 @@ fn fio_jobs_running(pid: u32, lp: &Device) -> bool {
     false
 }
 
-#[test]
-fn sigint_stops_fio_reports_and_restores() {
-    let scratch = Scratch::new("kernel-test-sigint");
-    let Some(lp) = setup("sigint_stops_fio_reports_and_restores", &scratch) else {
+/// `signal` to iosched once fio's jobs run: fio is stopped, its partial report printed, the
+/// device put back, and the exit status is 128 + the signal's number.
+fn signal_stops_fio_reports_and_restores(test: &str, signal: &str, status: i32) {
+    let scratch = Scratch::new(&format!("kernel-test-{test}"));
+    let Some(lp) = setup(test, &scratch) else {
         return;
     };
     let job = scratch.file("w.fio", &WEIGHTED.replace("runtime=1", "runtime=60"));
@@ -340,19 +341,128 @@ fn sigint_stops_fio_reports_and_restores() {
         child.id()
     );
     Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([&format!("-{signal}"), &child.id().to_string()])
         .status()
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         out.status.code(),
-        Some(130),
+        Some(status),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("partial JSON");
     assert_eq!(json["iosched"]["interrupted"], true);
     assert_restored(&lp, pid);
+}
+
+#[test]
+fn sigint_stops_fio_reports_and_restores() {
+    signal_stops_fio_reports_and_restores("sigint_stops_fio_reports_and_restores", "INT", 130);
+}
+
+/// Issue 17, 5: SIGTERM is a stop request as SIGINT is (it was reported as 130).
+#[test]
+fn sigterm_stops_fio_reports_and_restores_with_status_143() {
+    signal_stops_fio_reports_and_restores(
+        "sigterm_stops_fio_reports_and_restores_with_status_143",
+        "TERM",
+        143,
+    );
+}
+
+/// Processes whose command line names `needle` (fio's job processes carry the generated
+/// job file's path, under `iosched-kernel-PID`).
+fn processes_naming(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|entry| {
+            std::fs::read(entry.path().join("cmdline"))
+                .is_ok_and(|cmd| String::from_utf8_lossy(&cmd).contains(needle))
+        })
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// fio job processes were seen hung on a futex for ever when two suites ran at once, and
+/// iosched waited with them. A job fio cannot finish in time (one read a second over 32 MiB,
+/// no runtime) is killed at `--timeout` with its job processes, the run fails saying so, and
+/// the device is put back.
+#[test]
+fn a_fio_past_its_time_is_killed_and_the_device_restored() {
+    let scratch = Scratch::new("kernel-test-timeout");
+    let Some(lp) = setup(
+        "a_fio_past_its_time_is_killed_and_the_device_restored",
+        &scratch,
+    ) else {
+        return;
+    };
+    let job = scratch.file(
+        "slow.fio",
+        "[slow]\nioengine=io_uring\ndirect=1\nrw=randread\nbs=4k\nsize=32m\nrate_iops=1\n",
+    );
+    // Outputs to files, not pipes: a job process that survived would hold a pipe open and
+    // hang the test instead of failing it.
+    let stdout = scratch.path("stdout");
+    let stderr = scratch.path("stderr");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(["kernel", &job, "--device", lp.path(), "--scheduler", "bfq"])
+        .args(["--timeout", "3"])
+        .stdout(std::fs::File::create(&stdout).unwrap())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let status = child.wait().unwrap();
+    let stderr = std::fs::read_to_string(&stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("fio was still running at --timeout 3 s: killed fio and its job processes"),
+        "{stderr}"
+    );
+    assert!(std::fs::read(&stdout).unwrap().is_empty(), "no results");
+    assert_restored(&lp, pid);
+    let left = processes_naming(&format!("iosched-kernel-{pid}/"));
+    if !left.is_empty() {
+        // Not left running after the test.
+        Command::new("kill")
+            .arg("-KILL")
+            .args(&left)
+            .status()
+            .unwrap();
+        panic!("fio processes left running: {left:?}");
+    }
+}
+
+/// Issue 17, 5: `iosched kernel --output` was written only after the run, so a typo in its
+/// folder cost the run. It is checked before the device is: the error names `--output`,
+/// not the target (`/dev/null`, which the run would refuse).
+#[test]
+fn a_kernel_output_folder_that_does_not_exist_is_refused_first() {
+    if !tool_available("fio") {
+        return skip(
+            "a_kernel_output_folder_that_does_not_exist_is_refused_first",
+            "fio not installed",
+        );
+    }
+    let scratch = Scratch::new("kernel-test-output");
+    let job = scratch.file("w.fio", WEIGHTED);
+    let output = scratch.path("missing-dir/out.json");
+    let out = iosched(&[
+        "kernel",
+        &job,
+        "--device",
+        "/dev/null",
+        "--scheduler",
+        "bfq",
+        "--output",
+        &output,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("--output {output}")), "{stderr}");
 }
 
 /// SIGINT at any moment: 0.05 s after start (before fio runs), 0.3 s, 1 s and 3 s (fio

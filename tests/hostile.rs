@@ -296,8 +296,9 @@ fn numjobs_beyond_memory_is_refused_at_its_line() {
     assert!(stderr_of(&out).contains("MiB of memory available"));
 }
 
-/// A full disk behind standard output (`> /dev/full`) is an error with a message and exit
-/// status 1 in every subcommand that prints, never a panic (101) from `print!`.
+/// Issue 17, 6: a full disk behind standard output (`> /dev/full`) is an error with a message
+/// and exit status 1 in every subcommand that prints, never a panic (101) from `print!`
+/// (`reproduce` still panicked so).
 #[test]
 fn a_full_standard_output_is_an_error_not_a_panic() {
     let scratch = Scratch::new("dev-full");
@@ -313,13 +314,14 @@ fn a_full_standard_output_is_an_error_not_a_panic() {
     ])
     .status
     .success());
-    let commands: [&[&str]; 6] = [
+    let commands: [&[&str]; 7] = [
         &["schedulers"],
         &["devices"],
         &["knobs"],
         &["run", &job],
         &["compare", &run_json, &run_json],
         &["calibrate", "fixed"],
+        &["reproduce", "--short", "000"],
     ];
     for args in commands {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_iosched"))
@@ -334,6 +336,48 @@ fn a_full_standard_output_is_an_error_not_a_panic() {
             "{args:?}: {stderr}"
         );
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+/// Issue 17, 6: a reader that went away (`iosched schedulers | head -c1`) ends the output
+/// quietly, as for any Unix filter: exit status 0, nothing on stderr, never a panic (101).
+/// The pipe's read end is closed before the command starts, so every write meets EPIPE.
+#[test]
+fn a_closed_pipe_on_standard_output_ends_quietly() {
+    let scratch = Scratch::new("closed-pipe");
+    let job = scratch.file("a.fio", "[a]\nsize=64k\nrw=read\n");
+    let run_json = scratch.path("run.json");
+    let saved = iosched(&[
+        "run",
+        &job,
+        "--output-format",
+        "json",
+        "--output",
+        &run_json,
+    ]);
+    assert!(saved.status.success(), "{}", stderr_of(&saved));
+    let commands: [&[&str]; 7] = [
+        &["schedulers"],
+        &["devices"],
+        &["knobs"],
+        &["run", &job],
+        &["compare", &run_json, &run_json],
+        &["calibrate", "fixed"],
+        &["reproduce", "--short", "000"],
+    ];
+    for args in commands {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_iosched"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let stderr = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("Broken pipe"), "{args:?}: {stderr}");
     }
 }
 

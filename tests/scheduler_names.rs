@@ -53,3 +53,31 @@ fn kernel_takes_run_names_and_points_cfq_to_run() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("iosched run"));
     std::fs::remove_file(job).unwrap();
 }
+
+/// `iosched schedulers` names each scheduler's aliases, and every alias it names runs; the
+/// kernel's own schedulers are listed with the command that runs them.
+#[test]
+fn schedulers_lists_the_aliases_run_accepts() {
+    let out = iosched(&["schedulers"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut aliases = Vec::new();
+    for line in text.lines().filter(|l| !l.starts_with(' ')) {
+        if let Some((_, rest)) = line.split_once(" (alias ") {
+            aliases.push(rest.split(')').next().unwrap().to_string());
+        }
+    }
+    assert_eq!(aliases, ["none", "mq-deadline"], "{text}");
+    let scratch = Scratch::new("listed-names");
+    let job = &job(&scratch);
+    for alias in &aliases {
+        let out = iosched(&["run", job, "--scheduler", alias, "--output-format", "terse"]);
+        assert!(out.status.success(), "{alias}");
+    }
+    let kernel_only = text
+        .lines()
+        .find(|l| l.starts_with("kyber, bfq:"))
+        .unwrap_or_else(|| panic!("no kernel-only line in {text}"));
+    assert!(kernel_only.contains("iosched kernel"), "{kernel_only}");
+    std::fs::remove_file(job).unwrap();
+}

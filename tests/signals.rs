@@ -135,3 +135,148 @@ fn a_trace_over_its_limit_is_cut_and_the_results_kept() {
     let bad = iosched(&["run", &job, "--trace-limit", "2q"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// Issue 17, 5: SIGTERM killed the engine's runs with nothing printed. On a real target (a
+/// file here) it stops submission like SIGINT: what is in flight completes, the partial
+/// results are printed, marked `interrupted`, and the exit status is 128 + 15.
+#[test]
+fn sigterm_ends_an_engine_run_with_partial_results_and_status_143() {
+    let scratch = Scratch::new("signal-engine-term");
+    let job = scratch.file(
+        "long.fio",
+        "[long]\nrw=randread\nbs=4k\nsize=4m\ndirect=1\ntime_based\nruntime=600\n",
+    );
+    let target = scratch.0.join("target.img");
+    let child = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(["run", &job, "--device"])
+        .arg(&target)
+        .args(["--output-format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The engine creates its target after its handler is in place.
+    wait_for(&target);
+    std::thread::sleep(Duration::from_millis(500));
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{stderr}");
+    assert!(stderr.contains("partial"), "{stderr}");
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).expect("partial JSON");
+    assert_eq!(run["iosched"]["interrupted"], true);
+    assert!(run["jobs"][0]["read"]["io_bytes"].as_u64() > Some(0));
+}
+
+/// Issue 17, 5: `--output` was opened only after the run, so a typo in its folder wasted
+/// the run. It is refused before anything runs: the job's `write_iolog`, which a run would
+/// have written, does not exist.
+#[test]
+fn an_output_folder_that_does_not_exist_is_refused_before_the_run() {
+    let scratch = Scratch::new("signal-output-dir");
+    let job = scratch.file("a.fio", "[a]\nsize=1m\nrw=read\nwrite_iolog=a.iolog\n");
+    let out = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(["run", &job, "--output", "missing-dir/out.json"])
+        .current_dir(&scratch.0)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--output missing-dir/out.json"), "{stderr}");
+    assert!(!scratch.0.join("a.iolog").exists(), "the run did not start");
+}
+
+/// Issue 17, 5: on ENOSPC a truncated, invalid JSON file was left at `--output`. Results
+/// larger than the file system (a 64 KiB tmpfs) fail with a message naming `--output`, and
+/// leave neither the file nor its `.partial`.
+#[test]
+fn a_full_file_system_leaves_no_truncated_output() {
+    const TEST: &str = "a_full_file_system_leaves_no_truncated_output";
+    if !common::is_root() {
+        return common::skip(TEST, "mounting a small tmpfs needs root");
+    }
+    let scratch = Scratch::new("signal-enospc");
+    let point = scratch.path("mnt");
+    std::fs::create_dir(&point).unwrap();
+    let Some(_mount) = common::Mount::new(&["-t", "tmpfs", "-o", "size=64k", "tmpfs"], &point)
+    else {
+        return common::skip(TEST, "mount -t tmpfs failed");
+    };
+    // 64 clones reported one by one: about 380 KB of JSON.
+    let job = scratch.file("many.fio", "[a]\nsize=64k\nrw=read\nnumjobs=64\n");
+    let output = format!("{point}/out.json");
+    let out = iosched(&["run", &job, "--output-format", "json", "--output", &output]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("--output {output}: No space left on device")),
+        "{stderr}"
+    );
+    assert!(!Path::new(&output).exists(), "no truncated file");
+    assert!(!Path::new(&format!("{output}.partial")).exists());
+}
+
+/// Issue 17, 5: a failing `write_bw_log` (its folder does not exist) discarded the main
+/// results. They are printed whole, the failure names the log file, and the exit status is 1.
+#[test]
+fn a_bandwidth_log_that_cannot_be_written_keeps_the_results() {
+    let scratch = Scratch::new("signal-bw-log");
+    let job = scratch.file(
+        "a.fio",
+        "[a]\nsize=1m\nrw=read\nwrite_bw_log=missing-dir/a\n",
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(["run", &job, "--output-format", "json"])
+        .current_dir(&scratch.0)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("missing-dir/a_bw.1.log"), "{stderr}");
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).expect("results printed");
+    assert_eq!(run["jobs"][0]["read"]["io_bytes"], 1 << 20);
+}
+
+/// An engine run blocked in `io_uring_enter` (a job that starts in a minute, nothing in
+/// flight) stops at once on SIGINT. signal-hook installs its handler with `SA_RESTART`; the
+/// kernel's wait for completions ends with EINTR, which no flag restarts, so the wait ends
+/// when the signal arrives, not when the minute is over (outside reference: the kernel's
+/// behaviour on this machine; a restarted wait would hold the run for the whole delay).
+#[test]
+fn sigint_ends_an_engine_run_waiting_in_the_kernel() {
+    let scratch = Scratch::new("signal-engine-wait");
+    let job = scratch.file(
+        "late.fio",
+        "[late]\nrw=read\nbs=4k\nsize=1m\ndirect=1\nstartdelay=60\n",
+    );
+    let target = scratch.0.join("target.img");
+    let child = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(["run", &job, "--device"])
+        .arg(&target)
+        .args(["--output-format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The target is laid out after the handler is installed; then the engine waits.
+    wait_for(&target);
+    std::thread::sleep(Duration::from_millis(500));
+    let sent = Instant::now();
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let waited = sent.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    // Far below the 60 s start delay, whatever the machine's load.
+    assert!(waited < Duration::from_secs(30), "stopped after {waited:?}");
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).expect("partial JSON");
+    assert_eq!(run["iosched"]["interrupted"], true);
+}

@@ -1,12 +1,12 @@
 //! `iosched kernel JOBFILE --device PATH --scheduler NAME`: the same jobs run by `fio` against
 //! the kernel's own scheduler on a real block device, for comparison with the engine and the
-//! simulator. The arguments become a `RunSpec` (as `iosched run`'s do); the run itself — sysfs, cgroups, the generated job file, fio under a SIGINT
-//! watchdog, putting everything back — is `iosched_kernel::run`; this is its arguments and
+//! simulator. The arguments become a `RunSpec` (as `iosched run`'s do); the run itself —
+//! sysfs, cgroups, the generated job file, fio under its SIGINT and run-length watchdogs,
+//! putting everything back — is `iosched_kernel::run_with_timeout`; this is its arguments and
 //! its printing. fio's JSON is printed with the `iosched` object added; its normal and terse
 //! outputs as fio wrote them.
 
 use std::fs;
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context};
@@ -15,15 +15,14 @@ use iosched_driver::spec::{Outputs, RunSpec};
 use iosched_engine::signal;
 use iosched_kernel::{
     killed_note, FioBinary, FioFormat, FioReport, KernelError, KernelOutcome, KernelScheduler,
+    Timeout,
 };
 use iosched_lab::run::CommandLine;
 
+use super::output::Destination;
 use super::run::{run_failure, settings};
 use super::{CmdResult, Failure};
 use iosched_report::output::Formats;
-
-/// 128 + SIGINT.
-const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Args, Debug)]
 pub struct KernelArgs {
@@ -56,6 +55,11 @@ pub struct KernelArgs {
     /// The fio binary.
     #[arg(long, default_value = "fio")]
     fio: String,
+    /// Kill fio (and its job processes) if it is still running after this many seconds, and
+    /// fail; 0: never. Default: twice the jobs' planned time plus 60 s (none for a
+    /// time-based job without a runtime).
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<u64>,
     /// Write the run's description (job files' text, machine, device, scheduler, settings,
     /// seed) as JSON, as `iosched run --save-spec` does; `--spec` runs it again.
     #[arg(long, value_name = "FILE")]
@@ -66,10 +70,11 @@ pub struct KernelArgs {
     spec: Option<PathBuf>,
 }
 
-/// The exit status a kernel run's error deserves: 130 interrupted, 2 bad input, 1 failed.
+/// The exit status a kernel run's error deserves: 130 or 143 interrupted (SIGINT or SIGTERM),
+/// 2 bad input, 1 failed.
 fn failure(error: KernelError) -> Failure {
     let code = match error {
-        KernelError::Interrupted { .. } => EXIT_INTERRUPTED,
+        KernelError::Interrupted { .. } => signal::stop_exit_status(),
         ref error if error.is_input() => 2,
         _ => 1,
     };
@@ -126,8 +131,8 @@ fn describe(args: &KernelArgs) -> Result<(RunSpec, FioBinary), Failure> {
 }
 
 pub fn kernel(args: KernelArgs) -> CmdResult {
-    // From here on Ctrl-C only sets a flag, so the device is always put back.
-    let stop = signal::install_sigint();
+    // From here on SIGINT and SIGTERM only set a flag, so the device is always put back.
+    let stop = signal::install_stop_signals();
     let (spec, fio) = describe(&args)?;
     let format = match args.output_format.to_string().as_str() {
         "json" => FioFormat::Json,
@@ -135,19 +140,23 @@ pub fn kernel(args: KernelArgs) -> CmdResult {
         "terse" => FioFormat::Terse,
         _ => FioFormat::List(args.output_format),
     };
-    let outcome = iosched_kernel::run(&spec, &fio, format, stop).map_err(failure)?;
-    print_outcome(&outcome, args.output.as_ref())?;
+    // Opened (as FILE.partial) before the device is touched: a bad path costs no run.
+    let destination = Destination::open(args.output.as_deref())?;
+    let timeout = args.timeout.map_or(Timeout::Planned, Timeout::from_secs);
+    let outcome =
+        iosched_kernel::run_with_timeout(&spec, &fio, format, stop, timeout).map_err(failure)?;
+    print_outcome(&outcome, destination)?;
     if outcome.interrupted {
         return Err(Failure {
             error: anyhow!("interrupted: the results above are partial"),
-            code: EXIT_INTERRUPTED,
+            code: signal::stop_exit_status(),
         });
     }
     Ok(())
 }
 
 /// fio's stderr and iosched's warnings on stderr, the report on stdout or in `--output`.
-fn print_outcome(outcome: &KernelOutcome, output: Option<&PathBuf>) -> CmdResult {
+fn print_outcome(outcome: &KernelOutcome, destination: Destination) -> CmdResult {
     if let Some(after) = outcome.killed_after {
         eprintln!("iosched: {}", killed_note(after));
     }
@@ -167,16 +176,5 @@ fn print_outcome(outcome: &KernelOutcome, output: Option<&PathBuf>) -> CmdResult
         }
         FioReport::Text(text) => text.clone(),
     };
-    match output {
-        Some(path) => fs::write(path, text)
-            .with_context(|| format!("--output {}", path.display()))
-            .map_err(Failure::input),
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())
-                .and_then(|()| out.flush())
-                .context("writing results")
-                .map_err(Failure::run)
-        }
-    }
+    destination.write_text(&text)
 }

@@ -1,39 +1,59 @@
-//! `iosched schedulers`, `iosched knobs` and `iosched devices`.
+//! `iosched schedulers`, `iosched knobs` and `iosched devices`: aligned by
+//! [`iosched_report::text_table`].
 
 use std::fmt::Write as _;
 
+use iosched_report::text_table::TextTable;
+
 use super::{print_out, CmdResult};
+
+/// The kernel's blk-mq schedulers iosched does not re-create: `iosched kernel` runs fio on
+/// them, and `iosched run` refuses them with a pointer there.
+const KERNEL_ONLY: [&str; 2] = ["kyber", "bfq"];
 
 pub fn schedulers() -> CmdResult {
     let mut out = String::new();
     for scheduler in iosched_core::schedulers() {
-        let _ = writeln!(out, "{}: {}", scheduler.name, scheduler.summary);
+        let aliases = if scheduler.aliases.is_empty() {
+            String::new()
+        } else {
+            format!(" (alias {})", scheduler.aliases.join(", "))
+        };
+        let _ = writeln!(out, "{}{aliases}: {}", scheduler.name, scheduler.summary);
         if scheduler.tunables.is_empty() {
             let _ = writeln!(out, "    (no tunables)");
-        }
-        for spec in scheduler.tunables {
-            let marker = if spec.extension {
-                " [iosched extension]"
-            } else {
-                ""
-            };
-            let _ = writeln!(
-                out,
-                "    {:<22} default {:>6} {:<9} {}{}",
-                spec.name, spec.default, spec.unit, spec.meaning, marker
-            );
+        } else {
+            let mut table = TextTable::new(&["tunable", "default", "unit", "meaning"])
+                .right_aligned(&[1])
+                .indented(4);
+            for spec in scheduler.tunables {
+                let marker = if spec.extension {
+                    " [iosched extension]"
+                } else {
+                    ""
+                };
+                let meaning = format!("{}{marker}", spec.meaning);
+                table.row([spec.name, &spec.default.to_string(), spec.unit, &meaning]);
+            }
+            out.push_str(&table.render());
         }
         let _ = writeln!(out);
     }
+    let _ = writeln!(
+        out,
+        "{}: the kernel's own, run by fio on a real block device with `iosched kernel` \
+         (which takes the names above too)",
+        KERNEL_ONLY.join(", ")
+    );
     print_out(&out)
 }
 
 pub fn knobs() -> CmdResult {
-    let mut out = String::new();
     let config = iosched_sim::fs::FsConfig::default();
     // The JSON echo leaves the CPU model's knobs out while it is off, so their defaults are
     // named here rather than found among the echoed values.
     let defaults = config.knobs();
+    let mut table = TextTable::new(&["knob", "default", "meaning"]);
     for (name, meaning) in iosched_sim::fs::FsConfig::meanings() {
         let default = match name {
             "cpu_era" => "off".to_string(),
@@ -43,32 +63,34 @@ pub fn knobs() -> CmdResult {
                 .find(|(known, _)| known == name)
                 .map_or_else(String::new, |(_, value)| value.clone()),
         };
-        let _ = writeln!(out, "{name:<26} default {default:<10} {meaning}");
+        table.row([name, default.as_str(), meaning]);
     }
     let engine_threads = "real targets only: engine worker threads, each with its own io_uring \
                           ring, sharing one scheduler (auto: one per CPU the jobs allow)";
-    let _ = writeln!(
-        out,
-        "{:<26} default {:<10} {engine_threads}",
-        "engine_threads", 1
-    );
-    print_out(&out)
+    table.row(["engine_threads", "1", engine_threads]);
+    print_out(&table.render())
 }
 
 pub fn devices() -> CmdResult {
-    let mut out = String::new();
+    let mut table = TextTable::new(&[
+        "device",
+        "rotational",
+        "queue depth",
+        "capacity (GB)",
+        "model",
+    ])
+    .right_aligned(&[1, 2, 3]);
     for preset in iosched_sim::device::presets() {
         let device = (preset.build)();
-        let _ = writeln!(
-            out,
-            "{:<12} rotational={} queue_depth={:<3} capacity={:>7.1} GB  {}",
-            preset.name,
-            u8::from(device.rotational()),
-            device.queue_depth(),
-            // Decimal GB, as drive makers, the device notes and `calibrate` count it.
-            (device.capacity_sectors() * 512) as f64 / 1e9,
-            preset.summary
-        );
+        // Decimal GB, as drive makers, the device notes and `calibrate` count it.
+        let capacity = (device.capacity_sectors() * 512) as f64 / 1e9;
+        table.row([
+            preset.name.to_string(),
+            u8::from(device.rotational()).to_string(),
+            device.queue_depth().to_string(),
+            format!("{capacity:.1}"),
+            preset.summary.to_string(),
+        ]);
     }
-    print_out(&out)
+    print_out(&table.render())
 }

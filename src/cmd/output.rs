@@ -27,6 +27,8 @@ pub(crate) struct Destination {
     out: Box<dyn Write>,
     /// `(partial, final)` paths of a file destination.
     rename: Option<(PathBuf, PathBuf)>,
+    /// `--output`'s path; `None` for standard output.
+    path: Option<PathBuf>,
 }
 
 impl Destination {
@@ -36,6 +38,7 @@ impl Destination {
             return Ok(Destination {
                 out: Box::new(BufWriter::new(io::stdout().lock())),
                 rename: None,
+                path: None,
             });
         };
         if std::fs::metadata(path).is_ok_and(|meta| !meta.is_file()) {
@@ -47,6 +50,7 @@ impl Destination {
             return Ok(Destination {
                 out: Box::new(BufWriter::new(file)),
                 rename: None,
+                path: Some(path.to_path_buf()),
             });
         }
         let mut partial = path.as_os_str().to_owned();
@@ -58,18 +62,42 @@ impl Destination {
         Ok(Destination {
             out: Box::new(BufWriter::new(file)),
             rename: Some((partial, path.to_path_buf())),
+            path: Some(path.to_path_buf()),
         })
     }
 
     /// Writes `run` in `format` (`appendix` follows the normal output's disk stats) and, for
     /// a file, puts it in place.
-    pub(crate) fn write(mut self, run: &RunResult, formats: Formats, appendix: &str) -> CmdResult {
-        let out = &mut self.out;
-        formats
-            .write(run, appendix, out)
-            .and_then(|()| out.flush())
-            .context("writing results")
-            .map_err(Failure::run)?;
+    pub(crate) fn write(self, run: &RunResult, formats: Formats, appendix: &str) -> CmdResult {
+        self.write_with(|mut out| formats.write(run, appendix, &mut out))
+    }
+
+    /// Writes `text` (a report made elsewhere: fio's, in `iosched kernel`) and, for a file,
+    /// puts it in place.
+    pub(crate) fn write_text(self, text: &str) -> CmdResult {
+        self.write_with(|out| out.write_all(text.as_bytes()))
+    }
+
+    fn write_with(mut self, body: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> CmdResult {
+        let out = self.out.as_mut();
+        let written = body(&mut *out).and_then(|()| out.flush());
+        match (written, &self.path) {
+            (Ok(()), _) => {}
+            // A reader that went away (`| head`) ends the output quietly, as `print_out` does.
+            (Err(error), None) if error.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
+            (Err(error), None) => {
+                return Err(Failure::run(anyhow!(
+                    "writing results to standard output: {error}"
+                )))
+            }
+            // A renamed file's partial copy goes on drop: nothing truncated is left.
+            (Err(error), Some(path)) => {
+                return Err(Failure::run(anyhow!(
+                    "--output {}: {error}",
+                    path.display()
+                )))
+            }
+        }
         if let Some((partial, path)) = self.rename.take() {
             std::fs::rename(&partial, &path)
                 .map_err(|e| Failure::run(anyhow!("--output {}: {e}", path.display())))?;

@@ -17,6 +17,7 @@ use clap::Args;
 use iosched_driver::spec::Outputs;
 use iosched_driver::stats::JobStats;
 use iosched_lab::run::{CommandLine, Hooks, RunError};
+use iosched_report::text_table::TextTable;
 use iosched_workload::fio::JobSource;
 use iosched_workload::replay::{ReplayLog, TraceIo};
 use serde_json::{json, Value};
@@ -314,7 +315,7 @@ fn plot_table(
         rows: outcomes.iter().map(|o| o.scheduler.clone()).collect(),
         columns,
         sweep: false,
-        x_desc: None,
+        x_desc: Some("scheduler".into()),
     }
 }
 
@@ -366,17 +367,13 @@ fn table(args: &ReplayArgs, log: &ReplayLog, mode: &str, outcomes: &[Outcome]) -
         log.pids().len(),
         args.device
     );
-    let _ = write!(out, "{:<32}", "");
-    for o in outcomes {
-        let _ = write!(out, "{:>14}", o.scheduler);
-    }
-    out.push('\n');
+    let mut header = vec![""];
+    header.extend(outcomes.iter().map(|o| o.scheduler.as_str()));
+    let mut table = TextTable::new(&header).right_aligned(&Vec::from_iter(1..header.len()));
     let mut row = |label: String, value: &dyn Fn(&Outcome) -> String| {
-        let _ = write!(out, "{label:<32}");
-        for o in outcomes {
-            let _ = write!(out, "{:>14}", value(o));
-        }
-        out.push('\n');
+        let mut cells = vec![label];
+        cells.extend(outcomes.iter().map(value));
+        table.row(cells);
     };
     row("aggregate MB/s".into(), &|o| {
         format!("{:.2}", o.aggregate_mb_s())
@@ -396,5 +393,6 @@ fn table(args: &ReplayArgs, log: &ReplayLog, mode: &str, outcomes: &[Outcome]) -
             format!("{:.3}", job_clat_ms(&o.jobs[index].1))
         });
     }
+    out.push_str(&table.render());
     out
 }

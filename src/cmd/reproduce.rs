@@ -78,13 +78,13 @@ pub fn run(args: ReproduceArgs) -> CmdResult {
             PlotError::Write(_) => Failure::run(anyhow!("--plot: {error}")),
         })?;
     }
-    match args.output_format {
-        ReproduceFormat::Normal => print!("{}", render::text(&scenarios, &results, &verdicts)),
-        ReproduceFormat::Json => println!(
-            "{}",
+    let text = match args.output_format {
+        ReproduceFormat::Normal => render::text(&scenarios, &results, &verdicts),
+        ReproduceFormat::Json => {
             serde_json::to_string_pretty(&render::json(&scenarios, &results, &verdicts))
                 .expect("JSON values serialise")
-        ),
-    }
-    Ok(())
+                + "\n"
+        }
+    };
+    super::print_out(&text)
 }

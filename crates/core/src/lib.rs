@@ -38,6 +38,8 @@ pub use uptime::{Uptime, DEFAULT_UPTIME_NS};
 #[derive(Clone, Copy, Debug)]
 pub struct SchedulerInfo {
     pub name: &'static str,
+    /// The kernel's names for the same policy, accepted wherever `name` is.
+    pub aliases: &'static [&'static str],
     pub summary: &'static str,
     pub tunables: &'static [TunableSpec],
 }
@@ -47,16 +49,19 @@ pub fn schedulers() -> Vec<SchedulerInfo> {
     vec![
         SchedulerInfo {
             name: "noop",
-            summary: "one FIFO, no reordering, no idling (the kernel's noop / none)",
+            aliases: &["none"],
+            summary: "one FIFO, no reordering, no idling",
             tunables: noop::Noop::tunable_specs(),
         },
         SchedulerInfo {
             name: "deadline",
-            summary: "mq-deadline: sector-sorted batches, read/write FIFOs with deadlines",
+            aliases: &["mq-deadline"],
+            summary: "sector-sorted batches, read/write FIFOs with deadlines (mq-deadline's policy)",
             tunables: deadline::Deadline::tunable_specs(),
         },
         SchedulerInfo {
             name: "cfq",
+            aliases: &[],
             summary: "Completely Fair Queuing (Linux 4.20): per-process time slices, idling, cgroup weights",
             tunables: cfq::Cfq::tunable_specs(),
         },
@@ -89,11 +94,15 @@ impl std::error::Error for UnknownScheduler {}
 
 /// Builds the scheduler named `name` for a device.
 pub fn new_elevator(name: &str, device: DeviceInfo) -> Result<Box<dyn Elevator>, UnknownScheduler> {
-    match name {
-        "noop" | "none" => Ok(Box::new(noop::Noop::new())),
-        "deadline" | "mq-deadline" => Ok(Box::new(deadline::Deadline::new())),
+    // An alias resolves through the one list `iosched schedulers` prints.
+    let known = schedulers()
+        .into_iter()
+        .find(|s| s.name == name || s.aliases.contains(&name));
+    match known.map(|s| s.name) {
+        Some("noop") => Ok(Box::new(noop::Noop::new())),
+        Some("deadline") => Ok(Box::new(deadline::Deadline::new())),
         // Non-rotational devices get slice_idle = 0, as cfq_registered_queue() does.
-        "cfq" => Ok(Box::new(cfq::Cfq::new(device))),
-        other => Err(UnknownScheduler(other.to_string())),
+        Some("cfq") => Ok(Box::new(cfq::Cfq::new(device))),
+        _ => Err(UnknownScheduler(name.to_string())),
     }
 }

@@ -89,7 +89,10 @@ impl IoLog {
         let mut written = Vec::new();
         let mut put = |prefix: &str, kind: &str, text: String| -> std::io::Result<()> {
             let path = dir.join(format!("{prefix}_{kind}.{number}.log"));
-            std::fs::write(&path, text)?;
+            // The error names the file: a run may write many logs.
+            std::fs::write(&path, text).map_err(|error| {
+                std::io::Error::new(error.kind(), format!("{}: {error}", path.display()))
+            })?;
             written.push(path);
             Ok(())
         };

@@ -791,7 +791,7 @@ impl EngineBackend {
     }
 
     /// The device gauge at `now`: what the kernel was handed and has not been reaped.
-    fn gauge_device(&mut self, now: Time) {
+    pub(crate) fn gauge_device(&mut self, now: Time) {
         let queued = self.ring.submission().len() as u32;
         self.device_gauge
             .set(self.in_device.saturating_sub(queued), now);

@@ -3,36 +3,35 @@
 //! and report what it measured, marked partial. The handler only stores to atomics, the one
 //! thing a signal handler may safely do.
 //!
-//! Choice: plain `sigaction` rather than the `signal-hook` crate, which installs its handlers
-//! with `SA_RESTART`: the engine relies on a wait in `io_uring_enter` returning `EINTR` at
-//! once, so it notices within one loop turn.
+//! The handlers are `signal-hook`'s (`signal_hook::flag`), which installs them with
+//! `SA_RESTART`. That flag does not delay a stop: the engine waits for completions in
+//! `io_uring_enter`, and the kernel's wait for events (`io_cqring_wait` in
+//! `io_uring/wait.c`) ends with `-EINTR` when a signal is pending, never with
+//! `-ERESTARTSYS`, and only the `-ERESTART*` codes are restarted after a handler ran; so
+//! the wait returns at once under `SA_RESTART` as without it (`tests/signals.rs` stops an
+//! engine run blocked in a minute-long wait). The engine's other waits go through the
+//! same call (the worker threads' eventfd reads are queued in their rings).
 
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, Once};
 
-static STOP: AtomicBool = AtomicBool::new(false);
-/// The signal that set [`STOP`] first.
-static SIGNAL: AtomicU8 = AtomicU8::new(0);
+static STOP: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
+/// The number of the last stop signal seen (0: none).
+static SIGNAL: LazyLock<Arc<AtomicUsize>> = LazyLock::new(|| Arc::new(AtomicUsize::new(0)));
+static INSTALL: Once = Once::new();
 
-extern "C" fn on_stop_signal(signal: libc::c_int) {
-    let _ = SIGNAL.compare_exchange(0, signal as u8, Ordering::SeqCst, Ordering::SeqCst);
-    STOP.store(true, Ordering::SeqCst);
-}
-
-/// Installs the handler for SIGINT and SIGTERM (once is enough; later calls reinstall the
-/// same one) and returns the flag it sets.
+/// Installs the handlers for SIGINT and SIGTERM (once; later calls return the same flag)
+/// and returns the flag they set.
 pub fn install_stop_signals() -> &'static AtomicBool {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: `sigaction` is zero-initialisable plain data; we set a handler that only
-        // stores to static atomics (async-signal-safe), with an empty mask and no flags.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction =
-                on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            libc::sigemptyset(&mut action.sa_mask);
-            action.sa_flags = 0;
-            libc::sigaction(signal, &action, std::ptr::null_mut());
+    INSTALL.call_once(|| {
+        for signal in [libc::SIGINT, libc::SIGTERM] {
+            // Registration fails only for the signals signal-hook forbids (SIGKILL,
+            // SIGSEGV...), which these are not; without a handler the signal's default
+            // action (ending the process) still applies.
+            let _ = signal_hook::flag::register_usize(signal, Arc::clone(&SIGNAL), signal as usize);
+            let _ = signal_hook::flag::register(signal, Arc::clone(&STOP));
         }
-    }
+    });
     &STOP
 }
 
@@ -42,11 +41,11 @@ pub fn install_sigint() -> &'static AtomicBool {
 }
 
 /// The exit status a shell reports for the signal that stopped the run: 128 + its number
-/// (130 for SIGINT, 143 for SIGTERM); 130 when none was seen.
+/// (130 for SIGINT, 143 for SIGTERM; the later one when both came); 130 when none was seen.
 pub fn stop_exit_status() -> u8 {
     match SIGNAL.load(Ordering::SeqCst) {
         0 => 128 + libc::SIGINT as u8,
-        signal => 128u8.saturating_add(signal),
+        signal => 128u8.saturating_add(u8::try_from(signal).unwrap_or(u8::MAX)),
     }
 }
 

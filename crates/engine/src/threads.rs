@@ -438,7 +438,13 @@ fn turn(state: &mut Shared<'_>, worker: &mut Worker, events: &[File], stop: &Ato
     back.defer_submit = true;
     let now = back.clock();
     back.set_now(drv, now);
-    back.stamp_sent_at(drv, std::mem::take(&mut worker.sent), worker.sent_at);
+    let sent = std::mem::take(&mut worker.sent);
+    back.stamp_sent_at(drv, sent, worker.sent_at);
+    if sent > 0 {
+        // The worker's own submit ran outside the lock: the device gauge learns now that
+        // those requests reached the kernel when that call returned.
+        back.gauge_device(worker.sent_at);
+    }
     if back.ring.submission().is_empty() && !back.unsent.is_empty() {
         // A wait's own `io_uring_enter` took entries a busy ring had left queued.
         let left = back.unsent.len();

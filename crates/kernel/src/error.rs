@@ -77,6 +77,13 @@ pub enum KernelError {
     FioFailed { status: ExitStatus, stderr: String },
     /// fio's JSON output does not parse.
     FioJson(serde_json::Error),
+    /// fio ran past its limit (`planned`: the jobs' planned time, when they have one;
+    /// `given`: the limit is `--timeout`'s) and was killed with its job processes.
+    TimedOut {
+        limit: Duration,
+        planned: Option<Duration>,
+        given: bool,
+    },
     /// SIGINT stopped the run before anything was measured; `killed_after` is set when fio
     /// ignored the SIGINT and the watchdog killed it that long after.
     Interrupted {
@@ -195,6 +202,28 @@ impl KernelError {
                 write!(f, "fio failed ({status}): {}", stderr.trim())
             }
             KernelError::FioJson(error) => write!(f, "fio's JSON output does not parse: {error}"),
+            KernelError::TimedOut {
+                limit,
+                planned,
+                given,
+            } => {
+                let secs = limit.as_secs_f64();
+                match planned {
+                    _ if *given => write!(f, "fio was still running at --timeout {secs} s")?,
+                    Some(planned) => write!(
+                        f,
+                        "fio was still running after {secs} s, twice the jobs' planned {:.0} s \
+                         and a margin (--timeout SECONDS sets another limit)",
+                        planned.as_secs_f64()
+                    )?,
+                    None => write!(f, "fio was still running after {secs} s")?,
+                }
+                write!(
+                    f,
+                    ": killed fio and its job processes, no results; the device's scheduler, \
+                     tunables and cgroups are put back"
+                )
+            }
             KernelError::Interrupted { when, killed_after } => {
                 if let Some(after) = killed_after {
                     write!(f, "{}; ", killed_note(*after))?;

@@ -8,11 +8,12 @@
 //! device (a block device, not in use unless forced), switches its
 //! scheduler, `nr_requests` and tunables ([`sysfs`]), makes the jobs' cgroups with their
 //! weights ([`cgroups`]), writes fio a job file with every clone on the bytes the engine
-//! would use ([`jobfile`]), runs fio under a SIGINT watchdog ([`supervise`]), puts the
+//! would use ([`jobfile`]), runs fio under two watchdogs ([`supervise`]: one for a fio deaf
+//! to SIGINT, one for a fio running past its jobs' planned time, [`deadline`]), puts the
 //! device back, and only then returns: fio's report (its JSON with an `iosched` object
 //! added, or its normal or terse text), what was put back, and whether the run was
-//! interrupted. Whatever happens — success, an error, Ctrl-C, a fio deaf to Ctrl-C — the
-//! scheduler, its tunables and the cgroups are as they were when `run` returns.
+//! interrupted. Whatever happens — success, an error, Ctrl-C, a fio deaf to Ctrl-C, a hung
+//! fio — the scheduler, its tunables and the cgroups are as they were when `run` returns.
 //!
 //! ```no_run
 //! use std::sync::atomic::AtomicBool;
@@ -46,7 +47,9 @@
 #![forbid(unsafe_code)]
 
 pub mod cgroups;
+pub mod deadline;
 mod error;
+mod family;
 pub mod jobfile;
 mod report;
 pub mod spec;
@@ -65,6 +68,7 @@ use iosched_workload::layout::{lay_out, Layout};
 use iosched_workload::JobSet;
 
 pub use cgroups::CgroupGuard;
+pub use deadline::Timeout;
 pub use error::{killed_note, Interruption, KernelError};
 pub use supervise::{FioBinary, FIO_EXIT_GRACE};
 pub use sysfs::{KernelScheduler, QueueGuard};
@@ -118,6 +122,8 @@ pub(crate) struct KernelRun {
     pub force: bool,
     pub fio: FioBinary,
     pub format: FioFormat,
+    /// When fio is taken for hung and killed.
+    pub timeout: Timeout,
 }
 
 /// fio's report of the run.
@@ -162,14 +168,28 @@ pub struct KernelOutcome {
 /// Runs `spec`'s jobs with `fio` on its device under the kernel's scheduler, fio's report in
 /// `format`, then puts the device back. `stop` is the SIGINT flag: when it is set fio is
 /// interrupted (and killed if it has not exited [`FIO_EXIT_GRACE`] later) and the run
-/// reports what fio measured.
+/// reports what fio measured. fio running past its jobs' planned time with a margin
+/// ([`Timeout::Planned`]) is killed, and the run fails.
 pub fn run(
     spec: &RunSpec,
     fio: &FioBinary,
     format: FioFormat,
     stop: &AtomicBool,
 ) -> Result<KernelOutcome, KernelError> {
-    run_resolved(&KernelRun::from_spec(spec, fio, format)?, stop)
+    run_with_timeout(spec, fio, format, stop, Timeout::Planned)
+}
+
+/// [`run`], with fio's run-length limit given (`iosched kernel --timeout`).
+pub fn run_with_timeout(
+    spec: &RunSpec,
+    fio: &FioBinary,
+    format: FioFormat,
+    stop: &AtomicBool,
+    timeout: Timeout,
+) -> Result<KernelOutcome, KernelError> {
+    let mut run = KernelRun::from_spec(spec, fio, format)?;
+    run.timeout = timeout;
+    run_resolved(&run, stop)
 }
 
 fn run_resolved(run: &KernelRun, stop: &AtomicBool) -> Result<KernelOutcome, KernelError> {
@@ -296,7 +316,8 @@ struct FioRun {
     stderr: String,
 }
 
-/// Writes the job file and runs fio on it, unless a SIGINT came first.
+/// Writes the job file and runs fio on it, unless a SIGINT came first. fio killed for
+/// running past its limit is an error (the caller's guards put the device back).
 fn run_fio(
     run: &KernelRun,
     layout: &Layout,
@@ -312,9 +333,18 @@ fn run_fio(
     })?;
     interrupted_before_fio(stop)?;
     let output = scratch.path("fio.out");
-    let args = fio_args(run.format, &output, &job_path);
+    let args = fio_args(run.format, &output);
     let stderr_path = scratch.path("fio.err");
-    let finished = supervise::run_fio(&run.fio, &args, &stderr_path, stop)?;
+    let planned = deadline::planned(&run.jobs, layout);
+    let limit = run.timeout.limit(planned);
+    let finished = supervise::run_fio(&run.fio, &args, &job_path, &stderr_path, stop, limit)?;
+    if let Some(limit) = finished.timed_out {
+        return Err(KernelError::TimedOut {
+            limit,
+            planned,
+            given: matches!(run.timeout, Timeout::After(_)),
+        });
+    }
     Ok(FioRun {
         finished,
         raw: fs::read_to_string(&output).unwrap_or_default(),
@@ -322,13 +352,13 @@ fn run_fio(
     })
 }
 
-fn fio_args(format: FioFormat, output: &Path, job_path: &Path) -> Vec<OsString> {
+/// fio's options before the job file.
+fn fio_args(format: FioFormat, output: &Path) -> Vec<OsString> {
     let mut output_arg = OsString::from("--output=");
     output_arg.push(output);
     vec![
         format!("--output-format={}", format.fio_name()).into(),
         output_arg,
-        job_path.into(),
     ]
 }
 

@@ -60,6 +60,7 @@ impl KernelRun {
             force: spec.force,
             fio: fio.clone(),
             format,
+            timeout: crate::Timeout::Planned,
         })
     }
 }

@@ -11,7 +11,8 @@
 //!   [`decisions::DecisionLog`] implement [`iosched_core::Trace`]; [`decisions::TraceFanout`]
 //!   sends one scheduler's events to several of them.
 //!
-//! [`mmtests::compare_table`] prints A/B comparisons the way mmtests does.
+//! [`mmtests::compare_table`] prints A/B comparisons the way mmtests does; [`text_table`]
+//! aligns the listings whose format is iosched's own.
 //!
 //! ```
 //! use iosched_report::{fio_json, fio_terse, JobStats, RunResult, DDIR_READ, DEFAULT_PERCENTILES};
@@ -50,6 +51,7 @@ pub mod results;
 pub mod run_plot;
 pub mod shares;
 pub mod sweep_plot;
+pub mod text_table;
 pub mod verdict_plot;
 
 // What a run measured is recorded by the driver; these formatters read it.

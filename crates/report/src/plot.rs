@@ -53,26 +53,68 @@ pub(crate) fn register() {
     });
 }
 
-/// The y axis's top: 15 % above the largest finite value, seed's or ours.
-fn headroom(columns: &[PlotColumn]) -> f64 {
-    columns
-        .iter()
-        .flat_map(|column| {
-            column
-                .seed
-                .iter()
-                .flatten()
-                .copied()
-                .chain(column.ours.iter().copied().filter(|v| v.is_finite()))
-        })
-        .fold(0.0f64, f64::max)
-        .max(1e-9)
-        * 1.15
-}
-
 /// Half the width of one bar, in row units: a row's pair fills 0.8 of its slot, leaving a
 /// gap between rows so each pair reads as one.
 const BAR: f64 = 0.4;
+
+/// One bar: its left edge (row units), its height on the panel's scale, and the figure
+/// printed above it (in the table's unit).
+struct Bar {
+    x: f64,
+    height: f64,
+    figure: f64,
+}
+
+/// A panel's bars, seed's and ours, and the label of the row they are relative to.
+///
+/// With seed figures, each series is divided by its own figure for the first row where both
+/// have one: the verdicts compare ratios between rows, and the seed's machine and ours can
+/// differ tenfold in absolute terms (seed 000's 3.6 MB/s bars vanished beside our 85), so
+/// the bars show each row against that baseline while the figure above each bar stays
+/// absolute. Without seed figures (a replay's comparison) the bars are absolute.
+fn panel_bars(
+    column: &PlotColumn,
+    rows: &[String],
+    has_seed: bool,
+) -> (Vec<Bar>, Vec<Bar>, Option<String>) {
+    let baseline = has_seed
+        .then(|| {
+            (0..column.ours.len()).find(|&row| {
+                let seed = column.seed.get(row).copied().flatten().unwrap_or(0.0);
+                seed > 0.0 && column.ours[row].is_finite() && column.ours[row] > 0.0
+            })
+        })
+        .flatten();
+    let (seed_scale, ours_scale) = match baseline {
+        Some(row) => (column.seed[row].unwrap_or(1.0), column.ours[row]),
+        None => (1.0, 1.0),
+    };
+    let ours_offset = if has_seed { 0.0 } else { -BAR / 2.0 };
+    let seed = column
+        .seed
+        .iter()
+        .enumerate()
+        .filter_map(|(row, v)| {
+            v.map(|figure| Bar {
+                x: row as f64 - BAR,
+                height: figure / seed_scale,
+                figure,
+            })
+        })
+        .collect();
+    let ours = column
+        .ours
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_finite())
+        .map(|(row, &figure)| Bar {
+            x: row as f64 + ours_offset,
+            height: figure / ours_scale,
+            figure,
+        })
+        .collect();
+    (seed, ours, baseline.map(|row| short_label(&rows[row])))
+}
 
 fn draw<DB: DrawingBackend>(area: DrawingArea<DB, Shift>, table: &PlotTable) -> Result<(), String>
 where
@@ -97,79 +139,103 @@ where
     } else {
         area
     };
-    let ours_offset = if has_seed { 0.0 } else { -BAR / 2.0 };
     let panels = area.split_evenly((table.columns.len().max(1), 1));
-    let rows = table.rows.len().max(1);
     for (panel, column) in panels.iter().zip(&table.columns) {
-        let top = headroom(std::slice::from_ref(column));
-        let mut chart = ChartBuilder::on(panel)
-            .caption(
-                format!("{} ({})", column.header, table.unit),
-                ("sans-serif", 16),
-            )
-            .margin(8)
-            .x_label_area_size(28)
-            .y_label_area_size(56)
-            .build_cartesian_2d(-0.5f64..rows as f64 - 0.5, 0f64..top)
-            .map_err(error)?;
-        let labels = table.rows.clone();
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .max_light_lines(1)
-            .x_labels(rows + 1)
-            .x_label_formatter(&|x| {
-                let index = x.round();
-                if (x - index).abs() < 1e-6 && index >= 0.0 {
-                    labels
-                        .get(index as usize)
-                        .map(|l| short_label(l))
-                        .unwrap_or_default()
+        let (seed, ours, baseline) = panel_bars(column, &table.rows, has_seed);
+        let (caption, y_desc) = match &baseline {
+            Some(row) => (
+                format!(
+                    "{}: bars relative to {row}, figures in {}",
+                    column.header, table.unit
+                ),
+                // The axis is a panel high: a long label would run off it.
+                if row.chars().count() <= 28 {
+                    format!("× {row}")
                 } else {
-                    String::new()
-                }
-            })
-            .y_label_formatter(&|y| bar_value(*y))
-            .label_style(("sans-serif", 12))
-            .draw()
-            .map_err(error)?;
-        let seed: Vec<(f64, f64)> = column
-            .seed
-            .iter()
-            .enumerate()
-            .filter_map(|(row, v)| v.map(|v| (row as f64 - BAR, v)))
-            .collect();
-        let ours: Vec<(f64, f64)> = column
-            .ours
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| v.is_finite())
-            .map(|(row, v)| (row as f64 + ours_offset, *v))
-            .collect();
-        for (bars, colour) in [(seed, SEED_COLOUR), (ours, OURS_COLOUR)] {
-            chart
-                .draw_series(bars.iter().map(|&(x, value)| {
-                    let mut bar = Rectangle::new([(x, 0.0), (x + BAR, value)], colour.filled());
-                    bar.set_margin(0, 0, 1, 1);
-                    bar
-                }))
-                .map_err(error)?;
-            // The figure above its bar: a reader compares numbers, not bar heights alone.
-            chart
-                .draw_series(bars.iter().map(|&(x, value)| {
-                    Text::new(
-                        bar_value(value),
-                        (x + BAR / 2.0, value + top * 0.015),
-                        ("sans-serif", 11)
-                            .into_font()
-                            .color(&BLACK)
-                            .pos(Pos::new(HPos::Center, VPos::Bottom)),
-                    )
-                }))
-                .map_err(error)?;
-        }
+                    "× the first pair".to_string()
+                },
+            ),
+            None => (column.header.clone(), table.unit.clone()),
+        };
+        draw_panel(panel, table, [seed, ours], &caption, &y_desc).map_err(error)?;
     }
     area.present().map_err(error)
+}
+
+/// One panel: the rows along x (titled with the table's `x_desc`, if any), the bars, each
+/// with its figure above it.
+fn draw_panel<DB: DrawingBackend>(
+    panel: &DrawingArea<DB, Shift>,
+    table: &PlotTable,
+    bars: [Vec<Bar>; 2],
+    caption: &str,
+    y_desc: &str,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    // A ratio axis reads 0.50, 1.00, 1.50, not 0.5, 1, 1.5.
+    let relative = y_desc.starts_with('×');
+    let rows = table.rows.len().max(1);
+    let top = bars
+        .iter()
+        .flatten()
+        .map(|bar| bar.height)
+        .fold(0.0f64, f64::max)
+        .max(1e-9)
+        * 1.15;
+    let mut chart = ChartBuilder::on(panel)
+        .caption(caption, ("sans-serif", 16))
+        .margin(8)
+        .x_label_area_size(if table.x_desc.is_some() { 44 } else { 28 })
+        .y_label_area_size(64)
+        .build_cartesian_2d(-0.5f64..rows as f64 - 0.5, 0f64..top)?;
+    let labels = table.rows.clone();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .max_light_lines(1)
+        .x_labels(rows + 1)
+        .x_label_formatter(&|x| {
+            let index = x.round();
+            if (x - index).abs() < 1e-6 && index >= 0.0 {
+                labels
+                    .get(index as usize)
+                    .map(|l| short_label(l))
+                    .unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .x_desc(table.x_desc.clone().unwrap_or_default())
+        .y_desc(y_desc)
+        .y_label_formatter(&|y| {
+            if relative {
+                format!("{y:.2}")
+            } else {
+                bar_value(*y)
+            }
+        })
+        .label_style(("sans-serif", 12))
+        .axis_desc_style(("sans-serif", 13))
+        .draw()?;
+    for (series, colour) in bars.iter().zip([SEED_COLOUR, OURS_COLOUR]) {
+        chart.draw_series(series.iter().map(|bar| {
+            let mut rect =
+                Rectangle::new([(bar.x, 0.0), (bar.x + BAR, bar.height)], colour.filled());
+            rect.set_margin(0, 0, 1, 1);
+            rect
+        }))?;
+        // The figure above its bar: a reader compares numbers, not bar heights alone.
+        chart.draw_series(series.iter().map(|bar| {
+            Text::new(
+                bar_value(bar.figure),
+                (bar.x + BAR / 2.0, bar.height + top * 0.015),
+                ("sans-serif", 11)
+                    .into_font()
+                    .color(&BLACK)
+                    .pos(Pos::new(HPos::Center, VPos::Bottom)),
+            )
+        }))?;
+    }
+    Ok(())
 }
 
 /// "seed" and "iosched" swatches, centred in `area`.
@@ -398,6 +464,87 @@ mod tests {
             .collect()
     }
 
+    /// The heights of every bar of `colour`, in pixels, left to right.
+    fn bar_heights(svg: &str, colour: &str) -> Vec<u32> {
+        svg.lines()
+            .filter(|line| line.contains("<rect") && line.contains(colour))
+            .filter_map(|line| {
+                let attr = |name: &str| -> Option<u32> {
+                    let start = line.find(&format!(" {name}=\""))? + name.len() + 3;
+                    line[start..].split('"').next()?.parse().ok()
+                };
+                (attr("width")? > 10).then_some(attr("height")?)
+            })
+            .collect()
+    }
+
+    /// A seed table's bars are each series against its own first row, so the seed's 3.6 MB/s
+    /// stands as tall as our 90 (seed 000's slow disk) and each later pair compares the
+    /// ratios the verdicts judge; the figures above the bars stay absolute, the y axis is
+    /// titled with the baseline, the legend names both series.
+    #[test]
+    fn seed_bars_are_relative_to_the_first_row_with_absolute_figures() {
+        let dir = iosched_workload::scratch::ScratchDir::new("relative");
+        let table = PlotTable {
+            title: "slow HDD".into(),
+            unit: "MB/s".into(),
+            rows: vec!["CFQ".into(), "noop".into()],
+            columns: vec![PlotColumn {
+                header: "aggregate".into(),
+                seed: vec![Some(3.59), Some(2.49)],
+                ours: vec![90.2, 84.9],
+            }],
+            sweep: false,
+            x_desc: None,
+        };
+        let [png, svg] = write_table(&dir.join("t"), &table).unwrap();
+        assert_chart_texts(
+            &png,
+            &svg,
+            &[
+                "× CFQ",
+                "aggregate: bars relative to CFQ, figures in MB/s",
+                "seed",
+                "iosched",
+                "3.59",
+                "90.2",
+                "84.9",
+            ],
+        );
+        let text = std::fs::read_to_string(svg).unwrap();
+        let (seed, ours) = (bar_heights(&text, "#A0AEC0"), bar_heights(&text, "#2166AC"));
+        assert_eq!((seed.len(), ours.len()), (2, 2));
+        assert!(seed[0].abs_diff(ours[0]) <= 1, "{seed:?} {ours:?}");
+        // noop over CFQ: the seed's 0.69 below our 0.94.
+        let ratio = |bars: &[u32]| f64::from(bars[1]) / f64::from(bars[0]);
+        assert!((ratio(&seed) - 2.49 / 3.59).abs() < 0.02, "{seed:?}");
+        assert!((ratio(&ours) - 84.9 / 90.2).abs() < 0.02, "{ours:?}");
+    }
+
+    /// Without seed figures (a replay's table) the bars are absolute: the y axis is titled
+    /// with the unit and the x axis with the table's `x_desc`.
+    #[test]
+    fn absolute_bars_title_both_axes() {
+        let dir = iosched_workload::scratch::ScratchDir::new("absolute");
+        let table = PlotTable {
+            title: "replay".into(),
+            unit: "MB/s".into(),
+            rows: vec!["noop".into(), "cfq".into()],
+            columns: vec![PlotColumn {
+                header: "aggregate".into(),
+                seed: vec![None, None],
+                ours: vec![4.9, 86.5],
+            }],
+            sweep: false,
+            x_desc: Some("scheduler".into()),
+        };
+        let [png, svg] = write_table(&dir.join("r"), &table).unwrap();
+        assert_chart_texts(&png, &svg, &["MB/s", "scheduler", "noop", "cfq", "86.5"]);
+        let heights = bar_heights(&std::fs::read_to_string(svg).unwrap(), "#2166AC");
+        let ratio = f64::from(heights[1]) / f64::from(heights[0]);
+        assert!((ratio - 86.5 / 4.9).abs() < 0.5, "{heights:?}");
+    }
+
     /// One row of figures per group: one panel, the groups along x, the seed's bar beside ours
     /// rather than under it, and a gap between groups.
     #[test]
@@ -441,7 +588,7 @@ mod tests {
         assert!(text.lines().any(|line| line.trim() == "background"));
     }
 
-    /// A sweep draws one chart whose x labels are the column headers.
+    /// A sweep draws one chart whose x labels are the column headers, its axes titled.
     #[test]
     fn a_sweep_is_one_chart_labelled_by_column() {
         let dir = iosched_workload::scratch::ScratchDir::new("sweep");
@@ -458,16 +605,27 @@ mod tests {
             rows: vec!["with".into(), "without".into()],
             columns,
             sweep: true,
-            x_desc: None,
+            x_desc: Some("threads".into()),
         };
         let [png, svg] = write_table(&dir.join("s"), &table).unwrap();
-        assert_eq!(&std::fs::read(png).unwrap()[1..4], b"PNG");
+        // Both axes titled (the swept variable, the unit), a legend entry per line.
+        assert_chart_texts(
+            &png,
+            &svg,
+            &[
+                "threads",
+                "ops/s",
+                "with (iosched)",
+                "with (seed)",
+                "without (iosched)",
+                "without (seed)",
+            ],
+        );
         let text = std::fs::read_to_string(svg).unwrap();
         assert!(
             text.lines().any(|line| line.trim() == "t12"),
             "x labels are the headers"
         );
-        assert!(text.contains("without (seed)"));
     }
 
     /// Without any seed figure (a replay's table) there is no legend and our bar sits

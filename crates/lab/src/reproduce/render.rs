@@ -4,6 +4,7 @@
 use std::fmt::{self, Write};
 use std::path::{Path, PathBuf};
 
+use iosched_report::text_table::TextTable;
 use iosched_report::verdict_plot::VerdictBar;
 use serde_json::{json, Value};
 
@@ -23,6 +24,10 @@ fn cell(value: Option<f64>) -> String {
 const WIDE_TABLE_COLUMNS: usize = 8;
 
 /// One line per row, a "seed ours" pair per column.
+///
+/// Choice: padded here, not by `text_table` (comfy-table) as the verdicts are: each column's
+/// header is centred over its two cells, "seed" and "ours", and comfy-table has no cell that
+/// spans two columns.
 fn rows_down(table: &super::scenario::Table, ours: &[Option<&RowResult>]) -> String {
     let mut out = String::new();
     let label_width = table
@@ -133,25 +138,20 @@ pub fn text(scenarios: &[Scenario], results: &[RowResult], verdicts: &[Verdict])
             .collect();
         if !mine.is_empty() {
             let _ = writeln!(out, "\n  verdicts (ratio a/b: seed, ours):");
+            let mut table = TextTable::new(&["dir", "±25", "comparison", "seed", "ours"])
+                .right_aligned(&[3, 4])
+                .indented(2);
             for verdict in mine {
-                let _ = writeln!(
-                    out,
-                    "  {:<4} {:<4} {:<58} seed {:>6.2}  ours {:>6.2}",
-                    if verdict.direction_ok {
-                        "dir✓"
-                    } else {
-                        "dir✗"
-                    },
-                    if verdict.within_25pct {
-                        "±25✓"
-                    } else {
-                        "±25✗"
-                    },
-                    verdict.name,
-                    verdict.seed_ratio,
-                    verdict.ratio
-                );
+                let mark = |ok: bool| if ok { "✓" } else { "✗" };
+                table.row([
+                    mark(verdict.direction_ok).to_string(),
+                    mark(verdict.within_25pct).to_string(),
+                    verdict.name.clone(),
+                    format!("{:.2}", verdict.seed_ratio),
+                    format!("{:.2}", verdict.ratio),
+                ]);
             }
+            out.push_str(&table.render());
         }
         out.push('\n');
     }

@@ -302,10 +302,10 @@ impl CalibrationReport {
                 self.targets_of
             ));
         }
-        out.push_str(&format!(
-            "{:<10} {:<6} {:>4} {:>8} {:>12} {:>10} {:>11} {:>11} {:>18}  {}\n",
-            "pattern", "region", "qd", "bs", "value", "unit", "lat_us", "p99_us", "target", "ok"
-        ));
+        let mut table = iosched_report::text_table::TextTable::new(&[
+            "pattern", "region", "qd", "bs", "value", "unit", "lat_us", "p99_us", "target", "ok",
+        ])
+        .right_aligned(&[2, 3, 4, 6, 7, 8]);
         for m in &self.measurements {
             let target = m.target.map_or("-".to_string(), |(low, high)| {
                 format!("{low:.0}..{high:.0}")
@@ -315,20 +315,20 @@ impl CalibrationReport {
                 Some(_) if m.within_target() => "yes",
                 Some(_) => "NO",
             };
-            out.push_str(&format!(
-                "{:<10} {:<6} {:>4} {:>8} {:>12.1} {:>10} {:>11.1} {:>11.1} {:>18}  {}\n",
-                m.spec.pattern.name(),
-                m.spec.region.name(),
-                m.spec.queue_depth,
+            table.row([
+                m.spec.pattern.name().to_string(),
+                m.spec.region.name().to_string(),
+                m.spec.queue_depth.to_string(),
                 format_bytes(m.spec.block_bytes),
-                m.value,
-                m.unit,
-                m.result.mean_latency_us,
-                m.result.p99_latency_us,
+                format!("{:.1}", m.value),
+                m.unit.to_string(),
+                format!("{:.1}", m.result.mean_latency_us),
+                format!("{:.1}", m.result.p99_latency_us),
                 target,
-                ok
-            ));
+                ok.to_string(),
+            ]);
         }
+        out.push_str(&table.render());
         out.push_str(&self.coverage_text());
         out
     }

@@ -72,8 +72,8 @@ pub const NCQ_AGE_LIMIT_NS: u64 = NSEC_PER_SEC;
 #[derive(Clone, Debug, PartialEq)]
 pub struct HddParams {
     pub name: String,
-    /// Spindle speed, revolutions per minute.
-    pub rpm: u32,
+    /// Spindle speed, revolutions per minute (a model file may give a fraction).
+    pub rpm: f64,
     /// Cylinders (tracks per surface).
     pub cylinders: u32,
     /// Data surfaces (heads).
@@ -137,7 +137,7 @@ impl HddParams {
         HddParams {
             name: "hdd-7200".to_string(),
             // Datasheets (Hitachi 7K series): 8.33 ms per revolution.
-            rpm: 7200,
+            rpm: 7200.0,
             // §1.1: N_cyl ≈ 100 000–150 000; with 4 heads and the rates below about 460 GB.
             cylinders: 150_000,
             // Estimate: two platters.
@@ -197,7 +197,7 @@ impl HddParams {
         HddParams {
             name: "atlas-10k-v".to_string(),
             // Typical 10K drive (the extracted Maxtor spins at 10 001).
-            rpm: 10_000,
+            rpm: 10_000.0,
             // Maxtor Atlas 10K V: 80 512 cylinders, 8 surfaces.
             cylinders: 80_512,
             heads: 8,
@@ -258,7 +258,7 @@ impl HddParams {
         let scale = |ns: u64| (ns as f64 * 4.0 / 4.84) as u64;
         HddParams {
             name: "sas-10k".to_string(),
-            rpm: 10_000,
+            rpm: 10_000.0,
             // Estimate: only distance over the full stroke enters the seek curve.
             cylinders: 80_000,
             // Estimate: 146 GB class, two platters.
@@ -307,10 +307,15 @@ impl HddParams {
         }
     }
 
+    /// One revolution, in whole nanoseconds (rounded down: an integral rpm gives what
+    /// integer division gave).
+    pub fn revolution_ns(&self) -> u64 {
+        (60.0 * NSEC_PER_SEC as f64 / self.rpm) as u64
+    }
+
     /// Checks the parameters; the message names the offending field.
     pub fn validate(&self) -> Result<(), String> {
         let positive = [
-            ("rpm", u64::from(self.rpm)),
             ("cylinders", u64::from(self.cylinders)),
             ("heads", u64::from(self.heads)),
             ("zones", u64::from(self.zones)),
@@ -328,13 +333,16 @@ impl HddParams {
             ("destage_max_bytes", self.destage_max_bytes),
             ("queue_depth", u64::from(self.queue_depth)),
         ];
+        // Checked first: a revolution's length is computed from it below.
+        if !(1_000.0..=30_000.0).contains(&self.rpm) {
+            return Err("rpm must lie in 1000..=30000".to_string());
+        }
         for (field, value) in positive {
             if value == 0 {
                 return Err(format!("{field} must be positive"));
             }
         }
         let bounded = [
-            ("rpm", u64::from(self.rpm), 1_000, 30_000),
             ("cylinders", u64::from(self.cylinders), 2, 10_000_000),
             ("heads", u64::from(self.heads), 1, 64),
             ("zones", u64::from(self.zones), 1, 1_000),
@@ -364,7 +372,7 @@ impl HddParams {
         if self.seek_boundary_ppm > 1_000_000 {
             return Err("seek_boundary_ppm must be at most 1000000".to_string());
         }
-        let rev_ns = 60 * NSEC_PER_SEC / u64::from(self.rpm);
+        let rev_ns = self.revolution_ns();
         let slowest = self
             .media_rate_outer_bytes_per_s
             .min(self.media_rate_inner_bytes_per_s);
@@ -533,7 +541,7 @@ impl HddDevice {
         if let Err(message) = params.validate() {
             panic!("invalid HDD parameters: {message}");
         }
-        let rev_ns = 60 * NSEC_PER_SEC / u64::from(params.rpm);
+        let rev_ns = params.revolution_ns();
         let mut zones = Vec::with_capacity(params.zones as usize);
         let cyl_per_zone = params.cylinders / params.zones;
         let mut lba = 0u64;
