@@ -45,3 +45,35 @@ fn engine_run_shows_elapsed_of_total_with_eta_unless_told_not_to() {
     let hidden = terminal_output(&scratch, "--eta never");
     assert!(!hidden.contains("ETA"), "{hidden:?}");
 }
+
+/// A simulated run on a terminal shows the simulator's clock against the jobs' planned time
+/// with an ETA from its pace so far: `simulated 12.3 s of 240.0 s, ETA 00m:02s`. The run
+/// takes a few seconds of wall time (the bar waits one before it draws).
+#[test]
+fn simulated_run_shows_simulated_time_of_total_with_eta() {
+    if !tool_available("script") {
+        return skip(
+            "progress",
+            "no `script` (util-linux) to give iosched a terminal",
+        );
+    }
+    let scratch = Scratch::new("progress-sim");
+    let job = scratch.file(
+        "r.fio",
+        "[global]\ndirect=1\ntime_based=1\nruntime=240\nsize=1g\nbs=4k\n\
+         [a]\nrw=randread\n[b]\nrw=randread\n",
+    );
+    let command = format!(
+        "{} run {job} --device nvme-gen4 --output-format terse --output {}",
+        env!("CARGO_BIN_EXE_iosched"),
+        scratch.path("out.txt"),
+    );
+    let out = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .expect("script runs");
+    let drawn = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{drawn}");
+    assert!(drawn.contains("of 240.0 s, ETA "), "{drawn:?}");
+    assert!(drawn.contains("simulated "), "{drawn:?}");
+}

@@ -107,3 +107,35 @@ fn a_bad_spec_names_file_and_line() {
         stderr_of(&out)
     );
 }
+
+/// On a terminal a sweep draws its runs done of the total with an ETA; `--eta never` draws
+/// nothing. Run under `script` (util-linux), which gives the command a pseudo-terminal.
+#[test]
+fn a_sweep_on_a_terminal_shows_runs_done_of_total_with_eta() {
+    if !common::tool_available("script") {
+        return common::skip("sweep progress", "no `script` (util-linux) for a terminal");
+    }
+    let dir = Scratch::new("sweep-progress");
+    let drawn = |extra: &str| {
+        let command = format!(
+            "{} sweep examples/group-idle.toml --output-format json > {} {extra}",
+            env!("CARGO_BIN_EXE_iosched"),
+            dir.path("rows.jsonl"),
+        );
+        let out = std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .output()
+            .expect("script runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let shown = drawn("");
+    assert!(shown.contains("/11 simulations, "), "{shown:?}");
+    assert!(shown.contains(" elapsed, ETA "), "{shown:?}");
+    let hidden = drawn("--eta never");
+    assert!(!hidden.contains("ETA"), "{hidden:?}");
+}

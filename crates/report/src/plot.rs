@@ -588,7 +588,7 @@ mod tests {
         assert!(text.lines().any(|line| line.trim() == "background"));
     }
 
-    /// A sweep draws one chart whose x labels are the column headers.
+    /// A sweep draws one chart whose x labels are the column headers, its axes titled.
     #[test]
     fn a_sweep_is_one_chart_labelled_by_column() {
         let dir = iosched_workload::scratch::ScratchDir::new("sweep");
@@ -605,16 +605,27 @@ mod tests {
             rows: vec!["with".into(), "without".into()],
             columns,
             sweep: true,
-            x_desc: None,
+            x_desc: Some("threads".into()),
         };
         let [png, svg] = write_table(&dir.join("s"), &table).unwrap();
-        assert_eq!(&std::fs::read(png).unwrap()[1..4], b"PNG");
+        // Both axes titled (the swept variable, the unit), a legend entry per line.
+        assert_chart_texts(
+            &png,
+            &svg,
+            &[
+                "threads",
+                "ops/s",
+                "with (iosched)",
+                "with (seed)",
+                "without (iosched)",
+                "without (seed)",
+            ],
+        );
         let text = std::fs::read_to_string(svg).unwrap();
         assert!(
             text.lines().any(|line| line.trim() == "t12"),
             "x labels are the headers"
         );
-        assert!(text.contains("without (seed)"));
     }
 
     /// Without any seed figure (a replay's table) there is no legend and our bar sits
