@@ -77,3 +77,35 @@ fn simulated_run_shows_simulated_time_of_total_with_eta() {
     assert!(drawn.contains("of 240.0 s, ETA "), "{drawn:?}");
     assert!(drawn.contains("simulated "), "{drawn:?}");
 }
+
+/// A simulated run that ends when its bytes are done has no planned time; its line counts
+/// the I/Os done against the jobs' expected count (sizes over block sizes), with the
+/// simulator's clock and an ETA: `simulated 12.3 s, 1048576 of ~4194304 I/Os, ETA 00m:02s`.
+#[test]
+fn size_bound_simulated_run_counts_ios_of_the_expected_total() {
+    if !tool_available("script") {
+        return skip(
+            "progress",
+            "no `script` (util-linux) to give iosched a terminal",
+        );
+    }
+    let scratch = Scratch::new("progress-size");
+    let job = scratch.file(
+        "r.fio",
+        "[global]\ndirect=1\nsize=8g\nbs=4k\n[a]\nrw=randread\n[b]\nrw=randread\n",
+    );
+    let command = format!(
+        "{} run {job} --device nvme-gen4 --output-format terse --output {}",
+        env!("CARGO_BIN_EXE_iosched"),
+        scratch.path("out.txt"),
+    );
+    let out = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .expect("script runs");
+    let drawn = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{drawn}");
+    // Two clones of 8 GiB in 4 KiB blocks.
+    assert!(drawn.contains(" of ~4194304 I/Os, ETA "), "{drawn:?}");
+    assert!(drawn.contains("simulated "), "{drawn:?}");
+}

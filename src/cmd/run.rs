@@ -166,7 +166,7 @@ pub fn run(args: RunArgs) -> CmdResult {
         &spec,
         &mut Hooks {
             notify: &mut |line| eprintln!("iosched: {line}"),
-            progress: &mut |now| progress.tick(now),
+            progress: &mut |point| progress.tick(point),
             stop,
         },
     )
@@ -249,29 +249,38 @@ impl Progress {
         }
     }
 
-    /// `now`: the run's clock, which starts at 0 with the jobs.
-    fn tick(&mut self, now: u64) {
+    /// `point.now_ns`: the run's clock, which starts at 0 with the jobs.
+    fn tick(&mut self, point: iosched_lab::run::Progress) {
         if self.bar.is_none() {
             // A run over within a second draws nothing.
             if !self.shown || self.started.elapsed() < Duration::from_secs(1) {
                 return;
             }
-            self.bar = Some(self.start_bar());
+            self.bar = Some(self.start_bar(point.ios_planned));
         }
-        if let Some(bar) = &self.bar {
-            match self.planned_ns {
-                Some(planned) => bar.set_position(now.min(planned) / 1_000_000),
-                None => bar.set_message(format!("{} {:.3} s", self.clock, now as f64 / 1e9)),
+        let Some(bar) = &self.bar else { return };
+        let clock = format!("{} {:.1} s", self.clock, point.now_ns as f64 / 1e9);
+        match (self.planned_ns, point.ios_planned) {
+            (Some(planned), _) => bar.set_position(point.now_ns.min(planned) / 1_000_000),
+            (None, Some(ios)) => {
+                bar.set_position(point.ios_done.min(ios));
+                bar.set_message(clock);
             }
+            (None, None) => bar.set_message(clock),
         }
     }
 
-    fn start_bar(&self) -> indicatif::ProgressBar {
+    fn start_bar(&self, ios_planned: Option<u64>) -> indicatif::ProgressBar {
         let target = indicatif::ProgressDrawTarget::stderr();
         let Some(planned) = self.planned_ns else {
-            let bar = indicatif::ProgressBar::with_draw_target(None, target);
-            bar.enable_steady_tick(Duration::from_millis(120));
-            return bar;
+            return match ios_planned {
+                Some(ios) => Self::io_bar(ios, target),
+                None => {
+                    let bar = indicatif::ProgressBar::with_draw_target(None, target);
+                    bar.enable_steady_tick(Duration::from_millis(120));
+                    bar
+                }
+            };
         };
         // Positions in milliseconds of the run's clock.
         let bar = indicatif::ProgressBar::with_draw_target(Some(planned / 1_000_000), target);
@@ -293,6 +302,27 @@ impl Progress {
                         total as f64 / 1e3,
                         minutes_seconds(eta)
                     );
+                },
+            );
+        bar.set_style(style);
+        bar.enable_steady_tick(Duration::from_millis(250));
+        bar
+    }
+
+    /// A run that ends when its I/O is done (sizes, counts, rates): the clock, the I/Os done
+    /// of the expected count and an ETA from the pace so far, as fio's eta line estimates a
+    /// size-bound job from its bytes.
+    fn io_bar(ios: u64, target: indicatif::ProgressDrawTarget) -> indicatif::ProgressBar {
+        let bar = indicatif::ProgressBar::with_draw_target(Some(ios), target);
+        let style = indicatif::ProgressStyle::with_template("{bar:30} {msg}, {ios}")
+            .expect("a valid template")
+            .with_key(
+                "ios",
+                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let (done, total) = (state.pos(), state.len().unwrap_or(0));
+                    let wall = state.elapsed().as_secs_f64();
+                    let eta = wall * total.saturating_sub(done) as f64 / done.max(1) as f64;
+                    let _ = write!(w, "{done} of ~{total} I/Os, ETA {}", minutes_seconds(eta));
                 },
             );
         bar.set_style(style);

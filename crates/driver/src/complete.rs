@@ -103,6 +103,9 @@ impl<X: Copy> Driver<'_, X> {
         outcome: UnitDone,
     ) {
         let now = self.now;
+        if unit.kind.ddir().is_some() {
+            self.units_done += 1;
+        }
         match unit.kind.ddir() {
             Some(ddir) if !outcome.failed && self.life.counts_at(process, now) => {
                 let ddir = outcome.ddir.unwrap_or(ddir);

@@ -251,9 +251,27 @@ pub struct Driver<'a, X> {
     /// Sleepers a completion freed a request for, retried by [`Driver::retry_sleepers`].
     freed_for: Vec<usize>,
     unit_scratch: Vec<UnitDone>,
+    /// Job data I/Os completed so far (ramp time, errors and all): a progress line's count.
+    units_done: u64,
+}
+
+/// Where a run stands, for a progress line: the run's clock and the job data I/Os that
+/// have completed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunProgress {
+    pub now: Time,
+    pub ios_done: u64,
 }
 
 impl<'a, X: Copy> Driver<'a, X> {
+    /// Where the run stands at `now`.
+    pub fn progress(&self, now: Time) -> RunProgress {
+        RunProgress {
+            now,
+            ios_done: self.units_done,
+        }
+    }
+
     /// The processes of `layout`'s clones, announced with their cgroups to `elevator`, and
     /// their request lists of `nr_requests` per cgroup and direction.
     pub fn new(
@@ -313,6 +331,7 @@ impl<'a, X: Copy> Driver<'a, X> {
             held: vec![None; clones],
             freed_for: Vec::new(),
             unit_scratch: Vec::new(),
+            units_done: 0,
         })
     }
 

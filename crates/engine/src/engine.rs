@@ -45,7 +45,7 @@ use io_uring::{types, IoUring};
 use iosched_core::{
     new_elevator, CgroupId, DeviceInfo, Elevator, RequestId, Time, Trace, Uptime, DEFAULT_UPTIME_NS,
 };
-use iosched_driver::{Driver, Outcome};
+use iosched_driver::{Driver, Outcome, RunProgress};
 use iosched_workload::generator::FileRegion;
 use iosched_workload::pattern::Pattern;
 use iosched_workload::{JobSpec, RwMode};
@@ -510,12 +510,12 @@ impl<'a> Engine<'a> {
     }
 
     /// [`Engine::run_traced`], calling `progress` with the time since the jobs started (ns)
-    /// at most every [`PROGRESS_EVERY_NS`], for an eta line.
+    /// and the I/Os done at most every [`PROGRESS_EVERY_NS`], for an eta line.
     pub fn run_observed(
         mut self,
         stop: &AtomicBool,
         trace: &mut dyn Trace,
-        progress: &mut dyn FnMut(u64),
+        progress: &mut dyn FnMut(RunProgress),
     ) -> Result<EngineOutcome, EngineError> {
         if self.threads() > 1 {
             return threads::run(self, stop, progress);
@@ -539,7 +539,7 @@ impl<'a> Engine<'a> {
             let now = back.clock();
             back.set_now(drv, now);
             if now >= next_progress_ns {
-                progress(now);
+                progress(drv.progress(now));
                 next_progress_ns = now + PROGRESS_EVERY_NS;
             }
             if stop.load(Ordering::Relaxed) && !back.stopping {

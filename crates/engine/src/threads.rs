@@ -33,6 +33,7 @@ use std::time::Instant;
 
 use io_uring::{opcode, types, IoUring};
 use iosched_core::{NoTrace, RequestId, Time};
+use iosched_driver::RunProgress;
 use iosched_workload::JobSpec;
 
 use crate::affinity;
@@ -166,7 +167,7 @@ enum Next {
 pub(crate) fn run(
     engine: Engine<'_>,
     stop: &AtomicBool,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn FnMut(RunProgress),
 ) -> Result<EngineOutcome, EngineError> {
     let Engine { drv, mut back } = engine;
     let threads = back.thread_cpus.len();
@@ -375,7 +376,7 @@ fn work(
     worker: &mut Worker,
     events: &[File],
     stop: &AtomicBool,
-    mut progress: Option<&mut dyn FnMut(u64)>,
+    mut progress: Option<&mut dyn FnMut(RunProgress)>,
 ) {
     let mut next_progress_ns = 0;
     loop {
@@ -384,6 +385,7 @@ fn work(
         worker.swap(&mut state.back);
         let next = turn(state, worker, events, stop);
         worker.swap(&mut state.back);
+        let ios_done = state.drv.progress(0).ios_done;
         let mut told = std::mem::take(&mut worker.told);
         take_told(&mut state.back, &mut told);
         drop(guard);
@@ -399,7 +401,7 @@ fn work(
         let now = worker.clock();
         if let Some(progress) = progress.as_deref_mut() {
             if now >= next_progress_ns {
-                progress(now);
+                progress(RunProgress { now, ios_done });
                 next_progress_ns = now + crate::engine::PROGRESS_EVERY_NS;
             }
         }

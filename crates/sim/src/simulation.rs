@@ -21,7 +21,7 @@ use iosched_core::{
     new_elevator, CgroupId, DeviceInfo, Elevator, RequestId, Time, Trace, TunableError, Uptime,
     DEFAULT_UPTIME_NS, SECTOR_SIZE,
 };
-use iosched_driver::{Backend, Driver, InFlight, Outcome, UnitDone};
+use iosched_driver::{Backend, Driver, InFlight, Outcome, RunProgress, UnitDone};
 use iosched_workload::generator::IoUnit;
 use iosched_workload::job::IoEngine;
 use iosched_workload::rng::Rng;
@@ -268,11 +268,12 @@ impl<'a> Simulation<'a> {
         self.drv.cgroup_paths()
     }
 
-    /// Runs to the end. `progress` is called now and then with the virtual time.
+    /// Runs to the end. `progress` is called now and then with the virtual time and the
+    /// I/Os done.
     pub fn run(
         self,
         trace: &mut dyn Trace,
-        progress: &mut dyn FnMut(Time),
+        progress: &mut dyn FnMut(RunProgress),
     ) -> Result<SimOutcome, SimError> {
         self.run_until_stopped(trace, progress, &AtomicBool::new(false))
     }
@@ -282,7 +283,7 @@ impl<'a> Simulation<'a> {
     pub fn run_until_stopped(
         mut self,
         trace: &mut dyn Trace,
-        progress: &mut dyn FnMut(Time),
+        progress: &mut dyn FnMut(RunProgress),
         stop: &AtomicBool,
     ) -> Result<SimOutcome, SimError> {
         let (drv, back) = (&mut self.drv, &mut self.back);
@@ -312,7 +313,7 @@ impl<'a> Simulation<'a> {
                 drv.elevator.check_invariants();
             }
             if back.events.processed().is_multiple_of(65_536) {
-                progress(drv.now);
+                progress(drv.progress(drv.now));
             }
         }
         self.finish()

@@ -17,7 +17,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use iosched_driver::spec::{Machine, Outputs, RunSpec, Setting, Target, RUN_SPEC_VERSION};
-use iosched_driver::Outcome;
+use iosched_driver::{Outcome, RunProgress};
 use iosched_engine::EngineOutcome;
 use iosched_sim::SimOutcome;
 use iosched_workload::fio::{self, JobSource};
@@ -31,10 +31,30 @@ pub use results::Results;
 pub struct Hooks<'a> {
     /// Warnings and notes about the jobs (ignored options, surprising values), before the run.
     pub notify: &'a mut dyn FnMut(&str),
-    /// The simulator's virtual time now and then.
-    pub progress: &'a mut dyn FnMut(u64),
+    /// Where the run stands, now and then.
+    pub progress: &'a mut dyn FnMut(Progress),
     /// Set (by a SIGINT or SIGTERM handler) to stop the run early, with partial results.
     pub stop: &'a AtomicBool,
+}
+
+/// Where a run stands: its clock (the simulator's virtual time, or the engine's time since
+/// the jobs started), the job I/Os done, and how many the run is expected to do when that
+/// is known before it starts (jobs bounded by size, count or rate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    pub now_ns: u64,
+    pub ios_done: u64,
+    pub ios_planned: Option<u64>,
+}
+
+impl Progress {
+    fn of(point: RunProgress, ios_planned: Option<u64>) -> Progress {
+        Progress {
+            now_ns: point.now,
+            ios_done: point.ios_done,
+            ios_planned,
+        }
+    }
 }
 
 /// A finished run: its jobs and what the backend handed back.

@@ -6,8 +6,8 @@ use iosched_report::blktrace::TraceLabels;
 use iosched_workload::JobSet;
 use serde_json::json;
 
-use super::sinks::{check_trace_size, trace_labels, Sinks};
-use super::{BackendOutcome, Hooks, RunError};
+use super::sinks::{check_trace_size, planned_ios, trace_labels, Sinks};
+use super::{BackendOutcome, Hooks, Progress, RunError};
 
 /// Request-list size when no `nr_requests` knob is set: the kernel's default.
 const DEFAULT_NR_REQUESTS: u32 = 128;
@@ -82,10 +82,11 @@ pub(super) fn run(
             jobs.ignored_options.join(", ")
         ));
     }
+    let capacity = block_device_bytes(path);
     check_trace_size(
         &spec.outputs,
         &jobs.jobs,
-        block_device_bytes(path),
+        capacity,
         spec.seed,
         &spec.scheduler,
         hooks.notify,
@@ -110,8 +111,12 @@ pub(super) fn run(
     }
     let device = device_json(&engine);
     let mut sinks = Sinks::open(&spec.outputs, labels(&engine))?;
+    let planned = planned_ios(&jobs.jobs, capacity, spec.seed);
+    let progress = &mut *hooks.progress;
     let outcome = engine
-        .run_observed(hooks.stop, &mut sinks.fanout(), hooks.progress)
+        .run_observed(hooks.stop, &mut sinks.fanout(), &mut |point| {
+            progress(Progress::of(point, planned))
+        })
         .map_err(RunError::Engine)?;
     let trace_error = sinks.finish().err();
     Ok((BackendOutcome::Real { outcome, device }, trace_error))

@@ -10,8 +10,8 @@ use iosched_workload::fio::{JobSource, ParseContext};
 use iosched_workload::JobSet;
 use serde_json::json;
 
-use super::sinks::{check_trace_size, trace_labels, Sinks};
-use super::{BackendOutcome, Hooks, RunError};
+use super::sinks::{check_trace_size, planned_ios, trace_labels, Sinks};
+use super::{BackendOutcome, Hooks, Progress, RunError};
 
 /// The simulated machine the job files see: `$mb_memory` and `$ncpus` from the knobs
 /// (`mem`, `cpus`), the environment from `host`.
@@ -63,10 +63,11 @@ pub(super) fn run(
         ));
     }
     let device = device(&spec.target)?;
+    let capacity = Some(device.capacity_sectors() * 512);
     check_trace_size(
         &spec.outputs,
         &jobs.jobs,
-        Some(device.capacity_sectors() * 512),
+        capacity,
         spec.seed,
         &spec.scheduler,
         hooks.notify,
@@ -88,8 +89,14 @@ pub(super) fn run(
     };
     let simulation = Simulation::new(&jobs.jobs, device, config).map_err(RunError::SimSetup)?;
     let mut sinks = Sinks::open(&spec.outputs, labels(&simulation))?;
+    let planned = planned_ios(&jobs.jobs, capacity, spec.seed);
+    let progress = &mut *hooks.progress;
     let outcome = simulation
-        .run_until_stopped(&mut sinks.fanout(), hooks.progress, hooks.stop)
+        .run_until_stopped(
+            &mut sinks.fanout(),
+            &mut |point| progress(Progress::of(point, planned)),
+            hooks.stop,
+        )
         .map_err(RunError::Sim)?;
     let trace_error = sinks.finish().err();
     Ok((

@@ -113,6 +113,15 @@ pub(crate) fn check_trace_size(
     Ok(())
 }
 
+/// The job data I/Os a run is expected to complete, when every job's count is known before
+/// it runs (none is time-based without a rate): a progress line's total, estimated as the
+/// trace sizes are.
+pub(crate) fn planned_ios(jobs: &[JobSpec], capacity: Option<u64>, seed: u64) -> Option<u64> {
+    let layout = lay_out(jobs, capacity, seed).ok()?;
+    let (ios, unbounded) = expected_run_ios(jobs, Some(&layout));
+    (unbounded.is_empty() && ios > 0).then_some(ios)
+}
+
 /// Expected I/Os of every clone together, and the jobs nothing bounds ahead of time.
 fn expected_run_ios(jobs: &[JobSpec], layout: Option<&Layout>) -> (u64, Vec<String>) {
     let mut total = 0u64;
