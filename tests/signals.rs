@@ -38,10 +38,18 @@ fn stopped_by(signal: &str, status: i32) {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for(&scratch.0.join("out.json.partial"));
+    let pid = child.id();
+    // An hour-long run must not outlive a failed test: killed when the wait fails.
+    let waited = std::panic::catch_unwind(|| wait_for(&scratch.0.join("out.json.partial")));
+    if let Err(failure) = waited {
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+        std::panic::resume_unwind(failure);
+    }
     std::thread::sleep(Duration::from_millis(200));
     let killed = Command::new("kill")
-        .args([&format!("-{signal}"), &child.id().to_string()])
+        .args([&format!("-{signal}"), &pid.to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
