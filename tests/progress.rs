@@ -30,6 +30,23 @@ fn terminal_output(scratch: &Scratch, extra: &str) -> String {
     drawn
 }
 
+/// What `iosched run` draws on a terminal for a simulated run of `jobs` on `nvme-gen4`.
+fn simulated_terminal_output(scratch: &Scratch, jobs: &str) -> String {
+    let job = scratch.file("r.fio", jobs);
+    let command = format!(
+        "{} run {job} --device nvme-gen4 --output-format terse --output {}",
+        env!("CARGO_BIN_EXE_iosched"),
+        scratch.path("out.txt"),
+    );
+    let out = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .expect("script runs");
+    let drawn = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{drawn}");
+    drawn
+}
+
 #[test]
 fn engine_run_shows_elapsed_of_total_with_eta_unless_told_not_to() {
     if !tool_available("script") {
@@ -58,22 +75,11 @@ fn simulated_run_shows_simulated_time_of_total_with_eta() {
         );
     }
     let scratch = Scratch::new("progress-sim");
-    let job = scratch.file(
-        "r.fio",
+    let drawn = simulated_terminal_output(
+        &scratch,
         "[global]\ndirect=1\ntime_based=1\nruntime=240\nsize=1g\nbs=4k\n\
          [a]\nrw=randread\n[b]\nrw=randread\n",
     );
-    let command = format!(
-        "{} run {job} --device nvme-gen4 --output-format terse --output {}",
-        env!("CARGO_BIN_EXE_iosched"),
-        scratch.path("out.txt"),
-    );
-    let out = Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .output()
-        .expect("script runs");
-    let drawn = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{drawn}");
     assert!(drawn.contains("of 240.0 s, ETA "), "{drawn:?}");
     assert!(drawn.contains("simulated "), "{drawn:?}");
 }
@@ -90,21 +96,10 @@ fn size_bound_simulated_run_counts_ios_of_the_expected_total() {
         );
     }
     let scratch = Scratch::new("progress-size");
-    let job = scratch.file(
-        "r.fio",
+    let drawn = simulated_terminal_output(
+        &scratch,
         "[global]\ndirect=1\nsize=8g\nbs=4k\n[a]\nrw=randread\n[b]\nrw=randread\n",
     );
-    let command = format!(
-        "{} run {job} --device nvme-gen4 --output-format terse --output {}",
-        env!("CARGO_BIN_EXE_iosched"),
-        scratch.path("out.txt"),
-    );
-    let out = Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .output()
-        .expect("script runs");
-    let drawn = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{drawn}");
     // Two clones of 8 GiB in 4 KiB blocks.
     assert!(drawn.contains(" of ~4194304 I/Os, ETA "), "{drawn:?}");
     assert!(drawn.contains("simulated "), "{drawn:?}");

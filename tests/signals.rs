@@ -90,14 +90,12 @@ fn a_run_that_fails_leaves_no_output_file() {
     assert!(!Path::new(&format!("{output}.partial")).exists());
 }
 
-#[test]
-fn a_log_file_that_cannot_be_written_keeps_the_results() {
+/// Runs a 1 MiB read job whose log (`log_option`) goes into a folder that does not exist:
+/// the log fails, the results are printed whole, the exit status is 1 and stderr names
+/// `log_file`.
+fn a_failing_log_keeps_the_results(log_option: &str, log_file: &str) {
     let scratch = Scratch::new("signal-log");
-    // write_iolog into a folder that does not exist: the log fails, the results print.
-    let job = scratch.file(
-        "a.fio",
-        "[a]\nsize=1m\nrw=read\nwrite_iolog=missing-dir/a.iolog\n",
-    );
+    let job = scratch.file("a.fio", &format!("[a]\nsize=1m\nrw=read\n{log_option}\n"));
     let out = Command::new(env!("CARGO_BIN_EXE_iosched"))
         .args(["run", &job, "--output-format", "json"])
         .current_dir(&scratch.0)
@@ -105,12 +103,17 @@ fn a_log_file_that_cannot_be_written_keeps_the_results() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("write_iolog file missing-dir/a.iolog"),
-        "{stderr}"
-    );
+    assert!(stderr.contains(log_file), "{stderr}");
     let run: serde_json::Value = serde_json::from_slice(&out.stdout).expect("results printed");
     assert_eq!(run["jobs"][0]["read"]["io_bytes"], 1 << 20);
+}
+
+#[test]
+fn a_log_file_that_cannot_be_written_keeps_the_results() {
+    a_failing_log_keeps_the_results(
+        "write_iolog=missing-dir/a.iolog",
+        "write_iolog file missing-dir/a.iolog",
+    );
 }
 
 #[test]
@@ -232,21 +235,7 @@ fn a_full_file_system_leaves_no_truncated_output() {
 /// results. They are printed whole, the failure names the log file, and the exit status is 1.
 #[test]
 fn a_bandwidth_log_that_cannot_be_written_keeps_the_results() {
-    let scratch = Scratch::new("signal-bw-log");
-    let job = scratch.file(
-        "a.fio",
-        "[a]\nsize=1m\nrw=read\nwrite_bw_log=missing-dir/a\n",
-    );
-    let out = Command::new(env!("CARGO_BIN_EXE_iosched"))
-        .args(["run", &job, "--output-format", "json"])
-        .current_dir(&scratch.0)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("missing-dir/a_bw.1.log"), "{stderr}");
-    let run: serde_json::Value = serde_json::from_slice(&out.stdout).expect("results printed");
-    assert_eq!(run["jobs"][0]["read"]["io_bytes"], 1 << 20);
+    a_failing_log_keeps_the_results("write_bw_log=missing-dir/a", "missing-dir/a_bw.1.log");
 }
 
 /// An engine run blocked in `io_uring_enter` (a job that starts in a minute, nothing in

@@ -10,17 +10,23 @@
 
 use std::collections::BTreeSet;
 use std::fs;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-/// `(pid, parent pid)` of every process `/proc` lists now.
-fn parents() -> Vec<(u32, u32)> {
+/// Every process `/proc` lists now: its pid and its folder there.
+fn processes() -> impl Iterator<Item = (u32, PathBuf)> {
     fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .flatten()
-        .filter_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let stat = fs::read_to_string(entry.path().join("stat")).ok()?;
+        .filter_map(|entry| Some((entry.file_name().to_str()?.parse().ok()?, entry.path())))
+}
+
+/// `(pid, parent pid)` of every process `/proc` lists now.
+fn parents() -> Vec<(u32, u32)> {
+    processes()
+        .filter_map(|(pid, folder)| {
+            let stat = fs::read_to_string(folder.join("stat")).ok()?;
             // The command name, in parentheses, may hold spaces and parentheses itself:
             // the fields after the last `)` are state, then the parent's pid.
             let after = &stat[stat.rfind(')')? + 1..];
@@ -48,13 +54,9 @@ pub fn descendants(root: u32) -> BTreeSet<u32> {
 /// Processes (other than this one) whose command line contains `marker`.
 pub fn naming(marker: &str) -> BTreeSet<u32> {
     let own = std::process::id();
-    fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let cmdline = fs::read(entry.path().join("cmdline")).ok()?;
+    processes()
+        .filter_map(|(pid, folder)| {
+            let cmdline = fs::read(folder.join("cmdline")).ok()?;
             let names = String::from_utf8_lossy(&cmdline).contains(marker);
             (names && pid != own).then_some(pid)
         })

@@ -427,21 +427,26 @@ pub(crate) fn write_png_and_svg(
 mod tests {
     use super::*;
 
-    #[test]
-    fn writes_a_png_and_an_svg_with_the_title() {
-        let dir = iosched_workload::scratch::ScratchDir::new("plot");
-        let table = PlotTable {
+    /// Seed 000's slow-disk table (the seed's 3.59 and 2.49 MB/s) beside `ours`.
+    fn slow_hdd(ours: [f64; 2]) -> PlotTable {
+        PlotTable {
             title: "slow HDD".into(),
             unit: "MB/s".into(),
             rows: vec!["CFQ".into(), "noop".into()],
             columns: vec![PlotColumn {
                 header: "aggregate".into(),
                 seed: vec![Some(3.59), Some(2.49)],
-                ours: vec![3.1, 2.2],
+                ours: ours.to_vec(),
             }],
             sweep: false,
             x_desc: None,
-        };
+        }
+    }
+
+    #[test]
+    fn writes_a_png_and_an_svg_with_the_title() {
+        let dir = iosched_workload::scratch::ScratchDir::new("plot");
+        let table = slow_hdd([3.1, 2.2]);
         let [png, svg] = write_table(&dir.join("t"), &table).unwrap();
         let bytes = std::fs::read(png).unwrap();
         assert_eq!(&bytes[1..4], b"PNG");
@@ -485,18 +490,7 @@ mod tests {
     #[test]
     fn seed_bars_are_relative_to_the_first_row_with_absolute_figures() {
         let dir = iosched_workload::scratch::ScratchDir::new("relative");
-        let table = PlotTable {
-            title: "slow HDD".into(),
-            unit: "MB/s".into(),
-            rows: vec!["CFQ".into(), "noop".into()],
-            columns: vec![PlotColumn {
-                header: "aggregate".into(),
-                seed: vec![Some(3.59), Some(2.49)],
-                ours: vec![90.2, 84.9],
-            }],
-            sweep: false,
-            x_desc: None,
-        };
+        let table = slow_hdd([90.2, 84.9]);
         let [png, svg] = write_table(&dir.join("t"), &table).unwrap();
         assert_chart_texts(
             &png,
