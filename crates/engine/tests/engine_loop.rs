@@ -554,10 +554,13 @@ fn two_threads_complete_every_io_once() {
     }
 }
 
-/// The device gauge counts what every worker handed to the kernel: with noop nothing waits
-/// in the scheduler, so the device's time-weighted in-flight mean is the jobs' together, on
-/// one thread and on two. (Two workers submit outside the queue lock; a gauge that learnt of
-/// those submissions only at the next completion read 2 where the device held ~16.)
+/// The device gauge counts what every worker hands to the kernel. Two noop random readers at
+/// QD8 keep 16 requests in the device between completions, and the gauge must see that level:
+/// two workers submit outside the queue lock, and a gauge that learnt of those submissions
+/// only at the next completion never rose past 15 (its mean read 9.8). On one thread, where
+/// nothing waits in the scheduler, the device's mean is also the jobs' together. (With two
+/// threads on a loaded machine a worker can be preempted between its turn and its submit,
+/// which the gauge rightly shows as a lower device level, so the means are compared on one.)
 #[test]
 fn the_device_gauge_counts_every_workers_submissions() {
     let scratch = Scratch::new("threads-gauge");
@@ -570,12 +573,22 @@ fn the_device_gauge_counts_every_workers_submissions() {
             job("r2", RwMode::RandRead, 16 << 20),
         ];
         let outcome = run_within(jobs, device.device.clone(), threaded("noop", threads));
-        let device_mean = outcome.inflight.device.mean;
-        let jobs_mean: f64 = outcome.inflight.clones.iter().map(|c| c.mean).sum();
-        assert!(
-            (device_mean - jobs_mean).abs() <= 0.25 * jobs_mean,
-            "{threads} thread(s): device {device_mean:.2} against the jobs' {jobs_mean:.2}"
-        );
+        let gauge = &outcome.inflight.device;
+        let at_16: f64 = gauge
+            .percent
+            .iter()
+            .filter(|&&(level, _)| level >= 16)
+            .map(|&(_, percent)| percent)
+            .sum();
+        assert!(at_16 > 0.0, "{threads} thread(s): never at 16: {gauge:?}");
+        if threads == 1 {
+            let jobs_mean: f64 = outcome.inflight.clones.iter().map(|c| c.mean).sum();
+            assert!(
+                (gauge.mean - jobs_mean).abs() <= 0.25 * jobs_mean,
+                "device {:.2} against the jobs' {jobs_mean:.2}",
+                gauge.mean
+            );
+        }
     }
 }
 
