@@ -233,6 +233,35 @@ fn a_full_file_system_leaves_no_truncated_output() {
 
 /// Issue 17, 5: a failing `write_bw_log` (its folder does not exist) discarded the main
 /// results. They are printed whole, the failure names the log file, and the exit status is 1.
+/// One clone's log that cannot be written does not keep the other clones' logs from being
+/// written: the first job's bandwidth log and iolog go to a folder that does not exist, the
+/// second job's to the run's folder, and both of the second's files are there afterwards.
+#[test]
+fn a_failing_log_does_not_skip_the_other_jobs_logs() {
+    let scratch = Scratch::new("signal-logs-apart");
+    let job = scratch.file(
+        "a.fio",
+        "[global]\nsize=1m\nrw=read\n\
+         [a]\nwrite_bw_log=missing-dir/a\nwrite_iolog=missing-dir/a.iolog\n\
+         [b]\nwrite_bw_log=b\nwrite_iolog=b.iolog\n",
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(["run", &job, "--output-format", "json"])
+        .current_dir(&scratch.0)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("missing-dir/a_bw.1.log"), "{stderr}");
+    assert!(
+        stderr.contains("write_iolog file missing-dir/a.iolog"),
+        "{stderr}"
+    );
+    assert!(Path::new(&scratch.path("b_bw.2.log")).exists(), "{stderr}");
+    let iolog = std::fs::read_to_string(scratch.path("b.iolog")).expect("b's iolog");
+    assert!(iolog.starts_with("fio version 3 iolog\n"), "{iolog}");
+}
+
 #[test]
 fn a_bandwidth_log_that_cannot_be_written_keeps_the_results() {
     a_failing_log_keeps_the_results("write_bw_log=missing-dir/a", "missing-dir/a_bw.1.log");

@@ -195,13 +195,14 @@ pub fn execute(spec: &RunSpec, hooks: &mut Hooks<'_>) -> Result<Finished, RunErr
         log_errors: Vec::new(),
     };
     let outcome = finished.outcome();
-    let log_errors = [
-        sinks::write_job_logs(&outcome.clones),
-        sinks::write_issue_logs(&outcome.issued, &finished.jobs.jobs, &outcome.layout),
-    ];
     finished.log_errors = trace_error
         .into_iter()
-        .chain(log_errors.into_iter().filter_map(Result::err))
+        .chain(sinks::write_job_logs(&outcome.clones))
+        .chain(sinks::write_issue_logs(
+            &outcome.issued,
+            &finished.jobs.jobs,
+            &outcome.layout,
+        ))
         .collect();
     Ok(finished)
 }

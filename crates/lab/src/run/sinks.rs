@@ -277,37 +277,40 @@ impl Sinks {
 }
 
 /// fio's log files (`write_bw_log`...) of every clone that asked for them, in the current
-/// directory as fio writes them, numbered from 1 in clone order.
-pub(crate) fn write_job_logs(clones: &[JobStats]) -> Result<(), RunError> {
-    for (index, stats) in clones.iter().enumerate() {
-        if let Some(log) = &stats.log {
+/// directory as fio writes them, numbered from 1 in clone order. A clone whose logs cannot
+/// be written does not keep the others' from being written: each failure is returned.
+pub(crate) fn write_job_logs(clones: &[JobStats]) -> Vec<RunError> {
+    clones
+        .iter()
+        .enumerate()
+        .filter_map(|(index, stats)| {
+            let log = stats.log.as_ref()?;
             log.write(Path::new("."), index + 1, stats.start_ns)
                 .map_err(|source| RunError::Write {
                     what: "fio log files".to_string(),
                     source,
-                })?;
-        }
-    }
-    Ok(())
+                })
+                .err()
+        })
+        .collect()
 }
 
 /// fio's iologs (`write_iolog=FILE`) of the jobs that asked for them, relative to the current
 /// directory, appended to what the file holds as fio appends.
-pub(crate) fn write_issue_logs(
-    log: &IssueLog,
-    jobs: &[JobSpec],
-    layout: &Layout,
-) -> Result<(), RunError> {
-    for (path, text) in log.render(jobs, layout) {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .and_then(|mut file| file.write_all(text.as_bytes()))
-            .map_err(|source| RunError::Write {
-                what: format!("write_iolog file {path}"),
-                source,
-            })?;
-    }
-    Ok(())
+pub(crate) fn write_issue_logs(log: &IssueLog, jobs: &[JobSpec], layout: &Layout) -> Vec<RunError> {
+    log.render(jobs, layout)
+        .into_iter()
+        .filter_map(|(path, text)| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .and_then(|mut file| file.write_all(text.as_bytes()))
+                .map_err(|source| RunError::Write {
+                    what: format!("write_iolog file {path}"),
+                    source,
+                })
+                .err()
+        })
+        .collect()
 }
