@@ -699,7 +699,8 @@ mod tests {
     /// the ideal marked only for a scheduler that aims at weights.
     #[test]
     fn every_chart_has_axis_titles_and_legend_entries() {
-        let dir = std::env::temp_dir().join(format!("iosched-run-plot-{}", std::process::id()));
+        // Removed on drop, so a failing assertion leaves nothing behind either.
+        let dir = iosched_workload::scratch::ScratchDir::new("run-plot");
         let runs = [
             run("engine cfq", "cfq", 0.9),
             run("kernel none", "none", 0.5),
@@ -746,6 +747,5 @@ mod tests {
         // One ideal tick per group for the cfq run; none for `none`, which aims at no weights.
         let ticks = svg("shares.svg").matches("stroke-width=\"3\"").count();
         assert_eq!(ticks, 2 + 1, "two ideal ticks and the legend's swatch");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
