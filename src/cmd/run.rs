@@ -293,8 +293,7 @@ impl Progress {
                 "msg",
                 |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
                     let (done, total) = (state.pos(), state.len().unwrap_or(0));
-                    let wall = state.elapsed().as_secs_f64();
-                    let eta = wall * total.saturating_sub(done) as f64 / done.max(1) as f64;
+                    let eta = eta_from_pace(state);
                     let _ = write!(
                         w,
                         "{:.1} s of {:.1} s, ETA {}",
@@ -320,8 +319,7 @@ impl Progress {
                 "ios",
                 |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
                     let (done, total) = (state.pos(), state.len().unwrap_or(0));
-                    let wall = state.elapsed().as_secs_f64();
-                    let eta = wall * total.saturating_sub(done) as f64 / done.max(1) as f64;
+                    let eta = eta_from_pace(state);
                     let _ = write!(w, "{done} of ~{total} I/Os, ETA {}", minutes_seconds(eta));
                 },
             );
@@ -335,6 +333,14 @@ impl Progress {
             bar.finish_and_clear();
         }
     }
+}
+
+/// The time left at the pace so far: the wall time taken per unit done, times the units left
+/// (what fio's eta line estimates too; indicatif's own {eta} smooths a rate that moves in
+/// jumps).
+fn eta_from_pace(state: &indicatif::ProgressState) -> f64 {
+    let (done, total) = (state.pos(), state.len().unwrap_or(0));
+    state.elapsed().as_secs_f64() * total.saturating_sub(done) as f64 / done.max(1) as f64
 }
 
 /// `12m:05s`, as fio's eta line writes it.

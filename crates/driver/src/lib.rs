@@ -264,12 +264,17 @@ pub struct RunProgress {
 }
 
 impl<'a, X: Copy> Driver<'a, X> {
-    /// Where the run stands at `now`.
+    /// Where the run stands at `now`: the job data I/Os completed so far.
     pub fn progress(&self, now: Time) -> RunProgress {
         RunProgress {
             now,
-            ios_done: self.units_done,
+            ios_done: self.ios_done(),
         }
+    }
+
+    /// Job data I/Os completed so far (ramp time and errors included).
+    pub fn ios_done(&self) -> u64 {
+        self.units_done
     }
 
     /// The processes of `layout`'s clones, announced with their cgroups to `elevator`, and

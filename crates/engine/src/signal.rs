@@ -35,11 +35,6 @@ pub fn install_stop_signals() -> &'static AtomicBool {
     &STOP
 }
 
-/// [`install_stop_signals`], by its older name.
-pub fn install_sigint() -> &'static AtomicBool {
-    install_stop_signals()
-}
-
 /// The exit status a shell reports for the signal that stopped the run: 128 + its number
 /// (130 for SIGINT, 143 for SIGTERM; the later one when both came); 130 when none was seen.
 pub fn stop_exit_status() -> u8 {

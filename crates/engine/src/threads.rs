@@ -385,7 +385,7 @@ fn work(
         worker.swap(&mut state.back);
         let next = turn(state, worker, events, stop);
         worker.swap(&mut state.back);
-        let ios_done = state.drv.progress(0).ios_done;
+        let ios_done = state.drv.ios_done();
         let mut told = std::mem::take(&mut worker.told);
         take_told(&mut state.back, &mut told);
         drop(guard);
