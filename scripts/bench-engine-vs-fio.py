@@ -21,6 +21,12 @@ prints the device's mean in-flight count, sampled from /sys/block/<loop>/infligh
 5 ms during each run, for both sides (the engine's own gauge, iosched.inflight, says the
 same from inside).
 
+The QD1 randread rows run a third side in every pair: `bare_qd1` (crates/engine/examples),
+a bare io_uring loop with fio's ring and fio's two system calls per I/O and nothing else.
+Engine / bare says what the engine's own code costs; bare / fio what no io_uring loop that
+does only fio's system calls gets on this machine. Its involuntary context switches per
+I/O (the loop's worker preempting it on its CPU) tell the fast placement from the slow.
+
 Each engine/fio row also prints both sides' IOPS, the ratio of their medians (less swayed
 than the median of per-pair ratios when single runs land far apart), and each side's CPU
 time per I/O (user, system; fio's job process, the engine's one thread). At QD1 on this VM a
@@ -110,6 +116,7 @@ class Sampler:
 class Runner:
     def __init__(self, iosched, workdir, runtime):
         self.iosched, self.workdir, self.runtime = iosched, workdir, runtime
+        self.bare_qd1 = os.path.join(os.path.dirname(iosched), "examples", "bare_qd1")
         self.inflight = []
 
     def job(self, name, text):
@@ -127,6 +134,9 @@ class Runner:
     def engine(self, job, dev, sched):
         return self.sampled([self.iosched, "run", job, "--device", dev, "--scheduler", sched,
                              "--output-format", "json"], dev)
+
+    def bare(self, dev):
+        return self.sampled([self.bare_qd1, dev, str(self.runtime)], dev)
 
     def kernel(self, job, dev, sched):
         return self.sampled([self.iosched, "kernel", job, "--device", dev, "--scheduler", sched,
@@ -220,6 +230,9 @@ def engine_vs_fio(r, dev, pairs, rows=None):
             job = r.job(f"{rw}-{depth}", SINGLE.format(rw=rw, depth=depth))
             ratios, fio_iops, eng_iops, fio_depth, eng_depth, gauge = [], [], [], [], [], []
             cpu = {"fio": [], "engine": []}
+            if rw == "randread" and depth == 1:
+                bare_vs(r, job, dev, pairs)
+                continue
             for pair in range(pairs):
                 # Alternate who goes first, so a trend in the load hits both sides alike.
                 if pair % 2 == 0:
@@ -246,6 +259,30 @@ def engine_vs_fio(r, dev, pairs, rows=None):
             print(f"    engine kIOPS {summary(eng_iops)}; ratio of medians "
                   f"{statistics.median(eng_iops) / statistics.median(fio_iops):.3f}; "
                   f"CPU us per I/O (median) {per_io}")
+
+
+def bare_vs(r, job, dev, pairs):
+    """QD1 randread: engine noop, fio on `none` and the bare loop, the order rotated each
+    round so that each goes first, second and third equally often."""
+    sides = {"engine": lambda: iops(r.engine(job, dev, "noop")),
+             "fio": lambda: iops(r.kernel(job, dev, "none")),
+             "bare": lambda: r.bare(dev)}
+    order = ["fio", "engine", "bare"]
+    got = {name: [] for name in sides}
+    involuntary = []
+    for round_ in range(pairs):
+        for name in order[round_ % 3:] + order[:round_ % 3]:
+            result = sides[name]()
+            if name == "bare":
+                involuntary.append(result["involuntary_switches_per_io"])
+                result = result["iops"]
+            got[name].append(result / 1000)
+    ratio = lambda a, b: [x / y for x, y in zip(got[a], got[b])]
+    print(f"  engine noop / fio, randread QD1: {summary(ratio('engine', 'fio'))}; "
+          f"engine / bare {summary(ratio('engine', 'bare'))}; bare / fio "
+          f"{summary(ratio('bare', 'fio'))}")
+    print("    kIOPS " + "; ".join(f"{name} {summary(v)}" for name, v in got.items())
+          + f"; bare's involuntary switches per I/O {summary(involuntary)}")
 
 
 def two_groups(r, dev, pairs):
@@ -323,6 +360,8 @@ def main():
         sys.exit("bench: needs root (loop devices, cgroups)")
     subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "iosched"],
                    cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "iosched-engine",
+                    "--example", "bare_qd1"], cwd=ROOT, check=True)
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
     iosched = os.path.join(target, "release", "iosched")
     places = [("shm", "/dev/shm"), ("disk", "/var/tmp")]
