@@ -20,6 +20,8 @@
 //! Every mode also checks the byte totals (per direction; for a read/write mix their sum),
 //! except the time-based ones, block alignment (to the largest power of two dividing all of
 //! fio's offsets) and the range (`# range: START END`, the whole file by default).
+//! `# more-than: N` — both runs did more than N data I/Os (a time-based job that fio runs
+//! past its `io_size` or `number_ios`).
 //! `# device: loop` runs both on loop devices (fio trims only block devices; needs root and
 //! losetup, otherwise that file is skipped). `# known: REASON` marks a difference the README
 //! lists: the file still runs and is checked by its mode.
@@ -70,6 +72,7 @@ struct Header {
     known: Option<String>,
     range: (u64, u64),
     positional: bool,
+    more_than: Option<usize>,
 }
 
 fn header(text: &str) -> Header {
@@ -79,6 +82,7 @@ fn header(text: &str) -> Header {
         known: None,
         range: (0, FILE_BYTES as u64),
         positional: false,
+        more_than: None,
     };
     for line in text.lines().filter_map(|l| l.strip_prefix("# ")) {
         if let Some(mode) = line.strip_prefix("compare: ") {
@@ -89,6 +93,8 @@ fn header(text: &str) -> Header {
             h.loop_device = true;
         } else if let Some(reason) = line.strip_prefix("known: ") {
             h.known = Some(reason.trim().to_string());
+        } else if let Some(n) = line.strip_prefix("more-than: ") {
+            h.more_than = Some(n.trim().parse().unwrap());
         } else if let Some(range) = line.strip_prefix("range: ") {
             let v: Vec<u64> = range
                 .split_whitespace()
@@ -172,6 +178,14 @@ fn alignment(ops: &[Op]) -> u64 {
 fn check_properties(fio: &[Op], ours: &[Op], h: &Header, totals_too: bool) -> Result<(), String> {
     if data_ops(ours).next().is_none() {
         return Err("iosched issued no I/O".into());
+    }
+    if let Some(n) = h.more_than {
+        let (f, o) = (data_ops(fio).count(), data_ops(ours).count());
+        if f <= n || o <= n {
+            return Err(format!(
+                "fio did {f} I/Os, iosched {o}: both should exceed {n}"
+            ));
+        }
     }
     // A read/write mix with a size per direction stops at the first I/O that reaches the
     // size, whichever direction it drew: the sum may differ by less than the larger size.

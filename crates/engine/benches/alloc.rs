@@ -40,11 +40,17 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Allocations during one run of `ios` I/Os (the engine built first, not counted).
+/// Loops enough that the file's size never ends the run: `number_ios` does.
+const LOOPS: u64 = 1000;
+
+/// Allocations during one run of `ios` I/Os (the engine built first, not counted). As in
+/// fio 3.33, `number_ios` counts every loop, so the job asks for `ios / LOOPS` a loop.
 fn run(path: &str, scheduler: &str, depth: u32, ios: u64) -> u64 {
+    assert_eq!(ios % LOOPS, 0, "{ios} I/Os in {LOOPS} loops");
     let text = format!(
         "[bench]\nioengine=io_uring\ndirect=1\nrw=randread\nbs=4k\niodepth={depth}\n\
-         size=16m\nnumber_ios={ios}\nloops=1000\n"
+         size=16m\nnumber_ios={}\nloops={LOOPS}\n",
+        ios / LOOPS
     );
     let jobs = parse_str(&text, "alloc.fio", &ParseContext::fixed(4096, 4096, 2))
         .expect("job parses")

@@ -107,14 +107,14 @@ fn with_read_back(spec: &JobSpec, amount: u64) -> u64 {
 }
 
 /// The bytes a size-bounded clone moves per loop times its loops (`None` when time-based).
-fn clone_bytes(spec: &JobSpec, region_bytes: u64) -> Option<u64> {
+pub(crate) fn clone_bytes(spec: &JobSpec, region_bytes: u64) -> Option<u64> {
     let loops = u64::from(spec.loops.max(1));
     (!spec.time_based).then(|| spec.io_size.unwrap_or(region_bytes).saturating_mul(loops))
 }
 
 /// `number_ios` over every loop (`None` when time-based or unset); a trim and its write count
 /// as one step of `trimwrite`.
-fn clone_count_cap(spec: &JobSpec) -> Option<u64> {
+pub(crate) fn clone_count_cap(spec: &JobSpec) -> Option<u64> {
     let number = spec.number_ios.filter(|&n| n > 0 && !spec.time_based)?;
     let steps = if matches!(spec.rw, RwMode::TrimWrite | RwMode::RandTrimWrite) {
         2

@@ -147,6 +147,9 @@ impl Lifecycle {
 
     /// Releases every job whose prerequisites have all finished, each with the time its
     /// clones start: `now` plus its `startdelay` (a range draws from the job's own stream).
+    /// As fio 3.33's start loop, it goes through the jobs in order and stops at a `stonewall`
+    /// job it cannot release yet: no later job starts before it, whatever it waits for
+    /// (a `wait_for` job behind a stonewall starts with the stonewall, not with its waitee).
     pub fn release_ready(&mut self, jobs: &[JobSpec], now: Time) -> Vec<(Time, usize)> {
         let mut released = Vec::new();
         for (job, spec) in jobs.iter().enumerate() {
@@ -156,6 +159,9 @@ impl Lifecycle {
             let ready = self.prerequisites[job]
                 .iter()
                 .all(|&before| self.job_finished(before));
+            if !ready && spec.stonewall {
+                break;
+            }
             if ready {
                 self.job_released[job] = true;
                 let (lo, hi) = spec.startdelay_ns;
@@ -590,6 +596,25 @@ mod tests {
         life.finish(&jobs, 1, 9);
         assert_eq!(life.release_ready(&jobs, 9), [(9, 1)]);
         assert_eq!(life.last_finish(), 9);
+    }
+
+    /// fio 3.33 here, null engine: `a` 2 s, `b` 1 s, `c` stonewall 1 s, `d` wait_for=b 3 s
+    /// took 5.5 s: `d` did not start when `b` ended at 1 s but with `c` at 2 s.
+    #[test]
+    fn no_job_starts_before_an_earlier_stonewall_job() {
+        let mut c = job("c");
+        c.stonewall = true;
+        let mut d = job("d");
+        d.wait_for = Some("b".into());
+        let jobs = [job("a"), job("b"), c, d];
+        let (mut life, layout) = lifecycle(&jobs);
+        assert_eq!(life.release_ready(&jobs, 0), [(0, 0), (0, 1)]);
+        life.start_job(&jobs, &layout, 0, 0);
+        life.start_job(&jobs, &layout, 1, 0);
+        life.finish(&jobs, 1, 1);
+        assert!(life.release_ready(&jobs, 1).is_empty(), "d waits for c");
+        life.finish(&jobs, 0, 2);
+        assert_eq!(life.release_ready(&jobs, 2), [(2, 2), (2, 3)]);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use iosched_core::Time;
 
-use crate::extent::counted_dirs;
+use crate::extent::{self, counted_dirs};
 use crate::generator::{FileRegion, IoGenerator, IoKind, IoUnit};
 use crate::job::{JobSpec, RwMode, DDIR_WRITE};
 use crate::replay::source::ReplaySource;
@@ -97,12 +97,11 @@ impl JobRunner {
         let read_only = matches!(spec.rw, RwMode::Read | RwMode::RandRead);
         let passes_until_runtime =
             spec.time_based && spec.verify.is_some() && spec.do_verify && !read_only;
-        let bytes_limit = match (spec.io_size, spec.time_based) {
-            (Some(io_size), _) => Some(io_size.saturating_mul(u64::from(spec.loops.max(1)))),
-            (None, true) if passes_until_runtime => Some(region_bytes),
-            (None, true) => None,
-            (None, false) => Some(region_bytes.saturating_mul(u64::from(spec.loops.max(1)))),
-        };
+        // The limits fio 3.33 stops at, as extent.rs estimates them: `io_size` (else the
+        // region) and `number_ios` over every loop, neither for a time-based job, which only
+        // breaks at `size` to read back what it wrote.
+        let bytes_limit = extent::clone_bytes(spec, region_bytes)
+            .or(passes_until_runtime.then_some(region_bytes));
         let runtime_end = spec
             .runtime_ns
             .filter(|&runtime| runtime > 0)
@@ -142,14 +141,7 @@ impl JobRunner {
             draining_to_low: false,
             runtime_end,
             bytes_limit,
-            // fio doubles number_ios for trimwrite: a trim and its write are one step.
-            ios_limit: spec.number_ios.filter(|&n| n > 0).map(|n| {
-                if matches!(spec.rw, RwMode::TrimWrite | RwMode::RandTrimWrite) {
-                    n.saturating_mul(2)
-                } else {
-                    n
-                }
-            }),
+            ios_limit: extent::clone_count_cap(spec),
             bytes_issued: 0,
             ios_issued: 0,
             rate_start: start,
@@ -767,6 +759,34 @@ mod tests {
         let (submitted, end) = run(&mut runner, 1000);
         assert_eq!(submitted.len(), 1000);
         assert_eq!(end, 1_000_000);
+    }
+
+    /// fio 3.33 here: a time-based job runs its whole runtime whatever its `io_size` or
+    /// `number_ios` (1 s of `io_size=64k` did 295941 reads, of `number_ios=10` 7404428).
+    #[test]
+    fn time_based_ignores_io_size_and_number_ios() {
+        for (io_size, number_ios) in [(Some(8192), None), (None, Some(2))] {
+            let mut spec = spec();
+            spec.time_based = true;
+            spec.runtime_ns = Some(1_000_000);
+            spec.io_size = io_size;
+            spec.number_ios = number_ios;
+            let mut runner = JobRunner::new(&spec, region(), 0, Rng::new(1));
+            let (submitted, end) = run(&mut runner, 1000);
+            assert_eq!((submitted.len(), end), (1000, 1_000_000), "{io_size:?}");
+        }
+    }
+
+    /// fio 3.33 here: `number_ios=10 loops=3` read 30 blocks, one after another.
+    #[test]
+    fn number_ios_counts_every_loop() {
+        let mut spec = spec();
+        spec.number_ios = Some(3);
+        spec.loops = 3;
+        let mut runner = JobRunner::new(&spec, region(), 0, Rng::new(1));
+        let (submitted, _) = run(&mut runner, 1000);
+        let offsets: Vec<u64> = submitted.iter().map(|unit| unit.offset).collect();
+        assert_eq!(offsets, (0..9).map(|i| i * 4096).collect::<Vec<_>>());
     }
 
     #[test]
