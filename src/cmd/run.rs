@@ -387,4 +387,31 @@ mod tests {
             "no runtime: unknown"
         );
     }
+
+    /// fio 3.33 starts a `wait_for` job once the named job is done (measured: see
+    /// `extent::run_length`): c after a's 2 s, the run 3 s. The bar ignored wait_for (2 s).
+    #[test]
+    fn planned_time_waits_for_wait_for() {
+        let dir = iosched_workload::scratch::ScratchDir::new("planned-wait-for");
+        let job = dir.join("j.fio");
+        std::fs::write(
+            &job,
+            "[a]\nruntime=2\ntime_based\n[b]\nruntime=1\n[c]\nwait_for=a\nruntime=1\n",
+        )
+        .unwrap();
+        let spec = iosched_lab::run::spec_from(iosched_lab::run::CommandLine {
+            jobs: vec![iosched_workload::fio::JobSource::read(&job).unwrap()],
+            device: "fixed".into(),
+            scheduler: "noop".into(),
+            settings: vec![],
+            mem: None,
+            seed: 1,
+            uptime_s: 1000,
+            check: false,
+            force: false,
+            outputs: Default::default(),
+        })
+        .unwrap();
+        assert_eq!(iosched_lab::run::planned_ns(&spec), Some(3_000_000_000));
+    }
 }

@@ -3,23 +3,25 @@
 //! suites ran at once; without a limit iosched waited with them, the device switched to the
 //! run's scheduler.
 //!
-//! A job's planned time is what fio itself would take at the least: `startdelay` (its upper
-//! end), `ramp_time`, then `runtime` for a time-based job. A job bounded by its bytes (no
-//! `time_based`) takes its bytes (`io_size`, or its region, times `loops`; doubled by a
-//! verify pass after writing) at its `rate`/`rate_iops` cap, but a device may be slower than
-//! the cap, so at least [`FLOOR_BYTES_PER_S`] and [`FLOOR_IOPS`] are assumed (a busy 7200 rpm
-//! disk's random 4 KiB reads); `thinktime` adds to it; a `runtime` caps it, as in fio.
-//! Jobs split into phases by `stonewall` or `wait_for` run one phase after another; the
-//! clones and jobs within a phase together. A time-based job without a `runtime` runs until
-//! it is stopped: no limit then, unless `--timeout` gives one.
+//! A job's planned time is what fio itself would take at the least, as the workload crate's
+//! [`extent`] estimates it: `startdelay` (its upper end), `ramp_time`, then `runtime` for a
+//! time-based job. A job bounded by its bytes (no `time_based`) takes its I/O (`io_size`, or
+//! its region, times `loops`, or `number_ios`; with a verify pass's read-back of its writes)
+//! at its `rate`/`rate_iops` cap, but a device may be slower than the cap, so at least
+//! [`FLOOR_BYTES_PER_S`] and [`FLOOR_IOPS`] are assumed (a busy 7200 rpm disk's random 4 KiB
+//! reads); `thinktime` adds to it; a `runtime` caps it, as in fio. Jobs start as fio starts
+//! them: after every earlier job for `stonewall`, after the named job for `wait_for`; clones
+//! run together. A time-based job without a `runtime` runs until it is stopped: no limit
+//! then, unless `--timeout` gives one.
 //!
 //! Choice: the limit is twice the planned time plus [`MARGIN`]: fio's set-up (cgroups, job
 //! processes) and a slow device get their time, and a hung fio is still found.
 
 use std::time::Duration;
 
+use iosched_workload::extent::{self, Pace};
 use iosched_workload::layout::Layout;
-use iosched_workload::{JobSet, JobSpec, RwMode};
+use iosched_workload::JobSet;
 
 /// Bandwidth assumed of a device when a size-bounded job has no rate: 1 MiB/s.
 pub const FLOOR_BYTES_PER_S: u64 = 1 << 20;
@@ -62,76 +64,19 @@ impl Timeout {
     }
 }
 
-/// The least time fio takes for `jobs` laid out as `layout`; `None` when a job runs until
-/// it is stopped.
+/// The least time fio takes for `jobs` laid out as `layout`, each clone at the floors
+/// ([`extent::clone_time_at`]), the jobs started as fio starts them ([`extent::run_length`]);
+/// `None` when a job runs until it is stopped.
 pub fn planned(jobs: &JobSet, layout: &Layout) -> Option<Duration> {
-    let mut total = Duration::ZERO;
-    let mut phase = Duration::ZERO;
-    for (index, job) in jobs.jobs.iter().enumerate() {
-        if index > 0 && (job.stonewall || job.wait_for.is_some()) {
-            total = total.saturating_add(phase);
-            phase = Duration::ZERO;
-        }
-        for clone in layout.clones.iter().filter(|clone| clone.job == index) {
-            let region: u64 = clone.regions.iter().map(|region| region.len).sum();
-            phase = phase.max(job_time(job, region)?);
-        }
-    }
-    Some(total.saturating_add(phase))
-}
-
-/// One clone's time over a region of `region_bytes`.
-fn job_time(job: &JobSpec, region_bytes: u64) -> Option<Duration> {
-    let lead = nanos(job.startdelay_ns.1.saturating_add(job.ramp_time_ns));
-    let main = if job.time_based {
-        nanos(job.runtime_ns?)
-    } else {
-        let by_size = size_time(job, region_bytes);
-        job.runtime_ns
-            .map_or(by_size, |runtime| by_size.min(nanos(runtime)))
+    let floors = Pace {
+        bytes_per_s: FLOOR_BYTES_PER_S,
+        iops: FLOOR_IOPS,
     };
-    Some(lead.saturating_add(main))
-}
-
-/// A size-bounded clone's bytes at its rate cap or the floors, whichever is slower, plus its
-/// think time.
-fn size_time(job: &JobSpec, region_bytes: u64) -> Duration {
-    let mut bytes = job
-        .io_size
-        .unwrap_or(region_bytes)
-        .saturating_mul(u64::from(job.loops.max(1)));
-    let writes = !matches!(job.rw, RwMode::Read | RwMode::RandRead);
-    if job.do_verify && job.verify.is_some() && writes {
-        bytes = bytes.saturating_mul(2);
-    }
-    let min_bs = job
-        .bs
-        .iter()
-        .map(|bs| bs.min())
-        .min()
-        .unwrap_or(4096)
-        .max(1);
-    let mut ios = bytes.div_ceil(min_bs);
-    if let Some(number) = job.number_ios {
-        ios = ios.min(number);
-        let max_bs = job.bs.iter().map(|bs| bs.max()).max().unwrap_or(4096);
-        bytes = bytes.min(number.saturating_mul(max_bs));
-    }
-    let slowest = |caps: &[Option<u64>; 3]| caps.iter().flatten().copied().filter(|&c| c > 0).min();
-    let mut secs = (bytes as f64 / FLOOR_BYTES_PER_S as f64).max(ios as f64 / FLOOR_IOPS as f64);
-    if let Some(rate) = slowest(&job.rate) {
-        secs = secs.max(bytes as f64 / rate as f64);
-    }
-    if let Some(iops) = slowest(&job.rate_iops) {
-        secs = secs.max(ios as f64 / iops as f64);
-    }
-    let think =
-        nanos(job.thinktime_ns).as_secs_f64() * ios as f64 / f64::from(job.thinktime_blocks.max(1));
-    Duration::try_from_secs_f64(secs + think).unwrap_or(Duration::MAX)
-}
-
-fn nanos(ns: u64) -> Duration {
-    Duration::from_nanos(ns)
+    let clones = extent::clone_regions(&jobs.jobs, Some(layout));
+    let ns = extent::run_length(&jobs.jobs, &clones, |job, region_bytes| {
+        extent::clone_time_at(job, region_bytes, floors)
+    })?;
+    Some(Duration::from_nanos(ns))
 }
 
 #[cfg(test)]
@@ -178,6 +123,29 @@ mod tests {
         );
         let cut = "[a]\nrw=randread\nbs=4k\nsize=64m\nrate_iops=1\nruntime=30\n";
         assert_eq!(planned_for(cut), Some(Duration::from_secs(30)));
+    }
+
+    /// fio 3.33 starts a `wait_for` job once the named job is done, beside the others (a
+    /// 10 s, b 2 s, c wait_for=b 2 s: c ends at 4 s, the run at 10 s); the watchdog used to
+    /// make it a phase after all of them (12 s). See `extent::run_length` for fio's timings.
+    #[test]
+    fn a_wait_for_job_waits_for_its_job_only() {
+        let text = "[global]\nrw=read\nsize=1m\ntime_based\n[a]\nruntime=10\n[b]\nruntime=2\n\
+                    [c]\nwait_for=b\nruntime=2\n";
+        assert_eq!(planned_for(text), Some(Duration::from_secs(10)));
+    }
+
+    /// Only what a job does counts (fio 3.33: `rw=read bs=64k,4k` did 1 MiB / 64 KiB reads):
+    /// a read job's write block size and write rate cap used to count (16384 I/Os at 1 KiB/s
+    /// here), and a `verify_only` job, which writes nothing, was given a read-back pass.
+    #[test]
+    fn only_the_jobs_own_directions_and_passes_count() {
+        let read = "[a]\nrw=read\nbs=1m,4k\nsize=64m\nrate=,1k\n";
+        assert_eq!(planned_for(read), Some(Duration::from_secs(64)));
+        let checked = "[a]\nrw=write\nbs=1m\nsize=64m\nverify=crc32c\n";
+        assert_eq!(planned_for(checked), Some(Duration::from_secs(128)));
+        let only = format!("{checked}verify_only\n");
+        assert_eq!(planned_for(&only), Some(Duration::from_secs(64)));
     }
 
     /// A time-based job without a runtime runs until stopped: no planned time, no limit

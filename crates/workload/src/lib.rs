@@ -16,6 +16,7 @@ pub mod cgroups;
 pub mod dbench;
 pub mod distribution;
 pub mod error_policy;
+pub mod extent;
 pub mod fio;
 pub mod generator;
 pub mod issue_log;

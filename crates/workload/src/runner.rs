@@ -7,8 +7,9 @@
 
 use iosched_core::Time;
 
+use crate::extent::counted_dirs;
 use crate::generator::{FileRegion, IoGenerator, IoKind, IoUnit};
-use crate::job::{JobSpec, RwMode, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
+use crate::job::{JobSpec, RwMode, DDIR_WRITE};
 use crate::replay::source::ReplaySource;
 use crate::rng::Rng;
 
@@ -510,56 +511,6 @@ impl JobRunner {
     }
 }
 
-/// The directions fio's `io_bytes_exceeded()` sums for a mode.
-/// About how many I/Os one clone of `spec` issues over `region_bytes` (the bytes of its
-/// files it works on), known before it runs: the least of what its limits allow — bytes
-/// (`io_size` or the region, times `loops`, in the smallest block size; twice with a verify
-/// read-back), `number_ios`, and `runtime` times the rate of every direction it does.
-/// `None` when nothing bounds it ahead of time (a time-based job without a rate, whose
-/// count depends on the device). Used to size a trace before the run starts.
-pub fn expected_ios(spec: &JobSpec, region_bytes: u64) -> Option<u64> {
-    let dirs = counted_dirs(spec.rw);
-    let min_bs = dirs
-        .iter()
-        .map(|&d| spec.bs[d].min())
-        .min()
-        .unwrap_or(4096)
-        .max(1);
-    let loops = u64::from(spec.loops.max(1));
-    let bytes = match (spec.io_size, spec.time_based) {
-        (Some(io_size), _) => Some(io_size.saturating_mul(loops)),
-        (None, true) => None,
-        (None, false) => Some(region_bytes.saturating_mul(loops)),
-    };
-    let read_back = spec.verify.is_some() && spec.do_verify && !spec.verify_only;
-    let by_bytes = bytes.map(|b| (b / min_bs).saturating_mul(if read_back { 2 } else { 1 }));
-    let by_count = spec.number_ios.filter(|&n| n > 0);
-    let by_rate = spec.runtime_ns.filter(|&ns| ns > 0).and_then(|ns| {
-        let per_second: Option<Vec<u64>> = dirs
-            .iter()
-            .map(|&d| match (spec.rate_iops[d], spec.rate[d]) {
-                (Some(iops), _) if iops > 0 => Some(iops),
-                (_, Some(bytes)) if bytes > 0 => Some(bytes / spec.bs[d].min().max(1)),
-                _ => None,
-            })
-            .collect();
-        let per_second: u64 = per_second?.iter().sum();
-        Some((u128::from(per_second) * u128::from(ns) / 1_000_000_000) as u64)
-    });
-    [by_bytes, by_count, by_rate].into_iter().flatten().min()
-}
-
-fn counted_dirs(rw: RwMode) -> &'static [usize] {
-    match rw {
-        RwMode::ReadWrite | RwMode::RandRw => &[DDIR_READ, DDIR_WRITE],
-        RwMode::Write | RwMode::RandWrite | RwMode::TrimWrite | RwMode::RandTrimWrite => {
-            &[DDIR_WRITE]
-        }
-        RwMode::Read | RwMode::RandRead => &[DDIR_READ],
-        RwMode::Trim | RwMode::RandTrim => &[DDIR_TRIM],
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -907,48 +858,5 @@ mod tests {
             "nothing in flight, nothing to wait for"
         );
         assert!(matches!(runner.next(10), Step::Submit(_)));
-    }
-
-    /// Issue 17: the count a trace's size is estimated from. A time-based job is bounded
-    /// only by a rate (runtime times rate_iops, or the byte rate in its smallest block);
-    /// without one, nothing bounds it.
-    #[test]
-    fn expected_ios_take_the_tightest_limit() {
-        let job = |lines: &str| {
-            let text = format!("[j]\n{lines}\n");
-            let set = crate::fio::parse_str(&text, "j.fio", &Default::default()).unwrap();
-            set.jobs[0].clone()
-        };
-        let mib = 1 << 20;
-        assert_eq!(
-            expected_ios(&job("rw=read\nbs=4k\nsize=1m"), mib),
-            Some(256)
-        );
-        assert_eq!(
-            expected_ios(&job("rw=read\nbs=4k\nloops=3"), mib),
-            Some(768)
-        );
-        assert_eq!(
-            expected_ios(&job("rw=write\nbs=4k\nverify=crc32c"), mib),
-            Some(512)
-        );
-        assert_eq!(
-            expected_ios(&job("rw=read\nbs=4k\nnumber_ios=10"), mib),
-            Some(10)
-        );
-        let timed = "rw=randrw\nbs=4k\ntime_based=1\nruntime=600";
-        assert_eq!(expected_ios(&job(timed), mib), None);
-        assert_eq!(
-            expected_ios(&job(&format!("{timed}\nrate_iops=50")), mib),
-            Some(60_000)
-        );
-        assert_eq!(
-            expected_ios(&job(&format!("{timed}\nrate_iops=50,10")), mib),
-            Some(36_000)
-        );
-        assert_eq!(
-            expected_ios(&job(&format!("{timed}\nrate=4m")), mib),
-            Some(1_228_800)
-        );
     }
 }

@@ -21,7 +21,7 @@ use iosched_driver::{Outcome, RunProgress};
 use iosched_engine::EngineOutcome;
 use iosched_sim::SimOutcome;
 use iosched_workload::fio::{self, JobSource};
-use iosched_workload::JobSet;
+use iosched_workload::{extent, JobSet};
 use serde_json::Value;
 
 pub use error::RunError;
@@ -208,27 +208,15 @@ pub fn execute(spec: &RunSpec, hooks: &mut Hooks<'_>) -> Result<Finished, RunErr
 }
 
 /// The most simulated time `spec`'s jobs can take, from their `runtime`, `ramp_time` and
-/// `startdelay` (phases split by `stonewall` add up): a progress bar's total. `None` when a
-/// job has no `runtime` (it ends when its bytes are done, which only the run tells) or the
-/// job files do not parse.
+/// `startdelay`, the jobs started as fio starts them after `stonewall` and `wait_for`
+/// ([`extent::run_length`]): a progress bar's total. `None` when a job has no `runtime` (it
+/// ends when its bytes are done, which only the run tells) or the job files do not parse.
 pub fn planned_ns(spec: &RunSpec) -> Option<u64> {
     let context = spec
         .machine
         .parse_context(iosched_engine::host::clone_limit());
     let jobs = fio::parse_sources(&spec.jobs, &context).ok()?;
-    let mut total = 0u64;
-    let mut phase = 0u64;
-    for (index, job) in jobs.jobs.iter().enumerate() {
-        if job.stonewall && index > 0 {
-            total = total.saturating_add(phase);
-            phase = 0;
-        }
-        let length = job
-            .startdelay_ns
-            .1
-            .saturating_add(job.ramp_time_ns)
-            .saturating_add(job.runtime_ns?);
-        phase = phase.max(length);
-    }
-    Some(total.saturating_add(phase)).filter(|&t| t > 0)
+    let clones = extent::clone_regions(&jobs.jobs, None);
+    extent::run_length(&jobs.jobs, &clones, |job, _| extent::clone_time_bound(job))
+        .filter(|&t| t > 0)
 }

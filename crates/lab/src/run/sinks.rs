@@ -11,9 +11,9 @@ use iosched_driver::stats::JobStats;
 use iosched_report::blkparse::BlkparseText;
 use iosched_report::blktrace::{BlktraceBinary, TraceLabels};
 use iosched_report::decisions::{DecisionLog, TraceFanout};
+use iosched_workload::extent::{clone_regions, run_ios};
 use iosched_workload::issue_log::IssueLog;
 use iosched_workload::layout::{lay_out, Layout};
-use iosched_workload::runner::expected_ios;
 use iosched_workload::JobSpec;
 
 use super::RunError;
@@ -122,31 +122,15 @@ pub(crate) fn planned_ios(jobs: &[JobSpec], capacity: Option<u64>, seed: u64) ->
     (unbounded.is_empty() && ios > 0).then_some(ios)
 }
 
-/// Expected I/Os of every clone together, and the jobs nothing bounds ahead of time.
+/// Expected I/Os of every clone together ([`run_ios`]), and the jobs nothing bounds ahead of
+/// time, named for the caller's message.
 fn expected_run_ios(jobs: &[JobSpec], layout: Option<&Layout>) -> (u64, Vec<String>) {
-    let mut total = 0u64;
-    let mut unbounded = Vec::new();
-    for (index, job) in jobs.iter().enumerate() {
-        let clones: Vec<u64> = match layout {
-            Some(layout) => layout
-                .clones
-                .iter()
-                .filter(|plan| plan.job == index)
-                .map(|plan| plan.regions.iter().map(|r| r.len).sum())
-                .collect(),
-            None => vec![0; job.numjobs.max(1) as usize],
-        };
-        for region_bytes in clones {
-            match expected_ios(job, region_bytes) {
-                Some(ios) => total = total.saturating_add(ios),
-                None if !unbounded.contains(&format!("job '{}'", job.name)) => {
-                    unbounded.push(format!("job '{}'", job.name));
-                }
-                None => {}
-            }
-        }
-    }
-    (total, unbounded)
+    let (total, unbounded) = run_ios(jobs, &clone_regions(jobs, layout));
+    let names = unbounded
+        .into_iter()
+        .map(|index| format!("job '{}'", jobs[index].name))
+        .collect();
+    (total, names)
 }
 
 /// `bytes` in the largest binary unit that keeps it at least 1 (`1.5 GiB`).
@@ -313,4 +297,52 @@ pub(crate) fn write_issue_logs(log: &IssueLog, jobs: &[JobSpec], layout: &Layout
                 .err()
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iosched_workload::fio::{parse_str, ParseContext};
+
+    /// What the trace-size check says of `text`'s jobs with a text trace under noop, and
+    /// whether it refuses them at a 1 MiB limit.
+    fn check(text: &str) -> (String, bool) {
+        let jobs = parse_str(text, "t.fio", &ParseContext::default()).unwrap();
+        let outputs = Outputs {
+            trace: Some("t.txt".into()),
+            trace_limit: Some(1 << 20),
+            ..Default::default()
+        };
+        let mut said = String::new();
+        let result = check_trace_size(
+            &outputs,
+            &jobs.jobs,
+            Some(1 << 30),
+            1,
+            "noop",
+            &mut |line| said.push_str(line),
+        );
+        (said, result.is_err())
+    }
+
+    /// fio 3.33 did 30 reads for `number_ios=10 loops=3` (the count holds per loop): 10000
+    /// I/Os here, 2.1 MiB of text, refused. The check used to count 1000 and let it through.
+    #[test]
+    fn number_ios_counts_every_loop() {
+        let (said, refused) = check("[j]\nrw=read\nbs=4k\nsize=64m\nnumber_ios=1000\nloops=10\n");
+        assert!(said.contains("(10000 I/Os"), "{said}");
+        assert!(refused, "{said}");
+    }
+
+    /// fio 3.33 ignores `io_size` in a time-based job (1 s of `io_size=64k` did 295941
+    /// reads): the device decides its count, so the job is named, not counted as 16 I/Os.
+    #[test]
+    fn a_time_based_job_is_not_bounded_by_io_size() {
+        let (said, refused) = check("[j]\nrw=read\nbs=4k\nio_size=64k\ntime_based\nruntime=1\n");
+        assert!(
+            said.contains("(0 I/Os") && said.contains("job 'j'"),
+            "{said}"
+        );
+        assert!(!refused, "{said}");
+    }
 }
