@@ -166,26 +166,39 @@ pub fn supervise(child: &mut Child, stop: &AtomicBool, limits: Limits) -> io::Re
 /// naming the marker (fio's job processes, orphaned); nothing when none is left (the group
 /// id cannot be reused while a member lives, so no stranger is hit).
 fn end_stragglers(child: &Child, limits: &Limits) {
-    let left = limits
-        .marker
-        .as_deref()
-        .map(family::naming)
-        .unwrap_or_default();
-    family::kill_all(child.id(), &left);
+    for _ in 0..SWEEPS {
+        let left = limits
+            .marker
+            .as_deref()
+            .map(family::naming)
+            .unwrap_or_default();
+        family::kill_all(child.id(), &left);
+        std::thread::sleep(SWEEP_GAP);
+    }
 }
 
 /// SIGKILL to the child, its process group, its descendants (fio's job processes, each in a
 /// session of its own) and the processes naming the marker; to the child alone if that
 /// fails.
 fn kill_family(child: &mut Child, limits: &Limits) {
-    let mut family = family::descendants(child.id());
-    if let Some(marker) = &limits.marker {
-        family.extend(family::naming(marker));
+    for _ in 0..SWEEPS {
+        let mut family = family::descendants(child.id());
+        if let Some(marker) = &limits.marker {
+            family.extend(family::naming(marker));
+        }
+        family.insert(child.id());
+        family::kill_all(child.id(), &family);
+        std::thread::sleep(SWEEP_GAP);
     }
-    family.insert(child.id());
-    family::kill_all(child.id(), &family);
     let _ = child.kill();
 }
+
+/// How many times the process table is swept for what to kill, and the pause between: a
+/// process caught mid-exec has no command line to read for that instant (seen under load:
+/// a `setsid` child still turning into its marked command was missed and outlived fio), and
+/// one mid-fork is not yet in the table; the next sweep finds either.
+const SWEEPS: usize = 2;
+const SWEEP_GAP: Duration = Duration::from_millis(20);
 
 #[cfg(test)]
 mod tests {
@@ -208,6 +221,19 @@ mod tests {
             run: None,
             marker: None,
         }
+    }
+
+    /// Whether this process ignores SIGINT (`SigIgn` in /proc/self/status, bit 1): a shell
+    /// without job control starts its background jobs so, and children keep it across exec.
+    fn sigint_ignored_here() -> bool {
+        // Signal n is bit n - 1 of the mask; SIGINT is 2 on Linux.
+        const SIGINT_BIT: u64 = 1 << 1;
+        let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("SigIgn:"))
+            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+            .is_some_and(|mask| mask & SIGINT_BIT != 0)
     }
 
     fn alive(pid: &str) -> bool {
@@ -321,6 +347,11 @@ mod tests {
     /// A child that exits on SIGINT is not killed, and without a SIGINT nothing is sent.
     #[test]
     fn a_child_that_exits_on_sigint_is_not_killed() {
+        if sigint_ignored_here() {
+            // Inherited by `sh` and `sleep`, which cannot undo it: the case cannot be made.
+            eprintln!("SKIPPED: SIGINT is ignored in this process (a background job of a shell without job control)");
+            return;
+        }
         let mut child = leader("exec sleep 30");
         let stop = AtomicBool::new(true);
         let finished = supervise(&mut child, &stop, grace(Duration::from_secs(60))).unwrap();
