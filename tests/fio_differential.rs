@@ -518,3 +518,67 @@ fn fio_and_iosched_issue_the_same_io() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Jobs that show by the file's content which wrote last: `a` writes 0xaa over the first
+/// 64 KiB at 0.5 s, `d` 0xdd once `b` (a 4 KiB write) has ended, while `g` reads elsewhere for
+/// 1 s. With `c` a `stonewall` job before `d`, fio 3.33 starts `d` with `c`, after `g` at 1 s
+/// (its start loop stops at a stonewall it cannot start), so 0xdd is last; without it `d`
+/// starts as `b` ends and 0xaa is last. Both seen with fio 3.33 here.
+fn start_order_job(stonewall: bool) -> String {
+    let stonewall = if stonewall { "stonewall\n" } else { "" };
+    format!(
+        "[global]\nioengine=psync\ndirect=1\nbs=4k\nfilename=f\n\
+         [g]\nrw=read\noffset=8m\nsize=1m\ntime_based\nruntime=1\n\
+         [a]\nrw=write\nsize=64k\nstartdelay=500ms\nbuffer_pattern=0xaa\n\
+         [b]\nrw=write\noffset=4m\nsize=4k\nbuffer_pattern=0xbb\n\
+         [c]\n{stonewall}rw=read\nsize=4k\n\
+         [d]\nwait_for=b\nrw=write\nsize=64k\nbuffer_pattern=0xdd\n"
+    )
+}
+
+/// The first 64 KiB of `dir/f` after `command` ran in `dir` on a fresh copy of `data`.
+fn first_64k_after(dir: &Path, data: &[u8], mut command: Command, what: &str) -> Vec<u8> {
+    prepare(dir, data, false).unwrap();
+    command.current_dir(dir);
+    run(command, what).unwrap();
+    let mut bytes = std::fs::read(dir.join("f")).unwrap();
+    bytes.truncate(64 << 10);
+    bytes
+}
+
+/// fio's start order (the outside reference: fio 3.33 run here on the same job file): a
+/// `wait_for` job behind a `stonewall` job starts with it, not when its waitee ends.
+#[test]
+fn fio_and_iosched_start_jobs_in_the_same_order() {
+    if fio_version().is_none() {
+        return skip(
+            "fio_and_iosched_start_jobs_in_the_same_order",
+            "fio is not installed",
+        );
+    }
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fio-start-order");
+    let data = content();
+    for stonewall in [true, false] {
+        let _ = std::fs::create_dir_all(&base);
+        let job = base.join(format!("order-{stonewall}.fio"));
+        std::fs::write(&job, start_order_job(stonewall)).unwrap();
+        let mut fio = Command::new("fio");
+        fio.args(["--output-format=json", "--output=fio.json"])
+            .arg(&job);
+        let theirs = first_64k_after(&base.join("fio"), &data, fio, "fio");
+        let mut ours = Command::new(env!("CARGO_BIN_EXE_iosched"));
+        ours.arg("run")
+            .arg(&job)
+            .args(["--device", "./f", "--output-format", "json", "--output"])
+            .arg("iosched.json");
+        let ours = first_64k_after(&base.join("iosched"), &data, ours, "iosched");
+        let last = |bytes: &[u8]| bytes[0];
+        assert_eq!(
+            (last(&ours), ours == theirs),
+            (last(&theirs), true),
+            "stonewall {stonewall}: 0x{:x} written last by fio, 0x{:x} by iosched",
+            last(&theirs),
+            last(&ours)
+        );
+    }
+}
