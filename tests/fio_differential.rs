@@ -582,3 +582,59 @@ fn fio_and_iosched_start_jobs_in_the_same_order() {
         );
     }
 }
+
+/// `[a]` waits out a start delay and then writes 0xaa over the first 64 KiB; `[b]` reads one
+/// block elsewhere and ends at once. `exitall` is on `[a]` only, or nowhere.
+fn exitall_job(exitall: bool) -> String {
+    let exitall = if exitall { "exitall\n" } else { "" };
+    format!(
+        "[global]\nioengine=psync\ndirect=1\nbs=4k\nfilename=f\n\
+         [a]\n{exitall}rw=write\nsize=64k\nstartdelay=300ms\nbuffer_pattern=0xaa\n\
+         [b]\nrw=read\noffset=4m\nsize=4k\n"
+    )
+}
+
+/// fio 3.33's `exitall` (the outside reference: fio run here on the same job file) is one
+/// run-wide flag, and a job that ends then stops its whole group, including the jobs not
+/// started yet: `[b]`, without `exitall`, ends and `[a]` never starts, so the file keeps its
+/// bytes; with no `exitall` at all `[a]` writes them.
+#[test]
+fn fio_and_iosched_stop_the_same_jobs_on_exitall() {
+    if fio_version().is_none() {
+        return skip(
+            "fio_and_iosched_stop_the_same_jobs_on_exitall",
+            "fio is not installed",
+        );
+    }
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fio-exitall");
+    let data = content();
+    for exitall in [true, false] {
+        let _ = std::fs::create_dir_all(&base);
+        let job = base.join(format!("exitall-{exitall}.fio"));
+        std::fs::write(&job, exitall_job(exitall)).unwrap();
+        let mut fio = Command::new("fio");
+        fio.args(["--output-format=json", "--output=fio.json"])
+            .arg(&job);
+        let theirs = first_64k_after(&base.join("fio"), &data, fio, "fio");
+        let mut ours = Command::new(env!("CARGO_BIN_EXE_iosched"));
+        ours.arg("run")
+            .arg(&job)
+            .args(["--device", "./f", "--output-format", "json", "--output"])
+            .arg("iosched.json");
+        let ours = first_64k_after(&base.join("iosched"), &data, ours, "iosched");
+        let written = |bytes: &[u8]| bytes.iter().all(|&b| b == 0xaa);
+        assert_eq!(
+            (written(&ours), ours == theirs),
+            (written(&theirs), true),
+            "exitall {exitall}: [a] wrote its bytes under fio: {}, under iosched: {}",
+            written(&theirs),
+            written(&ours)
+        );
+        assert_eq!(
+            written(&theirs),
+            !exitall,
+            "fio itself: [a] writes only without exitall"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -101,6 +101,10 @@ pub struct Lifecycle {
     /// Jobs released to start (their start may still lie ahead, after `startdelay`).
     job_released: Vec<bool>,
     last_finish: Time,
+    /// Some job says `exitall`: fio 3.33 keeps one run-wide flag (options.c's `exitall`
+    /// callback sets `exitall_on_terminate`), so then every job that ends stops the jobs its
+    /// own `exit_what` names, whether or not it said `exitall` itself.
+    exitall_run: bool,
     /// Steady-state trackers (`ss_dur=`), created as their jobs start.
     steady: std::collections::BTreeMap<Watched, SteadyState>,
     flows: std::collections::BTreeMap<u32, Flow>,
@@ -139,6 +143,7 @@ impl Lifecycle {
             prerequisites: prerequisites(jobs)?,
             job_released: vec![false; jobs.len()],
             last_finish: 0,
+            exitall_run: jobs.iter().any(|spec| spec.exitall),
             steady: std::collections::BTreeMap::new(),
             flows: std::collections::BTreeMap::new(),
             issues: IssueLog::new(jobs, layout),
@@ -498,9 +503,11 @@ impl Lifecycle {
         self.last_finish
     }
 
-    /// The clone is done. With `exitall` the running clones `exit_what` names are told to
-    /// stop (the caller wakes them so they drain and finish); with `exit_what=all` no clone
-    /// starts any more.
+    /// The clone is done. When any job says `exitall` ([`Lifecycle::exitall_run`]), the
+    /// clones its job's `exit_what` names are stopped: running ones are told to stop (the
+    /// caller wakes them so they drain and finish) and, for its group or `all`, those not
+    /// started never start (fio's `fio_terminate_threads` marks them, and its start loop
+    /// skips a marked job).
     pub fn finish(&mut self, jobs: &[JobSpec], clone: usize, now: Time) -> Finished {
         let state = &mut self.clones[clone];
         assert!(!state.finished, "a clone finished twice");
@@ -520,7 +527,7 @@ impl Lifecycle {
             flow.count -= state.flow_count;
             released = std::mem::take(&mut flow.waiting);
         }
-        if !spec.exitall {
+        if !self.exitall_run {
             return Finished {
                 stats_from,
                 stopped: Vec::new(),
@@ -537,28 +544,46 @@ impl Lifecycle {
                 woken: released,
             };
         }
-        let (every_group, group) = (spec.exit_what == ExitWhat::Stonewall, spec.group_id);
-        let stopped = self.stop_where(|_, job| every_group || jobs[job].group_id == group);
+        if spec.exit_what == ExitWhat::Stonewall {
+            // TERMINATE_STONEWALL: the jobs running now, of any group.
+            return Finished {
+                stats_from,
+                stopped: self.stop_where(|_, _| true),
+                never_started: Vec::new(),
+                woken: released,
+            };
+        }
+        let group = spec.group_id;
+        let stopped = self.stop_where(|_, job| jobs[job].group_id == group);
+        let never_started = self.never_start_where(now, |job| jobs[job].group_id == group);
         Finished {
             stats_from,
             stopped,
-            never_started: Vec::new(),
+            never_started,
             woken: released,
         }
+    }
+
+    /// Clones not started whose job `in_scope` accepts finish now with nothing done, and
+    /// their jobs count as released so that none waits to start them.
+    fn never_start_where(&mut self, now: Time, in_scope: impl Fn(usize) -> bool) -> Vec<usize> {
+        let mut never_started = Vec::new();
+        for (index, clone) in self.clones.iter_mut().enumerate() {
+            if !clone.finished && clone.runner.is_none() && in_scope(clone.job) {
+                clone.finished = true;
+                self.last_finish = self.last_finish.max(now);
+                self.job_released[clone.job] = true;
+                never_started.push(index);
+            }
+        }
+        never_started
     }
 
     /// Stops everything (a signal): running clones are told to stop and returned; clones
     /// whose job never started finish at once, with nothing done, and no job starts later.
     pub fn stop_all(&mut self, now: Time) -> (Vec<usize>, Vec<usize>) {
         let stopped = self.stop_where(|_, _| true);
-        let mut never_started = Vec::new();
-        for (index, clone) in self.clones.iter_mut().enumerate() {
-            if !clone.finished && clone.runner.is_none() {
-                clone.finished = true;
-                self.last_finish = self.last_finish.max(now);
-                never_started.push(index);
-            }
-        }
+        let never_started = self.never_start_where(now, |_| true);
         self.job_released.fill(true);
         (stopped, never_started)
     }
@@ -663,12 +688,38 @@ mod tests {
             life.start_job(&jobs, &layout, job, 0);
         }
         let finished = life.finish(&jobs, 0, 3);
+        assert_eq!(finished.stopped, [1], "c is in another group");
         assert_eq!(
-            finished.stopped,
-            [1],
-            "c is in another group, d never started"
+            finished.never_started,
+            [3],
+            "d, of a's group and not started, never starts (fio marks it terminated)"
         );
         assert_eq!(life.running().collect::<Vec<_>>(), [1, 2]);
+        let released = life.release_ready(&jobs, 3);
+        assert!(!released.iter().any(|&(_, job)| job == 3), "{released:?}");
+    }
+
+    /// fio 3.33's `exitall` is one run-wide flag: once any job sets it, a job without it
+    /// that ends stops its group too (seen with fio itself: `exitall` only on `[a]`, a
+    /// 600 ms job, stopped at 101 ms when `[b]` ended).
+    #[test]
+    fn exitall_on_one_job_makes_every_job_end_stop_its_group() {
+        let mut a = job("a");
+        a.exitall = true;
+        let b = job("b");
+        let jobs = [a, b];
+        let (mut life, layout) = lifecycle(&jobs);
+        for job in [0, 1] {
+            life.start_job(&jobs, &layout, job, 0);
+        }
+        let finished = life.finish(&jobs, 1, 4);
+        assert_eq!(finished.stopped, [0], "b ended: a, of its group, stops");
+        let without = [job("a"), job("b")];
+        let (mut life, layout) = lifecycle(&without);
+        for job in [0, 1] {
+            life.start_job(&without, &layout, job, 0);
+        }
+        assert!(life.finish(&without, 1, 4).stopped.is_empty());
     }
 
     #[test]
