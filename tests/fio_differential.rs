@@ -546,6 +546,26 @@ fn first_64k_after(dir: &Path, data: &[u8], mut command: Command, what: &str) ->
     bytes
 }
 
+/// The first 64 KiB of a fresh file after fio 3.33 ran `job_text` on it, and after
+/// iosched's engine did (each in its own folder under `base`).
+fn first_64k_by_both(base: &Path, name: &str, variant: bool, job_text: &str) -> (Vec<u8>, Vec<u8>) {
+    let data = content();
+    let _ = std::fs::create_dir_all(base);
+    let job = base.join(format!("{name}-{variant}.fio"));
+    std::fs::write(&job, job_text).unwrap();
+    let mut fio = Command::new("fio");
+    fio.args(["--output-format=json", "--output=fio.json"])
+        .arg(&job);
+    let theirs = first_64k_after(&base.join("fio"), &data, fio, "fio");
+    let mut ours = Command::new(env!("CARGO_BIN_EXE_iosched"));
+    ours.arg("run")
+        .arg(&job)
+        .args(["--device", "./f", "--output-format", "json", "--output"])
+        .arg("iosched.json");
+    let ours = first_64k_after(&base.join("iosched"), &data, ours, "iosched");
+    (theirs, ours)
+}
+
 /// fio's start order (the outside reference: fio 3.33 run here on the same job file): a
 /// `wait_for` job behind a `stonewall` job starts with it, not when its waitee ends.
 #[test]
@@ -557,21 +577,9 @@ fn fio_and_iosched_start_jobs_in_the_same_order() {
         );
     }
     let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fio-start-order");
-    let data = content();
     for stonewall in [true, false] {
-        let _ = std::fs::create_dir_all(&base);
-        let job = base.join(format!("order-{stonewall}.fio"));
-        std::fs::write(&job, start_order_job(stonewall)).unwrap();
-        let mut fio = Command::new("fio");
-        fio.args(["--output-format=json", "--output=fio.json"])
-            .arg(&job);
-        let theirs = first_64k_after(&base.join("fio"), &data, fio, "fio");
-        let mut ours = Command::new(env!("CARGO_BIN_EXE_iosched"));
-        ours.arg("run")
-            .arg(&job)
-            .args(["--device", "./f", "--output-format", "json", "--output"])
-            .arg("iosched.json");
-        let ours = first_64k_after(&base.join("iosched"), &data, ours, "iosched");
+        let (theirs, ours) =
+            first_64k_by_both(&base, "order", stonewall, &start_order_job(stonewall));
         let last = |bytes: &[u8]| bytes[0];
         assert_eq!(
             (last(&ours), ours == theirs),
@@ -581,6 +589,7 @@ fn fio_and_iosched_start_jobs_in_the_same_order() {
             last(&ours)
         );
     }
+    let _ = std::fs::remove_dir_all(&base);
 }
 
 /// `[a]` waits out a start delay and then writes 0xaa over the first 64 KiB; `[b]` reads one
@@ -607,21 +616,8 @@ fn fio_and_iosched_stop_the_same_jobs_on_exitall() {
         );
     }
     let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fio-exitall");
-    let data = content();
     for exitall in [true, false] {
-        let _ = std::fs::create_dir_all(&base);
-        let job = base.join(format!("exitall-{exitall}.fio"));
-        std::fs::write(&job, exitall_job(exitall)).unwrap();
-        let mut fio = Command::new("fio");
-        fio.args(["--output-format=json", "--output=fio.json"])
-            .arg(&job);
-        let theirs = first_64k_after(&base.join("fio"), &data, fio, "fio");
-        let mut ours = Command::new(env!("CARGO_BIN_EXE_iosched"));
-        ours.arg("run")
-            .arg(&job)
-            .args(["--device", "./f", "--output-format", "json", "--output"])
-            .arg("iosched.json");
-        let ours = first_64k_after(&base.join("iosched"), &data, ours, "iosched");
+        let (theirs, ours) = first_64k_by_both(&base, "exitall", exitall, &exitall_job(exitall));
         let written = |bytes: &[u8]| bytes.iter().all(|&b| b == 0xaa);
         assert_eq!(
             (written(&ours), ours == theirs),

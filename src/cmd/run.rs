@@ -352,18 +352,10 @@ fn minutes_seconds(seconds: f64) -> String {
 #[cfg(test)]
 mod tests {
     /// The planned time adds stonewalled phases and takes the longest job of each.
-    #[test]
-    fn planned_time_adds_phases() {
-        let dir = iosched_workload::scratch::ScratchDir::new("planned");
-        let job = dir.join("j.fio");
-        std::fs::write(
-            &job,
-            "[a]\nruntime=2\ntime_based\n[b]\nruntime=3\nstartdelay=1\n\
-             [c]\nstonewall\nruntime=4\nramp_time=1\n",
-        )
-        .unwrap();
-        let spec = iosched_lab::run::spec_from(iosched_lab::run::CommandLine {
-            jobs: vec![iosched_workload::fio::JobSource::read(&job).unwrap()],
+    /// The run spec of `job` on the simulated `fixed` device under noop.
+    fn fixed_noop_spec(job: &std::path::Path) -> iosched_driver::spec::RunSpec {
+        iosched_lab::run::spec_from(iosched_lab::run::CommandLine {
+            jobs: vec![iosched_workload::fio::JobSource::read(job).unwrap()],
             device: "fixed".into(),
             scheduler: "noop".into(),
             settings: vec![],
@@ -374,7 +366,20 @@ mod tests {
             force: false,
             outputs: Default::default(),
         })
+        .unwrap()
+    }
+
+    #[test]
+    fn planned_time_adds_phases() {
+        let dir = iosched_workload::scratch::ScratchDir::new("planned");
+        let job = dir.join("j.fio");
+        std::fs::write(
+            &job,
+            "[a]\nruntime=2\ntime_based\n[b]\nruntime=3\nstartdelay=1\n\
+             [c]\nstonewall\nruntime=4\nramp_time=1\n",
+        )
         .unwrap();
+        let spec = fixed_noop_spec(&job);
         assert_eq!(iosched_lab::run::planned_ns(&spec), Some(9_000_000_000));
         std::fs::write(&job, "[a]\nsize=1m\n").unwrap();
         let spec = iosched_driver::spec::RunSpec {
@@ -399,19 +404,7 @@ mod tests {
             "[a]\nruntime=2\ntime_based\n[b]\nruntime=1\n[c]\nwait_for=a\nruntime=1\n",
         )
         .unwrap();
-        let spec = iosched_lab::run::spec_from(iosched_lab::run::CommandLine {
-            jobs: vec![iosched_workload::fio::JobSource::read(&job).unwrap()],
-            device: "fixed".into(),
-            scheduler: "noop".into(),
-            settings: vec![],
-            mem: None,
-            seed: 1,
-            uptime_s: 1000,
-            check: false,
-            force: false,
-            outputs: Default::default(),
-        })
-        .unwrap();
+        let spec = fixed_noop_spec(&job);
         assert_eq!(iosched_lab::run::planned_ns(&spec), Some(3_000_000_000));
     }
 }
