@@ -351,7 +351,6 @@ fn minutes_seconds(seconds: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    /// The planned time adds stonewalled phases and takes the longest job of each.
     /// The run spec of `job` on the simulated `fixed` device under noop.
     fn fixed_noop_spec(job: &std::path::Path) -> iosched_driver::spec::RunSpec {
         iosched_lab::run::spec_from(iosched_lab::run::CommandLine {
@@ -369,6 +368,7 @@ mod tests {
         .unwrap()
     }
 
+    /// The planned time adds stonewalled phases and takes the longest job of each.
     #[test]
     fn planned_time_adds_phases() {
         let dir = iosched_workload::scratch::ScratchDir::new("planned");

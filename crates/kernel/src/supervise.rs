@@ -166,38 +166,42 @@ pub fn supervise(child: &mut Child, stop: &AtomicBool, limits: Limits) -> io::Re
 /// naming the marker (fio's job processes, orphaned); nothing when none is left (the group
 /// id cannot be reused while a member lives, so no stranger is hit).
 fn end_stragglers(child: &Child, limits: &Limits) {
-    for _ in 0..SWEEPS {
+    sweep(|| {
         let left = limits
             .marker
             .as_deref()
             .map(family::naming)
             .unwrap_or_default();
         family::kill_all(child.id(), &left);
-        std::thread::sleep(SWEEP_GAP);
-    }
+    });
 }
 
 /// SIGKILL to the child, its process group, its descendants (fio's job processes, each in a
 /// session of its own) and the processes naming the marker; to the child alone if that
 /// fails.
 fn kill_family(child: &mut Child, limits: &Limits) {
-    for _ in 0..SWEEPS {
-        let mut family = family::descendants(child.id());
+    let id = child.id();
+    sweep(|| {
+        let mut family = family::descendants(id);
         if let Some(marker) = &limits.marker {
             family.extend(family::naming(marker));
         }
-        family.insert(child.id());
-        family::kill_all(child.id(), &family);
-        std::thread::sleep(SWEEP_GAP);
-    }
+        family.insert(id);
+        family::kill_all(id, &family);
+    });
     let _ = child.kill();
 }
 
-/// How many times the process table is swept for what to kill, and the pause between: a
-/// process caught mid-exec has no command line to read for that instant (seen under load:
-/// a `setsid` child still turning into its marked command was missed and outlived fio), and
-/// one mid-fork is not yet in the table; the next sweep finds either.
-const SWEEPS: usize = 2;
+/// Runs `kill` twice, [`SWEEP_GAP`] apart: a process caught mid-exec has no command line to
+/// read for that instant (seen under load: a `setsid` child still turning into its marked
+/// command was missed and outlived fio), and one mid-fork is not yet in the process table;
+/// the second sweep finds either.
+fn sweep(mut kill: impl FnMut()) {
+    kill();
+    std::thread::sleep(SWEEP_GAP);
+    kill();
+}
+
 const SWEEP_GAP: Duration = Duration::from_millis(20);
 
 #[cfg(test)]

@@ -286,12 +286,7 @@ mod tests {
     /// without one, nothing bounds it.
     #[test]
     fn clone_ios_take_the_tightest_limit() {
-        let job = |lines: &str| {
-            let text = format!("[j]\n{lines}\n");
-            let set = crate::fio::parse_str(&text, "j.fio", &Default::default()).unwrap();
-            set.jobs[0].clone()
-        };
-        let mib = 1 << 20;
+        let mib = MIB;
         assert_eq!(clone_ios(&job("rw=read\nbs=4k\nsize=1m"), mib), Some(256));
         assert_eq!(clone_ios(&job("rw=read\nbs=4k\nloops=3"), mib), Some(768));
         assert_eq!(
@@ -317,6 +312,7 @@ mod tests {
             Some(1_228_800)
         );
     }
+
     /// fio 3.33: a time-based job ignores `io_size` and `number_ios` (1 s of `io_size=64k`
     /// did 295941 reads; of `number_ios=10`, 7404428). The trace estimate used to take
     /// io_size and number_ios as the count of such a job.

@@ -118,7 +118,7 @@ pub(crate) fn check_trace_size(
 /// trace sizes are.
 pub(crate) fn planned_ios(jobs: &[JobSpec], capacity: Option<u64>, seed: u64) -> Option<u64> {
     let layout = lay_out(jobs, capacity, seed).ok()?;
-    let (ios, unbounded) = expected_run_ios(jobs, Some(&layout));
+    let (ios, unbounded) = run_ios(jobs, &clone_regions(jobs, Some(&layout)));
     (unbounded.is_empty() && ios > 0).then_some(ios)
 }
 
