@@ -382,7 +382,7 @@ mod tests {
         assert!(bytes[4..]
             .chunks(4096)
             .all(|block| block.iter().any(|&b| b != 0)));
-        assert_eq!(crate::safety::signature(&bytes[..80 << 10]), None);
+        assert_eq!(iosched_gate::holds::signature(&bytes[..80 << 10]), None);
     }
 
     #[test]
