@@ -143,7 +143,10 @@ pub fn kernel(args: KernelArgs) -> CmdResult {
     let timeout = args.timeout.map_or(Timeout::Planned, Timeout::from_secs);
     let outcome = iosched_kernel::run_with_timeout(&spec, &fio, format, stop, timeout);
     // A run refused up front (write safety, bad input) leaves no spec.
-    if outcome.as_ref().map_or_else(|error| !error.is_input(), |_| true) {
+    if outcome
+        .as_ref()
+        .map_or_else(|error| !error.is_input(), |_| true)
+    {
         saved.keep()?;
     }
     let outcome = outcome.map_err(failure)?;

@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use clap::Args;
 
 use iosched_driver::spec::Outputs;
@@ -253,9 +253,8 @@ pub fn run(args: ReplayArgs) -> CmdResult {
     let capture = std::path::absolute(&args.capture).unwrap_or(args.capture.clone());
     let text = job_file(&args, &log, &capture)?;
     if let Some(path) = &args.jobfile {
-        std::fs::write(path, &text)
-            .with_context(|| format!("--jobfile {}", path.display()))
-            .map_err(Failure::input)?;
+        iosched_gate::write_file(path, text.as_bytes(), args.force)
+            .map_err(|e| Failure::input(anyhow!("--jobfile {e}")))?;
     }
     let outcomes = args
         .scheduler

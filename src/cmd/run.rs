@@ -11,8 +11,8 @@ use iosched_driver::spec::{Outputs, RunSpec, Setting, Target};
 use iosched_lab::run::{BackendOutcome, CommandLine, Finished, Hooks, RunError, WallClock};
 use iosched_report::output::Formats;
 
-use super::output::{Destination, SavedSpec};
 pub use super::output::OutputFormat;
+use super::output::{Destination, SavedSpec};
 use super::{CmdResult, Eta, Failure};
 
 #[derive(Args, Debug)]

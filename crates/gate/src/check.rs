@@ -26,10 +26,19 @@ pub enum Destination {
 #[non_exhaustive]
 pub enum GateError {
     /// Writing could destroy data; `--force` on the command line lifts it.
-    Refused { path: PathBuf, reason: String },
+    Refused {
+        path: PathBuf,
+        reason: String,
+    },
     /// A path read from a file leaves the current directory, or a name is not one.
-    Escapes { path: PathBuf, why: String },
-    Io { path: PathBuf, source: io::Error },
+    Escapes {
+        path: PathBuf,
+        why: String,
+    },
+    Io {
+        path: PathBuf,
+        source: io::Error,
+    },
 }
 
 impl GateError {
@@ -46,6 +55,17 @@ impl GateError {
             GateError::Refused { path, .. }
             | GateError::Escapes { path, .. }
             | GateError::Io { path, .. } => path,
+        }
+    }
+
+    /// The error without its path, for callers whose messages name the path themselves.
+    pub fn into_io(self) -> io::Error {
+        match self {
+            GateError::Io { source, .. } => source,
+            GateError::Refused { reason, .. } => io::Error::other(format!(
+                "refusing to write: {reason} (pass --force if you really mean it)"
+            )),
+            GateError::Escapes { why, .. } => io::Error::other(why),
         }
     }
 
@@ -164,8 +184,14 @@ mod tests {
         let dir = scratch("plain");
         assert_eq!(check(&dir.join("new"), false).unwrap(), Destination::New);
         fs::write(dir.join("old"), "text").unwrap();
-        assert!(matches!(check(&dir.join("old"), false), Ok(Destination::Replace(_))));
-        assert_eq!(check(Path::new("/dev/null"), false).unwrap(), Destination::InPlace);
+        assert!(matches!(
+            check(&dir.join("old"), false),
+            Ok(Destination::Replace(_))
+        ));
+        assert_eq!(
+            check(Path::new("/dev/null"), false).unwrap(),
+            Destination::InPlace
+        );
         assert!(check(&dir, false).is_err(), "a directory");
         fs::remove_dir_all(&dir).unwrap();
     }

@@ -178,7 +178,6 @@ pub fn head_signature(path: &Path) -> std::io::Result<Option<String>> {
     Ok(signature(&head[..read?]).map(|what| format!("it carries {what}")))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -186,7 +186,10 @@ mod tests {
         let path = dir.join("out");
         fs::write(dir.join("out.partial"), "someone's").unwrap();
         write_file(&path, b"result", false).unwrap();
-        assert_eq!(fs::read_to_string(dir.join("out.partial")).unwrap(), "someone's");
+        assert_eq!(
+            fs::read_to_string(dir.join("out.partial")).unwrap(),
+            "someone's"
+        );
         assert_eq!(fs::read_to_string(&path).unwrap(), "result");
         fs::remove_dir_all(&dir).unwrap();
     }

@@ -23,8 +23,8 @@
 //! notes carry sequence 0 and pid 0, as blkparse 1.2.0 prints them.
 
 use iosched_core::{CgroupId, MessageSubject, Op, Request, RqEvent, Time, Trace};
-use std::collections::{BTreeMap, BTreeSet};
 use iosched_gate::{GateError, OutFile};
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
