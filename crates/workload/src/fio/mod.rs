@@ -1044,6 +1044,22 @@ bogus=1
         assert!(set.ignored_options.is_empty());
     }
 
+    /// Issue 28: names are names. A bare log option makes the job's name a file name, and
+    /// `cgroup=` names directories under the run's own group: neither may climb out.
+    #[test]
+    fn job_and_cgroup_names_that_are_paths_are_refused() {
+        let bare = err("[../../x]\nsize=1m\nwrite_bw_log\n");
+        assert!(bare.contains("write_bw_log") && bare.contains("'../../x'"), "{bare}");
+        assert!(err("[a/b]\nsize=1m\nwrite_lat_log\n").contains("'/'"));
+        let named = parse("[a/b]\nsize=1m\nwrite_lat_log=lat\n");
+        assert_eq!(named.jobs[0].log_lat.as_deref(), Some("lat"));
+        assert!(err("[j]\nsize=1m\ncgroup=a/../../x\n").contains("cgroup '..'"));
+        assert_eq!(
+            parse("[j]\nsize=1m\ncgroup=/a/b\n").jobs[0].cgroup.as_deref(),
+            Some("a/b")
+        );
+    }
+
     #[test]
     fn bool_option_alone_needs_a_value() {
         assert_eq!(
