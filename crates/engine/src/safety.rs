@@ -86,19 +86,25 @@ impl BlockType for fs::Metadata {
 }
 
 /// Refuses a run that would write to `target` (its jobs write, or a short file must be grown
-/// to `end_bytes` for them) when writing could destroy data.
+/// to `end_bytes` for them) when writing could destroy data, or when reading jobs would
+/// fill a file that holds data with layout data.
 pub fn check_writable(
     target: &Target,
     jobs_write: bool,
     end_bytes: u64,
 ) -> Result<(), EngineError> {
-    let Some(reason) = refusal(target) else {
+    let from = target.capacity_bytes.unwrap_or(0);
+    // Issue 28: reading jobs asked for no write, so a file holding data is not theirs to
+    // fill (5000 clones of 8 KiB, each file 1 MiB aligned, once wrote 5.2 GB into an 8 MiB
+    // file): only an empty or new file is laid out without --force.
+    let holds_data = (!jobs_write && target.kind == TargetKind::RegularFile && from > 0)
+        .then(|| format!("it holds {from} bytes of data"));
+    let Some(reason) = refusal(target).or(holds_data) else {
         return Ok(());
     };
     let reason = if jobs_write {
         reason
     } else {
-        let from = target.capacity_bytes.unwrap_or(0);
         format!("the reading jobs need it grown from {from} to {end_bytes} bytes with layout data, and {reason}")
     };
     Err(EngineError::Refused {
