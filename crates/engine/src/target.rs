@@ -7,8 +7,8 @@
 //! device of depth 32.
 
 use std::fs::{self, File, OpenOptions};
-use std::ops::Range;
 use std::io::{Seek, SeekFrom};
+use std::ops::Range;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 

@@ -96,6 +96,12 @@ impl Default for ParseContext {
     }
 }
 
+/// Every option name the parser knows (its table, aliases excluded), in table order: what
+/// a test walks to prove each file a job file can name goes through the output gate.
+pub fn option_names() -> Vec<&'static str> {
+    options::OPTIONS.iter().map(|def| def.name).collect()
+}
+
 /// Parse one job file given as text; `path` names it in errors and anchors relative
 /// `include`s (which are read from disk).
 pub fn parse_str(text: &str, path: &str, ctx: &ParseContext) -> Result<JobSet, ParseError> {
@@ -1049,13 +1055,18 @@ bogus=1
     #[test]
     fn job_and_cgroup_names_that_are_paths_are_refused() {
         let bare = err("[../../x]\nsize=1m\nwrite_bw_log\n");
-        assert!(bare.contains("write_bw_log") && bare.contains("'../../x'"), "{bare}");
+        assert!(
+            bare.contains("write_bw_log") && bare.contains("'../../x'"),
+            "{bare}"
+        );
         assert!(err("[a/b]\nsize=1m\nwrite_lat_log\n").contains("'/'"));
         let named = parse("[a/b]\nsize=1m\nwrite_lat_log=lat\n");
         assert_eq!(named.jobs[0].log_lat.as_deref(), Some("lat"));
         assert!(err("[j]\nsize=1m\ncgroup=a/../../x\n").contains("cgroup '..'"));
         assert_eq!(
-            parse("[j]\nsize=1m\ncgroup=/a/b\n").jobs[0].cgroup.as_deref(),
+            parse("[j]\nsize=1m\ncgroup=/a/b\n").jobs[0]
+                .cgroup
+                .as_deref(),
             Some("a/b")
         );
     }
