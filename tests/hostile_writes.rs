@@ -3,8 +3,8 @@
 //! simulated read job, a hand-edited spec's `outputs.trace` climbed out of the folder, a spec
 //! carrying `"force": true` wrote over a file system, a refused run still saved its spec, a
 //! full file system left 0-byte files behind, and 5000 small clones filled an 8 MiB file with
-//! 5.2 GB of layout data. `walk_outputs.rs`-style coverage (every option, every flag) is at
-//! the end: a new output that skips the gate fails it.
+//! 5.2 GB of layout data. The walks at the end run every job-file option and every command-line
+//! flag: a new output that skips the gate fails them.
 //!
 //! Tests that need root, loop devices or fio print `SKIPPED: ...`.
 
@@ -419,6 +419,9 @@ fn prove_gated(dir: &Path, keep: &[&str], args: &[&str], what: &str) -> Vec<Path
     let limit = Duration::from_secs(60);
     let _ = iosched_in(dir, args, limit);
     let outputs = created(dir, keep);
+    if !outputs.is_empty() {
+        eprintln!("{what}: writes {outputs:?}");
+    }
     for output in &outputs {
         clean(dir, keep);
         let planted = dir.join(output);
@@ -469,21 +472,26 @@ fn every_job_file_output_goes_through_the_gate() {
     }
 }
 
-/// The value-taking flags of `iosched SUB --help`.
-fn value_flags(subcommand: &str) -> Vec<String> {
+/// The value-taking flags of `iosched WORDS... --help` (option lines only, not the usage).
+fn value_flags(words: &[&str]) -> Vec<String> {
     let out = Command::new(env!("CARGO_BIN_EXE_iosched"))
-        .args([subcommand, "--help"])
+        .args(words)
+        .arg("--help")
         .output()
         .unwrap();
-    String::from_utf8_lossy(&out.stdout)
+    let mut flags: Vec<String> = String::from_utf8_lossy(&out.stdout)
         .lines()
+        .map(str::trim_start)
+        .filter(|line| line.starts_with('-'))
         .filter_map(|line| {
-            let line = line.trim_start();
             let flag = line.split_whitespace().find(|w| w.starts_with("--"))?;
+            let flag = flag.trim_end_matches(',');
             line.contains(&format!("{flag} <"))
-                .then(|| flag.trim_end_matches(',').to_string())
+                .then(|| flag.to_string())
         })
-        .collect()
+        .collect();
+    flags.dedup();
+    flags
 }
 
 /// The subcommands `iosched --help` lists.
@@ -502,14 +510,11 @@ fn subcommands() -> Vec<String> {
         .collect()
 }
 
-/// Every value-taking flag of every subcommand, given `target` (and for `--trace`,
-/// `target.blktrace`, the binary trace's name), from a base command line that runs: whatever file it makes is
-/// refused when it carries a file system. A subcommand with no base line here fails the
-/// test until it gets one, or is listed as writing nothing.
-#[test]
-fn every_command_line_output_goes_through_the_gate() {
-    let scratch = Scratch::new("hw-walk-flags");
-    let inputs = Scratch::new("hw-walk-inputs");
+/// A base command line per subcommand, run from anywhere, over inputs made in `inputs`; and
+/// the loop device the kernel's runs on, held for the walk.
+type Bases<'a> = Vec<(Vec<&'a str>, Vec<String>)>;
+
+fn bases(inputs: &Scratch, test: &str) -> (Bases<'static>, Option<Loop>) {
     let job = inputs.file(
         "r.fio",
         "[r]\nrw=read\nbs=4k\nsize=256k\nwrite_iolog=cap.log\n",
@@ -529,69 +534,99 @@ fn every_command_line_output_goes_through_the_gate() {
     let conformance = format!("{repo}/../shared/conformance/cfq");
     let scenarios = format!("{repo}/scenarios");
     let quiet = inputs.file("q.fio", "[q]\nrw=read\nbs=4k\nsize=256k\n");
-    let bases: Vec<(&str, Vec<String>)> = vec![
-        ("run", vec![quiet]),
+    let strings = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+    let mut bases: Bases = vec![
+        (vec!["run"], vec![quiet.clone()]),
         (
-            "reproduce",
-            vec![
-                "--short".into(),
-                "000".into(),
-                "--scenarios".into(),
-                scenarios,
-            ],
+            vec!["reproduce"],
+            strings(&["--short", "000", "--scenarios", &scenarios]),
         ),
-        ("replay", vec![cap.clone()]),
-        ("compare", vec![a.clone(), a.clone()]),
-        ("plot", vec![a.clone(), "--out".into(), "p".into()]),
-        ("sweep", vec![sweep.clone()]),
-        (
-            "conformance",
-            vec![
-                "--scenarios".into(),
-                format!("{conformance}/scenarios"),
-                "--expected".into(),
-                format!("{conformance}/expected"),
-                "--filter".into(),
-                "boot".into(),
-            ],
-        ),
+        (vec!["replay"], vec![cap]),
+        (vec!["compare"], vec![a.clone(), a.clone()]),
+        (vec!["plot"], strings(&[&a, "--out", "p"])),
+        (vec!["sweep"], vec![sweep]),
     ];
-    // Commands that write no file of their own: they print, or (kernel) need fio and a
-    // device, and write through the same Destination and SavedSpec as run.
-    let print_only = [
-        "calibrate",
-        "schedulers",
-        "knobs",
-        "devices",
-        "list",
-        "kernel",
-    ];
+    if Path::new(&conformance).join("scenarios").is_dir() {
+        let (scn, exp) = (
+            format!("{conformance}/scenarios"),
+            format!("{conformance}/expected"),
+        );
+        let args = [
+            "--scenarios",
+            &scn,
+            "--expected",
+            &exp,
+            "--filter",
+            "a-deep-n4-si0-t0",
+        ];
+        bases.push((vec!["conformance", "cfq"], strings(&args)));
+    } else {
+        skip(test, &format!("conformance cfq: {conformance} not found"));
+    }
+    let disk = (is_root() && fio3_available())
+        .then(|| Loop::over_image(test, &inputs.path("disk.img"), 16 << 20))
+        .flatten();
+    match &disk {
+        Some(lp) => bases.push((
+            vec!["kernel"],
+            strings(&[&quiet, "--device", &lp.0, "--scheduler", "none"]),
+        )),
+        None => skip(test, "kernel: needs root, fio 3 and a loop device"),
+    }
+    (bases, disk)
+}
+
+/// Every value-taking flag of every subcommand, given `target` (and for `--trace`,
+/// `target.blktrace`, the binary trace's name), from a base command line that runs: whatever
+/// file it makes is refused when it carries a file system. A subcommand with no base line
+/// here fails the test until it gets one, or is listed as only printing.
+#[test]
+fn every_command_line_output_goes_through_the_gate() {
+    const TEST: &str = "every_command_line_output_goes_through_the_gate";
+    let scratch = Scratch::new("hw-walk-flags");
+    let inputs = Scratch::new("hw-walk-inputs");
+    let (bases, _disk) = bases(&inputs, TEST);
+    let print_only = ["calibrate", "schedulers", "knobs", "devices", "list"];
+    // Said SKIPPED above when this machine cannot run them.
+    let skipped = ["conformance", "kernel"];
     for subcommand in subcommands() {
-        let Some((_, base)) = bases.iter().find(|(name, _)| *name == subcommand) else {
+        let of: Vec<_> = bases
+            .iter()
+            .filter(|(words, _)| words[0] == subcommand)
+            .collect();
+        if of.is_empty() {
+            let known =
+                print_only.contains(&subcommand.as_str()) || skipped.contains(&subcommand.as_str());
             assert!(
-                print_only.contains(&subcommand.as_str()),
+                known,
                 "iosched {subcommand}: no base command line in this walk; add one"
             );
-            continue;
-        };
-        for flag in value_flags(&subcommand) {
-            // The binary trace's name makes another file (`NAME.blktrace.0`).
-            let values: &[&str] = if flag == "--trace" {
-                &["target", "target.blktrace"]
-            } else {
-                &["target"]
-            };
-            for &value in values {
-                let mut args: Vec<&str> = vec![subcommand.as_str()];
-                args.extend(base.iter().map(String::as_str));
-                // A flag the base already gives (plot --out) takes the walk's value instead.
-                if let Some(at) = args.iter().position(|a| *a == flag) {
-                    args.drain(at..at + 2);
-                }
-                args.extend([flag.as_str(), value]);
-                let what = format!("iosched {subcommand} {flag} {value}");
-                prove_gated(&scratch.0, &[], &args, &what);
+        }
+        for (words, base) in of {
+            for flag in value_flags(words) {
+                walk_flag(&scratch.0, words, base, &flag);
             }
         }
+    }
+}
+
+/// [`prove_gated`] for `iosched WORDS... BASE... FLAG target` (and `target.blktrace` for
+/// `--trace`, whose binary form makes `NAME.blktrace.0`).
+fn walk_flag(dir: &Path, words: &[&str], base: &[String], flag: &str) {
+    let values: &[&str] = if flag == "--trace" {
+        &["target", "target.blktrace"]
+    } else {
+        &["target"]
+    };
+    for &value in values {
+        let mut args: Vec<&str> = words.to_vec();
+        args.extend(base.iter().map(String::as_str));
+        // A flag the base already gives (plot --out) takes the walk's value instead.
+        if let Some(at) = args.iter().position(|a| *a == flag) {
+            args.drain(at..at + 2);
+        }
+        args.extend([flag, value]);
+        let what = format!("iosched {}", args.join(" "));
+        prove_gated(dir, &[], &args, &what);
     }
 }
