@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use iosched_gate::OutFile;
+use iosched_gate::{GateError, OutFile};
 
 use iosched_driver::spec::{Outputs, DEFAULT_TRACE_LIMIT};
 use iosched_driver::stats::JobStats;
@@ -189,9 +189,17 @@ pub(crate) struct Sinks {
 }
 
 fn create(flag: &'static str, path: &Path, limit: u64, force: bool) -> Result<Capped, RunError> {
-    let out = OutFile::create(path, force).map_err(|error| RunError::Gate {
-        what: flag.to_string(),
-        error,
+    // Before the run: a file that cannot be made is bad input, as a refused one is.
+    let out = OutFile::create(path, force).map_err(|error| match error {
+        GateError::Io { path, source } => RunError::Open {
+            what: flag,
+            path,
+            source,
+        },
+        error => RunError::Gate {
+            what: flag.to_string(),
+            error,
+        },
     })?;
     Ok(Capped {
         out,
@@ -370,7 +378,7 @@ pub(crate) fn write_issue_logs(
         .filter_map(|(path, text)| {
             iosched_gate::append_file(Path::new(&path), text.as_bytes(), force)
                 .map_err(|error| RunError::Gate {
-                    what: "write_iolog".to_string(),
+                    what: "write_iolog file".to_string(),
                     error,
                 })
                 .err()
