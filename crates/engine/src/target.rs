@@ -383,21 +383,31 @@ fn allocate(file: &File, offset: u64, len: u64) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    /// A laid-out file holds data everywhere, and its head carries no signature that would
-    /// make the safety checks refuse the next writing run.
+    /// A laid-out file holds data in the ranges asked for and nowhere else (issue 28: the
+    /// gaps between clones' aligned files stay holes), and its head carries no signature that
+    /// would make the safety checks refuse the next writing run.
     #[test]
     fn laying_out_writes_data_that_looks_like_no_file_system() {
         let path = std::env::temp_dir().join(format!("iosched-layout-{}", std::process::id()));
         let path = path.to_string_lossy().into_owned();
         std::fs::write(&path, b"keep").unwrap();
-        write_out(&path, &[4..3 << 20]).unwrap();
+        let file = OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(3 << 20).unwrap();
+        write_out(&path, &[4..1 << 20, 2 << 20..3 << 20]).unwrap();
         let bytes = std::fs::read(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert_eq!(bytes.len(), 3 << 20);
         assert_eq!(&bytes[..4], b"keep", "existing bytes untouched");
-        assert!(bytes[4..]
-            .chunks(4096)
-            .all(|block| block.iter().any(|&b| b != 0)));
+        let filled = |range: Range<usize>| {
+            bytes[range]
+                .chunks(4096)
+                .all(|block| block.iter().any(|&b| b != 0))
+        };
+        assert!(filled(4..1 << 20) && filled(2 << 20..3 << 20));
+        assert!(
+            bytes[1 << 20..2 << 20].iter().all(|&b| b == 0),
+            "the gap stays a hole"
+        );
         assert_eq!(iosched_gate::holds::signature(&bytes[..80 << 10]), None);
     }
 

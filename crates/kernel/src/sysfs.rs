@@ -291,7 +291,7 @@ mod tests {
         let set = |name: &str| vec![(name.to_string(), "PWNED".to_string())];
         for name in ["../decoy.txt", "../../x", "a\0b", ".."] {
             let error =
-                QueueGuard::switch(&queue, KernelScheduler::Bfq, None, &set(&name)).unwrap_err();
+                QueueGuard::switch(&queue, KernelScheduler::Bfq, None, &set(name)).unwrap_err();
             assert!(error.is_input(), "{error}");
             assert_eq!(
                 read(&queue, "scheduler"),
