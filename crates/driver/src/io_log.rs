@@ -15,12 +15,53 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use iosched_gate::GateError;
+use iosched_workload::extent::clone_regions;
+use iosched_workload::JobSpec;
 
 use crate::stats::DDIR_COUNT;
 
 /// fio's name for log `kind` (`bw`, `clat_hist`...) of job clone `number` (1-based).
 pub fn file_name(prefix: &str, kind: &str, number: usize) -> String {
     format!("{prefix}_{kind}.{number}.log")
+}
+
+/// Every file the jobs' log options (`write_iolog`, `write_bw_log`...) will write, with the
+/// option that names it, clones numbered from 1 in order as fio numbers them.
+pub fn job_log_paths(jobs: &[JobSpec]) -> Vec<(&'static str, PathBuf)> {
+    let mut paths = Vec::new();
+    for job in jobs {
+        if let Some(path) = &job.write_iolog {
+            paths.push(("write_iolog", PathBuf::from(path)));
+        }
+    }
+    for (index, clone) in clone_regions(jobs, None).iter().enumerate() {
+        let spec = &jobs[clone.job];
+        let kinds = [
+            ("write_bw_log", &spec.log_bw, &["bw"][..]),
+            ("write_iops_log", &spec.log_iops, &["iops"][..]),
+            ("write_lat_log", &spec.log_lat, &["lat", "clat", "slat"][..]),
+            ("write_hist_log", &spec.log_hist, &["clat_hist"][..]),
+        ];
+        for (option, prefix, names) in kinds {
+            let Some(prefix) = prefix else { continue };
+            for name in names {
+                paths.push((option, PathBuf::from(file_name(prefix, name, index + 1))));
+            }
+        }
+    }
+    paths
+}
+
+/// Checks every file of [`job_log_paths`] before a run (the simulator's, the engine's or
+/// fio's, which writes them itself): paths from a job file stay below the current directory
+/// and pass the output gate. `force` is the command line's `--force`.
+pub fn check_job_logs(jobs: &[JobSpec], force: bool) -> Result<(), (&'static str, GateError)> {
+    for (option, path) in job_log_paths(jobs) {
+        iosched_gate::confined(&path, force)
+            .and_then(|()| iosched_gate::check(&path, force).map(drop))
+            .map_err(|error| (option, error))?;
+    }
+    Ok(())
 }
 
 /// Which logs a job asked for, each with its file prefix.

@@ -68,6 +68,12 @@ pub enum KernelError {
         known: Vec<String>,
         why: Option<String>,
     },
+    /// A job file's log path (fio writes it) escapes the current folder or is refused by
+    /// the output gate.
+    Output {
+        option: &'static str,
+        error: iosched_gate::GateError,
+    },
     /// The jobs name cgroups but no block I/O controller is mounted.
     NoCgroupHierarchy,
     /// A cgroup directory could not be made.
@@ -117,6 +123,7 @@ impl KernelError {
                 | KernelError::Layout(_)
                 | KernelError::Tunable { .. }
                 | KernelError::UnknownTunable { .. }
+                | KernelError::Output { .. }
         )
     }
 }
@@ -190,6 +197,7 @@ impl KernelError {
                 "{}: cannot select scheduler '{scheduler}': {error}",
                 queue.display()
             ),
+            KernelError::Output { option, error } => write!(f, "{option} {error}"),
             KernelError::UnknownTunable {
                 name,
                 why: Some(why),

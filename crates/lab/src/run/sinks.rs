@@ -3,7 +3,7 @@
 //! fails before any work, and fio's job logs and iologs, written after it.
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use iosched_gate::{GateError, OutFile};
 
@@ -303,47 +303,13 @@ fn finish_one(flag: &'static str, finished: io::Result<Capped>) -> Result<(), Ru
     Ok(())
 }
 
-/// Every file the jobs' log options (`write_iolog`, `write_bw_log`...) will write, with
-/// the option that names it. Checked through the gate before the run starts, so a refused
-/// path costs no run; written through it again after.
-pub(crate) fn job_log_paths(jobs: &[JobSpec]) -> Vec<(&'static str, PathBuf)> {
-    let mut paths = Vec::new();
-    for job in jobs {
-        if let Some(path) = &job.write_iolog {
-            paths.push(("write_iolog", PathBuf::from(path)));
-        }
-    }
-    for (index, clone) in clone_regions(jobs, None).iter().enumerate() {
-        let spec = &jobs[clone.job];
-        let kinds = [
-            ("write_bw_log", &spec.log_bw, &["bw"][..]),
-            ("write_iops_log", &spec.log_iops, &["iops"][..]),
-            ("write_lat_log", &spec.log_lat, &["lat", "clat", "slat"][..]),
-            ("write_hist_log", &spec.log_hist, &["clat_hist"][..]),
-        ];
-        for (option, prefix, names) in kinds {
-            let Some(prefix) = prefix else { continue };
-            for name in names {
-                let file = iosched_driver::io_log::file_name(prefix, name, index + 1);
-                paths.push((option, PathBuf::from(file)));
-            }
-        }
-    }
-    paths
-}
-
 /// Refuses, before the run, a job-file log path that escapes the current directory or
-/// would overwrite what [`iosched_gate::check`] refuses.
+/// would overwrite what the output gate refuses.
 pub(crate) fn check_job_logs(jobs: &[JobSpec], force: bool) -> Result<(), RunError> {
-    for (option, path) in job_log_paths(jobs) {
-        iosched_gate::confined(&path, force)
-            .and_then(|()| iosched_gate::check(&path, force).map(drop))
-            .map_err(|error| RunError::Gate {
-                what: option.to_string(),
-                error,
-            })?;
-    }
-    Ok(())
+    iosched_driver::io_log::check_job_logs(jobs, force).map_err(|(option, error)| RunError::Gate {
+        what: option.to_string(),
+        error,
+    })
 }
 
 /// fio's log files (`write_bw_log`...) of every clone that asked for them, in the current
