@@ -256,6 +256,21 @@ fn kernel_set_names_only_the_schedulers_tunables() {
         "{}",
         stderr_of(&out)
     );
+    // fio writes a job's logs itself: they pass the same gate first.
+    let logged = scratch.file(
+        "l.fio",
+        "[l]\nrw=read\nbs=4k\nsize=64k\nwrite_iolog=l.log\n",
+    );
+    plant(&scratch.0.join("l.log"));
+    let out = run_in(
+        &scratch.0,
+        &["kernel", &logged, "--device", &lp.0, "--scheduler", "none"],
+    );
+    assert_input_error(&out, "write_iolog");
+    assert_eq!(
+        std::fs::read(scratch.0.join("l.log")).unwrap(),
+        ext4_bytes()
+    );
 }
 
 /// Fills the file system at `dir` to its last block.
