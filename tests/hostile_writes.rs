@@ -309,8 +309,10 @@ fn a_full_file_system_leaves_no_empty_or_partial_files() {
     let scratch = Scratch::new("hw-full");
     let point = scratch.0.join("mnt");
     std::fs::create_dir(&point).unwrap();
-    let Some(_mount) = Mount::new(&["-t", "tmpfs", "-o", "size=256k"], point.to_str().unwrap())
-    else {
+    let Some(_mount) = Mount::new(
+        &["-t", "tmpfs", "-o", "size=256k", "tmpfs"],
+        point.to_str().unwrap(),
+    ) else {
         return skip(TEST, "mount -t tmpfs failed");
     };
     let job = scratch.file(
