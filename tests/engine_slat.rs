@@ -52,9 +52,11 @@ fn the_engine_measures_slat_and_lat_is_slat_plus_clat_per_io() {
     let scratch = Scratch::new("slat-engine");
     let prefix = scratch.path("ours");
     let job = scratch.path("slat.fio");
-    std::fs::write(&job, job_text(&prefix)).unwrap();
+    // Relative, from the run's folder: a job file's paths stay below it (issue 28).
+    std::fs::write(&job, job_text("ours")).unwrap();
     let target = scratch.path("target.img");
     let out = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .current_dir(&scratch.0)
         .args(["run", &job, "--device", &target, "--scheduler", "noop"])
         .args(["--output-format", "json"])
         .output()

@@ -100,10 +100,12 @@ fn fio_enters_per_io(scratch: &Scratch, job: &str, target: &str) -> f64 {
 fn a_qd1_random_write_reaches_the_kernel_as_fios_does() {
     let scratch = Scratch::new("write-path");
     let ours_log = scratch.path("engine.log");
-    let job_file = scratch.file("w.fio", &job(&ours_log));
+    // Relative, from the run's folder: a job file's paths stay below it (issue 28).
+    let job_file = scratch.file("w.fio", &job("engine.log"));
     let target = scratch.path("engine.img");
     zeros(&target);
     let out = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .current_dir(&scratch.0)
         .args(["run", &job_file, "--device", &target, "--scheduler", "noop"])
         .args(["--output-format", "json"])
         .output()
