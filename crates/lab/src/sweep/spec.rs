@@ -144,10 +144,11 @@ fn line_of(text: &str, offset: usize) -> usize {
 impl SweepSpec {
     /// Reads and checks `path`.
     pub fn load(path: &Path) -> Result<SweepSpec, SpecError> {
-        let text = std::fs::read_to_string(path).map_err(|error| SpecError {
+        let kind = iosched_workload::input::InputKind::SweepSpec;
+        let text = iosched_workload::input::read_text(path, kind).map_err(|error| SpecError {
             path: path.to_path_buf(),
             line: None,
-            message: format!("cannot read: {error}"),
+            message: format!("cannot read: {}", error.reason()),
         })?;
         SweepSpec::parse(path, &text)
     }

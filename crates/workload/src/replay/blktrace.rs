@@ -132,6 +132,12 @@ fn is_magic(word: u32) -> bool {
     word & 0xffff_ff00 == MAGIC
 }
 
+/// Whether `bytes` start with a blktrace record's magic, in either byte order (fio's
+/// `is_blktrace()` check).
+pub fn starts_with_magic(bytes: &[u8]) -> bool {
+    bytes.len() >= 4 && (is_magic(Order::Little.u32(bytes)) || is_magic(Order::Big.u32(bytes)))
+}
+
 /// Decodes every record of one file's bytes; `file` names it in errors.
 pub fn decode(file: &Path, bytes: &[u8]) -> Result<Vec<RawRecord>, DecodeError> {
     let error = |offset: usize, message: String| DecodeError {
@@ -194,11 +200,24 @@ pub fn decode(file: &Path, bytes: &[u8]) -> Result<Vec<RawRecord>, DecodeError> 
                 ),
             ));
         }
+        let (sector, bytes_moved) = (order.u64(&h[16..]), order.u32(&h[24..]));
+        // sector × 512 would wrap past 2^64 (sector 2^62 became byte 0): refuse any record
+        // reaching past 2^63 bytes, which no block device has.
+        if sector
+            .checked_mul(SECTOR_SIZE)
+            .and_then(|start| start.checked_add(u64::from(bytes_moved)))
+            .is_none_or(|end| end > super::MAX_IO_END)
+        {
+            return Err(error(
+                at,
+                format!("sector {sector} (+{bytes_moved} bytes) ends past 2^63 bytes: no device is that large"),
+            ));
+        }
         records.push(RawRecord {
             sequence: order.u32(&h[4..]),
             time: order.u64(&h[8..]),
-            sector: order.u64(&h[16..]),
-            bytes: order.u32(&h[24..]),
+            sector,
+            bytes: bytes_moved,
             action: order.u32(&h[28..]),
             pid: order.u32(&h[32..]),
             device: order.u32(&h[36..]),
@@ -269,11 +288,12 @@ impl Capture {
     pub fn open(path: &Path) -> Result<Capture, DecodeError> {
         let mut per_file = Vec::new();
         for file in capture_files(path)? {
-            let bytes = std::fs::read(&file).map_err(|e| DecodeError {
-                file: file.clone(),
-                offset: 0,
-                message: format!("cannot read: {e}"),
-            })?;
+            let bytes = crate::input::read_bytes(&file, crate::input::InputKind::Capture)
+                .map_err(|e| DecodeError {
+                    file: file.clone(),
+                    offset: 0,
+                    message: format!("cannot read: {}", e.reason()),
+                })?;
             per_file.push(decode(&file, &bytes)?);
         }
         Ok(Capture::merge(per_file))
