@@ -74,6 +74,7 @@ impl RunFigures {
             .get("jobs")
             .and_then(Value::as_array)
             .ok_or("no \"jobs\" array: not a fio JSON result")?;
+        crate::result_check::check_result(json)?;
         let mut figures: Vec<JobFigures> = Vec::with_capacity(jobs.len());
         for job in jobs {
             let mut job = job_figures(job)?;
@@ -308,6 +309,10 @@ where
         .fold(0.0f64, |a, &b| a.max(b))
         .max(1e-9)
         * 1.15;
+    // Checked figures keep this finite; an infinite axis would compute ticks forever.
+    if !top.is_finite() || top > 1e30 {
+        return Err(format!("{}: a value of {top:e} cannot be drawn", bars.title));
+    }
     let slots = bars.categories.len().max(1);
     let mut chart = ChartBuilder::on(&area)
         .caption(bars.title, ("sans-serif", 20))
@@ -511,6 +516,9 @@ where
         .flat_map(|j| j.clat_us.iter().flatten().copied());
     let (low, high) = all.fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let (low, high) = ((low * 0.8).max(0.01), (high * 1.25).max(low * 2.0));
+    if !high.is_finite() || high > 1e30 {
+        return Err(format!("latency of {high:e} µs cannot be drawn"));
+    }
     let last = PERCENTILES.len() as f64 - 1.0;
     let mut chart = ChartBuilder::on(&area)
         .caption("Completion latency percentiles", ("sans-serif", 20))
@@ -605,6 +613,9 @@ where
         .fold(0.0f64, |a, &b| a.max(b))
         .max(1e-6)
         * 1.15;
+    if ![end, top].iter().all(|v| v.is_finite() && *v <= 1e30) {
+        return Err(format!("page cache chart: {end:e} s by {top:e} MB cannot be drawn"));
+    }
     let mut chart = ChartBuilder::on(&area)
         .caption("Page cache over time", ("sans-serif", 20))
         .margin(12)

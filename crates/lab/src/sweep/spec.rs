@@ -254,6 +254,7 @@ impl SweepSpec {
             // swept one of those leads; else the first swept input; else the job file.
             None => first_swept(&axes),
         };
+        check_size(&axes).map_err(|message| error(None, message))?;
         let title = file
             .title
             .unwrap_or_else(|| format!("Sweep of {}", axes[x].name));
@@ -281,6 +282,33 @@ impl SweepSpec {
             index /= axis.values.len();
         }
         picks
+    }
+}
+
+/// Most points a sweep may have. Choice: 100,000 runs is a day of one-second simulations on
+/// a single CPU, and the table of every point is held in memory until the sweep ends; a
+/// larger product is almost always a list typed too long.
+pub const MAX_SWEEP_POINTS: usize = 100_000;
+
+/// Refuses a sweep of more than [`MAX_SWEEP_POINTS`] points, computed from the axes'
+/// lengths before anything is expanded (the product may not even fit in a `usize`).
+fn check_size(axes: &[Axis]) -> Result<(), String> {
+    let points = axes
+        .iter()
+        .try_fold(1usize, |product, axis| product.checked_mul(axis.values.len()));
+    match points {
+        Some(points) if points <= MAX_SWEEP_POINTS => Ok(()),
+        _ => {
+            let lengths: Vec<String> = axes
+                .iter()
+                .map(|axis| format!("{} {}", axis.values.len(), axis.name))
+                .collect();
+            let count: f64 = axes.iter().map(|axis| axis.values.len() as f64).product();
+            Err(format!(
+                "{count:.3e} points ({}): more than the {MAX_SWEEP_POINTS} a sweep may have",
+                lengths.join(" × ")
+            ))
+        }
     }
 }
 
