@@ -181,8 +181,9 @@ pub struct Outputs {
     pub trace_limit: Option<u64>,
 }
 
-/// 8192: Linux's largest `NR_CPUS` (x86-64 `MAXSMP`); more CPUs than that is a typo.
-pub const MAX_NCPUS: u64 = 8192;
+/// 4096: the most the simulated machine's `cpus` knob takes (a spec's `ncpus` is what
+/// `$ncpus` expands to, so it keeps the same range).
+pub const MAX_NCPUS: u64 = 4096;
 
 /// 1 GiB: the default cap on a trace or decision file.
 pub const DEFAULT_TRACE_LIMIT: u64 = 1 << 30;
