@@ -243,7 +243,7 @@ fn including_a_device_is_refused_at_its_line() {
         let out = iosched(&["run", &job]);
         assert_input_error(
             &out,
-            &format!("{job}:4: cannot include '{device}': not a regular file"),
+            &format!("{job}:4: cannot include '{device}': a character device, not a regular file"),
         );
     }
 }

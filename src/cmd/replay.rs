@@ -174,7 +174,9 @@ fn check_assign(args: &ReplayArgs, log: &ReplayLog) -> Result<(), Failure> {
                 })
                 .collect();
             let names = names.join(", ");
-            return Err(bad(format!("no process of the log matches (have: {names})")));
+            return Err(bad(format!(
+                "no process of the log matches (have: {names})"
+            )));
         }
     }
     Ok(())

@@ -36,7 +36,12 @@ pub fn check_result(json: &Value) -> Result<(), String> {
         }
     }
     let iosched = &json["iosched"];
-    for (index, group) in iosched["cgroups"].as_array().into_iter().flatten().enumerate() {
+    for (index, group) in iosched["cgroups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         for key in ["share", "ideal_share"] {
             figure(&group[key], || format!("iosched.cgroups[{index}].{key}"))?;
         }
@@ -85,7 +90,10 @@ mod tests {
             let result = json!({"jobs": [{"jobname": "r", "write": {"clat_ns": {
                 "percentile": {"99.000000": bad}}}}]});
             let e = check_result(&result).unwrap_err();
-            assert!(e.starts_with("jobs[0] 'r': write.clat_ns.percentile.99.000000: "), "{e}");
+            assert!(
+                e.starts_with("jobs[0] 'r': write.clat_ns.percentile.99.000000: "),
+                "{e}"
+            );
         }
     }
 
@@ -100,7 +108,9 @@ mod tests {
     #[test]
     fn writeback_series_and_cgroups_are_checked() {
         let result = json!({"jobs": [], "iosched": {"cgroups": [{"ideal_share": "x"}]}});
-        assert!(check_result(&result).unwrap_err().starts_with("iosched.cgroups[0].ideal_share"));
+        assert!(check_result(&result)
+            .unwrap_err()
+            .starts_with("iosched.cgroups[0].ideal_share"));
         let result = json!({"jobs": [], "iosched": {"writeback": {"series": {
             "dirty_bytes": [1, 1e300]}}}});
         assert!(check_result(&result)

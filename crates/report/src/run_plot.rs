@@ -311,7 +311,10 @@ where
         * 1.15;
     // Checked figures keep this finite; an infinite axis would compute ticks forever.
     if !top.is_finite() || top > 1e30 {
-        return Err(format!("{}: a value of {top:e} cannot be drawn", bars.title));
+        return Err(format!(
+            "{}: a value of {top:e} cannot be drawn",
+            bars.title
+        ));
     }
     let slots = bars.categories.len().max(1);
     let mut chart = ChartBuilder::on(&area)
@@ -614,7 +617,9 @@ where
         .max(1e-6)
         * 1.15;
     if ![end, top].iter().all(|v| v.is_finite() && *v <= 1e30) {
-        return Err(format!("page cache chart: {end:e} s by {top:e} MB cannot be drawn"));
+        return Err(format!(
+            "page cache chart: {end:e} s by {top:e} MB cannot be drawn"
+        ));
     }
     let mut chart = ChartBuilder::on(&area)
         .caption("Page cache over time", ("sans-serif", 20))

@@ -246,10 +246,15 @@ mod tests {
         let path = scratch("big.toml", &vec![b'#'; (SWEEP_SPEC_MAX_BYTES + 1) as usize]);
         let e = read_text(&path, InputKind::SweepSpec).unwrap_err();
         assert_eq!(e.why, InputErrorKind::TooLarge(SWEEP_SPEC_MAX_BYTES));
-        assert!(e.to_string().ends_with("larger than 1 MiB, the limit for a sweep spec"));
+        assert!(e
+            .to_string()
+            .ends_with("larger than 1 MiB, the limit for a sweep spec"));
         // At the limit exactly, it is read.
         let path = scratch("edge.toml", &vec![b'#'; SWEEP_SPEC_MAX_BYTES as usize]);
-        assert_eq!(read_text(&path, InputKind::SweepSpec).unwrap().len(), 1 << 20);
+        assert_eq!(
+            read_text(&path, InputKind::SweepSpec).unwrap().len(),
+            1 << 20
+        );
     }
 
     #[test]

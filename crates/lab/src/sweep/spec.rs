@@ -148,7 +148,7 @@ impl SweepSpec {
         let text = iosched_workload::input::read_text(path, kind).map_err(|error| SpecError {
             path: path.to_path_buf(),
             line: None,
-            message: format!("cannot read: {}", error.reason()),
+            message: error.reason(),
         })?;
         SweepSpec::parse(path, &text)
     }
@@ -293,9 +293,9 @@ pub const MAX_SWEEP_POINTS: usize = 100_000;
 /// Refuses a sweep of more than [`MAX_SWEEP_POINTS`] points, computed from the axes'
 /// lengths before anything is expanded (the product may not even fit in a `usize`).
 fn check_size(axes: &[Axis]) -> Result<(), String> {
-    let points = axes
-        .iter()
-        .try_fold(1usize, |product, axis| product.checked_mul(axis.values.len()));
+    let points = axes.iter().try_fold(1usize, |product, axis| {
+        product.checked_mul(axis.values.len())
+    });
     match points {
         Some(points) if points <= MAX_SWEEP_POINTS => Ok(()),
         _ => {

@@ -288,11 +288,13 @@ impl Capture {
     pub fn open(path: &Path) -> Result<Capture, DecodeError> {
         let mut per_file = Vec::new();
         for file in capture_files(path)? {
-            let bytes = crate::input::read_bytes(&file, crate::input::InputKind::Capture)
-                .map_err(|e| DecodeError {
-                    file: file.clone(),
-                    offset: 0,
-                    message: format!("cannot read: {}", e.reason()),
+            let bytes =
+                crate::input::read_bytes(&file, crate::input::InputKind::Capture).map_err(|e| {
+                    DecodeError {
+                        file: file.clone(),
+                        offset: 0,
+                        message: format!("cannot read: {}", e.reason()),
+                    }
                 })?;
             per_file.push(decode(&file, &bytes)?);
         }

@@ -150,7 +150,10 @@ fn parse_action(log: &mut Iolog, fields: &[&str], clock: &mut Time) -> Result<()
     };
     let offset = number(rest[0], "offset")?;
     let len = number(rest[1], "length")?;
-    if offset.checked_add(len).is_none_or(|end| end > super::MAX_IO_END) {
+    if offset
+        .checked_add(len)
+        .is_none_or(|end| end > super::MAX_IO_END)
+    {
         return Err(format!(
             "offset {offset} + length {len} ends past 2^63 bytes: no file or device is that large"
         ));
