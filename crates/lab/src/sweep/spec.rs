@@ -419,4 +419,33 @@ mod tests {
             assert!(error.contains(words), "{text:?}: {error}");
         }
     }
+
+    /// Issue 28: a sweep's size is its lists' product, refused past [`MAX_SWEEP_POINTS`]
+    /// before any point exists; a product past `usize` is refused too, not wrapped.
+    #[test]
+    fn a_sweep_past_the_point_limit_is_refused_before_expanding() {
+        let list = |n: usize| {
+            format!(
+                "[{}]",
+                (0..n).map(|v| v.to_string()).collect::<Vec<_>>().join(",")
+            )
+        };
+        let at_limit = format!(
+            "jobs = 'a.fio'\n[env]\nA = {}\nB = {}\n",
+            list(1000),
+            list(100)
+        );
+        assert_eq!(parse(&at_limit).unwrap().point_count(), MAX_SWEEP_POINTS);
+        let over = format!(
+            "jobs = 'a.fio'\n[env]\nA = {}\nB = {}\n",
+            list(1000),
+            list(101)
+        );
+        let error = parse(&over).unwrap_err().to_string();
+        assert!(error.starts_with("dir/s.toml: 1.010e5 points"), "{error}");
+        assert!(error.contains("1000 A × 101 B"), "{error}");
+        let env: String = (0..12).map(|i| format!("V{i} = {}\n", list(100))).collect();
+        let error = parse(&format!("jobs = 'a.fio'\n[env]\n{env}")).unwrap_err();
+        assert!(error.to_string().contains("1.000e24 points"), "{error}");
+    }
 }

@@ -582,7 +582,8 @@ mod tests {
         (
             any::<u32>(),
             any::<u64>(),
-            any::<u64>(),
+            // A valid record ends by 2^63 bytes whatever its size.
+            0..(1u64 << 54) - (1 << 24),
             any::<u32>(),
             any::<u32>(),
             any::<u32>(),
@@ -643,5 +644,19 @@ mod tests {
                 prop_assert!(e.offset < bytes.len() as u64);
             }
         }
+    }
+
+    /// Issue 28: sector 2^62 times 512 wrapped to byte 0; a record reaching past 2^63 bytes
+    /// is refused at its offset.
+    #[test]
+    fn a_record_past_2_63_bytes_is_refused() {
+        let good = encode(&record(1, Q_READ_SYNC, 0, 4096, 1), false);
+        let far = encode(&record(2, Q_READ_SYNC, 1 << 62, 4096, 1), false);
+        let e = decode(Path::new("c"), &[good.clone(), far].concat()).unwrap_err();
+        assert_eq!(e.offset, 48);
+        assert!(e.message.contains("ends past 2^63 bytes"), "{e}");
+        let last = (1u64 << 63) / SECTOR_SIZE - 8;
+        let edge = encode(&record(2, Q_READ_SYNC, last, 4096, 1), false);
+        assert!(decode(Path::new("c"), &[good, edge].concat()).is_ok());
     }
 }

@@ -236,4 +236,16 @@ mod tests {
         let e = parse_str("fio version 3 iolog\nabc /f add\n").unwrap_err();
         assert!(e.message.contains("bad time"), "{e}");
     }
+
+    /// Issue 28: an offset of 2^64 - 1 was accepted (and overflowed the file's end); an I/O
+    /// must end by 2^63 bytes.
+    #[test]
+    fn an_io_ending_past_2_63_bytes_is_refused() {
+        let log = |offset: u64| format!("fio version 2 iolog\n/f add\n/f read {offset} 4096\n");
+        let e = parse_str(&log(u64::MAX)).unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("ends past 2^63 bytes"), "{e}");
+        assert!(parse_str(&log((1 << 63) - 4095)).is_err());
+        assert!(parse_str(&log((1 << 63) - 4096)).is_ok());
+    }
 }
