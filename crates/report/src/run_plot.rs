@@ -189,18 +189,38 @@ fn writeback_series(series: &Value) -> Option<WritebackSeries> {
 pub fn plot_runs(runs: &[RunFigures], out: &Path) -> Result<Vec<PathBuf>, String> {
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let mut written = Vec::new();
+    for kind in wanted_charts(runs) {
+        written.extend(write_chart(&out.join(kind.file_name()), runs, kind)?);
+    }
+    Ok(written)
+}
+
+/// The charts [`plot_runs`] writes drawn as SVG text in memory, no file touched: how the
+/// `plot_json` fuzz target reaches the axes, where a figure such as 1e307 once never ended.
+pub fn draw_svgs(runs: &[RunFigures]) -> Result<Vec<String>, String> {
+    crate::plot::register();
+    let mut svgs = Vec::new();
+    for kind in wanted_charts(runs) {
+        let mut svg = String::new();
+        let chart = Chart { kind, runs };
+        chart.draw(SVGBackend::with_string(&mut svg, (960, 560)).into_drawing_area())?;
+        svgs.push(svg);
+    }
+    Ok(svgs)
+}
+
+/// The charts the runs have data for: throughput always, the others when some run has them.
+fn wanted_charts(runs: &[RunFigures]) -> Vec<Kind> {
     let charts = [
         (Kind::Throughput, true),
         (Kind::Latency, has_latency(runs)),
         (Kind::Shares, runs.iter().any(|r| !r.groups.is_empty())),
         (Kind::Writeback, runs.iter().any(|r| r.writeback.is_some())),
     ];
-    for (kind, wanted) in charts {
-        if wanted {
-            written.extend(write_chart(&out.join(kind.file_name()), runs, kind)?);
-        }
-    }
-    Ok(written)
+    charts
+        .into_iter()
+        .filter_map(|(kind, wanted)| wanted.then_some(kind))
+        .collect()
 }
 
 /// The chart kinds, each drawn to PNG and SVG alike.
