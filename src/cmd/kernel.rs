@@ -89,10 +89,7 @@ fn failure(error: KernelError) -> Failure {
 fn describe(args: &KernelArgs) -> Result<(RunSpec, FioBinary), Failure> {
     if let Some(path) = &args.spec {
         let fio = FioBinary::find(&args.fio).map_err(failure)?;
-        let text = fs::read_to_string(path)
-            .with_context(|| format!("--spec {}", path.display()))
-            .map_err(Failure::input)?;
-        let mut spec = RunSpec::from_json(&text)
+        let mut spec = RunSpec::load(path)
             .with_context(|| format!("--spec {}", path.display()))
             .map_err(Failure::input)?;
         // Only this command line grants --force.

@@ -115,10 +115,7 @@ pub(crate) fn run_failure(error: RunError) -> Failure {
 /// The run the arguments describe: a saved spec, or job files and flags.
 fn spec(args: &RunArgs) -> Result<RunSpec, Failure> {
     if let Some(path) = &args.spec {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("--spec {}", path.display()))
-            .map_err(Failure::input)?;
-        let mut spec = RunSpec::from_json(&text)
+        let mut spec = RunSpec::load(path)
             .with_context(|| format!("--spec {}", path.display()))
             .map_err(Failure::input)?;
         // Only this command line grants --force, and a spec's outputs are paths read from
