@@ -180,6 +180,8 @@ pub(crate) struct Sinks {
     text: Option<BlkparseText<Capped>>,
     binary: Option<BlktraceBinary<Capped>>,
     decisions: Option<DecisionLog<Capped>>,
+    /// Each open file as its errors name it (`--decisions d.json`), in the order above.
+    names: Vec<String>,
 }
 
 fn create(flag: &'static str, path: &Path, limit: u64) -> Result<Capped, RunError> {
@@ -204,6 +206,7 @@ impl Sinks {
             text: None,
             binary: None,
             decisions: None,
+            names: Vec::new(),
         };
         let limit = outputs.trace_limit.unwrap_or(DEFAULT_TRACE_LIMIT);
         if let Some(path) = &outputs.trace {
@@ -213,12 +216,15 @@ impl Sinks {
                     create("--trace", &file, limit)?,
                     labels,
                 ));
+                sinks.names.push(format!("--trace {}", file.display()));
             } else {
                 sinks.text = Some(BlkparseText::new(create("--trace", path, limit)?, labels));
+                sinks.names.push(format!("--trace {}", path.display()));
             }
         }
         if let Some(path) = &outputs.decisions {
             sinks.decisions = Some(DecisionLog::new(create("--decisions", path, limit)?));
+            sinks.names.push(format!("--decisions {}", path.display()));
         }
         Ok(sinks)
     }
@@ -238,25 +244,27 @@ impl Sinks {
         fanout
     }
 
+    /// Flushes every file, each even when another failed; the first failure names its file
+    /// by the flag that asked for it.
     pub(crate) fn finish(self) -> Result<(), RunError> {
-        let flush = |result: io::Result<Capped>| {
-            result
-                .and_then(|mut out| out.flush())
-                .map_err(|source| RunError::Write {
-                    what: "the trace".to_string(),
-                    source,
-                })
-        };
-        if let Some(sink) = self.text {
-            flush(sink.finish())?;
-        }
-        if let Some(sink) = self.binary {
-            flush(sink.finish())?;
-        }
-        if let Some(sink) = self.decisions {
-            flush(sink.finish())?;
-        }
-        Ok(())
+        let results = [
+            self.text.map(|sink| sink.finish()),
+            self.binary.map(|sink| sink.finish()),
+            self.decisions.map(|sink| sink.finish()),
+        ];
+        // Collected, not short-circuited: a file after a failed one is still flushed.
+        let failures: Vec<RunError> = results
+            .into_iter()
+            .flatten()
+            .zip(self.names)
+            .filter_map(|(result, name)| {
+                result
+                    .and_then(|mut out| out.flush())
+                    .err()
+                    .map(|source| RunError::Write { what: name, source })
+            })
+            .collect();
+        failures.into_iter().next().map_or(Ok(()), Err)
     }
 }
 
