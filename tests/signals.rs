@@ -172,7 +172,9 @@ fn a_decision_file_over_its_limit_is_named_in_the_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains(&format!("writing --decisions {decisions}: reached --trace-limit")),
+        stderr.contains(&format!(
+            "writing --decisions {decisions}: reached --trace-limit"
+        )),
         "{stderr}"
     );
     assert!(!stderr.contains("the trace"), "{stderr}");
