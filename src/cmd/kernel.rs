@@ -126,7 +126,7 @@ fn describe(args: &KernelArgs) -> Result<(RunSpec, FioBinary), Failure> {
 
 pub fn kernel(args: KernelArgs) -> CmdResult {
     // From here on SIGINT and SIGTERM only set a flag, so the device is always put back.
-    let stop = signal::install_stop_signals();
+    let stop = super::stop::install();
     let (spec, fio) = describe(&args)?;
     let saved = SavedSpec::write(args.save_spec.as_deref(), &spec, args.force)?;
     let format = match args.output_format.to_string().as_str() {
@@ -148,13 +148,7 @@ pub fn kernel(args: KernelArgs) -> CmdResult {
     }
     let outcome = outcome.map_err(failure)?;
     print_outcome(&outcome, destination)?;
-    if outcome.interrupted {
-        return Err(Failure {
-            error: anyhow!("interrupted: the results above are partial"),
-            code: signal::stop_exit_status(),
-        });
-    }
-    Ok(())
+    super::stop::status(outcome.interrupted)
 }
 
 /// fio's stderr and iosched's warnings on stderr, the report on stdout or in `--output`.

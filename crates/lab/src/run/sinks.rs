@@ -253,6 +253,7 @@ impl Sinks {
             text: None,
             binary: None,
             decisions: None,
+            names: Vec::new(),
         };
         let limit = outputs.trace_limit.unwrap_or(DEFAULT_TRACE_LIMIT);
         let flag = "--trace";
