@@ -80,7 +80,10 @@ impl ReadAhead {
 pub enum Lookup {
     Whole(usize),
     /// The segment holds the blocks before `cached_end`.
-    Partial { segment: usize, cached_end: u64 },
+    Partial {
+        segment: usize,
+        cached_end: u64,
+    },
     Miss,
 }
 
@@ -116,14 +119,18 @@ impl Buffer {
         let mut best = Lookup::Miss;
         for (index, segment) in self.segments.iter().enumerate() {
             let Some(segment) = segment else { continue };
-            let readable = !segment.written || self.hits_on_written || segment.dirty_until_ms > now_ms;
+            let readable =
+                !segment.written || self.hits_on_written || segment.dirty_until_ms > now_ms;
             if !readable || !segment.contains(lbn) {
                 continue;
             }
             if segment.end >= lbn + count {
                 return Lookup::Whole(index);
             }
-            best = Lookup::Partial { segment: index, cached_end: segment.end };
+            best = Lookup::Partial {
+                segment: index,
+                cached_end: segment.end,
+            };
         }
         best
     }
@@ -160,7 +167,11 @@ impl Buffer {
 
     /// Segments holding written data not yet on the media at `now_ms`.
     pub fn dirty_segments(&self, now_ms: f64) -> usize {
-        self.segments.iter().flatten().filter(|s| s.dirty_until_ms > now_ms).count()
+        self.segments
+            .iter()
+            .flatten()
+            .filter(|s| s.dirty_until_ms > now_ms)
+            .count()
     }
 
     /// Drops every copy of blocks `lbn..lbn + count` except in segment `keep`.
@@ -183,7 +194,13 @@ mod tests {
     use super::*;
 
     fn run(start: u64, end: u64, used: u64) -> Option<Segment> {
-        Some(Segment { start, end, used, dirty_until_ms: 0.0, written: false })
+        Some(Segment {
+            start,
+            end,
+            used,
+            dirty_until_ms: 0.0,
+            written: false,
+        })
     }
 
     #[test]
@@ -191,7 +208,13 @@ mod tests {
         let mut buffer = Buffer::new(2, false, true);
         buffer.segments[0] = run(100, 120, 1);
         assert_eq!(buffer.lookup(104, 8, 0.0), Lookup::Whole(0));
-        assert_eq!(buffer.lookup(116, 8, 0.0), Lookup::Partial { segment: 0, cached_end: 120 });
+        assert_eq!(
+            buffer.lookup(116, 8, 0.0),
+            Lookup::Partial {
+                segment: 0,
+                cached_end: 120
+            }
+        );
         assert_eq!(buffer.lookup(120, 8, 0.0), Lookup::Miss);
     }
 
@@ -200,7 +223,10 @@ mod tests {
         let mut buffer = Buffer::new(3, false, true);
         buffer.segments[0] = run(0, 8, 5);
         buffer.segments[1] = run(8, 16, 2);
-        buffer.segments[2] = Some(Segment { dirty_until_ms: 10.0, ..run(16, 24, 1).unwrap() });
+        buffer.segments[2] = Some(Segment {
+            dirty_until_ms: 10.0,
+            ..run(16, 24, 1).unwrap()
+        });
         assert_eq!(buffer.victim_for_read(0.0), 1);
         assert_eq!(buffer.victim_for_read(11.0), 2);
     }
@@ -210,8 +236,18 @@ mod tests {
         let ahead = ReadAhead {
             segment: 0,
             passes: vec![
-                Pass { first_lbn: 10, sectors: 5, start_ms: 1.0, sector_ms: 0.5 },
-                Pass { first_lbn: 15, sectors: 5, start_ms: 5.0, sector_ms: 0.5 },
+                Pass {
+                    first_lbn: 10,
+                    sectors: 5,
+                    start_ms: 1.0,
+                    sector_ms: 0.5,
+                },
+                Pass {
+                    first_lbn: 15,
+                    sectors: 5,
+                    start_ms: 5.0,
+                    sector_ms: 0.5,
+                },
             ],
             end: 20,
         };

@@ -127,7 +127,9 @@ mod tests {
 
     fn spread(n: usize, scale: f64) -> Vec<f64> {
         // A skewed spread of response times from 0.2 ms to about 25 ms.
-        (0..n).map(|i| 0.2 + scale * ((i * 7919) % n) as f64 / n as f64).collect()
+        (0..n)
+            .map(|i| 0.2 + scale * ((i * 7919) % n) as f64 / n as f64)
+            .collect()
     }
 
     #[test]

@@ -35,11 +35,18 @@ pub struct Drive {
 
 impl Drive {
     pub fn new(spec: &DiskSpec) -> Drive {
-        let buffer = Buffer::new(spec.segments, spec.separate_write_segment, spec.read_hits_on_write_data);
+        let buffer = Buffer::new(
+            spec.segments,
+            spec.separate_write_segment,
+            spec.read_hits_on_write_data,
+        );
         Drive {
             layout: Layout::new(spec),
             mechanics: Mechanics::new(spec),
-            heads: Heads { cylinder: 0, head: 0 },
+            heads: Heads {
+                cylinder: 0,
+                head: 0,
+            },
             buffer,
             read_ahead: None,
             destage_until_ms: 0.0,
@@ -59,7 +66,11 @@ impl Drive {
         assert!(count > 0, "empty command");
         assert!(lbn + count <= self.capacity(), "command past the capacity");
         self.settle_read_ahead(now_ms);
-        let done = if read { self.read(now_ms, lbn, count) } else { self.write(now_ms, lbn, count) };
+        let done = if read {
+            self.read(now_ms, lbn, count)
+        } else {
+            self.write(now_ms, lbn, count)
+        };
         self.last_was_read = read;
         done
     }
@@ -74,8 +85,14 @@ impl Drive {
 
     /// Moves the read-ahead's progress into its segment.
     fn settle_read_ahead(&mut self, now_ms: f64) {
-        let Some(ahead) = &self.read_ahead else { return };
-        let (index, reached, finished) = (ahead.segment, ahead.reached(now_ms), now_ms >= ahead.end_ms());
+        let Some(ahead) = &self.read_ahead else {
+            return;
+        };
+        let (index, reached, finished) = (
+            ahead.segment,
+            ahead.reached(now_ms),
+            now_ms >= ahead.end_ms(),
+        );
         if let Some(segment) = &mut self.buffer.segments[index] {
             segment.end = segment.end.max(reached);
         }
@@ -100,10 +117,18 @@ impl Drive {
     fn stop_read_ahead(&mut self, now_ms: f64) {
         self.settle_read_ahead(now_ms);
         if let Some(ahead) = self.read_ahead.take() {
-            let current = ahead.passes.iter().rev().find(|pass| pass.start_ms <= now_ms).or(ahead.passes.first());
+            let current = ahead
+                .passes
+                .iter()
+                .rev()
+                .find(|pass| pass.start_ms <= now_ms)
+                .or(ahead.passes.first());
             if let Some(pass) = current {
                 let place = self.layout.locate(pass.first_lbn);
-                self.heads = Heads { cylinder: place.cylinder, head: place.head };
+                self.heads = Heads {
+                    cylinder: place.cylinder,
+                    head: place.head,
+                };
             }
         }
     }
@@ -113,12 +138,21 @@ impl Drive {
         match self.buffer.lookup(lbn, count, now_ms) {
             Lookup::Whole(index) => {
                 self.buffer.touch(index);
-                let overhead = self.overhead(self.spec.read_hit_after_read_ms, self.spec.read_hit_after_write_ms);
+                let overhead = self.overhead(
+                    self.spec.read_hit_after_read_ms,
+                    self.spec.read_hit_after_write_ms,
+                );
                 now_ms + overhead + count as f64 * bus
             }
-            Lookup::Partial { segment, cached_end } => self.read_partial(now_ms, lbn, count, segment, cached_end),
+            Lookup::Partial {
+                segment,
+                cached_end,
+            } => self.read_partial(now_ms, lbn, count, segment, cached_end),
             Lookup::Miss => {
-                let overhead = self.overhead(self.spec.read_miss_after_read_ms, self.spec.read_miss_after_write_ms);
+                let overhead = self.overhead(
+                    self.spec.read_miss_after_read_ms,
+                    self.spec.read_miss_after_write_ms,
+                );
                 let index = self.buffer.victim_for_read(now_ms);
                 self.read_media(now_ms + overhead, now_ms + overhead, lbn, count, lbn, index)
             }
@@ -127,16 +161,33 @@ impl Drive {
 
     /// A read whose first blocks are buffered: those go at once; the rest come from the
     /// running read-ahead if it will reach them, else from the media.
-    fn read_partial(&mut self, now_ms: f64, lbn: u64, count: u64, index: usize, cached_end: u64) -> f64 {
-        let overhead = self.overhead(self.spec.read_hit_after_read_ms, self.spec.read_hit_after_write_ms);
+    fn read_partial(
+        &mut self,
+        now_ms: f64,
+        lbn: u64,
+        count: u64,
+        index: usize,
+        cached_end: u64,
+    ) -> f64 {
+        let overhead = self.overhead(
+            self.spec.read_hit_after_read_ms,
+            self.spec.read_hit_after_write_ms,
+        );
         let bus_start = now_ms + overhead;
         let end = lbn + count;
         self.buffer.touch(index);
-        let covered = self.read_ahead.as_ref().filter(|ahead| ahead.segment == index && ahead.end >= end);
+        let covered = self
+            .read_ahead
+            .as_ref()
+            .filter(|ahead| ahead.segment == index && ahead.end >= end);
         if let Some(ahead) = covered {
             let mut done = bus_start;
             for block in lbn..end {
-                let ready = if block < cached_end { bus_start } else { ahead.ready_ms(block).unwrap_or(bus_start) };
+                let ready = if block < cached_end {
+                    bus_start
+                } else {
+                    ahead.ready_ms(block).unwrap_or(bus_start)
+                };
                 done = done.max(ready) + self.spec.bus_ms_per_sector;
             }
             self.extend_read_ahead(lbn, count);
@@ -145,16 +196,33 @@ impl Drive {
         let cached = cached_end - lbn;
         let start = self.buffer.segments[index].map_or(lbn, |s| s.start);
         let head_done = bus_start + cached as f64 * self.spec.bus_ms_per_sector;
-        self.read_media(bus_start, head_done, cached_end, end - cached_end, start, index)
+        self.read_media(
+            bus_start,
+            head_done,
+            cached_end,
+            end - cached_end,
+            start,
+            index,
+        )
     }
 
     /// Reads `count` blocks from `lbn` off the media into segment `index` (whose run starts at
     /// `run_start`), the heads free from `heads_from_ms` and the bus from `bus_from_ms`;
     /// starts the read-ahead; returns when the last block has crossed the bus.
-    fn read_media(&mut self, heads_from_ms: f64, bus_from_ms: f64, lbn: u64, count: u64, run_start: u64, index: usize) -> f64 {
+    fn read_media(
+        &mut self,
+        heads_from_ms: f64,
+        bus_from_ms: f64,
+        lbn: u64,
+        count: u64,
+        run_start: u64,
+        index: usize,
+    ) -> f64 {
         let start = heads_from_ms.max(self.destage_until_ms);
         self.stop_read_ahead(start);
-        let passes = self.mechanics.access(&self.layout, &mut self.heads, start, lbn, count, false);
+        let passes = self
+            .mechanics
+            .access(&self.layout, &mut self.heads, start, lbn, count, false);
         let mut done = bus_from_ms;
         for pass in &passes {
             for block in pass.first_lbn..pass.first_lbn + pass.sectors {
@@ -162,10 +230,16 @@ impl Drive {
             }
         }
         let media_end = passes.last().map_or(start, Pass::end_ms);
-        let keep_run = self.buffer.segments[index].is_some_and(|s| s.start == run_start && !s.written);
+        let keep_run =
+            self.buffer.segments[index].is_some_and(|s| s.start == run_start && !s.written);
         let run_start = if keep_run { run_start } else { lbn };
-        self.buffer.segments[index] =
-            Some(Segment { start: run_start, end: lbn + count, used: 0, dirty_until_ms: 0.0, written: false });
+        self.buffer.segments[index] = Some(Segment {
+            start: run_start,
+            end: lbn + count,
+            used: 0,
+            dirty_until_ms: 0.0,
+            written: false,
+        });
         self.buffer.invalidate(lbn, count, index);
         self.buffer.touch(index);
         self.trim(index);
@@ -182,26 +256,37 @@ impl Drive {
             return;
         }
         let mut heads = self.heads;
-        let passes = self.mechanics.access(&self.layout, &mut heads, from_ms, first, end - first, false);
+        let passes =
+            self.mechanics
+                .access(&self.layout, &mut heads, from_ms, first, end - first, false);
         let passes = limit_passes(&self.spec, &self.layout, passes, lbn + count - 1);
         let Some(last) = passes.last() else { return };
         let end = last.first_lbn + last.sectors;
         self.heads = heads;
-        self.read_ahead = Some(ReadAhead { segment: index, passes, end });
+        self.read_ahead = Some(ReadAhead {
+            segment: index,
+            passes,
+            end,
+        });
     }
 
     /// A read served by the running read-ahead may push its limit further (a sequential
     /// stream keeps a track ahead under prefetch mode 4).
     fn extend_read_ahead(&mut self, lbn: u64, count: u64) {
-        let Some(ahead) = &self.read_ahead else { return };
+        let Some(ahead) = &self.read_ahead else {
+            return;
+        };
         let run_start = self.buffer.segments[ahead.segment].map_or(lbn, |s| s.start);
-        let end = read_ahead_end(&self.spec, &self.layout, run_start, lbn, count).min(self.capacity());
+        let end =
+            read_ahead_end(&self.spec, &self.layout, run_start, lbn, count).min(self.capacity());
         if end <= ahead.end {
             return;
         }
         let (from_ms, first) = (ahead.end_ms(), ahead.end);
         let mut heads = self.heads;
-        let more = self.mechanics.access(&self.layout, &mut heads, from_ms, first, end - first, false);
+        let more =
+            self.mechanics
+                .access(&self.layout, &mut heads, from_ms, first, end - first, false);
         let more = limit_passes(&self.spec, &self.layout, more, lbn + count - 1);
         if let (Some(ahead), Some(last)) = (&mut self.read_ahead, more.last()) {
             ahead.end = last.first_lbn + last.sectors;
@@ -213,9 +298,15 @@ impl Drive {
     fn write(&mut self, now_ms: f64, lbn: u64, count: u64) -> f64 {
         let write_back = self.spec.fast_write_level > 0;
         let overhead = if write_back {
-            self.overhead(self.spec.write_hit_after_read_ms, self.spec.write_hit_after_write_ms)
+            self.overhead(
+                self.spec.write_hit_after_read_ms,
+                self.spec.write_hit_after_write_ms,
+            )
         } else {
-            self.overhead(self.spec.write_miss_after_read_ms, self.spec.write_miss_after_write_ms)
+            self.overhead(
+                self.spec.write_miss_after_read_ms,
+                self.spec.write_miss_after_write_ms,
+            )
         };
         if self.spec.write_hit_stops_prefetch || !write_back {
             self.stop_read_ahead(now_ms + overhead);
@@ -229,16 +320,28 @@ impl Drive {
         // The heads write once positioned and holding every block of the command.
         let heads_from = (now_ms + overhead).max(self.destage_until_ms);
         self.stop_read_ahead(heads_from);
-        let moved = self.mechanics.positioning_ms(self.heads, self.target(lbn), true);
+        let moved = self
+            .mechanics
+            .positioning_ms(self.heads, self.target(lbn), true);
         let write_from = (heads_from + moved).max(buffered) - moved;
-        let passes = self.mechanics.access(&self.layout, &mut self.heads, write_from, lbn, count, true);
+        let passes =
+            self.mechanics
+                .access(&self.layout, &mut self.heads, write_from, lbn, count, true);
         let media_end = passes.last().map_or(write_from, Pass::end_ms);
         self.destage_until_ms = media_end;
-        let index = self.buffer.victim_for_write(lbn, self.spec.combine_sequential_writes, now_ms);
-        let joined = self.buffer.segments[index].filter(|s| s.written && s.end == lbn && s.dirty_until_ms > now_ms);
+        let index = self
+            .buffer
+            .victim_for_write(lbn, self.spec.combine_sequential_writes, now_ms);
+        let joined = self.buffer.segments[index]
+            .filter(|s| s.written && s.end == lbn && s.dirty_until_ms > now_ms);
         let start = joined.map_or(lbn, |s| s.start);
-        self.buffer.segments[index] =
-            Some(Segment { start, end: lbn + count, used: 0, dirty_until_ms: media_end, written: true });
+        self.buffer.segments[index] = Some(Segment {
+            start,
+            end: lbn + count,
+            used: 0,
+            dirty_until_ms: media_end,
+            written: true,
+        });
         self.buffer.invalidate(lbn, count, index);
         self.buffer.touch(index);
         self.trim(index);
@@ -251,13 +354,22 @@ impl Drive {
 
     fn target(&self, lbn: u64) -> Heads {
         let place = self.layout.locate(lbn);
-        Heads { cylinder: place.cylinder, head: place.head }
+        Heads {
+            cylinder: place.cylinder,
+            head: place.head,
+        }
     }
 }
 
 /// One past the last block the read-ahead after `lbn..lbn + count` may read
 /// (`disk_buffer_get_max_readahead`).
-pub fn read_ahead_end(spec: &DiskSpec, layout: &Layout, run_start: u64, lbn: u64, count: u64) -> u64 {
+pub fn read_ahead_end(
+    spec: &DiskSpec,
+    layout: &Layout,
+    run_start: u64,
+    lbn: u64,
+    count: u64,
+) -> u64 {
     let end = lbn + count;
     let capacity = layout.capacity();
     if end >= capacity {

@@ -62,7 +62,11 @@ impl Parser {
     }
 
     fn next(&mut self) -> Result<Token, String> {
-        let token = self.tokens.get(self.at).cloned().ok_or("unexpected end of file")?;
+        let token = self
+            .tokens
+            .get(self.at)
+            .cloned()
+            .ok_or("unexpected end of file")?;
         self.at += 1;
         Ok(token)
     }
@@ -118,10 +122,18 @@ impl Parser {
 /// The first block of a file (`KIND NAME { ... }`).
 fn parse_block_file(path: &Path) -> Result<Vec<(String, Value)>, String> {
     let text = read(path)?;
-    let mut parser = Parser { tokens: tokenize(&text), at: 0 };
+    let mut parser = Parser {
+        tokens: tokenize(&text),
+        at: 0,
+    };
     while let Some(token) = parser.peek() {
-        if matches!(token, Token::Word(_)) && parser.tokens.get(parser.at + 1) == Some(&Token::Punct('{')) {
-            match parser.value().map_err(|e| format!("{}: {e}", path.display()))? {
+        if matches!(token, Token::Word(_))
+            && parser.tokens.get(parser.at + 1) == Some(&Token::Punct('{'))
+        {
+            match parser
+                .value()
+                .map_err(|e| format!("{}: {e}", path.display()))?
+            {
                 Value::Block(entries) => return Ok(entries),
                 _ => unreachable!("a word before '{{' parses as a block"),
             }
@@ -132,7 +144,8 @@ fn parse_block_file(path: &Path) -> Result<Vec<(String, Value)>, String> {
 }
 
 fn read(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|error| format!("{}: cannot read: {error}", path.display()))
+    std::fs::read_to_string(path)
+        .map_err(|error| format!("{}: cannot read: {error}", path.display()))
 }
 
 /// Looks up keys in one block, naming the file in every error.
@@ -153,18 +166,27 @@ impl<'a> Block<'a> {
     fn word(&self, key: &str) -> Result<&'a str, String> {
         match self.get(key)? {
             Value::Word(word) => Ok(word),
-            _ => Err(format!("{}: '{key}' is not a single value", self.file.display())),
+            _ => Err(format!(
+                "{}: '{key}' is not a single value",
+                self.file.display()
+            )),
         }
     }
 
     fn float(&self, key: &str) -> Result<f64, String> {
         let word = self.word(key)?;
-        word.parse().map_err(|_| format!("{}: '{key}' = '{word}' is not a number", self.file.display()))
+        word.parse().map_err(|_| {
+            format!(
+                "{}: '{key}' = '{word}' is not a number",
+                self.file.display()
+            )
+        })
     }
 
     fn int(&self, key: &str) -> Result<u32, String> {
         let word = self.word(key)?;
-        word.parse().map_err(|_| format!("{}: '{key}' = '{word}' is not a count", self.file.display()))
+        word.parse()
+            .map_err(|_| format!("{}: '{key}' = '{word}' is not a count", self.file.display()))
     }
 
     fn flag(&self, key: &str) -> Result<bool, String> {
@@ -173,7 +195,10 @@ impl<'a> Block<'a> {
 
     fn block(&self, key: &str) -> Result<Block<'a>, String> {
         match self.get(key)? {
-            Value::Block(entries) => Ok(Block { file: self.file, entries }),
+            Value::Block(entries) => Ok(Block {
+                file: self.file,
+                entries,
+            }),
             _ => Err(format!("{}: '{key}' is not a block", self.file.display())),
         }
     }
@@ -206,11 +231,17 @@ pub fn import_drive(dir: &Path, name: &str) -> Result<(DiskSpec, Chain), String>
         .ok_or_else(|| format!("{}: no 'source FILE' line", dir.join(&parv).display()))?;
     let specs_path = dir.join(&diskspecs);
     let specs_entries = parse_block_file(&specs_path)?;
-    let specs = Block { file: &specs_path, entries: &specs_entries };
+    let specs = Block {
+        file: &specs_path,
+        entries: &specs_entries,
+    };
     let model = source_name(specs.word("Model")?, &specs_path)?;
     let model_path = dir.join(&model);
     let model_entries = parse_block_file(&model_path)?;
-    let disk = Block { file: &model_path, entries: &model_entries };
+    let disk = Block {
+        file: &model_path,
+        entries: &model_entries,
+    };
     let mech = disk.block("Mechanical Model")?;
     let seek = mech.word("Full seek curve")?.to_string();
     let seek_curve = read_seek_curve(&dir.join(&seek))?;
@@ -218,8 +249,17 @@ pub fn import_drive(dir: &Path, name: &str) -> Result<(DiskSpec, Chain), String>
     fill_mechanics(&mut spec, &disk, &mech, seek_curve)?;
     fill_layout(&mut spec, &disk.block("Layout Model")?)?;
     fill_cache(&mut spec, &specs)?;
-    spec.validate().map_err(|message| format!("{}: {message}", model_path.display()))?;
-    Ok((spec, Chain { parv, diskspecs, model, seek }))
+    spec.validate()
+        .map_err(|message| format!("{}: {message}", model_path.display()))?;
+    Ok((
+        spec,
+        Chain {
+            parv,
+            diskspecs,
+            model,
+            seek,
+        },
+    ))
 }
 
 fn source_name(value: &str, path: &Path) -> Result<String, String> {
@@ -232,12 +272,20 @@ fn source_name(value: &str, path: &Path) -> Result<String, String> {
 /// `Seek distances measured: N` then `cylinders, ms[, stdev]` lines.
 fn read_seek_curve(path: &Path) -> Result<Vec<(u32, f64)>, String> {
     let text = read(path)?;
-    let mut lines = text.lines().enumerate().filter(|(_, line)| !line.trim().is_empty());
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty());
     let count: usize = lines
         .next()
         .and_then(|(_, line)| line.trim().strip_prefix("Seek distances measured:"))
         .and_then(|n| n.trim().parse().ok())
-        .ok_or_else(|| format!("{}:1: expected 'Seek distances measured: N'", path.display()))?;
+        .ok_or_else(|| {
+            format!(
+                "{}:1: expected 'Seek distances measured: N'",
+                path.display()
+            )
+        })?;
     let mut curve = Vec::with_capacity(count.min(100_000));
     for (index, line) in lines.take(count) {
         let mut fields = line.split(',').map(str::trim);
@@ -245,11 +293,21 @@ fn read_seek_curve(path: &Path) -> Result<Vec<(u32, f64)>, String> {
         let time = fields.next().and_then(|f| f.parse().ok());
         match (distance, time) {
             (Some(distance), Some(time)) => curve.push((distance, time)),
-            _ => return Err(format!("{}:{}: expected 'cylinders, ms'", path.display(), index + 1)),
+            _ => {
+                return Err(format!(
+                    "{}:{}: expected 'cylinders, ms'",
+                    path.display(),
+                    index + 1
+                ))
+            }
         }
     }
     if curve.len() != count {
-        return Err(format!("{}: {} of {count} seek points", path.display(), curve.len()));
+        return Err(format!(
+            "{}: {} of {count} seek points",
+            path.display(),
+            curve.len()
+        ));
     }
     Ok(curve)
 }
@@ -301,7 +359,10 @@ fn fill_mechanics(
     seek_curve: Vec<(u32, f64)>,
 ) -> Result<(), String> {
     if mech.word("Seek type")? != "extracted" {
-        return Err(format!("{}: only 'Seek type = extracted' is supported", mech.file.display()));
+        return Err(format!(
+            "{}: only 'Seek type = extracted' is supported",
+            mech.file.display()
+        ));
     }
     spec.surfaces = disk.int("Number of data surfaces")?;
     spec.cylinders = disk.int("Number of cylinders")?;
@@ -319,14 +380,26 @@ fn fill_layout(spec: &mut DiskSpec, layout: &Block) -> Result<(), String> {
     spec.sparing_range_cylinders = layout.int("Rangesize for sparing")?;
     for (index, item) in layout.list("Zones")?.iter().enumerate() {
         let Value::Block(entries) = item else {
-            return Err(format!("{}: zone {index} is not a block", layout.file.display()));
+            return Err(format!(
+                "{}: zone {index} is not a block",
+                layout.file.display()
+            ));
         };
-        let zone = Block { file: layout.file, entries };
+        let zone = Block {
+            file: layout.file,
+            entries,
+        };
         // (defect, remap) pairs; a defect remapped to itself changes nothing
         // (`g1_ltop_*` skip it), the only kind these drives list.
         let defects = zone.list("defects")?;
-        if defects.chunks(2).any(|pair| pair.len() != 2 || pair[0] != pair[1]) {
-            return Err(format!("{}: zone {index}: remapped defects are not supported", layout.file.display()));
+        if defects
+            .chunks(2)
+            .any(|pair| pair.len() != 2 || pair[0] != pair[1])
+        {
+            return Err(format!(
+                "{}: zone {index}: remapped defects are not supported",
+                layout.file.display()
+            ));
         }
         let slips = zone
             .list("slips")?
@@ -336,7 +409,12 @@ fn fill_layout(spec: &mut DiskSpec, layout: &Block) -> Result<(), String> {
                 _ => None,
             })
             .collect::<Option<Vec<u32>>>()
-            .ok_or_else(|| format!("{}: zone {index}: a slip is not a sector number", layout.file.display()))?;
+            .ok_or_else(|| {
+                format!(
+                    "{}: zone {index}: a slip is not a sector number",
+                    layout.file.display()
+                )
+            })?;
         spec.zone.push(ZoneSpec {
             first_cylinder: zone.int("First cylinder number")?,
             last_cylinder: zone.int("Last cylinder number")?,
@@ -401,17 +479,33 @@ mod tests {
     #[test]
     fn nested_blocks_lists_and_comments_parse() {
         let text = "dm_disk X {\n  A b = 3, # note\n  L = dm_layout { Zones = [ z { s = \n [ 1, 2 ], d = [ ] } ] },\n  M = source f.model\n}";
-        let mut parser = Parser { tokens: tokenize(text), at: 0 };
-        let Value::Block(entries) = parser.value().unwrap() else { panic!("not a block") };
-        let block = Block { file: Path::new("x"), entries: &entries };
+        let mut parser = Parser {
+            tokens: tokenize(text),
+            at: 0,
+        };
+        let Value::Block(entries) = parser.value().unwrap() else {
+            panic!("not a block")
+        };
+        let block = Block {
+            file: Path::new("x"),
+            entries: &entries,
+        };
         assert_eq!(block.int("A b").unwrap(), 3);
         assert_eq!(block.word("M").unwrap(), "source f.model");
         let zones = block.block("L").unwrap();
-        let Value::Block(zone) = &zones.list("Zones").unwrap()[0] else { panic!("zone") };
-        let zone = Block { file: Path::new("x"), entries: zone };
+        let Value::Block(zone) = &zones.list("Zones").unwrap()[0] else {
+            panic!("zone")
+        };
+        let zone = Block {
+            file: Path::new("x"),
+            entries: zone,
+        };
         assert_eq!(zone.list("s").unwrap().len(), 2);
         assert!(zone.list("d").unwrap().is_empty());
-        assert!(block.int("missing").unwrap_err().contains("missing 'missing'"));
+        assert!(block
+            .int("missing")
+            .unwrap_err()
+            .contains("missing 'missing'"));
     }
 }
 
@@ -436,7 +530,10 @@ pub fn import_all(valid: &Path, out: &Path) -> Result<Vec<String>, String> {
         };
         let text = super::spec::write_toml(&spec, &sources);
         write(&out.join(format!("{name}.toml")), text.as_bytes())?;
-        copy(&valid.join(format!("{name}.trace")), &out.join(format!("{name}.trace")))?;
+        copy(
+            &valid.join(format!("{name}.trace")),
+            &out.join(format!("{name}.trace")),
+        )?;
         for file in chain_files(&chain) {
             copy(&valid.join(&file), &source.join(&file))?;
         }
@@ -450,5 +547,7 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
 }
 
 fn copy(from: &Path, to: &Path) -> Result<(), String> {
-    std::fs::copy(from, to).map(|_| ()).map_err(|e| format!("{}: cannot copy: {e}", from.display()))
+    std::fs::copy(from, to)
+        .map(|_| ())
+        .map_err(|e| format!("{}: cannot copy: {e}", from.display()))
 }

@@ -57,7 +57,11 @@ impl Layout {
             let mut zone = zone.clone();
             zone.slips.sort_unstable();
             let blocks = zone_blocks(spec, &zone);
-            zones.push(Zone { spec: zone, first_lbn, blocks });
+            zones.push(Zone {
+                spec: zone,
+                first_lbn,
+                blocks,
+            });
             first_lbn += blocks;
         }
         Layout {
@@ -81,15 +85,26 @@ impl Layout {
 
     /// Where `lbn` lies. `lbn` must be below [`Layout::capacity`].
     pub fn locate(&self, lbn: u64) -> Place {
-        assert!(lbn < self.capacity, "lbn {lbn} past the capacity {}", self.capacity);
-        let index = self.zones.partition_point(|zone| zone.first_lbn + zone.blocks <= lbn);
+        assert!(
+            lbn < self.capacity,
+            "lbn {lbn} past the capacity {}",
+            self.capacity
+        );
+        let index = self
+            .zones
+            .partition_point(|zone| zone.first_lbn + zone.blocks <= lbn);
         let zone = &self.zones[index];
         let spt = u64::from(zone.spec.sectors_per_track);
         let per_cylinder = spt * u64::from(self.surfaces);
         let within = lbn - zone.first_lbn + u64::from(zone.spec.dead_space_sectors);
         let (cylinder_in_zone, offset) = match self.sparing {
             7 => slip_to_end(&zone.spec, within, per_cylinder),
-            8 => per_range(&zone.spec, within, per_cylinder, u64::from(self.range_cylinders)),
+            8 => per_range(
+                &zone.spec,
+                within,
+                per_cylinder,
+                u64::from(self.range_cylinders),
+            ),
             _ => per_zone(&zone.spec, within, per_cylinder),
         };
         let track_in_cylinder = (offset / spt) as u32;
@@ -122,7 +137,8 @@ impl Layout {
     pub fn angle(&self, place: &Place) -> f64 {
         let zone = &self.zones[place.zone].spec;
         let cylinders = f64::from(place.cylinder - zone.first_cylinder);
-        let switches = f64::from(place.track_in_cylinder) + f64::from(self.surfaces - 1) * cylinders;
+        let switches =
+            f64::from(place.track_in_cylinder) + f64::from(self.surfaces - 1) * cylinders;
         let sectors = zone.offset_sectors
             + switches * zone.track_skew_sectors
             + cylinders * zone.cylinder_skew_sectors
@@ -137,7 +153,10 @@ impl Layout {
             let p = self.locate(other);
             p.cylinder == place.cylinder && p.head == place.head
         };
-        let (mut low, mut high) = (lbn, (lbn + u64::from(self.sectors_per_track(place.zone))).min(self.capacity - 1));
+        let (mut low, mut high) = (
+            lbn,
+            (lbn + u64::from(self.sectors_per_track(place.zone))).min(self.capacity - 1),
+        );
         if same(high) {
             return high;
         }
@@ -160,7 +179,10 @@ impl Layout {
             let p = self.locate(other);
             p.cylinder == place.cylinder && p.head == place.head
         };
-        let (mut low, mut high) = (lbn.saturating_sub(u64::from(self.sectors_per_track(place.zone))), lbn);
+        let (mut low, mut high) = (
+            lbn.saturating_sub(u64::from(self.sectors_per_track(place.zone))),
+            lbn,
+        );
         if same(low) {
             return low;
         }
@@ -238,7 +260,10 @@ fn per_range(zone: &ZoneSpec, within: u64, per_cylinder: u64, range: u64) -> (u6
         }
     }
     offset += slipped;
-    (range_index * range + offset / per_cylinder, offset % per_cylinder)
+    (
+        range_index * range + offset / per_cylinder,
+        offset % per_cylinder,
+    )
 }
 
 #[cfg(test)]

@@ -95,7 +95,11 @@ impl Mechanics {
     /// `dm_seek_time_g1`: moving the heads from `from` to `to`.
     pub fn positioning_ms(&self, from: Heads, to: Heads, write: bool) -> f64 {
         let seek = self.seek_ms(from.cylinder.abs_diff(to.cylinder));
-        let switch = if from.head == to.head { 0.0 } else { self.head_switch_ms };
+        let switch = if from.head == to.head {
+            0.0
+        } else {
+            self.head_switch_ms
+        };
         let moved = seek.max(switch);
         if moved != 0.0 && write {
             moved + self.write_settle_ms
@@ -128,7 +132,10 @@ impl Mechanics {
         while next < end {
             let place = layout.locate(next);
             let last = layout.track_last_lbn(next).min(end - 1);
-            let target = Heads { cylinder: place.cylinder, head: place.head };
+            let target = Heads {
+                cylinder: place.cylinder,
+                head: place.head,
+            };
             time += self.positioning_ms(*heads, target, write);
             *heads = target;
             time += self.rotation_wait_ms(time, layout.angle(&place));
@@ -142,7 +149,12 @@ impl Mechanics {
 
     fn pass(&self, layout: &Layout, place: &Place, lbn: u64, sectors: u64, start_ms: f64) -> Pass {
         let sector_ms = self.revolution_ms / f64::from(layout.sectors_per_track(place.zone));
-        Pass { first_lbn: lbn, sectors, start_ms, sector_ms }
+        Pass {
+            first_lbn: lbn,
+            sectors,
+            start_ms,
+            sector_ms,
+        }
     }
 }
 
@@ -169,25 +181,50 @@ mod tests {
     #[test]
     fn positioning_takes_the_larger_of_seek_and_switch_and_settles_writes() {
         let (_, _, mech) = tiny();
-        let here = Heads { cylinder: 0, head: 0 };
-        let other_head = Heads { cylinder: 0, head: 1 };
+        let here = Heads {
+            cylinder: 0,
+            head: 0,
+        };
+        let other_head = Heads {
+            cylinder: 0,
+            head: 1,
+        };
         assert_eq!(mech.positioning_ms(here, other_head, false), 0.5);
         assert_eq!(mech.positioning_ms(here, other_head, true), 0.75);
         assert_eq!(mech.positioning_ms(here, here, true), 0.0);
-        assert_eq!(mech.positioning_ms(here, Heads { cylinder: 1, head: 1 }, false), 1.0);
+        assert_eq!(
+            mech.positioning_ms(
+                here,
+                Heads {
+                    cylinder: 1,
+                    head: 1
+                },
+                false
+            ),
+            1.0
+        );
     }
 
     #[test]
     fn a_transfer_across_a_track_loses_only_the_switch_and_skew() {
         let (_, layout, mech) = tiny();
         // 6000 rpm: 10 ms a revolution, 1 ms a sector on the first zone.
-        let mut heads = Heads { cylinder: 0, head: 0 };
+        let mut heads = Heads {
+            cylinder: 0,
+            head: 0,
+        };
         let passes = mech.access(&layout, &mut heads, 0.0, 8, 4, false);
         assert_eq!(passes.len(), 2);
         assert!((passes[0].start_ms - 8.0).abs() < 1e-9);
         assert!((passes[0].end_ms() - 10.0).abs() < 1e-9);
         // Track 1 starts at angle 0.2 (2 ms); the 0.5 ms switch ends at 10.5 ms.
         assert!((passes[1].start_ms - 12.0).abs() < 1e-9);
-        assert_eq!(heads, Heads { cylinder: 0, head: 1 });
+        assert_eq!(
+            heads,
+            Heads {
+                cylinder: 0,
+                head: 1
+            }
+        );
     }
 }

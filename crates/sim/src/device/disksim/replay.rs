@@ -33,7 +33,9 @@ pub fn parse_trace(path: &Path, text: &str) -> Result<Vec<TraceRequest>, String>
         let bad = |what: &str| format!("{}:{}: {what}", path.display(), index + 1);
         let fields: Vec<&str> = line.split_whitespace().collect();
         if fields.len() != 6 {
-            return Err(bad("expected 'R|W label block sectors measured_us delay_us'"));
+            return Err(bad(
+                "expected 'R|W label block sectors measured_us delay_us'",
+            ));
         }
         let read = match fields[0] {
             "R" => true,
@@ -52,7 +54,13 @@ pub fn parse_trace(path: &Path, text: &str) -> Result<Vec<TraceRequest>, String>
         if !(measured_ms >= 0.0 && delay_ms >= 0.0) {
             return Err(bad("negative time"));
         }
-        requests.push(TraceRequest { read, lbn, sectors, measured_ms, delay_ms });
+        requests.push(TraceRequest {
+            read,
+            lbn,
+            sectors,
+            measured_ms,
+            delay_ms,
+        });
     }
     Ok(requests)
 }
@@ -97,7 +105,10 @@ pub fn validate_drive(dir: &Path, name: &str) -> Result<Validation, String> {
     let trace = parse_trace(&trace_path, &text)?;
     let simulated = replay(&spec, &trace).map_err(|e| format!("{}: {e}", trace_path.display()))?;
     let measured: Vec<f64> = trace.iter().map(|request| request.measured_ms).collect();
-    let (Some(sim), Some(real)) = (Distribution::from_values(&simulated), Distribution::from_values(&measured)) else {
+    let (Some(sim), Some(real)) = (
+        Distribution::from_values(&simulated),
+        Distribution::from_values(&measured),
+    ) else {
         return Err(format!("{}: empty trace", trace_path.display()));
     };
     let mean = |values: &[f64]| values.iter().sum::<f64>() / values.len() as f64;
@@ -126,14 +137,21 @@ mod tests {
 
     #[test]
     fn a_bad_line_is_named() {
-        let error = parse_trace(Path::new("t.trace"), "R Hit 1 4 1 1\nX Hit 1 4 1 1\n").unwrap_err();
+        let error =
+            parse_trace(Path::new("t.trace"), "R Hit 1 4 1 1\nX Hit 1 4 1 1\n").unwrap_err();
         assert_eq!(error, "t.trace:2: the first field is not R or W");
     }
 
     #[test]
     fn each_request_is_issued_its_delay_after_the_previous_completed() {
         let spec = DiskSpec::parse(include_str!("testdata_small.toml")).unwrap();
-        let request = |delay_ms| TraceRequest { read: false, lbn: 0, sectors: 1, measured_ms: 0.0, delay_ms };
+        let request = |delay_ms| TraceRequest {
+            read: false,
+            lbn: 0,
+            sectors: 1,
+            measured_ms: 0.0,
+            delay_ms,
+        };
         // Two write-back writes: each costs its overhead plus one sector on the bus, however
         // long the gap, so only the second one's "after write" overhead differs.
         let responses = replay(&spec, &[request(100.0), request(100.0)]).unwrap();

@@ -90,7 +90,9 @@ impl DiskSpec {
     /// Parses a model file's text.
     pub fn parse(text: &str) -> Result<DiskSpec, String> {
         let spec: DiskSpec = toml::from_str(text).map_err(|error| {
-            let line = error.span().map(|span| text[..span.start].lines().count().max(1));
+            let line = error
+                .span()
+                .map(|span| text[..span.start].lines().count().max(1));
             let message = error.message().trim().to_string();
             match line {
                 Some(line) => format!("line {line}: {message}"),
@@ -110,7 +112,10 @@ impl DiskSpec {
             return Err("rpm, surfaces and at least one zone are required".to_string());
         }
         if ![7, 8, 9].contains(&self.sparing) || self.mapping > 2 {
-            return Err(format!("sparing {} / mapping {} not supported", self.sparing, self.mapping));
+            return Err(format!(
+                "sparing {} / mapping {} not supported",
+                self.sparing, self.mapping
+            ));
         }
         if self.sparing_range_cylinders == 0 {
             return Err("sparing_range_cylinders must be at least 1".to_string());
@@ -122,7 +127,10 @@ impl DiskSpec {
             return Err("segments, segment_sectors > 0 and prefetch_mode 0-4 are required".into());
         }
         if self.fast_write_level > 2 {
-            return Err(format!("fast_write_level {} is not 0, 1 or 2", self.fast_write_level));
+            return Err(format!(
+                "fast_write_level {} is not 0, 1 or 2",
+                self.fast_write_level
+            ));
         }
         for (index, zone) in self.zone.iter().enumerate() {
             if zone.sectors_per_track == 0
@@ -168,58 +176,190 @@ pub fn write_toml(spec: &DiskSpec, sources: &Sources) -> String {
 
 fn write_mechanics(out: &mut String, spec: &DiskSpec, sources: &Sources) {
     let (m, s) = (sources.model, sources.seek);
-    push(out, &format!("{m}: Rotation speed (in rpms)"), "rpm", float(spec.rpm));
-    push(out, &format!("{m}: Number of data surfaces"), "surfaces", spec.surfaces);
-    push(out, &format!("{m}: Number of cylinders"), "cylinders", spec.cylinders);
-    push(out, &format!("{m}: LBN-to-PBN mapping scheme"), "mapping", spec.mapping);
-    push(out, &format!("{m}: Sparing scheme used"), "sparing", spec.sparing);
+    push(
+        out,
+        &format!("{m}: Rotation speed (in rpms)"),
+        "rpm",
+        float(spec.rpm),
+    );
+    push(
+        out,
+        &format!("{m}: Number of data surfaces"),
+        "surfaces",
+        spec.surfaces,
+    );
+    push(
+        out,
+        &format!("{m}: Number of cylinders"),
+        "cylinders",
+        spec.cylinders,
+    );
+    push(
+        out,
+        &format!("{m}: LBN-to-PBN mapping scheme"),
+        "mapping",
+        spec.mapping,
+    );
+    push(
+        out,
+        &format!("{m}: Sparing scheme used"),
+        "sparing",
+        spec.sparing,
+    );
     let range = format!("{m}: Rangesize for sparing");
-    push(out, &range, "sparing_range_cylinders", spec.sparing_range_cylinders);
+    push(
+        out,
+        &range,
+        "sparing_range_cylinders",
+        spec.sparing_range_cylinders,
+    );
     let single = format!("{m}: Single cylinder seek time");
-    push(out, &single, "single_cylinder_seek_ms", float(spec.single_cylinder_seek_ms));
-    push(out, &format!("{m}: Head switch time"), "head_switch_ms", float(spec.head_switch_ms));
+    push(
+        out,
+        &single,
+        "single_cylinder_seek_ms",
+        float(spec.single_cylinder_seek_ms),
+    );
+    push(
+        out,
+        &format!("{m}: Head switch time"),
+        "head_switch_ms",
+        float(spec.head_switch_ms),
+    );
     let settle = format!("{m}: Add. write settling delay");
     push(out, &settle, "write_settle_ms", float(spec.write_settle_ms));
-    let points: Vec<String> =
-        spec.seek_curve.iter().map(|(d, t)| format!("[{d}, {}]", float(*t))).collect();
+    let points: Vec<String> = spec
+        .seek_curve
+        .iter()
+        .map(|(d, t)| format!("[{d}, {}]", float(*t)))
+        .collect();
     let curve = format!("[\n  {},\n]", points.join(",\n  "));
-    push(out, &format!("{s}: Seek distances measured (cylinders, ms)"), "seek_curve", curve);
+    push(
+        out,
+        &format!("{s}: Seek distances measured (cylinders, ms)"),
+        "seek_curve",
+        curve,
+    );
 }
 
 fn write_cache(out: &mut String, spec: &DiskSpec, d: &str) {
     let floats: [(&str, &str, f64); 9] = [
-        ("Bulk sector transfer time", "bus_ms_per_sector", spec.bus_ms_per_sector),
-        ("Read hit over. after read", "read_hit_after_read_ms", spec.read_hit_after_read_ms),
-        ("Read hit over. after write", "read_hit_after_write_ms", spec.read_hit_after_write_ms),
-        ("Read miss over. after read", "read_miss_after_read_ms", spec.read_miss_after_read_ms),
-        ("Read miss over. after write", "read_miss_after_write_ms", spec.read_miss_after_write_ms),
-        ("Write hit over. after read", "write_hit_after_read_ms", spec.write_hit_after_read_ms),
-        ("Write hit over. after write", "write_hit_after_write_ms", spec.write_hit_after_write_ms),
-        ("Write miss over. after read", "write_miss_after_read_ms", spec.write_miss_after_read_ms),
-        ("Write miss over. after write", "write_miss_after_write_ms", spec.write_miss_after_write_ms),
+        (
+            "Bulk sector transfer time",
+            "bus_ms_per_sector",
+            spec.bus_ms_per_sector,
+        ),
+        (
+            "Read hit over. after read",
+            "read_hit_after_read_ms",
+            spec.read_hit_after_read_ms,
+        ),
+        (
+            "Read hit over. after write",
+            "read_hit_after_write_ms",
+            spec.read_hit_after_write_ms,
+        ),
+        (
+            "Read miss over. after read",
+            "read_miss_after_read_ms",
+            spec.read_miss_after_read_ms,
+        ),
+        (
+            "Read miss over. after write",
+            "read_miss_after_write_ms",
+            spec.read_miss_after_write_ms,
+        ),
+        (
+            "Write hit over. after read",
+            "write_hit_after_read_ms",
+            spec.write_hit_after_read_ms,
+        ),
+        (
+            "Write hit over. after write",
+            "write_hit_after_write_ms",
+            spec.write_hit_after_write_ms,
+        ),
+        (
+            "Write miss over. after read",
+            "write_miss_after_read_ms",
+            spec.write_miss_after_read_ms,
+        ),
+        (
+            "Write miss over. after write",
+            "write_miss_after_write_ms",
+            spec.write_miss_after_write_ms,
+        ),
     ];
     for (param, key, value) in floats {
         push(out, &format!("{d}: {param}"), key, float(value));
     }
     let ints: [(&str, &str, u32); 7] = [
         ("Number of buffer segments", "segments", spec.segments),
-        ("Segment size (in blks)", "segment_sectors", spec.segment_sectors),
-        ("Maximum number of write segments", "write_segments", spec.write_segments),
-        ("Buffer continuous read", "prefetch_mode", spec.prefetch_mode),
-        ("Minimum read-ahead (blks)", "min_read_ahead_sectors", spec.min_read_ahead_sectors),
-        ("Maximum read-ahead (blks)", "max_read_ahead_sectors", spec.max_read_ahead_sectors),
-        ("Fast write level", "fast_write_level", spec.fast_write_level),
+        (
+            "Segment size (in blks)",
+            "segment_sectors",
+            spec.segment_sectors,
+        ),
+        (
+            "Maximum number of write segments",
+            "write_segments",
+            spec.write_segments,
+        ),
+        (
+            "Buffer continuous read",
+            "prefetch_mode",
+            spec.prefetch_mode,
+        ),
+        (
+            "Minimum read-ahead (blks)",
+            "min_read_ahead_sectors",
+            spec.min_read_ahead_sectors,
+        ),
+        (
+            "Maximum read-ahead (blks)",
+            "max_read_ahead_sectors",
+            spec.max_read_ahead_sectors,
+        ),
+        (
+            "Fast write level",
+            "fast_write_level",
+            spec.fast_write_level,
+        ),
     ];
     for (param, key, value) in ints {
         push(out, &format!("{d}: {param}"), key, value);
     }
     let bools: [(&str, &str, bool); 7] = [
-        ("Use separate write segment", "separate_write_segment", spec.separate_write_segment),
-        ("Read-ahead over requested", "read_ahead_over_requested", spec.read_ahead_over_requested),
-        ("Read any free blocks", "read_any_free_blocks", spec.read_any_free_blocks),
-        ("Allow read hits on write data", "read_hits_on_write_data", spec.read_hits_on_write_data),
-        ("Combine seq writes", "combine_sequential_writes", spec.combine_sequential_writes),
-        ("Write hit stop prefetch", "write_hit_stops_prefetch", spec.write_hit_stops_prefetch),
+        (
+            "Use separate write segment",
+            "separate_write_segment",
+            spec.separate_write_segment,
+        ),
+        (
+            "Read-ahead over requested",
+            "read_ahead_over_requested",
+            spec.read_ahead_over_requested,
+        ),
+        (
+            "Read any free blocks",
+            "read_any_free_blocks",
+            spec.read_any_free_blocks,
+        ),
+        (
+            "Allow read hits on write data",
+            "read_hits_on_write_data",
+            spec.read_hits_on_write_data,
+        ),
+        (
+            "Combine seq writes",
+            "combine_sequential_writes",
+            spec.combine_sequential_writes,
+        ),
+        (
+            "Write hit stop prefetch",
+            "write_hit_stops_prefetch",
+            spec.write_hit_stops_prefetch,
+        ),
         ("(unused)", "", false),
     ];
     for (param, key, value) in bools.into_iter().filter(|b| !b.1.is_empty()) {
@@ -235,8 +375,16 @@ fn write_zones(out: &mut String, spec: &DiskSpec, m: &str) {
         let _ = writeln!(out, "sectors_per_track = {}", zone.sectors_per_track);
         let _ = writeln!(out, "offset_sectors = {}", float(zone.offset_sectors));
         let _ = writeln!(out, "dead_space_sectors = {}", zone.dead_space_sectors);
-        let _ = writeln!(out, "track_skew_sectors = {}", float(zone.track_skew_sectors));
-        let _ = writeln!(out, "cylinder_skew_sectors = {}", float(zone.cylinder_skew_sectors));
+        let _ = writeln!(
+            out,
+            "track_skew_sectors = {}",
+            float(zone.track_skew_sectors)
+        );
+        let _ = writeln!(
+            out,
+            "cylinder_skew_sectors = {}",
+            float(zone.cylinder_skew_sectors)
+        );
         let _ = writeln!(out, "spares = {}", zone.spares);
         let slips: Vec<String> = zone.slips.iter().map(u32::to_string).collect();
         let _ = writeln!(out, "slips = [{}]", slips.join(", "));
