@@ -11,14 +11,13 @@ use iosched_sim::device::disksim::DiskSpec;
 
 /// Demerits reached here, in ms: what each drive's test holds, with `MARGIN` on top.
 /// Target: at or below DiskSim's own (`valid/runvalid`): cheetah9LP 0.107, ibm18es 0.135,
-/// atlas10k 0.268, cheetah4LP 0.318, barracuda 0.349, atlas_III 0.378. Reached: cheetah4LP,
-/// barracuda and atlas_III below DiskSim's, atlas10k equal, cheetah9LP 0.001 ms above, ibm18es
-/// above (its writes after writes pay DiskSim's write-hit-after-write overhead, 0.1 ms more
-/// than the drive measured).
+/// atlas10k 0.268, cheetah4LP 0.318, barracuda 0.349, atlas_III 0.378. Reached: atlas10k,
+/// cheetah4LP, barracuda and atlas_III below DiskSim's, cheetah9LP 0.001 ms and ibm18es 0.008 ms
+/// above.
 const REACHED: [(&str, f64); 6] = [
     ("cheetah9LP", 0.108),
-    ("ibm18es", 0.195),
-    ("atlas10k", 0.268),
+    ("ibm18es", 0.143),
+    ("atlas10k", 0.095),
     ("cheetah4LP", 0.316),
     ("barracuda", 0.347),
     ("atlas_III", 0.376),

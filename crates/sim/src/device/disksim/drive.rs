@@ -220,6 +220,7 @@ impl Drive {
     ) -> f64 {
         let start = heads_from_ms.max(self.destage_until_ms);
         self.stop_read_ahead(start);
+        let free = self.free_blocks_before(start, lbn);
         let passes = self
             .mechanics
             .access(&self.layout, &mut self.heads, start, lbn, count, false);
@@ -232,7 +233,7 @@ impl Drive {
         let media_end = passes.last().map_or(start, Pass::end_ms);
         let keep_run =
             self.buffer.segments[index].is_some_and(|s| s.start == run_start && !s.written);
-        let run_start = if keep_run { run_start } else { lbn };
+        let run_start = if keep_run { run_start } else { lbn - free };
         self.buffer.segments[index] = Some(Segment {
             start: run_start,
             end: lbn + count,
@@ -245,6 +246,27 @@ impl Drive {
         self.trim(index);
         self.start_read_ahead(index, lbn, count, media_end);
         done
+    }
+
+    /// "Read any free blocks": the blocks of the target track that pass under the head
+    /// between its landing and `lbn`'s sector are read into the segment on the way
+    /// (`disk_buffer_sector_done`), as long as they run up to `lbn` without a gap.
+    fn free_blocks_before(&self, heads_free_ms: f64, lbn: u64) -> u64 {
+        if !self.spec.read_any_free_blocks {
+            return 0;
+        }
+        let place = self.layout.locate(lbn);
+        let target = Heads {
+            cylinder: place.cylinder,
+            head: place.head,
+        };
+        let landed_ms = heads_free_ms + self.mechanics.positioning_ms(self.heads, target, false);
+        let waited = self
+            .mechanics
+            .rotation_wait_ms(landed_ms, self.layout.angle(&place));
+        let spt = f64::from(self.layout.sectors_per_track(place.zone));
+        let passed = (waited / self.mechanics.revolution_ms() * spt).floor() as u64;
+        passed.min(lbn - self.layout.track_first_lbn(lbn))
     }
 
     /// Plans the read-ahead after a media read of `lbn..lbn + count` ending at `from_ms`.
@@ -389,12 +411,12 @@ pub fn read_ahead_end(
             }
         }
         _ if spec.max_read_ahead_sectors > 0 => end + u64::from(spec.max_read_ahead_sectors),
+        // Without a maximum, "read-ahead over requested" = 0 keeps the request's blocks:
+        // the read-ahead stops when the segment is full.
+        _ if !spec.read_ahead_over_requested && count < u64::from(spec.segment_sectors) => {
+            lbn + u64::from(spec.segment_sectors)
+        }
         _ => end + u64::from(spec.segment_sectors),
-    };
-    let limit = if spec.read_ahead_over_requested || spec.prefetch_mode == 4 {
-        limit
-    } else {
-        limit.min(run_start + u64::from(spec.segment_sectors))
     };
     limit.min(capacity)
 }
