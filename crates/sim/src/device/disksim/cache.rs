@@ -141,9 +141,10 @@ impl Buffer {
         self.lru(first, now_ms).unwrap_or(first)
     }
 
-    /// The segment a write of `lbn..` takes: the write segment, a written run it appends to
-    /// (when `combine`), or the least recently used clean segment.
-    pub fn victim_for_write(&self, lbn: u64, combine: bool, now_ms: f64) -> usize {
+    /// The segment a write of `lbn..lbn + count` takes: the write segment, a written run it
+    /// appends to (when `combine`), a clean run it overlaps, or the least recently used clean
+    /// segment.
+    pub fn victim_for_write(&self, lbn: u64, count: u64, combine: bool, now_ms: f64) -> usize {
         if self.separate_write_segment {
             return 0;
         }
@@ -155,7 +156,13 @@ impl Buffer {
                 return index;
             }
         }
-        self.lru(0, now_ms).unwrap_or(0)
+        // `disk_buffer_select_write_segment`: a clean run the write overlaps is emptied
+        // anyway, so it goes before an empty or a merely old one.
+        let overlapped = self.segments.iter().position(|segment| {
+            segment
+                .is_some_and(|s| s.dirty_until_ms <= now_ms && s.start < lbn + count && lbn < s.end)
+        });
+        overlapped.or_else(|| self.lru(0, now_ms)).unwrap_or(0)
     }
 
     fn lru(&self, first: usize, now_ms: f64) -> Option<usize> {

@@ -138,6 +138,15 @@ impl Drive {
         match self.buffer.lookup(lbn, count, now_ms) {
             Lookup::Whole(index) => {
                 self.buffer.touch(index);
+                // A hit on the segment being read ahead moves its limit on, as the hit's own
+                // read-ahead would (`disk_check_hda_pending`); a finished one stays finished.
+                if self
+                    .read_ahead
+                    .as_ref()
+                    .is_some_and(|ahead| ahead.segment == index)
+                {
+                    self.extend_read_ahead(lbn, count);
+                }
                 let overhead = self.overhead(
                     self.spec.read_hit_after_read_ms,
                     self.spec.read_hit_after_write_ms,
@@ -351,9 +360,9 @@ impl Drive {
                 .access(&self.layout, &mut self.heads, write_from, lbn, count, true);
         let media_end = passes.last().map_or(write_from, Pass::end_ms);
         self.destage_until_ms = media_end;
-        let index = self
-            .buffer
-            .victim_for_write(lbn, self.spec.combine_sequential_writes, now_ms);
+        let index =
+            self.buffer
+                .victim_for_write(lbn, count, self.spec.combine_sequential_writes, now_ms);
         let joined = self.buffer.segments[index]
             .filter(|s| s.written && s.end == lbn && s.dirty_until_ms > now_ms);
         let start = joined.map_or(lbn, |s| s.start);
