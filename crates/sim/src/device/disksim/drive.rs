@@ -445,3 +445,73 @@ fn limit_passes(spec: &DiskSpec, layout: &Layout, passes: Vec<Pass>, last: u64) 
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tiny drive: 6000 rpm (10 ms a revolution), 10 sectors a track (1 ms a sector),
+    /// bus 0.1 ms a sector, read-ahead mode 3 up to 16 blocks.
+    fn tiny() -> DiskSpec {
+        DiskSpec::parse(include_str!("testdata_small.toml")).unwrap()
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn a_miss_pays_overhead_positioning_rotation_and_the_bus_behind_the_media() {
+        let mut drive = Drive::new(&tiny());
+        // Overhead 0.3 ms, then block 0 passes at 10 ms: read by 11 and 12 ms; each block
+        // crosses the bus in 0.1 ms once read.
+        let done = drive.serve(0.0, true, 0, 2);
+        assert!(close(done, 12.1), "{done}");
+    }
+
+    #[test]
+    fn a_returning_stream_is_served_by_the_read_ahead_as_it_arrives() {
+        let mut drive = Drive::new(&tiny());
+        drive.serve(0.0, true, 0, 2);
+        // The read-ahead reads blocks 2-9 (to 20 ms), switches heads, and reads blocks 10-17
+        // from 22 ms. At 25 ms blocks up to 12 are in; block 13 is in at 26 ms.
+        let done = drive.serve(25.0, true, 12, 2);
+        assert!(close(done - 25.0, 1.1), "{}", done - 25.0);
+        let mut cold = tiny();
+        cold.prefetch_mode = 0;
+        let mut drive = Drive::new(&cold);
+        drive.serve(0.0, true, 0, 2);
+        let done = drive.serve(25.0, true, 12, 2);
+        assert!(
+            done - 25.0 > 5.0,
+            "without read-ahead it waits for the media: {}",
+            done - 25.0
+        );
+    }
+
+    #[test]
+    fn a_whole_hit_costs_the_hit_overhead_and_the_bus() {
+        let mut drive = Drive::new(&tiny());
+        drive.serve(0.0, true, 0, 2);
+        // Read hit after read: 0.1 ms, plus 4 blocks at 0.1 ms.
+        let done = drive.serve(100.0, true, 4, 4);
+        assert!(close(done - 100.0, 0.5), "{}", done - 100.0);
+    }
+
+    #[test]
+    fn write_back_completes_once_buffered_and_the_next_miss_waits_for_the_destage() {
+        let mut drive = Drive::new(&tiny());
+        // Write hit after read: 0.5 ms, plus 2 blocks on the bus.
+        let done = drive.serve(0.0, false, 20, 2);
+        assert!(close(done, 0.7), "{done}");
+        assert!(drive.destage_until_ms > done, "destaged after completing");
+        let mut through = tiny();
+        through.fast_write_level = 0;
+        let mut drive = Drive::new(&through);
+        let done = drive.serve(0.0, false, 20, 2);
+        assert!(
+            close(done, drive.destage_until_ms),
+            "write-through completes on the media"
+        );
+    }
+}

@@ -458,6 +458,8 @@ fn fill_cache(spec: &mut DiskSpec, d: &Block) -> Result<(), String> {
 
 /// The drives whose data the repository keeps: the six newer drives of `valid/runvalid`,
 /// with DiskSim's own demerit in ms.
+// 0.318 ms is DiskSim's figure, not 1/π.
+#[allow(clippy::approx_constant)]
 pub const DRIVES: [(&str, f64); 6] = [
     ("cheetah9LP", 0.107),
     ("ibm18es", 0.135),
@@ -470,43 +472,6 @@ pub const DRIVES: [(&str, f64); 6] = [
 /// The DiskSim files a converted drive needs, for copying beside the model files.
 pub fn chain_files(chain: &Chain) -> [PathBuf; 4] {
     [&chain.parv, &chain.diskspecs, &chain.model, &chain.seek].map(PathBuf::from)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn nested_blocks_lists_and_comments_parse() {
-        let text = "dm_disk X {\n  A b = 3, # note\n  L = dm_layout { Zones = [ z { s = \n [ 1, 2 ], d = [ ] } ] },\n  M = source f.model\n}";
-        let mut parser = Parser {
-            tokens: tokenize(text),
-            at: 0,
-        };
-        let Value::Block(entries) = parser.value().unwrap() else {
-            panic!("not a block")
-        };
-        let block = Block {
-            file: Path::new("x"),
-            entries: &entries,
-        };
-        assert_eq!(block.int("A b").unwrap(), 3);
-        assert_eq!(block.word("M").unwrap(), "source f.model");
-        let zones = block.block("L").unwrap();
-        let Value::Block(zone) = &zones.list("Zones").unwrap()[0] else {
-            panic!("zone")
-        };
-        let zone = Block {
-            file: Path::new("x"),
-            entries: zone,
-        };
-        assert_eq!(zone.list("s").unwrap().len(), 2);
-        assert!(zone.list("d").unwrap().is_empty());
-        assert!(block
-            .int("missing")
-            .unwrap_err()
-            .contains("missing 'missing'"));
-    }
 }
 
 /// The DiskSim commit whose `valid/` files the repository's data came from.
@@ -550,4 +515,41 @@ fn copy(from: &Path, to: &Path) -> Result<(), String> {
     std::fs::copy(from, to)
         .map(|_| ())
         .map_err(|e| format!("{}: cannot copy: {e}", from.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_blocks_lists_and_comments_parse() {
+        let text = "dm_disk X {\n  A b = 3, # note\n  L = dm_layout { Zones = [ z { s = \n [ 1, 2 ], d = [ ] } ] },\n  M = source f.model\n}";
+        let mut parser = Parser {
+            tokens: tokenize(text),
+            at: 0,
+        };
+        let Value::Block(entries) = parser.value().unwrap() else {
+            panic!("not a block")
+        };
+        let block = Block {
+            file: Path::new("x"),
+            entries: &entries,
+        };
+        assert_eq!(block.int("A b").unwrap(), 3);
+        assert_eq!(block.word("M").unwrap(), "source f.model");
+        let zones = block.block("L").unwrap();
+        let Value::Block(zone) = &zones.list("Zones").unwrap()[0] else {
+            panic!("zone")
+        };
+        let zone = Block {
+            file: Path::new("x"),
+            entries: zone,
+        };
+        assert_eq!(zone.list("s").unwrap().len(), 2);
+        assert!(zone.list("d").unwrap().is_empty());
+        assert!(block
+            .int("missing")
+            .unwrap_err()
+            .contains("missing 'missing'"));
+    }
 }

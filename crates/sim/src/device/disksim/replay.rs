@@ -120,6 +120,19 @@ pub fn validate_drive(dir: &Path, name: &str) -> Result<Validation, String> {
     })
 }
 
+/// The repository's converted DiskSim data.
+pub fn default_data_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/disksim")
+}
+
+/// Validates every drive of [`super::import::DRIVES`] in `dir`, beside DiskSim's own demerit.
+pub fn validate_all(dir: &Path) -> Result<Vec<(Validation, f64)>, String> {
+    super::import::DRIVES
+        .iter()
+        .map(|&(name, disksim)| validate_drive(dir, name).map(|v| (v, disksim)))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,17 +171,4 @@ mod tests {
         assert!((responses[0] - 0.6).abs() < 1e-9, "{responses:?}");
         assert!((responses[1] - 0.7).abs() < 1e-9, "{responses:?}");
     }
-}
-
-/// The repository's converted DiskSim data.
-pub fn default_data_dir() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/disksim")
-}
-
-/// Validates every drive of [`super::import::DRIVES`] in `dir`, beside DiskSim's own demerit.
-pub fn validate_all(dir: &Path) -> Result<Vec<(Validation, f64)>, String> {
-    super::import::DRIVES
-        .iter()
-        .map(|&(name, disksim)| validate_drive(dir, name).map(|v| (v, disksim)))
-        .collect()
 }

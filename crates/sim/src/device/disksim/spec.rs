@@ -108,7 +108,7 @@ impl DiskSpec {
         if self.model != MODEL {
             return Err(format!("model is '{}', expected '{MODEL}'", self.model));
         }
-        if !(self.rpm > 0.0) || self.surfaces == 0 || self.zone.is_empty() {
+        if self.rpm.is_nan() || self.rpm <= 0.0 || self.surfaces == 0 || self.zone.is_empty() {
             return Err("rpm, surfaces and at least one zone are required".to_string());
         }
         if ![7, 8, 9].contains(&self.sparing) || self.mapping > 2 {
@@ -329,7 +329,7 @@ fn write_cache(out: &mut String, spec: &DiskSpec, d: &str) {
     for (param, key, value) in ints {
         push(out, &format!("{d}: {param}"), key, value);
     }
-    let bools: [(&str, &str, bool); 7] = [
+    let bools: [(&str, &str, bool); 6] = [
         (
             "Use separate write segment",
             "separate_write_segment",
@@ -360,9 +360,8 @@ fn write_cache(out: &mut String, spec: &DiskSpec, d: &str) {
             "write_hit_stops_prefetch",
             spec.write_hit_stops_prefetch,
         ),
-        ("(unused)", "", false),
     ];
-    for (param, key, value) in bools.into_iter().filter(|b| !b.1.is_empty()) {
+    for (param, key, value) in bools {
         push(out, &format!("{d}: {param}"), key, value);
     }
 }
