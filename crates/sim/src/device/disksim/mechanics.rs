@@ -20,6 +20,9 @@
 use super::layout::{Layout, Place};
 use super::spec::DiskSpec;
 
+/// Angles closer than this (revolutions, about 1e-6 of a sector) are the same angle.
+const ANGLE_EPSILON: f64 = 1e-9;
+
 /// Where the heads are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Heads {
@@ -111,7 +114,14 @@ impl Mechanics {
     /// The wait from `now_ms` until angle `angle` (revolutions) passes the head.
     pub fn rotation_wait_ms(&self, now_ms: f64, angle: f64) -> f64 {
         let position = (now_ms / self.revolution_ms).rem_euclid(1.0);
-        (angle - position).rem_euclid(1.0) * self.revolution_ms
+        let ahead = (angle - position).rem_euclid(1.0);
+        // A sector that starts where the previous one ended is reached at once; rounding must
+        // not turn that into a whole revolution.
+        if ahead > 1.0 - ANGLE_EPSILON {
+            0.0
+        } else {
+            ahead * self.revolution_ms
+        }
     }
 
     /// Reads or writes `count` blocks from `lbn` starting at `now_ms` with the heads at

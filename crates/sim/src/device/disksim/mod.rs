@@ -5,10 +5,12 @@
 //! extracted parameters. This module reads those parameters ([`import`]) into a model file
 //! ([`spec`]), models the drive mechanism by mechanism ([`layout`], [`mechanics`], [`cache`],
 //! [`drive`]), replays each trace as DiskSim's validation does ([`replay`]) and scores the
-//! result with DiskSim's demerit ([`demerit`]).
+//! result with DiskSim's demerit ([`demerit`]). [`device`] puts the drive behind the simulator's
+//! device interface (`--device DRIVE.toml`).
 
 pub mod cache;
 pub mod demerit;
+pub mod device;
 pub mod drive;
 pub mod import;
 pub mod layout;
@@ -16,5 +18,6 @@ pub mod mechanics;
 pub mod replay;
 pub mod spec;
 
+pub use device::DiskSimDevice;
 pub use drive::Drive;
 pub use spec::DiskSpec;

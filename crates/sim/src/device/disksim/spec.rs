@@ -89,17 +89,21 @@ impl DiskSpec {
 
     /// Parses a model file's text.
     pub fn parse(text: &str) -> Result<DiskSpec, String> {
+        DiskSpec::parse_located(text).map_err(|(line, message)| match line {
+            0 => message,
+            line => format!("line {line}: {message}"),
+        })
+    }
+
+    /// Parses a model file's text; an error comes with its 1-based line (0: the whole file).
+    pub fn parse_located(text: &str) -> Result<DiskSpec, (usize, String)> {
         let spec: DiskSpec = toml::from_str(text).map_err(|error| {
-            let line = error
-                .span()
-                .map(|span| text[..span.start].lines().count().max(1));
-            let message = error.message().trim().to_string();
-            match line {
-                Some(line) => format!("line {line}: {message}"),
-                None => message,
-            }
+            let line = error.span().map_or(0, |span| {
+                text[..span.start.min(text.len())].matches('\n').count() + 1
+            });
+            (line, error.message().trim().to_string())
         })?;
-        spec.validate()?;
+        spec.validate().map_err(|message| (0, message))?;
         Ok(spec)
     }
 
