@@ -3,8 +3,8 @@
 
 use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
-use iosched_sim::device::disksim;
 use iosched_sim::device::calibrate::{calibrate, CalibrationOptions, CalibrationReport, TOLERANCE};
+use iosched_sim::device::disksim;
 use iosched_sim::device::file::load_device_file;
 use iosched_sim::device::{preset, presets, Device};
 use serde_json::{json, Value};
@@ -100,15 +100,23 @@ fn run_disksim(dir: Option<std::path::PathBuf>) -> CmdResult {
     let results = disksim::replay::validate_all(&dir).map_err(|e| Failure::input(anyhow!(e)))?;
     let mut text = String::new();
     for (result, disksim) in results {
-        text += &format!("{} demerit {:.3} ms (DiskSim {disksim:.3} ms)\n", result.drive, result.demerit_ms);
+        text += &format!(
+            "{} demerit {:.3} ms (DiskSim {disksim:.3} ms)\n",
+            result.drive, result.demerit_ms
+        );
     }
     super::print_out(&text)
 }
 
 /// `--disksim-import VALID DIR`.
 fn run_disksim_import(paths: &[std::path::PathBuf]) -> CmdResult {
-    let written = disksim::import::import_all(&paths[0], &paths[1]).map_err(|e| Failure::input(anyhow!(e)))?;
-    super::print_out(&format!("converted {} into {}\n", written.join(", "), paths[1].display()))
+    let written = disksim::import::import_all(&paths[0], &paths[1])
+        .map_err(|e| Failure::input(anyhow!(e)))?;
+    super::print_out(&format!(
+        "converted {} into {}\n",
+        written.join(", "),
+        paths[1].display()
+    ))
 }
 
 pub fn run(args: CalibrateArgs) -> CmdResult {
@@ -118,7 +126,10 @@ pub fn run(args: CalibrateArgs) -> CmdResult {
     if let Some(dir) = args.disksim {
         return run_disksim(dir);
     }
-    let device = args.device.clone().expect("clap requires a device without --disksim");
+    let device = args
+        .device
+        .clone()
+        .expect("clap requires a device without --disksim");
     let build: Box<dyn Fn() -> Box<dyn Device>> = if device.ends_with(".toml") {
         // Load once to report a bad file before measuring anything.
         load_device_file(&device)

@@ -151,6 +151,8 @@ impl Drive {
                     .is_some_and(|ahead| ahead.segment == index)
                 {
                     self.extend_read_ahead(lbn, count);
+                } else {
+                    self.stop_read_ahead(now_ms);
                 }
                 let overhead = self.overhead(
                     self.spec.read_hit_after_read_ms,
