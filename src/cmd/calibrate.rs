@@ -24,11 +24,11 @@ pub struct CalibrateArgs {
     device: Option<String>,
     /// Replay DiskSim 4.0's drive validation traces on the converted drive models in DIR (by
     /// default the repository's) and print each drive's demerit beside DiskSim's.
-    #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with = "disksim_import")]
+    #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with_all = ["disksim_import", "device"])]
     disksim: Option<Option<std::path::PathBuf>>,
     /// Convert the drives of DiskSim's `valid/` folder VALID into model files, traces and
     /// source copies under DIR (`--disksim-import VALID DIR`).
-    #[arg(long, value_names = ["VALID", "DIR"], num_args = 2)]
+    #[arg(long, value_names = ["VALID", "DIR"], num_args = 2, conflicts_with = "device")]
     disksim_import: Option<Vec<std::path::PathBuf>>,
     #[arg(long, value_enum, default_value = "normal")]
     output_format: CalibrateFormat,

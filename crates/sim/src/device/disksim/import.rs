@@ -481,11 +481,19 @@ pub const DISKSIM_COMMIT: &str = "e0d4cc91371b3c7715b958b17999fe599d00c11f";
 /// `DRIVE.toml`, the trace `DRIVE.trace` as is, and the DiskSim files read under
 /// `out/source/`. Returns the drives written.
 pub fn import_all(valid: &Path, out: &Path) -> Result<Vec<String>, String> {
-    let source = out.join("source");
-    std::fs::create_dir_all(&source).map_err(|e| format!("{}: {e}", source.display()))?;
-    let mut written = Vec::new();
+    // Every drive converts, and its trace is there, before anything is written.
+    let mut converted = Vec::new();
     for (name, _) in DRIVES {
         let (spec, chain) = import_drive(valid, name)?;
+        let trace = valid.join(format!("{name}.trace"));
+        if !trace.is_file() {
+            return Err(format!("{}: no such trace", trace.display()));
+        }
+        converted.push((name, spec, chain));
+    }
+    let source = out.join("source");
+    std::fs::create_dir_all(&source).map_err(|e| format!("{}: {e}", source.display()))?;
+    for (name, spec, chain) in &converted {
         let sources = super::spec::Sources {
             commit: DISKSIM_COMMIT,
             parv: &chain.parv,
@@ -493,18 +501,18 @@ pub fn import_all(valid: &Path, out: &Path) -> Result<Vec<String>, String> {
             model: &chain.model,
             seek: &chain.seek,
         };
-        let text = super::spec::write_toml(&spec, &sources);
+        let text = super::spec::write_toml(spec, &sources);
         write(&out.join(format!("{name}.toml")), text.as_bytes())?;
-        copy(
-            &valid.join(format!("{name}.trace")),
-            &out.join(format!("{name}.trace")),
-        )?;
-        for file in chain_files(&chain) {
+        let trace = format!("{name}.trace");
+        copy(&valid.join(&trace), &out.join(&trace))?;
+        for file in chain_files(chain) {
             copy(&valid.join(&file), &source.join(&file))?;
         }
-        written.push(name.to_string());
     }
-    Ok(written)
+    Ok(converted
+        .into_iter()
+        .map(|(name, ..)| name.to_string())
+        .collect())
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
