@@ -7,7 +7,7 @@
 //!   segment, writes always use segment 0 and reads the others.
 //! - **Read-ahead**: after a read that went to the media, the drive goes on reading the blocks
 //!   after it into the same segment while no other command needs the heads ([`ReadAhead`]),
-//!   up to a limit set by the prefetch mode ([`read_ahead_end`]). A command that needs the
+//!   up to a limit set by the prefetch mode ([`super::drive::read_ahead_end`]). A command that needs the
 //!   heads stops it; the segment keeps what was read by then. A read hit does not stop it,
 //!   and a read that the running read-ahead will reach is served from it as it arrives.
 //! - **Written data** stays readable after it reaches the media only with "Allow read hits on
