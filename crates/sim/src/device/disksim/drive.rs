@@ -151,9 +151,11 @@ impl Drive {
                     .is_some_and(|ahead| ahead.segment == index)
                 {
                     self.extend_read_ahead(lbn, count);
-                } else {
-                    self.stop_read_ahead(now_ms);
                 }
+                // Choice: a hit on another segment leaves the read-ahead running, as a drive
+                // whose heads nothing else needs would; DiskSim stops it
+                // (`disk_buffer_stopable_access`). No trace tells the two apart (every
+                // demerit is the same to 0.0001 ms); interleaved streams do.
                 let overhead = self.overhead(
                     self.spec.read_hit_after_read_ms,
                     self.spec.read_hit_after_write_ms,
