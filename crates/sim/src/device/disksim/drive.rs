@@ -539,4 +539,22 @@ mod tests {
             now = done + 3.0;
         }
     }
+
+    #[test]
+    fn a_hit_on_another_segment_leaves_the_read_ahead_running() {
+        let mut drive = Drive::new(&tiny());
+        // Stream B fills a segment and its read-ahead finishes.
+        drive.serve(0.0, true, 40, 2);
+        // Stream A misses and starts reading ahead; B returns and hits its own segment.
+        let a_done = drive.serve(100.0, true, 0, 2);
+        let b_done = drive.serve(a_done + 0.05, true, 44, 2);
+        // A returns: the blocks it asks for were read ahead meanwhile.
+        let back = b_done + 2.0;
+        let done = drive.serve(back, true, 2, 2);
+        assert!(
+            done - back < 1.0,
+            "A waited {} ms for the media",
+            done - back
+        );
+    }
 }
