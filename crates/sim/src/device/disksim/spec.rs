@@ -143,6 +143,40 @@ impl DiskSpec {
             {
                 return Err(format!("zone {index}: bad cylinders or sectors per track"));
             }
+            self.check_zone_room(index, zone)?;
+        }
+        if self
+            .zone
+            .windows(2)
+            .any(|w| w[0].last_cylinder >= w[1].first_cylinder)
+        {
+            return Err("zones must be listed by increasing, disjoint cylinders".to_string());
+        }
+        Ok(())
+    }
+
+    /// The dead space, spares and slips must leave the zone blocks to hold (the layout
+    /// subtracts them).
+    fn check_zone_room(&self, index: usize, zone: &ZoneSpec) -> Result<(), String> {
+        let spt = u64::from(zone.sectors_per_track);
+        let per_cylinder = spt * u64::from(self.surfaces);
+        let cylinders = u64::from(zone.last_cylinder - zone.first_cylinder + 1);
+        let spares = u64::from(zone.spares);
+        let taken = u64::from(zone.dead_space_sectors)
+            + match self.sparing {
+                7 => zone.slips.len() as u64,
+                8 => spares * (cylinders / u64::from(self.sparing_range_cylinders)),
+                _ => spares,
+            };
+        let per_unit = match self.sparing {
+            7 => per_cylinder,
+            8 => per_cylinder * u64::from(self.sparing_range_cylinders),
+            _ => per_cylinder * cylinders,
+        };
+        if taken >= cylinders * per_cylinder || spares >= per_unit {
+            return Err(format!(
+                "zone {index}: dead space, spares and slips leave no blocks"
+            ));
         }
         Ok(())
     }
@@ -401,5 +435,39 @@ fn float(value: f64) -> String {
         text
     } else {
         format!("{text}.0")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TINY: &str = include_str!("testdata_small.toml");
+
+    #[test]
+    fn a_zone_without_room_for_blocks_is_refused() {
+        let text = TINY.replace("spares = 3", "spares = 80");
+        let error = DiskSpec::parse(&text).unwrap_err();
+        assert!(
+            error.contains("zone 0: dead space, spares and slips leave no blocks"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_key_names_its_line() {
+        let text = TINY.replace("rpm = 6000.0", "rpm = 6000.0\nbogus = 1");
+        let (line, message) = DiskSpec::parse_located(&text).unwrap_err();
+        assert_eq!(
+            line,
+            text.lines().position(|l| l == "bogus = 1").unwrap() + 1
+        );
+        assert!(message.contains("bogus"), "{message}");
+    }
+
+    #[test]
+    fn overlapping_zones_are_refused() {
+        let text = TINY.replace("first_cylinder = 10", "first_cylinder = 3");
+        assert!(DiskSpec::parse(&text).unwrap_err().contains("disjoint"));
     }
 }
