@@ -20,6 +20,9 @@ void shim_fatal(const char *what, const char *file, int line)
 int kstrtoint(const char *s, unsigned int base, int *res)
 {
 	char *end;
+	/* strtol() would skip leading blanks; the kernel's parser does not. */
+	if (*s == ' ' || *s == '\t' || *s == '\n')
+		return -EINVAL;
 	errno = 0;
 	long v = strtol(s, &end, (int)base);
 	if (end == s)

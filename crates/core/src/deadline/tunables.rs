@@ -102,8 +102,32 @@ pub(super) static TUNABLES: [TunableSpec; 7] = [
     },
 ];
 
+/// Kernel: kstrtoint(s, 0, ..): an optional sign, then hex after `0x`, octal after a
+/// leading `0`, decimal otherwise; one trailing newline allowed; out of `int` range refused.
+fn kstrtoint(text: &str) -> Option<i32> {
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    let (negative, digits) = match text.as_bytes().first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let (radix, digits) = if let Some(hex) = digits.strip_prefix("0x").or(digits.strip_prefix("0X")) {
+        (16, hex)
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        (8, &digits[1..])
+    } else {
+        (10, digits)
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let magnitude = i64::from_str_radix(digits, radix).ok()?;
+    i32::try_from(if negative { -magnitude } else { magnitude }).ok()
+}
+
 /// Kernel: kstrtoint() then the STORE_FUNCTION clamp: the value as the attribute keeps it
-/// (before any jiffies conversion).
+/// (before any jiffies conversion). `writes_starved` takes any `int` (STORE_INT with
+/// INT_MIN): a negative one compares as a huge unsigned count, so writes are never forced.
 pub(super) fn parse(name: &str, value: &str) -> Result<(&'static TunableSpec, i32), TunableError> {
     let spec = TUNABLES
         .iter()
@@ -112,14 +136,16 @@ pub(super) fn parse(name: &str, value: &str) -> Result<(&'static TunableSpec, i3
             scheduler: "mq-deadline",
             name: name.to_string(),
         })?;
-    let invalid = || TunableError::Invalid {
+    let parsed = kstrtoint(value).ok_or_else(|| TunableError::Invalid {
         name: name.to_string(),
         value: value.to_string(),
+    })?;
+    let min = if name == "writes_starved" {
+        i64::from(i32::MIN)
+    } else {
+        spec.min as i64
     };
-    let parsed: i64 = value.trim().parse().map_err(|_| invalid())?;
-    let as_int = i32::try_from(parsed).map_err(|_| invalid())?;
-    let clamped = i64::from(as_int).clamp(spec.min as i64, spec.max as i64);
-    Ok((spec, clamped as i32))
+    Ok((spec, i64::from(parsed).clamp(min, spec.max as i64) as i32))
 }
 
 #[cfg(test)]
@@ -140,5 +166,11 @@ mod tests {
         assert!(parse("fifo_batch", "3000000000").is_err());
         assert_eq!(parse("async_depth", "0").unwrap().1, 1);
         assert_eq!(parse("front_merges", "9").unwrap().1, 1);
+        assert_eq!(parse("writes_starved", "-1").unwrap().1, -1);
+        assert_eq!(parse("fifo_batch", "-5").unwrap().1, 0);
+        assert_eq!(parse("fifo_batch", "0x10\n").unwrap().1, 16);
+        assert_eq!(parse("fifo_batch", "010").unwrap().1, 8);
+        assert!(parse("fifo_batch", "08").is_err());
+        assert!(parse("fifo_batch", "1.5").is_err());
     }
 }

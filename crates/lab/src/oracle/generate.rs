@@ -36,6 +36,9 @@ pub fn scenario(seed: u64, index: u64) -> String {
     let end = r.range(50, 600) * 1_000_000;
     let _ = writeln!(out, "# generated: seed {seed} scenario {index}");
     let _ = writeln!(out, "end {end}");
+    // At boot, a machine up for a while, or about to pass the 32-bit jiffies wrap.
+    let origin: u64 = r.pick(&[0, 1_000_000_000_000, 1_000_000_000_000, 299_900_000_000]);
+    let _ = writeln!(out, "origin {origin}");
     device(&mut r, &mut out);
     tunables(&mut r, &mut out, end);
     let procs = r.range(1, 6);
@@ -69,16 +72,17 @@ fn device(r: &mut Rng, out: &mut String) {
     out.push('\n');
 }
 
-fn tunable_value(r: &mut Rng, name: &str) -> u64 {
-    match name {
+fn tunable_value(r: &mut Rng, name: &str) -> String {
+    let v: u64 = match name {
         "read_expire" => r.pick(&[0, 1, 3, 8, 20, 100, 500]),
         "write_expire" => r.pick(&[0, 2, 10, 50, 300, 5000]),
-        "writes_starved" => r.range(0, 4),
+        "writes_starved" => return r.pick(&["0", "1", "2", "3", "-1", "0x2"]).to_string(),
         "front_merges" => r.range(0, 1),
         "fifo_batch" => r.pick(&[0, 1, 2, 4, 16, 64]),
         "async_depth" => r.pick(&[1, 2, 3, 8, 64]),
         _ => r.pick(&[0, 4, 20, 60, 200, 10_000]),
-    }
+    };
+    v.to_string()
 }
 
 fn tunables(r: &mut Rng, out: &mut String, end: u64) {

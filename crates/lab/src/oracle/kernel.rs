@@ -102,16 +102,7 @@ pub fn kernel_tree() -> Result<PathBuf, KernelError> {
         .iter()
         .map(|f| format!("linux-source-6.12/{f}"))
         .collect();
-    run(
-        "tar",
-        Command::new("tar")
-            .arg("-xJf")
-            .arg(TARBALL)
-            .arg("-C")
-            .arg(&tmp)
-            .arg("--strip-components=1")
-            .args(&members),
-    )?;
+    extract(&tmp, &members)?;
     std::fs::write(tmp.join(".complete"), PACKAGE_VERSION).map_err(|e| KernelError::Tool {
         what: "scratch".into(),
         detail: e.to_string(),
@@ -121,6 +112,40 @@ pub fn kernel_tree() -> Result<PathBuf, KernelError> {
         let _ = std::fs::remove_dir_all(&tmp);
     }
     Ok(dir)
+}
+
+/// `xz -T0 -dc TARBALL | tar -x`: the tarball has 62 xz blocks, so xz decompresses on
+/// every core (tar's own -J would use one).
+fn extract(into: &Path, members: &[String]) -> Result<(), KernelError> {
+    let tool = |what: &str, e: std::io::Error| KernelError::Tool {
+        what: what.to_string(),
+        detail: e.to_string(),
+    };
+    let mut xz = Command::new("xz")
+        .args(["-T0", "-dc", TARBALL])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| tool("xz", e))?;
+    let stdout = xz.stdout.take().expect("xz stdout is piped");
+    let tar = run(
+        "tar",
+        Command::new("tar")
+            .arg("-x")
+            .arg("-C")
+            .arg(into)
+            .arg("--strip-components=1")
+            .args(members)
+            .stdin(stdout),
+    );
+    let xz_status = xz.wait().map_err(|e| tool("xz", e))?;
+    tar?;
+    if !xz_status.success() {
+        return Err(KernelError::Tool {
+            what: "xz".into(),
+            detail: format!("exited with {xz_status}"),
+        });
+    }
+    Ok(())
 }
 
 /// The project's shim and driver sources.
