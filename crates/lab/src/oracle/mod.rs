@@ -123,3 +123,34 @@ pub fn summary_line(outcomes: &[Outcome]) -> String {
     let same = outcomes.iter().filter(|o| o.divergence.is_none()).count();
     format!("{same} of {} scenarios identical", outcomes.len())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A divergence names the first differing line, with the lines before it.
+    #[test]
+    fn first_divergence_shows_both_sides_with_context() {
+        let kernel = "Q 1 1 1 R 0 8\nI 1 1\nD 1 1 0 8\nC 2 1\n";
+        let ours = "Q 1 1 1 R 0 8\nI 1 1\nD 1 1 0 16\nC 2 1\n";
+        let d = first_divergence(kernel, ours).expect("they differ");
+        assert_eq!(d.line, 2);
+        assert_eq!(d.context, ["Q 1 1 1 R 0 8", "I 1 1"]);
+        assert_eq!(d.kernel.as_deref(), Some("D 1 1 0 8"));
+        assert_eq!(d.iosched.as_deref(), Some("D 1 1 0 16"));
+        assert!(first_divergence(kernel, kernel).is_none());
+        let short = first_divergence(kernel, "Q 1 1 1 R 0 8\n").expect("shorter");
+        assert_eq!((short.line, short.iosched), (1, None));
+    }
+
+    /// The same seed and index give the same scenario; another index another one.
+    #[test]
+    fn generated_scenarios_are_reproducible_and_parse() {
+        assert_eq!(generate::scenario(5, 3), generate::scenario(5, 3));
+        assert_ne!(generate::scenario(5, 3), generate::scenario(5, 4));
+        for i in 0..50 {
+            let text = generate::scenario(9, i);
+            scenario::parse_scenario(&text, Path::new("gen")).expect("generated text parses");
+        }
+    }
+}
