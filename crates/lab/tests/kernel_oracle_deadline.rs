@@ -3,8 +3,6 @@
 //! shim): the hand-written families of `oracle/scenarios/mq-deadline/` plus generated
 //! scenarios, at least 300 in all, each identical decision for decision.
 
-use std::time::Instant;
-
 use iosched_lab::oracle::{self, kernel};
 
 /// The seed CI runs; `scripts/kernel-oracle mq-deadline --random N --seed S` runs others.
@@ -12,7 +10,6 @@ const SEED: u64 = 2026;
 
 #[test]
 fn mq_deadline_decides_as_linux_6_12() {
-    let started = Instant::now();
     let tree = match kernel::kernel_tree() {
         Ok(tree) => tree,
         Err(kernel::KernelError::Absent) => {
@@ -21,7 +18,6 @@ fn mq_deadline_decides_as_linux_6_12() {
         }
         Err(e) => panic!("kernel source: {e}"),
     };
-    let extracted = started.elapsed();
     let bin = kernel::build("mq-deadline", &tree).expect("the oracle compiles");
     let hand = oracle::scenario_files(&kernel::shim_dir().join("scenarios/mq-deadline"))
         .expect("hand-written scenarios");
@@ -43,11 +39,9 @@ fn mq_deadline_decides_as_linux_6_12() {
         .count();
     println!(
         "hand-written: {hand_same} of {} identical; generated (seed {SEED}): {gen_same} of {generated} \
-         identical; {} ({:.1} s, of which {:.1} s finding/extracting the kernel source)",
+         identical; {}",
         hand.len(),
         oracle::summary_line(&outcomes),
-        started.elapsed().as_secs_f64(),
-        extracted.as_secs_f64()
     );
     assert!(outcomes.len() >= 300, "only {} scenarios", outcomes.len());
     assert!(

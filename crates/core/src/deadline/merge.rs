@@ -53,10 +53,7 @@ impl Deadline {
     /// Kernel: blk_rq_merge_ok() (elv_bio_merge_ok(); mq-deadline has no allow_merge).
     fn merge_ok(&self, slot: Slot, bio: &Request) -> bool {
         let rq = &self.held(slot).rq;
-        self.mergeable(slot)
-            && op_mergeable(bio)
-            && rq.op == bio.op
-            && rq.ioprio == bio.ioprio
+        self.mergeable(slot) && op_mergeable(bio) && rq.op == bio.op && rq.ioprio == bio.ioprio
     }
 
     /// Kernel: elv_rqhash_add(): newest first among equal ends.
@@ -101,7 +98,10 @@ impl Deadline {
                 return Some((last, Kind::Front));
             }
         }
-        if let Some(slot) = self.hash_find(bio.sector).filter(|&s| self.merge_ok(s, bio)) {
+        if let Some(slot) = self
+            .hash_find(bio.sector)
+            .filter(|&s| self.merge_ok(s, bio))
+        {
             return Some((slot, Kind::Back));
         }
         if self.front_merges == 0 {
@@ -134,8 +134,12 @@ impl Deadline {
         let (slot, kind) = self.elv_merge(bio)?;
         let merged = self.merge_bio(slot, kind, bio)?;
         let then = match kind {
-            Kind::Back => self.sort_next(slot).and_then(|n| self.attempt_merge(slot, n)),
-            Kind::Front => self.sort_prev(slot).and_then(|p| self.attempt_merge(p, slot)),
+            Kind::Back => self
+                .sort_next(slot)
+                .and_then(|n| self.attempt_merge(slot, n)),
+            Kind::Front => self
+                .sort_prev(slot)
+                .and_then(|p| self.attempt_merge(p, slot)),
         };
         if then.is_none() {
             self.merged_request(slot, kind);

@@ -146,10 +146,7 @@ impl Deadline {
             hash: BTreeMap::new(),
             hash_stamp: 0,
             max_sectors: MAX_MERGE_SECTORS,
-            fifo_expire: [
-                msecs_to_jiffies(500) as i32,
-                msecs_to_jiffies(5000) as i32,
-            ],
+            fifo_expire: [msecs_to_jiffies(500) as i32, msecs_to_jiffies(5000) as i32],
             fifo_batch: 16,
             writes_starved: 2,
             front_merges: 1,
@@ -217,7 +214,13 @@ impl Deadline {
     }
 
     fn sector_of(slots: &[Option<Held>]) -> impl Fn(usize) -> u64 + '_ {
-        move |n| slots[n].as_ref().expect("tree node is a held request").rq.sector
+        move |n| {
+            slots[n]
+                .as_ref()
+                .expect("tree node is a held request")
+                .rq
+                .sector
+        }
     }
 
     /// Kernel: deadline_add_rq_rb() / elv_rb_add().
@@ -235,7 +238,8 @@ impl Deadline {
     fn tree_del(&mut self, slot: Slot) {
         let h = *self.held(slot);
         assert!(h.in_tree, "request {:?} is not on its sort tree", h.rq.id);
-        self.sort.erase(h.prio * 2 + direction(&h.rq), slot as usize);
+        self.sort
+            .erase(h.prio * 2 + direction(&h.rq), slot as usize);
         self.held_mut(slot).in_tree = false;
     }
 
@@ -266,7 +270,13 @@ impl Deadline {
         self.insert_with(rq, at_head, now, true)
     }
 
-    fn insert_with(&mut self, rq: Request, at_head: bool, now: Time, merge: bool) -> Vec<RequestMerge> {
+    fn insert_with(
+        &mut self,
+        rq: Request,
+        at_head: bool,
+        now: Time,
+        merge: bool,
+    ) -> Vec<RequestMerge> {
         let prio = class_to_prio(rq.ioprio.class);
         self.stats[prio].inserted = self.stats[prio].inserted.wrapping_add(1);
         let slot = self.store(Held {
@@ -277,7 +287,11 @@ impl Deadline {
             nomerge: false,
             hash_key: None,
         });
-        let merges = if merge { self.insert_merge(slot) } else { Vec::new() };
+        let merges = if merge {
+            self.insert_merge(slot)
+        } else {
+            Vec::new()
+        };
         if !merges.is_empty() {
             return merges;
         }
@@ -315,13 +329,27 @@ impl Deadline {
         for list in 0..PRIO_COUNT * 2 {
             let in_tree = self.sort.in_order(list);
             let on_fifo: Vec<Slot> = self.fifo.iter(list).collect();
-            assert_eq!(in_tree.len(), on_fifo.len(), "tree {list} and FIFO {list} differ");
+            assert_eq!(
+                in_tree.len(),
+                on_fifo.len(),
+                "tree {list} and FIFO {list} differ"
+            );
             self.sort.check(list);
-            let sectors: Vec<u64> = in_tree.iter().map(|&n| self.held(n as Slot).rq.sector).collect();
-            assert!(sectors.windows(2).all(|w| w[0] <= w[1]), "tree {list} out of order");
+            let sectors: Vec<u64> = in_tree
+                .iter()
+                .map(|&n| self.held(n as Slot).rq.sector)
+                .collect();
+            assert!(
+                sectors.windows(2).all(|w| w[0] <= w[1]),
+                "tree {list} out of order"
+            );
             for &slot in &on_fifo {
                 let h = self.held(slot);
-                assert_eq!(h.prio * 2 + direction(&h.rq), list, "request on the wrong list");
+                assert_eq!(
+                    h.prio * 2 + direction(&h.rq),
+                    list,
+                    "request on the wrong list"
+                );
                 assert!(h.in_tree, "FIFO request not on its tree");
             }
             on_lists += on_fifo.len();

@@ -63,7 +63,11 @@ fn writes_starved_bounds_read_preference() {
 #[test]
 fn lower_level_waits_for_higher_level_completion() {
     let mut dd = Deadline::new();
-    dd.insert(with_class(read(1, 100, 8), IoPrioClass::RealTime), 0, &mut NoTrace);
+    dd.insert(
+        with_class(read(1, 100, 8), IoPrioClass::RealTime),
+        0,
+        &mut NoTrace,
+    );
     dd.insert(read(2, 200, 8), 0, &mut NoTrace);
     let rt = match dd.dispatch(0, &mut NoTrace) {
         Dispatch::Request(rq) => rq,
@@ -82,8 +86,16 @@ fn aged_lower_level_request_goes_first() {
     let mut dd = Deadline::new();
     dd.set_tunable("prio_aging_expire", "100").unwrap();
     dd.insert(read(1, 200, 8), 0, &mut NoTrace);
-    dd.insert(with_class(read(2, 100, 8), IoPrioClass::RealTime), 50 * NSEC_PER_MSEC, &mut NoTrace);
-    dd.insert(with_class(read(3, 300, 8), IoPrioClass::RealTime), 50 * NSEC_PER_MSEC, &mut NoTrace);
+    dd.insert(
+        with_class(read(2, 100, 8), IoPrioClass::RealTime),
+        50 * NSEC_PER_MSEC,
+        &mut NoTrace,
+    );
+    dd.insert(
+        with_class(read(3, 300, 8), IoPrioClass::RealTime),
+        50 * NSEC_PER_MSEC,
+        &mut NoTrace,
+    );
     assert_eq!(next(&mut dd, 60 * NSEC_PER_MSEC), 2);
     assert_eq!(next(&mut dd, 104 * NSEC_PER_MSEC), 1);
 }
@@ -110,7 +122,13 @@ fn back_merge_then_absorbs_the_successor() {
     dd.insert_request(read(2, 1016, 8), false, 0);
     let m = dd.bio_merge(&read(3, 1008, 8)).expect("merges");
     assert_eq!(m.into, RequestId(1));
-    assert_eq!(m.then, Some(RequestMerge { absorbed: RequestId(2), into: RequestId(1) }));
+    assert_eq!(
+        m.then,
+        Some(RequestMerge {
+            absorbed: RequestId(2),
+            into: RequestId(1)
+        })
+    );
     dd.check_invariants();
     match dd.dispatch(0, &mut NoTrace) {
         Dispatch::Request(rq) => assert_eq!((rq.id.0, rq.sector, rq.nr_sectors), (1, 1000, 24)),
@@ -163,7 +181,11 @@ fn tunables_echo_in_jiffy_rounded_ms_and_clamp() {
     dd.set_tunable("read_expire", "250").unwrap();
     dd.set_tunable("write_expire", "3").unwrap();
     dd.set_tunable("front_merges", "7").unwrap();
-    let values: Vec<(&str, u64)> = dd.tunables().iter().map(|t| (t.spec.name, t.value)).collect();
+    let values: Vec<(&str, u64)> = dd
+        .tunables()
+        .iter()
+        .map(|t| (t.spec.name, t.value))
+        .collect();
     assert!(values.contains(&("read_expire", 252)));
     assert!(values.contains(&("write_expire", 4)));
     assert!(values.contains(&("front_merges", 1)));

@@ -26,7 +26,7 @@ pub fn msecs_to_jiffies(ms: u32) -> u64 {
         // MAX_JIFFY_OFFSET
         return ((i64::MAX >> 1) - 1) as u64;
     }
-    (u64::from(ms) + 1000 / HZ - 1) / (1000 / HZ)
+    u64::from(ms).div_ceil(1000 / HZ)
 }
 
 /// Kernel: jiffies_to_msecs(), truncated to `unsigned int` as the kernel's return type is.
@@ -111,7 +111,8 @@ fn kstrtoint(text: &str) -> Option<i32> {
         b'+' => (false, &text[1..]),
         _ => (false, text),
     };
-    let (radix, digits) = if let Some(hex) = digits.strip_prefix("0x").or(digits.strip_prefix("0X")) {
+    let (radix, digits) = if let Some(hex) = digits.strip_prefix("0x").or(digits.strip_prefix("0X"))
+    {
         (16, hex)
     } else if digits.len() > 1 && digits.starts_with('0') {
         (8, &digits[1..])

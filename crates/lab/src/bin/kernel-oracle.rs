@@ -31,7 +31,8 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
     };
     while let Some(a) = argv.next() {
         let mut value = |flag: &str| argv.next().ok_or(format!("{flag} needs a value"));
-        let number = |flag: &str, v: String| v.parse().map_err(|_| format!("{flag}: bad number '{v}'"));
+        let number =
+            |flag: &str, v: String| v.parse().map_err(|_| format!("{flag}: bad number '{v}'"));
         match a.as_str() {
             "--random" => args.random = number("--random", value("--random")?)?,
             "--seed" => args.seed = number("--seed", value("--seed")?)?,

@@ -63,8 +63,15 @@ fn device(r: &mut Rng, out: &mut String) {
         u8::from(rot)
     );
     if rot {
-        let (smin, per_k, cap) = (r.range(0, 3_000_000), r.range(0, 50_000), r.range(0, 8_000_000));
-        let _ = write!(out, " seek_min_ns={smin} seek_per_ksector_ns={per_k} seek_max_ns={cap}");
+        let (smin, per_k, cap) = (
+            r.range(0, 3_000_000),
+            r.range(0, 50_000),
+            r.range(0, 8_000_000),
+        );
+        let _ = write!(
+            out,
+            " seek_min_ns={smin} seek_per_ksector_ns={per_k} seek_max_ns={cap}"
+        );
     }
     if r.chance(20) {
         let _ = write!(out, " max_sectors={}", r.pick(&[16, 64, 256]));
@@ -155,8 +162,9 @@ fn bursts(r: &mut Rng, out: &mut String, pid: u64, end: u64) {
         match order {
             1 => sectors.reverse(),
             2 => {
-                let (even, odd): (Vec<u64>, Vec<u64>) =
-                    sectors.iter().partition(|&&s| (s - base) / size % 2 == 0);
+                let (even, odd): (Vec<u64>, Vec<u64>) = sectors
+                    .iter()
+                    .partition(|&&s| ((s - base) / size).is_multiple_of(2));
                 sectors = even.into_iter().chain(odd).collect();
             }
             _ => {}

@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 use iosched_core::deadline::tunables::{jiffies, msecs_to_jiffies, INITIAL_JIFFIES, JIFFY_NS};
 use iosched_core::deadline::Deadline;
 use iosched_core::{
-    Elevator, IoContextId, IoPrio, NoTrace, Op, ReqFlags, Request, RequestId, CgroupId,
+    CgroupId, Elevator, IoContextId, IoPrio, NoTrace, Op, ReqFlags, Request, RequestId,
 };
 
 use super::scenario::{Arrival, Scenario, TunableSet};
@@ -146,8 +146,12 @@ impl Harness<'_> {
             }
         }
         for (i, p) in self.sc.procs.iter().enumerate() {
-            let stop_abs = p.stop_ns.checked_add(origin).unwrap_or(u64::MAX);
-            let stop_abs = if p.stop_ns == u64::MAX { u64::MAX } else { stop_abs };
+            // As the C driver: wrapping, with "never" kept.
+            let stop_abs = if p.stop_ns == u64::MAX {
+                u64::MAX
+            } else {
+                p.stop_ns.wrapping_add(origin)
+            };
             self.procs.push(ProcState {
                 rng: p.seed,
                 next_sector: p.base,
@@ -164,7 +168,11 @@ impl Harness<'_> {
         for a in &self.sc.arrivals {
             let t = origin + a.time_ns;
             if t < self.end_abs {
-                self.push(t, Kind::Arrive, Payload::Arrive(Arrival { time_ns: t, ..*a }));
+                self.push(
+                    t,
+                    Kind::Arrive,
+                    Payload::Arrive(Arrival { time_ns: t, ..*a }),
+                );
             }
         }
         Ok(())

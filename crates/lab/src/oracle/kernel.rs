@@ -38,7 +38,10 @@ pub enum KernelError {
     /// The package is not installed: tests skip, the command says how to install it.
     Absent,
     Checksum(String),
-    Tool { what: String, detail: String },
+    Tool {
+        what: String,
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for KernelError {
@@ -190,6 +193,6 @@ pub fn build(sched: &str, tree: &Path) -> Result<PathBuf, KernelError> {
 pub fn run_kernel(bin: &Path, scenario: &Path) -> Result<String, KernelError> {
     run(
         &format!("kernel oracle on {}", scenario.display()),
-        &mut Command::new(bin).arg(scenario),
+        Command::new(bin).arg(scenario),
     )
 }

@@ -226,7 +226,10 @@ fn prio(tok: &str) -> Result<IoPrio, String> {
 
 fn key_values<'a>(toks: &[&'a str]) -> Result<Vec<(&'a str, &'a str)>, String> {
     toks.iter()
-        .map(|t| t.split_once('=').ok_or_else(|| format!("unknown key '{t}'")))
+        .map(|t| {
+            t.split_once('=')
+                .ok_or_else(|| format!("unknown key '{t}'"))
+        })
         .collect()
 }
 
@@ -390,6 +393,9 @@ mod tests {
         let sc = parse_scenario("device depth=200\nproc 7 prio=R:2\n", Path::new("t")).unwrap();
         assert_eq!(sc.device.nr_requests(), 256);
         assert_eq!(sc.procs[0].ioprio.class, IoPrioClass::RealTime);
-        assert_eq!((sc.procs[0].size, sc.procs[0].gap, sc.procs[0].seed), (8, 0, 7));
+        assert_eq!(
+            (sc.procs[0].size, sc.procs[0].gap, sc.procs[0].seed),
+            (8, 0, 7)
+        );
     }
 }

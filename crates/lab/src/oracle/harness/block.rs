@@ -29,7 +29,11 @@ impl Harness<'_> {
         let bio = self.bio_request(a);
         let dir = if a.write { 'W' } else { 'R' };
         let (now, id, pid) = (self.now, bio.id.0, a.pid);
-        let _ = writeln!(self.out, "Q {now} {id} {pid} {dir} {} {}", a.sector, a.sectors);
+        let _ = writeln!(
+            self.out,
+            "Q {now} {id} {pid} {dir} {} {}",
+            a.sector, a.sectors
+        );
         if !a.head {
             if let Some(m) = self.dd.bio_merge(&bio) {
                 let side = if m.front { 'F' } else { 'B' };
@@ -117,15 +121,26 @@ impl Harness<'_> {
                 if !self.rerun_pending {
                     self.rerun_pending = true;
                     let at = jiffies(self.now) + msecs_to_jiffies(3);
-                    self.push((at - INITIAL_JIFFIES) * JIFFY_NS, Kind::Rerun, Payload::Rerun);
+                    self.push(
+                        (at - INITIAL_JIFFIES) * JIFFY_NS,
+                        Kind::Rerun,
+                        Payload::Rerun,
+                    );
                 }
                 break;
             };
-            let svc = self.sc.device.service_ns(rq.sector, rq.nr_sectors, self.last_end);
+            let svc = self
+                .sc
+                .device
+                .service_ns(rq.sector, rq.nr_sectors, self.last_end);
             self.last_end = rq.end_sector();
             self.in_device += 1;
             let now = self.now;
-            let _ = writeln!(self.out, "D {now} {} {} {}", rq.id.0, rq.sector, rq.nr_sectors);
+            let _ = writeln!(
+                self.out,
+                "D {now} {} {} {}",
+                rq.id.0, rq.sector, rq.nr_sectors
+            );
             self.push(now + svc, Kind::Complete, Payload::Complete(rq));
         }
     }
