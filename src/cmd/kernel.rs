@@ -6,7 +6,6 @@
 //! its printing. fio's JSON is printed with the `iosched` object added; its normal and terse
 //! outputs as fio wrote them.
 
-use std::fs;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context};
@@ -89,10 +88,7 @@ fn failure(error: KernelError) -> Failure {
 fn describe(args: &KernelArgs) -> Result<(RunSpec, FioBinary), Failure> {
     if let Some(path) = &args.spec {
         let fio = FioBinary::find(&args.fio).map_err(failure)?;
-        let text = fs::read_to_string(path)
-            .with_context(|| format!("--spec {}", path.display()))
-            .map_err(Failure::input)?;
-        let mut spec = RunSpec::from_json(&text)
+        let mut spec = RunSpec::load(path)
             .with_context(|| format!("--spec {}", path.display()))
             .map_err(Failure::input)?;
         // Only this command line grants --force.
@@ -129,7 +125,7 @@ fn describe(args: &KernelArgs) -> Result<(RunSpec, FioBinary), Failure> {
 
 pub fn kernel(args: KernelArgs) -> CmdResult {
     // From here on SIGINT and SIGTERM only set a flag, so the device is always put back.
-    let stop = signal::install_stop_signals();
+    let stop = super::stop::install();
     let (spec, fio) = describe(&args)?;
     let saved = SavedSpec::write(args.save_spec.as_deref(), &spec, args.force)?;
     let format = match args.output_format.to_string().as_str() {
@@ -151,13 +147,7 @@ pub fn kernel(args: KernelArgs) -> CmdResult {
     }
     let outcome = outcome.map_err(failure)?;
     print_outcome(&outcome, destination)?;
-    if outcome.interrupted {
-        return Err(Failure {
-            error: anyhow!("interrupted: the results above are partial"),
-            code: signal::stop_exit_status(),
-        });
-    }
-    Ok(())
+    super::stop::status(outcome.interrupted)
 }
 
 /// fio's stderr and iosched's warnings on stderr, the report on stdout or in `--output`.

@@ -115,10 +115,7 @@ pub(crate) fn run_failure(error: RunError) -> Failure {
 /// The run the arguments describe: a saved spec, or job files and flags.
 fn spec(args: &RunArgs) -> Result<RunSpec, Failure> {
     if let Some(path) = &args.spec {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("--spec {}", path.display()))
-            .map_err(Failure::input)?;
-        let mut spec = RunSpec::from_json(&text)
+        let mut spec = RunSpec::load(path)
             .with_context(|| format!("--spec {}", path.display()))
             .map_err(Failure::input)?;
         // Only this command line grants --force, and a spec's outputs are paths read from
@@ -167,7 +164,7 @@ pub fn run(args: RunArgs) -> CmdResult {
     let spec = spec(&args)?;
     let saved = SavedSpec::write(args.save_spec.as_deref(), &spec, args.force)?;
     // Before the output exists, so that once it does a signal always finds the handler.
-    let stop = iosched_engine::signal::install_stop_signals();
+    let stop = super::stop::install();
     let destination = Destination::open(args.output.as_deref(), args.force)?;
     let clock = match spec.target {
         Target::Real(_) => "elapsed",
@@ -226,12 +223,7 @@ fn run_status(finished: &Finished) -> CmdResult {
     for error in &finished.log_errors {
         eprintln!("iosched: {error}");
     }
-    if finished.interrupted() {
-        return Err(Failure {
-            error: anyhow!("interrupted: the results above are partial"),
-            code: iosched_engine::signal::stop_exit_status(),
-        });
-    }
+    super::stop::status(finished.interrupted())?;
     // Blocks a job continued past (continue_on_error=verify) are reported, as fio prints
     // them, but do not fail the run: fio 3.33 exits 0 then.
     let fatal = verify_failures.iter().filter(|f| !f.survived).count();

@@ -95,7 +95,7 @@ impl fmt::Display for RunError {
                 limit,
             } => write!(
                 f,
-                "{flag} {}: the run would write about {estimate} bytes, over --trace-limit \
+                "{flag} {}: the run would write at least {estimate} bytes, over --trace-limit \
                  ({limit} bytes); raise --trace-limit, or shorten the run",
                 path.display()
             ),
