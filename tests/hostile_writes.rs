@@ -78,8 +78,8 @@ fn assert_refused(out: &Output, what: &str) {
 }
 
 /// Issue 28, 1: `write_iolog=/dev/loopN` in a simulated read job overwrote the device's
-/// ext4 superblock, exit 0. An absolute path from a job file is refused; so is a relative
-/// name that leads to the device (a symbolic link), by the gate itself.
+/// ext4 superblock, exit 0. The gate refuses the device by its path and by a relative name
+/// that leads to it (a symbolic link).
 #[test]
 fn write_iolog_cannot_reach_a_block_device() {
     const TEST: &str = "write_iolog_cannot_reach_a_block_device";
@@ -107,6 +107,26 @@ fn write_iolog_cannot_reach_a_block_device() {
         "{}",
         stderr_of(&out)
     );
+}
+
+/// fio's job files name their logs by absolute paths (`write_bw_log=/tmp/run/a`): the gate
+/// lets a new file there be written, refusing only what holds data. (A first cut of the
+/// gate confined job-file paths below the current folder, which refused fio's own usage.)
+#[test]
+fn a_job_files_absolute_log_path_is_written() {
+    let scratch = Scratch::new("hw-abs-log");
+    let logs = scratch.path("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let job = scratch.file(
+        "r.fio",
+        &format!("[r]\nrw=read\nbs=4k\nsize=64k\nwrite_bw_log={logs}/run\n"),
+    );
+    let elsewhere = scratch.path("cwd");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let out = run_in(Path::new(&elsewhere), &["run", &job]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let written = std::fs::read_dir(&logs).unwrap().count();
+    assert!(written > 0, "no bw log under {logs}");
 }
 
 /// Issue 28, 2: a hand-edited `--spec` whose `outputs.trace` climbs out with `..` replaced
