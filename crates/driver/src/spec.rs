@@ -40,12 +40,21 @@ pub struct RunSpec {
     /// Check the scheduler's invariants after every step.
     #[serde(default)]
     pub check: bool,
-    /// Let the engine write to a block device that looks in use.
-    #[serde(default)]
+    /// `--force` on this command line: lets the engine write to a device or file that holds
+    /// data, and any output go where the gate refuses. Never saved nor read: a spec is a file
+    /// anyone may have written, and only the command line may grant it (a saved spec's
+    /// `"force"` key is read and ignored).
+    #[serde(skip_serializing, default, deserialize_with = "ignored_force")]
     pub force: bool,
     /// Files the run writes besides its results.
     #[serde(default)]
     pub outputs: Outputs,
+}
+
+/// Reads a spec's `"force"` and drops it: a spec cannot grant `--force`.
+fn ignored_force<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    <bool as Deserialize>::deserialize(deserializer)?;
+    Ok(false)
 }
 
 /// A `KEY=VALUE` setting (`--set`).

@@ -2,9 +2,10 @@
 //! ([`Outputs`](iosched_driver::spec::Outputs)), opened before the run starts so a bad path
 //! fails before any work, and fio's job logs and iologs, written after it.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::Path;
+
+use iosched_gate::{GateError, OutFile};
 
 use iosched_driver::spec::{Outputs, DEFAULT_TRACE_LIMIT};
 use iosched_driver::stats::JobStats;
@@ -180,22 +181,21 @@ fn human_bytes(bytes: u64) -> String {
     }
 }
 
-/// A writer that refuses to grow a file past `limit` bytes: a trace of a long run can
-/// outgrow any disk, so it is cut at the limit (the sinks keep the first write error and
-/// report it when finished).
+/// A writer that stops a file growing past `limit` bytes: a trace of a long run can outgrow
+/// any disk, so it is cut at the limit, kept, and the cut reported when the run finishes.
 pub(crate) struct Capped {
-    out: BufWriter<File>,
+    out: OutFile,
     written: u64,
     limit: u64,
+    cut: bool,
 }
 
 impl Write for Capped {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if self.written + buf.len() as u64 > self.limit {
-            return Err(io::Error::other(format!(
-                "reached --trace-limit ({} bytes); the file ends there",
-                self.limit
-            )));
+        if self.cut || self.written + buf.len() as u64 > self.limit {
+            // Later records are dropped, as after any write error; `finish` says so.
+            self.cut = true;
+            return Ok(buf.len());
         }
         let n = self.out.write(buf)?;
         self.written += n as u64;
@@ -207,49 +207,70 @@ impl Write for Capped {
     }
 }
 
-pub(crate) struct Sinks {
-    text: Option<BlkparseText<Capped>>,
-    binary: Option<BlktraceBinary<Capped>>,
-    decisions: Option<DecisionLog<Capped>>,
+/// One trace or decision file, and the flag that named it.
+struct Sink<T> {
+    flag: &'static str,
+    trace: T,
 }
 
-fn create(flag: &'static str, path: &Path, limit: u64) -> Result<Capped, RunError> {
-    File::create(path)
-        .map(|file| Capped {
-            out: BufWriter::new(file),
-            written: 0,
-            limit,
-        })
-        .map_err(|source| RunError::Open {
+pub(crate) struct Sinks {
+    text: Option<Sink<BlkparseText<Capped>>>,
+    binary: Option<Sink<BlktraceBinary<Capped>>>,
+    decisions: Option<Sink<DecisionLog<Capped>>>,
+}
+
+fn create(flag: &'static str, path: &Path, limit: u64, force: bool) -> Result<Capped, RunError> {
+    // Before the run: a file that cannot be made is bad input, as a refused one is.
+    let out = OutFile::create(path, force).map_err(|error| match error {
+        GateError::Io { path, source } => RunError::Open {
             what: flag,
-            path: path.to_path_buf(),
+            path,
             source,
-        })
+        },
+        error => RunError::Gate {
+            what: flag.to_string(),
+            error,
+        },
+    })?;
+    Ok(Capped {
+        out,
+        written: 0,
+        limit,
+        cut: false,
+    })
 }
 
 impl Sinks {
     /// A trace name ending in `.blktrace` writes the binary format (`NAME.blktrace` →
-    /// `NAME.blktrace.0`), any other name blkparse-style text.
-    pub(crate) fn open(outputs: &Outputs, labels: TraceLabels) -> Result<Sinks, RunError> {
+    /// `NAME.blktrace.0`), any other name blkparse-style text. `force` is the command
+    /// line's `--force`.
+    pub(crate) fn open(
+        outputs: &Outputs,
+        labels: TraceLabels,
+        force: bool,
+    ) -> Result<Sinks, RunError> {
         let mut sinks = Sinks {
             text: None,
             binary: None,
             decisions: None,
         };
         let limit = outputs.trace_limit.unwrap_or(DEFAULT_TRACE_LIMIT);
+        let flag = "--trace";
         if let Some(path) = &outputs.trace {
             if path.extension().is_some_and(|ext| ext == "blktrace") {
-                let file = BlktraceBinary::<BufWriter<File>>::path_for(&path.with_extension(""));
-                sinks.binary = Some(BlktraceBinary::new(
-                    create("--trace", &file, limit)?,
-                    labels,
-                ));
+                let file = BlktraceBinary::<OutFile>::path_for(&path.with_extension(""));
+                let out = create(flag, &file, limit, force)?;
+                let trace = BlktraceBinary::new(out, labels);
+                sinks.binary = Some(Sink { flag, trace });
             } else {
-                sinks.text = Some(BlkparseText::new(create("--trace", path, limit)?, labels));
+                let trace = BlkparseText::new(create(flag, path, limit, force)?, labels);
+                sinks.text = Some(Sink { flag, trace });
             }
         }
         if let Some(path) = &outputs.decisions {
-            sinks.decisions = Some(DecisionLog::new(create("--decisions", path, limit)?));
+            let flag = "--decisions";
+            let trace = DecisionLog::new(create(flag, path, limit, force)?);
+            sinks.decisions = Some(Sink { flag, trace });
         }
         Ok(sinks)
     }
@@ -258,52 +279,83 @@ impl Sinks {
     pub(crate) fn fanout(&mut self) -> TraceFanout<'_> {
         let mut fanout = TraceFanout::new();
         if let Some(sink) = self.text.as_mut() {
-            fanout.push(sink);
+            fanout.push(&mut sink.trace);
         }
         if let Some(sink) = self.binary.as_mut() {
-            fanout.push(sink);
+            fanout.push(&mut sink.trace);
         }
         if let Some(sink) = self.decisions.as_mut() {
-            fanout.push(sink);
+            fanout.push(&mut sink.trace);
         }
         fanout
     }
 
+    /// Puts every file in place; the first failure is returned (a file that could not be
+    /// written whole is removed; one cut at `--trace-limit` is kept and reported).
     pub(crate) fn finish(self) -> Result<(), RunError> {
-        let flush = |result: io::Result<Capped>| {
-            result
-                .and_then(|mut out| out.flush())
-                .map_err(|source| RunError::Write {
-                    what: "the trace".to_string(),
-                    source,
-                })
+        let mut first = None;
+        let mut keep = |result: Result<(), RunError>| {
+            if let Err(error) = result {
+                first.get_or_insert(error);
+            }
         };
         if let Some(sink) = self.text {
-            flush(sink.finish())?;
+            keep(finish_one(sink.flag, sink.trace.finish()));
         }
         if let Some(sink) = self.binary {
-            flush(sink.finish())?;
+            keep(finish_one(sink.flag, sink.trace.finish()));
         }
         if let Some(sink) = self.decisions {
-            flush(sink.finish())?;
+            keep(finish_one(sink.flag, sink.trace.finish()));
         }
-        Ok(())
+        first.map_or(Ok(()), Err)
     }
+}
+
+/// Commits one sink's file, or says why it cannot be whole.
+fn finish_one(flag: &'static str, finished: io::Result<Capped>) -> Result<(), RunError> {
+    let out = finished.map_err(|source| RunError::Write {
+        what: format!("the {flag} file"),
+        source,
+    })?;
+    let (cut, limit, path) = (out.cut, out.limit, out.out.path().to_path_buf());
+    out.out.commit().map_err(|error| RunError::Gate {
+        what: flag.to_string(),
+        error,
+    })?;
+    if cut {
+        return Err(RunError::Write {
+            what: format!("{flag} {}", path.display()),
+            source: io::Error::other(format!(
+                "reached --trace-limit ({limit} bytes); the file ends there"
+            )),
+        });
+    }
+    Ok(())
+}
+
+/// Refuses, before the run, a job-file log path that escapes the current directory or
+/// would overwrite what the output gate refuses.
+pub(crate) fn check_job_logs(jobs: &[JobSpec], force: bool) -> Result<(), RunError> {
+    iosched_driver::io_log::check_job_logs(jobs, force).map_err(|(option, error)| RunError::Gate {
+        what: option.to_string(),
+        error,
+    })
 }
 
 /// fio's log files (`write_bw_log`...) of every clone that asked for them, in the current
 /// directory as fio writes them, numbered from 1 in clone order. A clone whose logs cannot
 /// be written does not keep the others' from being written: each failure is returned.
-pub(crate) fn write_job_logs(clones: &[JobStats]) -> Vec<RunError> {
+pub(crate) fn write_job_logs(clones: &[JobStats], force: bool) -> Vec<RunError> {
     clones
         .iter()
         .enumerate()
         .filter_map(|(index, stats)| {
             let log = stats.log.as_ref()?;
-            log.write(Path::new("."), index + 1, stats.start_ns)
-                .map_err(|source| RunError::Write {
-                    what: "fio log files".to_string(),
-                    source,
+            log.write(Path::new("."), index + 1, stats.start_ns, force)
+                .map_err(|error| RunError::Gate {
+                    what: "fio log file".to_string(),
+                    error,
                 })
                 .err()
         })
@@ -312,18 +364,19 @@ pub(crate) fn write_job_logs(clones: &[JobStats]) -> Vec<RunError> {
 
 /// fio's iologs (`write_iolog=FILE`) of the jobs that asked for them, relative to the current
 /// directory, appended to what the file holds as fio appends.
-pub(crate) fn write_issue_logs(log: &IssueLog, jobs: &[JobSpec], layout: &Layout) -> Vec<RunError> {
+pub(crate) fn write_issue_logs(
+    log: &IssueLog,
+    jobs: &[JobSpec],
+    layout: &Layout,
+    force: bool,
+) -> Vec<RunError> {
     log.render(jobs, layout)
         .into_iter()
         .filter_map(|(path, text)| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .and_then(|mut file| file.write_all(text.as_bytes()))
-                .map_err(|source| RunError::Write {
-                    what: format!("write_iolog file {path}"),
-                    source,
+            iosched_gate::append_file(Path::new(&path), text.as_bytes(), force)
+                .map_err(|error| RunError::Gate {
+                    what: "write_iolog file".to_string(),
+                    error,
                 })
                 .err()
         })
