@@ -571,4 +571,25 @@ mod tests {
             done - back
         );
     }
+
+    #[test]
+    fn a_read_ahead_stops_at_a_sector_boundary_unless_allowed_mid_sector() {
+        // The read-ahead after blocks 0-1 reads block 2 from 12 to 13 ms.
+        let mut drive = Drive::new(&tiny());
+        drive.serve(0.0, true, 0, 2);
+        assert!(close(drive.stop_read_ahead(12.5), 13.0));
+        assert_eq!(
+            drive.buffer.segments.iter().flatten().map(|s| s.end).max(),
+            Some(3)
+        );
+        let mut spec = tiny();
+        spec.stop_prefetch_in_sector = true;
+        let mut drive = Drive::new(&spec);
+        drive.serve(0.0, true, 0, 2);
+        assert!(close(drive.stop_read_ahead(12.5), 12.5));
+        assert_eq!(
+            drive.buffer.segments.iter().flatten().map(|s| s.end).max(),
+            Some(2)
+        );
+    }
 }
