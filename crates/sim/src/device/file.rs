@@ -395,10 +395,11 @@ pub fn parse_device_text(path: &Path, text: &str) -> Result<DeviceModel, DeviceF
 /// Loads and builds the device a file describes.
 pub fn load_device_file(path: impl AsRef<Path>) -> Result<Box<dyn Device>, DeviceFileError> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|e| DeviceFileError {
+    let kind = iosched_workload::input::InputKind::DeviceModel;
+    let text = iosched_workload::input::read_text(path, kind).map_err(|e| DeviceFileError {
         path: path.to_path_buf(),
         line: 0,
-        kind: DeviceFileErrorKind::Io(e.to_string()),
+        kind: DeviceFileErrorKind::Io(e.reason()),
     })?;
     parse_device_text(path, &text).map(|model| model.build())
 }
