@@ -118,17 +118,30 @@ impl Drive {
         }
     }
 
-    /// Stops the read-ahead at `now_ms`: the heads stay on the track it was reading.
-    fn stop_read_ahead(&mut self, now_ms: f64) {
-        self.settle_read_ahead(now_ms);
+    /// Stops the read-ahead at `now_ms`, or at the end of the sector under the head when the
+    /// drive stops only at sector boundaries ("Stop prefetch in sector" = 0); the heads stay
+    /// on the track it was reading. Returns when the heads are free.
+    fn stop_read_ahead(&mut self, now_ms: f64) -> f64 {
+        let Some(ahead) = &self.read_ahead else {
+            return now_ms;
+        };
+        let current = ahead
+            .passes
+            .iter()
+            .rev()
+            .find(|pass| pass.start_ms <= now_ms)
+            .copied();
+        let mut free_ms = now_ms;
+        if let Some(pass) = current.filter(|_| !self.spec.stop_prefetch_in_sector) {
+            let into = (now_ms - pass.start_ms) / pass.sector_ms;
+            if into < pass.sectors as f64 {
+                free_ms = pass.start_ms + into.ceil() * pass.sector_ms;
+            }
+        }
+        self.settle_read_ahead(free_ms);
         if let Some(ahead) = self.read_ahead.take() {
-            let current = ahead
-                .passes
-                .iter()
-                .rev()
-                .find(|pass| pass.start_ms <= now_ms)
-                .or(ahead.passes.first());
-            if let Some(pass) = current {
+            let pass = current.or(ahead.passes.first().copied());
+            if let Some(pass) = pass {
                 let place = self.layout.locate(pass.first_lbn);
                 self.heads = Heads {
                     cylinder: place.cylinder,
@@ -136,6 +149,7 @@ impl Drive {
                 };
             }
         }
+        free_ms
     }
 
     fn read(&mut self, now_ms: f64, lbn: u64, count: u64) -> f64 {
@@ -237,7 +251,7 @@ impl Drive {
         index: usize,
     ) -> f64 {
         let start = heads_from_ms.max(self.destage_until_ms);
-        self.stop_read_ahead(start);
+        let start = self.stop_read_ahead(start);
         let free = self.free_blocks_before(start, lbn);
         let passes = self
             .mechanics
@@ -359,7 +373,7 @@ impl Drive {
         let buffered = bus_start + count as f64 * self.spec.bus_ms_per_sector;
         // The heads write once positioned and holding every block of the command.
         let heads_from = (now_ms + overhead).max(self.destage_until_ms);
-        self.stop_read_ahead(heads_from);
+        let heads_from = self.stop_read_ahead(heads_from);
         let moved = self
             .mechanics
             .positioning_ms(self.heads, self.target(lbn), true);
@@ -555,6 +569,27 @@ mod tests {
             done - back < 1.0,
             "A waited {} ms for the media",
             done - back
+        );
+    }
+
+    #[test]
+    fn a_read_ahead_stops_at_a_sector_boundary_unless_allowed_mid_sector() {
+        // The read-ahead after blocks 0-1 reads block 2 from 12 to 13 ms.
+        let mut drive = Drive::new(&tiny());
+        drive.serve(0.0, true, 0, 2);
+        assert!(close(drive.stop_read_ahead(12.5), 13.0));
+        assert_eq!(
+            drive.buffer.segments.iter().flatten().map(|s| s.end).max(),
+            Some(3)
+        );
+        let mut spec = tiny();
+        spec.stop_prefetch_in_sector = true;
+        let mut drive = Drive::new(&spec);
+        drive.serve(0.0, true, 0, 2);
+        assert!(close(drive.stop_read_ahead(12.5), 12.5));
+        assert_eq!(
+            drive.buffer.segments.iter().flatten().map(|s| s.end).max(),
+            Some(2)
         );
     }
 }

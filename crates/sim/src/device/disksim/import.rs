@@ -348,6 +348,7 @@ fn empty_spec(name: &str) -> DiskSpec {
         read_hits_on_write_data: false,
         combine_sequential_writes: false,
         write_hit_stops_prefetch: false,
+        stop_prefetch_in_sector: false,
         zone: Vec::new(),
     }
 }
@@ -453,6 +454,7 @@ fn fill_cache(spec: &mut DiskSpec, d: &Block) -> Result<(), String> {
     spec.read_hits_on_write_data = d.flag("Allow read hits on write data")?;
     spec.combine_sequential_writes = d.flag("Combine seq writes")?;
     spec.write_hit_stops_prefetch = d.flag("Write hit stop prefetch")?;
+    spec.stop_prefetch_in_sector = d.flag("Stop prefetch in sector")?;
     Ok(())
 }
 

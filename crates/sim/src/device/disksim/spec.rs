@@ -73,6 +73,8 @@ pub struct DiskSpec {
     pub read_hits_on_write_data: bool,
     pub combine_sequential_writes: bool,
     pub write_hit_stops_prefetch: bool,
+    /// A read-ahead may stop in the middle of a sector; otherwise only at sector boundaries.
+    pub stop_prefetch_in_sector: bool,
     pub zone: Vec<ZoneSpec>,
 }
 
@@ -367,7 +369,7 @@ fn write_cache(out: &mut String, spec: &DiskSpec, d: &str) {
     for (param, key, value) in ints {
         push(out, &format!("{d}: {param}"), key, value);
     }
-    let bools: [(&str, &str, bool); 6] = [
+    let bools: [(&str, &str, bool); 7] = [
         (
             "Use separate write segment",
             "separate_write_segment",
@@ -397,6 +399,11 @@ fn write_cache(out: &mut String, spec: &DiskSpec, d: &str) {
             "Write hit stop prefetch",
             "write_hit_stops_prefetch",
             spec.write_hit_stops_prefetch,
+        ),
+        (
+            "Stop prefetch in sector",
+            "stop_prefetch_in_sector",
+            spec.stop_prefetch_in_sector,
         ),
     ];
     for (param, key, value) in bools {
