@@ -147,6 +147,41 @@ fn a_trace_over_its_limit_is_cut_and_the_results_kept() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
+/// Issue 28, 5: a decision file cut at `--trace-limit` was reported as "writing the
+/// trace". The error names the decision file by its flag and path; the results are kept.
+#[test]
+fn a_decision_file_over_its_limit_is_named_in_the_error() {
+    let scratch = Scratch::new("decisions-limit");
+    let job = scratch.file(
+        "a.fio",
+        "[a]\nsize=4m\nrw=randread\ntime_based=1\nruntime=1\n",
+    );
+    let decisions = scratch.path("d.jsonl");
+    let out = iosched(&[
+        "run",
+        &job,
+        "--scheduler",
+        "cfq",
+        "--decisions",
+        &decisions,
+        "--trace-limit",
+        "4k",
+        "--output-format",
+        "json",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "writing --decisions {decisions}: reached --trace-limit"
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("the trace"), "{stderr}");
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).expect("results printed");
+    assert!(run["jobs"][0]["read"]["io_bytes"].as_u64() > Some(0));
+}
+
 /// Issue 17, 5: SIGTERM killed the engine's runs with nothing printed. On a real target (a
 /// file here) it stops submission like SIGINT: what is in flight completes, the partial
 /// results are printed, marked `interrupted`, and the exit status is 128 + 15.

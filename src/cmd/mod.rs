@@ -10,6 +10,7 @@ pub mod plot;
 pub mod replay;
 pub mod reproduce;
 pub mod run;
+pub mod stop;
 pub mod sweep;
 
 /// An error with the exit status it deserves: 2 for bad input or usage, 1 for a run that

@@ -10,8 +10,9 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use clap::Args;
 
 use iosched_driver::spec::Outputs;
@@ -143,8 +144,48 @@ fn assigned(args: &ReplayArgs, pid: u32, comm: &str) -> Result<Vec<String>, Fail
     Ok(out)
 }
 
+/// Refuses an `--assign` that would silently do nothing or something else: an empty MATCH
+/// or OPTIONS, a line break in OPTIONS (it would start a new line of the job file), or a
+/// MATCH naming no process of the log (a typo would otherwise replay unassigned).
+fn check_assign(args: &ReplayArgs, log: &ReplayLog) -> Result<(), Failure> {
+    let pids = log.pids();
+    for item in &args.assign {
+        let bad = |why: String| Failure::input(anyhow!("--assign '{item}': {why}"));
+        let Some((matcher, options)) = item.split_once('=') else {
+            continue; // assigned() says what the form is.
+        };
+        if matcher.trim().is_empty() {
+            return Err(bad("empty MATCH: give a pid or a command name".into()));
+        }
+        if options.split(',').all(|o| o.trim().is_empty()) {
+            return Err(bad("no OPTIONS after the '='".into()));
+        }
+        if options.chars().any(char::is_control) {
+            return Err(bad("OPTIONS hold a control character".into()));
+        }
+        let known = pids.iter().any(|&pid| {
+            matcher.parse::<u32>() == Ok(pid) || log.comms.get(&pid).is_some_and(|c| c == matcher)
+        });
+        if !known {
+            let names: Vec<String> = pids
+                .iter()
+                .map(|pid| match log.comms.get(pid) {
+                    Some(comm) => format!("{pid} ({comm})"),
+                    None => pid.to_string(),
+                })
+                .collect();
+            let names = names.join(", ");
+            return Err(bad(format!(
+                "no process of the log matches (have: {names})"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The job file replaying `log` as `args` ask.
 fn job_file(args: &ReplayArgs, log: &ReplayLog, capture: &Path) -> Result<String, Failure> {
+    check_assign(args, log)?;
     let mut text = String::new();
     let _ = writeln!(text, "; iosched replay of {}", log.path);
     let _ = writeln!(text, "[global]\nread_iolog={}", capture.display());
@@ -172,9 +213,20 @@ struct Outcome {
     scheduler: String,
     elapsed_ns: u64,
     jobs: Vec<(String, JobStats)>,
+    /// A signal stopped this run: its figures cover the replay up to there.
+    interrupted: bool,
 }
 
 impl Outcome {
+    /// The scheduler's name as a column or bar is headed: marked when the run was cut.
+    fn label(&self) -> String {
+        if self.interrupted {
+            format!("{} (interrupted)", self.scheduler)
+        } else {
+            self.scheduler.clone()
+        }
+    }
+
     fn bytes(&self) -> u64 {
         self.jobs.iter().map(|(_, s)| job_bytes(s)).sum()
     }
@@ -198,8 +250,14 @@ fn job_clat_ms(stats: &JobStats) -> f64 {
     sum / count.max(1) as f64 / 1e6
 }
 
-/// Runs the replay's job file under `scheduler`, simulated or on the real target.
-fn run_one(args: &ReplayArgs, text: &str, scheduler: &str) -> Result<Outcome, Failure> {
+/// Runs the replay's job file under `scheduler`, simulated or on the real target, until the
+/// end or `stop` (a signal).
+fn run_one(
+    args: &ReplayArgs,
+    text: &str,
+    scheduler: &str,
+    stop: &AtomicBool,
+) -> Result<Outcome, Failure> {
     let spec = iosched_lab::run::spec_from(CommandLine {
         jobs: vec![JobSource {
             origin: "<replay>".to_string(),
@@ -216,7 +274,6 @@ fn run_one(args: &ReplayArgs, text: &str, scheduler: &str) -> Result<Outcome, Fa
         outputs: Outputs::default(),
     })
     .map_err(run_failure)?;
-    let stop = iosched_engine::signal::install_stop_signals();
     let finished = iosched_lab::run::execute(
         &spec,
         &mut Hooks {
@@ -239,10 +296,12 @@ fn run_one(args: &ReplayArgs, text: &str, scheduler: &str) -> Result<Outcome, Fa
             .zip(&outcome.clones)
             .map(|(&job, stats)| (finished.jobs.jobs[job].name.clone(), stats.clone()))
             .collect(),
+        interrupted: finished.interrupted(),
     })
 }
 
 pub fn run(args: ReplayArgs) -> CmdResult {
+    let stop = super::stop::install();
     let log = ReplayLog::load_shared(&args.capture).map_err(Failure::input)?;
     if log.ios.is_empty() {
         return Err(Failure::input(anyhow!(
@@ -253,15 +312,18 @@ pub fn run(args: ReplayArgs) -> CmdResult {
     let capture = std::path::absolute(&args.capture).unwrap_or(args.capture.clone());
     let text = job_file(&args, &log, &capture)?;
     if let Some(path) = &args.jobfile {
-        std::fs::write(path, &text)
-            .with_context(|| format!("--jobfile {}", path.display()))
-            .map_err(Failure::input)?;
+        iosched_gate::write_file(path, text.as_bytes(), args.force)
+            .map_err(|e| Failure::input(anyhow!("--jobfile {e}")))?;
     }
-    let outcomes = args
-        .scheduler
-        .iter()
-        .map(|scheduler| run_one(&args, &text, scheduler))
-        .collect::<Result<Vec<_>, _>>()?;
+    // A signal ends the scheduler it comes in; the ones after it do not run.
+    let mut outcomes = Vec::new();
+    for scheduler in &args.scheduler {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        outcomes.push(run_one(&args, &text, scheduler, stop)?);
+    }
+    let partial = outcomes.len() < args.scheduler.len() || outcomes.iter().any(|o| o.interrupted);
     let mode = match (args.closed_loop, args.no_stall) {
         (true, _) => "closed loop",
         (_, true) => "as fast as possible",
@@ -269,21 +331,33 @@ pub fn run(args: ReplayArgs) -> CmdResult {
     };
     let out = match args.output_format {
         OutputFormat::Json => {
-            serde_json::to_string_pretty(&to_json(&args, &log, mode, &outcomes)).unwrap_or_default()
-                + "\n"
+            let mut json = to_json(&args, &log, mode, &outcomes);
+            if partial {
+                // Only when set, as `iosched run` marks its results.
+                json["interrupted"] = true.into();
+            }
+            serde_json::to_string_pretty(&json).unwrap_or_default() + "\n"
         }
+        _ if partial => table(&args, &log, mode, &outcomes) + INTERRUPTED_NOTE,
         _ => table(&args, &log, mode, &outcomes),
     };
     super::print_out(&out)?;
     if let Some(dir) = &args.plot {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::input(anyhow!("--plot {}: {e}", dir.display())))?;
-        let table = plot_table(&args, &log, mode, &outcomes);
+        let mut table = plot_table(&args, &log, mode, &outcomes);
+        if partial {
+            table.title.push_str(" (interrupted: partial)");
+        }
         iosched_report::plot::write_table(&dir.join("replay"), &table)
             .map_err(|e| Failure::run(anyhow!("--plot: {e}")))?;
     }
-    Ok(())
+    super::stop::status(partial)
 }
+
+/// The text table's last line when a signal stopped the replay.
+const INTERRUPTED_NOTE: &str = "interrupted: partial results; a scheduler marked interrupted \
+     covers the replay up to the signal, the schedulers after it did not run\n";
 
 /// The plot: a panel for the aggregate and one per process, a bar per scheduler (MB/s over
 /// the whole replay).
@@ -312,7 +386,7 @@ fn plot_table(
     PlotTable {
         title: format!("replay of {}, {mode}, on {}", log.path, args.device),
         unit: "MB/s".into(),
-        rows: outcomes.iter().map(|o| o.scheduler.clone()).collect(),
+        rows: outcomes.iter().map(Outcome::label).collect(),
         columns,
         sweep: false,
         x_desc: Some("scheduler".into()),
@@ -338,13 +412,17 @@ fn to_json(args: &ReplayArgs, log: &ReplayLog, mode: &str, outcomes: &[Outcome])
                     })
                 })
                 .collect();
-            json!({
+            let mut run = json!({
                 "scheduler": o.scheduler,
                 "elapsed_ns": o.elapsed_ns,
                 "bytes": o.bytes(),
                 "aggregate_mb_s": o.aggregate_mb_s(),
                 "processes": processes,
-            })
+            });
+            if o.interrupted {
+                run["interrupted"] = true.into();
+            }
+            run
         })
         .collect();
     json!({
@@ -367,8 +445,9 @@ fn table(args: &ReplayArgs, log: &ReplayLog, mode: &str, outcomes: &[Outcome]) -
         log.pids().len(),
         args.device
     );
+    let labels: Vec<String> = outcomes.iter().map(Outcome::label).collect();
     let mut header = vec![""];
-    header.extend(outcomes.iter().map(|o| o.scheduler.as_str()));
+    header.extend(labels.iter().map(String::as_str));
     let mut table = TextTable::new(&header).right_aligned(&Vec::from_iter(1..header.len()));
     let mut row = |label: String, value: &dyn Fn(&Outcome) -> String| {
         let mut cells = vec![label];

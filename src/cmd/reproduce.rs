@@ -52,6 +52,7 @@ fn scenarios_dir(arg: Option<PathBuf>) -> PathBuf {
 }
 
 pub fn run(args: ReproduceArgs) -> CmdResult {
+    let stop = super::stop::install();
     let dir = scenarios_dir(args.scenarios);
     let scenarios = reproduce::load(&dir, &args.seeds).map_err(Failure::input)?;
     let options = Options {
@@ -69,9 +70,13 @@ pub fn run(args: ReproduceArgs) -> CmdResult {
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} simulations {msg}")
             .expect("static template"),
     );
-    let report = reproduce::run(&scenarios, &options, &|| progress.inc(1));
+    let report = reproduce::run(&scenarios, &options, &|| progress.inc(1), stop);
     progress.finish_and_clear();
-    let Report { results, verdicts } = report.map_err(Failure::run)?;
+    let Report {
+        results,
+        verdicts,
+        interrupted,
+    } = report.map_err(Failure::run)?;
     if let Some(dir) = &args.plot {
         render::write_plots(dir, &scenarios, &results, &verdicts).map_err(|error| match error {
             PlotError::Folder { .. } => Failure::input(anyhow!("--plot {error}")),
@@ -79,12 +84,23 @@ pub fn run(args: ReproduceArgs) -> CmdResult {
         })?;
     }
     let text = match args.output_format {
-        ReproduceFormat::Normal => render::text(&scenarios, &results, &verdicts),
+        ReproduceFormat::Normal => {
+            let mut text = render::text(&scenarios, &results, &verdicts);
+            if interrupted {
+                text.push_str(render::INTERRUPTED_NOTE);
+                text.push('\n');
+            }
+            text
+        }
         ReproduceFormat::Json => {
-            serde_json::to_string_pretty(&render::json(&scenarios, &results, &verdicts))
-                .expect("JSON values serialise")
-                + "\n"
+            let mut json = render::json(&scenarios, &results, &verdicts);
+            if interrupted {
+                // Only when set, as `iosched run` marks its results.
+                json["interrupted"] = true.into();
+            }
+            serde_json::to_string_pretty(&json).expect("JSON values serialise") + "\n"
         }
     };
-    super::print_out(&text)
+    super::print_out(&text)?;
+    super::stop::status(interrupted)
 }

@@ -37,15 +37,16 @@ pub struct SweepArgs {
 }
 
 pub fn run(args: SweepArgs) -> CmdResult {
+    let stop = super::stop::install();
     let spec = SweepSpec::load(&args.spec).map_err(Failure::input)?;
     if let Some(out) = &args.out {
         std::fs::create_dir_all(out)
             .map_err(|e| Failure::input(anyhow!("--out {}: {e}", out.display())))?;
     }
     let bar = progress_bar(&spec, args.eta);
-    let rows = sweep::run(&spec, args.jobs.unwrap_or(0), &|| bar.inc(1));
+    let swept = sweep::run(&spec, args.jobs.unwrap_or(0), &|| bar.inc(1), stop);
     bar.finish_and_clear();
-    let rows = rows.map_err(|error| {
+    let swept = swept.map_err(|error| {
         if error.is_input() {
             Failure::input(error)
         } else {
@@ -53,21 +54,30 @@ pub fn run(args: SweepArgs) -> CmdResult {
         }
     })?;
     let text = match args.output_format {
-        SweepFormat::Csv => table::csv(&spec, &rows),
-        SweepFormat::Json => table::json_lines(&spec, &rows),
+        SweepFormat::Csv => table::csv(&spec, &swept),
+        SweepFormat::Json => table::json_lines(&spec, &swept),
     };
     if let Some(out) = &args.out {
         let write = |name: &str, text: &str| {
             let path = out.join(name);
-            std::fs::write(&path, text)
-                .map_err(|e| Failure::run(anyhow!("{}: {e}", path.display())))
+            // sweep has no --force: a path the gate refuses is never written.
+            iosched_gate::write_file(&path, text.as_bytes(), false).map_err(|e| {
+                let input = e.is_input();
+                let error = anyhow!("--out {e}");
+                if input {
+                    Failure::input(error)
+                } else {
+                    Failure::run(error)
+                }
+            })
         };
-        write("sweep.csv", &table::csv(&spec, &rows))?;
-        write("sweep.jsonl", &table::json_lines(&spec, &rows))?;
-        iosched_report::sweep_plot::write_lines(&out.join("sweep"), &table::chart(&spec, &rows))
-            .map_err(|e| Failure::run(anyhow!(e)))?;
+        write("sweep.csv", &table::csv(&spec, &swept))?;
+        write("sweep.jsonl", &table::json_lines(&spec, &swept))?;
+        iosched_report::sweep_plot::write_lines(&out.join("sweep"), &table::chart(&spec, &swept))
+            .map_err(|e| Failure::run(anyhow!("--out {e}")))?;
     }
-    super::print_out(&text)
+    super::print_out(&text)?;
+    super::stop::status(swept.interrupted)
 }
 
 fn progress_bar(spec: &SweepSpec, eta: Eta) -> indicatif::ProgressBar {

@@ -897,32 +897,33 @@ impl GroupStats {
 /// Group aggregates for every group id present in `jobs`, in ascending id order
 /// (fio's `__show_run_stats()` grouping pass).
 pub fn group_stats(jobs: &[JobStats]) -> Vec<GroupStats> {
-    let mut ids: Vec<u32> = jobs.iter().map(|j| j.groupid).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    ids.into_iter()
-        .map(|groupid| {
-            let mut g = GroupStats {
-                groupid,
-                min_bw_bytes: [u64::MAX; DDIR_COUNT],
-                ..GroupStats::default()
-            };
-            for job in jobs.iter().filter(|j| j.groupid == groupid) {
-                for d in 0..DDIR_COUNT {
-                    let run = job.dir_runtime_ms(d);
-                    if run == 0 {
-                        continue;
-                    }
-                    if g.min_run_ms[d] == 0 || run < g.min_run_ms[d] {
-                        g.min_run_ms[d] = run;
-                    }
-                    g.max_run_ms[d] = g.max_run_ms[d].max(run);
-                    let bw = job.bw_bytes(d);
-                    g.min_bw_bytes[d] = g.min_bw_bytes[d].min(bw);
-                    g.max_bw_bytes[d] = g.max_bw_bytes[d].max(bw);
-                    g.io_bytes[d] += job.dirs[d].io_bytes;
-                }
+    // One pass over the jobs into groups kept by id (a pass per group made N stonewalled
+    // sections, N groups, cost N²).
+    let mut groups: std::collections::BTreeMap<u32, GroupStats> = Default::default();
+    for job in jobs {
+        let g = groups.entry(job.groupid).or_insert_with(|| GroupStats {
+            groupid: job.groupid,
+            min_bw_bytes: [u64::MAX; DDIR_COUNT],
+            ..GroupStats::default()
+        });
+        for d in 0..DDIR_COUNT {
+            let run = job.dir_runtime_ms(d);
+            if run == 0 {
+                continue;
             }
+            if g.min_run_ms[d] == 0 || run < g.min_run_ms[d] {
+                g.min_run_ms[d] = run;
+            }
+            g.max_run_ms[d] = g.max_run_ms[d].max(run);
+            let bw = job.bw_bytes(d);
+            g.min_bw_bytes[d] = g.min_bw_bytes[d].min(bw);
+            g.max_bw_bytes[d] = g.max_bw_bytes[d].max(bw);
+            g.io_bytes[d] += job.dirs[d].io_bytes;
+        }
+    }
+    groups
+        .into_values()
+        .map(|mut g| {
             for d in 0..DDIR_COUNT {
                 if g.min_bw_bytes[d] == u64::MAX {
                     g.min_bw_bytes[d] = 0;
@@ -932,6 +933,15 @@ pub fn group_stats(jobs: &[JobStats]) -> Vec<GroupStats> {
             g
         })
         .collect()
+}
+
+/// Group `groupid` of `groups` (as [`group_stats`] gives them, in id order), found by
+/// bisection: a report looks up every job's group.
+pub fn find_group(groups: &[GroupStats], groupid: u32) -> Option<&GroupStats> {
+    groups
+        .binary_search_by_key(&groupid, |g| g.groupid)
+        .ok()
+        .map(|index| &groups[index])
 }
 
 /// Everything one run produced, as the formatters consume it.
@@ -981,9 +991,8 @@ impl RunResult {
 
     /// The aggregates of group `groupid` (all zero if no job has it).
     pub fn group(&self, groupid: u32) -> GroupStats {
-        group_stats(&self.jobs)
-            .into_iter()
-            .find(|g| g.groupid == groupid)
+        find_group(&group_stats(&self.jobs), groupid)
+            .cloned()
             .unwrap_or_default()
     }
 }

@@ -276,7 +276,7 @@ fn job_value(groups: &[GroupStats], job: &JobStats, flavor: Flavor) -> Value {
 
 /// `job`'s reporting group's figures (a default for a job in no group).
 fn group_of<'g>(groups: &'g [GroupStats], job: &JobStats) -> std::borrow::Cow<'g, GroupStats> {
-    match groups.iter().find(|g| g.groupid == job.groupid) {
+    match iosched_driver::stats::find_group(groups, job.groupid) {
         Some(group) => std::borrow::Cow::Borrowed(group),
         None => std::borrow::Cow::Owned(GroupStats::default()),
     }

@@ -146,9 +146,7 @@ pub fn to_string(run: &RunResult) -> String {
     let groups = run.groups();
     let mut out = String::new();
     for job in &run.jobs {
-        let group = groups
-            .iter()
-            .find(|g| g.groupid == job.groupid)
+        let group = iosched_driver::stats::find_group(&groups, job.groupid)
             .cloned()
             .unwrap_or_default();
         out.push_str(&job_line(&run.fio_version, job, &group, &run.disks));

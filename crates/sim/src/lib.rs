@@ -14,4 +14,4 @@ pub mod simulation;
 /// Job-file placement and cgroup interning are shared with the real engine.
 pub use iosched_workload::{cgroups, layout};
 
-pub use simulation::{CpuOutcome, SimConfig, SimError, SimOutcome, Simulation};
+pub use simulation::{CpuOutcome, SimConfig, SimError, SimOutcome, Simulation, STOP_POLL_EVENTS};

@@ -10,7 +10,7 @@ use crate::generator::IoUnit;
 use crate::issue_log::IssueLog;
 use crate::job::{ExitWhat, JobSpec};
 use crate::layout::Layout;
-use crate::processes::{prerequisites, WaitForError};
+use crate::processes::{prerequisites, WaitForError, Waits};
 use crate::rng::Rng;
 use crate::runner::JobRunner;
 use crate::runner::Step;
@@ -97,9 +97,16 @@ pub struct Lifecycle {
     /// Clone indices of each job.
     job_clones: Vec<Vec<usize>>,
     /// Jobs each job waits for.
-    prerequisites: Vec<Vec<usize>>,
+    prerequisites: Vec<Waits>,
     /// Jobs released to start (their start may still lie ahead, after `startdelay`).
     job_released: Vec<bool>,
+    /// The jobs before this one are all released: where [`Lifecycle::release_ready`] starts
+    /// looking, so that a run of N jobs does not look at every job after each one ends.
+    first_unreleased: usize,
+    /// The jobs before this one have all finished: what a `stonewall` waits for.
+    finished_prefix: usize,
+    /// Clones not finished: [`Lifecycle::all_finished`] without a walk over every clone.
+    unfinished: usize,
     last_finish: Time,
     /// Some job says `exitall`: fio 3.33 keeps one run-wide flag (options.c's `exitall`
     /// callback sets `exitall_on_terminate`), so then every job that ends stops the jobs its
@@ -142,6 +149,9 @@ impl Lifecycle {
             job_clones,
             prerequisites: prerequisites(jobs)?,
             job_released: vec![false; jobs.len()],
+            first_unreleased: 0,
+            finished_prefix: 0,
+            unfinished: layout.clones.len(),
             last_finish: 0,
             exitall_run: jobs.iter().any(|spec| spec.exitall),
             steady: std::collections::BTreeMap::new(),
@@ -157,13 +167,14 @@ impl Lifecycle {
     /// (a `wait_for` job behind a stonewall starts with the stonewall, not with its waitee).
     pub fn release_ready(&mut self, jobs: &[JobSpec], now: Time) -> Vec<(Time, usize)> {
         let mut released = Vec::new();
-        for (job, spec) in jobs.iter().enumerate() {
+        while self.job_released.get(self.first_unreleased) == Some(&true) {
+            self.first_unreleased += 1;
+        }
+        for (job, spec) in jobs.iter().enumerate().skip(self.first_unreleased) {
             if self.job_released[job] {
                 continue;
             }
-            let ready = self.prerequisites[job]
-                .iter()
-                .all(|&before| self.job_finished(before));
+            let ready = self.prerequisites_done(job);
             if !ready && spec.stonewall {
                 break;
             }
@@ -179,6 +190,21 @@ impl Lifecycle {
             }
         }
         released
+    }
+
+    /// Whether what `job` waits for has finished: every earlier job for a `stonewall` (the
+    /// finished prefix moves on as jobs finish, each job looked at once), its `wait_for` job.
+    fn prerequisites_done(&mut self, job: usize) -> bool {
+        let waits = self.prerequisites[job];
+        if waits.all_earlier {
+            while self.finished_prefix < job && self.job_finished(self.finished_prefix) {
+                self.finished_prefix += 1;
+            }
+            if self.finished_prefix < job {
+                return false;
+            }
+        }
+        waits.job.is_none_or(|before| self.job_finished(before))
     }
 
     fn job_finished(&self, job: usize) -> bool {
@@ -473,7 +499,7 @@ impl Lifecycle {
     }
 
     pub fn all_finished(&self) -> bool {
-        self.clones.iter().all(|clone| clone.finished)
+        self.unfinished == 0
     }
 
     /// Clones started and not finished.
@@ -512,6 +538,7 @@ impl Lifecycle {
         let state = &mut self.clones[clone];
         assert!(!state.finished, "a clone finished twice");
         state.finished = true;
+        self.unfinished -= 1;
         let stats_from = state.stats_from.min(now);
         self.issues.finished(clone, now);
         self.last_finish = self.last_finish.max(now);
@@ -571,6 +598,7 @@ impl Lifecycle {
         for (index, clone) in self.clones.iter_mut().enumerate() {
             if !clone.finished && clone.runner.is_none() && in_scope(clone.job) {
                 clone.finished = true;
+                self.unfinished -= 1;
                 self.last_finish = self.last_finish.max(now);
                 self.job_released[clone.job] = true;
                 never_started.push(index);

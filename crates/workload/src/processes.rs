@@ -86,24 +86,34 @@ impl fmt::Display for WaitForError {
 
 impl std::error::Error for WaitForError {}
 
+/// What one job waits for before it starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Waits {
+    /// `stonewall`: every earlier job. Kept as a flag, not a list of the earlier jobs, so
+    /// that N stonewalled sections cost N, not N² / 2.
+    pub all_earlier: bool,
+    /// `wait_for`: the first earlier job of that name.
+    pub job: Option<usize>,
+}
+
 /// For each job, the jobs that must finish before it starts: every earlier job with
 /// `stonewall`, the named one with `wait_for`.
-pub fn prerequisites(jobs: &[JobSpec]) -> Result<Vec<Vec<usize>>, WaitForError> {
-    let mut waits = vec![Vec::new(); jobs.len()];
+pub fn prerequisites(jobs: &[JobSpec]) -> Result<Vec<Waits>, WaitForError> {
+    let mut first_of: std::collections::BTreeMap<&str, usize> = Default::default();
+    let mut waits = Vec::with_capacity(jobs.len());
     for (index, spec) in jobs.iter().enumerate() {
-        if spec.stonewall {
-            waits[index].extend(0..index);
-        }
-        if let Some(target) = &spec.wait_for {
-            let found = jobs[..index]
-                .iter()
-                .position(|job| &job.name == target)
-                .ok_or_else(|| WaitForError {
-                    job: spec.name.clone(),
-                    target: target.clone(),
-                })?;
-            waits[index].push(found);
-        }
+        let job = match &spec.wait_for {
+            Some(target) => Some(*first_of.get(target.as_str()).ok_or_else(|| WaitForError {
+                job: spec.name.clone(),
+                target: target.clone(),
+            })?),
+            None => None,
+        };
+        waits.push(Waits {
+            all_earlier: spec.stonewall,
+            job,
+        });
+        first_of.entry(spec.name.as_str()).or_insert(index);
     }
     Ok(waits)
 }
@@ -161,9 +171,18 @@ mod tests {
         c.stonewall = true;
         let mut d = job("d");
         d.wait_for = Some("b".into());
+        let none = Waits::default();
+        let stonewall = Waits {
+            all_earlier: true,
+            job: None,
+        };
+        let on_b = Waits {
+            all_earlier: false,
+            job: Some(1),
+        };
         assert_eq!(
             prerequisites(&[a, b, c, d]).unwrap(),
-            [vec![], vec![], vec![0, 1], vec![1]]
+            [none, none, stonewall, on_b]
         );
         let mut e = job("e");
         e.wait_for = Some("nosuch".into());

@@ -18,9 +18,10 @@ pub mod verdict;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use scenario::{Scenario, ScenarioError};
-use simulate::{column_groups, run_group, runs, RowError, Run};
+use simulate::{column_groups, run_group, runs, GroupOptions, RowError, Run, SimulateError};
 use verdict::Verdict;
 
 pub use simulate::run_row;
@@ -58,6 +59,9 @@ pub struct Options {
 pub struct Report {
     pub results: Vec<RowResult>,
     pub verdicts: Vec<Verdict>,
+    /// A signal stopped the simulations: the rows that did not run whole are left out, and
+    /// so are the verdicts on them.
+    pub interrupted: bool,
 }
 
 /// Why `reproduce` could not produce a report.
@@ -121,12 +125,20 @@ pub fn simulation_count(scenarios: &[Scenario]) -> usize {
 
 /// Runs every row of `scenarios` on the work queue and judges the comparisons; `step()` is
 /// called after each simulation. The first failed simulation, in print order, is the error.
+/// Once `stop` is set (a signal) the running simulations stop and no other starts; the rows
+/// they belong to are left out of the report.
 pub fn run(
     scenarios: &[Scenario],
     options: &Options,
     step: &(dyn Fn() + Sync),
+    stop: &AtomicBool,
 ) -> Result<Report, ReproduceError> {
     let work = runs(scenarios);
+    let group_options = GroupOptions {
+        length: options.length,
+        seed: options.seed,
+        stop,
+    };
     let values = crate::pool::map_in_order(
         &work,
         options.jobs,
@@ -135,7 +147,15 @@ pub fn run(
             let table = &scenario.tables[run.table];
             let group = &column_groups(table)[run.group];
             let row = &table.rows[run.row];
-            run_group(scenario, table, row, group, options.length, options.seed)
+            if stop.load(Ordering::Relaxed) {
+                return Err(RowError {
+                    seed: scenario.seed.clone(),
+                    table: table.id.clone(),
+                    row: row.label.clone(),
+                    error: Box::new(SimulateError::Interrupted),
+                });
+            }
+            run_group(scenario, table, row, group, &group_options)
         },
         step,
     );
@@ -144,31 +164,45 @@ pub fn run(
         .iter()
         .flat_map(|scenario| verdict::judge(scenario, &results))
         .collect();
-    Ok(Report { results, verdicts })
+    Ok(Report {
+        results,
+        verdicts,
+        interrupted: stop.load(Ordering::Relaxed),
+    })
 }
 
 /// Runs are in print order, a row's column groups together: folds their figures into rows.
+/// A row with an interrupted simulation is left out.
 fn fold_rows(
     scenarios: &[Scenario],
     work: &[Run],
     values: Vec<Result<Vec<(usize, f64)>, RowError>>,
 ) -> Result<Vec<RowResult>, RowError> {
-    let mut results: Vec<RowResult> = Vec::new();
+    let mut results: Vec<(RowResult, bool)> = Vec::new();
     for (run, values) in work.iter().zip(values) {
         let scenario = &scenarios[run.scenario];
         let table = &scenario.tables[run.table];
         if run.group == 0 {
-            results.push(RowResult {
+            let row = RowResult {
                 seed: scenario.seed.clone(),
                 table: table.id.clone(),
                 label: table.rows[run.row].label.clone(),
                 values: vec![0.0; table.columns.len()],
-            });
+            };
+            results.push((row, true));
         }
-        let row = results.last_mut().expect("group 0 comes first");
-        for (index, value) in values? {
-            row.values[index] = value;
+        let (row, whole) = results.last_mut().expect("group 0 comes first");
+        match values {
+            Err(error) if matches!(*error.error, SimulateError::Interrupted) => *whole = false,
+            values => {
+                for (index, value) in values? {
+                    row.values[index] = value;
+                }
+            }
         }
     }
-    Ok(results)
+    Ok(results
+        .into_iter()
+        .filter_map(|(row, whole)| whole.then_some(row))
+        .collect())
 }

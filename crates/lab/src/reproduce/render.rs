@@ -98,6 +98,10 @@ fn columns_down(table: &super::scenario::Table, ours: &[Option<&RowResult>]) -> 
     out
 }
 
+/// The last line of the text report of a run a signal stopped.
+pub const INTERRUPTED_NOTE: &str = "interrupted: partial results; the rows whose simulations \
+     did not run whole are left out, with the comparisons on them";
+
 /// The text report: per seed, each table with "seed" and "ours" per column, then verdicts.
 pub fn text(scenarios: &[Scenario], results: &[RowResult], verdicts: &[Verdict]) -> String {
     let mut out = String::new();

@@ -37,6 +37,8 @@ pub enum SimulateError {
     Run(Box<run::RunError>),
     /// A column's metric cannot be computed on the outcome.
     Metric(MetricError),
+    /// A signal stopped the simulation, or came before it started: no figure.
+    Interrupted,
 }
 
 impl fmt::Display for SimulateError {
@@ -47,6 +49,7 @@ impl fmt::Display for SimulateError {
             SimulateError::NoDevice(name) => write!(f, "no device preset '{name}'"),
             SimulateError::Run(error) => write!(f, "{error}"),
             SimulateError::Metric(error) => write!(f, "{error}"),
+            SimulateError::Interrupted => write!(f, "interrupted"),
         }
     }
 }
@@ -111,16 +114,26 @@ pub fn column_groups(table: &Table) -> Vec<Vec<usize>> {
     groups
 }
 
+/// How [`run_group`] runs its simulation.
+#[derive(Clone, Copy)]
+pub struct GroupOptions<'a> {
+    pub length: Length,
+    pub seed: u64,
+    /// Set by a signal: the simulation stops at its next events, with no figures.
+    pub stop: &'a AtomicBool,
+}
+
 /// Simulates one row for one column group: (column index, value) for each of its columns.
-/// Errors name the scenario, table and row.
+/// Errors name the scenario, table and row. Once `stop` is set (a signal) the simulation
+/// stops and the group has no figures ([`SimulateError::Interrupted`]).
 pub fn run_group(
     scenario: &Scenario,
     table: &Table,
     row: &Row,
     group: &[usize],
-    length: Length,
-    seed: u64,
+    options: &GroupOptions<'_>,
 ) -> Result<Vec<(usize, f64)>, RowError> {
+    let GroupOptions { length, seed, stop } = *options;
     let context = |error: SimulateError| RowError {
         seed: scenario.seed.clone(),
         table: table.id.clone(),
@@ -130,7 +143,7 @@ pub fn run_group(
     let first = *group.first().expect("a column group has a column");
     let env = run_env(table, row, &table.columns[first].env, length);
     let (outcome, job_names) = spec(scenario, table, row, env, length, seed)
-        .and_then(|spec| simulate(&spec))
+        .and_then(|spec| simulate(&spec, stop))
         .map_err(context)?;
     group
         .iter()
@@ -151,8 +164,14 @@ pub fn run_row(
     seed: u64,
 ) -> Result<RowResult, RowError> {
     let mut values = vec![0.0; table.columns.len()];
+    let never = AtomicBool::new(false);
+    let options = GroupOptions {
+        length,
+        seed,
+        stop: &never,
+    };
     for group in column_groups(table) {
-        for (index, value) in run_group(scenario, table, row, &group, length, seed)? {
+        for (index, value) in run_group(scenario, table, row, &group, &options)? {
             values[index] = value;
         }
     }
@@ -223,16 +242,19 @@ pub fn spec(
     })
 }
 
-/// Runs `spec` as `iosched run` does, quietly: the outcome and the job names.
-fn simulate(spec: &RunSpec) -> Result<(Outcome, Vec<String>), SimulateError> {
-    let stop = AtomicBool::new(false);
+/// Runs `spec` as `iosched run` does, quietly: the outcome and the job names. A run cut
+/// short by `stop` gives no outcome: its figures would cover part of the experiment.
+fn simulate(spec: &RunSpec, stop: &AtomicBool) -> Result<(Outcome, Vec<String>), SimulateError> {
     let mut hooks = Hooks {
         notify: &mut |_| {},
         progress: &mut |_| {},
-        stop: &stop,
+        stop,
     };
     let finished =
         run::execute(spec, &mut hooks).map_err(|error| SimulateError::Run(Box::new(error)))?;
+    if finished.interrupted() {
+        return Err(SimulateError::Interrupted);
+    }
     let job_names = finished
         .jobs
         .jobs
@@ -455,7 +477,7 @@ mod tests {
         assert_eq!(spec.knob_pairs(), [("mem".into(), "256m".into())]);
         let again = RunSpec::from_json(&spec.to_json()).unwrap();
         assert_eq!(again, spec);
-        let (outcome, names) = simulate(&again).unwrap();
+        let (outcome, names) = simulate(&again, &AtomicBool::new(false)).unwrap();
         let figure = metrics::evaluate("total_mb_s", &outcome, &names).unwrap();
         let row_figure = run_row(&scenario, table, row, Length::Full, 3)
             .unwrap()

@@ -63,6 +63,17 @@ pub struct SweepRow {
     pub share: Option<f64>,
     /// The share its weight entitles it to, for schedulers that aim at weights (cfq, bfq).
     pub ideal_share: Option<f64>,
+    /// A signal stopped the row's run: its figures cover the run up to there.
+    pub interrupted: bool,
+}
+
+/// What a sweep measured: the rows of every point that ran, in point order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Swept {
+    pub rows: Vec<SweepRow>,
+    /// A signal stopped the sweep: the points running then are cut short (their rows say
+    /// so) and the points not yet started have no rows.
+    pub interrupted: bool,
 }
 
 /// A point that could not run: its inputs and why.
@@ -168,12 +179,14 @@ pub fn run_spec(sweep: &SweepSpec, index: usize) -> Result<RunSpec, SweepError> 
 
 /// Runs every point on `workers` threads (0: one per CPU), `step()` after each; the rows come
 /// back in point order. The first failure in point order is the error; once one point fails
-/// the points not yet started are skipped.
+/// the points not yet started are skipped. Once `stop` is set (a signal) the running points
+/// stop at their next event and no other starts.
 pub fn run(
     sweep: &SweepSpec,
     workers: usize,
     step: &(dyn Fn() + Sync),
-) -> Result<Vec<SweepRow>, SweepError> {
+    stop: &AtomicBool,
+) -> Result<Swept, SweepError> {
     let specs = (0..sweep.point_count())
         .map(|index| run_spec(sweep, index))
         .collect::<Result<Vec<_>, _>>()?;
@@ -190,10 +203,10 @@ pub fn run(
         &indexed,
         workers,
         |(index, spec)| {
-            if failed.load(Ordering::Relaxed) {
+            if failed.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
                 return None;
             }
-            let rows = measure(*index, spec).map_err(|error| SweepError {
+            let rows = measure(*index, spec, stop).map_err(|error| SweepError {
                 point: describe(sweep, *index),
                 error: Box::new(error),
             });
@@ -217,17 +230,19 @@ pub fn run(
     }
     match first_error {
         Some(error) => Err(error),
-        None => Ok(rows),
+        None => Ok(Swept {
+            rows,
+            interrupted: stop.load(Ordering::Relaxed),
+        }),
     }
 }
 
 /// Runs one point quietly and reads its rows.
-fn measure(point: usize, spec: &RunSpec) -> Result<Vec<SweepRow>, RunError> {
-    let stop = AtomicBool::new(false);
+fn measure(point: usize, spec: &RunSpec, stop: &AtomicBool) -> Result<Vec<SweepRow>, RunError> {
     let mut hooks = Hooks {
         notify: &mut |_| {},
         progress: &mut |_| {},
-        stop: &stop,
+        stop,
     };
     let mut finished = run::execute(spec, &mut hooks)?;
     if let Some(error) = std::mem::take(&mut finished.log_errors).into_iter().next() {
@@ -239,6 +254,10 @@ fn measure(point: usize, spec: &RunSpec) -> Result<Vec<SweepRow>, RunError> {
     let outcome = finished.outcome();
     let aims = iosched_report::shares::aims_for_weights(&spec.scheduler);
     rows.extend(group_rows(point, outcome, &json, aims));
+    let interrupted = finished.interrupted();
+    for row in &mut rows {
+        row.interrupted = interrupted;
+    }
     Ok(rows)
 }
 
@@ -258,6 +277,7 @@ fn job_rows(point: usize, json: &Value) -> Vec<SweepRow> {
             clat_p99_us: figures.clat_p99_us,
             share: None,
             ideal_share: None,
+            interrupted: false,
         })
         .collect()
 }
@@ -295,6 +315,7 @@ fn group_rows(
         clat_p99_us: None,
         share: None,
         ideal_share: None,
+        interrupted: false,
     };
     let mut rows = Vec::new();
     if outcome.clone_cgroups.iter().any(|path| path != "/") {
@@ -339,7 +360,7 @@ mod tests {
         let text = "jobs = 'two.fio'\nschedulers = ['noop', 'cfq']\nseeds = [1, 2]\n\
                     devices = 'hdd-7200'\n[env]\nSIZE = '2m'\n";
         let spec = SweepSpec::parse(&dir.join("s.toml"), text).unwrap();
-        let rows = run(&spec, 2, &|| {}).unwrap();
+        let rows = run(&spec, 2, &|| {}, &AtomicBool::new(false)).unwrap().rows;
         assert_eq!(rows.len(), 4 * 5, "two jobs, two groups, one total per run");
         let kinds: Vec<_> = rows[..5]
             .iter()
@@ -370,7 +391,10 @@ mod tests {
         assert_eq!(ideal(2).unwrap().ideal_share, Some(0.8));
         // Each group's bytes are its job's: 2 MiB each, so equal shares.
         assert_eq!(ideal(2).unwrap().share, Some(0.5));
-        assert_eq!(run(&spec, 1, &|| {}).unwrap(), rows);
+        assert_eq!(
+            run(&spec, 1, &|| {}, &AtomicBool::new(false)).unwrap().rows,
+            rows
+        );
     }
 
     /// A scheduler entry's own settings reach its run: two sequential readers on a disk are
@@ -387,7 +411,7 @@ mod tests {
         let text = "jobs = 'two.fio'\ndevices = 'hdd-7200'\n\
                     schedulers = ['cfq', 'cfq slice_idle=0']\n";
         let spec = SweepSpec::parse(&dir.join("s.toml"), text).unwrap();
-        let rows = run(&spec, 0, &|| {}).unwrap();
+        let rows = run(&spec, 0, &|| {}, &AtomicBool::new(false)).unwrap().rows;
         let total = |point| {
             rows.iter()
                 .find(|r| r.point == point && r.kind == RowKind::Total)
@@ -397,7 +421,9 @@ mod tests {
         assert!(total(0) > 3.0 * total(1), "{} vs {}", total(0), total(1));
         let bad = text.replace("slice_idle=0", "slice_idle");
         let spec = SweepSpec::parse(&dir.join("s.toml"), &bad).unwrap();
-        let error = run(&spec, 0, &|| {}).unwrap_err().to_string();
+        let error = run(&spec, 0, &|| {}, &AtomicBool::new(false))
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("'slice_idle' is not KEY=VALUE"), "{error}");
     }
 
@@ -408,7 +434,7 @@ mod tests {
         std::fs::write(dir.join("j.fio"), "[j]\nrw=read\nsize=1m\n").unwrap();
         let text = "jobs = 'j.fio'\nschedulers = 'cfq'\n[set]\nslice_idel = [0, 8]\n";
         let spec = SweepSpec::parse(&dir.join("s.toml"), text).unwrap();
-        let error = run(&spec, 1, &|| {}).unwrap_err();
+        let error = run(&spec, 1, &|| {}, &AtomicBool::new(false)).unwrap_err();
         let message = error.to_string();
         assert!(message.contains("scheduler=cfq slice_idel=0"), "{message}");
         assert!(message.contains("slice_idel"), "{message}");

@@ -2,11 +2,15 @@
 //! (job file, device, scheduler, each `set` and `env` key, seed), then what the row is
 //! (`kind`, `name`), then the measures with their units in their names — and as a line chart
 //! over the swept input.
+//!
+//! A sweep stopped by a signal has one more column, `interrupted` (as `iosched run` marks
+//! its JSON only then, so a whole sweep's bytes stay as they were): `true` on the rows of
+//! the points the signal cut short. Its chart leaves those points out and says it is partial.
 
 use iosched_report::sweep_plot::{Line, LineChart};
 use serde_json::{Map, Value};
 
-use super::{AxisKind, RowKind, SweepRow, SweepSpec};
+use super::{AxisKind, RowKind, SweepRow, SweepSpec, Swept};
 
 /// The measures' columns, after the inputs, `kind` and `name`.
 pub const MEASURES: [&str; 7] = [
@@ -19,11 +23,17 @@ pub const MEASURES: [&str; 7] = [
     "ideal_share",
 ];
 
-/// Every column's name, in order.
-pub fn columns(sweep: &SweepSpec) -> Vec<String> {
+/// The last column, in the table of an interrupted sweep only.
+pub const INTERRUPTED: &str = "interrupted";
+
+/// Every column's name, in order (`interrupted` last when `swept` was stopped).
+pub fn columns(sweep: &SweepSpec, swept: &Swept) -> Vec<String> {
     let mut names: Vec<String> = sweep.axes.iter().map(|a| a.name.clone()).collect();
     names.extend(["kind".to_string(), "name".to_string()]);
     names.extend(MEASURES.iter().map(|m| m.to_string()));
+    if swept.interrupted {
+        names.push(INTERRUPTED.to_string());
+    }
     names
 }
 
@@ -60,14 +70,14 @@ fn csv_field(text: &str) -> String {
 
 /// The table as CSV with a header line. Numbers are written in full (the shortest text that
 /// reads back to the same value); a measure a row does not have is an empty field.
-pub fn csv(sweep: &SweepSpec, rows: &[SweepRow]) -> String {
-    let mut out = columns(sweep)
+pub fn csv(sweep: &SweepSpec, swept: &Swept) -> String {
+    let mut out = columns(sweep, swept)
         .iter()
         .map(|c| csv_field(c))
         .collect::<Vec<_>>()
         .join(",");
     out.push('\n');
-    for row in rows {
+    for row in &swept.rows {
         let mut fields: Vec<String> = inputs(sweep, row).iter().map(|v| csv_field(v)).collect();
         fields.push(row.kind.name().to_string());
         fields.push(csv_field(&row.name));
@@ -76,6 +86,9 @@ pub fn csv(sweep: &SweepSpec, rows: &[SweepRow]) -> String {
                 .iter()
                 .map(|m| m.map(|v| v.to_string()).unwrap_or_default()),
         );
+        if swept.interrupted {
+            fields.push(row.interrupted.to_string());
+        }
         out.push_str(&fields.join(","));
         out.push('\n');
     }
@@ -97,9 +110,9 @@ fn input_value(kind: AxisKind, text: &str) -> Value {
 
 /// The table as JSON lines: one object per row, keys as the CSV's columns, `null` for a
 /// measure the row does not have.
-pub fn json_lines(sweep: &SweepSpec, rows: &[SweepRow]) -> String {
+pub fn json_lines(sweep: &SweepSpec, swept: &Swept) -> String {
     let mut out = String::new();
-    for row in rows {
+    for row in &swept.rows {
         let mut object = Map::new();
         for (axis, value) in sweep.axes.iter().zip(inputs(sweep, row)) {
             object.insert(axis.name.clone(), input_value(axis.kind, &value));
@@ -108,6 +121,9 @@ pub fn json_lines(sweep: &SweepSpec, rows: &[SweepRow]) -> String {
         object.insert("name".into(), row.name.clone().into());
         for (name, value) in MEASURES.iter().zip(measures(row)) {
             object.insert(name.to_string(), value.map_or(Value::Null, Value::from));
+        }
+        if swept.interrupted {
+            object.insert(INTERRUPTED.into(), row.interrupted.into());
         }
         out.push_str(&Value::Object(object).to_string());
         out.push('\n');
@@ -137,13 +153,17 @@ fn x_title(sweep: &SweepSpec) -> String {
 
 /// The line chart of throughput over the swept input: a line per cgroup where the jobs name
 /// cgroups, else per job, and the total when there are several; each line also named by the
-/// other inputs that vary (`top-app, scheduler=cfq`).
-pub fn chart(sweep: &SweepSpec, rows: &[SweepRow]) -> LineChart {
+/// other inputs that vary (`top-app, scheduler=cfq`). The points a signal cut short are
+/// left out: their figures cover part of a run.
+pub fn chart(sweep: &SweepSpec, swept: &Swept) -> LineChart {
+    let whole: Vec<&SweepRow> = swept.rows.iter().filter(|r| !r.interrupted).collect();
+    let rows = &whole[..];
     let has_groups = rows.iter().any(|r| r.kind == RowKind::Cgroup);
+    let first = rows.first().map(|r| r.point);
     let per_point = |kind| {
         let mut names: Vec<&str> = rows
             .iter()
-            .filter(|r| r.kind == kind && r.point == 0)
+            .filter(|r| r.kind == kind && Some(r.point) == first)
             .map(|r| r.name.as_str())
             .collect();
         names.dedup();
@@ -163,7 +183,7 @@ pub fn chart(sweep: &SweepSpec, rows: &[SweepRow]) -> LineChart {
     let x_axis = &sweep.axes[sweep.x];
     let numeric = x_axis.values.iter().all(|v| v.parse::<f64>().is_ok());
     let mut lines: Vec<Line> = Vec::new();
-    for row in rows.iter().filter(|r| wanted(r)) {
+    for row in rows.iter().copied().filter(|r| wanted(r)) {
         let picks = sweep.point(row.point);
         let x = if numeric {
             x_axis.values[picks[sweep.x]].parse::<f64>().unwrap_or(0.0)
@@ -184,8 +204,13 @@ pub fn chart(sweep: &SweepSpec, rows: &[SweepRow]) -> LineChart {
             None => lines.push(Line::new(label, vec![(x, row.bw_mb_s)])),
         }
     }
+    let title = if swept.interrupted {
+        format!("{} (interrupted: partial)", sweep.title)
+    } else {
+        sweep.title.clone()
+    };
     LineChart {
-        title: sweep.title.clone(),
+        title,
         x_desc: x_title(sweep),
         y_desc: "throughput (MB/s)".to_string(),
         categories: (!numeric).then(|| x_axis.values.clone()),
@@ -216,6 +241,14 @@ mod tests {
             clat_p99_us: None,
             share: None,
             ideal_share: None,
+            interrupted: false,
+        }
+    }
+
+    fn whole(rows: Vec<SweepRow>) -> Swept {
+        Swept {
+            rows,
+            interrupted: false,
         }
     }
 
@@ -224,7 +257,7 @@ mod tests {
     #[test]
     fn csv_and_json_lines_have_the_same_columns() {
         let sweep = sweep();
-        let rows = [row(3, RowKind::Job, "a,b", 12.5)];
+        let rows = whole(vec![row(3, RowKind::Job, "a,b", 12.5)]);
         let csv = csv(&sweep, &rows);
         let mut lines = csv.lines();
         assert_eq!(
@@ -242,7 +275,7 @@ mod tests {
         assert_eq!(json["clat_mean_us"], Value::Null);
         assert_eq!(json["bw_mb_s"], 12.5);
         let keys: Vec<_> = json.as_object().unwrap().keys().cloned().collect();
-        assert_eq!(keys, columns(&sweep));
+        assert_eq!(keys, columns(&sweep, &rows));
     }
 
     /// One line per job and varying other input, x in the tunable's own values and unit.
@@ -258,7 +291,7 @@ mod tests {
                 ]
             })
             .collect();
-        let chart = chart(&sweep, &rows);
+        let chart = chart(&sweep, &whole(rows));
         assert_eq!(chart.x_desc, "group_idle_us (µs)");
         let labels: Vec<_> = chart.lines.iter().map(|l| l.label.as_str()).collect();
         assert_eq!(
@@ -274,5 +307,37 @@ mod tests {
         );
         assert_eq!(chart.lines[3].points, [(0.0, 2.0), (1000.0, 3.0)]);
         assert_eq!(chart.categories, None);
+    }
+
+    /// Issue 28: an interrupted sweep's table ends with `interrupted`, true on the rows of the
+    /// point the signal cut short; its chart leaves that point out and says it is partial.
+    #[test]
+    fn an_interrupted_sweep_marks_its_table_and_chart() {
+        let sweep = sweep();
+        let mut cut = row(1, RowKind::Job, "a", 5.0);
+        cut.interrupted = true;
+        let swept = Swept {
+            rows: vec![row(0, RowKind::Job, "a", 4.0), cut],
+            interrupted: true,
+        };
+        let csv = csv(&sweep, &swept);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(lines[0].ends_with(",ideal_share,interrupted"), "{csv}");
+        assert!(lines[1].ends_with(",false"), "{csv}");
+        assert!(lines[2].ends_with(",true"), "{csv}");
+        let json: Vec<Value> = json_lines(&sweep, &swept)
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(json[0]["interrupted"], false);
+        assert_eq!(json[1]["interrupted"], true);
+        let chart = chart(&sweep, &swept);
+        assert!(
+            chart.title.ends_with("(interrupted: partial)"),
+            "{}",
+            chart.title
+        );
+        let points: usize = chart.lines.iter().map(|l| l.points.len()).sum();
+        assert_eq!(points, 1, "the cut point is not drawn");
     }
 }

@@ -19,6 +19,8 @@
 //! Choice: a target published as a single figure (say 35 K IOPS) becomes the range ±15 %
 //! around it; published ranges are used as they are.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use iosched_core::{Op, RequestId, Time, NSEC_PER_SEC, SECTOR_SIZE};
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -110,6 +112,16 @@ pub struct LoopResult {
 
 /// Runs one closed loop against `device`.
 pub fn run_closed_loop(device: &mut dyn Device, spec: &LoopSpec) -> LoopResult {
+    run_closed_loop_until(device, spec, &AtomicBool::new(false)).expect("never stopped")
+}
+
+/// [`run_closed_loop`], given up (`None`) within [`crate::STOP_POLL_EVENTS`] device events
+/// once `stop` is set (a signal): a loop cut short measures nothing its spec describes.
+pub fn run_closed_loop_until(
+    device: &mut dyn Device,
+    spec: &LoopSpec,
+    stop: &AtomicBool,
+) -> Option<LoopResult> {
     let mut rng = Pcg64Mcg::seed_from_u64(spec.seed);
     let mut offsets = Pcg64Mcg::seed_from_u64(spec.seed ^ 0x9e37_79b9_7f4a_7c15);
     let depth = spec.queue_depth.clamp(1, device.queue_depth().max(1));
@@ -163,7 +175,12 @@ pub fn run_closed_loop(device: &mut dyn Device, spec: &LoopSpec) -> LoopResult {
     // The warm-up ends after `warmup` completions or at half the time limit, whichever comes
     // first, so that a slow loop still measures its second half.
     let mut warming = warmup > 0;
+    let mut events: u64 = 0;
     while total < spec.ops && now < spec.time_limit_ns {
+        events += 1;
+        if events.is_multiple_of(crate::STOP_POLL_EVENTS) && stop.load(Ordering::Relaxed) {
+            return None;
+        }
         let Some(t) = device.next_event() else { break };
         assert!(t >= now, "device time ran backwards");
         now = t;
@@ -195,7 +212,7 @@ pub fn run_closed_loop(device: &mut dyn Device, spec: &LoopSpec) -> LoopResult {
             .get((latencies.len() * p / 100).min(latencies.len().saturating_sub(1)))
             .map_or(0.0, |&l| l as f64 / 1e3)
     };
-    LoopResult {
+    Some(LoopResult {
         iops,
         mb_per_s: iops * (block_sectors * SECTOR_SIZE) as f64 / 1e6,
         mean_latency_us: if counted == 0 {
@@ -208,7 +225,7 @@ pub fn run_closed_loop(device: &mut dyn Device, spec: &LoopSpec) -> LoopResult {
         ops: counted,
         max_in_flight,
         elapsed_ns: elapsed,
-    }
+    })
 }
 
 /// How a published figure is turned into a target: the wording of the coverage line.
@@ -284,6 +301,8 @@ pub struct CalibrationReport {
     pub queue_depth: u32,
     pub capacity_bytes: u64,
     pub measurements: Vec<Measurement>,
+    /// A signal stopped the calibration: the loops after the last measured one did not run.
+    pub interrupted: bool,
 }
 
 impl CalibrationReport {
@@ -330,6 +349,11 @@ impl CalibrationReport {
         }
         out.push_str(&table.render());
         out.push_str(&self.coverage_text());
+        if self.interrupted {
+            out.push_str(
+                "interrupted: partial results; the loops after the last row above did not run\n",
+            );
+        }
         out
     }
 
@@ -472,6 +496,17 @@ pub fn calibrate(
     build: &dyn Fn() -> Box<dyn Device>,
     options: &CalibrationOptions,
 ) -> CalibrationReport {
+    calibrate_until_stopped(name, build, options, &AtomicBool::new(false))
+}
+
+/// [`calibrate`], ending once `stop` is set (a signal): the report holds the loops measured
+/// whole before it and says it was interrupted.
+pub fn calibrate_until_stopped(
+    name: &str,
+    build: &dyn Fn() -> Box<dyn Device>,
+    options: &CalibrationOptions,
+    stop: &AtomicBool,
+) -> CalibrationReport {
     let probe = build();
     let max_depth = probe.queue_depth().max(1);
     let targets_of = probe.name().to_string();
@@ -482,7 +517,44 @@ pub fn calibrate(
         queue_depth: max_depth,
         capacity_bytes: probe.capacity_sectors() * SECTOR_SIZE,
         measurements: Vec::new(),
+        interrupted: false,
     };
+    for spec in loop_specs(options, max_depth) {
+        let mut device = build();
+        let Some(result) = run_closed_loop_until(device.as_mut(), &spec, stop) else {
+            report.interrupted = true;
+            break;
+        };
+        let (value, unit) = if spec.pattern.is_random() {
+            (result.iops, "IOPS")
+        } else {
+            (result.mb_per_s, "MB/s")
+        };
+        let target = target_for(&targets_of, &spec);
+        report.measurements.push(Measurement {
+            spec,
+            result,
+            value,
+            unit,
+            target: target.map(|t| (t.low, t.high)),
+            target_source: target.map(|t| t.source),
+        });
+        for (metric, target) in latency_targets_for(&targets_of, &spec) {
+            report.measurements.push(Measurement {
+                spec,
+                result,
+                value: metric.of(&result),
+                unit: metric.unit(),
+                target: Some((target.low, target.high)),
+                target_source: Some(target.source),
+            });
+        }
+    }
+    report
+}
+
+/// Every loop [`calibrate`] runs, in report order, on a device of queue depth `max_depth`.
+fn loop_specs(options: &CalibrationOptions, max_depth: u32) -> Vec<LoopSpec> {
     let mut specs = Vec::new();
     for pattern in [
         Pattern::RandomRead,
@@ -528,35 +600,7 @@ pub fn calibrate(
             }
         }
     }
-    for spec in specs {
-        let mut device = build();
-        let result = run_closed_loop(device.as_mut(), &spec);
-        let (value, unit) = if spec.pattern.is_random() {
-            (result.iops, "IOPS")
-        } else {
-            (result.mb_per_s, "MB/s")
-        };
-        let target = target_for(&targets_of, &spec);
-        report.measurements.push(Measurement {
-            spec,
-            result,
-            value,
-            unit,
-            target: target.map(|t| (t.low, t.high)),
-            target_source: target.map(|t| t.source),
-        });
-        for (metric, target) in latency_targets_for(&targets_of, &spec) {
-            report.measurements.push(Measurement {
-                spec,
-                result,
-                value: metric.of(&result),
-                unit: metric.unit(),
-                target: Some((target.low, target.high)),
-                target_source: Some(target.source),
-            });
-        }
-    }
-    report
+    specs
 }
 
 /// A latency statistic with a published figure.

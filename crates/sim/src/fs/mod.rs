@@ -448,6 +448,23 @@ pub(crate) struct FsState {
     pub dirty_peak: u64,
 }
 
+/// For each file of `layout`, whether some clone reads or overwrites it (so its blocks
+/// count as written before the run): one pass over the clones, where a pass per file made N
+/// single-file jobs cost N².
+fn read_or_overwritten(jobs: &[JobSpec], layout: &Layout) -> Vec<bool> {
+    let mut marked = vec![false; layout.files.len()];
+    for clone in &layout.clones {
+        let spec = &jobs[clone.job];
+        if spec.overwrite || spec.pre_read || !matches!(spec.rw, RwMode::Write | RwMode::RandWrite)
+        {
+            for &file in &clone.files {
+                marked[file] = true;
+            }
+        }
+    }
+    marked
+}
+
 impl FsState {
     /// The device queue's async side as writeback sees it.
     pub fn queue_state(&self) -> QueueState {
@@ -468,6 +485,7 @@ impl FsState {
         let mut wb = Writeback::new(config.writeback.clone(), 1);
         let mut files = Vec::new();
         let mut meta = Vec::new();
+        let read_or_overwritten = read_or_overwritten(jobs, layout);
         for (index, file) in layout.files.iter().enumerate() {
             let id = wb.add_file(0, file.bytes);
             assert_eq!(id as usize, index, "file ids follow the layout");
@@ -476,15 +494,7 @@ impl FsState {
                 extents: vec![(0, file.start_sector(), file.bytes.max(PAGE_SIZE))],
                 is_device,
             });
-            let written = is_device
-                || layout.clones.iter().any(|clone| {
-                    clone.files.contains(&index) && {
-                        let spec = &jobs[clone.job];
-                        spec.overwrite
-                            || spec.pre_read
-                            || !matches!(spec.rw, RwMode::Write | RwMode::RandWrite)
-                    }
-                });
+            let written = is_device || read_or_overwritten[index];
             meta.push(FileMeta {
                 allocated: (!written)
                     .then(|| vec![0; file.bytes.div_ceil(PAGE_SIZE).div_ceil(64) as usize]),
