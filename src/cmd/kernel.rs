@@ -6,7 +6,6 @@
 //! its printing. fio's JSON is printed with the `iosched` object added; its normal and terse
 //! outputs as fio wrote them.
 
-use std::fs;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context};

@@ -253,7 +253,6 @@ impl Sinks {
             text: None,
             binary: None,
             decisions: None,
-            names: Vec::new(),
         };
         let limit = outputs.trace_limit.unwrap_or(DEFAULT_TRACE_LIMIT);
         let flag = "--trace";
