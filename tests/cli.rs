@@ -572,3 +572,50 @@ fn output_to_dev_null_leaves_the_device_a_device() {
     assert!(output.status.success(), "{output:?}");
     assert!(still_null, "/dev/null became {kind:?}");
 }
+
+/// `calibrate --disksim` prints one line per DiskSim drive with DiskSim's own figure beside
+/// ours; a folder without the data is an input error naming the file.
+#[test]
+fn calibrate_disksim_prints_each_drive_beside_disksim() {
+    let output = iosched(&["calibrate", "--disksim"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    let drives: Vec<&str> = text
+        .lines()
+        .map(|line| line.split(' ').next().unwrap())
+        .collect();
+    assert_eq!(
+        drives,
+        [
+            "cheetah9LP",
+            "ibm18es",
+            "atlas10k",
+            "cheetah4LP",
+            "barracuda",
+            "atlas_III"
+        ]
+    );
+    for line in text.lines() {
+        let words: Vec<&str> = line.split(' ').collect();
+        assert_eq!(
+            (words[1], words[3], words[4]),
+            ("demerit", "ms", "(DiskSim"),
+            "{line}"
+        );
+        assert!(
+            words[2].parse::<f64>().is_ok() && line.ends_with(" ms)"),
+            "{line}"
+        );
+    }
+    assert!(
+        text.contains("cheetah9LP demerit 0.10") && text.contains("(DiskSim 0.107 ms)"),
+        "{text}"
+    );
+    let empty = Scratch::new("cli-disksim-empty");
+    let output = iosched(&["calibrate", "--disksim", &empty.0.to_string_lossy()]);
+    assert_input_error(&output, "cheetah9LP.toml: cannot read");
+}

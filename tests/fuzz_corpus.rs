@@ -7,9 +7,13 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
+use iosched_driver::spec::RunSpec;
+use iosched_lab::sweep::spec::MAX_SWEEP_POINTS;
+use iosched_lab::sweep::{describe, SweepSpec};
 use iosched_report::compare::{read_run, rows};
+use iosched_report::run_plot::{draw_svgs, RunFigures};
 use iosched_sim::device::file::parse_device_text;
-use iosched_workload::fio::{parse_str, ParseContext};
+use iosched_workload::fio::{parse_sources, parse_str, ParseContext};
 use iosched_workload::replay::{blktrace, iolog};
 
 /// The inputs saved for `target`, sorted; at least one, so an emptied corpus fails.
@@ -78,5 +82,43 @@ fn blktrace_decode_corpus() {
 fn iolog_parse_corpus() {
     run_corpus("iolog_parse", |data| {
         let _ = iolog::parse(Path::new("fuzz.log"), &String::from_utf8_lossy(data));
+    });
+}
+
+#[test]
+fn sweep_spec_corpus() {
+    run_corpus("sweep_spec", |data| {
+        let text = String::from_utf8_lossy(data);
+        if let Ok(spec) = SweepSpec::parse(Path::new("fuzz/s.toml"), &text) {
+            assert!(spec.point_count() <= MAX_SWEEP_POINTS);
+            for index in 0..spec.point_count().min(16) {
+                let _ = describe(&spec, index);
+            }
+        }
+    });
+}
+
+#[test]
+fn run_spec_corpus() {
+    run_corpus("run_spec", |data| {
+        if let Ok(spec) = RunSpec::from_json(&String::from_utf8_lossy(data)) {
+            assert_eq!(
+                RunSpec::from_json(&spec.to_json()).ok().as_ref(),
+                Some(&spec)
+            );
+            let _ = parse_sources(&spec.jobs, &spec.machine.parse_context((1024, 64)));
+        }
+    });
+}
+
+#[test]
+fn plot_json_corpus() {
+    run_corpus("plot_json", |data| {
+        let Ok(json) = serde_json::from_slice::<serde_json::Value>(data) else {
+            return;
+        };
+        if let Ok(run) = RunFigures::from_json("fuzz", &json) {
+            let _ = draw_svgs(&[run]);
+        }
     });
 }

@@ -6,6 +6,7 @@ use clap::{Args, ValueEnum};
 use iosched_sim::device::calibrate::{
     calibrate_until_stopped, CalibrationOptions, CalibrationReport, TOLERANCE,
 };
+use iosched_sim::device::disksim;
 use iosched_sim::device::file::load_device_file;
 use iosched_sim::device::{preset, presets, Device};
 use serde_json::{json, Value};
@@ -21,7 +22,16 @@ pub enum CalibrateFormat {
 #[derive(Args, Debug)]
 pub struct CalibrateArgs {
     /// A device preset (see `iosched devices`) or a model file ending in .toml.
-    device: String,
+    #[arg(required_unless_present_any = ["disksim", "disksim_import"])]
+    device: Option<String>,
+    /// Replay DiskSim 4.0's drive validation traces on the converted drive models in DIR (by
+    /// default the repository's) and print each drive's demerit beside DiskSim's.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with_all = ["disksim_import", "device"])]
+    disksim: Option<Option<std::path::PathBuf>>,
+    /// Convert the drives of DiskSim's `valid/` folder VALID into model files, traces and
+    /// source copies under DIR (`--disksim-import VALID DIR`).
+    #[arg(long, value_names = ["VALID", "DIR"], num_args = 2, conflicts_with = "device")]
+    disksim_import: Option<Vec<std::path::PathBuf>>,
     #[arg(long, value_enum, default_value = "normal")]
     output_format: CalibrateFormat,
     /// Seed of the random offsets.
@@ -101,25 +111,60 @@ fn coverage_json(report: &CalibrationReport) -> Value {
     })
 }
 
+/// `--disksim [DIR]`: one line per drive.
+fn run_disksim(dir: Option<std::path::PathBuf>) -> CmdResult {
+    let dir = dir.unwrap_or_else(disksim::replay::default_data_dir);
+    let results = disksim::replay::validate_all(&dir).map_err(|e| Failure::input(anyhow!(e)))?;
+    let mut text = String::new();
+    for (result, disksim) in results {
+        text += &format!(
+            "{} demerit {:.3} ms (DiskSim {disksim:.3} ms)\n",
+            result.drive, result.demerit_ms
+        );
+    }
+    super::print_out(&text)
+}
+
+/// `--disksim-import VALID DIR`.
+fn run_disksim_import(paths: &[std::path::PathBuf]) -> CmdResult {
+    let written = disksim::import::import_all(&paths[0], &paths[1])
+        .map_err(|e| Failure::input(anyhow!(e)))?;
+    super::print_out(&format!(
+        "converted {} into {}\n",
+        written.join(", "),
+        paths[1].display()
+    ))
+}
+
 pub fn run(args: CalibrateArgs) -> CmdResult {
+    if let Some(paths) = &args.disksim_import {
+        return run_disksim_import(paths);
+    }
+    if let Some(dir) = args.disksim {
+        return run_disksim(dir);
+    }
     let stop = super::stop::install();
-    let build: Box<dyn Fn() -> Box<dyn Device>> = if args.device.ends_with(".toml") {
+    let device = args
+        .device
+        .clone()
+        .expect("clap requires a device without --disksim");
+    let build: Box<dyn Fn() -> Box<dyn Device>> = if device.ends_with(".toml") {
         // Load once to report a bad file before measuring anything.
-        load_device_file(&args.device)
+        load_device_file(&device)
             .with_context(|| "calibrate")
             .map_err(Failure::input)?;
-        let path = args.device.clone();
+        let path = device.clone();
         Box::new(move || load_device_file(&path).expect("loaded once already"))
     } else {
-        if preset(&args.device).is_none() {
+        if preset(&device).is_none() {
             let known: Vec<&str> = presets().iter().map(|p| p.name).collect();
             return Err(Failure::input(anyhow!(
                 "no device preset '{}' (known: {})",
-                args.device,
+                device,
                 known.join(", ")
             )));
         }
-        let name = args.device.clone();
+        let name = device.clone();
         Box::new(move || preset(&name).expect("checked above"))
     };
     let options = CalibrationOptions {
@@ -128,7 +173,7 @@ pub fn run(args: CalibrateArgs) -> CmdResult {
         sequential_ops: args.ops / 4,
         ..CalibrationOptions::default()
     };
-    let report = calibrate_until_stopped(&args.device, &*build, &options, stop);
+    let report = calibrate_until_stopped(&device, &*build, &options, stop);
     let text = match args.output_format {
         CalibrateFormat::Normal => report.to_text(),
         CalibrateFormat::Json => {

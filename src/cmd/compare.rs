@@ -11,11 +11,12 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use iosched_report::compare::{self, read_run, rows, LEGEND};
 use iosched_report::mmtests::compare_table;
 use iosched_report::run_plot::{plot_runs, RunFigures};
+use iosched_workload::input::{read_text, InputKind};
 
 use super::{CmdResult, Failure};
 
@@ -65,9 +66,7 @@ pub fn compare(args: CompareArgs) -> CmdResult {
     let mut runs = Vec::new();
     let mut charts = Vec::new();
     for (path, title) in args.files.iter().zip(&titles) {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{}", path.display()))
-            .map_err(Failure::input)?;
+        let text = read_text(path, InputKind::Results).map_err(Failure::input)?;
         let run =
             read_run(&text).map_err(|why| Failure::input(anyhow!("{}: {why}", path.display())))?;
         runs.push(run);

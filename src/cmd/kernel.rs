@@ -6,7 +6,6 @@
 //! its printing. fio's JSON is printed with the `iosched` object added; its normal and terse
 //! outputs as fio wrote them.
 
-use std::fs;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context};
@@ -19,7 +18,7 @@ use iosched_kernel::{
 };
 use iosched_lab::run::CommandLine;
 
-use super::output::Destination;
+use super::output::{Destination, SavedSpec};
 use super::run::{run_failure, settings};
 use super::{CmdResult, Failure};
 use iosched_report::output::Formats;
@@ -66,7 +65,7 @@ pub struct KernelArgs {
     save_spec: Option<PathBuf>,
     /// Run a description written by `--save-spec` (of `iosched kernel`, or of `iosched run`
     /// on a block device) instead of job files and flags.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["jobfiles", "device", "scheduler", "set", "seed", "force", "save_spec"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["jobfiles", "device", "scheduler", "set", "seed", "save_spec"])]
     spec: Option<PathBuf>,
 }
 
@@ -89,12 +88,11 @@ fn failure(error: KernelError) -> Failure {
 fn describe(args: &KernelArgs) -> Result<(RunSpec, FioBinary), Failure> {
     if let Some(path) = &args.spec {
         let fio = FioBinary::find(&args.fio).map_err(failure)?;
-        let text = fs::read_to_string(path)
+        let mut spec = RunSpec::load(path)
             .with_context(|| format!("--spec {}", path.display()))
             .map_err(Failure::input)?;
-        let spec = RunSpec::from_json(&text)
-            .with_context(|| format!("--spec {}", path.display()))
-            .map_err(Failure::input)?;
+        // Only this command line grants --force.
+        spec.force = args.force;
         return Ok((spec, fio));
     }
     // Clap requires both without --spec.
@@ -122,11 +120,6 @@ fn describe(args: &KernelArgs) -> Result<(RunSpec, FioBinary), Failure> {
         outputs: Outputs::default(),
     })
     .map_err(run_failure)?;
-    if let Some(path) = &args.save_spec {
-        fs::write(path, spec.to_json() + "\n")
-            .with_context(|| format!("--save-spec {}", path.display()))
-            .map_err(Failure::input)?;
-    }
     Ok((spec, fio))
 }
 
@@ -134,6 +127,7 @@ pub fn kernel(args: KernelArgs) -> CmdResult {
     // From here on SIGINT and SIGTERM only set a flag, so the device is always put back.
     let stop = super::stop::install();
     let (spec, fio) = describe(&args)?;
+    let saved = SavedSpec::write(args.save_spec.as_deref(), &spec, args.force)?;
     let format = match args.output_format.to_string().as_str() {
         "json" => FioFormat::Json,
         "normal" => FioFormat::Normal,
@@ -141,10 +135,17 @@ pub fn kernel(args: KernelArgs) -> CmdResult {
         _ => FioFormat::List(args.output_format),
     };
     // Opened (as FILE.partial) before the device is touched: a bad path costs no run.
-    let destination = Destination::open(args.output.as_deref())?;
+    let destination = Destination::open(args.output.as_deref(), args.force)?;
     let timeout = args.timeout.map_or(Timeout::Planned, Timeout::from_secs);
-    let outcome =
-        iosched_kernel::run_with_timeout(&spec, &fio, format, stop, timeout).map_err(failure)?;
+    let outcome = iosched_kernel::run_with_timeout(&spec, &fio, format, stop, timeout);
+    // A run refused up front (write safety, bad input) leaves no spec.
+    if outcome
+        .as_ref()
+        .map_or_else(|error| !error.is_input(), |_| true)
+    {
+        saved.keep()?;
+    }
+    let outcome = outcome.map_err(failure)?;
     print_outcome(&outcome, destination)?;
     super::stop::status(outcome.interrupted)
 }

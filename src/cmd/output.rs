@@ -1,16 +1,16 @@
-//! Where results go: standard output, or `--output FILE` written whole or not at all. The file
-//! is created (as `FILE.partial` beside it) before the run, so a bad path fails before any
-//! work, and renamed over `FILE` only once everything is written. A path that exists and is
-//! not a regular file (`/dev/null`, a FIFO) is written in place: renaming over it would
-//! replace the device node with a file (as root, `-o /dev/null` once did).
+//! Where results go: standard output, or `--output FILE` through the output gate
+//! ([`iosched_gate`]): written whole or not at all. The file is created (as `FILE.partial`
+//! beside it) before the run, so a bad or refused path fails before any work, and renamed
+//! over `FILE` only once everything is written. A FIFO or `/dev/null` is written in place;
+//! a block device or a file holding a file system is refused without `--force`.
 
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use clap::ValueEnum;
 use iosched_driver::stats::RunResult;
+use iosched_gate::OutFile;
 use iosched_report::output::Formats;
 
 use super::{CmdResult, Failure};
@@ -24,46 +24,25 @@ pub enum OutputFormat {
 
 /// An open destination for results.
 pub(crate) struct Destination {
-    out: Box<dyn Write>,
-    /// `(partial, final)` paths of a file destination.
-    rename: Option<(PathBuf, PathBuf)>,
-    /// `--output`'s path; `None` for standard output.
-    path: Option<PathBuf>,
+    out: Out,
+}
+
+enum Out {
+    Stdout(BufWriter<io::StdoutLock<'static>>),
+    File(OutFile),
 }
 
 impl Destination {
-    /// Standard output, or a partial file beside `path`.
-    pub(crate) fn open(path: Option<&Path>) -> Result<Destination, Failure> {
-        let Some(path) = path else {
-            return Ok(Destination {
-                out: Box::new(BufWriter::new(io::stdout().lock())),
-                rename: None,
-                path: None,
-            });
+    /// Standard output, or `path` through the gate (`force`: the command line's `--force`).
+    pub(crate) fn open(path: Option<&Path>, force: bool) -> Result<Destination, Failure> {
+        let out = match path {
+            None => Out::Stdout(BufWriter::new(io::stdout().lock())),
+            Some(path) => Out::File(
+                OutFile::create(path, force)
+                    .map_err(|e| Failure::input(anyhow!("--output {e}")))?,
+            ),
         };
-        if std::fs::metadata(path).is_ok_and(|meta| !meta.is_file()) {
-            let file = std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .with_context(|| format!("--output {}", path.display()))
-                .map_err(Failure::input)?;
-            return Ok(Destination {
-                out: Box::new(BufWriter::new(file)),
-                rename: None,
-                path: Some(path.to_path_buf()),
-            });
-        }
-        let mut partial = path.as_os_str().to_owned();
-        partial.push(".partial");
-        let partial = PathBuf::from(partial);
-        let file = File::create(&partial)
-            .with_context(|| format!("--output {}", path.display()))
-            .map_err(Failure::input)?;
-        Ok(Destination {
-            out: Box::new(BufWriter::new(file)),
-            rename: Some((partial, path.to_path_buf())),
-            path: Some(path.to_path_buf()),
-        })
+        Ok(Destination { out })
     }
 
     /// Writes `run` in `format` (`appendix` follows the normal output's disk stats) and, for
@@ -78,39 +57,57 @@ impl Destination {
         self.write_with(|out| out.write_all(text.as_bytes()))
     }
 
-    fn write_with(mut self, body: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> CmdResult {
-        let out = self.out.as_mut();
-        let written = body(&mut *out).and_then(|()| out.flush());
-        match (written, &self.path) {
-            (Ok(()), _) => {}
-            // A reader that went away (`| head`) ends the output quietly, as `print_out` does.
-            (Err(error), None) if error.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
-            (Err(error), None) => {
-                return Err(Failure::run(anyhow!(
+    fn write_with(self, body: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> CmdResult {
+        match self.out {
+            Out::Stdout(mut out) => match body(&mut out).and_then(|()| out.flush()) {
+                Ok(()) => Ok(()),
+                // A reader that went away (`| head`) ends the output quietly, as `print_out`
+                // does.
+                Err(error) if error.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+                Err(error) => Err(Failure::run(anyhow!(
                     "writing results to standard output: {error}"
-                )))
-            }
-            // A renamed file's partial copy goes on drop: nothing truncated is left.
-            (Err(error), Some(path)) => {
-                return Err(Failure::run(anyhow!(
-                    "--output {}: {error}",
-                    path.display()
-                )))
+                ))),
+            },
+            Out::File(mut out) => {
+                // A file not committed goes on drop: nothing truncated is left.
+                let path: PathBuf = out.path().to_path_buf();
+                body(&mut out)
+                    .map_err(|e| Failure::run(anyhow!("--output {}: {e}", path.display())))?;
+                out.commit()
+                    .map_err(|e| Failure::run(anyhow!("--output {e}")))
             }
         }
-        if let Some((partial, path)) = self.rename.take() {
-            std::fs::rename(&partial, &path)
-                .map_err(|e| Failure::run(anyhow!("--output {}: {e}", path.display())))?;
-        }
-        Ok(())
     }
 }
 
-impl Drop for Destination {
-    /// A run that failed leaves no partial file behind.
-    fn drop(&mut self) {
-        if let Some((partial, _)) = &self.rename {
-            let _ = std::fs::remove_file(partial);
+/// `--save-spec FILE`: written beside `FILE` before the run, put in place by
+/// [`SavedSpec::keep`] once the run has got past its checks, so a run refused by write
+/// safety (or any bad input) leaves no spec behind.
+pub(crate) struct SavedSpec(Option<OutFile>);
+
+impl SavedSpec {
+    pub(crate) fn write(
+        path: Option<&Path>,
+        spec: &iosched_driver::spec::RunSpec,
+        force: bool,
+    ) -> Result<SavedSpec, Failure> {
+        let Some(path) = path else {
+            return Ok(SavedSpec(None));
+        };
+        let flag = |e: &dyn std::fmt::Display| anyhow!("--save-spec {e}");
+        let mut out = OutFile::create(path, force).map_err(|e| Failure::input(flag(&e)))?;
+        out.write_all((spec.to_json() + "\n").as_bytes())
+            .map_err(|e| Failure::run(flag(&format!("{}: {e}", path.display()))))?;
+        Ok(SavedSpec(Some(out)))
+    }
+
+    /// Puts the spec in place.
+    pub(crate) fn keep(self) -> CmdResult {
+        match self.0 {
+            Some(out) => out
+                .commit()
+                .map_err(|e| Failure::run(anyhow!("--save-spec {e}"))),
+            None => Ok(()),
         }
     }
 }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::{anyhow, Context};
 use clap::Args;
 use iosched_report::run_plot::{plot_runs, RunFigures};
+use iosched_workload::input::{read_text, InputKind};
 
 use super::{CmdResult, Failure};
 
@@ -38,9 +39,7 @@ pub fn plot(args: PlotArgs) -> CmdResult {
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default()
         });
-        let text = std::fs::read_to_string(file)
-            .with_context(|| file.display().to_string())
-            .map_err(Failure::input)?;
+        let text = read_text(file, InputKind::Results).map_err(Failure::input)?;
         let json = serde_json::from_str(&text)
             .with_context(|| format!("{}: not JSON", file.display()))
             .map_err(Failure::input)?;

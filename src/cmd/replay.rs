@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use clap::Args;
 
 use iosched_driver::spec::Outputs;
@@ -144,8 +144,48 @@ fn assigned(args: &ReplayArgs, pid: u32, comm: &str) -> Result<Vec<String>, Fail
     Ok(out)
 }
 
+/// Refuses an `--assign` that would silently do nothing or something else: an empty MATCH
+/// or OPTIONS, a line break in OPTIONS (it would start a new line of the job file), or a
+/// MATCH naming no process of the log (a typo would otherwise replay unassigned).
+fn check_assign(args: &ReplayArgs, log: &ReplayLog) -> Result<(), Failure> {
+    let pids = log.pids();
+    for item in &args.assign {
+        let bad = |why: String| Failure::input(anyhow!("--assign '{item}': {why}"));
+        let Some((matcher, options)) = item.split_once('=') else {
+            continue; // assigned() says what the form is.
+        };
+        if matcher.trim().is_empty() {
+            return Err(bad("empty MATCH: give a pid or a command name".into()));
+        }
+        if options.split(',').all(|o| o.trim().is_empty()) {
+            return Err(bad("no OPTIONS after the '='".into()));
+        }
+        if options.chars().any(char::is_control) {
+            return Err(bad("OPTIONS hold a control character".into()));
+        }
+        let known = pids.iter().any(|&pid| {
+            matcher.parse::<u32>() == Ok(pid) || log.comms.get(&pid).is_some_and(|c| c == matcher)
+        });
+        if !known {
+            let names: Vec<String> = pids
+                .iter()
+                .map(|pid| match log.comms.get(pid) {
+                    Some(comm) => format!("{pid} ({comm})"),
+                    None => pid.to_string(),
+                })
+                .collect();
+            let names = names.join(", ");
+            return Err(bad(format!(
+                "no process of the log matches (have: {names})"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The job file replaying `log` as `args` ask.
 fn job_file(args: &ReplayArgs, log: &ReplayLog, capture: &Path) -> Result<String, Failure> {
+    check_assign(args, log)?;
     let mut text = String::new();
     let _ = writeln!(text, "; iosched replay of {}", log.path);
     let _ = writeln!(text, "[global]\nread_iolog={}", capture.display());
@@ -272,9 +312,8 @@ pub fn run(args: ReplayArgs) -> CmdResult {
     let capture = std::path::absolute(&args.capture).unwrap_or(args.capture.clone());
     let text = job_file(&args, &log, &capture)?;
     if let Some(path) = &args.jobfile {
-        std::fs::write(path, &text)
-            .with_context(|| format!("--jobfile {}", path.display()))
-            .map_err(Failure::input)?;
+        iosched_gate::write_file(path, text.as_bytes(), args.force)
+            .map_err(|e| Failure::input(anyhow!("--jobfile {e}")))?;
     }
     // A signal ends the scheduler it comes in; the ones after it do not run.
     let mut outcomes = Vec::new();

@@ -11,8 +11,8 @@ use iosched_driver::spec::{Outputs, RunSpec, Setting, Target};
 use iosched_lab::run::{BackendOutcome, CommandLine, Finished, Hooks, RunError, WallClock};
 use iosched_report::output::Formats;
 
-use super::output::Destination;
 pub use super::output::OutputFormat;
+use super::output::{Destination, SavedSpec};
 use super::{CmdResult, Eta, Failure};
 
 #[derive(Args, Debug)]
@@ -115,15 +115,19 @@ pub(crate) fn run_failure(error: RunError) -> Failure {
 /// The run the arguments describe: a saved spec, or job files and flags.
 fn spec(args: &RunArgs) -> Result<RunSpec, Failure> {
     if let Some(path) = &args.spec {
-        let text = std::fs::read_to_string(path)
+        let mut spec = RunSpec::load(path)
             .with_context(|| format!("--spec {}", path.display()))
             .map_err(Failure::input)?;
-        return RunSpec::from_json(&text)
+        // Only this command line grants --force, and a spec's outputs are paths read from
+        // a file: they stay below the current directory.
+        spec.force = args.force;
+        confine_outputs(&spec.outputs, args.force)
             .with_context(|| format!("--spec {}", path.display()))
-            .map_err(Failure::input);
+            .map_err(Failure::input)?;
+        return Ok(spec);
     }
     let jobs = super::read_jobs(&args.jobfiles)?;
-    let spec = iosched_lab::run::spec_from(CommandLine {
+    iosched_lab::run::spec_from(CommandLine {
         jobs,
         device: args.device.clone(),
         scheduler: args.scheduler.clone(),
@@ -139,20 +143,29 @@ fn spec(args: &RunArgs) -> Result<RunSpec, Failure> {
             trace_limit: Some(args.trace_limit),
         },
     })
-    .map_err(run_failure)?;
-    if let Some(path) = &args.save_spec {
-        std::fs::write(path, spec.to_json() + "\n")
-            .with_context(|| format!("--save-spec {}", path.display()))
-            .map_err(Failure::input)?;
+    .map_err(run_failure)
+}
+
+/// A spec's trace and decision paths, which came from a file, checked as a job file's are.
+pub(crate) fn confine_outputs(outputs: &Outputs, force: bool) -> anyhow::Result<()> {
+    let paths = [
+        ("outputs.trace", &outputs.trace),
+        ("outputs.decisions", &outputs.decisions),
+    ];
+    for (key, path) in paths {
+        if let Some(path) = path {
+            iosched_gate::confined(path, force).with_context(|| key.to_string())?;
+        }
     }
-    Ok(spec)
+    Ok(())
 }
 
 pub fn run(args: RunArgs) -> CmdResult {
     let spec = spec(&args)?;
+    let saved = SavedSpec::write(args.save_spec.as_deref(), &spec, args.force)?;
     // Before the output exists, so that once it does a signal always finds the handler.
     let stop = super::stop::install();
-    let destination = Destination::open(args.output.as_deref())?;
+    let destination = Destination::open(args.output.as_deref(), args.force)?;
     let clock = match spec.target {
         Target::Real(_) => "elapsed",
         _ => "simulated",
@@ -169,8 +182,17 @@ pub fn run(args: RunArgs) -> CmdResult {
             progress: &mut |point| progress.tick(point),
             stop,
         },
-    )
-    .map_err(run_failure)?;
+    );
+    // A run that failed once started is worth its spec; one refused up front is not.
+    let finished = match finished {
+        Ok(finished) => finished,
+        Err(error) if error.is_input() => return Err(run_failure(error)),
+        Err(error) => {
+            saved.keep()?;
+            return Err(run_failure(error));
+        }
+    };
+    saved.keep()?;
     progress.finish();
     let wall = WallClock {
         started,

@@ -60,13 +60,21 @@ pub fn run(args: SweepArgs) -> CmdResult {
     if let Some(out) = &args.out {
         let write = |name: &str, text: &str| {
             let path = out.join(name);
-            std::fs::write(&path, text)
-                .map_err(|e| Failure::run(anyhow!("{}: {e}", path.display())))
+            // sweep has no --force: a path the gate refuses is never written.
+            iosched_gate::write_file(&path, text.as_bytes(), false).map_err(|e| {
+                let input = e.is_input();
+                let error = anyhow!("--out {e}");
+                if input {
+                    Failure::input(error)
+                } else {
+                    Failure::run(error)
+                }
+            })
         };
         write("sweep.csv", &table::csv(&spec, &swept))?;
         write("sweep.jsonl", &table::json_lines(&spec, &swept))?;
         iosched_report::sweep_plot::write_lines(&out.join("sweep"), &table::chart(&spec, &swept))
-            .map_err(|e| Failure::run(anyhow!(e)))?;
+            .map_err(|e| Failure::run(anyhow!("--out {e}")))?;
     }
     super::print_out(&text)?;
     super::stop::status(swept.interrupted)

@@ -56,7 +56,7 @@ pub fn schedulers() -> Vec<SchedulerInfo> {
         SchedulerInfo {
             name: "deadline",
             aliases: &["mq-deadline"],
-            summary: "sector-sorted batches, read/write FIFOs with deadlines (mq-deadline's policy)",
+            summary: "mq-deadline (Linux 6.12): sector-sorted batches, read/write FIFOs with deadlines, RT/BE/IDLE levels with aging",
             tunables: deadline::Deadline::tunable_specs(),
         },
         SchedulerInfo {
@@ -100,7 +100,13 @@ pub fn new_elevator(name: &str, device: DeviceInfo) -> Result<Box<dyn Elevator>,
         .find(|s| s.name == name || s.aliases.contains(&name));
     match known.map(|s| s.name) {
         Some("noop") => Ok(Box::new(noop::Noop::new())),
-        Some("deadline") => Ok(Box::new(deadline::Deadline::new())),
+        Some("deadline") => {
+            // blk_mq_init_sched(): nr_requests is twice the device's depth, at most 256;
+            // dd_init_hctx() sets async_depth from it.
+            let mut dd = deadline::Deadline::new();
+            dd.depth_updated(2 * device.queue_depth.min(128));
+            Ok(Box::new(dd))
+        }
         // Non-rotational devices get slice_idle = 0, as cfq_registered_queue() does.
         Some("cfq") => Ok(Box::new(cfq::Cfq::new(device))),
         _ => Err(UnknownScheduler(name.to_string())),

@@ -14,7 +14,55 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use iosched_gate::GateError;
+use iosched_workload::extent::clone_regions;
+use iosched_workload::JobSpec;
+
 use crate::stats::DDIR_COUNT;
+
+/// fio's name for log `kind` (`bw`, `clat_hist`...) of job clone `number` (1-based).
+pub fn file_name(prefix: &str, kind: &str, number: usize) -> String {
+    format!("{prefix}_{kind}.{number}.log")
+}
+
+/// Every file the jobs' log options (`write_iolog`, `write_bw_log`...) will write, with the
+/// option that names it, clones numbered from 1 in order as fio numbers them.
+pub fn job_log_paths(jobs: &[JobSpec]) -> Vec<(&'static str, PathBuf)> {
+    let mut paths = Vec::new();
+    for job in jobs {
+        if let Some(path) = &job.write_iolog {
+            paths.push(("write_iolog", PathBuf::from(path)));
+        }
+    }
+    for (index, clone) in clone_regions(jobs, None).iter().enumerate() {
+        let spec = &jobs[clone.job];
+        let kinds = [
+            ("write_bw_log", &spec.log_bw, &["bw"][..]),
+            ("write_iops_log", &spec.log_iops, &["iops"][..]),
+            ("write_lat_log", &spec.log_lat, &["lat", "clat", "slat"][..]),
+            ("write_hist_log", &spec.log_hist, &["clat_hist"][..]),
+        ];
+        for (option, prefix, names) in kinds {
+            let Some(prefix) = prefix else { continue };
+            for name in names {
+                paths.push((option, PathBuf::from(file_name(prefix, name, index + 1))));
+            }
+        }
+    }
+    paths
+}
+
+/// Checks every file of [`job_log_paths`] before a run (the simulator's, the engine's or
+/// fio's, which writes them itself): paths from a job file stay below the current directory
+/// and pass the output gate. `force` is the command line's `--force`.
+pub fn check_job_logs(jobs: &[JobSpec], force: bool) -> Result<(), (&'static str, GateError)> {
+    for (option, path) in job_log_paths(jobs) {
+        iosched_gate::confined(&path, force)
+            .and_then(|()| iosched_gate::check(&path, force).map(drop))
+            .map_err(|error| (option, error))?;
+    }
+    Ok(())
+}
 
 /// Which logs a job asked for, each with its file prefix.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -84,15 +132,19 @@ impl IoLog {
 
     /// Writes the requested logs of job clone `number` (1-based, as fio numbers them) in
     /// `dir`: `PREFIX_bw.N.log`, `PREFIX_iops.N.log`, `PREFIX_{lat,clat,slat}.N.log`, times
-    /// in ms from `epoch_ns` (when the job's statistics began, after any ramp).
-    pub fn write(&self, dir: &Path, number: usize, epoch_ns: u64) -> std::io::Result<Vec<PathBuf>> {
+    /// in ms from `epoch_ns` (when the job's statistics began, after any ramp), each through
+    /// the output gate (`force`: the command line's `--force`).
+    pub fn write(
+        &self,
+        dir: &Path,
+        number: usize,
+        epoch_ns: u64,
+        force: bool,
+    ) -> Result<Vec<PathBuf>, GateError> {
         let mut written = Vec::new();
-        let mut put = |prefix: &str, kind: &str, text: String| -> std::io::Result<()> {
-            let path = dir.join(format!("{prefix}_{kind}.{number}.log"));
-            // The error names the file: a run may write many logs.
-            std::fs::write(&path, text).map_err(|error| {
-                std::io::Error::new(error.kind(), format!("{}: {error}", path.display()))
-            })?;
+        let mut put = |prefix: &str, kind: &str, text: String| -> Result<(), GateError> {
+            let path = dir.join(file_name(prefix, kind, number));
+            iosched_gate::write_file(&path, text.as_bytes(), force)?;
             written.push(path);
             Ok(())
         };
@@ -342,7 +394,7 @@ mod tests {
         let dir = iosched_workload::scratch::ScratchDir::new("iolog");
         let mut log = IoLog::new(request(0));
         log.record(7_500_000, 0, 4096, 671, 310_722);
-        let files = log.write(&dir, 2, 5_000_000).unwrap();
+        let files = log.write(&dir, 2, 5_000_000, false).unwrap();
         assert_eq!(files.len(), 5);
         assert_eq!(read(&dir, "bw"), ["2, 13182, 0, 4096, 0"]);
         assert_eq!(read(&dir, "iops"), ["2, 1, 0, 4096, 0"]);
@@ -361,7 +413,7 @@ mod tests {
             log.record(i * 500_000, 0, 4096, 1_000, 99_000 + i);
         }
         log.record(150_000_000, 1, 8192, 0, 50_000);
-        log.write(&dir, 2, 0).unwrap();
+        log.write(&dir, 2, 0, false).unwrap();
         assert_eq!(read(&dir, "bw"), ["100, 8000, 0, 0, 0", "200, 80, 1, 0, 0"]);
         assert_eq!(
             read(&dir, "iops"),
@@ -388,7 +440,7 @@ mod tests {
         log.record(5_000_000 + 150_000_000, 1, 4096, 0, 1_000_000); // write window opens
         log.record(5_000_000 + 209_000_000, 0, 4096, 0, 100); // 209 - 108 >= 100: closes
         log.record(5_000_000 + 210_000_000, 0, 4096, 0, 100); // left open: the final line
-        log.write(&dir, 2, 5_000_000).unwrap();
+        log.write(&dir, 2, 5_000_000, false).unwrap();
         let (lines, widths) = hist_lines(&dir);
         assert!(widths.iter().all(|&w| w == 1856));
         let million = crate::fio_plat::bucket_index(1_000_000) as usize;
@@ -412,7 +464,7 @@ mod tests {
         log.record(1_000_000, 0, 4096, 0, 100);
         log.record(11_200_000, 0, 4096, 0, 101);
         log.record(11_900_000, 0, 4096, 0, 103);
-        log.write(&dir, 2, 0).unwrap();
+        log.write(&dir, 2, 0, false).unwrap();
         let (lines, widths) = hist_lines(&dir);
         assert_eq!(widths, vec![464]);
         assert_eq!(lines, vec![(11, 0, 4096, vec![(25, 3)])]);
@@ -430,7 +482,7 @@ mod tests {
         for ms in [1u64, 12, 25] {
             log.record(ms * 1_000_000, 0, 4096, 0, 100);
         }
-        log.write(&dir, 2, 0).unwrap();
+        log.write(&dir, 2, 0, false).unwrap();
         let (lines, widths) = hist_lines(&dir);
         assert!(!lines.is_empty());
         assert!(widths.iter().all(|&w| w == 1856));
@@ -442,7 +494,7 @@ mod tests {
         let dir = iosched_workload::scratch::ScratchDir::new("histnone");
         let mut log = IoLog::new(hist_request(0, 0));
         log.record(1_000_000, 0, 4096, 0, 100);
-        log.write(&dir, 2, 0).unwrap();
+        log.write(&dir, 2, 0, false).unwrap();
         assert_eq!(
             std::fs::read_to_string(dir.join("j_clat_hist.2.log")).unwrap(),
             ""

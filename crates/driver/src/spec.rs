@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use iosched_workload::fio::{JobSource, ParseContext};
 use serde::{Deserialize, Serialize};
@@ -40,12 +40,21 @@ pub struct RunSpec {
     /// Check the scheduler's invariants after every step.
     #[serde(default)]
     pub check: bool,
-    /// Let the engine write to a block device that looks in use.
-    #[serde(default)]
+    /// `--force` on this command line: lets the engine write to a device or file that holds
+    /// data, and any output go where the gate refuses. Never saved nor read: a spec is a file
+    /// anyone may have written, and only the command line may grant it (a saved spec's
+    /// `"force"` key is read and ignored).
+    #[serde(skip_serializing, default, deserialize_with = "ignored_force")]
     pub force: bool,
     /// Files the run writes besides its results.
     #[serde(default)]
     pub outputs: Outputs,
+}
+
+/// Reads a spec's `"force"` and drops it: a spec cannot grant `--force`.
+fn ignored_force<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    <bool as Deserialize>::deserialize(deserializer)?;
+    Ok(false)
 }
 
 /// A `KEY=VALUE` setting (`--set`).
@@ -93,6 +102,24 @@ impl Machine {
             mb_memory: context.mb_memory,
             ncpus: context.ncpus,
         }
+    }
+
+    /// Refuses figures no machine has: a spec is edited by hand, and `$ncpus` of 0 would
+    /// reach CPU masks and divisions.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=MAX_NCPUS).contains(&self.ncpus) {
+            return Err(format!(
+                "machine.ncpus = {}: must be 1 to {MAX_NCPUS}",
+                self.ncpus
+            ));
+        }
+        if !self.pagesize.is_power_of_two() || !(512..=1 << 30).contains(&self.pagesize) {
+            return Err(format!(
+                "machine.pagesize = {}: must be a power of two from 512 bytes to 1 GiB",
+                self.pagesize
+            ));
+        }
+        Ok(())
     }
 
     /// The parse context, with the clone limit of the machine that runs it (`(available
@@ -163,20 +190,31 @@ pub struct Outputs {
     pub trace_limit: Option<u64>,
 }
 
+/// 4096: the most the simulated machine's `cpus` knob takes (a spec's `ncpus` is what
+/// `$ncpus` expands to, so it keeps the same range).
+pub const MAX_NCPUS: u64 = 4096;
+
 /// 1 GiB: the default cap on a trace or decision file.
 pub const DEFAULT_TRACE_LIMIT: u64 = 1 << 30;
 
 /// Why a spec could not be read.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum SpecError {
+    /// The file is no regular file, or too large.
+    Read(iosched_workload::input::InputError),
     Json(serde_json::Error),
     Version(u32),
+    /// A field out of its range: which, and why.
+    Invalid(String),
 }
 
 impl fmt::Display for SpecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            SpecError::Read(error) => write!(f, "{}", error.reason()),
             SpecError::Json(error) => write!(f, "not a run description: {error}"),
+            SpecError::Invalid(why) => write!(f, "{why}"),
             SpecError::Version(found) => write!(
                 f,
                 "run description version {found}; this iosched reads version {RUN_SPEC_VERSION}"
@@ -199,7 +237,16 @@ impl RunSpec {
         if spec.version != RUN_SPEC_VERSION {
             return Err(SpecError::Version(spec.version));
         }
+        spec.machine.validate().map_err(SpecError::Invalid)?;
         Ok(spec)
+    }
+
+    /// Reads the spec file `path` (`--spec`): a regular file within
+    /// [`iosched_workload::input::RUN_SPEC_MAX_BYTES`].
+    pub fn load(path: &Path) -> Result<RunSpec, SpecError> {
+        use iosched_workload::input::{read_text, InputKind};
+        let text = read_text(path, InputKind::RunSpec).map_err(SpecError::Read)?;
+        RunSpec::from_json(&text)
     }
 
     /// Tunables as `(name, value)` pairs, as the schedulers take them.

@@ -7,125 +7,14 @@
 //! On every target the engine also asserts that each request stays inside its job's region
 //! (see `engine.rs`).
 
-use std::fs::{self, File};
-use std::io::Read;
+use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+use iosched_gate::holds::{entry_names, file_refusal, head_signature, loops_backed_by};
+
 use crate::error::EngineError;
 use crate::target::{Target, TargetKind};
-
-/// Bytes read from the start of a device to look for signatures (btrfs's lies at 64 KiB + 64).
-const PROBE_BYTES: usize = 68 * 1024;
-
-/// A magic string at a byte offset, and what it means.
-struct Magic {
-    offset: usize,
-    bytes: &'static [u8],
-    name: &'static str,
-}
-
-/// Common signatures, as blkid knows them.
-const MAGICS: &[Magic] = &[
-    // ext2/3/4: s_magic 0xEF53 (little endian) at superblock (1024) + 56.
-    Magic {
-        offset: 1080,
-        bytes: &[0x53, 0xEF],
-        name: "an ext2/3/4 file system",
-    },
-    Magic {
-        offset: 0,
-        bytes: b"XFSB",
-        name: "an XFS file system",
-    },
-    Magic {
-        offset: 65600,
-        bytes: b"_BHRfS_M",
-        name: "a btrfs file system",
-    },
-    Magic {
-        offset: 4086,
-        bytes: b"SWAPSPACE2",
-        name: "a swap area",
-    },
-    Magic {
-        offset: 4086,
-        bytes: b"SWAP-SPACE",
-        name: "a swap area",
-    },
-    Magic {
-        offset: 0,
-        bytes: b"LUKS\xba\xbe",
-        name: "a LUKS encrypted volume",
-    },
-    Magic {
-        offset: 0,
-        bytes: b"SKUL\xba\xbe",
-        name: "a LUKS2 encrypted volume",
-    },
-    Magic {
-        offset: 54,
-        bytes: b"FAT12   ",
-        name: "a FAT file system",
-    },
-    Magic {
-        offset: 54,
-        bytes: b"FAT16   ",
-        name: "a FAT file system",
-    },
-    Magic {
-        offset: 82,
-        bytes: b"FAT32   ",
-        name: "a FAT file system",
-    },
-    Magic {
-        offset: 3,
-        bytes: b"NTFS    ",
-        name: "an NTFS file system",
-    },
-    Magic {
-        offset: 0,
-        bytes: b"hsqs",
-        name: "a squashfs image",
-    },
-    Magic {
-        offset: 32769,
-        bytes: b"CD001",
-        name: "an ISO 9660 image",
-    },
-    Magic {
-        offset: 512,
-        bytes: b"EFI PART",
-        name: "a GPT partition table",
-    },
-    Magic {
-        offset: 1024,
-        bytes: &[0x10, 0x20, 0xF5, 0xF2],
-        name: "an F2FS file system",
-    },
-    Magic {
-        offset: 0x218,
-        bytes: b"LVM2 001",
-        name: "an LVM physical volume",
-    },
-];
-
-/// What the first bytes of a device say it holds, if anything recognisable.
-pub fn signature(head: &[u8]) -> Option<&'static str> {
-    for magic in MAGICS {
-        if head.get(magic.offset..magic.offset + magic.bytes.len()) == Some(magic.bytes) {
-            return Some(magic.name);
-        }
-    }
-    // An MBR: boot signature 0x55AA and at least one partition entry with a type byte.
-    if head.get(510..512) == Some(&[0x55, 0xAA]) {
-        let has_entry = (0..4).any(|i| head.get(446 + 16 * i + 4).is_some_and(|&t| t != 0));
-        if has_entry {
-            return Some("an MBR partition table");
-        }
-    }
-    None
-}
 
 /// Device numbers (`st_rdev`) of the target and, for a whole disk, of its partitions.
 fn device_numbers(target: &Target) -> Vec<u64> {
@@ -197,19 +86,25 @@ impl BlockType for fs::Metadata {
 }
 
 /// Refuses a run that would write to `target` (its jobs write, or a short file must be grown
-/// to `end_bytes` for them) when writing could destroy data.
+/// to `end_bytes` for them) when writing could destroy data, or when reading jobs would
+/// fill a file that holds data with layout data.
 pub fn check_writable(
     target: &Target,
     jobs_write: bool,
     end_bytes: u64,
 ) -> Result<(), EngineError> {
-    let Some(reason) = refusal(target) else {
+    let from = target.capacity_bytes.unwrap_or(0);
+    // Issue 28: reading jobs asked for no write, so a file holding data is not theirs to
+    // fill (5000 clones of 8 KiB, each file 1 MiB aligned, once wrote 5.2 GB into an 8 MiB
+    // file): only an empty or new file is laid out without --force.
+    let holds_data = (!jobs_write && target.kind == TargetKind::RegularFile && from > 0)
+        .then(|| format!("it holds {from} bytes of data"));
+    let Some(reason) = refusal(target).or(holds_data) else {
         return Ok(());
     };
     let reason = if jobs_write {
         reason
     } else {
-        let from = target.capacity_bytes.unwrap_or(0);
         format!("the reading jobs need it grown from {from} to {end_bytes} bytes with layout data, and {reason}")
     };
     Err(EngineError::Refused {
@@ -221,7 +116,7 @@ pub fn check_writable(
 /// Why writing to `target` could destroy data, if it could.
 pub fn refusal(target: &Target) -> Option<String> {
     if target.kind == TargetKind::RegularFile {
-        return file_refusal(&target.path);
+        return file_refusal(Path::new(&target.path));
     }
     let devs = device_numbers(target);
     let mounts = fs::read_to_string("/proc/self/mounts").unwrap_or_default();
@@ -234,7 +129,7 @@ pub fn refusal(target: &Target) -> Option<String> {
     if let Some(reason) = holder_refusal(target, &devs) {
         return Some(reason);
     }
-    match head_signature(&target.path) {
+    match head_signature(Path::new(&target.path)) {
         Ok(found) => found,
         Err(error) => Some(format!(
             "cannot read its first blocks to look for a file system ({error})"
@@ -273,106 +168,9 @@ fn holder_refusal(target: &Target, devs: &[u64]) -> Option<String> {
     None
 }
 
-/// Names of the entries of a directory (none if it cannot be read).
-fn entry_names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
-/// Attached loop devices whose backing file satisfies `matches`, as `/dev/loopN`.
-fn loops_backed_by(matches: impl Fn(&Path) -> bool) -> Vec<String> {
-    entry_names(Path::new("/sys/block"))
-        .into_iter()
-        .filter(|name| {
-            fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"))
-                .is_ok_and(|backing| matches(Path::new(backing.trim())))
-        })
-        .map(|name| format!("/dev/{name}"))
-        .collect()
-}
-
-/// A regular file: an attached loop device's backing file, or a disk image. A file that does
-/// not exist yet is the engine's to create.
-fn file_refusal(path: &str) -> Option<String> {
-    let Ok(own) = fs::metadata(path) else {
-        return None;
-    };
-    // Same inode, so a hard link or another name of the image counts too.
-    let loops = loops_backed_by(|backing| {
-        fs::metadata(backing).is_ok_and(|m| m.dev() == own.dev() && m.ino() == own.ino())
-    });
-    if !loops.is_empty() {
-        return Some(format!("it backs {}", loops.join(", ")));
-    }
-    // A file we may not read we may not write either: opening it says so.
-    head_signature(path).ok().flatten()
-}
-
-/// A known signature in the first blocks of `path`.
-fn head_signature(path: &str) -> std::io::Result<Option<String>> {
-    let mut head = vec![0u8; PROBE_BYTES];
-    let read = File::open(path).and_then(|mut file| {
-        let mut total = 0;
-        while total < head.len() {
-            let n = file.read(&mut head[total..])?;
-            if n == 0 {
-                break;
-            }
-            total += n;
-        }
-        Ok(total)
-    });
-    Ok(signature(&head[..read?]).map(|what| format!("it carries {what}")))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn with(offset: usize, bytes: &[u8]) -> Vec<u8> {
-        let mut head = vec![0u8; PROBE_BYTES];
-        head[offset..offset + bytes.len()].copy_from_slice(bytes);
-        head
-    }
-
-    #[test]
-    fn common_signatures_are_recognised() {
-        assert_eq!(
-            signature(&with(1080, &[0x53, 0xEF])),
-            Some("an ext2/3/4 file system")
-        );
-        assert_eq!(signature(&with(0, b"XFSB")), Some("an XFS file system"));
-        assert_eq!(
-            signature(&with(65600, b"_BHRfS_M")),
-            Some("a btrfs file system")
-        );
-        assert_eq!(signature(&with(4086, b"SWAPSPACE2")), Some("a swap area"));
-        assert_eq!(
-            signature(&with(0, b"LUKS\xba\xbe")),
-            Some("a LUKS encrypted volume")
-        );
-        assert_eq!(signature(&with(82, b"FAT32   ")), Some("a FAT file system"));
-    }
-
-    #[test]
-    fn zeroes_and_short_reads_carry_nothing() {
-        assert_eq!(signature(&vec![0u8; PROBE_BYTES]), None);
-        assert_eq!(signature(&[0u8; 100]), None);
-    }
-
-    #[test]
-    fn an_mbr_needs_a_partition_entry() {
-        let mut head = with(510, &[0x55, 0xAA]);
-        assert_eq!(signature(&head), None);
-        head[446 + 4] = 0x83;
-        assert_eq!(signature(&head), Some("an MBR partition table"));
-    }
 
     #[test]
     fn makedev_inverts_dev_name() {

@@ -116,18 +116,47 @@ pub(crate) fn open_target(
     if (writes || grows) && !force {
         safety::check_writable(&target, writes, layout.end_bytes)?;
     }
-    if grows && reads {
+    let fill = (grows && reads).then(|| data_ranges(&layout));
+    if let Some(ranges) = &fill {
+        let from = target.capacity_bytes.unwrap_or(0);
+        let bytes: u64 = ranges
+            .iter()
+            .map(|r| r.end.saturating_sub(r.start.max(from)))
+            .sum();
         warnings.push(format!(
-            "{path}: laying out {} bytes with data for the reading jobs",
-            layout.end_bytes - target.capacity_bytes.unwrap_or(0)
+            "{path}: laying out {bytes} bytes with data for the reading jobs"
         ));
     }
-    let file = target.open(layout.end_bytes, writes || grows, grows && reads)?;
+    let file = target.open(layout.end_bytes, writes || grows, fill.as_deref())?;
     Ok(Opened {
         target,
         file,
         layout,
     })
+}
+
+/// The byte ranges of the target the clones' regions cover, sorted and merged: what laying
+/// out must fill with data (the jobs do I/O nowhere else), however far apart the clones'
+/// aligned files lie.
+fn data_ranges(layout: &Layout) -> Vec<std::ops::Range<u64>> {
+    let mut ranges: Vec<std::ops::Range<u64>> = layout
+        .clones
+        .iter()
+        .flat_map(|plan| plan.files.iter().zip(&plan.regions))
+        .map(|(&file, region)| {
+            let start = layout.files[file].start + region.start;
+            start..start + region.len
+        })
+        .collect();
+    ranges.sort_by_key(|r| r.start);
+    let mut merged: Vec<std::ops::Range<u64>> = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        match merged.last_mut() {
+            Some(last) if range.start <= last.end => last.end = last.end.max(range.end),
+            _ => merged.push(range),
+        }
+    }
+    merged
 }
 
 /// The jobs' layout on `target`: a block device's capacity bounds it; a file grows to fit

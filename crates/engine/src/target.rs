@@ -8,6 +8,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Seek, SeekFrom};
+use std::ops::Range;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -223,7 +224,7 @@ impl Target {
         &self,
         needed_bytes: u64,
         writable: bool,
-        lay_out: bool,
+        lay_out: Option<&[Range<u64>]>,
     ) -> Result<File, EngineError> {
         let mut options = OpenOptions::new();
         options.read(true).write(writable);
@@ -266,7 +267,7 @@ impl Target {
         file: &File,
         needed_bytes: u64,
         writable: bool,
-        lay_out: bool,
+        lay_out: Option<&[Range<u64>]>,
     ) -> Result<(), EngineError> {
         let current = file
             .metadata()
@@ -283,7 +284,19 @@ impl Target {
                 ),
             });
         }
-        let grow_bytes = needed_bytes - current;
+        // Laid out, only the jobs' regions past the old end take data (the gaps between
+        // clones' 1 MiB aligned files stay holes); allocated, all of the growth.
+        let fill: Vec<Range<u64>> = lay_out.map_or_else(Vec::new, |ranges| {
+            ranges
+                .iter()
+                .map(|r| r.start.max(current)..r.end.min(needed_bytes))
+                .filter(|r| r.start < r.end)
+                .collect()
+        });
+        let grow_bytes = match lay_out {
+            Some(_) => fill.iter().map(|r| r.end - r.start).sum(),
+            None => needed_bytes - current,
+        };
         let free_bytes = free_space(file)
             .map_err(|error| EngineError::io(&self.path, "cannot read free space", error))?;
         if grow_bytes > free_bytes {
@@ -293,10 +306,11 @@ impl Target {
                 free_bytes,
             });
         }
-        let grown = if lay_out {
-            write_out(&self.path, current, needed_bytes)
-        } else {
-            allocate(file, current, grow_bytes)
+        let grown = match lay_out {
+            Some(_) => file
+                .set_len(needed_bytes)
+                .and_then(|()| write_out(&self.path, &fill)),
+            None => allocate(file, current, grow_bytes),
         };
         grown.map_err(|error| {
             // Nothing half-grown stays behind: a full file system gets its space back.
@@ -321,21 +335,23 @@ fn free_space(file: &File) -> std::io::Result<u64> {
     Ok(stats.f_bavail.saturating_mul(stats.f_frsize))
 }
 
-/// Writes bytes `from..to` of `path` with a fixed non-zero pattern (not zeros, which some
-/// devices store specially) through the page cache, then syncs them to the device.
-fn write_out(path: &str, from: u64, to: u64) -> std::io::Result<()> {
+/// Writes `ranges` of `path` with a fixed non-zero pattern (not zeros, which some devices
+/// store specially) through the page cache, then syncs them to the device once.
+fn write_out(path: &str, ranges: &[Range<u64>]) -> std::io::Result<()> {
     use std::io::{Seek, SeekFrom, Write};
     const CHUNK: usize = 1 << 20;
     let chunk: Vec<u8> = (0..CHUNK)
         .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[3])
         .collect();
     let mut file = OpenOptions::new().write(true).open(path)?;
-    file.seek(SeekFrom::Start(from))?;
-    let mut at = from;
-    while at < to {
-        let n = (to - at).min(CHUNK as u64) as usize;
-        file.write_all(&chunk[..n])?;
-        at += n as u64;
+    for range in ranges {
+        file.seek(SeekFrom::Start(range.start))?;
+        let mut at = range.start;
+        while at < range.end {
+            let n = (range.end - at).min(CHUNK as u64) as usize;
+            file.write_all(&chunk[..n])?;
+            at += n as u64;
+        }
     }
     file.sync_all()
 }
@@ -367,22 +383,32 @@ fn allocate(file: &File, offset: u64, len: u64) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    /// A laid-out file holds data everywhere, and its head carries no signature that would
-    /// make the safety checks refuse the next writing run.
+    /// A laid-out file holds data in the ranges asked for and nowhere else (issue 28: the
+    /// gaps between clones' aligned files stay holes), and its head carries no signature that
+    /// would make the safety checks refuse the next writing run.
     #[test]
     fn laying_out_writes_data_that_looks_like_no_file_system() {
         let path = std::env::temp_dir().join(format!("iosched-layout-{}", std::process::id()));
         let path = path.to_string_lossy().into_owned();
         std::fs::write(&path, b"keep").unwrap();
-        write_out(&path, 4, 3 << 20).unwrap();
+        let file = OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(3 << 20).unwrap();
+        write_out(&path, &[4..1 << 20, 2 << 20..3 << 20]).unwrap();
         let bytes = std::fs::read(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert_eq!(bytes.len(), 3 << 20);
         assert_eq!(&bytes[..4], b"keep", "existing bytes untouched");
-        assert!(bytes[4..]
-            .chunks(4096)
-            .all(|block| block.iter().any(|&b| b != 0)));
-        assert_eq!(crate::safety::signature(&bytes[..80 << 10]), None);
+        let filled = |range: Range<usize>| {
+            bytes[range]
+                .chunks(4096)
+                .all(|block| block.iter().any(|&b| b != 0))
+        };
+        assert!(filled(4..1 << 20) && filled(2 << 20..3 << 20));
+        assert!(
+            bytes[1 << 20..2 << 20].iter().all(|&b| b == 0),
+            "the gap stays a hole"
+        );
+        assert_eq!(iosched_gate::holds::signature(&bytes[..80 << 10]), None);
     }
 
     #[test]

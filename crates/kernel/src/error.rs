@@ -59,6 +59,21 @@ pub enum KernelError {
         file: String,
         error: io::Error,
     },
+    /// A `--set` name that is not one of the scheduler's tunables (nor a name at all).
+    UnknownTunable {
+        name: String,
+        scheduler: &'static str,
+        /// What the scheduler lists under `queue/iosched/`; empty when the name was refused
+        /// before the device was touched.
+        known: Vec<String>,
+        why: Option<String>,
+    },
+    /// A job file's log path (fio writes it) escapes the current folder or is refused by
+    /// the output gate.
+    Output {
+        option: &'static str,
+        error: iosched_gate::GateError,
+    },
     /// The jobs name cgroups but no block I/O controller is mounted.
     NoCgroupHierarchy,
     /// A cgroup directory could not be made.
@@ -107,6 +122,8 @@ impl KernelError {
                 | KernelError::Refused { .. }
                 | KernelError::Layout(_)
                 | KernelError::Tunable { .. }
+                | KernelError::UnknownTunable { .. }
+                | KernelError::Output { .. }
         )
     }
 }
@@ -179,6 +196,23 @@ impl KernelError {
                 f,
                 "{}: cannot select scheduler '{scheduler}': {error}",
                 queue.display()
+            ),
+            KernelError::Output { option, error } => write!(f, "{option} {error}"),
+            KernelError::UnknownTunable {
+                name,
+                why: Some(why),
+                ..
+            } => write!(f, "--set {}: {why}", name.escape_debug()),
+            KernelError::UnknownTunable {
+                name,
+                scheduler,
+                known,
+                why: None,
+            } => write!(
+                f,
+                "--set {}: {scheduler} has no tunable of that name (its tunables: {}; and the queue's nr_requests)",
+                name.escape_debug(),
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
             ),
             KernelError::Tunable {
                 name,

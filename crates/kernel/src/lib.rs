@@ -195,6 +195,9 @@ pub fn run_with_timeout(
 fn run_resolved(run: &KernelRun, stop: &AtomicBool) -> Result<KernelOutcome, KernelError> {
     // A Ctrl-C while the spec was read: the device is not touched at all.
     interrupted_before_fio(stop)?;
+    // fio writes the jobs' logs itself, in place: each path passes the gate first.
+    iosched_driver::io_log::check_job_logs(&run.jobs.jobs, run.force)
+        .map_err(|(option, error)| KernelError::Output { option, error })?;
     let target = block_device(&run.device, run.force)?;
     let layout =
         lay_out(&run.jobs.jobs, target.capacity_bytes, run.seed).map_err(KernelError::Layout)?;

@@ -109,7 +109,8 @@ mod tests {
         assert_eq!(run.scheduler, KernelScheduler::MqDeadline);
         assert_eq!(run.nr_requests.as_deref(), Some("32"));
         assert_eq!(run.tunables, vec![("fifo_batch".into(), "8".into())]);
-        assert_eq!((run.seed, run.force), (3, true));
+        // Issue 28: a spec cannot grant --force; only the command line can.
+        assert_eq!((run.seed, run.force), (3, false));
         assert_eq!(run.jobs.jobs[0].numjobs, 2);
     }
 

@@ -69,6 +69,18 @@ pub fn read_tunables(queue: &Path) -> Vec<(String, String)> {
     tunables
 }
 
+/// The names of the files under `queue/iosched/`, sorted.
+fn read_tunable_names(queue: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(queue.join("iosched"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 fn read_trimmed(path: &Path) -> Option<String> {
     fs::read_to_string(path).ok().map(|s| s.trim().to_string())
 }
@@ -95,6 +107,17 @@ impl QueueGuard {
         nr_requests: Option<&str>,
         tunables: &[(String, String)],
     ) -> Result<QueueGuard, KernelError> {
+        // Names are names: a tunable is one file of queue/iosched/, never a path.
+        for (name, _) in tunables {
+            iosched_gate::check_name("tunable", name).map_err(|why| {
+                KernelError::UnknownTunable {
+                    name: name.clone(),
+                    scheduler: scheduler.sysfs_name(),
+                    known: Vec::new(),
+                    why: Some(why),
+                }
+            })?;
+        }
         let guard = QueueGuard {
             queue: queue.to_path_buf(),
             previous: fs::read_to_string(queue.join("scheduler"))
@@ -116,7 +139,17 @@ impl QueueGuard {
         if let Some(value) = nr_requests {
             guard.write("nr_requests", value, "nr_requests")?;
         }
+        // Only the attributes the new scheduler lists (on error the guard puts all back).
+        let known: Vec<String> = read_tunable_names(queue);
         for (name, value) in tunables {
+            if !known.contains(name) {
+                return Err(KernelError::UnknownTunable {
+                    name: name.clone(),
+                    scheduler: scheduler.sysfs_name(),
+                    known,
+                    why: None,
+                });
+            }
             guard.write(name, value, &format!("iosched/{name}"))?;
         }
         Ok(guard)
@@ -244,6 +277,37 @@ mod tests {
         assert_eq!(read(&queue, "scheduler"), "mq-deadline");
         assert_eq!(read(&queue, "iosched/fifo_batch"), "5");
         assert_eq!(read(&queue, "nr_requests"), "64");
+        fs::remove_dir_all(&queue).unwrap();
+    }
+
+    /// Issue 28: `--set ../../decoy=PWNED` replaced a file outside sysfs, and an unknown
+    /// tunable was reported as "Permission denied". A name is one of the attributes the
+    /// scheduler lists, and an unknown one is named with the ones it has.
+    #[test]
+    fn only_the_schedulers_own_tunables_are_written() {
+        let queue = fake_queue("names");
+        let decoy = queue.join("decoy.txt");
+        fs::write(&decoy, "keep").unwrap();
+        let set = |name: &str| vec![(name.to_string(), "PWNED".to_string())];
+        for name in ["../decoy.txt", "../../x", "a\0b", ".."] {
+            let error =
+                QueueGuard::switch(&queue, KernelScheduler::Bfq, None, &set(name)).unwrap_err();
+            assert!(error.is_input(), "{error}");
+            assert_eq!(
+                read(&queue, "scheduler"),
+                "none [mq-deadline] kyber bfq",
+                "{name:?}: refused before the switch"
+            );
+        }
+        let error =
+            QueueGuard::switch(&queue, KernelScheduler::Bfq, None, &set("no_such")).unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.contains("has no tunable") && message.contains("fifo_batch"),
+            "{message}"
+        );
+        assert_eq!(fs::read_to_string(&decoy).unwrap(), "keep");
+        assert_eq!(read(&queue, "scheduler"), "mq-deadline");
         fs::remove_dir_all(&queue).unwrap();
     }
 

@@ -23,9 +23,9 @@
 //! notes carry sequence 0 and pid 0, as blkparse 1.2.0 prints them.
 
 use iosched_core::{CgroupId, MessageSubject, Op, Request, RqEvent, Time, Trace};
+use iosched_gate::{GateError, OutFile};
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// `BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION`: magic 0x654174 and version 7.
@@ -438,7 +438,7 @@ pub struct BlktraceBinary<W: Write> {
     error: Option<io::Error>,
 }
 
-impl BlktraceBinary<BufWriter<File>> {
+impl BlktraceBinary<OutFile> {
     /// The file blktrace would write for CPU 0 of trace `base`: `<base>.blktrace.0`.
     pub fn path_for(base: &Path) -> PathBuf {
         let mut name = base.as_os_str().to_owned();
@@ -446,10 +446,11 @@ impl BlktraceBinary<BufWriter<File>> {
         PathBuf::from(name)
     }
 
-    /// Creates `<base>.blktrace.0`.
-    pub fn create(base: &Path, labels: TraceLabels) -> io::Result<Self> {
-        let file = File::create(Self::path_for(base))?;
-        Ok(BlktraceBinary::new(BufWriter::new(file), labels))
+    /// Creates `<base>.blktrace.0` through the output gate (`force`: the command line's
+    /// `--force`); [`BlktraceBinary::finish`] returns the file to commit.
+    pub fn create(base: &Path, labels: TraceLabels, force: bool) -> Result<Self, GateError> {
+        let file = OutFile::create(&Self::path_for(base), force)?;
+        Ok(BlktraceBinary::new(file, labels))
     }
 }
 

@@ -18,6 +18,7 @@ pub fn read_run(text: &str) -> Result<RunFigures, String> {
     if !json["jobs"].is_array() {
         return Err("no \"jobs\" array: not fio JSON output".to_string());
     }
+    crate::result_check::check_result(&json)?;
     Ok(figures(&json))
 }
 

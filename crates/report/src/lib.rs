@@ -47,6 +47,7 @@ mod glyphs;
 pub mod mmtests;
 pub mod output;
 pub mod plot;
+pub mod result_check;
 pub mod results;
 pub mod run_plot;
 pub mod shares;

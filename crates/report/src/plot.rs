@@ -405,7 +405,9 @@ pub(crate) trait Figure {
 }
 
 /// Writes `<base>.png` (text drawn by [`crate::glyphs::CrispText`]) and `<base>.svg` of
-/// `figure`, both `size` pixels; returns their paths. Every chart iosched writes comes here.
+/// `figure`, both `size` pixels; returns their paths. Every chart iosched writes comes here:
+/// each is drawn in memory and written through the output gate, so a chart is whole or
+/// absent and an error is a plain sentence naming the file.
 pub(crate) fn write_png_and_svg(
     base: &Path,
     size: (u32, u32),
@@ -413,13 +415,31 @@ pub(crate) fn write_png_and_svg(
 ) -> Result<[PathBuf; 2], String> {
     register();
     let png = base.with_extension("png");
-    figure
-        .draw(crate::glyphs::CrispText(BitMapBackend::new(&png, size)).into_drawing_area())
-        .map_err(|e| format!("{}: {e}", png.display()))?;
     let svg = base.with_extension("svg");
+    let (width, height) = size;
+    let mut rgb = vec![0u8; width as usize * height as usize * 3];
     figure
-        .draw(SVGBackend::new(&svg, size).into_drawing_area())
+        .draw(
+            crate::glyphs::CrispText(BitMapBackend::with_buffer(&mut rgb, size))
+                .into_drawing_area(),
+        )
+        .map_err(|e| format!("{}: {e}", png.display()))?;
+    let mut png_bytes = Vec::new();
+    image::ImageEncoder::write_image(
+        image::codecs::png::PngEncoder::new(&mut png_bytes),
+        &rgb,
+        width,
+        height,
+        image::ColorType::Rgb8,
+    )
+    .map_err(|e| format!("{}: encoding the PNG: {e}", png.display()))?;
+    let mut svg_text = String::new();
+    figure
+        .draw(SVGBackend::with_string(&mut svg_text, size).into_drawing_area())
         .map_err(|e| format!("{}: {e}", svg.display()))?;
+    // No chart command has --force: a path the gate refuses is never written.
+    iosched_gate::write_file(&png, &png_bytes, false).map_err(|e| e.to_string())?;
+    iosched_gate::write_file(&svg, svg_text.as_bytes(), false).map_err(|e| e.to_string())?;
     Ok([png, svg])
 }
 

@@ -74,6 +74,7 @@ impl RunFigures {
             .get("jobs")
             .and_then(Value::as_array)
             .ok_or("no \"jobs\" array: not a fio JSON result")?;
+        crate::result_check::check_result(json)?;
         let mut figures: Vec<JobFigures> = Vec::with_capacity(jobs.len());
         for job in jobs {
             let mut job = job_figures(job)?;
@@ -188,18 +189,38 @@ fn writeback_series(series: &Value) -> Option<WritebackSeries> {
 pub fn plot_runs(runs: &[RunFigures], out: &Path) -> Result<Vec<PathBuf>, String> {
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let mut written = Vec::new();
+    for kind in wanted_charts(runs) {
+        written.extend(write_chart(&out.join(kind.file_name()), runs, kind)?);
+    }
+    Ok(written)
+}
+
+/// The charts [`plot_runs`] writes drawn as SVG text in memory, no file touched: how the
+/// `plot_json` fuzz target reaches the axes, where a figure such as 1e307 once never ended.
+pub fn draw_svgs(runs: &[RunFigures]) -> Result<Vec<String>, String> {
+    crate::plot::register();
+    let mut svgs = Vec::new();
+    for kind in wanted_charts(runs) {
+        let mut svg = String::new();
+        let chart = Chart { kind, runs };
+        chart.draw(SVGBackend::with_string(&mut svg, (960, 560)).into_drawing_area())?;
+        svgs.push(svg);
+    }
+    Ok(svgs)
+}
+
+/// The charts the runs have data for: throughput always, the others when some run has them.
+fn wanted_charts(runs: &[RunFigures]) -> Vec<Kind> {
     let charts = [
         (Kind::Throughput, true),
         (Kind::Latency, has_latency(runs)),
         (Kind::Shares, runs.iter().any(|r| !r.groups.is_empty())),
         (Kind::Writeback, runs.iter().any(|r| r.writeback.is_some())),
     ];
-    for (kind, wanted) in charts {
-        if wanted {
-            written.extend(write_chart(&out.join(kind.file_name()), runs, kind)?);
-        }
-    }
-    Ok(written)
+    charts
+        .into_iter()
+        .filter_map(|(kind, wanted)| wanted.then_some(kind))
+        .collect()
 }
 
 /// The chart kinds, each drawn to PNG and SVG alike.
@@ -308,6 +329,13 @@ where
         .fold(0.0f64, |a, &b| a.max(b))
         .max(1e-9)
         * 1.15;
+    // Checked figures keep this finite; an infinite axis would compute ticks forever.
+    if !top.is_finite() || top > 1e30 {
+        return Err(format!(
+            "{}: a value of {top:e} cannot be drawn",
+            bars.title
+        ));
+    }
     let slots = bars.categories.len().max(1);
     let mut chart = ChartBuilder::on(&area)
         .caption(bars.title, ("sans-serif", 20))
@@ -511,6 +539,9 @@ where
         .flat_map(|j| j.clat_us.iter().flatten().copied());
     let (low, high) = all.fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let (low, high) = ((low * 0.8).max(0.01), (high * 1.25).max(low * 2.0));
+    if !high.is_finite() || high > 1e30 {
+        return Err(format!("latency of {high:e} µs cannot be drawn"));
+    }
     let last = PERCENTILES.len() as f64 - 1.0;
     let mut chart = ChartBuilder::on(&area)
         .caption("Completion latency percentiles", ("sans-serif", 20))
@@ -605,6 +636,11 @@ where
         .fold(0.0f64, |a, &b| a.max(b))
         .max(1e-6)
         * 1.15;
+    if ![end, top].iter().all(|v| v.is_finite() && *v <= 1e30) {
+        return Err(format!(
+            "page cache chart: {end:e} s by {top:e} MB cannot be drawn"
+        ));
+    }
     let mut chart = ChartBuilder::on(&area)
         .caption("Page cache over time", ("sans-serif", 20))
         .margin(12)

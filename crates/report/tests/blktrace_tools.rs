@@ -108,7 +108,7 @@ fn drive(t: &mut dyn Trace) {
 /// Writes the story as a binary `<dir>/sdb.blktrace.0` and returns it with our text.
 fn write_both(dir: &Path) -> (PathBuf, String) {
     let base = dir.join("sdb");
-    let mut bin = BlktraceBinary::create(&base, labels()).unwrap();
+    let mut bin = BlktraceBinary::create(&base, labels(), false).unwrap();
     let mut text = BlkparseText::new(Vec::new(), labels());
     {
         let mut fan = TraceFanout::new();
@@ -116,7 +116,7 @@ fn write_both(dir: &Path) -> (PathBuf, String) {
         fan.push(&mut text);
         drive(&mut fan);
     }
-    bin.finish().unwrap();
+    bin.finish().unwrap().commit().unwrap();
     let text = String::from_utf8(text.finish().unwrap()).unwrap();
     (base, text)
 }

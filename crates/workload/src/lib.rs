@@ -19,6 +19,7 @@ pub mod error_policy;
 pub mod extent;
 pub mod fio;
 pub mod generator;
+pub mod input;
 pub mod issue_log;
 pub mod job;
 pub mod layout;

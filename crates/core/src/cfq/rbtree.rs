@@ -93,6 +93,52 @@ impl RbForest {
         out
     }
 
+    /// Kernel: elv_rb_add()'s descent: smaller keys go left, equal or larger right, so a
+    /// node joins after those with its key (mq-deadline's sort lists allow equal sectors).
+    pub(crate) fn search_for_insert(
+        &self,
+        tree: usize,
+        sector: u64,
+        key: impl Fn(usize) -> u64,
+    ) -> Search {
+        let mut at = self.roots[tree];
+        let mut out = Search {
+            found: None,
+            parent: None,
+            right: false,
+        };
+        while let Some(n) = at {
+            out.parent = Some(n);
+            out.right = sector >= key(n);
+            at = if out.right {
+                self.l(n).right
+            } else {
+                self.l(n).left
+            };
+        }
+        out
+    }
+
+    /// Kernel: deadline_from_pos(): the first node in order whose key is at least `pos`.
+    pub(crate) fn lower_bound(
+        &self,
+        tree: usize,
+        pos: u64,
+        key: impl Fn(usize) -> u64,
+    ) -> Option<usize> {
+        let mut at = self.roots[tree];
+        let mut found = None;
+        while let Some(n) = at {
+            if key(n) >= pos {
+                found = Some(n);
+                at = self.l(n).left;
+            } else {
+                at = self.l(n).right;
+            }
+        }
+        found
+    }
+
     /// Kernel: rb_link_node() + rb_insert_color(): `node` becomes a red leaf where `at`
     /// ended (which must not have found an equal key), then the tree is rebalanced.
     pub(crate) fn insert(&mut self, tree: usize, node: usize, at: Search) {

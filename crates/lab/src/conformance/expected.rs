@@ -5,6 +5,8 @@ use std::fmt;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
+use iosched_workload::input::{self, InputKind};
+
 use super::harness::DispatchRecord;
 
 /// Why the expected output of a scenario could not be read.
@@ -46,21 +48,44 @@ pub fn read_expected(dir: &Path, name: &str) -> Result<Vec<DispatchRecord>, Expe
         path: path.to_path_buf(),
         kind,
     };
+    let read = |path: &Path| {
+        input::read_bytes(path, InputKind::Reference)
+            .map_err(|e| err(path, ExpectedErrorKind::Io(e.reason())))
+    };
     let (path, bytes) = if xz.is_file() {
-        let file =
-            std::fs::File::open(&xz).map_err(|e| err(&xz, ExpectedErrorKind::Io(e.to_string())))?;
-        let mut out = Vec::new();
-        lzma_rs::xz_decompress(&mut BufReader::new(file), &mut out)
+        let packed = read(&xz)?;
+        // The unpacked text has the same limit as a plain file: an xz bomb stops there.
+        let mut out = Capped(Vec::new());
+        lzma_rs::xz_decompress(&mut BufReader::new(packed.as_slice()), &mut out)
             .map_err(|e| err(&xz, ExpectedErrorKind::Xz(e.to_string())))?;
-        (xz, out)
+        (xz, out.0)
     } else if plain.is_file() {
-        let out =
-            std::fs::read(&plain).map_err(|e| err(&plain, ExpectedErrorKind::Io(e.to_string())))?;
+        let out = read(&plain)?;
         (plain, out)
     } else {
         return Err(err(&xz, ExpectedErrorKind::Missing));
     };
     dispatch_lines(&bytes).map_err(|line| err(&path, ExpectedErrorKind::BadLine(line)))
+}
+
+/// A buffer that refuses to grow past [`InputKind::Reference`]'s limit.
+struct Capped(Vec<u8>);
+
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if (self.0.len() + buf.len()) as u64 > InputKind::Reference.limit() {
+            return Err(std::io::Error::other(format!(
+                "unpacks to more than {} MiB",
+                InputKind::Reference.limit() >> 20
+            )));
+        }
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The `D T ID PID` lines of an output, in order; `Err(line)` names a malformed one.

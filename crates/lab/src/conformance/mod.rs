@@ -164,7 +164,12 @@ pub fn run_one(
         })?;
     if let (Some(dir), Some(text)) = (&opts.out_dir, &out.text) {
         let p = dir.join(format!("{name}.out"));
-        std::fs::write(&p, text).map_err(|error| ConformanceError::Write { path: p, error })?;
+        iosched_gate::write_file(&p, text.as_bytes(), false).map_err(|error| {
+            ConformanceError::Write {
+                path: p,
+                error: error.into_io(),
+            }
+        })?;
     }
     let kernel = read_expected(expected_dir, &name).map_err(ConformanceError::Expected)?;
     Ok(ScenarioResult {

@@ -155,10 +155,11 @@ impl std::error::Error for ScenarioError {}
 
 /// Reads and parses a scenario file.
 pub fn read_scenario(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+    let kind = iosched_workload::input::InputKind::Scenario;
+    let text = iosched_workload::input::read_text(path, kind).map_err(|e| ScenarioError {
         path: path.to_path_buf(),
         line: 0,
-        kind: ScenarioErrorKind::Io(e.to_string()),
+        kind: ScenarioErrorKind::Io(e.reason()),
     })?;
     parse_scenario(&text, path)
 }

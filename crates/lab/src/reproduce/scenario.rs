@@ -115,8 +115,11 @@ pub struct Comparison {
 /// A scenario file or folder that cannot be used; every variant names the path.
 #[derive(Debug)]
 pub enum ScenarioError {
-    /// `scenario.json` cannot be read.
-    Read { path: PathBuf, error: io::Error },
+    /// `scenario.json` cannot be read (missing, no regular file, too large).
+    Read {
+        path: PathBuf,
+        error: iosched_workload::input::InputError,
+    },
     /// `scenario.json` is not a scenario (bad JSON, an unknown or missing field).
     Syntax {
         path: PathBuf,
@@ -126,13 +129,15 @@ pub enum ScenarioError {
     Invalid { path: PathBuf, problem: Problem },
     /// The folder of scenarios cannot be listed.
     Folder { path: PathBuf, error: io::Error },
+    /// The folder holds no scenario: nothing would be reproduced.
+    Empty { path: PathBuf },
 }
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ScenarioError::Read { path, error } => {
-                write!(f, "{}: cannot read: {error}", path.display())
+                write!(f, "{}: cannot read: {}", path.display(), error.reason())
             }
             ScenarioError::Syntax { path, error } => {
                 write!(f, "{}: line {}: {error}", path.display(), error.line())
@@ -141,6 +146,11 @@ impl fmt::Display for ScenarioError {
             ScenarioError::Folder { path, error } => write!(
                 f,
                 "{}: cannot read the scenarios folder: {error}",
+                path.display()
+            ),
+            ScenarioError::Empty { path } => write!(
+                f,
+                "{}: no scenario here (no folder holding a scenario.json)",
                 path.display()
             ),
         }
@@ -214,7 +224,8 @@ impl Scenario {
     /// Loads and checks `dir/scenario.json`.
     pub fn load(dir: &Path) -> Result<Scenario, ScenarioError> {
         let path = dir.join("scenario.json");
-        let text = match std::fs::read_to_string(&path) {
+        let kind = iosched_workload::input::InputKind::Scenario;
+        let text = match iosched_workload::input::read_text(&path, kind) {
             Ok(text) => text,
             Err(error) => return Err(ScenarioError::Read { path, error }),
         };
@@ -302,6 +313,12 @@ pub fn load_all(root: &Path) -> Result<Vec<Scenario>, ScenarioError> {
         .filter(|path| path.join("scenario.json").is_file())
         .collect();
     dirs.sort();
+    // An empty folder (or a wrong one) reproduces nothing: that is an error, not a pass.
+    if dirs.is_empty() {
+        return Err(ScenarioError::Empty {
+            path: root.to_path_buf(),
+        });
+    }
     dirs.iter().map(|dir| Scenario::load(dir)).collect()
 }
 

@@ -43,6 +43,12 @@ pub enum RunError {
         estimate: u64,
         limit: u64,
     },
+    /// An output path refused by the gate, or an output that could not be written whole
+    /// (`what`: the flag or option that named it).
+    Gate {
+        what: String,
+        error: iosched_gate::GateError,
+    },
     /// An output could not be written.
     Write {
         what: String,
@@ -56,6 +62,7 @@ impl RunError {
         match self {
             RunError::Sim(_) | RunError::Write { .. } => false,
             RunError::Engine(error) => !matches!(error, EngineError::Io { .. }),
+            RunError::Gate { error, .. } => error.is_input(),
             _ => true,
         }
     }
@@ -80,6 +87,7 @@ impl fmt::Display for RunError {
                 write!(f, "{what} {}: {source}", path.display())
             }
             RunError::Write { what, source } => write!(f, "writing {what}: {source}"),
+            RunError::Gate { what, error } => write!(f, "{what} {error}"),
             RunError::TraceTooLarge {
                 flag,
                 path,
@@ -87,7 +95,7 @@ impl fmt::Display for RunError {
                 limit,
             } => write!(
                 f,
-                "{flag} {}: the run would write about {estimate} bytes, over --trace-limit \
+                "{flag} {}: the run would write at least {estimate} bytes, over --trace-limit \
                  ({limit} bytes); raise --trace-limit, or shorten the run",
                 path.display()
             ),

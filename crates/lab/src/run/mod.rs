@@ -180,6 +180,7 @@ pub fn execute(spec: &RunSpec, hooks: &mut Hooks<'_>) -> Result<Finished, RunErr
     for warning in &jobs.warnings {
         (hooks.notify)(&format!("warning: {warning}"));
     }
+    sinks::check_job_logs(&jobs.jobs, spec.force)?;
     let uptime_ns = spec
         .uptime_s
         .checked_mul(iosched_core::NSEC_PER_SEC)
@@ -197,11 +198,12 @@ pub fn execute(spec: &RunSpec, hooks: &mut Hooks<'_>) -> Result<Finished, RunErr
     let outcome = finished.outcome();
     finished.log_errors = trace_error
         .into_iter()
-        .chain(sinks::write_job_logs(&outcome.clones))
+        .chain(sinks::write_job_logs(&outcome.clones, spec.force))
         .chain(sinks::write_issue_logs(
             &outcome.issued,
             &finished.jobs.jobs,
             &outcome.layout,
+            spec.force,
         ))
         .collect();
     Ok(finished)

@@ -88,7 +88,7 @@ pub(super) fn run(
         ..SimConfig::default()
     };
     let simulation = Simulation::new(&jobs.jobs, device, config).map_err(RunError::SimSetup)?;
-    let mut sinks = Sinks::open(&spec.outputs, labels(&simulation))?;
+    let mut sinks = Sinks::open(&spec.outputs, labels(&simulation), spec.force)?;
     let planned = planned_ios(&jobs.jobs, capacity, spec.seed);
     let progress = &mut *hooks.progress;
     let outcome = simulation

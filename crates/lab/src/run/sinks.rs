@@ -2,16 +2,17 @@
 //! ([`Outputs`](iosched_driver::spec::Outputs)), opened before the run starts so a bad path
 //! fails before any work, and fio's job logs and iologs, written after it.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::Path;
+
+use iosched_gate::{GateError, OutFile};
 
 use iosched_driver::spec::{Outputs, DEFAULT_TRACE_LIMIT};
 use iosched_driver::stats::JobStats;
 use iosched_report::blkparse::BlkparseText;
 use iosched_report::blktrace::{BlktraceBinary, TraceLabels};
 use iosched_report::decisions::{DecisionLog, TraceFanout};
-use iosched_workload::extent::{clone_regions, run_ios};
+use iosched_workload::extent::{clone_ios, clone_regions, run_ios};
 use iosched_workload::issue_log::IssueLog;
 use iosched_workload::layout::{lay_out, Layout};
 use iosched_workload::JobSpec;
@@ -56,10 +57,18 @@ const BINARY_PER_IO: PerIo = PerIo {
 };
 const DECISIONS_PER_IO: PerIo = PerIo { cfq: 160, other: 0 };
 
-/// The trace and decision files' expected size, said before the run starts; a run whose
-/// estimate is over `--trace-limit` is refused, since its file would be cut short anyway.
-/// Jobs whose I/O count only the device decides (time-based, no rate) are named instead:
-/// their files still stop at the limit.
+/// Bytes a trace takes at least per I/O of a direct job: each such I/O queues a bio, whose
+/// `Q` event is a 48-byte binary record or a blkparse line longer than that (its fixed
+/// columns alone take 35 characters). Buffered I/O has no such floor: the page cache may
+/// absorb it or writeback merge it (100 buffered 4 KiB writes under CFQ: an empty trace).
+const MIN_TRACE_PER_DIRECT_IO: u64 = 48;
+
+/// The trace and decision files' expected size, said before the run starts. A run is
+/// refused up front only when its trace is certain to pass `--trace-limit` ([`certain_ios`]
+/// direct I/Os at [`MIN_TRACE_PER_DIRECT_IO`]); the typical figure said is no bound (merging,
+/// the page cache and CFQ's messages move it either way), and any file still stops at the
+/// limit with an error after the results. Jobs whose I/O count only the device decides
+/// (time-based, no rate) are named.
 pub(crate) fn check_trace_size(
     outputs: &Outputs,
     jobs: &[JobSpec],
@@ -78,6 +87,7 @@ pub(crate) fn check_trace_size(
     // A layout that fails is reported by the run itself; estimate from what is known.
     let layout = lay_out(jobs, capacity, seed).ok();
     let (ios, unbounded) = expected_run_ios(jobs, layout.as_ref());
+    let certain = certain_ios(jobs, layout.as_ref());
     let limit = outputs.trace_limit.unwrap_or(DEFAULT_TRACE_LIMIT);
     for (path, flag, per_io) in files {
         let Some(path) = path else { continue };
@@ -101,11 +111,17 @@ pub(crate) fn check_trace_size(
             ));
         }
         notify(&line);
-        if estimate > limit {
+        // Decisions have no floor: a scheduler may log none for an I/O.
+        let floor = if flag == "--trace" {
+            certain.saturating_mul(MIN_TRACE_PER_DIRECT_IO)
+        } else {
+            0
+        };
+        if floor > limit {
             return Err(RunError::TraceTooLarge {
                 flag,
                 path: path.clone(),
-                estimate,
+                estimate: floor,
                 limit,
             });
         }
@@ -133,6 +149,22 @@ fn expected_run_ios(jobs: &[JobSpec], layout: Option<&Layout>) -> (u64, Vec<Stri
     (total, names)
 }
 
+/// The I/Os the run is sure to queue: those of direct, size-bounded jobs that nothing can
+/// cut short (no `runtime`, no `exitall` anywhere in the run).
+fn certain_ios(jobs: &[JobSpec], layout: Option<&Layout>) -> u64 {
+    if jobs.iter().any(|job| job.exitall) {
+        return 0;
+    }
+    clone_regions(jobs, layout)
+        .iter()
+        .filter(|clone| {
+            let job = &jobs[clone.job];
+            job.direct && !job.time_based && job.runtime_ns.is_none()
+        })
+        .filter_map(|clone| clone_ios(&jobs[clone.job], clone.region_bytes))
+        .fold(0u64, u64::saturating_add)
+}
+
 /// `bytes` in the largest binary unit that keeps it at least 1 (`1.5 GiB`).
 fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
@@ -149,22 +181,21 @@ fn human_bytes(bytes: u64) -> String {
     }
 }
 
-/// A writer that refuses to grow a file past `limit` bytes: a trace of a long run can
-/// outgrow any disk, so it is cut at the limit (the sinks keep the first write error and
-/// report it when finished).
+/// A writer that stops a file growing past `limit` bytes: a trace of a long run can outgrow
+/// any disk, so it is cut at the limit, kept, and the cut reported when the run finishes.
 pub(crate) struct Capped {
-    out: BufWriter<File>,
+    out: OutFile,
     written: u64,
     limit: u64,
+    cut: bool,
 }
 
 impl Write for Capped {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if self.written + buf.len() as u64 > self.limit {
-            return Err(io::Error::other(format!(
-                "reached --trace-limit ({} bytes); the file ends there",
-                self.limit
-            )));
+        if self.cut || self.written + buf.len() as u64 > self.limit {
+            // Later records are dropped, as after any write error; `finish` says so.
+            self.cut = true;
+            return Ok(buf.len());
         }
         let n = self.out.write(buf)?;
         self.written += n as u64;
@@ -176,55 +207,70 @@ impl Write for Capped {
     }
 }
 
-pub(crate) struct Sinks {
-    text: Option<BlkparseText<Capped>>,
-    binary: Option<BlktraceBinary<Capped>>,
-    decisions: Option<DecisionLog<Capped>>,
-    /// Each open file as its errors name it (`--decisions d.json`), in the order above.
-    names: Vec<String>,
+/// One trace or decision file, and the flag that named it.
+struct Sink<T> {
+    flag: &'static str,
+    trace: T,
 }
 
-fn create(flag: &'static str, path: &Path, limit: u64) -> Result<Capped, RunError> {
-    File::create(path)
-        .map(|file| Capped {
-            out: BufWriter::new(file),
-            written: 0,
-            limit,
-        })
-        .map_err(|source| RunError::Open {
+pub(crate) struct Sinks {
+    text: Option<Sink<BlkparseText<Capped>>>,
+    binary: Option<Sink<BlktraceBinary<Capped>>>,
+    decisions: Option<Sink<DecisionLog<Capped>>>,
+}
+
+fn create(flag: &'static str, path: &Path, limit: u64, force: bool) -> Result<Capped, RunError> {
+    // Before the run: a file that cannot be made is bad input, as a refused one is.
+    let out = OutFile::create(path, force).map_err(|error| match error {
+        GateError::Io { path, source } => RunError::Open {
             what: flag,
-            path: path.to_path_buf(),
+            path,
             source,
-        })
+        },
+        error => RunError::Gate {
+            what: flag.to_string(),
+            error,
+        },
+    })?;
+    Ok(Capped {
+        out,
+        written: 0,
+        limit,
+        cut: false,
+    })
 }
 
 impl Sinks {
     /// A trace name ending in `.blktrace` writes the binary format (`NAME.blktrace` →
-    /// `NAME.blktrace.0`), any other name blkparse-style text.
-    pub(crate) fn open(outputs: &Outputs, labels: TraceLabels) -> Result<Sinks, RunError> {
+    /// `NAME.blktrace.0`), any other name blkparse-style text. `force` is the command
+    /// line's `--force`.
+    pub(crate) fn open(
+        outputs: &Outputs,
+        labels: TraceLabels,
+        force: bool,
+    ) -> Result<Sinks, RunError> {
         let mut sinks = Sinks {
             text: None,
             binary: None,
             decisions: None,
-            names: Vec::new(),
         };
         let limit = outputs.trace_limit.unwrap_or(DEFAULT_TRACE_LIMIT);
+        let flag = "--trace";
         if let Some(path) = &outputs.trace {
             if path.extension().is_some_and(|ext| ext == "blktrace") {
-                let file = BlktraceBinary::<BufWriter<File>>::path_for(&path.with_extension(""));
-                sinks.binary = Some(BlktraceBinary::new(
-                    create("--trace", &file, limit)?,
-                    labels,
-                ));
-                sinks.names.push(format!("--trace {}", file.display()));
+                let file = BlktraceBinary::<OutFile>::path_for(&path.with_extension(""));
+                let out = create(flag, &file, limit, force)?;
+                let trace = BlktraceBinary::new(out, labels);
+                sinks.binary = Some(Sink { flag, trace });
             } else {
-                sinks.text = Some(BlkparseText::new(create("--trace", path, limit)?, labels));
-                sinks.names.push(format!("--trace {}", path.display()));
+                let trace = BlkparseText::new(create(flag, path, limit, force)?, labels);
+                sinks.text = Some(Sink { flag, trace });
             }
         }
         if let Some(path) = &outputs.decisions {
-            sinks.decisions = Some(DecisionLog::new(create("--decisions", path, limit)?));
-            sinks.names.push(format!("--decisions {}", path.display()));
+            let flag = "--decisions";
+            let trace = DecisionLog::new(create(flag, path, limit, force)?);
+            sinks.decisions = Some(Sink { flag, trace });
         }
         Ok(sinks)
     }
@@ -233,54 +279,83 @@ impl Sinks {
     pub(crate) fn fanout(&mut self) -> TraceFanout<'_> {
         let mut fanout = TraceFanout::new();
         if let Some(sink) = self.text.as_mut() {
-            fanout.push(sink);
+            fanout.push(&mut sink.trace);
         }
         if let Some(sink) = self.binary.as_mut() {
-            fanout.push(sink);
+            fanout.push(&mut sink.trace);
         }
         if let Some(sink) = self.decisions.as_mut() {
-            fanout.push(sink);
+            fanout.push(&mut sink.trace);
         }
         fanout
     }
 
-    /// Flushes every file, each even when another failed; the first failure names its file
-    /// by the flag that asked for it.
+    /// Puts every file in place; the first failure is returned (a file that could not be
+    /// written whole is removed; one cut at `--trace-limit` is kept and reported).
     pub(crate) fn finish(self) -> Result<(), RunError> {
-        let results = [
-            self.text.map(|sink| sink.finish()),
-            self.binary.map(|sink| sink.finish()),
-            self.decisions.map(|sink| sink.finish()),
-        ];
-        // Collected, not short-circuited: a file after a failed one is still flushed.
-        let failures: Vec<RunError> = results
-            .into_iter()
-            .flatten()
-            .zip(self.names)
-            .filter_map(|(result, name)| {
-                result
-                    .and_then(|mut out| out.flush())
-                    .err()
-                    .map(|source| RunError::Write { what: name, source })
-            })
-            .collect();
-        failures.into_iter().next().map_or(Ok(()), Err)
+        let mut first = None;
+        let mut keep = |result: Result<(), RunError>| {
+            if let Err(error) = result {
+                first.get_or_insert(error);
+            }
+        };
+        if let Some(sink) = self.text {
+            keep(finish_one(sink.flag, sink.trace.finish()));
+        }
+        if let Some(sink) = self.binary {
+            keep(finish_one(sink.flag, sink.trace.finish()));
+        }
+        if let Some(sink) = self.decisions {
+            keep(finish_one(sink.flag, sink.trace.finish()));
+        }
+        first.map_or(Ok(()), Err)
     }
+}
+
+/// Commits one sink's file, or says why it cannot be whole.
+fn finish_one(flag: &'static str, finished: io::Result<Capped>) -> Result<(), RunError> {
+    let out = finished.map_err(|source| RunError::Write {
+        what: format!("the {flag} file"),
+        source,
+    })?;
+    let (cut, limit, path) = (out.cut, out.limit, out.out.path().to_path_buf());
+    out.out.commit().map_err(|error| RunError::Gate {
+        what: flag.to_string(),
+        error,
+    })?;
+    if cut {
+        return Err(RunError::Write {
+            what: format!("{flag} {}", path.display()),
+            source: io::Error::other(format!(
+                "reached --trace-limit ({limit} bytes); the file ends there"
+            )),
+        });
+    }
+    Ok(())
+}
+
+/// Refuses, before the run, a job-file log path that escapes the current directory or
+/// would overwrite what the output gate refuses.
+pub(crate) fn check_job_logs(jobs: &[JobSpec], force: bool) -> Result<(), RunError> {
+    iosched_driver::io_log::check_job_logs(jobs, force).map_err(|(option, error)| RunError::Gate {
+        what: option.to_string(),
+        error,
+    })
 }
 
 /// fio's log files (`write_bw_log`...) of every clone that asked for them, in the current
 /// directory as fio writes them, numbered from 1 in clone order. A clone whose logs cannot
 /// be written does not keep the others' from being written: each failure is returned.
-pub(crate) fn write_job_logs(clones: &[JobStats]) -> Vec<RunError> {
+pub(crate) fn write_job_logs(clones: &[JobStats], force: bool) -> Vec<RunError> {
     clones
         .iter()
         .enumerate()
         .filter_map(|(index, stats)| {
             let log = stats.log.as_ref()?;
-            log.write(Path::new("."), index + 1, stats.start_ns)
-                .map_err(|source| RunError::Write {
-                    what: "fio log files".to_string(),
-                    source,
+            log.write(Path::new("."), index + 1, stats.start_ns, force)
+                .map_err(|error| RunError::Gate {
+                    what: "fio log file".to_string(),
+                    error,
                 })
                 .err()
         })
@@ -289,18 +364,19 @@ pub(crate) fn write_job_logs(clones: &[JobStats]) -> Vec<RunError> {
 
 /// fio's iologs (`write_iolog=FILE`) of the jobs that asked for them, relative to the current
 /// directory, appended to what the file holds as fio appends.
-pub(crate) fn write_issue_logs(log: &IssueLog, jobs: &[JobSpec], layout: &Layout) -> Vec<RunError> {
+pub(crate) fn write_issue_logs(
+    log: &IssueLog,
+    jobs: &[JobSpec],
+    layout: &Layout,
+    force: bool,
+) -> Vec<RunError> {
     log.render(jobs, layout)
         .into_iter()
         .filter_map(|(path, text)| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .and_then(|mut file| file.write_all(text.as_bytes()))
-                .map_err(|source| RunError::Write {
-                    what: format!("write_iolog file {path}"),
-                    source,
+            iosched_gate::append_file(Path::new(&path), text.as_bytes(), force)
+                .map_err(|error| RunError::Gate {
+                    what: "write_iolog file".to_string(),
+                    error,
                 })
                 .err()
         })
@@ -333,13 +409,25 @@ mod tests {
         (said, result.is_err())
     }
 
-    /// fio 3.33 did 30 reads for `number_ios=10 loops=3` (the count holds per loop): 10000
-    /// I/Os here, 2.1 MiB of text, refused. The check used to count 1000 and let it through.
+    /// fio 3.33 did 30 reads for `number_ios=10 loops=3` (the count holds per loop): 30000
+    /// direct I/Os here, at least 1.4 MiB of text, refused. The check used to count 3000 and
+    /// let it through.
     #[test]
     fn number_ios_counts_every_loop() {
-        let (said, refused) = check("[j]\nrw=read\nbs=4k\nsize=64m\nnumber_ios=1000\nloops=10\n");
-        assert!(said.contains("(10000 I/Os"), "{said}");
+        let job = "[j]\nrw=read\nbs=4k\nsize=64m\nnumber_ios=3000\nloops=10\ndirect=1\n";
+        let (said, refused) = check(job);
+        assert!(said.contains("(30000 I/Os"), "{said}");
         assert!(refused, "{said}");
+    }
+
+    /// Issue 28: buffered I/O has no floor (the page cache absorbs or merges it), so the same
+    /// count buffered is said but not refused; its file still stops at the limit.
+    #[test]
+    fn buffered_io_is_not_refused_on_its_estimate() {
+        let job = "[j]\nrw=read\nbs=4k\nsize=64m\nnumber_ios=3000\nloops=10\n";
+        let (said, refused) = check(job);
+        assert!(said.contains("(30000 I/Os"), "{said}");
+        assert!(!refused, "{said}");
     }
 
     /// fio 3.33 ignores `io_size` in a time-based job (1 s of `io_size=64k` did 295941

@@ -144,10 +144,11 @@ fn line_of(text: &str, offset: usize) -> usize {
 impl SweepSpec {
     /// Reads and checks `path`.
     pub fn load(path: &Path) -> Result<SweepSpec, SpecError> {
-        let text = std::fs::read_to_string(path).map_err(|error| SpecError {
+        let kind = iosched_workload::input::InputKind::SweepSpec;
+        let text = iosched_workload::input::read_text(path, kind).map_err(|error| SpecError {
             path: path.to_path_buf(),
             line: None,
-            message: format!("cannot read: {error}"),
+            message: error.reason(),
         })?;
         SweepSpec::parse(path, &text)
     }
@@ -253,6 +254,7 @@ impl SweepSpec {
             // swept one of those leads; else the first swept input; else the job file.
             None => first_swept(&axes),
         };
+        check_size(&axes).map_err(|message| error(None, message))?;
         let title = file
             .title
             .unwrap_or_else(|| format!("Sweep of {}", axes[x].name));
@@ -280,6 +282,33 @@ impl SweepSpec {
             index /= axis.values.len();
         }
         picks
+    }
+}
+
+/// Most points a sweep may have. Choice: 100,000 runs is a day of one-second simulations on
+/// a single CPU, and the table of every point is held in memory until the sweep ends; a
+/// larger product is almost always a list typed too long.
+pub const MAX_SWEEP_POINTS: usize = 100_000;
+
+/// Refuses a sweep of more than [`MAX_SWEEP_POINTS`] points, computed from the axes'
+/// lengths before anything is expanded (the product may not even fit in a `usize`).
+fn check_size(axes: &[Axis]) -> Result<(), String> {
+    let points = axes.iter().try_fold(1usize, |product, axis| {
+        product.checked_mul(axis.values.len())
+    });
+    match points {
+        Some(points) if points <= MAX_SWEEP_POINTS => Ok(()),
+        _ => {
+            let lengths: Vec<String> = axes
+                .iter()
+                .map(|axis| format!("{} {}", axis.values.len(), axis.name))
+                .collect();
+            let count: f64 = axes.iter().map(|axis| axis.values.len() as f64).product();
+            Err(format!(
+                "{count:.3e} points ({}): more than the {MAX_SWEEP_POINTS} a sweep may have",
+                lengths.join(" × ")
+            ))
+        }
     }
 }
 
@@ -389,5 +418,34 @@ mod tests {
             assert!(error.starts_with(place), "{text:?}: {error}");
             assert!(error.contains(words), "{text:?}: {error}");
         }
+    }
+
+    /// Issue 28: a sweep's size is its lists' product, refused past [`MAX_SWEEP_POINTS`]
+    /// before any point exists; a product past `usize` is refused too, not wrapped.
+    #[test]
+    fn a_sweep_past_the_point_limit_is_refused_before_expanding() {
+        let list = |n: usize| {
+            format!(
+                "[{}]",
+                (0..n).map(|v| v.to_string()).collect::<Vec<_>>().join(",")
+            )
+        };
+        let at_limit = format!(
+            "jobs = 'a.fio'\n[env]\nA = {}\nB = {}\n",
+            list(1000),
+            list(100)
+        );
+        assert_eq!(parse(&at_limit).unwrap().point_count(), MAX_SWEEP_POINTS);
+        let over = format!(
+            "jobs = 'a.fio'\n[env]\nA = {}\nB = {}\n",
+            list(1000),
+            list(101)
+        );
+        let error = parse(&over).unwrap_err().to_string();
+        assert!(error.starts_with("dir/s.toml: 1.010e5 points"), "{error}");
+        assert!(error.contains("1000 A × 101 B"), "{error}");
+        let env: String = (0..12).map(|i| format!("V{i} = {}\n", list(100))).collect();
+        let error = parse(&format!("jobs = 'a.fio'\n[env]\n{env}")).unwrap_err();
+        assert!(error.to_string().contains("1.000e24 points"), "{error}");
     }
 }

@@ -24,6 +24,7 @@ use serde::Deserialize;
 use toml::de::{DeString, DeTable, DeValue, ValueDeserializer};
 use toml::Spanned;
 
+use super::disksim::{self, DiskSimDevice, DiskSpec};
 use super::fixed::{FixedDevice, FixedParams};
 use super::flash::{FlashDevice, FlashParams};
 use super::hdd::{HddDevice, HddParams};
@@ -31,7 +32,7 @@ use super::raid0::{Raid0Device, Raid0Params};
 use super::Device;
 
 /// The models a file can name.
-const MODELS: [&str; 4] = ["hdd", "raid0", "flash", "fixed"];
+const MODELS: [&str; 5] = ["hdd", "raid0", "flash", "fixed", disksim::spec::MODEL];
 
 /// What went wrong in a device file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -170,6 +171,8 @@ pub enum DeviceModel {
     Raid0(Raid0Params),
     Flash(FlashParams),
     Fixed(FixedParams),
+    /// A DiskSim-validated drive (`model = "disksim-hdd"`, the whole file is its model).
+    DiskSim(Box<DiskSpec>),
 }
 
 impl DeviceModel {
@@ -180,6 +183,7 @@ impl DeviceModel {
             DeviceModel::Raid0(params) => Box::new(Raid0Device::new(params.clone())),
             DeviceModel::Flash(params) => Box::new(FlashDevice::new(params.clone())),
             DeviceModel::Fixed(params) => Box::new(FixedDevice::new(params.clone())),
+            DeviceModel::DiskSim(spec) => Box::new(DiskSimDevice::new(spec)),
         }
     }
 
@@ -188,6 +192,7 @@ impl DeviceModel {
             DeviceModel::Hdd(params) => params.validate(),
             DeviceModel::Raid0(params) => params.validate(),
             DeviceModel::Flash(params) => params.validate(),
+            DeviceModel::DiskSim(spec) => spec.validate(),
             DeviceModel::Fixed(params) => {
                 if params.units == 0 {
                     Err("units must be positive".to_string())
@@ -315,6 +320,8 @@ fn apply_key(
         DeviceModel::Raid0(p) => set_raid0(p, name, value),
         DeviceModel::Flash(p) => set_flash(p, name, value),
         DeviceModel::Fixed(p) => set_fixed(p, name, value),
+        // Read whole by `DiskSpec`, never key by key.
+        DeviceModel::DiskSim(_) => Err(SetError::UnknownKey),
     };
     result.map_err(|error| (name.to_string(), key.span(), error))
 }
@@ -335,6 +342,16 @@ pub fn parse_device_text(path: &Path, text: &str) -> Result<DeviceModel, DeviceF
         span: model_span,
         table,
     } = locate_model(document.get_ref()).map_err(|(span, kind)| error(span, kind))?;
+    if model == disksim::spec::MODEL {
+        // Its own format (`disksim::spec`): every key required, none inherited.
+        return DiskSpec::parse_located(text)
+            .map(|spec| DeviceModel::DiskSim(Box::new(spec)))
+            .map_err(|(line, message)| DeviceFileError {
+                path: path.to_path_buf(),
+                line,
+                kind: DeviceFileErrorKind::Invalid(message),
+            });
+    }
     let base = entry(table, "base");
     let base_span = base.as_ref().map(|(span, _)| span.clone());
     let base_name = match &base {
@@ -378,10 +395,11 @@ pub fn parse_device_text(path: &Path, text: &str) -> Result<DeviceModel, DeviceF
 /// Loads and builds the device a file describes.
 pub fn load_device_file(path: impl AsRef<Path>) -> Result<Box<dyn Device>, DeviceFileError> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|e| DeviceFileError {
+    let kind = iosched_workload::input::InputKind::DeviceModel;
+    let text = iosched_workload::input::read_text(path, kind).map_err(|e| DeviceFileError {
         path: path.to_path_buf(),
         line: 0,
-        kind: DeviceFileErrorKind::Io(e.to_string()),
+        kind: DeviceFileErrorKind::Io(e.reason()),
     })?;
     parse_device_text(path, &text).map(|model| model.build())
 }

@@ -21,6 +21,7 @@
 //! from the generator the simulator passes in.
 
 pub mod calibrate;
+pub mod disksim;
 pub mod file;
 pub mod fixed;
 pub mod flash;

@@ -93,14 +93,18 @@ impl Draft {
         spec.name = name.unwrap_or_else(|| section.to_string());
         spec.origin = origin;
         let logs = [
-            &mut spec.log_bw,
-            &mut spec.log_iops,
-            &mut spec.log_lat,
-            &mut spec.log_hist,
+            ("write_bw_log", &mut spec.log_bw),
+            ("write_iops_log", &mut spec.log_iops),
+            ("write_lat_log", &mut spec.log_lat),
+            ("write_hist_log", &mut spec.log_hist),
         ];
-        for prefix in logs.into_iter().flatten() {
+        for (option, prefix) in logs {
+            let Some(prefix) = prefix else { continue };
             if prefix.is_empty() {
-                // A bare log option: fio names the log after the job.
+                // A bare log option: fio names the log after the job, so the job's name
+                // becomes a file name and must be one.
+                iosched_gate::check_name("the job name, which names its log files,", &spec.name)
+                    .map_err(|why| (option.to_string(), why))?;
                 prefix.clone_from(&spec.name);
             }
         }

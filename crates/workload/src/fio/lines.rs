@@ -28,27 +28,16 @@ use crate::job::Origin;
 /// Includes deeper than this are taken for a cycle.
 pub(crate) const MAX_INCLUDE_DEPTH: usize = 16;
 
-/// Largest job file or included file read (fio's own examples are under 4 KiB).
-pub const MAX_FILE_BYTES: u64 = 4 << 20;
+/// Largest job file or included file read (see [`crate::input::JOB_FILE_MAX_BYTES`]).
+pub const MAX_FILE_BYTES: u64 = crate::input::JOB_FILE_MAX_BYTES;
 
 /// Most lines read from a job file and its includes together (about 4 s of parsing).
 pub const MAX_TOTAL_LINES: usize = 200_000;
 
-/// Reads at most [`MAX_FILE_BYTES`] of `path`: more is an error, not a memory hog.
+/// Reads a job file or include through the one bounded reader: a regular file of at most
+/// [`MAX_FILE_BYTES`]; the error says why without the path (the caller places it).
 pub(crate) fn read_capped(path: &Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(format!(
-            "larger than {} MiB: not a job file",
-            MAX_FILE_BYTES >> 20
-        ));
-    }
-    Ok(bytes)
+    crate::input::read_bytes(path, crate::input::InputKind::JobFile).map_err(|e| e.reason())
 }
 
 /// One meaningful line.
@@ -188,13 +177,8 @@ fn include(
             None => file.to_string(),
         }
     };
-    // A device or FIFO never ends (`/dev/zero`) or may block (`/dev/urandom` is fine but
-    // endless, a FIFO without a writer waits forever): only regular files are included.
-    match std::fs::metadata(&resolved) {
-        Ok(meta) if !meta.is_file() => return fail("not a regular file".to_string()),
-        Err(e) => return fail(e.to_string()),
-        Ok(_) => {}
-    }
+    // A device never ends (`/dev/zero`) and a FIFO without a writer waits forever: the
+    // reader takes only regular files.
     let bytes = match read_capped(Path::new(&resolved)) {
         Ok(bytes) => bytes,
         Err(why) => return fail(why),

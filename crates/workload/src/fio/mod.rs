@@ -96,6 +96,12 @@ impl Default for ParseContext {
     }
 }
 
+/// Every option name the parser knows (its table, aliases excluded), in table order: what
+/// a test walks to prove each file a job file can name goes through the output gate.
+pub fn option_names() -> Vec<&'static str> {
+    options::OPTIONS.iter().map(|def| def.name).collect()
+}
+
 /// Parse one job file given as text; `path` names it in errors and anchors relative
 /// `include`s (which are read from disk).
 pub fn parse_str(text: &str, path: &str, ctx: &ParseContext) -> Result<JobSet, ParseError> {
@@ -1042,6 +1048,27 @@ bogus=1
         assert_eq!(job.log_iops, None);
         assert_eq!(job.log_avg_ns, 100_000_000);
         assert!(set.ignored_options.is_empty());
+    }
+
+    /// Issue 28: names are names. A bare log option makes the job's name a file name, and
+    /// `cgroup=` names directories under the run's own group: neither may climb out.
+    #[test]
+    fn job_and_cgroup_names_that_are_paths_are_refused() {
+        let bare = err("[../../x]\nsize=1m\nwrite_bw_log\n");
+        assert!(
+            bare.contains("write_bw_log") && bare.contains("'../../x'"),
+            "{bare}"
+        );
+        assert!(err("[a/b]\nsize=1m\nwrite_lat_log\n").contains("'/'"));
+        let named = parse("[a/b]\nsize=1m\nwrite_lat_log=lat\n");
+        assert_eq!(named.jobs[0].log_lat.as_deref(), Some("lat"));
+        assert!(err("[j]\nsize=1m\ncgroup=a/../../x\n").contains("cgroup '..'"));
+        assert_eq!(
+            parse("[j]\nsize=1m\ncgroup=/a/b\n").jobs[0]
+                .cgroup
+                .as_deref(),
+            Some("a/b")
+        );
     }
 
     #[test]

@@ -841,6 +841,10 @@ fn apply_nice(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
 /// `cgroup_weight` can set the root's weight.
 fn apply_cgroup(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     let text = a.string();
+    // Each component names a cgroup directory: never `..` out of the run's own group.
+    for component in text.split('/').filter(|c| !c.is_empty()) {
+        iosched_gate::check_name("cgroup", component)?;
+    }
     d.spec.cgroup = Some(text.trim_start_matches('/').to_string());
     Ok(())
 }

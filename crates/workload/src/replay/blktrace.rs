@@ -132,6 +132,12 @@ fn is_magic(word: u32) -> bool {
     word & 0xffff_ff00 == MAGIC
 }
 
+/// Whether `bytes` start with a blktrace record's magic, in either byte order (fio's
+/// `is_blktrace()` check).
+pub fn starts_with_magic(bytes: &[u8]) -> bool {
+    bytes.len() >= 4 && (is_magic(Order::Little.u32(bytes)) || is_magic(Order::Big.u32(bytes)))
+}
+
 /// Decodes every record of one file's bytes; `file` names it in errors.
 pub fn decode(file: &Path, bytes: &[u8]) -> Result<Vec<RawRecord>, DecodeError> {
     let error = |offset: usize, message: String| DecodeError {
@@ -194,11 +200,24 @@ pub fn decode(file: &Path, bytes: &[u8]) -> Result<Vec<RawRecord>, DecodeError> 
                 ),
             ));
         }
+        let (sector, bytes_moved) = (order.u64(&h[16..]), order.u32(&h[24..]));
+        // sector × 512 would wrap past 2^64 (sector 2^62 became byte 0): refuse any record
+        // reaching past 2^63 bytes, which no block device has.
+        if sector
+            .checked_mul(SECTOR_SIZE)
+            .and_then(|start| start.checked_add(u64::from(bytes_moved)))
+            .is_none_or(|end| end > super::MAX_IO_END)
+        {
+            return Err(error(
+                at,
+                format!("sector {sector} (+{bytes_moved} bytes) ends past 2^63 bytes: no device is that large"),
+            ));
+        }
         records.push(RawRecord {
             sequence: order.u32(&h[4..]),
             time: order.u64(&h[8..]),
-            sector: order.u64(&h[16..]),
-            bytes: order.u32(&h[24..]),
+            sector,
+            bytes: bytes_moved,
             action: order.u32(&h[28..]),
             pid: order.u32(&h[32..]),
             device: order.u32(&h[36..]),
@@ -269,11 +288,14 @@ impl Capture {
     pub fn open(path: &Path) -> Result<Capture, DecodeError> {
         let mut per_file = Vec::new();
         for file in capture_files(path)? {
-            let bytes = std::fs::read(&file).map_err(|e| DecodeError {
-                file: file.clone(),
-                offset: 0,
-                message: format!("cannot read: {e}"),
-            })?;
+            let bytes =
+                crate::input::read_bytes(&file, crate::input::InputKind::Capture).map_err(|e| {
+                    DecodeError {
+                        file: file.clone(),
+                        offset: 0,
+                        message: format!("cannot read: {}", e.reason()),
+                    }
+                })?;
             per_file.push(decode(&file, &bytes)?);
         }
         Ok(Capture::merge(per_file))
@@ -560,7 +582,8 @@ mod tests {
         (
             any::<u32>(),
             any::<u64>(),
-            any::<u64>(),
+            // A valid record ends by 2^63 bytes whatever its size.
+            0..(1u64 << 54) - (1 << 24),
             any::<u32>(),
             any::<u32>(),
             any::<u32>(),
@@ -621,5 +644,19 @@ mod tests {
                 prop_assert!(e.offset < bytes.len() as u64);
             }
         }
+    }
+
+    /// Issue 28: sector 2^62 times 512 wrapped to byte 0; a record reaching past 2^63 bytes
+    /// is refused at its offset.
+    #[test]
+    fn a_record_past_2_63_bytes_is_refused() {
+        let good = encode(&record(1, Q_READ_SYNC, 0, 4096, 1), false);
+        let far = encode(&record(2, Q_READ_SYNC, 1 << 62, 4096, 1), false);
+        let e = decode(Path::new("c"), &[good.clone(), far].concat()).unwrap_err();
+        assert_eq!(e.offset, 48);
+        assert!(e.message.contains("ends past 2^63 bytes"), "{e}");
+        let last = (1u64 << 63) / SECTOR_SIZE - 8;
+        let edge = encode(&record(2, Q_READ_SYNC, last, 4096, 1), false);
+        assert!(decode(Path::new("c"), &[good, edge].concat()).is_ok());
     }
 }

@@ -51,11 +51,6 @@ pub struct Iolog {
     pub ios: Vec<TraceIo>,
 }
 
-/// Whether `bytes` start like an iolog (fio's check of the first line).
-pub fn looks_like_iolog(bytes: &[u8]) -> bool {
-    bytes.starts_with(b"fio version 2 iolog") || bytes.starts_with(b"fio version 3 iolog")
-}
-
 /// Parses the iolog `text` read from `file`.
 pub fn parse(file: &Path, text: &str) -> Result<Iolog, IologError> {
     let name = file.display().to_string();
@@ -71,8 +66,10 @@ pub fn parse(file: &Path, text: &str) -> Result<Iolog, IologError> {
         _ => {
             return Err(error(
                 1,
-                "not a fio iolog: the first line must be `fio version 2 iolog` or \
-                 `fio version 3 iolog` (version 1 logs are not read, as in fio 3.33)"
+                "neither a blktrace capture (no record magic) nor a fio iolog (no \
+                 `fio version 2 iolog` or `fio version 3 iolog` first line): a version 1 \
+                 iolog or a log without its header, which fio 3.33 refuses too ('iolog \
+                 version 1 is no longer supported')"
                     .to_string(),
             ))
         }
@@ -151,13 +148,23 @@ fn parse_action(log: &mut Iolog, fields: &[&str], clock: &mut Time) -> Result<()
             "I/O on `{file}`, which no earlier `add` line named"
         ));
     };
+    let offset = number(rest[0], "offset")?;
+    let len = number(rest[1], "length")?;
+    if offset
+        .checked_add(len)
+        .is_none_or(|end| end > super::MAX_IO_END)
+    {
+        return Err(format!(
+            "offset {offset} + length {len} ends past 2^63 bytes: no file or device is that large"
+        ));
+    }
     log.ios.push(TraceIo {
         time: *clock,
         pid: 0,
         kind,
         file: file_index,
-        offset: number(rest[0], "offset")?,
-        len: number(rest[1], "length")?,
+        offset,
+        len,
         // fio replays through its job's engine: reads and its direct writes are sync.
         sync: true,
         meta: false,
@@ -228,5 +235,17 @@ mod tests {
         assert!(e.message.contains("unknown iolog action `fly`"), "{e}");
         let e = parse_str("fio version 3 iolog\nabc /f add\n").unwrap_err();
         assert!(e.message.contains("bad time"), "{e}");
+    }
+
+    /// Issue 28: an offset of 2^64 - 1 was accepted (and overflowed the file's end); an I/O
+    /// must end by 2^63 bytes.
+    #[test]
+    fn an_io_ending_past_2_63_bytes_is_refused() {
+        let log = |offset: u64| format!("fio version 2 iolog\n/f add\n/f read {offset} 4096\n");
+        let e = parse_str(&log(u64::MAX)).unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("ends past 2^63 bytes"), "{e}");
+        assert!(parse_str(&log((1 << 63) - 4095)).is_err());
+        assert!(parse_str(&log((1 << 63) - 4096)).is_ok());
     }
 }

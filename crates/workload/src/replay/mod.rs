@@ -71,6 +71,11 @@ pub struct ReplayLog {
     pub comms: BTreeMap<u32, String>,
 }
 
+/// One past the last byte a recorded I/O may touch: 2^63, the largest file offset Linux
+/// (a signed `loff_t`) and fio address. An I/O ending later is refused when the log is read,
+/// so an offset cannot wrap round to the start of the target.
+pub const MAX_IO_END: u64 = 1 << 63;
+
 /// The file name a capture's I/Os use: a device path, so the layout gives it the whole target.
 pub const CAPTURE_DEVICE: &str = "/dev/replay";
 
@@ -79,6 +84,8 @@ pub const CAPTURE_DEVICE: &str = "/dev/replay";
 pub enum ReplayError {
     Blktrace(blktrace::DecodeError),
     Iolog(iolog::IologError),
+    /// The path is no file to read (a device, a FIFO, a directory) or too large.
+    Input(crate::input::InputError),
 }
 
 impl fmt::Display for ReplayError {
@@ -86,6 +93,7 @@ impl fmt::Display for ReplayError {
         match self {
             ReplayError::Blktrace(e) => write!(f, "{e}"),
             ReplayError::Iolog(e) => write!(f, "{e}"),
+            ReplayError::Input(e) => write!(f, "{e}"),
         }
     }
 }
@@ -106,6 +114,7 @@ impl ReplayLog {
                 .map(|m| (m.len(), m.modified().ok()))
                 .unwrap_or((0, None))
         };
+        refuse_special(path)?;
         let files = if path.is_file() {
             vec![path.to_path_buf()]
         } else {
@@ -122,18 +131,18 @@ impl ReplayLog {
         Ok(log)
     }
 
-    /// Reads `path`: an iolog when its first line says so (as fio decides), otherwise a
-    /// blktrace capture (one file, or the per-CPU files `path.blktrace.N`).
+    /// Reads `path`: a blktrace capture when it starts with a record's magic (one file, or
+    /// the per-CPU files `path.blktrace.N` when `path` does not exist), otherwise an iolog.
     pub fn load(path: &Path) -> Result<ReplayLog, ReplayError> {
+        use crate::input::{self, InputKind};
+        refuse_special(path)?;
         if path.is_file() {
-            let bytes = std::fs::read(path).map_err(|e| {
-                ReplayError::Blktrace(blktrace::DecodeError {
-                    file: path.to_path_buf(),
-                    offset: 0,
-                    message: format!("cannot read: {e}"),
-                })
-            })?;
-            if iolog::looks_like_iolog(&bytes) {
+            let bytes = input::read_bytes(path, InputKind::Capture).map_err(ReplayError::Input)?;
+            // As fio's init_iolog(): a file not starting with blktrace's magic is an iolog,
+            // and one without a version 2 or 3 header is refused as such (a version 1 log,
+            // or text without its header), not decoded as a broken capture. An empty file
+            // stays a capture: a CPU that saw no event writes one.
+            if !bytes.is_empty() && !blktrace::starts_with_magic(&bytes) {
                 let text = String::from_utf8_lossy(&bytes);
                 let log = iolog::parse(path, &text).map_err(ReplayError::Iolog)?;
                 return Ok(ReplayLog::from_iolog(path, log));
@@ -191,6 +200,16 @@ impl ReplayLog {
     pub fn has_completions(&self) -> bool {
         self.ios.iter().any(|io| io.completed.is_some())
     }
+}
+
+/// A path that exists is read as it is: `/dev/zero`, a FIFO or a folder is refused for what
+/// it is, not looked for as `zero.blktrace.N`. Only a missing path names per-CPU files.
+fn refuse_special(path: &Path) -> Result<(), ReplayError> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        crate::input::check_regular(path, crate::input::InputKind::Capture)
+            .map_err(ReplayError::Input)?;
+    }
+    Ok(())
 }
 
 /// Which of a process's I/Os a job replays: CFQ serves a process's async writes from its

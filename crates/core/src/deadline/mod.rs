@@ -1,0 +1,441 @@
+//! `deadline`: mq-deadline as Linux 6.12 has it. Kernel: `block/mq-deadline.c`.
+//!
+//! Requests are kept per priority level (RT, BE, IDLE: `dd_per_prio`) and direction, each on a
+//! sector-sorted tree and a FIFO with a deadline (`read_expire`, `write_expire`). Requests
+//! inserted at the head (requeues) go on one `dispatch` list served before everything.
+//! Levels are served in order, and a lower level waits while a higher one has requests
+//! queued *or in the device* (`dd_queued()` counts until completion); a request waiting longer
+//! than `prio_aging_expire` is served first whatever its level. Within a level, requests go
+//! out in sector-ascending batches of up to `fifo_batch` from the last dispatched position
+//! (`latest_pos`); a new batch starts from the FIFO head when that head has expired. Reads
+//! are preferred, but a waiting write batch may be passed over at most `writes_starved`
+//! times. The batch state (`last_dir`, `batching`, `starved`) is shared by the levels.
+//!
+//! Times are the kernel's: jiffies at HZ=250 from the driver's `now` ([`tunables::jiffies`]),
+//! compared with the wrap-safe `time_after()` rules, so expiries fall on the same 4 ms tick.
+//!
+//! What blk-mq does around the scheduler and how iosched models it:
+//! - tags: `limit_depth()` ([`Deadline::limit_depth`]) answers the shallow depth an async
+//!   request or a write may allocate with (`async_depth`); the driver owns the tag pool
+//!   (`nr_requests`, announced with [`Deadline::depth_updated`]).
+//! - merging: the block layer's merge path (one-hit cache `q->last_merge`, the back-merge
+//!   hash, then the scheduler's front-merge lookup; then a request-to-request merge with the
+//!   neighbour) lives in [`merge`], because iosched's elevator hands the whole merge to the
+//!   scheduler. Through the [`Elevator`] trait only bio merges happen (the simulator's
+//!   driver cannot yet retire a request absorbed by another); [`Deadline::bio_merge`] and
+//!   [`Deadline::insert_request`] do everything the kernel does.
+//! - hardware queues: one; `has_work()` is [`Deadline::has_work`]. A dispatch that finds
+//!   nothing while work is queued (a level held back by in-flight requests of a higher one,
+//!   or by aging) answers `Empty`; blk-mq re-runs the queue 3 ms later, which is the driver's.
+
+mod fifo;
+pub mod merge;
+#[cfg(test)]
+mod tests;
+pub mod tunables;
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::cfq::rbtree::RbForest;
+use crate::elevator::{Dispatch, Elevator};
+use crate::request::{IoPrioClass, Request, RequestId, Time, MAX_MERGE_SECTORS};
+use crate::trace::Trace;
+use crate::tunable::{TunableError, TunableSpec, TunableValue};
+use fifo::Lists;
+use tunables::{jiffies, jiffies_to_msecs, msecs_to_jiffies, TUNABLES};
+
+pub use merge::{BioMerge, RequestMerge};
+
+const READ: usize = 0;
+const WRITE: usize = 1;
+/// `DD_RT_PRIO`, `DD_BE_PRIO`, `DD_IDLE_PRIO`.
+const PRIO_COUNT: usize = 3;
+
+/// Index of a queued request in [`Deadline::slots`].
+pub(crate) type Slot = u32;
+
+/// Kernel: ioprio_class_to_prio[]: no class is best effort.
+fn class_to_prio(class: IoPrioClass) -> usize {
+    match class {
+        IoPrioClass::RealTime => 0,
+        IoPrioClass::None | IoPrioClass::BestEffort => 1,
+        IoPrioClass::Idle => 2,
+    }
+}
+
+fn direction(rq: &Request) -> usize {
+    rq.op.data_dir()
+}
+
+/// A request the scheduler holds.
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    rq: Request,
+    /// Jiffies: the deadline on a FIFO, the insertion time on the dispatch list.
+    fifo_time: u64,
+    prio: usize,
+    in_tree: bool,
+    /// `REQ_NOMERGE`: a merge found it full (req_set_nomerge()).
+    nomerge: bool,
+    /// Its key on the merge hash, when on it.
+    hash_key: Option<(u64, u64)>,
+}
+
+/// Kernel: struct io_stats_per_prio (the counters that decide `dd_queued()`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Stats {
+    inserted: u32,
+    merged: u32,
+    dispatched: u32,
+    completed: u32,
+}
+
+/// mq-deadline. Requests live in a slab; the sort trees are the kernel's red-black trees
+/// shape for shape (elv_rb_find() on equal sectors returns what the kernel's tree returns).
+#[derive(Debug)]
+pub struct Deadline {
+    slots: Vec<Option<Held>>,
+    free_slots: Vec<Slot>,
+    queued: usize,
+    /// Tree `prio * 2 + dir`.
+    sort: RbForest,
+    /// List `prio * 2 + dir`.
+    fifo: Lists,
+    dispatch: VecDeque<Slot>,
+    latest_pos: [[u64; 2]; PRIO_COUNT],
+    stats: [Stats; PRIO_COUNT],
+    last_dir: usize,
+    batching: u32,
+    starved: u32,
+    /// The block layer's merge state, kept here (see [`merge`]).
+    last_merge: Option<Slot>,
+    hash: BTreeMap<(u64, u64), Slot>,
+    hash_stamp: u64,
+    /// Largest request a merge may build, in sectors (`max_sectors_kb` * 2).
+    pub max_sectors: u32,
+    fifo_expire: [i32; 2],
+    fifo_batch: i32,
+    writes_starved: i32,
+    front_merges: i32,
+    async_depth: u32,
+    prio_aging_expire: i32,
+}
+
+impl Default for Deadline {
+    fn default() -> Self {
+        Deadline::new()
+    }
+}
+
+impl Deadline {
+    /// Kernel: dd_init_sched() then dd_init_hctx() on a queue of 256 requests.
+    pub fn new() -> Deadline {
+        Deadline {
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            queued: 0,
+            sort: RbForest::new(PRIO_COUNT * 2),
+            fifo: Lists::new(PRIO_COUNT * 2),
+            dispatch: VecDeque::new(),
+            latest_pos: [[0; 2]; PRIO_COUNT],
+            stats: [Stats::default(); PRIO_COUNT],
+            last_dir: WRITE,
+            batching: 0,
+            starved: 0,
+            last_merge: None,
+            hash: BTreeMap::new(),
+            hash_stamp: 0,
+            max_sectors: MAX_MERGE_SECTORS,
+            fifo_expire: [msecs_to_jiffies(500) as i32, msecs_to_jiffies(5000) as i32],
+            fifo_batch: 16,
+            writes_starved: 2,
+            front_merges: 1,
+            async_depth: 256,
+            prio_aging_expire: msecs_to_jiffies(10_000) as i32,
+        }
+    }
+
+    /// The tunables table, for `iosched schedulers`.
+    pub fn tunable_specs() -> &'static [TunableSpec] {
+        &TUNABLES
+    }
+
+    /// Kernel: dd_depth_updated(): the queue's `nr_requests` changed (or was set at
+    /// dd_init_hctx()); `async_depth` follows it.
+    pub fn depth_updated(&mut self, nr_requests: u32) {
+        self.async_depth = nr_requests;
+    }
+
+    /// Kernel: dd_limit_depth(): the shallow depth a request of this kind allocates its tag
+    /// with; `None` for sync reads, which are never throttled.
+    pub fn limit_depth(&self, rq: &Request) -> Option<u32> {
+        let sync_read = rq.is_sync() && direction(rq) == READ;
+        (!sync_read).then_some(self.async_depth)
+    }
+
+    /// Kernel: dd_has_work().
+    pub fn has_work(&self) -> bool {
+        !self.dispatch.is_empty() || (0..PRIO_COUNT * 2).any(|l| !self.fifo.is_empty(l))
+    }
+
+    fn held(&self, slot: Slot) -> &Held {
+        self.slots[slot as usize]
+            .as_ref()
+            .expect("slot holds a request")
+    }
+
+    fn held_mut(&mut self, slot: Slot) -> &mut Held {
+        self.slots[slot as usize]
+            .as_mut()
+            .expect("slot holds a request")
+    }
+
+    fn store(&mut self, held: Held) -> Slot {
+        self.queued += 1;
+        match self.free_slots.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = Some(held);
+                slot
+            }
+            None => {
+                self.slots.push(Some(held));
+                Slot::try_from(self.slots.len() - 1).expect("fewer than 2^32 queued requests")
+            }
+        }
+    }
+
+    fn release(&mut self, slot: Slot) -> Request {
+        let held = self.slots[slot as usize]
+            .take()
+            .expect("released slot holds a request");
+        self.free_slots.push(slot);
+        self.queued -= 1;
+        held.rq
+    }
+
+    fn sector_of(slots: &[Option<Held>]) -> impl Fn(usize) -> u64 + '_ {
+        move |n| {
+            slots[n]
+                .as_ref()
+                .expect("tree node is a held request")
+                .rq
+                .sector
+        }
+    }
+
+    /// Kernel: deadline_add_rq_rb() / elv_rb_add().
+    fn tree_add(&mut self, slot: Slot) {
+        let h = *self.held(slot);
+        let tree = h.prio * 2 + direction(&h.rq);
+        let at = self
+            .sort
+            .search_for_insert(tree, h.rq.sector, Self::sector_of(&self.slots));
+        self.sort.insert(tree, slot as usize, at);
+        self.held_mut(slot).in_tree = true;
+    }
+
+    /// Kernel: deadline_del_rq_rb() / elv_rb_del().
+    fn tree_del(&mut self, slot: Slot) {
+        let h = *self.held(slot);
+        assert!(h.in_tree, "request {:?} is not on its sort tree", h.rq.id);
+        self.sort
+            .erase(h.prio * 2 + direction(&h.rq), slot as usize);
+        self.held_mut(slot).in_tree = false;
+    }
+
+    /// Kernel: deadline_remove_request(): off the FIFO, the tree, the hash and the
+    /// one-hit merge cache.
+    fn remove_request(&mut self, slot: Slot) {
+        self.fifo.remove(slot);
+        if self.held(slot).in_tree {
+            self.tree_del(slot);
+        }
+        self.hash_del(slot);
+        if self.last_merge == Some(slot) {
+            self.last_merge = None;
+        }
+    }
+
+    /// Kernel: dd_queued(): inserted and not yet completed (so in-flight requests count).
+    fn dd_queued(&self, prio: usize) -> u32 {
+        let s = &self.stats[prio];
+        s.inserted.wrapping_sub(s.completed)
+    }
+
+    /// Kernel: dd_insert_request(): the request joins the dispatch list (`at_head`) or its
+    /// level's tree, hash and FIFO, unless it merges into a queued request first
+    /// (blk_mq_sched_try_insert_merge()); the merges done are returned, the absorbed
+    /// requests are gone (their tags are the driver's to free).
+    pub fn insert_request(&mut self, rq: Request, at_head: bool, now: Time) -> Vec<RequestMerge> {
+        self.insert_with(rq, at_head, now, true)
+    }
+
+    fn insert_with(
+        &mut self,
+        rq: Request,
+        at_head: bool,
+        now: Time,
+        merge: bool,
+    ) -> Vec<RequestMerge> {
+        let prio = class_to_prio(rq.ioprio.class);
+        self.stats[prio].inserted = self.stats[prio].inserted.wrapping_add(1);
+        let slot = self.store(Held {
+            rq,
+            fifo_time: 0,
+            prio,
+            in_tree: false,
+            nomerge: false,
+            hash_key: None,
+        });
+        let merges = if merge {
+            self.insert_merge(slot)
+        } else {
+            Vec::new()
+        };
+        if !merges.is_empty() {
+            return merges;
+        }
+        let now_j = jiffies(now);
+        if at_head {
+            self.held_mut(slot).fifo_time = now_j;
+            self.dispatch.push_front(slot);
+            return merges;
+        }
+        self.tree_add(slot);
+        if self.mergeable(slot) {
+            self.hash_add(slot);
+            self.last_merge.get_or_insert(slot);
+        }
+        let dir = direction(&rq);
+        let expire = i64::from(self.fifo_expire[dir]) as u64;
+        self.held_mut(slot).fifo_time = now_j.wrapping_add(expire);
+        self.fifo.push_back(prio * 2 + dir, slot);
+        merges
+    }
+
+    /// Kernel: dd_finish_request(): a request handed out earlier is done.
+    pub fn finish_request(&mut self, rq: &Request) {
+        let prio = class_to_prio(rq.ioprio.class);
+        self.stats[prio].completed = self.stats[prio].completed.wrapping_add(1);
+    }
+}
+
+impl Deadline {
+    /// O(n) consistency: every held request is on exactly the structures its state says.
+    fn check(&self) {
+        let live = self.slots.iter().flatten().count();
+        assert_eq!(live, self.queued, "slab disagrees with queued count");
+        let mut on_lists = self.dispatch.len();
+        for list in 0..PRIO_COUNT * 2 {
+            let in_tree = self.sort.in_order(list);
+            let on_fifo: Vec<Slot> = self.fifo.iter(list).collect();
+            assert_eq!(
+                in_tree.len(),
+                on_fifo.len(),
+                "tree {list} and FIFO {list} differ"
+            );
+            self.sort.check(list);
+            let sectors: Vec<u64> = in_tree
+                .iter()
+                .map(|&n| self.held(n as Slot).rq.sector)
+                .collect();
+            assert!(
+                sectors.windows(2).all(|w| w[0] <= w[1]),
+                "tree {list} out of order"
+            );
+            for &slot in &on_fifo {
+                let h = self.held(slot);
+                assert_eq!(
+                    h.prio * 2 + direction(&h.rq),
+                    list,
+                    "request on the wrong list"
+                );
+                assert!(h.in_tree, "FIFO request not on its tree");
+            }
+            on_lists += on_fifo.len();
+        }
+        assert_eq!(on_lists, self.queued, "a held request is on no list");
+        for (&(end, _), &slot) in &self.hash {
+            assert_eq!(self.held(slot).rq.end_sector(), end, "hash key is stale");
+        }
+    }
+}
+
+/// Kernel: time_after(a, b), wrap-safe on jiffies.
+fn time_after(a: u64, b: u64) -> bool {
+    (b.wrapping_sub(a) as i64) < 0
+}
+
+mod dispatch;
+
+impl Elevator for Deadline {
+    fn name(&self) -> &'static str {
+        "deadline"
+    }
+
+    fn insert(&mut self, rq: Request, now: Time, _trace: &mut dyn Trace) {
+        // Choice: through the trait no insert merge, as for bios (see the module doc).
+        self.insert_with(rq, false, now, false);
+    }
+
+    fn try_back_merge(&mut self, bio: &Request, _now: Time) -> Option<RequestId> {
+        self.bio_merge_only(bio, false)
+    }
+
+    fn try_front_merge(&mut self, bio: &Request, _now: Time) -> Option<RequestId> {
+        self.bio_merge_only(bio, true)
+    }
+
+    fn dispatch(&mut self, now: Time, _trace: &mut dyn Trace) -> Dispatch {
+        match self.dispatch_request(now) {
+            Some(rq) => Dispatch::Request(rq),
+            None => Dispatch::Empty,
+        }
+    }
+
+    fn completed(&mut self, rq: &Request, _now: Time, _trace: &mut dyn Trace) {
+        self.finish_request(rq);
+    }
+
+    fn queued(&self) -> usize {
+        self.queued
+    }
+
+    fn tunables(&self) -> Vec<TunableValue> {
+        let ms = |j: i32| u64::from(jiffies_to_msecs(i64::from(j) as u64));
+        let values = [
+            ms(self.fifo_expire[READ]),
+            ms(self.fifo_expire[WRITE]),
+            i64::from(self.writes_starved) as u64,
+            self.front_merges as u64,
+            u64::from(self.async_depth),
+            self.fifo_batch as u64,
+            ms(self.prio_aging_expire),
+        ];
+        TUNABLES
+            .iter()
+            .zip(values)
+            .map(|(spec, value)| TunableValue { spec, value })
+            .collect()
+    }
+
+    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), TunableError> {
+        let (spec, v) = tunables::parse(name, value)?;
+        let to_jiffies = |v: i32| msecs_to_jiffies(v as u32) as i32;
+        match spec.name {
+            "read_expire" => self.fifo_expire[READ] = to_jiffies(v),
+            "write_expire" => self.fifo_expire[WRITE] = to_jiffies(v),
+            "writes_starved" => self.writes_starved = v,
+            "front_merges" => self.front_merges = v,
+            "async_depth" => self.async_depth = v as u32,
+            "fifo_batch" => self.fifo_batch = v,
+            "prio_aging_expire" => self.prio_aging_expire = to_jiffies(v),
+            other => unreachable!("tunable {other} is in the table but not handled"),
+        }
+        Ok(())
+    }
+
+    fn check_invariants(&self) {
+        self.check();
+    }
+}

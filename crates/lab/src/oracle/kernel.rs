@@ -1,0 +1,198 @@
+//! The kernel side: Debian's `linux-source-6.12` package, checked, its scheduler files
+//! extracted into a scratch directory and compiled with the project's shim.
+//!
+//! Kernel source never enters the repository: the tarball is read from where the package
+//! installs it, its SHA-256 is checked against the pinned version's, and only the files the
+//! shim compiles (or the schedulers include) are extracted, once, into
+//! `$TMPDIR/iosched-kernel-oracle/<version>/`. The binary is rebuilt from the shim and the
+//! driver (`oracle/` in the repository) at every run: gcc takes about a second.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The pinned package version (`apt-get install linux-source-6.12=VERSION`).
+pub const PACKAGE_VERSION: &str = "6.12.117-1~deb12u1";
+/// Where the package puts its tarball.
+pub const TARBALL: &str = "/usr/src/linux-source-6.12.tar.xz";
+/// SHA-256 of the pinned version's tarball.
+pub const TARBALL_SHA256: &str = "585a4a074597aefa2b1a68ada83a3184ba351c127544dea80618bbcceaa3961f";
+
+/// Files taken from the tarball (one pass over it: every scheduler's files at once).
+const FILES: &[&str] = &[
+    "block/mq-deadline.c",
+    "block/kyber-iosched.c",
+    "block/bfq-iosched.c",
+    "block/bfq-iosched.h",
+    "block/bfq-wf2q.c",
+    "block/bfq-cgroup.c",
+    "lib/rbtree.c",
+    "lib/sbitmap.c",
+    "include/linux/rbtree.h",
+    "include/linux/rbtree_types.h",
+    "include/linux/rbtree_augmented.h",
+];
+
+/// Why the kernel side cannot run.
+#[derive(Debug)]
+pub enum KernelError {
+    /// The package is not installed: tests skip, the command says how to install it.
+    Absent,
+    Checksum(String),
+    Tool {
+        what: String,
+        detail: String,
+    },
+}
+
+impl std::fmt::Display for KernelError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KernelError::Absent => write!(
+                f,
+                "{TARBALL} is missing (apt-get install linux-source-6.12={PACKAGE_VERSION})"
+            ),
+            KernelError::Checksum(got) => write!(
+                f,
+                "{TARBALL}: SHA-256 {got}, expected {TARBALL_SHA256} (version {PACKAGE_VERSION})"
+            ),
+            KernelError::Tool { what, detail } => write!(f, "{what}: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for KernelError {}
+
+fn run(what: &str, cmd: &mut Command) -> Result<String, KernelError> {
+    let out = cmd.output().map_err(|e| KernelError::Tool {
+        what: what.to_string(),
+        detail: e.to_string(),
+    })?;
+    if !out.status.success() {
+        return Err(KernelError::Tool {
+            what: what.to_string(),
+            detail: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The extracted files' directory, extracting them first if needed.
+pub fn kernel_tree() -> Result<PathBuf, KernelError> {
+    if !Path::new(TARBALL).exists() {
+        return Err(KernelError::Absent);
+    }
+    let dir = std::env::temp_dir()
+        .join("iosched-kernel-oracle")
+        .join(PACKAGE_VERSION);
+    if dir.join(".complete").exists() {
+        return Ok(dir);
+    }
+    let sum = run("sha256sum", Command::new("sha256sum").arg(TARBALL))?;
+    let got = sum.split_whitespace().next().unwrap_or("").to_string();
+    if got != TARBALL_SHA256 {
+        return Err(KernelError::Checksum(got));
+    }
+    // Extract beside the final place and rename, so concurrent runs never see half a tree.
+    let tmp = dir.with_extension(format!("partial-{}", std::process::id()));
+    let mk = |p: &Path| {
+        std::fs::create_dir_all(p).map_err(|e| KernelError::Tool {
+            what: p.display().to_string(),
+            detail: e.to_string(),
+        })
+    };
+    mk(&tmp)?;
+    let members: Vec<String> = FILES
+        .iter()
+        .map(|f| format!("linux-source-6.12/{f}"))
+        .collect();
+    extract(&tmp, &members)?;
+    std::fs::write(tmp.join(".complete"), PACKAGE_VERSION).map_err(|e| KernelError::Tool {
+        what: "scratch".into(),
+        detail: e.to_string(),
+    })?;
+    if std::fs::rename(&tmp, &dir).is_err() {
+        // Another run won the race; its tree is the same.
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    Ok(dir)
+}
+
+/// `xz -T0 -dc TARBALL | tar -x`: the tarball has 62 xz blocks, so xz decompresses on
+/// every core (tar's own -J would use one).
+fn extract(into: &Path, members: &[String]) -> Result<(), KernelError> {
+    let tool = |what: &str, e: std::io::Error| KernelError::Tool {
+        what: what.to_string(),
+        detail: e.to_string(),
+    };
+    let mut xz = Command::new("xz")
+        .args(["-T0", "-dc", TARBALL])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| tool("xz", e))?;
+    let stdout = xz.stdout.take().expect("xz stdout is piped");
+    let tar = run(
+        "tar",
+        Command::new("tar")
+            .arg("-x")
+            .arg("-C")
+            .arg(into)
+            .arg("--strip-components=1")
+            .args(members)
+            .stdin(stdout),
+    );
+    let xz_status = xz.wait().map_err(|e| tool("xz", e))?;
+    tar?;
+    if !xz_status.success() {
+        return Err(KernelError::Tool {
+            what: "xz".into(),
+            detail: format!("exited with {xz_status}"),
+        });
+    }
+    Ok(())
+}
+
+/// The project's shim and driver sources.
+pub fn shim_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../oracle")
+}
+
+/// Compiles the oracle binary for `sched` (its kernel file unmodified) into the tree.
+pub fn build(sched: &str, tree: &Path) -> Result<PathBuf, KernelError> {
+    let source = match sched {
+        "mq-deadline" => "block/mq-deadline.c",
+        other => {
+            return Err(KernelError::Tool {
+                what: "kernel-oracle".into(),
+                detail: format!("no oracle for scheduler '{other}' yet (mq-deadline only)"),
+            })
+        }
+    };
+    let shim = shim_dir();
+    let bin = tree.join(format!("{sched}-oracle-{}", std::process::id()));
+    run(
+        "gcc",
+        Command::new("gcc")
+            .args(["-O1", "-std=gnu11", "-w", "-o"])
+            .arg(&bin)
+            .arg("-I")
+            .arg(shim.join("shim"))
+            .arg("-I")
+            .arg(tree.join("include"))
+            .arg("-iquote")
+            .arg(shim.join("shim"))
+            .arg(shim.join("driver/driver.c"))
+            .arg(shim.join("driver/scenario.c"))
+            .arg(shim.join("shim/blk.c"))
+            .arg(tree.join(source))
+            .arg(tree.join("lib/rbtree.c")),
+    )?;
+    Ok(bin)
+}
+
+/// Runs the compiled oracle on one scenario file: its decision lines.
+pub fn run_kernel(bin: &Path, scenario: &Path) -> Result<String, KernelError> {
+    run(
+        &format!("kernel oracle on {}", scenario.display()),
+        Command::new(bin).arg(scenario),
+    )
+}

@@ -1,0 +1,56 @@
+//! iosched's mq-deadline against Linux 6.12's own `block/mq-deadline.c` (the OUTSIDE
+//! reference, compiled unmodified from Debian's linux-source-6.12 against the project's
+//! shim): the hand-written families of `oracle/scenarios/mq-deadline/` plus generated
+//! scenarios, at least 300 in all, each identical decision for decision.
+
+use iosched_lab::oracle::{self, kernel};
+
+/// The seed CI runs; `scripts/kernel-oracle mq-deadline --random N --seed S` runs others.
+const SEED: u64 = 2026;
+
+#[test]
+fn mq_deadline_decides_as_linux_6_12() {
+    let tree = match kernel::kernel_tree() {
+        Ok(tree) => tree,
+        Err(kernel::KernelError::Absent) => {
+            println!("SKIPPED: {}", kernel::KernelError::Absent);
+            return;
+        }
+        Err(e) => panic!("kernel source: {e}"),
+    };
+    let bin = kernel::build("mq-deadline", &tree).expect("the oracle compiles");
+    let hand = oracle::scenario_files(&kernel::shim_dir().join("scenarios/mq-deadline"))
+        .expect("hand-written scenarios");
+    let gen_dir = std::env::temp_dir().join(format!("iosched-oracle-test-{}", std::process::id()));
+    let generated = 300u64.saturating_sub(hand.len() as u64).max(250);
+    let mut files = hand.clone();
+    files.extend(oracle::write_generated(&gen_dir, SEED, generated).expect("generated"));
+    let outcomes = oracle::compare_all(&bin, &files, 0).expect("both sides run");
+    let _ = std::fs::remove_dir_all(&gen_dir);
+    let _ = std::fs::remove_file(&bin);
+
+    let hand_same = outcomes[..hand.len()]
+        .iter()
+        .filter(|o| o.divergence.is_none())
+        .count();
+    let gen_same = outcomes[hand.len()..]
+        .iter()
+        .filter(|o| o.divergence.is_none())
+        .count();
+    println!(
+        "hand-written: {hand_same} of {} identical; generated (seed {SEED}): {gen_same} of {generated} \
+         identical; {}",
+        hand.len(),
+        oracle::summary_line(&outcomes),
+    );
+    assert!(outcomes.len() >= 300, "only {} scenarios", outcomes.len());
+    assert!(
+        outcomes.iter().all(|o| o.lines > 0),
+        "a scenario produced no kernel decisions"
+    );
+    let differing: Vec<String> = outcomes
+        .iter()
+        .filter_map(|o| o.divergence.as_ref().map(|d| format!("{}:\n{d}", o.name)))
+        .collect();
+    assert!(differing.is_empty(), "differing:\n{}", differing.join("\n"));
+}

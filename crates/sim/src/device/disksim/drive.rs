@@ -1,0 +1,560 @@
+//! Command handling of a validated drive with one command at a time (DiskSim's `disk`
+//! module with "Max queue length = 1", as every drive of `valid/` runs).
+//!
+//! - **Overheads** by kind (DiskSim "Read hit over. after read" and its seven siblings): a read
+//!   pays the hit overhead when its first block is in the buffer and the miss overhead
+//!   otherwise; a write pays the write-hit overhead when write-back is on and the miss overhead
+//!   when not (`disk_write_arrive`); each by whether the previous command was a read.
+//! - **Bus**: every block crosses the bus in "Bulk sector transfer time"; a block read from the
+//!   media goes once it is in the buffer, so transfers overlap the media.
+//! - **Reads** that miss wait for the heads (a destage under way finishes first), position,
+//!   read, and start a read-ahead ([`super::cache`]).
+//! - **Writes** with write-back ("Fast write level" 1 or 2) complete once their blocks are in
+//!   the buffer; the drive then writes them to the media (destage) while the host is away. A
+//!   write waits for the heads' destage only when every write segment is still dirty. Without
+//!   write-back a write completes when on the media.
+
+use super::cache::{Buffer, Lookup, ReadAhead, Segment};
+use super::layout::Layout;
+use super::mechanics::{Heads, Mechanics, Pass};
+use super::spec::DiskSpec;
+
+/// A DiskSim-validated drive serving one command at a time.
+#[derive(Clone, Debug)]
+pub struct Drive {
+    spec: DiskSpec,
+    layout: Layout,
+    mechanics: Mechanics,
+    heads: Heads,
+    buffer: Buffer,
+    read_ahead: Option<ReadAhead>,
+    /// The heads are busy writing buffered data until then.
+    destage_until_ms: f64,
+    last_was_read: bool,
+}
+
+impl Drive {
+    pub fn new(spec: &DiskSpec) -> Drive {
+        let buffer = Buffer::new(
+            spec.segments,
+            spec.separate_write_segment,
+            spec.read_hits_on_write_data,
+        );
+        Drive {
+            layout: Layout::new(spec),
+            mechanics: Mechanics::new(spec),
+            heads: Heads {
+                cylinder: 0,
+                head: 0,
+            },
+            buffer,
+            read_ahead: None,
+            destage_until_ms: 0.0,
+            // DiskSim starts with `lastflags = READ` (disk_initialize).
+            last_was_read: true,
+            spec: spec.clone(),
+        }
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.layout.capacity()
+    }
+
+    /// When every buffered write is on the media.
+    pub fn destaged_ms(&self) -> f64 {
+        self.destage_until_ms
+    }
+
+    /// Serves one command arriving at `now_ms` with the drive otherwise idle; returns its
+    /// completion time.
+    pub fn serve(&mut self, now_ms: f64, read: bool, lbn: u64, count: u64) -> f64 {
+        assert!(count > 0, "empty command");
+        assert!(lbn + count <= self.capacity(), "command past the capacity");
+        self.settle_read_ahead(now_ms);
+        let done = if read {
+            self.read(now_ms, lbn, count)
+        } else {
+            self.write(now_ms, lbn, count)
+        };
+        self.last_was_read = read;
+        done
+    }
+
+    fn overhead(&self, after_read: f64, after_write: f64) -> f64 {
+        if self.last_was_read {
+            after_read
+        } else {
+            after_write
+        }
+    }
+
+    /// Moves the read-ahead's progress into its segment.
+    fn settle_read_ahead(&mut self, now_ms: f64) {
+        let Some(ahead) = &self.read_ahead else {
+            return;
+        };
+        let (index, reached, finished) = (
+            ahead.segment,
+            ahead.reached(now_ms),
+            now_ms >= ahead.end_ms(),
+        );
+        if let Some(segment) = &mut self.buffer.segments[index] {
+            segment.end = segment.end.max(reached);
+        }
+        self.trim(index);
+        if finished {
+            self.read_ahead = None;
+        }
+    }
+
+    /// Keeps a segment within its size: with "read-ahead over requested" the oldest blocks
+    /// give way.
+    fn trim(&mut self, index: usize) {
+        let size = u64::from(self.spec.segment_sectors);
+        if let Some(segment) = &mut self.buffer.segments[index] {
+            if segment.end - segment.start > size {
+                segment.start = segment.end - size;
+            }
+        }
+    }
+
+    /// Stops the read-ahead at `now_ms`: the heads stay on the track it was reading.
+    fn stop_read_ahead(&mut self, now_ms: f64) {
+        self.settle_read_ahead(now_ms);
+        if let Some(ahead) = self.read_ahead.take() {
+            let current = ahead
+                .passes
+                .iter()
+                .rev()
+                .find(|pass| pass.start_ms <= now_ms)
+                .or(ahead.passes.first());
+            if let Some(pass) = current {
+                let place = self.layout.locate(pass.first_lbn);
+                self.heads = Heads {
+                    cylinder: place.cylinder,
+                    head: place.head,
+                };
+            }
+        }
+    }
+
+    fn read(&mut self, now_ms: f64, lbn: u64, count: u64) -> f64 {
+        let bus = self.spec.bus_ms_per_sector;
+        match self.buffer.lookup(lbn, count, now_ms) {
+            Lookup::Whole(index) => {
+                self.buffer.touch(index);
+                // A hit on the segment being read ahead moves its limit on, as the hit's own
+                // read-ahead would (`disk_check_hda_pending`); a finished one stays finished.
+                if self
+                    .read_ahead
+                    .as_ref()
+                    .is_some_and(|ahead| ahead.segment == index)
+                {
+                    self.extend_read_ahead(lbn, count);
+                }
+                // Choice: a hit on another segment leaves the read-ahead running, as a drive
+                // whose heads nothing else needs would; DiskSim stops it
+                // (`disk_buffer_stopable_access`). No trace tells the two apart (every
+                // demerit is the same to 0.0001 ms); interleaved streams do.
+                let overhead = self.overhead(
+                    self.spec.read_hit_after_read_ms,
+                    self.spec.read_hit_after_write_ms,
+                );
+                now_ms + overhead + count as f64 * bus
+            }
+            Lookup::Partial {
+                segment,
+                cached_end,
+            } => self.read_partial(now_ms, lbn, count, segment, cached_end),
+            Lookup::Miss => {
+                let overhead = self.overhead(
+                    self.spec.read_miss_after_read_ms,
+                    self.spec.read_miss_after_write_ms,
+                );
+                let index = self.buffer.victim_for_read(now_ms);
+                self.read_media(now_ms + overhead, now_ms + overhead, lbn, count, lbn, index)
+            }
+        }
+    }
+
+    /// A read whose first blocks are buffered: those go at once; the rest come from the
+    /// running read-ahead if it will reach them, else from the media.
+    fn read_partial(
+        &mut self,
+        now_ms: f64,
+        lbn: u64,
+        count: u64,
+        index: usize,
+        cached_end: u64,
+    ) -> f64 {
+        let overhead = self.overhead(
+            self.spec.read_hit_after_read_ms,
+            self.spec.read_hit_after_write_ms,
+        );
+        let bus_start = now_ms + overhead;
+        let end = lbn + count;
+        self.buffer.touch(index);
+        let covered = self
+            .read_ahead
+            .as_ref()
+            .filter(|ahead| ahead.segment == index && ahead.end >= end);
+        if let Some(ahead) = covered {
+            let mut done = bus_start;
+            for block in lbn..end {
+                let ready = if block < cached_end {
+                    bus_start
+                } else {
+                    ahead.ready_ms(block).unwrap_or(bus_start)
+                };
+                done = done.max(ready) + self.spec.bus_ms_per_sector;
+            }
+            self.extend_read_ahead(lbn, count);
+            return done;
+        }
+        let cached = cached_end - lbn;
+        let start = self.buffer.segments[index].map_or(lbn, |s| s.start);
+        let head_done = bus_start + cached as f64 * self.spec.bus_ms_per_sector;
+        self.read_media(
+            bus_start,
+            head_done,
+            cached_end,
+            end - cached_end,
+            start,
+            index,
+        )
+    }
+
+    /// Reads `count` blocks from `lbn` off the media into segment `index` (whose run starts at
+    /// `run_start`), the heads free from `heads_from_ms` and the bus from `bus_from_ms`;
+    /// starts the read-ahead; returns when the last block has crossed the bus.
+    fn read_media(
+        &mut self,
+        heads_from_ms: f64,
+        bus_from_ms: f64,
+        lbn: u64,
+        count: u64,
+        run_start: u64,
+        index: usize,
+    ) -> f64 {
+        let start = heads_from_ms.max(self.destage_until_ms);
+        self.stop_read_ahead(start);
+        let free = self.free_blocks_before(start, lbn);
+        let passes = self
+            .mechanics
+            .access(&self.layout, &mut self.heads, start, lbn, count, false);
+        let mut done = bus_from_ms;
+        for pass in &passes {
+            for block in pass.first_lbn..pass.first_lbn + pass.sectors {
+                done = done.max(pass.done_ms(block)) + self.spec.bus_ms_per_sector;
+            }
+        }
+        let media_end = passes.last().map_or(start, Pass::end_ms);
+        let keep_run =
+            self.buffer.segments[index].is_some_and(|s| s.start == run_start && !s.written);
+        let run_start = if keep_run { run_start } else { lbn - free };
+        self.buffer.segments[index] = Some(Segment {
+            start: run_start,
+            end: lbn + count,
+            used: 0,
+            dirty_until_ms: 0.0,
+            written: false,
+        });
+        self.buffer.invalidate(lbn, count, index);
+        self.buffer.touch(index);
+        self.trim(index);
+        self.start_read_ahead(index, lbn, count, media_end);
+        done
+    }
+
+    /// "Read any free blocks": the blocks of the target track that pass under the head
+    /// between its landing and `lbn`'s sector are read into the segment on the way
+    /// (`disk_buffer_sector_done`), as long as they run up to `lbn` without a gap.
+    fn free_blocks_before(&self, heads_free_ms: f64, lbn: u64) -> u64 {
+        if !self.spec.read_any_free_blocks {
+            return 0;
+        }
+        let place = self.layout.locate(lbn);
+        let target = Heads {
+            cylinder: place.cylinder,
+            head: place.head,
+        };
+        let landed_ms = heads_free_ms + self.mechanics.positioning_ms(self.heads, target, false);
+        let waited = self
+            .mechanics
+            .rotation_wait_ms(landed_ms, self.layout.angle(&place));
+        let spt = f64::from(self.layout.sectors_per_track(place.zone));
+        let passed = (waited / self.mechanics.revolution_ms() * spt).floor() as u64;
+        passed.min(lbn - self.layout.track_first_lbn(lbn))
+    }
+
+    /// Plans the read-ahead after a media read of `lbn..lbn + count` ending at `from_ms`.
+    fn start_read_ahead(&mut self, index: usize, lbn: u64, count: u64, from_ms: f64) {
+        let run_start = self.buffer.segments[index].map_or(lbn, |s| s.start);
+        let end = read_ahead_end(&self.spec, &self.layout, run_start, lbn, count);
+        let first = lbn + count;
+        if end <= first {
+            return;
+        }
+        let mut heads = self.heads;
+        let passes =
+            self.mechanics
+                .access(&self.layout, &mut heads, from_ms, first, end - first, false);
+        let passes = limit_passes(&self.spec, &self.layout, passes, lbn + count - 1);
+        let Some(last) = passes.last() else { return };
+        let end = last.first_lbn + last.sectors;
+        self.heads = heads;
+        self.read_ahead = Some(ReadAhead {
+            segment: index,
+            passes,
+            end,
+        });
+    }
+
+    /// A read served by the running read-ahead may push its limit further (a sequential
+    /// stream keeps a track ahead under prefetch mode 4).
+    fn extend_read_ahead(&mut self, lbn: u64, count: u64) {
+        let Some(ahead) = &self.read_ahead else {
+            return;
+        };
+        let run_start = self.buffer.segments[ahead.segment].map_or(lbn, |s| s.start);
+        let end =
+            read_ahead_end(&self.spec, &self.layout, run_start, lbn, count).min(self.capacity());
+        if end <= ahead.end {
+            return;
+        }
+        let (from_ms, first) = (ahead.end_ms(), ahead.end);
+        let mut heads = self.heads;
+        let more =
+            self.mechanics
+                .access(&self.layout, &mut heads, from_ms, first, end - first, false);
+        let more = limit_passes(&self.spec, &self.layout, more, lbn + count - 1);
+        if let (Some(ahead), Some(last)) = (&mut self.read_ahead, more.last()) {
+            ahead.end = last.first_lbn + last.sectors;
+            ahead.passes.extend(more);
+            self.heads = heads;
+        }
+    }
+
+    fn write(&mut self, now_ms: f64, lbn: u64, count: u64) -> f64 {
+        let write_back = self.spec.fast_write_level > 0;
+        let overhead = if write_back {
+            self.overhead(
+                self.spec.write_hit_after_read_ms,
+                self.spec.write_hit_after_write_ms,
+            )
+        } else {
+            self.overhead(
+                self.spec.write_miss_after_read_ms,
+                self.spec.write_miss_after_write_ms,
+            )
+        };
+        if self.spec.write_hit_stops_prefetch || !write_back {
+            self.stop_read_ahead(now_ms + overhead);
+        }
+        let write_segments = self.spec.write_segments.max(1) as usize;
+        let mut bus_start = now_ms + overhead;
+        if self.buffer.dirty_segments(now_ms) >= write_segments {
+            bus_start = bus_start.max(self.destage_until_ms);
+        }
+        let buffered = bus_start + count as f64 * self.spec.bus_ms_per_sector;
+        // The heads write once positioned and holding every block of the command.
+        let heads_from = (now_ms + overhead).max(self.destage_until_ms);
+        self.stop_read_ahead(heads_from);
+        let moved = self
+            .mechanics
+            .positioning_ms(self.heads, self.target(lbn), true);
+        let write_from = (heads_from + moved).max(buffered) - moved;
+        let passes =
+            self.mechanics
+                .access(&self.layout, &mut self.heads, write_from, lbn, count, true);
+        let media_end = passes.last().map_or(write_from, Pass::end_ms);
+        self.destage_until_ms = media_end;
+        let index =
+            self.buffer
+                .victim_for_write(lbn, count, self.spec.combine_sequential_writes, now_ms);
+        let joined = self.buffer.segments[index]
+            .filter(|s| s.written && s.end == lbn && s.dirty_until_ms > now_ms);
+        let start = joined.map_or(lbn, |s| s.start);
+        self.buffer.segments[index] = Some(Segment {
+            start,
+            end: lbn + count,
+            used: 0,
+            dirty_until_ms: media_end,
+            written: true,
+        });
+        self.buffer.invalidate(lbn, count, index);
+        self.buffer.touch(index);
+        self.trim(index);
+        if write_back {
+            buffered
+        } else {
+            media_end.max(buffered)
+        }
+    }
+
+    fn target(&self, lbn: u64) -> Heads {
+        let place = self.layout.locate(lbn);
+        Heads {
+            cylinder: place.cylinder,
+            head: place.head,
+        }
+    }
+}
+
+/// One past the last block the read-ahead after `lbn..lbn + count` may read
+/// (`disk_buffer_get_max_readahead`).
+pub fn read_ahead_end(
+    spec: &DiskSpec,
+    layout: &Layout,
+    run_start: u64,
+    lbn: u64,
+    count: u64,
+) -> u64 {
+    let end = lbn + count;
+    let capacity = layout.capacity();
+    if end >= capacity {
+        return end;
+    }
+    let limit = match spec.prefetch_mode {
+        0 => end,
+        4 => {
+            // The end of the track holding the next block, one track further when the run
+            // already began before that track (a sequential stream).
+            let track_first = layout.track_first_lbn(end);
+            let track_end = layout.track_last_lbn(end) + 1;
+            if run_start < track_first {
+                track_end + u64::from(layout.sectors_per_track(layout.locate(end).zone))
+            } else {
+                track_end
+            }
+        }
+        _ if spec.max_read_ahead_sectors > 0 => end + u64::from(spec.max_read_ahead_sectors),
+        // Without a maximum, "read-ahead over requested" = 0 keeps the request's blocks:
+        // the read-ahead stops when the segment is full.
+        _ if !spec.read_ahead_over_requested && count < u64::from(spec.segment_sectors) => {
+            lbn + u64::from(spec.segment_sectors)
+        }
+        _ => end + u64::from(spec.segment_sectors),
+    };
+    limit.min(capacity)
+}
+
+/// Prefetch modes 1 and 2 stop at the end of the track or cylinder holding block `last`.
+fn limit_passes(spec: &DiskSpec, layout: &Layout, passes: Vec<Pass>, last: u64) -> Vec<Pass> {
+    let home = layout.locate(last);
+    passes
+        .into_iter()
+        .take_while(|pass| {
+            let place = layout.locate(pass.first_lbn);
+            match spec.prefetch_mode {
+                1 => place.cylinder == home.cylinder && place.head == home.head,
+                2 => place.cylinder == home.cylinder,
+                _ => true,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tiny drive: 6000 rpm (10 ms a revolution), 10 sectors a track (1 ms a sector),
+    /// bus 0.1 ms a sector, read-ahead mode 3 up to 16 blocks.
+    fn tiny() -> DiskSpec {
+        DiskSpec::parse(include_str!("testdata_small.toml")).unwrap()
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn a_miss_pays_overhead_positioning_rotation_and_the_bus_behind_the_media() {
+        let mut drive = Drive::new(&tiny());
+        // Overhead 0.3 ms, then block 0 passes at 10 ms: read by 11 and 12 ms; each block
+        // crosses the bus in 0.1 ms once read.
+        let done = drive.serve(0.0, true, 0, 2);
+        assert!(close(done, 12.1), "{done}");
+    }
+
+    #[test]
+    fn a_returning_stream_is_served_by_the_read_ahead_as_it_arrives() {
+        let mut drive = Drive::new(&tiny());
+        drive.serve(0.0, true, 0, 2);
+        // The read-ahead reads blocks 2-9 (to 20 ms), switches heads, and reads blocks 10-17
+        // from 22 ms. At 25 ms blocks up to 12 are in; block 13 is in at 26 ms.
+        let done = drive.serve(25.0, true, 12, 2);
+        assert!(close(done - 25.0, 1.1), "{}", done - 25.0);
+        let mut cold = tiny();
+        cold.prefetch_mode = 0;
+        let mut drive = Drive::new(&cold);
+        drive.serve(0.0, true, 0, 2);
+        let done = drive.serve(25.0, true, 12, 2);
+        assert!(
+            done - 25.0 > 5.0,
+            "without read-ahead it waits for the media: {}",
+            done - 25.0
+        );
+    }
+
+    #[test]
+    fn a_whole_hit_costs_the_hit_overhead_and_the_bus() {
+        let mut drive = Drive::new(&tiny());
+        drive.serve(0.0, true, 0, 2);
+        // Read hit after read: 0.1 ms, plus 4 blocks at 0.1 ms.
+        let done = drive.serve(100.0, true, 4, 4);
+        assert!(close(done - 100.0, 0.5), "{}", done - 100.0);
+    }
+
+    #[test]
+    fn write_back_completes_once_buffered_and_the_next_miss_waits_for_the_destage() {
+        let mut drive = Drive::new(&tiny());
+        // Write hit after read: 0.5 ms, plus 2 blocks on the bus.
+        let done = drive.serve(0.0, false, 20, 2);
+        assert!(close(done, 0.7), "{done}");
+        assert!(drive.destage_until_ms > done, "destaged after completing");
+        let mut through = tiny();
+        through.fast_write_level = 0;
+        let mut drive = Drive::new(&through);
+        let done = drive.serve(0.0, false, 20, 2);
+        assert!(
+            close(done, drive.destage_until_ms),
+            "write-through completes on the media"
+        );
+    }
+
+    #[test]
+    fn a_sequential_stream_never_loses_a_revolution_to_rounding() {
+        // The read-ahead is extended a few blocks at a time; each extension starts where the
+        // last sector ended, which rounding once placed just past the sector's start, costing
+        // a whole revolution (10 ms here) per extension.
+        // The host asks for 2 blocks every 3 ms and more, slower than the media's 1 ms a
+        // block, so every block is read ahead before it is asked for.
+        let mut drive = Drive::new(&tiny());
+        let mut now = drive.serve(0.0, true, 0, 2) + 3.0;
+        for request in 1..20 {
+            let done = drive.serve(now, true, request * 2, 2);
+            assert!(done - now < 1.0, "request {request}: {} ms", done - now);
+            now = done + 3.0;
+        }
+    }
+
+    #[test]
+    fn a_hit_on_another_segment_leaves_the_read_ahead_running() {
+        let mut drive = Drive::new(&tiny());
+        // Stream B fills a segment and its read-ahead finishes.
+        drive.serve(0.0, true, 40, 2);
+        // Stream A misses and starts reading ahead; B returns and hits its own segment.
+        let a_done = drive.serve(100.0, true, 0, 2);
+        let b_done = drive.serve(a_done + 0.05, true, 44, 2);
+        // A returns: the blocks it asks for were read ahead meanwhile.
+        let back = b_done + 2.0;
+        let done = drive.serve(back, true, 2, 2);
+        assert!(
+            done - back < 1.0,
+            "A waited {} ms for the media",
+            done - back
+        );
+    }
+}

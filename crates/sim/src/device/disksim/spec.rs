@@ -1,0 +1,473 @@
+//! The model file of a DiskSim-validated drive (`DRIVE.toml`), as `iosched calibrate
+//! --disksim-import` writes it and the validated model reads it.
+//!
+//! Every key is one DiskSim parameter, renamed to the project's style with its unit last; the
+//! file written by the importer names, beside each key, the DiskSim file and parameter it came
+//! from. Times are in ms, as in DiskSim's own files.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Deserialize;
+
+/// One zone (DiskSim `dm_layout_g1_zone`): a run of *physical* cylinders with one track size.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ZoneSpec {
+    pub first_cylinder: u32,
+    pub last_cylinder: u32,
+    pub sectors_per_track: u32,
+    /// Angle of the zone's first block, in sectors.
+    pub offset_sectors: f64,
+    /// Blocks left unused at the zone's front.
+    pub dead_space_sectors: u32,
+    pub track_skew_sectors: f64,
+    pub cylinder_skew_sectors: f64,
+    pub spares: u32,
+    /// Slipped sectors, numbered from the zone's first physical sector.
+    pub slips: Vec<u32>,
+}
+
+/// The validated drive's parameters.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DiskSpec {
+    pub model: String,
+    pub name: String,
+    pub rpm: f64,
+    pub surfaces: u32,
+    pub cylinders: u32,
+    /// LBN-to-PBN mapping: 0 every cylinder starts on surface 0; 1 and 2 serpentine.
+    pub mapping: u32,
+    /// DiskSim sparing scheme: 7 slips to the end, 8 spares per range of cylinders, 9 spares
+    /// per zone.
+    pub sparing: u32,
+    pub sparing_range_cylinders: u32,
+    pub single_cylinder_seek_ms: f64,
+    pub head_switch_ms: f64,
+    pub write_settle_ms: f64,
+    /// (distance in cylinders, seek time in ms), increasing distances.
+    pub seek_curve: Vec<(u32, f64)>,
+    pub bus_ms_per_sector: f64,
+    pub read_hit_after_read_ms: f64,
+    pub read_hit_after_write_ms: f64,
+    pub read_miss_after_read_ms: f64,
+    pub read_miss_after_write_ms: f64,
+    pub write_hit_after_read_ms: f64,
+    pub write_hit_after_write_ms: f64,
+    pub write_miss_after_read_ms: f64,
+    pub write_miss_after_write_ms: f64,
+    pub segments: u32,
+    pub segment_sectors: u32,
+    pub write_segments: u32,
+    pub separate_write_segment: bool,
+    /// DiskSim "Buffer continuous read": 0 none, 1 to the track's end, 2 to the cylinder's
+    /// end, 3 until the segment is full, 4 a track ahead of a sequential stream.
+    pub prefetch_mode: u32,
+    pub min_read_ahead_sectors: u32,
+    pub max_read_ahead_sectors: u32,
+    pub read_ahead_over_requested: bool,
+    pub read_any_free_blocks: bool,
+    /// 0 write-through, 1 write-back for appending streams, 2 write-back.
+    pub fast_write_level: u32,
+    pub read_hits_on_write_data: bool,
+    pub combine_sequential_writes: bool,
+    pub write_hit_stops_prefetch: bool,
+    pub zone: Vec<ZoneSpec>,
+}
+
+/// The `model` value of these files.
+pub const MODEL: &str = "disksim-hdd";
+
+impl DiskSpec {
+    /// Reads a model file; the error names the file and, for TOML errors, the line.
+    pub fn load(path: &Path) -> Result<DiskSpec, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|error| format!("{}: cannot read: {error}", path.display()))?;
+        DiskSpec::parse(&text).map_err(|message| format!("{}: {message}", path.display()))
+    }
+
+    /// Parses a model file's text.
+    pub fn parse(text: &str) -> Result<DiskSpec, String> {
+        DiskSpec::parse_located(text).map_err(|(line, message)| match line {
+            0 => message,
+            line => format!("line {line}: {message}"),
+        })
+    }
+
+    /// Parses a model file's text; an error comes with its 1-based line (0: the whole file).
+    pub fn parse_located(text: &str) -> Result<DiskSpec, (usize, String)> {
+        let spec: DiskSpec = toml::from_str(text).map_err(|error| {
+            let line = error.span().map_or(0, |span| {
+                text[..span.start.min(text.len())].matches('\n').count() + 1
+            });
+            (line, error.message().trim().to_string())
+        })?;
+        spec.validate().map_err(|message| (0, message))?;
+        Ok(spec)
+    }
+
+    /// Rejects parameters the model cannot run with.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.model != MODEL {
+            return Err(format!("model is '{}', expected '{MODEL}'", self.model));
+        }
+        if self.rpm.is_nan() || self.rpm <= 0.0 || self.surfaces == 0 || self.zone.is_empty() {
+            return Err("rpm, surfaces and at least one zone are required".to_string());
+        }
+        if ![7, 8, 9].contains(&self.sparing) || self.mapping > 2 {
+            return Err(format!(
+                "sparing {} / mapping {} not supported",
+                self.sparing, self.mapping
+            ));
+        }
+        if self.sparing_range_cylinders == 0 {
+            return Err("sparing_range_cylinders must be at least 1".to_string());
+        }
+        if self.seek_curve.is_empty() || self.seek_curve.windows(2).any(|w| w[0].0 >= w[1].0) {
+            return Err("seek_curve needs increasing distances".to_string());
+        }
+        if self.segments == 0 || self.segment_sectors == 0 || self.prefetch_mode > 4 {
+            return Err("segments, segment_sectors > 0 and prefetch_mode 0-4 are required".into());
+        }
+        if self.fast_write_level > 2 {
+            return Err(format!(
+                "fast_write_level {} is not 0, 1 or 2",
+                self.fast_write_level
+            ));
+        }
+        for (index, zone) in self.zone.iter().enumerate() {
+            if zone.sectors_per_track == 0
+                || zone.first_cylinder > zone.last_cylinder
+                || zone.last_cylinder >= self.cylinders
+            {
+                return Err(format!("zone {index}: bad cylinders or sectors per track"));
+            }
+            self.check_zone_room(index, zone)?;
+        }
+        if self
+            .zone
+            .windows(2)
+            .any(|w| w[0].last_cylinder >= w[1].first_cylinder)
+        {
+            return Err("zones must be listed by increasing, disjoint cylinders".to_string());
+        }
+        Ok(())
+    }
+
+    /// The dead space, spares and slips must leave the zone blocks to hold (the layout
+    /// subtracts them).
+    fn check_zone_room(&self, index: usize, zone: &ZoneSpec) -> Result<(), String> {
+        let spt = u64::from(zone.sectors_per_track);
+        let per_cylinder = spt * u64::from(self.surfaces);
+        let cylinders = u64::from(zone.last_cylinder - zone.first_cylinder + 1);
+        let spares = u64::from(zone.spares);
+        let taken = u64::from(zone.dead_space_sectors)
+            + match self.sparing {
+                7 => zone.slips.len() as u64,
+                8 => spares * (cylinders / u64::from(self.sparing_range_cylinders)),
+                _ => spares,
+            };
+        let per_unit = match self.sparing {
+            7 => per_cylinder,
+            8 => per_cylinder * u64::from(self.sparing_range_cylinders),
+            _ => per_cylinder * cylinders,
+        };
+        if taken >= cylinders * per_cylinder || spares >= per_unit {
+            return Err(format!(
+                "zone {index}: dead space, spares and slips leave no blocks"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Where each key came from, for the comments of a written model file.
+pub struct Sources<'a> {
+    pub commit: &'a str,
+    pub parv: &'a str,
+    pub diskspecs: &'a str,
+    pub model: &'a str,
+    pub seek: &'a str,
+}
+
+fn push(out: &mut String, source: &str, key: &str, value: impl std::fmt::Display) {
+    let _ = writeln!(out, "# {source}\n{key} = {value}");
+}
+
+/// Writes `spec` as a model file whose comments name each value's DiskSim source.
+pub fn write_toml(spec: &DiskSpec, sources: &Sources) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# {}: converted by `iosched calibrate --disksim-import` from DiskSim 4.0's valid/\n\
+         # (github.com/benh/disksim, commit {}): {} -> {} -> {} -> {}.\n\
+         # Times in ms, as in DiskSim's files.",
+        spec.name, sources.commit, sources.parv, sources.diskspecs, sources.model, sources.seek
+    );
+    let _ = writeln!(out, "model = \"{}\"\nname = \"{}\"", spec.model, spec.name);
+    write_mechanics(&mut out, spec, sources);
+    write_cache(&mut out, spec, sources.diskspecs);
+    write_zones(&mut out, spec, sources.model);
+    out
+}
+
+fn write_mechanics(out: &mut String, spec: &DiskSpec, sources: &Sources) {
+    let (m, s) = (sources.model, sources.seek);
+    push(
+        out,
+        &format!("{m}: Rotation speed (in rpms)"),
+        "rpm",
+        float(spec.rpm),
+    );
+    push(
+        out,
+        &format!("{m}: Number of data surfaces"),
+        "surfaces",
+        spec.surfaces,
+    );
+    push(
+        out,
+        &format!("{m}: Number of cylinders"),
+        "cylinders",
+        spec.cylinders,
+    );
+    push(
+        out,
+        &format!("{m}: LBN-to-PBN mapping scheme"),
+        "mapping",
+        spec.mapping,
+    );
+    push(
+        out,
+        &format!("{m}: Sparing scheme used"),
+        "sparing",
+        spec.sparing,
+    );
+    let range = format!("{m}: Rangesize for sparing");
+    push(
+        out,
+        &range,
+        "sparing_range_cylinders",
+        spec.sparing_range_cylinders,
+    );
+    let single = format!("{m}: Single cylinder seek time");
+    push(
+        out,
+        &single,
+        "single_cylinder_seek_ms",
+        float(spec.single_cylinder_seek_ms),
+    );
+    push(
+        out,
+        &format!("{m}: Head switch time"),
+        "head_switch_ms",
+        float(spec.head_switch_ms),
+    );
+    let settle = format!("{m}: Add. write settling delay");
+    push(out, &settle, "write_settle_ms", float(spec.write_settle_ms));
+    let points: Vec<String> = spec
+        .seek_curve
+        .iter()
+        .map(|(d, t)| format!("[{d}, {}]", float(*t)))
+        .collect();
+    let curve = format!("[\n  {},\n]", points.join(",\n  "));
+    push(
+        out,
+        &format!("{s}: Seek distances measured (cylinders, ms)"),
+        "seek_curve",
+        curve,
+    );
+}
+
+fn write_cache(out: &mut String, spec: &DiskSpec, d: &str) {
+    let floats: [(&str, &str, f64); 9] = [
+        (
+            "Bulk sector transfer time",
+            "bus_ms_per_sector",
+            spec.bus_ms_per_sector,
+        ),
+        (
+            "Read hit over. after read",
+            "read_hit_after_read_ms",
+            spec.read_hit_after_read_ms,
+        ),
+        (
+            "Read hit over. after write",
+            "read_hit_after_write_ms",
+            spec.read_hit_after_write_ms,
+        ),
+        (
+            "Read miss over. after read",
+            "read_miss_after_read_ms",
+            spec.read_miss_after_read_ms,
+        ),
+        (
+            "Read miss over. after write",
+            "read_miss_after_write_ms",
+            spec.read_miss_after_write_ms,
+        ),
+        (
+            "Write hit over. after read",
+            "write_hit_after_read_ms",
+            spec.write_hit_after_read_ms,
+        ),
+        (
+            "Write hit over. after write",
+            "write_hit_after_write_ms",
+            spec.write_hit_after_write_ms,
+        ),
+        (
+            "Write miss over. after read",
+            "write_miss_after_read_ms",
+            spec.write_miss_after_read_ms,
+        ),
+        (
+            "Write miss over. after write",
+            "write_miss_after_write_ms",
+            spec.write_miss_after_write_ms,
+        ),
+    ];
+    for (param, key, value) in floats {
+        push(out, &format!("{d}: {param}"), key, float(value));
+    }
+    let ints: [(&str, &str, u32); 7] = [
+        ("Number of buffer segments", "segments", spec.segments),
+        (
+            "Segment size (in blks)",
+            "segment_sectors",
+            spec.segment_sectors,
+        ),
+        (
+            "Maximum number of write segments",
+            "write_segments",
+            spec.write_segments,
+        ),
+        (
+            "Buffer continuous read",
+            "prefetch_mode",
+            spec.prefetch_mode,
+        ),
+        (
+            "Minimum read-ahead (blks)",
+            "min_read_ahead_sectors",
+            spec.min_read_ahead_sectors,
+        ),
+        (
+            "Maximum read-ahead (blks)",
+            "max_read_ahead_sectors",
+            spec.max_read_ahead_sectors,
+        ),
+        (
+            "Fast write level",
+            "fast_write_level",
+            spec.fast_write_level,
+        ),
+    ];
+    for (param, key, value) in ints {
+        push(out, &format!("{d}: {param}"), key, value);
+    }
+    let bools: [(&str, &str, bool); 6] = [
+        (
+            "Use separate write segment",
+            "separate_write_segment",
+            spec.separate_write_segment,
+        ),
+        (
+            "Read-ahead over requested",
+            "read_ahead_over_requested",
+            spec.read_ahead_over_requested,
+        ),
+        (
+            "Read any free blocks",
+            "read_any_free_blocks",
+            spec.read_any_free_blocks,
+        ),
+        (
+            "Allow read hits on write data",
+            "read_hits_on_write_data",
+            spec.read_hits_on_write_data,
+        ),
+        (
+            "Combine seq writes",
+            "combine_sequential_writes",
+            spec.combine_sequential_writes,
+        ),
+        (
+            "Write hit stop prefetch",
+            "write_hit_stops_prefetch",
+            spec.write_hit_stops_prefetch,
+        ),
+    ];
+    for (param, key, value) in bools {
+        push(out, &format!("{d}: {param}"), key, value);
+    }
+}
+
+fn write_zones(out: &mut String, spec: &DiskSpec, m: &str) {
+    for zone in &spec.zone {
+        let _ = writeln!(out, "\n# {m}: dm_layout_g1_zone\n[[zone]]");
+        let _ = writeln!(out, "first_cylinder = {}", zone.first_cylinder);
+        let _ = writeln!(out, "last_cylinder = {}", zone.last_cylinder);
+        let _ = writeln!(out, "sectors_per_track = {}", zone.sectors_per_track);
+        let _ = writeln!(out, "offset_sectors = {}", float(zone.offset_sectors));
+        let _ = writeln!(out, "dead_space_sectors = {}", zone.dead_space_sectors);
+        let _ = writeln!(
+            out,
+            "track_skew_sectors = {}",
+            float(zone.track_skew_sectors)
+        );
+        let _ = writeln!(
+            out,
+            "cylinder_skew_sectors = {}",
+            float(zone.cylinder_skew_sectors)
+        );
+        let _ = writeln!(out, "spares = {}", zone.spares);
+        let slips: Vec<String> = zone.slips.iter().map(u32::to_string).collect();
+        let _ = writeln!(out, "slips = [{}]", slips.join(", "));
+    }
+}
+
+/// A float as TOML: always with a decimal point.
+fn float(value: f64) -> String {
+    let text = format!("{value}");
+    if text.contains('.') || text.contains('e') {
+        text
+    } else {
+        format!("{text}.0")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TINY: &str = include_str!("testdata_small.toml");
+
+    #[test]
+    fn a_zone_without_room_for_blocks_is_refused() {
+        let text = TINY.replace("spares = 3", "spares = 80");
+        let error = DiskSpec::parse(&text).unwrap_err();
+        assert!(
+            error.contains("zone 0: dead space, spares and slips leave no blocks"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_key_names_its_line() {
+        let text = TINY.replace("rpm = 6000.0", "rpm = 6000.0\nbogus = 1");
+        let (line, message) = DiskSpec::parse_located(&text).unwrap_err();
+        assert_eq!(
+            line,
+            text.lines().position(|l| l == "bogus = 1").unwrap() + 1
+        );
+        assert!(message.contains("bogus"), "{message}");
+    }
+
+    #[test]
+    fn overlapping_zones_are_refused() {
+        let text = TINY.replace("first_cylinder = 10", "first_cylinder = 3");
+        assert!(DiskSpec::parse(&text).unwrap_err().contains("disjoint"));
+    }
+}

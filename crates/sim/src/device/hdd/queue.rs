@@ -1,0 +1,281 @@
+//! The command queue: NCQ with shortest positioning time first and ageing, destage choice,
+//! flushes, and the event loop that runs the mechanism.
+
+use super::*;
+
+impl HddDevice {
+    /// Earliest internal event (completion or end of mechanism work), even with nothing in
+    /// flight: destaging continues in the background.
+    pub fn next_internal_event(&self) -> Option<Time> {
+        let done = self.done.keys().next().map(|&(time, _)| time);
+        let mech = self.current.map(|service| service.done_at);
+        match (done, mech) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    pub(super) fn complete_at(&mut self, time: Time, id: RequestId) {
+        self.done.insert((time, self.next_seq), id);
+        self.next_seq += 1;
+    }
+
+    /// Runs the mechanism's internal events up to and including `now`.
+    pub(super) fn run_until(&mut self, now: Time) {
+        while let Some(service) = self.current {
+            if service.done_at > now {
+                break;
+            }
+            self.current = None;
+            self.finish(service);
+            self.decide(service.done_at);
+        }
+    }
+
+    pub(super) fn finish(&mut self, service: Service) {
+        let time = service.done_at;
+        match service.work {
+            Work::Streaming => {}
+            Work::HostRead { lba, sectors } => {
+                if let Some(id) = service.id {
+                    self.complete_at(time, id);
+                }
+                self.start_stream(lba, sectors, time);
+            }
+            Work::HostWrite { lba, sectors } => {
+                if let Some(id) = service.id {
+                    self.complete_at(time, id);
+                }
+                self.invalidate_segments(lba, sectors, time);
+            }
+            Work::Destage { sectors } => {
+                assert!(self.destaging_seq.is_some(), "destage without a source");
+                self.destaging_seq = None;
+                self.dirty_bytes -= sectors * SECTOR_SIZE;
+                self.admit_blocked(time);
+                self.complete_flushes(time);
+            }
+        }
+    }
+
+    pub(super) fn admit_blocked(&mut self, time: Time) {
+        while let Some(write) = self.blocked.front().copied() {
+            if !self.buffer_has_room(write.lba, write.sectors) {
+                break;
+            }
+            self.blocked.pop_front();
+            self.buffer_write(write.lba, write.sectors, write.seq, time);
+            let done = time + self.params.cache_hit_overhead_ns + self.link_ns(write.sectors);
+            self.complete_at(done, write.id);
+        }
+    }
+
+    pub(super) fn complete_flushes(&mut self, time: Time) {
+        if self.flushes.is_empty() {
+            return;
+        }
+        let oldest_dirty = self
+            .dirty_order
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or(u64::MAX)
+            .min(self.destaging_seq.unwrap_or(u64::MAX));
+        let oldest_blocked = self.blocked.front().map_or(u64::MAX, |write| write.seq);
+        let oldest = oldest_dirty.min(oldest_blocked);
+        let mut index = 0;
+        while index < self.flushes.len() {
+            let (seq, id) = self.flushes[index];
+            if oldest > seq {
+                self.flushes.swap_remove(index);
+                self.complete_at(time + self.params.cache_hit_overhead_ns, id);
+            } else {
+                index += 1;
+            }
+        }
+    }
+
+    /// The mechanism is free at `time`: pick the next work, if any.
+    pub(super) fn decide(&mut self, time: Time) {
+        if self.current.is_some() {
+            return;
+        }
+        let flush_mode = !self.flushes.is_empty() && !self.dirty.is_empty();
+        let high_water =
+            self.dirty_bytes * 4 > self.params.write_cache_bytes * 3 || self.segments_full();
+        let use_host = !flush_mode && !self.queue.is_empty();
+        let use_dirty =
+            !self.dirty.is_empty() && (flush_mode || high_water || self.queue.is_empty());
+        if !use_host && !use_dirty {
+            return;
+        }
+        // Minimum read-ahead: the prefetch keeps the mechanism until it has read that far.
+        if let Some(stream) = self.stream {
+            let min_sectors = self.params.min_read_ahead_bytes / SECTOR_SIZE;
+            let must_reach = (stream.origin_lba + min_sectors).min(stream.limit_lba);
+            if self.stream_position(&stream, time) < must_reach {
+                self.current = Some(Service {
+                    work: Work::Streaming,
+                    id: None,
+                    done_at: self.stream_time_of(&stream, must_reach).max(time + 1),
+                });
+                return;
+            }
+        }
+        self.stop_stream(time);
+        // Ageing bound first for host commands (dirty extents age inside `pick_destage`).
+        if use_host {
+            let oldest = (0..self.queue.len())
+                .min_by_key(|&i| (self.queue[i].arrival, i))
+                .expect("queue not empty");
+            if self.queue[oldest].arrival + self.params.sptf_age_limit_ns <= time {
+                self.start_host(oldest, time);
+                return;
+            }
+        }
+        // Shortest positioning time first over host commands.
+        let mut best_host: Option<(u64, usize)> = None;
+        let base_platter = (time + self.phase_ns.unwrap_or(0)) % self.rev_ns;
+        if use_host {
+            for (index, queued) in self.queue.iter().enumerate() {
+                let start = time.max(queued.ready_at);
+                let floor = start - time + self.positioning_floor(&queued.location);
+                if best_host.is_some_and(|(c, _)| floor >= c) {
+                    continue;
+                }
+                let cost = start - time
+                    + self.positioning_from(
+                        base_platter,
+                        time,
+                        &queued.location,
+                        start,
+                        queued.write,
+                    );
+                if best_host.is_none_or(|(c, _)| cost < c) {
+                    best_host = Some((cost, index));
+                }
+            }
+        }
+        let best_dirty = if use_dirty {
+            self.pick_destage(base_platter, time)
+        } else {
+            None
+        };
+        match (best_host, best_dirty) {
+            (Some((host_cost, index)), Some((dirty_cost, _))) if host_cost <= dirty_cost => {
+                self.start_host(index, time)
+            }
+            (_, Some((_, lba))) => self.start_destage(lba, time),
+            (Some((_, index)), None) => self.start_host(index, time),
+            (None, None) => unreachable!("a candidate"),
+        }
+    }
+
+    /// The dirty extent to destage next among a window of `queue_depth` extents: the one whose
+    /// destage (up to `destage_max_bytes`) writes the most bytes per unit of mechanism time,
+    /// positioning plus transfer. A long run of one stream thus beats a lone block a little
+    /// closer, while among equal sizes this is plain shortest positioning time first. The
+    /// window holds the extents nearest the head in LBA order (half after it, half before),
+    /// or, once the oldest extent has waited `sptf_age_limit_ns`, the oldest extents, so that
+    /// nothing starves. Returns (positioning ns, first LBA).
+    ///
+    /// Choice: the window keeps the cost per decision at O(queue depth + log n) like the host
+    /// side's SPTF.
+    pub(super) fn pick_destage(&self, base_platter: u64, time: Time) -> Option<(u64, u64)> {
+        let max_sectors = (self.params.destage_max_bytes / SECTOR_SIZE).max(1);
+        let depth = self.params.queue_depth as usize;
+        let (_, &oldest_lba) = self.dirty_order.iter().next()?;
+        let aged = self.dirty[&oldest_lba].arrival + self.params.sptf_age_limit_ns <= time;
+        let oldest = self
+            .dirty_order
+            .values()
+            .take(if aged { depth } else { 0 })
+            .map(|lba| (lba, &self.dirty[lba]));
+        let half = if aged { 0 } else { depth.div_ceil(2) };
+        let after = self.dirty.range(self.head_lba..).take(half);
+        let before = self.dirty.range(..self.head_lba).rev().take(half);
+        // (positioning, positioning + transfer, sectors, lba)
+        let mut best: Option<(u64, u64, u64, u64)> = None;
+        for (&lba, extent) in oldest.chain(after).chain(before) {
+            let sectors = extent.sectors.min(max_sectors);
+            let transfer = self.transfer_ns(&extent.location, sectors);
+            // Worse per sector than the best even with the shortest seek: skip.
+            let beats = |total: u64, best: &(u64, u64, u64, u64)| {
+                u128::from(total) * u128::from(best.2) < u128::from(best.1) * u128::from(sectors)
+            };
+            let floor = self.positioning_floor(&extent.location) + transfer;
+            if best.as_ref().is_some_and(|b| !beats(floor, b)) {
+                continue;
+            }
+            // Destage is the drive's own work: no host command overhead.
+            let positioning =
+                self.positioning_from(base_platter, time, &extent.location, time, true);
+            let total = positioning + transfer;
+            if best.as_ref().is_none_or(|b| beats(total, b)) {
+                best = Some((positioning, total, sectors, lba));
+            }
+        }
+        best.map(|(positioning, _, _, lba)| (positioning, lba))
+    }
+
+    pub(super) fn start_host(&mut self, index: usize, time: Time) {
+        let queued = self.queue.swap_remove(index);
+        let start = time.max(queued.ready_at);
+        let positioning = self.positioning_ns(&queued.location, start, queued.write);
+        let transfer = self.transfer_ns(&queued.location, queued.sectors);
+        let end = self.locate(queued.lba + queued.sectors - 1);
+        self.cyl = end.cyl;
+        self.head = end.head;
+        self.head_lba = queued.lba + queued.sectors;
+        let work = if queued.write {
+            Work::HostWrite {
+                lba: queued.lba,
+                sectors: queued.sectors,
+            }
+        } else {
+            Work::HostRead {
+                lba: queued.lba,
+                sectors: queued.sectors,
+            }
+        };
+        self.current = Some(Service {
+            work,
+            id: Some(queued.id),
+            done_at: start + positioning + transfer,
+        });
+    }
+
+    /// Writes the front of the dirty extent at `lba`, up to `destage_max_bytes`, in one media
+    /// operation; the rest stays dirty and may keep growing.
+    pub(super) fn start_destage(&mut self, lba: u64, time: Time) {
+        let extent = self.dirty.remove(&lba).expect("dirty extent");
+        self.dirty_order.remove(&extent.seq);
+        let max_sectors = (self.params.destage_max_bytes / SECTOR_SIZE).max(1);
+        let sectors = extent.sectors.min(max_sectors);
+        if sectors < extent.sectors {
+            let rest = lba + sectors;
+            self.dirty.insert(
+                rest,
+                Dirty {
+                    sectors: extent.sectors - sectors,
+                    location: self.locate(rest),
+                    ..extent
+                },
+            );
+            self.dirty_order.insert(extent.seq, rest);
+        }
+        assert!(self.destaging_seq.is_none(), "one destage at a time");
+        self.destaging_seq = Some(extent.seq);
+        let positioning = self.positioning_ns(&extent.location, time, true);
+        let transfer = self.transfer_ns(&extent.location, sectors);
+        let end = self.locate(lba + sectors - 1);
+        self.cyl = end.cyl;
+        self.head = end.head;
+        self.head_lba = lba + sectors;
+        self.current = Some(Service {
+            work: Work::Destage { sectors },
+            id: None,
+            done_at: time + positioning + transfer,
+        });
+    }
+}
