@@ -323,10 +323,18 @@ fn engine_replay_stopped_by(signal: &str) {
     assert_interrupted(&out, signal);
     let doc: Value = serde_json::from_slice(&out.stdout).expect("partial JSON");
     assert_eq!(doc["interrupted"], true, "{doc}");
+    // On a quiet machine noop's whole replay may end within the second, so the signal cuts
+    // cfq's instead: the cut run is the last one shown, every run before it whole, and no
+    // scheduler after it runs.
     let runs = doc["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 1, "cfq never ran: {doc}");
-    assert_eq!(runs[0]["interrupted"], true, "{doc}");
-    let bytes = runs[0]["bytes"].as_u64().unwrap();
+    assert!(!runs.is_empty() && runs.len() <= 2, "{doc}");
+    let (cut, whole) = runs.split_last().unwrap();
+    for run in whole {
+        assert_eq!(run["interrupted"], Value::Null, "{doc}");
+        assert_eq!(run["bytes"].as_u64(), Some(60_000 * 4096), "{doc}");
+    }
+    assert_eq!(cut["interrupted"], true, "{doc}");
+    let bytes = cut["bytes"].as_u64().unwrap();
     assert!(bytes > 0 && bytes < 60_000 * 4096, "{bytes}");
 }
 
