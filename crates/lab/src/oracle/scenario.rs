@@ -69,17 +69,19 @@ impl Device {
         }
     }
 
-    /// Service time of `sectors` at `sector` after a request that ended at `last_end`.
+    /// Service time of `sectors` at `sector` after a request that ended at `last_end`: the
+    /// same model as CFQ's conformance harness, so both oracles' devices agree.
     pub fn service_ns(&self, sector: u64, sectors: u32, last_end: u64) -> u64 {
-        let dist = sector.abs_diff(last_end);
-        let mut seek = 0;
-        if dist != 0 {
-            seek = self.seek_min_ns + dist * self.seek_per_ksector_ns / 1024;
-            if self.seek_max_ns != 0 {
-                seek = seek.min(self.seek_max_ns);
-            }
-        }
-        self.base_ns + self.per_sector_ns * u64::from(sectors) + seek
+        let model = crate::conformance::scenario::DeviceModel {
+            depth: self.depth,
+            rotational: self.rotational,
+            base_ns: self.base_ns,
+            per_sector_ns: self.per_sector_ns,
+            seek_min_ns: self.seek_min_ns,
+            seek_per_ksector_ns: self.seek_per_ksector_ns,
+            seek_max_ns: self.seek_max_ns,
+        };
+        model.service_ns(sector, sectors, last_end)
     }
 }
 
