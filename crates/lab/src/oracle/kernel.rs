@@ -187,7 +187,8 @@ fn sources(sched: &str) -> Result<(&'static [&'static str], &'static [&'static s
 pub fn build(sched: &str, tree: &Path) -> Result<PathBuf, KernelError> {
     let (kernel_files, shim_files) = sources(sched)?;
     let shim = shim_dir();
-    let bin = tree.join(format!("{sched}-oracle-{}", std::process::id()));
+    // Outside the shared tree: another run may replace the tree while this one works.
+    let bin = std::env::temp_dir().join(format!("iosched-{sched}-oracle-{}", std::process::id()));
     let mut gcc = Command::new("gcc");
     gcc.args(["-O1", "-std=gnu11", "-w", "-o"]).arg(&bin);
     // A scheduler's own shim directory comes first, so that its headers (BFQ's

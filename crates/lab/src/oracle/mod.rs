@@ -29,6 +29,7 @@ pub mod generate;
 pub mod generate_bfq;
 pub mod harness;
 pub mod kernel;
+pub mod sanity;
 pub mod scenario;
 
 use std::path::{Path, PathBuf};
