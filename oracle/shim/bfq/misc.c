@@ -58,9 +58,9 @@ void shim_hrtimer_expire(struct hrtimer *t, u64 generation)
 		shim_fatal("hrtimer restart is not modelled", __FILE__, __LINE__);
 }
 
-/* Object names in messages: a bfq_queue is `q<N>` (N counts allocations from 1; the
- * embedded oom queue is q0), a request `r<ID>` (its first bio's id), anything else `p<N>`
- * in order of first appearance; a freed object's name is not reused. */
+/* Object names in messages: a bfq_queue is `q<N>` (N counts allocations from 1), a request
+ * `r<ID>` (its first bio's id), anything else (the embedded oom queue too) `p<N>` in order
+ * of first appearance; a freed object's name is not reused. */
 struct name {
 	const void *ptr;
 	char label[24];
