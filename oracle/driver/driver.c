@@ -45,6 +45,14 @@ static struct bio *waiting[MAX_ITEMS * 4];
 static unsigned int waiting_depth[MAX_ITEMS * 4];
 static size_t nwaiting;
 
+/* CPU 0's software queue, the only one (kyber keeps a queue per software queue). */
+struct blk_mq_ctx shim_mq_ctx;
+
+uint64_t shim_now_ns(void)
+{
+	return now_ns;
+}
+
 static void set_clock(uint64_t t)
 {
 	now_ns = t;
@@ -177,6 +185,7 @@ static void insert(struct bio *bio, bool head)
 	struct request *rq = kzalloc(sizeof(*rq), GFP_KERNEL);
 	rq->q = &queue;
 	rq->mq_hctx = &hctx;
+	rq->mq_ctx = &shim_mq_ctx;
 	rq->cmd_flags = bio->bi_opf;
 	rq->rq_flags = RQF_USE_SCHED;
 	rq->ioprio = bio->bi_ioprio;
@@ -301,6 +310,10 @@ static void complete(struct request *rq)
 		free(b);
 	}
 	rq->bio = NULL;
+	/* Kernel: __blk_mq_end_request(): the scheduler hears of the completion, with its
+	 * time, before the request is finished and freed. */
+	if (et->ops.completed_request)
+		et->ops.completed_request(rq, now_ns);
 	blk_mq_free_request(rq);
 	wake_waiters();
 }
@@ -367,6 +380,8 @@ static void setup(void)
 				: 2 * (sc.device.depth < 128 ? sc.device.depth : 128);
 	INIT_LIST_HEAD(&queue.hash_list);
 	hctx.queue = &queue;
+	hctx.nr_ctx = 1;
+	shim_mq_ctx.hctxs[HCTX_TYPE_DEFAULT] = &hctx;
 	hctx.sched_tags = &sched_tags;
 	if (et->ops.init_sched(&queue, et))
 		shim_fatal("init_sched failed", __FILE__, __LINE__);
@@ -423,7 +438,18 @@ int main(int argc, char **argv)
 	setup();
 	end_abs = sc.origin_ns + sc.end_ns;
 	schedule_scenario(sc.origin_ns);
-	while (heap_len && heap[0].t < end_abs) {
+	for (;;) {
+		/* A due timer runs before the events of its instant (the tick comes first); it
+		 * does not run the queue (kyber's timer only resizes its domains). */
+		uint64_t at;
+		struct timer_list *timer = shim_timer_next(&at);
+		if (timer && at < end_abs && (!heap_len || at <= heap[0].t)) {
+			set_clock(at);
+			shim_timer_fire(timer, at);
+			continue;
+		}
+		if (!heap_len || heap[0].t >= end_abs)
+			break;
 		struct event ev = pop();
 		set_clock(ev.t);
 		handle(&ev);
