@@ -149,6 +149,9 @@ impl Kyber {
 
     /// Every queued request, software queues first (for the invariant checks).
     pub(super) fn all_queued(&self) -> impl Iterator<Item = &Queued> {
-        self.kcq.iter().chain(self.rqs.iter()).flat_map(VecDeque::iter)
+        self.kcq
+            .iter()
+            .chain(self.rqs.iter())
+            .flat_map(VecDeque::iter)
     }
 }

@@ -106,7 +106,13 @@ impl Latency {
 
     /// Kernel: kyber_completed_request() for a latency domain: both samples, then
     /// timer_reduce(jiffies + HZ / 10). Answers the new expiry (jiffies) if the timer moved.
-    pub fn completed(&mut self, domain: usize, total_ns: u64, io_ns: u64, now_j: u64) -> Option<u64> {
+    pub fn completed(
+        &mut self,
+        domain: usize,
+        total_ns: u64,
+        io_ns: u64,
+        now_j: u64,
+    ) -> Option<u64> {
         let target = self.targets_ns[domain];
         self.cpu[domain][TOTAL][bucket_of(target, total_ns)] += 1;
         self.cpu[domain][IO][bucket_of(target, io_ns)] += 1;
@@ -122,7 +128,14 @@ impl Latency {
 
     /// Kernel: calculate_percentile(): the bucket holding the `percentile`th sample, or -1
     /// while the window lacks samples (fewer than 500 and under a second old).
-    fn percentile(&mut self, domain: usize, kind: usize, percentile: u32, now_j: u64, out: &mut Vec<TimerEvent>) -> i32 {
+    fn percentile(
+        &mut self,
+        domain: usize,
+        kind: usize,
+        percentile: u32,
+        now_j: u64,
+        out: &mut Vec<TimerEvent>,
+    ) -> i32 {
         let buckets = &mut self.buckets[domain][kind];
         let samples = buckets.iter().fold(0u32, |s, &b| s.wrapping_add(b));
         if samples == 0 {
@@ -228,7 +241,10 @@ mod tests {
         assert_eq!(tokens.depth(0), 128);
         assert_eq!(
             events.last(),
-            Some(&TimerEvent::Adjust { domain: 0, depth: 128 })
+            Some(&TimerEvent::Adjust {
+                domain: 0,
+                depth: 128
+            })
         );
         assert_eq!(
             events[0],
@@ -261,6 +277,9 @@ mod tests {
         let mut lat = Latency::new();
         assert_eq!(lat.completed(0, 1, 1, 100), Some(125));
         assert_eq!(lat.completed(0, 1, 1, 110), None);
-        assert_eq!(lat.timer_expires(), Some(125u64.wrapping_sub(INITIAL_JIFFIES).wrapping_mul(JIFFY_NS)));
+        assert_eq!(
+            lat.timer_expires(),
+            Some(125u64.wrapping_sub(INITIAL_JIFFIES).wrapping_mul(JIFFY_NS))
+        );
     }
 }

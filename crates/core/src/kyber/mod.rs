@@ -203,7 +203,13 @@ impl Kyber {
 }
 
 /// Pushes a decision when someone listens.
-fn decide(trace: &mut dyn Trace, now: Time, kind: DecisionKind, reason: &str, value_ns: Option<u64>) {
+fn decide(
+    trace: &mut dyn Trace,
+    now: Time,
+    kind: DecisionKind,
+    reason: &str,
+    value_ns: Option<u64>,
+) {
     if trace.enabled() {
         trace.decision(
             now,
@@ -221,15 +227,29 @@ fn decide(trace: &mut dyn Trace, now: Time, kind: DecisionKind, reason: &str, va
 impl Kyber {
     /// O(n): every request is in one place, and tokens match requests in flight.
     fn check(&self) {
-        assert_eq!(self.all_queued().count(), self.queued, "queued count is off");
+        assert_eq!(
+            self.all_queued().count(),
+            self.queued,
+            "queued count is off"
+        );
         for d in 0..NUM_DOMAINS {
             for q in self.kcq[d].iter().chain(self.rqs[d].iter()) {
                 assert_eq!(sched_domain(q.rq.op), d, "request on the wrong domain");
             }
-            let held = self.in_flight.values().filter(|f| usize::from(f.domain) == d);
-            assert_eq!(held.count() as u32, self.tokens.busy(d), "tokens and requests differ");
+            let held = self
+                .in_flight
+                .values()
+                .filter(|f| usize::from(f.domain) == d);
+            assert_eq!(
+                held.count() as u32,
+                self.tokens.busy(d),
+                "tokens and requests differ"
+            );
         }
-        assert!(self.batching <= domain::BATCH_SIZE[self.cur_domain], "batch overrun");
+        assert!(
+            self.batching <= domain::BATCH_SIZE[self.cur_domain],
+            "batch overrun"
+        );
     }
 }
 

@@ -141,7 +141,11 @@ impl Sbitmap {
             None => self.alloc_hint = 0,
             Some(nr) if nr == hint => {
                 let next = nr + 1;
-                self.alloc_hint = if next >= depth.wrapping_sub(1) { 0 } else { next };
+                self.alloc_hint = if next >= depth.wrapping_sub(1) {
+                    0
+                } else {
+                    next
+                };
             }
             Some(_) => {}
         }
@@ -164,7 +168,10 @@ impl Sbitmap {
     /// Kernel: sbitmap_queue_resize() / sbitmap_resize(): every word's freed bits are folded
     /// back, then the depth changes (never past the depth the map was built with).
     pub fn resize(&mut self, depth: u32) {
-        assert!(depth as usize <= self.map.len() << self.shift, "resize past the map");
+        assert!(
+            depth as usize <= self.map.len() << self.shift,
+            "resize past the map"
+        );
         for w in &mut self.map[..self.map_nr as usize] {
             w.word &= !std::mem::take(&mut w.cleared);
         }
@@ -221,6 +228,10 @@ mod tests {
         sb.clear(1);
         sb.clear(6);
         assert_eq!(sb.get(), Some(6), "hint 6 is in word 1");
-        assert_eq!(sb.get(), Some(8), "hint moved to 7; word 1 is full, word 2 next");
+        assert_eq!(
+            sb.get(),
+            Some(8),
+            "hint moved to 7; word 1 is full, word 2 next"
+        );
     }
 }

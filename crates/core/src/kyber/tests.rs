@@ -25,9 +25,18 @@ fn domains_take_turns_in_batches() {
     }
     let order = drain(&mut k, 0);
     assert_eq!(order.len(), 40);
-    assert!(order[..16].iter().all(|&id| id < 100), "first a read batch of 16");
-    assert!(order[16..24].iter().all(|&id| id >= 100), "then a write batch of 8");
-    assert!(order[24..28].iter().all(|&id| id < 100), "then the remaining reads");
+    assert!(
+        order[..16].iter().all(|&id| id < 100),
+        "first a read batch of 16"
+    );
+    assert!(
+        order[16..24].iter().all(|&id| id >= 100),
+        "then a write batch of 8"
+    );
+    assert!(
+        order[24..28].iter().all(|&id| id < 100),
+        "then the remaining reads"
+    );
     k.check();
 }
 
@@ -61,7 +70,11 @@ fn bios_merge_only_before_the_flush() {
     let m = k.bio_merge(&read(4, 792, 8)).expect("front merge into 2");
     assert_eq!((m.into, m.front), (RequestId(2), true));
     k.tokens.resize(READ, 1);
-    assert_eq!(drain(&mut k, 0), [1], "the flush moved 2 to the dispatch list");
+    assert_eq!(
+        drain(&mut k, 0),
+        [1],
+        "the flush moved 2 to the dispatch list"
+    );
     assert_eq!(k.bio_merge(&read(5, 808, 8)), None);
 }
 
@@ -72,7 +85,11 @@ fn bio_merge_tries_eight_requests() {
     for i in 0..9 {
         k.insert_request(read(i, i * 1000, 8), false, 0);
     }
-    assert_eq!(k.bio_merge(&read(20, 8, 8)), None, "request 0 is the ninth newest");
+    assert_eq!(
+        k.bio_merge(&read(20, 8, 8)),
+        None,
+        "request 0 is the ninth newest"
+    );
     assert!(k.bio_merge(&read(21, 1008, 8)).is_some());
 }
 

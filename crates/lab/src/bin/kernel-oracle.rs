@@ -45,8 +45,9 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
     }
     args.sched = match args.sched.as_str() {
         "deadline" | "mq-deadline" => "mq-deadline".into(),
+        "kyber" => "kyber".into(),
         "" => return Err("usage: kernel-oracle SCHED [--random N] [--seed S] [--scenarios DIR] [--keep DIR] [--jobs J]".into()),
-        other => return Err(format!("no oracle for '{other}' yet (mq-deadline only)")),
+        other => return Err(format!("no oracle for '{other}' yet (mq-deadline, kyber)")),
     };
     Ok(args)
 }
@@ -56,7 +57,7 @@ fn files(args: &Args) -> Result<Vec<PathBuf>, String> {
         let dir = args.keep.clone().unwrap_or_else(|| {
             std::env::temp_dir().join(format!("iosched-oracle-gen-{}", std::process::id()))
         });
-        return oracle::write_generated(&dir, args.seed, args.random);
+        return oracle::write_generated(&args.sched, &dir, args.seed, args.random);
     }
     let dir = args
         .scenarios
@@ -77,7 +78,7 @@ fn main() -> ExitCode {
         let tree = kernel::kernel_tree().map_err(|e| e.to_string())?;
         let bin = kernel::build(&args.sched, &tree).map_err(|e| e.to_string())?;
         let files = files(&args)?;
-        let out = oracle::compare_all(&bin, &files, args.jobs);
+        let out = oracle::compare_all(&args.sched, &bin, &files, args.jobs);
         let _ = std::fs::remove_file(&bin);
         if args.random > 0 && args.keep.is_none() {
             if let Some(dir) = files.first().and_then(|f| f.parent()) {

@@ -168,7 +168,10 @@ pub fn build(sched: &str, tree: &Path) -> Result<PathBuf, KernelError> {
     // Each scheduler's kernel files, and the shim files only it needs.
     let (kernel_files, shim_files): (&[&str], &[&str]) = match sched {
         "mq-deadline" => (&["block/mq-deadline.c"], &[]),
-        "kyber" => (&["block/kyber-iosched.c", "lib/sbitmap.c"], &["shim/kyber.c"]),
+        "kyber" => (
+            &["block/kyber-iosched.c", "lib/sbitmap.c"],
+            &["shim/kyber.c"],
+        ),
         other => {
             return Err(KernelError::Tool {
                 what: "kernel-oracle".into(),
@@ -191,7 +194,12 @@ pub fn build(sched: &str, tree: &Path) -> Result<PathBuf, KernelError> {
         let header = tree.join("include/linux/sbitmap.h");
         gcc.arg(format!("-DSHIM_KERNEL_SBITMAP=\"{}\"", header.display()));
     }
-    for f in ["driver/driver.c", "driver/scenario.c", "shim/blk.c", "shim/kernel_lib.c"] {
+    for f in [
+        "driver/driver.c",
+        "driver/scenario.c",
+        "shim/blk.c",
+        "shim/kernel_lib.c",
+    ] {
         gcc.arg(shim.join(f));
     }
     gcc.args(shim_files.iter().map(|f| shim.join(f)));
