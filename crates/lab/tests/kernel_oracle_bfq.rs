@@ -71,7 +71,7 @@ fn bfq_kernel_side_is_deterministic_and_sound() {
         .expect("hand-written scenarios");
     let gen_dir = std::env::temp_dir().join(format!("iosched-bfq-test-{}", std::process::id()));
     let mut files = hand.clone();
-    files.extend(oracle::write_generated_for("bfq", &gen_dir, SEED, GENERATED).expect("generated"));
+    files.extend(oracle::write_generated("bfq", &gen_dir, SEED, GENERATED).expect("generated"));
     let results =
         iosched_lab::pool::map_in_order(&files, 0, |p| run_and_check(&bin, p), || {});
     let _ = std::fs::remove_file(&bin);

@@ -370,7 +370,7 @@ mod dispatch;
 
 impl Elevator for Deadline {
     fn name(&self) -> &'static str {
-        "deadline"
+        "mq-deadline"
     }
 
     fn insert(&mut self, rq: Request, now: Time, _trace: &mut dyn Trace) {

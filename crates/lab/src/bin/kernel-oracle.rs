@@ -52,9 +52,10 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
     }
     args.sched = match args.sched.as_str() {
         "deadline" | "mq-deadline" => "mq-deadline".into(),
+        "kyber" => "kyber".into(),
         "bfq" => "bfq".into(),
         "" => return Err("usage: kernel-oracle SCHED [--random N] [--seed S] [--scenarios DIR] [--keep DIR] [--jobs J] [--kernel-only]".into()),
-        other => return Err(format!("no oracle for '{other}' yet (mq-deadline, bfq)")),
+        other => return Err(format!("no oracle for '{other}' yet (mq-deadline, kyber, bfq)")),
     };
     if !args.kernel_only && !oracle::core_has(&args.sched) {
         return Err(format!(
@@ -71,7 +72,7 @@ fn files(args: &Args) -> Result<Vec<PathBuf>, String> {
         let dir = args.keep.clone().unwrap_or_else(|| {
             std::env::temp_dir().join(format!("iosched-oracle-gen-{}", std::process::id()))
         });
-        return oracle::write_generated_for(&args.sched, &dir, args.seed, args.random);
+        return oracle::write_generated(&args.sched, &dir, args.seed, args.random);
     }
     let dir = args
         .scenarios
@@ -140,7 +141,7 @@ fn main() -> ExitCode {
         let tree = kernel::kernel_tree().map_err(|e| e.to_string())?;
         let bin = kernel::build(&args.sched, &tree).map_err(|e| e.to_string())?;
         let files = files(&args)?;
-        let out = oracle::compare_all_for(&args.sched, &bin, &files, args.jobs);
+        let out = oracle::compare_all(&args.sched, &bin, &files, args.jobs);
         cleanup(&args, &bin, &files);
         out
     };
