@@ -129,8 +129,7 @@ pub fn write_generated(sched: &str, dir: &Path, seed: u64, n: u64) -> Result<Vec
                 "bfq" => generate_bfq::scenario(seed, i),
                 _ => generate::scenario_for(sched, seed, i),
             };
-            std::fs::write(&path, text)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             Ok(path)
         })
         .collect()
