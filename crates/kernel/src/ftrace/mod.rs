@@ -78,7 +78,12 @@ impl TraceCapture {
         capture.saved = Saved::take(&capture.tracefs, disk)?;
         capture.saved.arm(&capture.tracefs)?;
         let copied = Arc::clone(&capture.copied);
-        capture.reader = Some(std::thread::spawn(move || copy_events(lines, out, &copied)));
+        // The one background thread of a kernel run: it only copies a pipe into the file (a
+        // pipe left unread would stall the kernel's buffer). fio is still supervised, and
+        // signals still handled, on the calling thread.
+        #[allow(clippy::disallowed_methods)]
+        let reader = std::thread::spawn(move || copy_events(lines, out, &copied));
+        capture.reader = Some(reader);
         capture.tell_child("go")?;
         Ok(capture)
     }
