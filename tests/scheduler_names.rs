@@ -100,6 +100,12 @@ fn schedulers_lists_mq_deadline_and_kyber_with_its_targets() {
             .find(|l| l.trim_start().starts_with(name))
             .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>())
     };
-    assert_eq!(row("read_lat_nsec"), Some(vec!["read_lat_nsec", "2000000", "ns"]));
-    assert_eq!(row("write_lat_nsec"), Some(vec!["write_lat_nsec", "10000000", "ns"]));
+    assert_eq!(
+        row("read_lat_nsec"),
+        Some(vec!["read_lat_nsec", "2000000", "ns"])
+    );
+    assert_eq!(
+        row("write_lat_nsec"),
+        Some(vec!["write_lat_nsec", "10000000", "ns"])
+    );
 }

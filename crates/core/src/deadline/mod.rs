@@ -371,7 +371,10 @@ impl Deadline {
         for (&end, &head) in &self.hash {
             let (mut at, mut newer) = (Some(head), None);
             while let Some(slot) = at {
-                let link = self.held(slot).hash.expect("a chained request is on the hash");
+                let link = self
+                    .held(slot)
+                    .hash
+                    .expect("a chained request is on the hash");
                 assert_eq!(link.end, end, "request chained under another end");
                 assert_eq!(self.held(slot).rq.end_sector(), end, "hash key is stale");
                 assert_eq!(link.newer, newer, "chain links disagree");
