@@ -127,9 +127,10 @@ impl Kyber {
             return None;
         };
         if self.rqs[domain].is_empty() {
-            // kyber_flush_busy_kcqs(): the whole list, in order, to the dispatch list's tail.
-            let flushed = std::mem::take(&mut self.kcq[domain]);
-            self.rqs[domain] = flushed;
+            // kyber_flush_busy_kcqs(): the whole list, in order, to the (empty) dispatch
+            // list; swapped, so both keep their buffers.
+            let (kcq, rqs) = (&mut self.kcq[domain], &mut self.rqs[domain]);
+            std::mem::swap(kcq, rqs);
         }
         let q = self.rqs[domain].pop_front().expect("a flushed request");
         self.batching += 1;
