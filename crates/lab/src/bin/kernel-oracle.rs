@@ -4,7 +4,7 @@
 //! against the project's shim) and through iosched's core, and prints
 //! `K of N scenarios identical`, with the first differing decision of each divergence.
 //! Without --scenarios and --random it runs the hand-written families in
-//! `oracle/scenarios/SCHED/`. SCHED is mq-deadline or bfq. `--kernel-only` runs the kernel
+//! `oracle/scenarios/SCHED/`; --scenarios takes a folder or one file. SCHED is mq-deadline or bfq. `--kernel-only` runs the kernel
 //! side alone and prints its decisions (`# FILE` before each scenario's lines); a scheduler
 //! that core does not have yet (bfq, until it lands) needs it. Exit status: 0 all identical
 //! (or, kernel only, all ran), 1 a divergence, 2 bad usage or input (including a missing
@@ -78,6 +78,10 @@ fn files(args: &Args) -> Result<Vec<PathBuf>, String> {
         .scenarios
         .clone()
         .unwrap_or_else(|| kernel::shim_dir().join("scenarios").join(&args.sched));
+    // One scenario file runs alone (to read one run's decisions).
+    if dir.is_file() {
+        return Ok(vec![dir]);
+    }
     oracle::scenario_files(&dir)
 }
 
