@@ -53,6 +53,7 @@ pub mod run_plot;
 pub mod shares;
 pub mod sweep_plot;
 pub mod text_table;
+pub mod timeline;
 pub mod verdict_plot;
 
 // What a run measured is recorded by the driver; these formatters read it.
