@@ -3,6 +3,8 @@
 //! resets on a double click, and redraws the tick labels for the window shown. No server,
 //! no external URL: the file opens from disk in any browser.
 //!
+//! A link may open it on a window: `page.html#from=100&to=140` (ms).
+//!
 //! The script also writes what it drew into `<pre id="summary">` (lanes, legend entries,
 //! window shown) so a headless browser's `--dump-dom` can check that the page came alive.
 
@@ -70,6 +72,10 @@ const SCRIPT: &str = r#"
   window.addEventListener('mousemove', e => { if (drag !== null) { const p = svgX(e); off += p - drag; drag = p; apply(); } });
   window.addEventListener('mouseup', () => { drag = null; });
   svg.addEventListener('dblclick', () => { k = 1; off = 0; apply(); });
+  // A link may name the window: page.html#from=100&to=140 (ms).
+  const want = new URLSearchParams(location.hash.slice(1));
+  const a = parseFloat(want.get('from')) * 1e6, b = parseFloat(want.get('to')) * 1e6;
+  if (a >= F && b <= T && a < b) { k = (T - F) / (b - a); off = -(a - F) / (T - F) * W * k; }
   apply();
 })();
 "#;
@@ -82,7 +88,7 @@ pub fn to_html(scene: &Scene, title: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n\
          <style>body{{margin:0;font-family:'DejaVu Sans',sans-serif}}svg{{display:block;cursor:grab;user-select:none}}\
-         #summary{{font-size:11px;color:#666;margin:4px 16px}}</style>\n</head>\n<body>\n{}\
+         #summary{{font-size:11px;color:#666;margin:4px 16px;white-space:pre-wrap;word-break:break-all}}</style>\n</head>\n<body>\n{}\
          <pre id=\"summary\"></pre>\n<script type=\"application/json\" id=\"lanes\">{lanes}</script>\n\
          <script>{SCRIPT}</script>\n</body>\n</html>\n",
         escape(title),

@@ -16,10 +16,10 @@ use super::model::{IdleWindow, Io, Outcome, Slice, Timeline};
 /// Page width in pixels.
 pub const WIDTH: f64 = 1600.0;
 /// Left of the plotting area: lane labels go before it.
-pub const PLOT_X: f64 = 250.0;
+pub const PLOT_X: f64 = 300.0;
 /// Width of the plotting area.
 pub const PLOT_W: f64 = WIDTH - PLOT_X - 24.0;
-const QUEUE_LANE_H: f64 = 56.0;
+const QUEUE_LANE_H: f64 = 64.0;
 const GROUP_LANE_H: f64 = 40.0;
 const SECTOR_H: f64 = 220.0;
 /// More requests than this in the window make a picture no one can read and a page no
@@ -395,7 +395,7 @@ impl Page<'_> {
         if let Some(group) = group {
             self.text(
                 Layer::Fixed,
-                (24.0, y + 29.0),
+                (24.0, y + 27.0),
                 format!("cgroup {}", group.path),
                 11.0,
                 Anchor::Start,
@@ -406,26 +406,25 @@ impl Page<'_> {
             .iter()
             .filter(|w| w.pid == lane.pid && self.visible(w.start_ns, w.end_ns))
             .collect();
-        let wasted = idles
-            .iter()
-            .filter(|w| w.outcome == Outcome::Wasted)
-            .count();
-        let idled: u64 = idles.iter().map(|w| w.end_ns - w.start_ns).sum();
-        let stats = format!(
-            "idle armed {}×, {} ms; {} wasted",
-            idles.len(),
-            ms(idled),
-            wasted
+        let [cost, why] = idle_stats(&idles);
+        self.text(
+            Layer::Fixed,
+            (24.0, y + 42.0),
+            cut(&cost),
+            11.0,
+            Anchor::Start,
         );
-        self.text(Layer::Fixed, (24.0, y + 45.0), stats, 11.0, Anchor::Start);
+        let short = cut(&why);
+        self.text(Layer::Fixed, (24.0, y + 56.0), short, 11.0, Anchor::Start)
+            .title = Some(why);
         for slice in t.slices.iter().filter(|s| s.pid == lane.pid) {
             self.slice(slice, colour, y + 3.0, 13.0);
         }
         for io in t.ios.iter().filter(|io| io.pid == lane.pid) {
-            self.request(io, colour, y + 19.0);
+            self.request(io, colour, y + 21.0);
         }
         for window in idles {
-            self.idle(window, y + 38.0, 14.0);
+            self.idle(window, y + 40.0, 16.0);
         }
         let (from, to) = (self.from_ns, self.to_ns);
         for refusal in t
@@ -434,7 +433,7 @@ impl Page<'_> {
             .filter(|n| n.pid == lane.pid && overlaps((n.t_ns, n.t_ns), from, to))
         {
             let x = self.x(refusal.t_ns);
-            let item = self.line(Layer::Time, (x, y + 44.0, x, y + 52.0), 1.0, NO_IDLE);
+            let item = self.line(Layer::Time, (x, y + 46.0, x, y + 56.0), 1.0, NO_IDLE);
             item.title = Some(format!(
                 "{} ms: no idling: {}",
                 ms(refusal.t_ns),
@@ -460,7 +459,7 @@ impl Page<'_> {
         let list: Vec<String> = members.iter().map(|(_, pid)| pid.to_string()).collect();
         self.text(
             Layer::Fixed,
-            (24.0, y + 29.0),
+            (24.0, y + 27.0),
             format!("queues {}", list.join(", ")),
             11.0,
             Anchor::Start,
@@ -506,9 +505,9 @@ impl Page<'_> {
         item.title = Some(title);
         item.class = Some("slice");
         self.line(Layer::Time, (x1, y, x1, y + h), 1.5, colour);
-        if x2 - x1 > 150.0 {
-            let length = format!("{} ms", ms(slice.end_ns - slice.start_ns));
-            let label = format!("slice {length} · ended: {}", slice.ended);
+        let length = format!("slice {} ms", ms(slice.end_ns - slice.start_ns));
+        let long = format!("{length} · ended: {}", slice.ended);
+        if let Some(label) = [long, length].into_iter().find(|l| fits(l, x2 - x1)) {
             self.text(
                 Layer::TimeText,
                 (x1 + 4.0, y + h / 2.0),
@@ -582,8 +581,11 @@ impl Page<'_> {
         item.class = Some("idle");
         self.line(Layer::Time, (x1, y, x1, y + h), 1.5, colour)
             .title = Some(title);
-        if x2 - x1 > 70.0 {
-            let label = format!("{} · {}", window.why, verdict);
+        let long = format!("{} · {verdict}", window.why);
+        if let Some(label) = [long, verdict.to_string()]
+            .into_iter()
+            .find(|l| fits(l, x2 - x1))
+        {
             self.text(
                 Layer::TimeText,
                 (x1 + 3.0, y + h / 2.0),
@@ -646,7 +648,7 @@ impl Page<'_> {
         );
         self.text(
             Layer::Fixed,
-            (PLOT_X - 8.0, bottom + 12.0),
+            (PLOT_X - 26.0, bottom + 12.0),
             label.into(),
             11.0,
             Anchor::End,
@@ -759,6 +761,60 @@ impl Page<'_> {
         );
         y + 44.0
     }
+}
+
+/// Whether a 10-pixel label fits in `width` pixels (DejaVu Sans averages about 0.6 em).
+fn fits(label: &str, width: f64) -> bool {
+    label.chars().count() as f64 * 6.0 + 8.0 <= width
+}
+
+/// A lane's idling in two lines: what it cost and wasted, and why it was armed (the two
+/// commonest reasons): `idled 4.000 ms in 2, wasted 0.000 ms in 0` and `armed for: queue
+/// idle ×2`.
+fn idle_stats(idles: &[&IdleWindow]) -> [String; 2] {
+    let mut reasons: Vec<(&str, usize)> = Vec::new();
+    for w in idles {
+        match reasons.iter_mut().find(|(r, _)| *r == w.why) {
+            Some((_, n)) => *n += 1,
+            None => reasons.push((&w.why, 1)),
+        }
+    }
+    reasons.sort_by(|a, b| b.1.cmp(&a.1));
+    let why: Vec<String> = reasons
+        .iter()
+        .take(2)
+        .map(|(r, n)| format!("{r} ×{n}"))
+        .collect();
+    let idled: u64 = idles.iter().map(|w| w.end_ns - w.start_ns).sum();
+    let wasted: Vec<&&IdleWindow> = idles
+        .iter()
+        .filter(|w| w.outcome == Outcome::Wasted)
+        .collect();
+    let wasted_ns: u64 = wasted.iter().map(|w| w.end_ns - w.start_ns).sum();
+    let why = if why.is_empty() {
+        "no idling".to_string()
+    } else {
+        format!("armed for: {}", why.join(", "))
+    };
+    let cost = format!(
+        "idled {} ms in {}, wasted {} ms in {}",
+        ms(idled),
+        idles.len(),
+        ms(wasted_ns),
+        wasted.len()
+    );
+    [cost, why]
+}
+
+/// At most what fits beside the lanes at 11 pixels (the hover text has it whole).
+fn cut(text: &str) -> String {
+    const FITS: usize = 44;
+    if text.chars().count() <= FITS {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(FITS - 1).collect();
+    out.push('…');
+    out
 }
 
 /// Tick positions and labels: about ten, on a 1-2-5 step in ms.
