@@ -229,3 +229,89 @@ fn timeline_page_in_headless_chromium_shows_lanes_and_legend() {
         );
     }
 }
+
+/// The three forms of one run's trace give the same picture: the blkparse text `--trace`
+/// writes, the blktrace binary (`--trace NAME.blktrace`), and, where blkparse is installed,
+/// what the real `blkparse` prints from that binary (with its closing statistics). The
+/// readers start 10 and 20 ms into the run, so the text (counted from its first event) must
+/// be put back on the decision log's clock to match the binary (on the run's clock).
+#[test]
+fn timeline_is_the_same_from_text_binary_and_blkparse_output() {
+    let dir = Scratch::new("timeline-forms");
+    let job = dir.file(
+        "late.fio",
+        "[global]\nioengine=psync\ndirect=1\nrw=read\nbs=128k\nsize=1g\nruntime=60ms\ntime_based\n\
+         [r1]\nstartdelay=10ms\n[r2]\nstartdelay=20ms\n",
+    );
+    let mut svgs = Vec::new();
+    for (name, trace) in [("text", "run.txt"), ("binary", "run.blktrace")] {
+        let decisions = dir.path(&format!("{name}.dec"));
+        let run = iosched(&[
+            "run",
+            &job,
+            "--scheduler",
+            "cfq",
+            "--device",
+            "hdd-7200",
+            "--decisions",
+            &decisions,
+            "--trace",
+            &dir.path(trace),
+        ]);
+        assert!(run.status.success(), "{}", stderr_of(&run));
+        let trace = if name == "binary" {
+            dir.path("run.blktrace.0")
+        } else {
+            dir.path(trace)
+        };
+        let out = dir.path(&format!("{name}.svg"));
+        let plot = iosched(&[
+            "plot",
+            "--timeline",
+            "--decisions",
+            &decisions,
+            "--trace",
+            &trace,
+            "--out",
+            &out,
+        ]);
+        assert!(plot.status.success(), "{}", stderr_of(&plot));
+        svgs.push(std::fs::read_to_string(&out).unwrap());
+    }
+    // The title names the input files; the rest must agree.
+    let body = |svg: &str| svg.split_once("</text>").unwrap().1.to_string();
+    assert!(
+        body(&svgs[0]) == body(&svgs[1]),
+        "text and binary traces draw differently"
+    );
+    if !common::tool_available("blkparse") {
+        skip(
+            "timeline_is_the_same_from_blkparse_output",
+            "blkparse is not installed",
+        );
+        return;
+    }
+    let parsed = dir.path("blkparse.txt");
+    let blkparse = Command::new("blkparse")
+        // blkparse names a trace by its base: `run` reads `run.blktrace.0`.
+        .args(["-i", &dir.path("run"), "-o", &parsed])
+        .output()
+        .unwrap();
+    assert!(blkparse.status.success(), "{}", stderr_of(&blkparse));
+    let out = dir.path("blkparse.svg");
+    let plot = iosched(&[
+        "plot",
+        "--timeline",
+        "--decisions",
+        &dir.path("binary.dec"),
+        "--trace",
+        &parsed,
+        "--out",
+        &out,
+    ]);
+    assert!(plot.status.success(), "{}", stderr_of(&plot));
+    assert!(
+        body(&std::fs::read_to_string(&out).unwrap()) == body(&svgs[1]),
+        "blkparse's text draws differently"
+    );
+}
