@@ -16,7 +16,7 @@ use super::model::{IdleWindow, Io, Outcome, Slice, Timeline};
 /// Page width in pixels.
 pub const WIDTH: f64 = 1600.0;
 /// Left of the plotting area: lane labels go before it.
-pub const PLOT_X: f64 = 300.0;
+pub const PLOT_X: f64 = 330.0;
 /// Width of the plotting area.
 pub const PLOT_W: f64 = WIDTH - PLOT_X - 24.0;
 const QUEUE_LANE_H: f64 = 64.0;
@@ -769,7 +769,7 @@ fn fits(label: &str, width: f64) -> bool {
 }
 
 /// A lane's idling in two lines: what it cost and wasted, and why it was armed (the two
-/// commonest reasons): `idled 4.000 ms in 2, wasted 0.000 ms in 0` and `armed for: queue
+/// commonest reasons): `idled 4.0 ms in 2, wasted 0.0 ms in 0` and `armed for: queue
 /// idle ×2`.
 fn idle_stats(idles: &[&IdleWindow]) -> [String; 2] {
     let mut reasons: Vec<(&str, usize)> = Vec::new();
@@ -797,10 +797,10 @@ fn idle_stats(idles: &[&IdleWindow]) -> [String; 2] {
         format!("armed for: {}", why.join(", "))
     };
     let cost = format!(
-        "idled {} ms in {}, wasted {} ms in {}",
-        ms(idled),
+        "idled {:.1} ms in {}, wasted {:.1} ms in {}",
+        idled as f64 / 1e6,
         idles.len(),
-        ms(wasted_ns),
+        wasted_ns as f64 / 1e6,
         wasted.len()
     );
     [cost, why]
@@ -808,7 +808,7 @@ fn idle_stats(idles: &[&IdleWindow]) -> [String; 2] {
 
 /// At most what fits beside the lanes at 11 pixels (the hover text has it whole).
 fn cut(text: &str) -> String {
-    const FITS: usize = 44;
+    const FITS: usize = 50;
     if text.chars().count() <= FITS {
         return text.to_string();
     }
