@@ -779,7 +779,7 @@ fn idle_stats(idles: &[&IdleWindow]) -> [String; 2] {
             None => reasons.push((&w.why, 1)),
         }
     }
-    reasons.sort_by(|a, b| b.1.cmp(&a.1));
+    reasons.sort_by_key(|r| std::cmp::Reverse(r.1));
     let why: Vec<String> = reasons
         .iter()
         .take(2)
