@@ -105,6 +105,8 @@ fn timeline_draws_png_svg_html_and_names_a_bad_line() {
     assert!(!Path::new(&out).exists());
     let late = timeline(&files, &out, &["--from", "5000", "--to", "6000"]);
     assert_input_error(&late, "holds nothing");
+    let pdf = timeline(&files, &dir.path("t.pdf"), &[]);
+    assert_input_error(&pdf, ".png, .svg or .html");
 }
 
 /// The value of `name="..."` in `tag`.

@@ -96,6 +96,12 @@ fn timeline(args: PlotArgs) -> CmdResult {
             args.files.len()
         )));
     }
+    if timeline::Format::of(&args.out).is_none() {
+        return Err(Failure::input(anyhow!(
+            "--out {}: with --timeline the extension says what to write: .png, .svg or .html",
+            args.out.display()
+        )));
+    }
     if args.decisions.is_none() && args.trace.is_none() {
         return Err(Failure::input(anyhow!(
             "--timeline needs the run's --decisions FILE or --trace FILE (a run's JSON does not hold them)"
