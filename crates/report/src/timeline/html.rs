@@ -16,7 +16,8 @@ const SCRIPT: &str = r#"
 (function () {
   const svg = document.querySelector('svg');
   const X = +svg.dataset.plotX, W = +svg.dataset.plotW;
-  const F = +svg.dataset.fromNs, T = +svg.dataset.toNs;
+  // Absolute ns lose precision in a double past 2^53 (104 days of uptime): fine for a view.
+  const F = +svg.dataset.fromNs, T = +svg.dataset.toNs, O = +svg.dataset.originNs;
   const axes = svg.dataset.axes.split(';').map(a => a.split(',').map(Number));
   const time = document.getElementById('time');
   const fixed = document.getElementById('fixed');
@@ -28,12 +29,12 @@ const SCRIPT: &str = r#"
   function clamp() { off = Math.min(0, Math.max(W * (1 - k), off)); }
   function ticks() {
     fixed.querySelectorAll('.tick').forEach(e => e.remove());
-    const a = nsAt(X), b = nsAt(X + W), raw = (b - a) / 1e6 / 10;
+    const a = nsAt(X) - O, b = nsAt(X + W) - O, raw = (b - a) / 1e6 / 10;
     const mag = Math.pow(10, Math.floor(Math.log10(raw)));
     const step = [1, 2, 5, 10].map(m => m * mag).find(s => s >= raw * 0.999);
     const digits = step >= 1 ? 0 : Math.ceil(-Math.log10(step) - 1e-9);
     for (let ms = Math.ceil(a / 1e6 / step) * step; ms * 1e6 <= b && ms < 1e15; ms += step) {
-      const x = xAt(ms * 1e6);
+      const x = xAt(ms * 1e6 + O);
       for (const [top, bottom] of axes) {
         const line = document.createElementNS(NS, 'line');
         for (const [n, v] of [['x1', x], ['x2', x], ['y1', top], ['y2', bottom]]) line.setAttribute(n, v);
@@ -53,7 +54,7 @@ const SCRIPT: &str = r#"
     const legend = Array.from(document.querySelectorAll('rect.legend')).map(r => r.textContent);
     document.getElementById('summary').textContent = JSON.stringify({
       lanes: lanes, lane_rects: document.querySelectorAll('rect.lane').length, legend: legend,
-      from_ms: nsAt(X) / 1e6, to_ms: nsAt(X + W) / 1e6, zoom: k });
+      from_ms: (nsAt(X) - O) / 1e6, to_ms: (nsAt(X + W) - O) / 1e6, zoom: k });
   }
   function apply() {
     clamp();
@@ -74,7 +75,7 @@ const SCRIPT: &str = r#"
   svg.addEventListener('dblclick', () => { k = 1; off = 0; apply(); });
   // A link may name the window: page.html#from=100&to=140 (ms).
   const want = new URLSearchParams(location.hash.slice(1));
-  const a = parseFloat(want.get('from')) * 1e6, b = parseFloat(want.get('to')) * 1e6;
+  const a = O + parseFloat(want.get('from')) * 1e6, b = O + parseFloat(want.get('to')) * 1e6;
   if (a >= F && b <= T && a < b) { k = (T - F) / (b - a); off = -(a - F) / (T - F) * W * k; }
   apply();
 })();

@@ -197,6 +197,9 @@ pub fn read_trace(path: &Path, bytes: &[u8]) -> Result<TraceInput, InputError> {
         if line.contains(": block_") {
             trace.clock = Some(Clock::Absolute);
             ftrace_line(line, &mut trace).map_err(|m| error(path, number, m))?;
+        } else if let Some(read) = ftrace_blk_line(line, &mut trace) {
+            trace.clock = Some(Clock::Absolute);
+            read.map_err(|m| error(path, number, m))?;
         } else if is_device(first) {
             trace.clock = Some(Clock::SinceFirstEvent);
             blkparse_line(line, &mut trace).map_err(|m| error(path, number, m))?;
@@ -285,6 +288,17 @@ fn blkparse_line(line: &str, trace: &mut TraceInput) -> Result<(), String> {
     let _sequence = tokens.next();
     let t_ns = seconds_ns(tokens.next().ok_or("the time is missing")?)?;
     let pid: u32 = parse(tokens.next(), "pid")?;
+    blk_event(t_ns, pid, tokens, trace)
+}
+
+/// What follows the device (and, from the kernel's ftrace `blk` tracer, the cgroup) in a
+/// blk event: action, RWBS, `sector + count [command]`, or a scheduler note.
+fn blk_event<'a>(
+    t_ns: u64,
+    pid: u32,
+    mut tokens: impl Iterator<Item = &'a str>,
+    trace: &mut TraceInput,
+) -> Result<(), String> {
     let letter = tokens.next().ok_or("the action is missing")?;
     let rwbs = tokens.next().ok_or("the RWBS column is missing")?;
     if letter == "m" {
@@ -339,6 +353,36 @@ fn note<'a>(mut tokens: impl Iterator<Item = &'a str>, trace: &mut TraceInput) {
     if path.starts_with('/') {
         trace.cgroups.entry(pid).or_insert_with(|| path.to_string());
     }
+}
+
+/// A line of the kernel's ftrace `blk` tracer (`iosched kernel --trace`):
+/// `dd-15014 [001] d..1. 11964.448670:   7,0    Q  RS 0 + 8 [dd]`, a cgroup pair after the
+/// device for scheduler notes (`7,0   1,0  m   N bfq15014S add_request 1`). Other ftrace
+/// events of the capture (BFQ's idle timer) are read as nothing; a line that is not ftrace's
+/// gives `None`.
+fn ftrace_blk_line(line: &str, trace: &mut TraceInput) -> Option<Result<(), String>> {
+    let (task, rest) = line.split_once(" [")?;
+    let (cpu, rest) = rest.split_once(']')?;
+    if !cpu.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let mut tokens = rest.split_whitespace().peekable();
+    let _flags = tokens.next()?;
+    let time = tokens.next()?.strip_suffix(':')?;
+    if !tokens.next().is_some_and(is_device) {
+        return Some(Ok(())); // Another event of the capture.
+    }
+    if tokens.peek().is_some_and(|t| is_device(t)) {
+        tokens.next(); // The cgroup's id pair.
+    }
+    let header = || -> Result<(u64, u32), String> {
+        let (_, pid) = task
+            .trim()
+            .rsplit_once('-')
+            .ok_or("no task-pid before the CPU")?;
+        Ok((seconds_ns(time)?, parse(Some(pid), "pid")?))
+    };
+    Some(header().and_then(|(t_ns, pid)| blk_event(t_ns, pid, tokens, trace)))
 }
 
 /// One line of the kernel's ftrace output:
@@ -477,6 +521,38 @@ mod tests {
         let bad = "  8,0 0 1 0.000000000 1000 D RS 2048 - 256 [r1]\n";
         let e = read_trace(Path::new("t.txt"), format!("\n{bad}").as_bytes()).unwrap_err();
         assert!(e.to_string().starts_with("t.txt:2: expected '+'"), "{e}");
+    }
+
+    /// The kernel's ftrace `blk` tracer as `iosched kernel --trace` writes it (lines of a
+    /// 6.18 kernel under BFQ, with a timer event of the capture between them).
+    #[test]
+    fn reads_the_kernels_blk_tracer() {
+        let text = "\
+              dd-15014   [001] d..1. 11964.448670:   7,0    Q  RS 0 + 8 [dd]
+              dd-15014   [001] dN.1. 11964.448779:   7,0   1,0  m   N bfq15014S add_request 1
+              dd-15014   [001] d..1. 11964.448800: hrtimer_start: hrtimer=00000000b2 function=bfq_idle_slice_timer expires=1 softexpires=1 mode=REL
+              dd-15014   [001] dN.1. 11964.448810:   7,0    D  RS 0 + 8 [dd]
+          <idle>-0       [000] d.h1. 11964.449500:   7,0    C  RS 0 + 8 [0]
+";
+        let t = read_trace(Path::new("kernel.txt"), text.as_bytes()).unwrap();
+        assert_eq!(t.clock, Some(Clock::Absolute));
+        let got: Vec<(u64, Action, u32)> =
+            t.events.iter().map(|e| (e.t_ns, e.action, e.pid)).collect();
+        assert_eq!(
+            got,
+            [
+                (11_964_448_670_000, Action::Queue, 15014),
+                (11_964_448_810_000, Action::Issue, 15014),
+                (11_964_449_500_000, Action::Complete, 0)
+            ]
+        );
+        assert_eq!(t.comms[&15014], "dd");
+        let bad = "  dd-15014 [001] d..1. 11964.448670:   7,0    Q  RS 0 - 8 [dd]\n";
+        let e = read_trace(Path::new("kernel.txt"), bad.as_bytes()).unwrap_err();
+        assert!(
+            e.to_string().starts_with("kernel.txt:1: expected '+'"),
+            "{e}"
+        );
     }
 
     /// The kernel's ftrace block events, as `trace_pipe` prints them.

@@ -135,13 +135,15 @@ pub struct Scene {
     pub height: f64,
     pub from_ns: u64,
     pub to_ns: u64,
+    /// Where the time axis reads 0 (see [`Timeline::origin_ns`]).
+    pub origin_ns: u64,
     pub axes: Vec<Axis>,
     pub items: Vec<Item>,
     /// Lane names, top to bottom (the page's summary and tests read them).
     pub lanes: Vec<String>,
 }
 
-/// The part of the run to draw, in ns on the timeline's clock.
+/// The part of the run to draw, in ns from the timeline's origin ([`Timeline::origin_ns`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Window {
     pub from_ns: Option<u64>,
@@ -190,16 +192,20 @@ impl std::error::Error for LayoutError {}
 
 /// Lays out `timeline` within `window` under `title`.
 pub fn layout(timeline: &Timeline, title: &str, window: Window) -> Result<Scene, LayoutError> {
-    let from_ns = window.from_ns.unwrap_or(timeline.start_ns);
+    let origin = timeline.origin_ns;
+    let from_ns = window
+        .from_ns
+        .map_or(timeline.start_ns, |f| origin.saturating_add(f));
     let to_ns = window
         .to_ns
+        .map(|t| origin.saturating_add(t))
         .unwrap_or(timeline.end_ns.max(timeline.start_ns + 1));
     if from_ns >= to_ns || from_ns > timeline.end_ns || to_ns < timeline.start_ns {
         return Err(LayoutError::EmptyWindow {
-            from_ns,
-            to_ns,
-            start_ns: timeline.start_ns,
-            end_ns: timeline.end_ns,
+            from_ns: from_ns.saturating_sub(origin),
+            to_ns: to_ns.saturating_sub(origin),
+            start_ns: timeline.start_ns.saturating_sub(origin),
+            end_ns: timeline.end_ns.saturating_sub(origin),
         });
     }
     let shown = timeline
@@ -212,6 +218,7 @@ pub fn layout(timeline: &Timeline, title: &str, window: Window) -> Result<Scene,
     }
     let mut page = Page {
         t: timeline,
+        origin,
         from_ns,
         to_ns,
         items: Vec::new(),
@@ -237,6 +244,7 @@ pub fn layout(timeline: &Timeline, title: &str, window: Window) -> Result<Scene,
         height,
         from_ns,
         to_ns,
+        origin_ns: origin,
         axes: page.axes,
         items: page.items,
         lanes: page.lanes,
@@ -259,6 +267,8 @@ fn ms(ns: u64) -> String {
 /// The page being laid out.
 struct Page<'a> {
     t: &'a Timeline,
+    /// Where the time axis reads 0.
+    origin: u64,
     from_ns: u64,
     to_ns: u64,
     items: Vec<Item>,
@@ -267,6 +277,11 @@ struct Page<'a> {
 }
 
 impl Page<'_> {
+    /// An instant as the axis reads it, in ms.
+    fn at(&self, t_ns: u64) -> String {
+        ms(t_ns.saturating_sub(self.origin))
+    }
+
     fn x(&self, t_ns: u64) -> f64 {
         let t = t_ns.clamp(self.from_ns, self.to_ns);
         PLOT_X + (t - self.from_ns) as f64 / (self.to_ns - self.from_ns) as f64 * PLOT_W
@@ -356,8 +371,8 @@ impl Page<'_> {
             .count();
         let summary = format!(
             "{} to {} ms · {} slices · {} idle windows: {} used, {} wasted; idled {} ms, {} ms of it wasted · {} preemptions",
-            ms(self.from_ns),
-            ms(self.to_ns),
+            self.at(self.from_ns),
+            self.at(self.to_ns),
             slices,
             idles.len(),
             idles.len() - wasted.len(),
@@ -433,12 +448,13 @@ impl Page<'_> {
             .filter(|n| n.pid == lane.pid && overlaps((n.t_ns, n.t_ns), from, to))
         {
             let x = self.x(refusal.t_ns);
-            let item = self.line(Layer::Time, (x, y + 46.0, x, y + 56.0), 1.0, NO_IDLE);
-            item.title = Some(format!(
+            let title = format!(
                 "{} ms: no idling: {}",
-                ms(refusal.t_ns),
+                self.at(refusal.t_ns),
                 refusal.reason
-            ));
+            );
+            let item = self.line(Layer::Time, (x, y + 46.0, x, y + 56.0), 1.0, NO_IDLE);
+            item.title = Some(title);
         }
         y + QUEUE_LANE_H
     }
@@ -492,8 +508,8 @@ impl Page<'_> {
         let title = format!(
             "slice of queue {}: {} to {} ms; chosen: {}; ended: {}",
             slice.pid,
-            ms(slice.start_ns),
-            ms(slice.end_ns),
+            self.at(slice.start_ns),
+            self.at(slice.end_ns),
             slice.chosen,
             slice.ended
         );
@@ -536,9 +552,9 @@ impl Page<'_> {
             if io.write { "write" } else { "read" },
             io.sector,
             io.sectors,
-            ms(issue),
+            self.at(issue),
             io.complete_ns
-                .map_or("not in the trace".into(), |c| format!("{} ms", ms(c)))
+                .map_or("not in the trace".into(), |c| format!("{} ms", self.at(c)))
         );
         if let Some(complete) = io.complete_ns {
             let x2 = self.x(complete);
@@ -565,7 +581,7 @@ impl Page<'_> {
         };
         let title = format!(
             "idle {} ms for queue {} ({}; armed {} ms): {}; ended: {}",
-            ms(window.start_ns),
+            self.at(window.start_ns),
             window.pid,
             window.why,
             ms(window.armed_ns),
@@ -614,7 +630,7 @@ impl Page<'_> {
             let x = self.x(p.t_ns);
             let title = format!(
                 "{} ms: queue {} preempted queue {}: {}",
-                ms(p.t_ns),
+                self.at(p.t_ns),
                 p.pid,
                 p.victim.map_or("?".into(), |v| v.to_string()),
                 p.reason
@@ -633,7 +649,7 @@ impl Page<'_> {
     /// Grid lines and tick labels of a time axis under the band `top..bottom`.
     fn axis(&mut self, top: f64, bottom: f64, label: &str) {
         self.axes.push(Axis { top, bottom });
-        for (t_ns, text) in ticks(self.from_ns, self.to_ns) {
+        for (t_ns, text) in ticks(self.from_ns, self.to_ns, self.origin) {
             let x = self.x(t_ns);
             self.line(Layer::Fixed, (x, top, x, bottom), 1.0, GRID)
                 .class = Some("tick");
@@ -817,8 +833,12 @@ fn cut(text: &str) -> String {
     out
 }
 
-/// Tick positions and labels: about ten, on a 1-2-5 step in ms.
-pub fn ticks(from_ns: u64, to_ns: u64) -> Vec<(u64, String)> {
+/// Tick positions and labels: about ten, on a 1-2-5 step in ms counted from `origin_ns`.
+pub fn ticks(from_ns: u64, to_ns: u64, origin_ns: u64) -> Vec<(u64, String)> {
+    let (from_ns, to_ns) = (
+        from_ns.saturating_sub(origin_ns),
+        to_ns.saturating_sub(origin_ns),
+    );
     let span_ms = (to_ns - from_ns) as f64 / 1e6;
     let raw = span_ms / 10.0;
     let magnitude = 10f64.powf(raw.log10().floor());
@@ -836,7 +856,7 @@ pub fn ticks(from_ns: u64, to_ns: u64) -> Vec<(u64, String)> {
     let mut t = from_ns.div_ceil(step_ns) * step_ns;
     let mut out = Vec::new();
     while t <= to_ns && out.len() < 50 {
-        out.push((t, format!("{:.*}", decimals, t as f64 / 1e6)));
+        out.push((t + origin_ns, format!("{:.*}", decimals, t as f64 / 1e6)));
         t += step_ns;
     }
     out
@@ -915,9 +935,12 @@ mod tests {
 
     #[test]
     fn ticks_fall_on_a_round_step() {
-        let labels: Vec<String> = ticks(0, 300_000_000).into_iter().map(|(_, l)| l).collect();
+        let labels: Vec<String> = ticks(0, 300_000_000, 0)
+            .into_iter()
+            .map(|(_, l)| l)
+            .collect();
         assert_eq!(labels[..3], ["0", "50", "100"]);
-        let fine: Vec<String> = ticks(1_000_000, 1_500_000)
+        let fine: Vec<String> = ticks(5_001_000_000, 5_001_500_000, 5_000_000_000)
             .into_iter()
             .map(|(_, l)| l)
             .collect();

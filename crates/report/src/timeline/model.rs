@@ -111,6 +111,10 @@ pub struct Timeline {
     /// The first and last instant anything happened.
     pub start_ns: u64,
     pub end_ns: u64,
+    /// Where the time axis reads 0: the decision log's clock's zero (its `t_ns` are what
+    /// `--from` and `--to` name), or without one the trace's first event (as blkparse counts;
+    /// a kernel trace's clock is the machine's uptime).
+    pub origin_ns: u64,
 }
 
 impl Timeline {
@@ -128,6 +132,7 @@ impl Timeline {
         let mut timeline = Timeline {
             start_ns: start,
             end_ns: end,
+            origin_ns: if decisions.is_empty() { start } else { 0 },
             ios: requests(&events),
             ..Timeline::default()
         };

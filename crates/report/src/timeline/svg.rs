@@ -19,9 +19,10 @@ pub fn to_svg(scene: &Scene) -> String {
         out,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" \
          font-family=\"DejaVu Sans, sans-serif\" data-plot-x=\"{PLOT_X}\" data-plot-w=\"{PLOT_W}\" \
-         data-from-ns=\"{}\" data-to-ns=\"{}\" data-axes=\"{}\">",
+         data-from-ns=\"{}\" data-to-ns=\"{}\" data-origin-ns=\"{}\" data-axes=\"{}\">",
         scene.from_ns,
         scene.to_ns,
+        scene.origin_ns,
         axes.join(";"),
         w = scene.width,
         h = scene.height.ceil(),
@@ -150,6 +151,7 @@ mod tests {
             height: 50.0,
             from_ns: 0,
             to_ns: 1,
+            origin_ns: 0,
             axes: Vec::new(),
             items: vec![line, item(Layer::Fixed, text)],
             lanes: Vec::new(),
