@@ -189,7 +189,11 @@ fn run_title(file: &std::path::Path) -> Result<String, Failure> {
     Ok(format!(
         "{} on {}: {}",
         text_of(iosched.get("scheduler")),
-        text_of(iosched.pointer("/device/name")),
+        text_of(
+            iosched
+                .pointer("/device/name")
+                .or_else(|| iosched.pointer("/device/path"))
+        ),
         jobs.join(", ")
     ))
 }

@@ -74,6 +74,9 @@ pub struct TraceInput {
     /// The cgroup path CFQ's notes give a queue's pid.
     pub cgroups: BTreeMap<u32, String>,
     pub clock: Option<Clock>,
+    /// BFQ's idle timer in a kernel capture: (time, `true` armed / `false` fired).
+    /// Kernel: `bfq_idle_slice_timer`, started by bfq_arm_slice_timer().
+    pub idle_timer: Vec<(u64, bool)>,
 }
 
 /// Bad input: the file, the line (1-based; the record's byte offset for a binary) and why.
@@ -357,9 +360,9 @@ fn note<'a>(mut tokens: impl Iterator<Item = &'a str>, trace: &mut TraceInput) {
 
 /// A line of the kernel's ftrace `blk` tracer (`iosched kernel --trace`):
 /// `dd-15014 [001] d..1. 11964.448670:   7,0    Q  RS 0 + 8 [dd]`, a cgroup pair after the
-/// device for scheduler notes (`7,0   1,0  m   N bfq15014S add_request 1`). Other ftrace
-/// events of the capture (BFQ's idle timer) are read as nothing; a line that is not ftrace's
-/// gives `None`.
+/// device for scheduler notes (`7,0   1,0  m   N bfq15014S add_request 1`). BFQ's idle
+/// timer (`hrtimer_start` / `hrtimer_expire_entry` of `bfq_idle_slice_timer`) is kept, other
+/// events of the capture are read as nothing; a line that is not ftrace's gives `None`.
 fn ftrace_blk_line(line: &str, trace: &mut TraceInput) -> Option<Result<(), String>> {
     let (task, rest) = line.split_once(" [")?;
     let (cpu, rest) = rest.split_once(']')?;
@@ -369,7 +372,20 @@ fn ftrace_blk_line(line: &str, trace: &mut TraceInput) -> Option<Result<(), Stri
     let mut tokens = rest.split_whitespace().peekable();
     let _flags = tokens.next()?;
     let time = tokens.next()?.strip_suffix(':')?;
-    if !tokens.next().is_some_and(is_device) {
+    let event = tokens.next()?;
+    if !is_device(event) {
+        if line.contains("function=bfq_idle_slice_timer") {
+            let armed = match event {
+                "hrtimer_start:" => true,
+                "hrtimer_expire_entry:" => false,
+                _ => return Some(Ok(())),
+            };
+            let t_ns = match seconds_ns(time) {
+                Ok(t_ns) => t_ns,
+                Err(e) => return Some(Err(e)),
+            };
+            trace.idle_timer.push((t_ns, armed));
+        }
         return Some(Ok(())); // Another event of the capture.
     }
     if tokens.peek().is_some_and(|t| is_device(t)) {
@@ -536,6 +552,7 @@ mod tests {
 ";
         let t = read_trace(Path::new("kernel.txt"), text.as_bytes()).unwrap();
         assert_eq!(t.clock, Some(Clock::Absolute));
+        assert_eq!(t.idle_timer, [(11_964_448_800_000, true)]);
         let got: Vec<(u64, Action, u32)> =
             t.events.iter().map(|e| (e.t_ns, e.action, e.pid)).collect();
         assert_eq!(

@@ -138,6 +138,11 @@ impl Timeline {
         };
         Decisions::new(end).replay(decisions, &mut timeline);
         let arrivals = arrivals(&events);
+        if let (true, Some(trace)) = (decisions.is_empty(), trace) {
+            let none = BTreeMap::new();
+            let arrived = arrivals.as_ref().unwrap_or(&none);
+            timeline.idles = kernel_idles(&trace.idle_timer, &timeline.ios, arrived, end);
+        }
         let groups = queue_groups(decisions);
         for window in &mut timeline.idles {
             if let Some(arrived) = &arrivals {
@@ -328,6 +333,67 @@ fn witnessed(
     } else {
         Outcome::Wasted
     }
+}
+
+/// BFQ's idle windows from a kernel capture's timer events, for want of a decision log.
+///
+/// Choice: BFQ arms its idle timer when the in-service queue empties at a completion, so the
+/// window is the queue of the request completed last before the arm. It ends when the timer
+/// fires, the timer is armed again, or a request of that queue arrives (the kernel cancels the
+/// timer then; the cancel is not traced), whichever comes first. Timer ends and arrivals are
+/// times on the same ftrace clock.
+fn kernel_idles(
+    timer: &[(u64, bool)],
+    ios: &[Io],
+    arrivals: &BTreeMap<u32, Vec<u64>>,
+    end: u64,
+) -> Vec<IdleWindow> {
+    let mut completions: Vec<(u64, u32)> = ios
+        .iter()
+        .filter_map(|io| Some((io.complete_ns?, io.pid)))
+        .collect();
+    completions.sort_unstable();
+    let mut out = Vec::new();
+    for (index, &(start, armed)) in timer.iter().enumerate() {
+        if !armed {
+            continue;
+        }
+        let before = completions.partition_point(|&(t, _)| t <= start);
+        let Some(&(_, pid)) = before.checked_sub(1).and_then(|i| completions.get(i)) else {
+            continue;
+        };
+        let next_timer = timer.get(index + 1).copied();
+        let arrival = arrivals.get(&pid).and_then(|times| {
+            let from = times.partition_point(|&t| t < start);
+            times.get(from).copied()
+        });
+        let (mut until, mut ended) = (end, "capture ended");
+        if let Some((t, fired)) = next_timer {
+            (until, ended) = (
+                t,
+                if fired {
+                    "idle timer fired"
+                } else {
+                    "re-armed"
+                },
+            );
+        }
+        if let Some(t) = arrival.filter(|&t| t < until) {
+            (until, ended) = (t, "request arrived");
+        }
+        out.push(IdleWindow {
+            pid,
+            group: None,
+            group_idle: false,
+            start_ns: start,
+            end_ns: until,
+            armed_ns: 0,
+            why: "bfq_idle_slice_timer armed".into(),
+            ended: ended.into(),
+            outcome: by_reason(ended),
+        });
+    }
+    out
 }
 
 /// The scheduler's own word on an idle window, for when no trace witnesses arrivals.
@@ -563,5 +629,47 @@ mod tests {
         let t = Timeline::build(&decisions, Some(&trace));
         assert_eq!(t.ios[0].issue_ns, Some(10 * MS));
         assert_eq!(t.ios[0].complete_ns, Some(12 * MS));
+    }
+
+    /// A kernel capture under BFQ has no decision log: its idle timer's events make the
+    /// windows, each the queue of the request completed last. Armed at 2 ms after pid 7's
+    /// completion, ended by 7's next request at 2.5 ms: used. Armed again at 4 ms and fired at
+    /// 12 ms with nothing from 7: wasted.
+    #[test]
+    fn kernel_bfq_idle_windows_come_from_its_timer_events() {
+        let line = |t: &str, body: &str| format!("  fio-7 [000] d..1. {t}: {body}\n");
+        let timer = |t: &str, event: &str| {
+            line(
+                t,
+                &format!("{event}: hrtimer=00000000f3 function=bfq_idle_slice_timer expires=1"),
+            )
+        };
+        let text = [
+            line("100.001000", "7,1    I  RS 0 + 8 [fio]"),
+            line("100.001100", "7,1    D  RS 0 + 8 [fio]"),
+            line("100.002000", "7,1    C  RS 0 + 8 [0]"),
+            timer("100.002000", "hrtimer_start"),
+            line("100.002500", "7,1    I  RS 8 + 8 [fio]"),
+            line("100.002600", "7,1    D  RS 8 + 8 [fio]"),
+            line("100.004000", "7,1    C  RS 8 + 8 [0]"),
+            timer("100.004000", "hrtimer_start"),
+            timer("100.012000", "hrtimer_expire_entry"),
+        ]
+        .concat();
+        let trace = read_trace(Path::new("k.txt"), text.as_bytes()).unwrap();
+        let t = Timeline::build(&[], Some(&trace));
+        let windows: Vec<(u64, u64, Outcome)> = t
+            .idles
+            .iter()
+            .map(|w| (w.start_ns - t.origin_ns, w.end_ns - t.origin_ns, w.outcome))
+            .collect();
+        assert_eq!(
+            windows,
+            [
+                (MS, MS + MS / 2, Outcome::Used),
+                (3 * MS, 11 * MS, Outcome::Wasted)
+            ]
+        );
+        assert!(t.idles.iter().all(|w| w.pid == 7));
     }
 }
