@@ -151,6 +151,17 @@ fn chromium(dir: &Scratch, args: &[&str]) -> std::process::Output {
     command.args(args).output().expect("timeout runs")
 }
 
+/// What the page's script wrote into its summary, as Chromium's `--dump-dom` shows it.
+fn summary_at(dir: &Scratch, url: &str) -> serde_json::Value {
+    let dom = chromium(dir, &["--dump-dom", url]);
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let summary = dom
+        .split("<pre id=\"summary\">")
+        .nth(1)
+        .and_then(|s| s.split("</pre>").next());
+    serde_json::from_str(summary.expect("the script wrote its summary")).unwrap()
+}
+
 /// The page opened in headless Chromium: its script ran (the summary it writes names the
 /// three lanes and the seven legend entries, and a `#from=..&to=..` link opens on that
 /// window), and the screenshot shows each legend swatch and each lane's background in its
@@ -171,28 +182,17 @@ fn timeline_page_in_headless_chromium_shows_lanes_and_legend() {
     let html = std::fs::read_to_string(&page).unwrap();
     let url = format!("file://{page}");
 
-    let dom = chromium(&dir, &["--dump-dom", &format!("{url}#from=20&to=40")]);
-    let dom = String::from_utf8_lossy(&dom.stdout);
-    let summary = dom
-        .split("<pre id=\"summary\">")
-        .nth(1)
-        .and_then(|s| s.split("</pre>").next());
-    let summary: serde_json::Value =
-        serde_json::from_str(summary.expect("the script wrote its summary")).unwrap();
+    let summary = summary_at(&dir, &format!("{url}#from=20&to=40"));
     assert_eq!(
         summary["lanes"],
         serde_json::json!(["r1 (queue 1000)", "r2 (queue 1001)", "cgroup /"])
     );
     assert_eq!(summary["lane_rects"], 3);
     assert_eq!(summary["legend"].as_array().unwrap().len(), 7);
-    assert!(
-        (summary["from_ms"].as_f64().unwrap() - 20.0).abs() < 1e-6,
-        "{summary}"
-    );
-    assert!(
-        (summary["to_ms"].as_f64().unwrap() - 40.0).abs() < 1e-6,
-        "{summary}"
-    );
+    for (key, ms) in [("from_ms", 20.0), ("to_ms", 40.0)] {
+        let shown = summary[key].as_f64().unwrap();
+        assert!((shown - ms).abs() < 1e-6, "{summary}");
+    }
 
     let shot = dir.path("shot.png");
     let taken = chromium(
@@ -232,6 +232,24 @@ fn timeline_page_in_headless_chromium_shows_lanes_and_legend() {
     }
 }
 
+/// The SVG timeline of `decisions` and `trace` drawn into `out`, less its title (which names
+/// the input files).
+fn svg_body(decisions: &str, trace: &str, out: &str) -> String {
+    let plot = iosched(&[
+        "plot",
+        "--timeline",
+        "--decisions",
+        decisions,
+        "--trace",
+        trace,
+        "--out",
+        out,
+    ]);
+    assert!(plot.status.success(), "{}", stderr_of(&plot));
+    let svg = std::fs::read_to_string(out).unwrap();
+    svg.split_once("</text>").unwrap().1.to_string()
+}
+
 /// The three forms of one run's trace give the same picture: the blkparse text `--trace`
 /// writes, the blktrace binary (`--trace NAME.blktrace`), and, where blkparse is installed,
 /// what the real `blkparse` prints from that binary (with its closing statistics). The
@@ -266,24 +284,14 @@ fn timeline_is_the_same_from_text_binary_and_blkparse_output() {
         } else {
             dir.path(trace)
         };
-        let out = dir.path(&format!("{name}.svg"));
-        let plot = iosched(&[
-            "plot",
-            "--timeline",
-            "--decisions",
+        svgs.push(svg_body(
             &decisions,
-            "--trace",
             &trace,
-            "--out",
-            &out,
-        ]);
-        assert!(plot.status.success(), "{}", stderr_of(&plot));
-        svgs.push(std::fs::read_to_string(&out).unwrap());
+            &dir.path(&format!("{name}.svg")),
+        ));
     }
-    // The title names the input files; the rest must agree.
-    let body = |svg: &str| svg.split_once("</text>").unwrap().1.to_string();
     assert!(
-        body(&svgs[0]) == body(&svgs[1]),
+        svgs[0] == svgs[1],
         "text and binary traces draw differently"
     );
     if !common::tool_available("blkparse") {
@@ -300,20 +308,6 @@ fn timeline_is_the_same_from_text_binary_and_blkparse_output() {
         .output()
         .unwrap();
     assert!(blkparse.status.success(), "{}", stderr_of(&blkparse));
-    let out = dir.path("blkparse.svg");
-    let plot = iosched(&[
-        "plot",
-        "--timeline",
-        "--decisions",
-        &dir.path("binary.dec"),
-        "--trace",
-        &parsed,
-        "--out",
-        &out,
-    ]);
-    assert!(plot.status.success(), "{}", stderr_of(&plot));
-    assert!(
-        body(&std::fs::read_to_string(&out).unwrap()) == body(&svgs[1]),
-        "blkparse's text draws differently"
-    );
+    let drawn = svg_body(&dir.path("binary.dec"), &parsed, &dir.path("blkparse.svg"));
+    assert!(drawn == svgs[1], "blkparse's text draws differently");
 }
