@@ -19,6 +19,12 @@ draw two --out "$out/two-readers.png"
 draw two --out "$out/two-readers.html"
 draw two --out "$out/two-readers-switch.png" --from 95 --to 125
 
+# The same readers under deadline, which never idles: the contrast.
+"$iosched" run "$out/two-readers.fio" --scheduler deadline --device hdd-7200 \
+  --decisions "$work/dl.dec" --trace "$work/dl.txt" --output-format json --output "$work/dl.json"
+rm -f "$out/two-readers-deadline.png"
+draw dl --out "$out/two-readers-deadline.png" --from 95 --to 125
+
 RUNTIME=200ms "$iosched" run scenarios/004/group-idle.fio --scheduler cfq --device ufs31 \
   --set group_idle_us=1000 --decisions "$work/g.dec" --trace "$work/g.txt" \
   --output-format json --output "$work/g.json"

@@ -81,7 +81,19 @@ pub fn build(
     trace: Option<(&Path, &[u8])>,
 ) -> Result<Timeline, InputError> {
     let decisions = match decisions {
-        Some((path, text)) => input::read_decisions(path, text)?,
+        Some((path, text)) => {
+            let read = input::read_decisions(path, text)?;
+            if read.is_empty() && trace.is_none() {
+                return Err(InputError {
+                    path: path.to_path_buf(),
+                    line: None,
+                    message:
+                        "no decisions (noop and deadline make none) and no --trace: nothing to draw"
+                            .into(),
+                });
+            }
+            read
+        }
         None => Vec::new(),
     };
     let trace = match trace {
