@@ -269,6 +269,9 @@ mod tests {
         let one = interleaved_kib_per_s(params.clone(), &[1_000_000], 4_000);
         let two = interleaved_kib_per_s(params, &[1_000_000, 1_000_000 + (2 << 20)], 4_000);
         let kept = two / one;
-        assert!(kept > 0.5, "two readers keep {kept:.3} of one ({two:.0} of {one:.0} KiB/s)");
+        assert!(
+            kept > 0.5,
+            "two readers keep {kept:.3} of one ({two:.0} of {one:.0} KiB/s)"
+        );
     }
 }
