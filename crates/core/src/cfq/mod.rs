@@ -30,6 +30,7 @@ pub mod rbtree;
 pub mod select;
 pub mod service_tree;
 pub mod slice;
+pub mod sort_list;
 pub mod think_time;
 pub mod tunables;
 
