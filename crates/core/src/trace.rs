@@ -91,11 +91,23 @@ pub enum DecisionKind {
     Charge,
     /// Two cooperating queues were merged. Kernel: cfq_merge_cfqqs().
     Merge,
+    /// Kyber resized a domain's token pool (`reason`: domain and depth). Kernel:
+    /// kyber_resize_domain() (the `kyber_adjust` tracepoint).
+    DomainDepth,
+    /// Kyber read a latency percentile (`reason`: the `kyber_latency` tracepoint's text).
+    /// Kernel: calculate_percentile().
+    LatencyPercentile,
+    /// A kyber domain with requests had no token (`reason`: the domain). Kernel:
+    /// kyber_dispatch_cur_domain() (the `kyber_throttled` tracepoint).
+    Throttled,
+    /// Kyber's statistics timer was armed (`value_ns`: its expiry) or fired. Kernel:
+    /// kyber_completed_request(), kyber_timer_fn().
+    StatsTimer,
 }
 
 impl DecisionKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DecisionKind; 16] = [
+    pub const ALL: [DecisionKind; 20] = [
         DecisionKind::SelectGroup,
         DecisionKind::Workload,
         DecisionKind::SelectQueue,
@@ -112,6 +124,10 @@ impl DecisionKind {
         DecisionKind::FifoExpired,
         DecisionKind::Charge,
         DecisionKind::Merge,
+        DecisionKind::DomainDepth,
+        DecisionKind::LatencyPercentile,
+        DecisionKind::Throttled,
+        DecisionKind::StatsTimer,
     ];
 
     /// The name logs print: `select_group`, `arm_idle`, ...
@@ -133,6 +149,10 @@ impl DecisionKind {
             DecisionKind::FifoExpired => "fifo_expired",
             DecisionKind::Charge => "charge",
             DecisionKind::Merge => "merge",
+            DecisionKind::DomainDepth => "domain_depth",
+            DecisionKind::LatencyPercentile => "latency_percentile",
+            DecisionKind::Throttled => "throttled",
+            DecisionKind::StatsTimer => "stats_timer",
         }
     }
 }
