@@ -31,6 +31,9 @@ pub struct LatStat {
     /// Occupied fio buckets, by increasing index (parallel to `counts`).
     index: Vec<u16>,
     counts: Vec<u64>,
+    /// Position in `index` of the bucket last added to: a job's latencies cluster, so most
+    /// samples land there or beside it and skip the binary search (issue 34).
+    last: usize,
 }
 
 impl LatStat {
@@ -61,11 +64,19 @@ impl LatStat {
     fn add_to_bucket(&mut self, index: u64, count: u64) {
         // Indices are below PLAT_NR (1856), which a u16 holds.
         let index = index as u16;
+        if self.index.get(self.last) == Some(&index) {
+            self.counts[self.last] += count;
+            return;
+        }
         match self.index.binary_search(&index) {
-            Ok(at) => self.counts[at] += count,
+            Ok(at) => {
+                self.counts[at] += count;
+                self.last = at;
+            }
             Err(at) => {
                 self.index.insert(at, index);
                 self.counts.insert(at, count);
+                self.last = at;
             }
         }
     }

@@ -9,9 +9,10 @@
 //! check_blkcg_changed(), cfq_set_request(), cfq_insert_request(), cfq_add_rq_rb(),
 //! cfq_rq_enqueued(), cfq_put_queue().
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use super::slice::ExpireCause;
+use super::sort_list::SortList;
 use super::think_time::Ttime;
 use super::{
     Cfq, GId, QId, Stats, ASYNC_WORKLOAD, BE_WORKLOAD, IDLE_WORKLOAD, PAGE_SIZE, RT_WORKLOAD,
@@ -97,7 +98,7 @@ pub(crate) struct CfqQueue {
     pub org_ioprio: u8,
     pub org_ioprio_class: Option<IoPrioClass>,
     /// Pending requests by (sector, seq) → slab slot.
-    pub sort_list: BTreeMap<SortKey, Slot>,
+    pub sort_list: SortList<SortKey, Slot>,
     /// Arrival order as (seq, slot); entries whose slot no longer holds `seq` were dispatched
     /// and are skipped (lazy deletion keeps dispatch O(log n) without a second tree).
     pub fifo: VecDeque<(u64, Slot)>,

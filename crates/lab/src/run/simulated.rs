@@ -1,5 +1,6 @@
 //! A spec whose target is a preset or a model file, run by the simulator.
 
+use iosched_core::{NoTrace, Trace};
 use iosched_driver::spec::{Machine, RunSpec, Setting, Target};
 use iosched_report::blktrace::TraceLabels;
 use iosched_sim::device::file::load_device_file;
@@ -91,9 +92,18 @@ pub(super) fn run(
     let mut sinks = Sinks::open(&spec.outputs, labels(&simulation), spec.force)?;
     let planned = planned_ios(&jobs.jobs, capacity, spec.seed);
     let progress = &mut *hooks.progress;
+    let mut fanout = sinks.fanout();
+    // No --trace or --decisions: the scheduler's and the driver's trace calls (a dozen per
+    // request) go to the no-op sink instead of asking an empty fan-out each time (issue 34:
+    // 3 % of a CFQ run's instructions).
+    let trace: &mut dyn Trace = if fanout.is_empty() {
+        &mut NoTrace
+    } else {
+        &mut fanout
+    };
     let outcome = simulation
         .run_until_stopped(
-            &mut sinks.fanout(),
+            trace,
             &mut |point| progress(Progress::of(point, planned)),
             hooks.stop,
         )

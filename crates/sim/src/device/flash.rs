@@ -362,7 +362,12 @@ pub struct FlashDevice {
 }
 
 fn transfer_ns(bytes: u64, rate: u64) -> u64 {
-    (u128::from(bytes) * u128::from(NSEC_PER_SEC)).div_ceil(u128::from(rate)) as u64
+    // The same quotient in u64 when the product fits (any transfer under 18 GB): a 128-bit
+    // division is a library call, three of them per request (issue 34).
+    match bytes.checked_mul(NSEC_PER_SEC) {
+        Some(product) => product.div_ceil(rate),
+        None => (u128::from(bytes) * u128::from(NSEC_PER_SEC)).div_ceil(u128::from(rate)) as u64,
+    }
 }
 
 impl FlashDevice {

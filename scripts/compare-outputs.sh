@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Byte-identity check for speed work (issue 34): runs the same set of simulations with two
+# iosched binaries and compares every output byte for byte: fio JSON (the wall-clock
+# `iosched` object removed), blkparse --trace, --decisions, and `iosched reproduce`.
+#
+# Usage: scripts/compare-outputs.sh OLD_BINARY NEW_BINARY [--full]
+#   --full also runs `reproduce` on the whole seed set (minutes); by default its --short
+#   variant. Exit 0 when every output is identical, 1 with the differing files named.
+set -euo pipefail
+
+old=$(realpath "$1")
+new=$(realpath "$2")
+full=${3:-}
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d /tmp/compare-outputs.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# 0.2 simulated seconds of the speed workload: every scheduler passes thousands of requests.
+sed 's/^runtime=.*/runtime=200ms/' "$root/bench/jobs/speed-randread.fio" >"$work/speed.fio"
+# A buffered writer beside a buffered reader: the page cache, writeback and the journal.
+cat >"$work/buffered.fio" <<'EOF'
+[global]
+size=32m
+bs=4k
+time_based
+runtime=2
+
+[writer]
+rw=randwrite
+
+[reader]
+rw=randread
+EOF
+
+# Drops the wall-clock figures (`wall_clock` objects, the only bytes allowed to differ between
+# binaries) from a JSON file; prints the rest with sorted keys. Not JSON: printed unchanged.
+strip_wall() {
+    python3 -c '
+import json, sys
+text = open(sys.argv[1]).read()
+try:
+    data = json.loads(text)
+except ValueError:
+    sys.stdout.write(text)
+    sys.exit(0)
+def drop(value):
+    if isinstance(value, dict):
+        return {k: drop(v) for k, v in value.items() if k != "wall_clock"}
+    if isinstance(value, list):
+        return [drop(v) for v in value]
+    return value
+json.dump(drop(data), sys.stdout, indent=1, sort_keys=True)
+' "$1"
+}
+
+run_set() {
+    local bin=$1 out=$2
+    mkdir -p "$out"
+    local i=0
+    for sched in noop deadline cfq; do
+        for job in speed buffered; do
+            for device in nvme-gen4 hdd-7200; do
+                i=$((i + 1))
+                local tag="$sched-$job-$device"
+                (cd "$work" && "$bin" run --eta never --scheduler "$sched" --device "$device" \
+                    --output-format json --output "$out/$tag.json" \
+                    --trace "$out/$tag.trace" --decisions "$out/$tag.decisions" \
+                    "$job.fio" >/dev/null 2>"$out/$tag.stderr")
+                # the notes name the output files, which live in different folders
+                sed -i "s|$out/|OUT/|g" "$out/$tag.stderr"
+                strip_wall "$out/$tag.json" >"$out/$tag.stripped"
+                rm "$out/$tag.json"
+                # the same run without sinks (the path that skips tracing): normal output
+                (cd "$work" && "$bin" run --eta never --scheduler "$sched" --device "$device" \
+                    --output-format terse "$job.fio" >"$out/$tag.terse" 2>/dev/null)
+            done
+        done
+    done
+    for example in two-groups slice-idle android-groups; do
+        (cd "$root" && "$bin" run --eta never --scheduler cfq --device nvme-gen4 \
+            --output-format terse "examples/$example.fio" >"$out/example-$example.terse" 2>&1) || true
+    done
+    local short=--short
+    [ "$full" = --full ] && short=
+    (cd "$root" && "$bin" reproduce $short --output-format json >"$out/reproduce.raw" 2>/dev/null) || true
+    strip_wall "$out/reproduce.raw" >"$out/reproduce.json"
+    rm "$out/reproduce.raw"
+}
+
+run_set "$old" "$work/old"
+run_set "$new" "$work/new"
+status=0
+for file in "$work"/old/*; do
+    name=$(basename "$file")
+    if ! cmp -s "$file" "$work/new/$name"; then
+        echo "DIFFERS: $name"
+        status=1
+    fi
+done
+count=$(ls "$work/old" | wc -l)
+bytes=$(cat "$work"/old/* | wc -c)
+if [ $status = 0 ]; then
+    echo "identical: $count files, $bytes bytes"
+fi
+exit $status
