@@ -19,10 +19,21 @@
 //! F T                              a timer fires
 //! ```
 //! Times are absolute ns (scenario time + origin); request ids are their first bio's.
+//!
+//! BFQ adds (format in `oracle/README.md`):
+//!
+//! ```text
+//! H T arm EXPIRES    idle timer armed        H T cancel   a pending expiry cancelled
+//! H T fire           the idle timer's function runs
+//! L T CGROUP MSG     a bfq_log message (CGROUP `-` for bfq_log, else the queue's cgroup)
+//! S T bfq.weight@PATH W     a cgroup's bfq.weight written (`cgweight`)
+//! ```
 
 pub mod generate;
+pub mod generate_bfq;
 pub mod harness;
 pub mod kernel;
+pub mod sanity;
 pub mod scenario;
 
 use std::path::{Path, PathBuf};
@@ -74,6 +85,11 @@ pub struct Outcome {
     pub divergence: Option<Divergence>,
 }
 
+/// Whether iosched's core has `sched`, so that the oracle can compare against it.
+pub fn core_has(sched: &str) -> bool {
+    matches!(sched, "mq-deadline" | "deadline" | "kyber")
+}
+
 /// Runs one scenario file through both sides: the kernel's `sched` (compiled into `bin`)
 /// and core's.
 pub fn compare_file(sched: &str, bin: &Path, path: &Path) -> Result<Outcome, String> {
@@ -109,8 +125,11 @@ pub fn write_generated(sched: &str, dir: &Path, seed: u64, n: u64) -> Result<Vec
     (0..n)
         .map(|i| {
             let path = dir.join(format!("gen-{seed}-{i:04}.scn"));
-            std::fs::write(&path, generate::scenario_for(sched, seed, i))
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let text = match sched {
+                "bfq" => generate_bfq::scenario(seed, i),
+                _ => generate::scenario_for(sched, seed, i),
+            };
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             Ok(path)
         })
         .collect()
@@ -124,6 +143,18 @@ pub fn compare_all(
     jobs: usize,
 ) -> Result<Vec<Outcome>, String> {
     crate::pool::map_in_order(files, jobs, |p| compare_file(sched, bin, p), || {})
+        .into_iter()
+        .collect()
+}
+
+/// The kernel side alone: each file's decision lines, in file order (the scenario is parsed
+/// first, so both sides refuse the same files).
+pub fn kernel_all(bin: &Path, files: &[PathBuf], jobs: usize) -> Result<Vec<String>, String> {
+    let one = |p: &PathBuf| {
+        scenario::read_scenario(p).map_err(|e| e.to_string())?;
+        kernel::run_kernel(bin, p).map_err(|e| e.to_string())
+    };
+    crate::pool::map_in_order(files, jobs, one, || {})
         .into_iter()
         .collect()
 }
