@@ -33,7 +33,7 @@ pub struct ReplayArgs {
     #[arg(value_name = "CAPTURE")]
     pub capture: PathBuf,
     /// Schedulers to compare, comma-separated.
-    #[arg(long, default_value = "noop,deadline,cfq", value_delimiter = ',')]
+    #[arg(long, default_value = "noop,mq-deadline,cfq", value_delimiter = ',')]
     pub scheduler: Vec<String>,
     /// Simulated device preset, a model file (.toml), or a path: a real file or block device
     /// for the io_uring engine.
