@@ -277,6 +277,17 @@ pub fn measure(point: usize, spec: &RunSpec, stop: &AtomicBool) -> Result<Measur
     if let Some(error) = std::mem::take(&mut finished.log_errors).into_iter().next() {
         return Err(error);
     }
+    let disk = &finished.outcome().disk;
+    let requests = disk.read_ios + disk.write_ios;
+    Ok(Measured {
+        rows: rows(point, spec, &finished),
+        requests,
+    })
+}
+
+/// A finished run's rows as point `point` of a sweep: a row per job, per cgroup where the
+/// jobs name cgroups, and the total (what `iosched.Result.to_pandas()` shows too).
+pub fn rows(point: usize, spec: &RunSpec, finished: &run::Finished) -> Vec<SweepRow> {
     let results = finished.results(spec, WallClock::default());
     let json = iosched_report::fio_json::to_value(&results.run);
     let mut rows = job_rows(point, &json);
@@ -287,8 +298,7 @@ pub fn measure(point: usize, spec: &RunSpec, stop: &AtomicBool) -> Result<Measur
     for row in &mut rows {
         row.interrupted = interrupted;
     }
-    let requests = outcome.disk.read_ios + outcome.disk.write_ios;
-    Ok(Measured { rows, requests })
+    rows
 }
 
 /// A row per entry of fio's `jobs`, read as `iosched compare` reads it.
