@@ -17,7 +17,25 @@ from .errors import SettingError as SettingError
 from .errors import SpecError as SpecError
 
 __version__: str
-__all__: list[str]
+__all__ = [
+    "DeviceError",
+    "Estimate",
+    "InternalError",
+    "IoschedError",
+    "JobFileError",
+    "Result",
+    "RunFailed",
+    "SettingError",
+    "SpecError",
+    "devices",
+    "estimate",
+    "knobs",
+    "run",
+    "run_spec",
+    "schedulers",
+    "sweep",
+    "sweep_table",
+]
 
 JobInput = Union[str, os.PathLike[str]]
 Settings = Union[Mapping[str, Any], Sequence[str], None]

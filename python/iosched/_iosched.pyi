@@ -1,6 +1,20 @@
 """The native module (crates/py): text in, text out; the package wraps it."""
 
 __version__: str
+__all__ = [
+    "devices",
+    "knobs",
+    "schedulers",
+    "run_spec",
+    "spec_from",
+    "sweep_measure",
+    "sweep_pilot",
+    "sweep_point_count",
+    "sweep_specs",
+    "sweep_table",
+    "sweep_write_out",
+    "__version__",
+]
 
 def spec_from(
     jobs: list[tuple[bool, str]],

@@ -216,6 +216,12 @@ def sweep_table(
     return _iosched.sweep_table(source[0], source[1], rows, format)
 
 
+def _exact(pandas: Any) -> dict[str, Any]:
+    """pandas 3 parses floats exactly by default and deprecates the option pandas 2 needs."""
+    major = int(pandas.__version__.split(".")[0])
+    return {"float_precision": "round_trip"} if major < 3 else {}
+
+
 def sweep(
     spec: SweepInput,
     client: Any = None,
@@ -235,4 +241,4 @@ def sweep(
     import pandas
 
     text = sweep_table(spec, client, executor, "csv", progress, quiet)
-    return pandas.read_csv(io.StringIO(text), float_precision="round_trip")
+    return pandas.read_csv(io.StringIO(text), **_exact(pandas))

@@ -74,7 +74,7 @@ def client():
 
 
 def _read(text: str) -> pandas.DataFrame:
-    return pandas.read_csv(io.StringIO(text), float_precision="round_trip")
+    return pandas.read_csv(io.StringIO(text), **iosched._sweep._exact(pandas))
 
 
 def test_a_252_point_sweep_on_two_workers_is_the_clis_table(
