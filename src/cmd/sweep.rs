@@ -85,7 +85,14 @@ fn run_here(
     bar.suspend(|| eprintln!("iosched: {}", pilot.estimate));
     bar.inc(1);
     let workers = args.jobs.unwrap_or(0);
-    let swept = sweep::run_rest(spec, &specs, Some(pilot.rows), workers, &|| bar.inc(1), stop);
+    let swept = sweep::run_rest(
+        spec,
+        &specs,
+        Some(pilot.rows),
+        workers,
+        &|| bar.inc(1),
+        stop,
+    );
     bar.finish_and_clear();
     swept.map_err(failure)
 }

@@ -66,7 +66,7 @@ pub fn devices() -> Vec<Device> {
             Device {
                 name: preset.name,
                 rotational: device.rotational(),
-                queue_depth: device.queue_depth() as u32,
+                queue_depth: device.queue_depth(),
                 capacity_bytes: device.capacity_sectors() * 512,
                 summary: preset.summary,
             }

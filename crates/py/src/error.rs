@@ -93,9 +93,8 @@ pub fn detached<T: Send>(
     work: impl FnOnce() -> Result<T, Raise> + Send,
 ) -> PyResult<T> {
     let outcome = py.detach(|| {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|payload| {
-            Err(Raise::panic(payload))
-        })
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+            .unwrap_or_else(|payload| Err(Raise::panic(payload)))
     });
     outcome.map_err(|raise| raise.into_py(py))
 }

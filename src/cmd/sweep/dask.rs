@@ -80,7 +80,10 @@ pub(super) fn run(
         .map_err(|e| Failure::run(anyhow!("--dask: {python}: {e}")))?;
     if !status.success() {
         // The Python side printed the reason; its exit status says whose fault it was.
-        let code = status.code().and_then(|c| u8::try_from(c).ok()).unwrap_or(1);
+        let code = status
+            .code()
+            .and_then(|c| u8::try_from(c).ok())
+            .unwrap_or(1);
         return Err(Failure {
             error: anyhow!("--dask: the sweep on {address} failed"),
             code: code.max(1),

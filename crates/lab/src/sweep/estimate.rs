@@ -144,6 +144,10 @@ mod tests {
         assert!(pilot.estimate.rate_per_s > 0.0);
         let swept = super::super::run_rest(&spec, &specs, Some(pilot.rows), 1, &|| {}, &stop);
         let whole = super::super::run(&spec, 1, &|| {}, &stop).unwrap();
-        assert_eq!(swept.unwrap(), whole, "the pilot's rows stand for the first point");
+        assert_eq!(
+            swept.unwrap(),
+            whole,
+            "the pilot's rows stand for the first point"
+        );
     }
 }
