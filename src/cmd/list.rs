@@ -10,6 +10,11 @@ use super::{print_out, CmdResult};
 use iosched_lab::listing::{self, KERNEL_ONLY};
 
 pub fn schedulers() -> CmdResult {
+    print_out(&schedulers_text())
+}
+
+/// What `iosched schedulers` prints (also the reference page's body).
+pub fn schedulers_text() -> String {
     let mut out = String::new();
     for scheduler in iosched_core::schedulers() {
         let aliases = if scheduler.aliases.is_empty() {
@@ -43,18 +48,28 @@ pub fn schedulers() -> CmdResult {
          (which takes the names above too)",
         KERNEL_ONLY.join(", ")
     );
-    print_out(&out)
+    out
 }
 
 pub fn knobs() -> CmdResult {
+    print_out(&knobs_text())
+}
+
+/// What `iosched knobs` prints.
+pub fn knobs_text() -> String {
     let mut table = TextTable::new(&["knob", "default", "meaning"]);
     for knob in listing::knobs() {
         table.row([knob.name, knob.default.as_str(), knob.meaning]);
     }
-    print_out(&table.render())
+    table.render()
 }
 
 pub fn devices() -> CmdResult {
+    print_out(&devices_text())
+}
+
+/// What `iosched devices` prints.
+pub fn devices_text() -> String {
     let mut table = TextTable::new(&[
         "device",
         "rotational",
@@ -74,5 +89,5 @@ pub fn devices() -> CmdResult {
             device.summary.to_string(),
         ]);
     }
-    print_out(&table.render())
+    table.render()
 }
