@@ -7,9 +7,7 @@ use iosched_report::text_table::TextTable;
 
 use super::{print_out, CmdResult};
 
-/// The kernel's blk-mq schedulers iosched does not re-create: `iosched kernel` runs fio on
-/// them, and `iosched run` refuses them with a pointer there.
-const KERNEL_ONLY: [&str; 1] = ["bfq"];
+use iosched_lab::listing::{self, KERNEL_ONLY};
 
 pub fn schedulers() -> CmdResult {
     print_out(&schedulers_text())
@@ -59,25 +57,10 @@ pub fn knobs() -> CmdResult {
 
 /// What `iosched knobs` prints.
 pub fn knobs_text() -> String {
-    let config = iosched_sim::fs::FsConfig::default();
-    // The JSON echo leaves the CPU model's knobs out while it is off, so their defaults are
-    // named here rather than found among the echoed values.
-    let defaults = config.knobs();
     let mut table = TextTable::new(&["knob", "default", "meaning"]);
-    for (name, meaning) in iosched_sim::fs::FsConfig::meanings() {
-        let default = match name {
-            "cpu_era" => "off".to_string(),
-            "cpus" => config.writeback.cpus.to_string(),
-            _ => defaults
-                .iter()
-                .find(|(known, _)| known == name)
-                .map_or_else(String::new, |(_, value)| value.clone()),
-        };
-        table.row([name, default.as_str(), meaning]);
+    for knob in listing::knobs() {
+        table.row([knob.name, knob.default.as_str(), knob.meaning]);
     }
-    let engine_threads = "real targets only: engine worker threads, each with its own io_uring \
-                          ring, sharing one scheduler (auto: one per CPU the jobs allow)";
-    table.row(["engine_threads", "1", engine_threads]);
     table.render()
 }
 
@@ -95,16 +78,15 @@ pub fn devices_text() -> String {
         "model",
     ])
     .right_aligned(&[1, 2, 3]);
-    for preset in iosched_sim::device::presets() {
-        let device = (preset.build)();
+    for device in listing::devices() {
         // Decimal GB, as drive makers, the device notes and `calibrate` count it.
-        let capacity = (device.capacity_sectors() * 512) as f64 / 1e9;
+        let capacity = device.capacity_bytes as f64 / 1e9;
         table.row([
-            preset.name.to_string(),
-            u8::from(device.rotational()).to_string(),
-            device.queue_depth().to_string(),
+            device.name.to_string(),
+            u8::from(device.rotational).to_string(),
+            device.queue_depth.to_string(),
             format!("{capacity:.1}"),
-            preset.summary.to_string(),
+            device.summary.to_string(),
         ]);
     }
     table.render()

@@ -11,6 +11,8 @@ use iosched_lab::sweep::{self, table, SweepSpec};
 
 use super::{CmdResult, Eta, Failure};
 
+mod dask;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SweepFormat {
     Csv,
@@ -34,6 +36,11 @@ pub struct SweepArgs {
     /// Progress bar with done/total and ETA on stderr.
     #[arg(long, value_enum, default_value = "auto")]
     eta: Eta,
+    /// Run the points on a Dask cluster (its scheduler's address, `tcp://HOST:8786`) through
+    /// the Python package (`pip install .`; the interpreter is `$IOSCHED_PYTHON`, else
+    /// `python3`).
+    #[arg(long, value_name = "ADDRESS", conflicts_with = "jobs")]
+    dask: Option<String>,
 }
 
 pub fn run(args: SweepArgs) -> CmdResult {
@@ -43,41 +50,73 @@ pub fn run(args: SweepArgs) -> CmdResult {
         std::fs::create_dir_all(out)
             .map_err(|e| Failure::input(anyhow!("--out {}: {e}", out.display())))?;
     }
-    let bar = progress_bar(&spec, args.eta);
-    let swept = sweep::run(&spec, args.jobs.unwrap_or(0), &|| bar.inc(1), stop);
-    bar.finish_and_clear();
-    let swept = swept.map_err(|error| {
-        if error.is_input() {
-            Failure::input(error)
-        } else {
-            Failure::run(error)
-        }
-    })?;
+    let swept = match &args.dask {
+        Some(address) => dask::run(&args.spec, &spec, address, args.eta)?,
+        None => run_here(&spec, &args, stop)?,
+    };
     let text = match args.output_format {
         SweepFormat::Csv => table::csv(&spec, &swept),
         SweepFormat::Json => table::json_lines(&spec, &swept),
     };
     if let Some(out) = &args.out {
-        let write = |name: &str, text: &str| {
-            let path = out.join(name);
-            // sweep has no --force: a path the gate refuses is never written.
-            iosched_gate::write_file(&path, text.as_bytes(), false).map_err(|e| {
-                let input = e.is_input();
-                let error = anyhow!("--out {e}");
-                if input {
-                    Failure::input(error)
-                } else {
-                    Failure::run(error)
-                }
-            })
-        };
-        write("sweep.csv", &table::csv(&spec, &swept))?;
-        write("sweep.jsonl", &table::json_lines(&spec, &swept))?;
-        iosched_report::sweep_plot::write_lines(&out.join("sweep"), &table::chart(&spec, &swept))
-            .map_err(|e| Failure::run(anyhow!("--out {e}")))?;
+        write_out(out, &spec, &swept)?;
     }
     super::print_out(&text)?;
     super::stop::status(swept.interrupted)
+}
+
+/// The points on this machine's cores: the first alone, for the estimate printed before
+/// the rest start ([`sweep::estimate`]), then the others in parallel.
+fn run_here(
+    spec: &SweepSpec,
+    args: &SweepArgs,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<sweep::Swept, Failure> {
+    let failure = |error: sweep::SweepError| {
+        if error.is_input() {
+            Failure::input(error)
+        } else {
+            Failure::run(error)
+        }
+    };
+    let specs = sweep::specs(spec).map_err(failure)?;
+    let bar = progress_bar(spec, args.eta);
+    let pilot = sweep::estimate::pilot(spec, &specs, stop).map_err(failure)?;
+    bar.suspend(|| eprintln!("iosched: {}", pilot.estimate));
+    bar.inc(1);
+    let workers = args.jobs.unwrap_or(0);
+    let swept = sweep::run_rest(
+        spec,
+        &specs,
+        Some(pilot.rows),
+        workers,
+        &|| bar.inc(1),
+        stop,
+    );
+    bar.finish_and_clear();
+    swept.map_err(failure)
+}
+
+/// `--out DIR`: the table as CSV and JSON lines, and the chart.
+fn write_out(out: &std::path::Path, spec: &SweepSpec, swept: &sweep::Swept) -> CmdResult {
+    let write = |name: &str, text: &str| {
+        let path = out.join(name);
+        // sweep has no --force: a path the gate refuses is never written.
+        iosched_gate::write_file(&path, text.as_bytes(), false).map_err(|e| {
+            let input = e.is_input();
+            let error = anyhow!("--out {e}");
+            if input {
+                Failure::input(error)
+            } else {
+                Failure::run(error)
+            }
+        })
+    };
+    write("sweep.csv", &table::csv(spec, swept))?;
+    write("sweep.jsonl", &table::json_lines(spec, swept))?;
+    iosched_report::sweep_plot::write_lines(&out.join("sweep"), &table::chart(spec, swept))
+        .map_err(|e| Failure::run(anyhow!("--out {e}")))?;
+    Ok(())
 }
 
 fn progress_bar(spec: &SweepSpec, eta: Eta) -> indicatif::ProgressBar {

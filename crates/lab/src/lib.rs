@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 
 pub mod conformance;
+pub mod listing;
 pub mod oracle;
 pub mod pool;
 pub mod reproduce;

@@ -8,8 +8,10 @@
 //! The figures do not depend on the number of workers: each point is seeded by its own
 //! `seed` input and the rows keep the order of the points (the last input varying fastest).
 
+pub mod estimate;
 pub mod spec;
 pub mod table;
+pub mod wire;
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -187,9 +189,27 @@ pub fn run(
     step: &(dyn Fn() + Sync),
     stop: &AtomicBool,
 ) -> Result<Swept, SweepError> {
-    let specs = (0..sweep.point_count())
+    let specs = specs(sweep)?;
+    run_rest(sweep, &specs, None, workers, step, stop)
+}
+
+/// Every point's run description, in point order.
+pub fn specs(sweep: &SweepSpec) -> Result<Vec<RunSpec>, SweepError> {
+    (0..sweep.point_count())
         .map(|index| run_spec(sweep, index))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect()
+}
+
+/// [`run`] of `specs` (from [`specs`]), the first point's rows already measured when `first`
+/// holds them (the [`estimate::pilot`]'s), so that point does not run twice.
+pub fn run_rest(
+    sweep: &SweepSpec,
+    specs: &[RunSpec],
+    first: Option<Vec<SweepRow>>,
+    workers: usize,
+    step: &(dyn Fn() + Sync),
+    stop: &AtomicBool,
+) -> Result<Swept, SweepError> {
     // Choice: runs on a real file or device go one at a time; two at once would measure
     // each other.
     let workers = if specs.iter().any(|s| !s.target.is_simulated()) {
@@ -198,7 +218,8 @@ pub fn run(
         workers
     };
     let failed = AtomicBool::new(false);
-    let indexed: Vec<(usize, RunSpec)> = specs.into_iter().enumerate().collect();
+    let skip = usize::from(first.is_some());
+    let indexed: Vec<(usize, &RunSpec)> = specs.iter().enumerate().skip(skip).collect();
     let results = crate::pool::map_in_order(
         &indexed,
         workers,
@@ -213,11 +234,11 @@ pub fn run(
             if rows.is_err() {
                 failed.store(true, Ordering::Relaxed);
             }
-            Some(rows)
+            Some(rows.map(|measured| measured.rows))
         },
         step,
     );
-    let mut rows = Vec::new();
+    let mut rows = first.unwrap_or_default();
     let mut first_error = None;
     for result in results {
         match result {
@@ -237,8 +258,16 @@ pub fn run(
     }
 }
 
-/// Runs one point quietly and reads its rows.
-fn measure(point: usize, spec: &RunSpec, stop: &AtomicBool) -> Result<Vec<SweepRow>, RunError> {
+/// One point's rows and the requests its device served (what a sweep's cost scales with).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measured {
+    pub rows: Vec<SweepRow>,
+    pub requests: u64,
+}
+
+/// Runs point `point` (its description `spec`) quietly and reads its rows: what each worker
+/// of a sweep does, here or on a remote worker (the Python package's Dask sweep).
+pub fn measure(point: usize, spec: &RunSpec, stop: &AtomicBool) -> Result<Measured, RunError> {
     let mut hooks = Hooks {
         notify: &mut |_| {},
         progress: &mut |_| {},
@@ -248,6 +277,17 @@ fn measure(point: usize, spec: &RunSpec, stop: &AtomicBool) -> Result<Vec<SweepR
     if let Some(error) = std::mem::take(&mut finished.log_errors).into_iter().next() {
         return Err(error);
     }
+    let disk = &finished.outcome().disk;
+    let requests = disk.read_ios + disk.write_ios;
+    Ok(Measured {
+        rows: rows(point, spec, &finished),
+        requests,
+    })
+}
+
+/// A finished run's rows as point `point` of a sweep: a row per job, per cgroup where the
+/// jobs name cgroups, and the total (what `iosched.Result.to_pandas()` shows too).
+pub fn rows(point: usize, spec: &RunSpec, finished: &run::Finished) -> Vec<SweepRow> {
     let results = finished.results(spec, WallClock::default());
     let json = iosched_report::fio_json::to_value(&results.run);
     let mut rows = job_rows(point, &json);
@@ -258,7 +298,7 @@ fn measure(point: usize, spec: &RunSpec, stop: &AtomicBool) -> Result<Vec<SweepR
     for row in &mut rows {
         row.interrupted = interrupted;
     }
-    Ok(rows)
+    rows
 }
 
 /// A row per entry of fio's `jobs`, read as `iosched compare` reads it.
