@@ -7,7 +7,7 @@
 //! blocks as fio's own `write_iolog`, in a shuffled order), and the bytes (no block left as
 //! zeros or written twice alike: fio's `scramble_buffers=1` default). All three agree, so the
 //! write path makes no extra work for the device or the kernel; the IOPS gap measured on this
-//! VM came from runs landing on one CPU or two (see the README's Benchmarks). Nothing here
+//! VM came from runs landing on one CPU or two (see docs/benchmarks.md). Nothing here
 //! measures speed.
 
 mod common;

@@ -23,7 +23,7 @@
 //! `# more-than: N` — both runs did more than N data I/Os (a time-based job that fio runs
 //! past its `io_size` or `number_ios`).
 //! `# device: loop` runs both on loop devices (fio trims only block devices; needs root and
-//! losetup, otherwise that file is skipped). `# known: REASON` marks a difference the README
+//! losetup, otherwise that file is skipped). `# known: REASON` marks a difference the guide
 //! lists: the file still runs and is checked by its mode.
 
 mod common;

@@ -81,7 +81,7 @@ fn missing_scenarios_folder_is_refused_once() {
     );
 }
 
-/// The comparisons whose direction the full-length runs reproduce (README "Reproducing the
+/// The comparisons whose direction the full-length runs reproduce (docs/tasks/reproduce.md, "Reproducing the
 /// seeds"): a change to the scheduler, the device models or the file system that loses one
 /// of these effects fails here. Misses are not listed; a new hit should be added.
 const REPRODUCED: &[(&str, &str)] = &[
@@ -171,17 +171,17 @@ fn verdict_table(comparisons: &[serde_json::Value]) -> (Vec<String>, String) {
     (rows, summary)
 }
 
-/// The README's verdict table is what `reproduce` prints: a change that moves a ratio fails
-/// here until the README says so (`IOSCHED_BLESS=1 cargo test --release --test reproduce`
-/// rewrites the table and its summary line).
+/// The guide's verdict table (docs/tasks/reproduce.md) is what `reproduce` prints: a change
+/// that moves a ratio fails here until the guide says so (`IOSCHED_BLESS=1 cargo test
+/// --release --test reproduce` rewrites the table and its summary line).
 fn check_readme_table(comparisons: &[serde_json::Value]) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/tasks/reproduce.md");
     let readme = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<&str> = readme.lines().collect();
     let header = lines
         .iter()
         .position(|l| l.starts_with("| seed | comparison |"))
-        .expect("README has the verdict table");
+        .expect("the guide has the verdict table");
     let first = header + 2;
     let end = first
         + lines[first..]
@@ -190,7 +190,7 @@ fn check_readme_table(comparisons: &[serde_json::Value]) {
             .count();
     let summary_at = (end..lines.len())
         .find(|&i| lines[i].contains("have the seed's direction"))
-        .expect("README has the summary line");
+        .expect("the guide has the summary line");
     let (rows, summary) = verdict_table(comparisons);
     let summary_line =
         lines[summary_at].replacen(lines[summary_at].split(" Why").next().unwrap(), &summary, 1);
@@ -211,10 +211,10 @@ fn check_readme_table(comparisons: &[serde_json::Value]) {
         .iter()
         .zip(&rows)
         .filter(|(a, b)| a != b)
-        .map(|(a, b)| format!("README: {a}\nnow:    {b}"))
+        .map(|(a, b)| format!("guide:  {a}\nnow:    {b}"))
         .collect();
     panic!(
-        "README's verdict table drifted from reproduce ({} rows differ, {} vs {} rows; summary now '{summary}'); \
+        "docs/tasks/reproduce.md's verdict table drifted from reproduce ({} rows differ, {} vs {} rows; summary now '{summary}'); \
          IOSCHED_BLESS=1 rewrites it:\n{}",
         drift.len(),
         current.len(),

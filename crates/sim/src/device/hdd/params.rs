@@ -122,7 +122,7 @@ impl HddParams {
             min_read_ahead_bytes: 0,
             // Estimate: the other half of the 32 MiB cache buffers writes (WCE on), as runs in
             // any number. §1.1's 16–32 segments straddle a cliff for seed 000's 32 streams
-            // (README, "000, slow HDD"), so no count is assumed.
+            // (docs/tasks/reproduce.md, "000, slow HDD"), so no count is assumed.
             write_cache_bytes: 16 << 20,
             write_segments: 0,
             // Estimate.
