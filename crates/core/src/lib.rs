@@ -13,6 +13,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod bfq;
 pub mod cfq;
 pub mod deadline;
 pub mod elevator;
@@ -60,6 +61,12 @@ pub fn schedulers() -> Vec<SchedulerInfo> {
             tunables: deadline::Deadline::tunable_specs(),
         },
         SchedulerInfo {
+            name: "bfq",
+            aliases: &[],
+            summary: "Budget Fair Queueing (Linux 6.12): B-WF2Q+ over queues and groups, sector budgets, idling, weight raising",
+            tunables: bfq::Bfq::tunable_specs(),
+        },
+        SchedulerInfo {
             name: "cfq",
             aliases: &[],
             summary: "Completely Fair Queuing (Linux 4.20): per-process time slices, idling, cgroup weights",
@@ -83,7 +90,7 @@ impl std::fmt::Display for UnknownScheduler {
             names.join(", ")
         )?;
         // The kernel's own blk-mq schedulers are run by fio against a real device instead.
-        if matches!(self.0.as_str(), "bfq" | "kyber") {
+        if matches!(self.0.as_str(), "kyber") {
             write!(f, "; the kernel's {} runs with `iosched kernel`", self.0)?;
         }
         write!(f, ")")
@@ -107,6 +114,7 @@ pub fn new_elevator(name: &str, device: DeviceInfo) -> Result<Box<dyn Elevator>,
             dd.depth_updated(2 * device.queue_depth.min(128));
             Ok(Box::new(dd))
         }
+        Some("bfq") => Ok(Box::new(bfq::Bfq::new(device, 0))),
         // Non-rotational devices get slice_idle = 0, as cfq_registered_queue() does.
         Some("cfq") => Ok(Box::new(cfq::Cfq::new(device))),
         _ => Err(UnknownScheduler(name.to_string())),
