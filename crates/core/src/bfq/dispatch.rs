@@ -166,7 +166,7 @@ impl Bfq {
             }
             if self.q(q).wait_request {
                 self.qm(q).wait_request = false;
-                self.idle_timer = None;
+                self.cancel_idle_timer(now);
             }
             return Ok(Some(q));
         }
@@ -354,8 +354,9 @@ impl Bfq {
             assert_eq!(b.next_rq.is_some(), !b.sort_list.is_empty(), "queue {}: next_rq", b.id);
             assert!(b.ref_ > 0, "live queue {} without references", b.id);
         }
-        if let (Some(_), Some(q)) = (self.idle_timer, self.in_service_queue) {
-            assert!(self.q(q).sort_list.is_empty() || !self.q(q).wait_request, "idling with requests queued");
+        if self.idle_timer.is_some() {
+            let q = self.in_service_queue.expect("idle timer armed with no queue in service");
+            assert!(self.q(q).wait_request, "idle timer armed but queue {q} not waiting");
         }
     }
 }

@@ -19,7 +19,7 @@
 //! bfq_idle_slice_timer_body(), bfq_update_hw_tag(), bfq_update_io_thinktime(),
 //! bfq_update_io_seektime(), bfq_update_has_short_ttime(), bfq_update_io_intensity().
 
-use super::{time_after_eq, Bfq, Expiration, QId, Slot, BFQ_MIN_TT};
+use super::{time_after_eq, Bfq, Expiration, QId, Slot, TimerEvent, BFQ_MIN_TT};
 use crate::request::Time;
 use crate::trace::{DecisionKind, Trace};
 
@@ -111,14 +111,15 @@ impl Bfq {
 
     /// Kernel: idling_boosts_thr_without_issues().
     pub(crate) fn idling_boosts_thr_without_issues(&self, q: QId) -> bool {
-        let rot_without_queueing = self.rotational && self.hw_tag != 1;
+        // `!bfqd->hw_tag` is true only once hw_tag was measured 0 (it starts at -1).
+        let rot_without_queueing = self.rotational && self.hw_tag == 0;
         if self.process_refs(q) == 0 {
             return false;
         }
         let bfqq = self.q(q);
         let sequential_and_io_bound = !self.bfqq_seeky(q) && bfqq.io_bound && bfqq.has_short_ttime;
         let idling_boosts_thr =
-            rot_without_queueing || ((self.rotational || self.hw_tag != 1) && sequential_and_io_bound);
+            rot_without_queueing || ((self.rotational || self.hw_tag == 0) && sequential_and_io_bound);
         idling_boosts_thr && self.wr_busy_queues == 0
     }
 
@@ -174,6 +175,7 @@ impl Bfq {
         self.last_idling_start = now;
         self.last_idling_start_jiffies = Bfq::jif(now);
         self.idle_timer = Some(now + sl);
+        self.record_timer(now, TimerEvent::Arm(now + sl));
         let why = self.idle_verdict(q).unwrap_or("armed");
         self.decide(trace, now, DecisionKind::ArmIdle, Some(q), why, Some(sl));
     }
@@ -196,6 +198,20 @@ impl Bfq {
             self.bfqq_expire(q, true, reason, now, trace);
         }
         self.schedule_dispatch(now, trace);
+    }
+
+    /// Kernel: hrtimer_try_to_cancel(&bfqd->idle_slice_timer).
+    pub(crate) fn cancel_idle_timer(&mut self, now: Time) {
+        if self.idle_timer.take().is_some() {
+            self.record_timer(now, TimerEvent::Cancel);
+        }
+    }
+
+    /// Notes an idle-timer event when recording is on.
+    pub(crate) fn record_timer(&mut self, now: Time, event: TimerEvent) {
+        if let Some(events) = self.timer_events.as_mut() {
+            events.push((now, event));
+        }
     }
 
     /// Kernel: bfq_schedule_dispatch() (the re-run is the driver's).

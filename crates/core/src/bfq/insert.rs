@@ -283,7 +283,7 @@ impl Bfq {
                 return;
             }
             self.qm(q).wait_request = false;
-            self.idle_timer = None;
+            self.cancel_idle_timer(now);
             self.decide(trace, now, DecisionKind::IdleEnd, Some(q), "request_arrived", None);
             if budget_timeout {
                 self.bfqq_expire(q, false, Expiration::BudgetTimeout, now, trace);

@@ -331,8 +331,21 @@ pub struct Bfq {
     pub(crate) rotational: bool,
     /// Insertion counter that orders equal keys as the kernel's rbtrees do.
     pub(crate) seq: u64,
-    /// Stable names for the kernel's `%p` (requests and queues), by first appearance.
-    pub(crate) ptr_names: BTreeMap<(u8, u64), u64>,
+    /// Idle-timer events, when recorded ([`Bfq::record_timer_events`]).
+    pub(crate) timer_events: Option<Vec<(Time, TimerEvent)>>,
+}
+
+/// What happened to the idle slice timer (an hrtimer in the kernel), for comparison with
+/// the kernel oracle's `H` lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerEvent {
+    /// Armed (or re-armed) to expire at this time. Kernel: hrtimer_start() in
+    /// bfq_arm_slice_timer().
+    Arm(Time),
+    /// A pending expiry was cancelled. Kernel: hrtimer_try_to_cancel().
+    Cancel,
+    /// The timer's function ran. Kernel: bfq_idle_slice_timer().
+    Fire,
 }
 
 /// Kernel: ref_rate[] (sectors/usec << BFQ_RATE_SHIFT), [rotational, non-rotational].
@@ -403,7 +416,7 @@ impl Bfq {
             nr_requests: 0,
             rotational: device.rotational,
             seq: 0,
-            ptr_names: BTreeMap::new(),
+            timer_events: None,
         };
         bfqd.groups.push(BfqGroup::new(CgroupId::ROOT, None, now));
         bfqd.group_of.insert(CgroupId::ROOT, 0);
@@ -486,12 +499,23 @@ impl Bfq {
             - bfqq.stable_ref
     }
 
-    /// A stable stand-in for the kernel's `%p` of a queue (`kind` 0) or request (1): the
-    /// order of first appearance in the log.
-    pub(crate) fn ptr(&mut self, kind: u8, id: u64) -> String {
-        let next = self.ptr_names.len() as u64 + 1;
-        let n = *self.ptr_names.entry((kind, id)).or_insert(next);
-        format!("{n:#x}")
+    /// The kernel's `%p` as the oracle names objects: a queue `q<N>` (N counts queue
+    /// allocations from 1), a request `r<ID>`.
+    pub(crate) fn ptr(&self, kind: u8, id: u64) -> String {
+        match kind {
+            0 => format!("q{}", id + 1),
+            _ => format!("r{id}"),
+        }
+    }
+
+    /// Starts (or stops) recording idle-timer events.
+    pub fn record_timer_events(&mut self, on: bool) {
+        self.timer_events = on.then(Vec::new);
+    }
+
+    /// The idle-timer events recorded since the last call.
+    pub fn take_timer_events(&mut self) -> Vec<(Time, TimerEvent)> {
+        self.timer_events.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Kernel: bfq_bfqq_name().
@@ -560,6 +584,7 @@ impl Bfq {
         if let Some(until) = self.idle_timer {
             if until <= now {
                 self.idle_timer = None;
+                self.record_timer(until, TimerEvent::Fire);
                 self.idle_slice_timer(until, trace);
             }
         }

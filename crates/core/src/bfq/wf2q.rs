@@ -763,7 +763,7 @@ impl Bfq {
     pub(crate) fn reset_in_service(&mut self, now: Time, trace: &mut dyn Trace) -> bool {
         let q = self.in_service_queue.expect("a queue in service");
         self.qm(q).wait_request = false;
-        self.idle_timer = None;
+        self.cancel_idle_timer(now);
         self.in_service_queue = None;
         let e0 = self.q(q).entity;
         let mut at = Some(e0);
