@@ -12,7 +12,19 @@
 #include "scenario.h"
 #include "../shim/oracle.h"
 
-enum kind { EV_COMPLETE, EV_RERUN, EV_TUNABLE, EV_EXIT, EV_ARRIVE };
+/* A scheduler's own hooks (BFQ: oracle/driver/bfq.c); these weak defaults do nothing. */
+__attribute__((weak)) void shim_sched_setup(struct scenario *s, struct request_queue *q) { (void)s; (void)q; }
+__attribute__((weak)) void shim_task_enter(uint32_t pid) { (void)pid; }
+__attribute__((weak)) void shim_task_exit(uint32_t pid) { (void)pid; }
+__attribute__((weak)) void shim_bio_init(struct bio *bio) { (void)bio; }
+__attribute__((weak)) void shim_timer_fire(void *timer, uint64_t generation) { (void)timer; (void)generation; }
+__attribute__((weak)) void shim_sched_ready(struct scenario *s) { (void)s; }
+__attribute__((weak)) void shim_request_born(struct request *rq) { (void)rq; }
+__attribute__((weak)) void shim_request_gone(struct request *rq) { (void)rq; }
+__attribute__((weak)) int shim_store_extra(const struct sc_tunable *tu, char *shown) { (void)tu; (void)shown; return -ENOENT; }
+
+/* Timers fire after completions and before anything else of the same instant. */
+enum kind { EV_COMPLETE, EV_HRTIMER, EV_RERUN, EV_TUNABLE, EV_EXIT, EV_ARRIVE };
 
 struct event {
 	uint64_t t;
@@ -44,6 +56,19 @@ static uint64_t last_end;
 static struct bio *waiting[MAX_ITEMS * 4];
 static unsigned int waiting_depth[MAX_ITEMS * 4];
 static size_t nwaiting;
+
+uint64_t shim_now_ns(void)
+{
+	return now_ns;
+}
+
+static void push(uint64_t t, enum kind kind, void *ptr, int index);
+
+/* An hrtimer armed to fire at `t` (absolute ns); `generation` tells a stale arm. */
+void shim_timer_push(uint64_t t, void *timer, uint64_t generation)
+{
+	push(t, EV_HRTIMER, timer, (int)generation);
+}
 
 static void set_clock(uint64_t t)
 {
@@ -117,6 +142,7 @@ static struct bio *new_bio(uint32_t pid, bool write, bool sync, bool fua, uint64
 	b->bi_iter.bi_size = sectors << SECTOR_SHIFT;
 	b->shim_id = next_bio_id++;
 	b->shim_pid = pid;
+	shim_bio_init(b);
 	return b;
 }
 
@@ -174,6 +200,7 @@ static bool tag_free(unsigned int shallow)
 /* A tag was taken: build the request and hand it to the scheduler. */
 static void insert(struct bio *bio, bool head)
 {
+	shim_task_enter(bio->shim_pid);
 	struct request *rq = kzalloc(sizeof(*rq), GFP_KERNEL);
 	rq->q = &queue;
 	rq->mq_hctx = &hctx;
@@ -191,6 +218,7 @@ static void insert(struct bio *bio, bool head)
 	INIT_LIST_HEAD(&rq->hash);
 	RB_CLEAR_NODE(&rq->rb_node);
 	tags_used++;
+	shim_request_born(rq);
 	if (et->ops.prepare_request)
 		et->ops.prepare_request(rq);
 	printf("I %llu %llu\n", (unsigned long long)now_ns, (unsigned long long)rq->shim_id);
@@ -215,6 +243,7 @@ static void wake_waiters(void)
 
 void shim_request_freed(struct request *rq)
 {
+	shim_request_gone(rq);
 	if (rq->shim_tag) {
 		rq->shim_tag = false;
 		tags_used--;
@@ -225,6 +254,7 @@ void shim_request_freed(struct request *rq)
 
 static void submit(const struct sc_arrival *a, uint16_t ioprio)
 {
+	shim_task_enter(a->pid);
 	struct bio *bio = new_bio(a->pid, a->write, a->sync, a->fua, a->sector, a->sectors, ioprio);
 	printf("Q %llu %llu %u ", (unsigned long long)now_ns, (unsigned long long)bio->shim_id, a->pid);
 	print_bio_dir(bio);
@@ -307,6 +337,13 @@ static void complete(struct request *rq)
 
 static void store_tunable(const struct sc_tunable *tu)
 {
+	char extra[4096];
+	int er = shim_store_extra(tu, extra);
+	if (er != -ENOENT) {
+		printf("S %llu %s@%s %s%s\n", (unsigned long long)now_ns, tu->name, tu->path, extra,
+		       er < 0 ? " rejected" : "");
+		return;
+	}
 	for (struct elv_fs_entry *a = et->elevator_attrs; a && a->attr.name; a++) {
 		if (strcmp(a->attr.name, tu->name))
 			continue;
@@ -329,6 +366,9 @@ static void handle(const struct event *ev)
 	case EV_COMPLETE:
 		complete(ev->ptr);
 		break;
+	case EV_HRTIMER:
+		shim_timer_fire(ev->ptr, (uint64_t)(unsigned int)ev->index);
+		break;
 	case EV_RERUN:
 		rerun_pending = false;
 		printf("R %llu\n", (unsigned long long)now_ns);
@@ -341,6 +381,7 @@ static void handle(const struct event *ev)
 		int i = proc_index(x->pid);
 		procs[i].exited = true;
 		printf("X %llu %u\n", (unsigned long long)now_ns, x->pid);
+		shim_task_exit(x->pid);
 		break;
 	}
 	case EV_ARRIVE: {
@@ -368,10 +409,12 @@ static void setup(void)
 	INIT_LIST_HEAD(&queue.hash_list);
 	hctx.queue = &queue;
 	hctx.sched_tags = &sched_tags;
+	shim_sched_setup(&sc, &queue);
 	if (et->ops.init_sched(&queue, et))
 		shim_fatal("init_sched failed", __FILE__, __LINE__);
 	if (et->ops.init_hctx && et->ops.init_hctx(&hctx, 0))
 		shim_fatal("init_hctx failed", __FILE__, __LINE__);
+	shim_sched_ready(&sc);
 }
 
 static void schedule_scenario(uint64_t origin)

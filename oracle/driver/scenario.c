@@ -79,7 +79,80 @@ static int device_key(const struct cursor *c, struct sc_device *d, const char *k
 		return num(c, v, &d->seek_max_ns);
 	if (!strcmp(k, "max_sectors"))
 		return num32(c, v, &d->max_sectors);
+	if (!strcmp(k, "capacity"))
+		return num(c, v, &d->capacity);
 	return fail(c, "unknown key", k);
+}
+
+/* A cgroup path: "/" or "/a/b" (names of letters, digits, '-', '_'); stored without the
+ * root's "/" ("" is the root). */
+static int cgroup_path(const struct cursor *c, const char *v, char out[64])
+{
+	size_t n = strlen(v);
+	if (v[0] != '/' || n >= 64 || (n > 1 && v[n - 1] == '/') || strstr(v, "//"))
+		return fail(c, "bad cgroup path", v);
+	for (const char *s = v; *s; s++)
+		if (!(*s == '/' || *s == '-' || *s == '_' || (*s >= 'a' && *s <= 'z') ||
+		      (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
+			return fail(c, "bad cgroup path", v);
+	strcpy(out, n == 1 ? "" : v);
+	return 0;
+}
+
+static int find_cgroup(const struct scenario *sc, const char *path)
+{
+	for (int i = 0; i < sc->ncgroups; i++)
+		if (!strcmp(sc->cgroups[i].path, path))
+			return i;
+	return -1;
+}
+
+/* `cgroup PATH [weight=W]`: its parent must be declared before it (the root always is). */
+static int parse_cgroup(const struct cursor *c, struct scenario *sc, char **t, int n)
+{
+	if (n < 2 || n > 3)
+		return fail(c, "expected `cgroup PATH [weight=W]` in", t[0]);
+	if (sc->ncgroups == (int)(sizeof(sc->cgroups) / sizeof(sc->cgroups[0])))
+		return fail(c, "too many", "cgroup");
+	struct sc_cgroup *g = &sc->cgroups[sc->ncgroups];
+	memset(g, 0, sizeof(*g));
+	if (cgroup_path(c, t[1], g->path))
+		return -1;
+	if (!g->path[0] || find_cgroup(sc, g->path) >= 0)
+		return fail(c, "cgroup declared twice (or the root)", t[1]);
+	char parent[64];
+	strcpy(parent, g->path);
+	*strrchr(parent, '/') = '\0';
+	if (parent[0] && find_cgroup(sc, parent) < 0)
+		return fail(c, "parent not declared for", t[1]);
+	if (n == 3 && (strncmp(t[2], "weight=", 7) || num32(c, t[2] + 7, &g->weight)))
+		return strncmp(t[2], "weight=", 7) ? fail(c, "unknown key", t[2]) : -1;
+	sc->ncgroups++;
+	return 0;
+}
+
+/* `cgweight PATH W [at=NS]`: writes W to the cgroup's bfq.weight. */
+static int parse_cgweight(const struct cursor *c, struct scenario *sc, char **t, int n)
+{
+	if (n != 3 && n != 4)
+		return fail(c, "expected `cgweight PATH W [at=NS]` in", t[0]);
+	if (sc->ntunables == MAX_ITEMS)
+		return fail(c, "too many", "cgweight");
+	struct sc_tunable *tu = &sc->tunables[sc->ntunables];
+	memset(tu, 0, sizeof(*tu));
+	if (cgroup_path(c, t[1], tu->path))
+		return -1;
+	if (!tu->path[0] || find_cgroup(sc, tu->path) < 0)
+		return fail(c, "undeclared cgroup", t[1]);
+	if (strlen(t[2]) >= sizeof(tu->value))
+		return fail(c, "too long", t[2]);
+	strcpy(tu->name, "bfq.weight");
+	strcpy(tu->value, t[2]);
+	tu->at_boot = n == 3;
+	if (n == 4 && (strncmp(t[3], "at=", 3) || num(c, t[3] + 3, &tu->time_ns)))
+		return strncmp(t[3], "at=", 3) ? fail(c, "unknown key", t[3]) : -1;
+	sc->ntunables++;
+	return 0;
 }
 
 static int proc_key(const struct cursor *c, struct sc_proc *p, const char *k, const char *v)
@@ -104,6 +177,16 @@ static int proc_key(const struct cursor *c, struct sc_proc *p, const char *k, co
 		return num32(c, v, &p->depth);
 	if (!strcmp(k, "size"))
 		return num32(c, v, &p->size);
+	if (!strcmp(k, "cgroup"))
+		return cgroup_path(c, v, p->cgroup);
+	if (!strcmp(k, "nice")) {
+		char *end;
+		long n = strtol(v, &end, 10);
+		if (end == v || *end || n < -20 || n > 19)
+			return fail(c, "bad nice", v);
+		p->nice = (int)n;
+		return 0;
+	}
 	uint64_t *fields[] = { &p->think_ns, &p->base, &p->span, &p->gap, &p->start_ns, &p->stop_ns, &p->seed };
 	const char *names[] = { "think", "base", "span", "gap", "start", "stop", "seed" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -186,6 +269,7 @@ static int parse_tunable(const struct cursor *c, struct scenario *sc, char **t, 
 	struct sc_tunable *tu = &sc->tunables[sc->ntunables];
 	if (strlen(t[1]) >= sizeof(tu->name) || strlen(t[2]) >= sizeof(tu->value))
 		return fail(c, "too long", t[1]);
+	memset(tu, 0, sizeof(*tu));
 	strcpy(tu->name, t[1]);
 	strcpy(tu->value, t[2]);
 	tu->at_boot = n == 3;
@@ -211,6 +295,10 @@ static int parse_line(const struct cursor *c, struct scenario *sc, char **t, int
 		return parse_tunable(c, sc, t, n);
 	if (!strcmp(t[0], "proc"))
 		return parse_proc(c, sc, t, n);
+	if (!strcmp(t[0], "cgroup"))
+		return parse_cgroup(c, sc, t, n);
+	if (!strcmp(t[0], "cgweight"))
+		return parse_cgweight(c, sc, t, n);
 	if (!strcmp(t[0], "arr"))
 		return parse_arrival(c, sc, t, n);
 	if (!strcmp(t[0], "exit") && n == 3) {
@@ -232,6 +320,7 @@ static void defaults(struct scenario *sc)
 	sc->device.base_ns = 100000;
 	sc->device.per_sector_ns = 1000;
 	sc->device.max_sectors = 2560;
+	sc->device.capacity = 1ull << 31;
 }
 
 int scenario_read(const char *path, struct scenario *sc)
@@ -258,5 +347,11 @@ int scenario_read(const char *path, struct scenario *sc)
 		}
 	}
 	fclose(f);
+	for (int i = 0; i < sc->nprocs; i++)
+		if (sc->procs[i].cgroup[0] && find_cgroup(sc, sc->procs[i].cgroup) < 0) {
+			fprintf(stderr, "%s: process %u in undeclared cgroup '%s'\n", path,
+				sc->procs[i].pid, sc->procs[i].cgroup);
+			return -1;
+		}
 	return 0;
 }

@@ -173,7 +173,14 @@ bool elv_bio_merge_ok(struct request *rq, struct bio *bio)
 		return false;
 	if (req_op(rq) != bio_op(bio) || bio_data_dir(bio) != rq_data_dir(rq))
 		return false;
-	return !rq->bio || rq->bio->bi_ioprio == bio->bi_ioprio;
+	/* blk_cgroup_mergeable(): only bios of one blkg share a request. */
+	if (rq->bio && rq->bio->bi_blkg != bio->bi_blkg)
+		return false;
+	if (rq->bio && rq->bio->bi_ioprio != bio->bi_ioprio)
+		return false;
+	/* elv_iosched_allow_bio_merge(). */
+	struct elevator_queue *e = rq->q->elevator;
+	return !e->type->ops.allow_merge || e->type->ops.allow_merge(rq->q, rq, bio);
 }
 
 static enum elv_merge blk_try_merge(struct request *rq, struct bio *bio)
@@ -250,6 +257,8 @@ static struct request *attempt_merge(struct request_queue *q, struct request *re
 	if (req_op(req) != req_op(next) || rq_data_dir(req) != rq_data_dir(next))
 		return NULL;
 	if (req->bio && next->bio && req->bio->bi_ioprio != next->bio->bi_ioprio)
+		return NULL;
+	if (req->bio && next->bio && req->bio->bi_blkg != next->bio->bi_blkg)
 		return NULL;
 	if (blk_rq_pos(req) + blk_rq_sectors(req) != blk_rq_pos(next))
 		return NULL;

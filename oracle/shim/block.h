@@ -56,6 +56,9 @@ static inline bool op_is_sync(blk_opf_t op)
 #define IOPRIO_PRIO_VALUE(c, d) ((u16)(((c) << IOPRIO_CLASS_SHIFT) | (d)))
 enum { IOPRIO_CLASS_NONE, IOPRIO_CLASS_RT, IOPRIO_CLASS_BE, IOPRIO_CLASS_IDLE };
 
+struct blkcg_gq;
+struct gendisk;
+
 struct bvec_iter {
 	sector_t bi_sector;
 	unsigned int bi_size;
@@ -69,6 +72,8 @@ struct bio {
 	/* The oracle's own: the arrival this bio is and its process, for the decision lines. */
 	u64 shim_id;
 	u32 shim_pid;
+	/* The cgroup's blkg (NULL without blkcg): bios of different blkgs never merge. */
+	struct blkcg_gq *bi_blkg;
 };
 
 static inline enum req_op bio_op(const struct bio *b) { return shim_op(b->bi_opf); }
@@ -170,6 +175,7 @@ struct elevator_queue {
 	struct elevator_type *type;
 	void *elevator_data;
 	struct kobject kobj;
+	unsigned long flags;
 };
 
 #include "elevator_ops.h"
@@ -185,6 +191,11 @@ struct request_queue {
 	bool rotational;
 	/* queue/max_sectors_kb in sectors: the largest request a merge may build. */
 	unsigned int max_sectors;
+	/* For schedulers with cgroup support (BFQ): the disk, the root blkg, all blkgs. */
+	spinlock_t queue_lock;
+	struct gendisk *disk;
+	struct blkcg_gq *root_blkg;
+	struct list_head blkg_list;
 };
 
 static inline void blk_queue_flag_set(unsigned int flag, struct request_queue *q)

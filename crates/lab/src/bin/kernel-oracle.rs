@@ -1,10 +1,14 @@
-//! `kernel-oracle SCHED [--random N] [--seed S] [--scenarios DIR] [--keep DIR] [--jobs J]`:
+//! `kernel-oracle SCHED [--random N] [--seed S] [--scenarios DIR] [--keep DIR] [--jobs J]
+//! [--kernel-only]`:
 //! runs scenarios through the kernel's own scheduler (Debian's linux-source-6.12, compiled
 //! against the project's shim) and through iosched's core, and prints
 //! `K of N scenarios identical`, with the first differing decision of each divergence.
 //! Without --scenarios and --random it runs the hand-written families in
-//! `oracle/scenarios/SCHED/`. Exit status: 0 all identical, 1 a divergence, 2 bad usage or
-//! input (including a missing kernel source package).
+//! `oracle/scenarios/SCHED/`. SCHED is mq-deadline or bfq. `--kernel-only` runs the kernel
+//! side alone and prints its decisions (`# FILE` before each scenario's lines); a scheduler
+//! that core does not have yet (bfq, until it lands) needs it. Exit status: 0 all identical
+//! (or, kernel only, all ran), 1 a divergence, 2 bad usage or input (including a missing
+//! kernel source package).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,6 +22,7 @@ struct Args {
     scenarios: Option<PathBuf>,
     keep: Option<PathBuf>,
     jobs: usize,
+    kernel_only: bool,
 }
 
 fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -28,6 +33,7 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
         scenarios: None,
         keep: None,
         jobs: 0,
+        kernel_only: false,
     };
     while let Some(a) = argv.next() {
         let mut value = |flag: &str| argv.next().ok_or(format!("{flag} needs a value"));
@@ -39,15 +45,24 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
             "--jobs" => args.jobs = number("--jobs", value("--jobs")?)? as usize,
             "--scenarios" => args.scenarios = Some(value("--scenarios")?.into()),
             "--keep" => args.keep = Some(value("--keep")?.into()),
+            "--kernel-only" => args.kernel_only = true,
             s if !s.starts_with('-') && args.sched.is_empty() => args.sched = s.to_string(),
             s => return Err(format!("unknown argument '{s}'")),
         }
     }
     args.sched = match args.sched.as_str() {
         "deadline" | "mq-deadline" => "mq-deadline".into(),
-        "" => return Err("usage: kernel-oracle SCHED [--random N] [--seed S] [--scenarios DIR] [--keep DIR] [--jobs J]".into()),
-        other => return Err(format!("no oracle for '{other}' yet (mq-deadline only)")),
+        "bfq" => "bfq".into(),
+        "" => return Err("usage: kernel-oracle SCHED [--random N] [--seed S] [--scenarios DIR] [--keep DIR] [--jobs J] [--kernel-only]".into()),
+        other => return Err(format!("no oracle for '{other}' yet (mq-deadline, bfq)")),
     };
+    if !args.kernel_only && !oracle::core_has(&args.sched) {
+        return Err(format!(
+            "iosched's core has no '{}' scheduler yet: nothing to compare with; \
+             --kernel-only prints the kernel's decisions",
+            args.sched
+        ));
+    }
     Ok(args)
 }
 
@@ -56,13 +71,58 @@ fn files(args: &Args) -> Result<Vec<PathBuf>, String> {
         let dir = args.keep.clone().unwrap_or_else(|| {
             std::env::temp_dir().join(format!("iosched-oracle-gen-{}", std::process::id()))
         });
-        return oracle::write_generated(&dir, args.seed, args.random);
+        return oracle::write_generated_for(&args.sched, &dir, args.seed, args.random);
     }
     let dir = args
         .scenarios
         .clone()
         .unwrap_or_else(|| kernel::shim_dir().join("scenarios").join(&args.sched));
     oracle::scenario_files(&dir)
+}
+
+/// Removes the binary and, unless kept, the generated scenarios.
+fn cleanup(args: &Args, bin: &std::path::Path, files: &[PathBuf]) {
+    let _ = std::fs::remove_file(bin);
+    if args.random > 0 && args.keep.is_none() {
+        if let Some(dir) = files.first().and_then(|f| f.parent()) {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// `--kernel-only`: every scenario's kernel decisions, then `N scenarios run (kernel side only)`.
+fn kernel_only(args: &Args) -> ExitCode {
+    let run = || -> Result<(Vec<PathBuf>, Vec<String>), String> {
+        let tree = kernel::kernel_tree().map_err(|e| e.to_string())?;
+        let bin = kernel::build(&args.sched, &tree).map_err(|e| e.to_string())?;
+        let files = files(args)?;
+        let out = oracle::kernel_all(&bin, &files, args.jobs);
+        cleanup(args, &bin, &files);
+        Ok((files, out?))
+    };
+    match run() {
+        Ok((files, outputs)) => {
+            for (f, out) in files.iter().zip(&outputs) {
+                println!("# {}", f.display());
+                print!("{out}");
+            }
+            let lines: usize = outputs.iter().map(|o| o.lines().count()).sum();
+            println!(
+                "{} scenarios run, {lines} decision lines (kernel side only{})",
+                outputs.len(),
+                if oracle::core_has(&args.sched) {
+                    ""
+                } else {
+                    "; iosched's core has no such scheduler yet"
+                }
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("kernel-oracle: {e}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -73,17 +133,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if args.kernel_only {
+        return kernel_only(&args);
+    }
     let run = || -> Result<Vec<oracle::Outcome>, String> {
         let tree = kernel::kernel_tree().map_err(|e| e.to_string())?;
         let bin = kernel::build(&args.sched, &tree).map_err(|e| e.to_string())?;
         let files = files(&args)?;
-        let out = oracle::compare_all(&bin, &files, args.jobs);
-        let _ = std::fs::remove_file(&bin);
-        if args.random > 0 && args.keep.is_none() {
-            if let Some(dir) = files.first().and_then(|f| f.parent()) {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-        }
+        let out = oracle::compare_all_for(&args.sched, &bin, &files, args.jobs);
+        cleanup(&args, &bin, &files);
         out
     };
     match run() {

@@ -15,10 +15,21 @@
 //! X T PID                          process exits
 //! ```
 //! Times are absolute ns (scenario time + origin); request ids are their first bio's.
+//!
+//! BFQ adds (format in `oracle/README.md`):
+//!
+//! ```text
+//! H T arm EXPIRES    idle timer armed        H T cancel   a pending expiry cancelled
+//! H T fire           the idle timer's function runs
+//! L T CGROUP MSG     a bfq_log message (CGROUP `-` for bfq_log, else the queue's cgroup)
+//! S T bfq.weight@PATH W     a cgroup's bfq.weight written (`cgweight`)
+//! ```
 
 pub mod generate;
+pub mod generate_bfq;
 pub mod harness;
 pub mod kernel;
+pub mod sanity;
 pub mod scenario;
 
 use std::path::{Path, PathBuf};
@@ -70,10 +81,28 @@ pub struct Outcome {
     pub divergence: Option<Divergence>,
 }
 
-/// Runs one scenario file through both sides.
+/// Whether iosched's core has `sched`, so that the oracle can compare against it.
+pub fn core_has(sched: &str) -> bool {
+    matches!(sched, "mq-deadline")
+}
+
+/// Core's decision lines for `sc` under `sched` (the schedulers of [`core_has`]).
+fn core_side(sched: &str, sc: &scenario::Scenario) -> Result<String, String> {
+    match sched {
+        "mq-deadline" => harness::run_scenario(sc),
+        other => Err(format!("iosched's core has no '{other}' scheduler yet")),
+    }
+}
+
+/// Runs one scenario file through both sides (mq-deadline).
 pub fn compare_file(bin: &Path, path: &Path) -> Result<Outcome, String> {
+    compare_file_for("mq-deadline", bin, path)
+}
+
+/// Runs one scenario file through both sides of `sched`.
+pub fn compare_file_for(sched: &str, bin: &Path, path: &Path) -> Result<Outcome, String> {
     let sc = scenario::read_scenario(path).map_err(|e| e.to_string())?;
-    let ours = harness::run_scenario(&sc).map_err(|e| format!("{}: {e}", path.display()))?;
+    let ours = core_side(sched, &sc).map_err(|e| format!("{}: {e}", path.display()))?;
     let theirs = kernel::run_kernel(bin, path).map_err(|e| e.to_string())?;
     Ok(Outcome {
         name: path.display().to_string(),
@@ -98,13 +127,27 @@ pub fn scenario_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-/// Writes generated scenarios `0..n` of `seed` into `dir`; their paths.
+/// Writes generated scenarios `0..n` of `seed` into `dir`; their paths (mq-deadline's).
 pub fn write_generated(dir: &Path, seed: u64, n: u64) -> Result<Vec<PathBuf>, String> {
+    write_generated_for("mq-deadline", dir, seed, n)
+}
+
+/// Writes generated scenarios `0..n` of `seed` for `sched` into `dir`; their paths.
+pub fn write_generated_for(
+    sched: &str,
+    dir: &Path,
+    seed: u64,
+    n: u64,
+) -> Result<Vec<PathBuf>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     (0..n)
         .map(|i| {
             let path = dir.join(format!("gen-{seed}-{i:04}.scn"));
-            std::fs::write(&path, generate::scenario(seed, i))
+            let text = match sched {
+                "bfq" => generate_bfq::scenario(seed, i),
+                _ => generate::scenario(seed, i),
+            };
+            std::fs::write(&path, text)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
             Ok(path)
         })
@@ -113,7 +156,29 @@ pub fn write_generated(dir: &Path, seed: u64, n: u64) -> Result<Vec<PathBuf>, St
 
 /// Runs every file through both sides on `jobs` workers, results in file order.
 pub fn compare_all(bin: &Path, files: &[PathBuf], jobs: usize) -> Result<Vec<Outcome>, String> {
-    crate::pool::map_in_order(files, jobs, |p| compare_file(bin, p), || {})
+    compare_all_for("mq-deadline", bin, files, jobs)
+}
+
+/// [`compare_all`] for `sched`.
+pub fn compare_all_for(
+    sched: &str,
+    bin: &Path,
+    files: &[PathBuf],
+    jobs: usize,
+) -> Result<Vec<Outcome>, String> {
+    crate::pool::map_in_order(files, jobs, |p| compare_file_for(sched, bin, p), || {})
+        .into_iter()
+        .collect()
+}
+
+/// The kernel side alone: each file's decision lines, in file order (the scenario is parsed
+/// first, so both sides refuse the same files).
+pub fn kernel_all(bin: &Path, files: &[PathBuf], jobs: usize) -> Result<Vec<String>, String> {
+    let one = |p: &PathBuf| {
+        scenario::read_scenario(p).map_err(|e| e.to_string())?;
+        kernel::run_kernel(bin, p).map_err(|e| e.to_string())
+    };
+    crate::pool::map_in_order(files, jobs, one, || {})
         .into_iter()
         .collect()
 }

@@ -12,7 +12,12 @@
 //!      size=SECTORS base=SECTOR [span=..] [gap=..] [start=NS] [stop=NS] [seed=N]
 //! arr NS PID R|W FLAGS|- SECTOR SECTORS      FLAGS: s sync, f FUA, h insert at head
 //! exit NS PID        the process issues nothing more
+//! cgroup PATH [weight=W]         a cgroup (`/a/b`, parent declared first), bfq.weight W
+//! cgweight PATH W [at=NS]        writes W to PATH's bfq.weight (at boot without at=)
 //! ```
+//! BFQ scenarios add `proc ... cgroup=PATH nice=N` (default the root cgroup, nice 0) and
+//! `device ... capacity=SECTORS` (default 2^31); a process of class `N` takes its class and
+//! level from nice, as the kernel does.
 //! Defaults: depth 1, nr_requests 2 * min(depth, 128), rotational, base 100 µs, 1 µs per
 //! sector, no seek cost, max_sectors 2560; a process is BE level 4, depth 1, 8 sectors,
 //! gap 0, seed = pid. A sequential process's next bio starts `gap` sectors after its last
@@ -41,6 +46,8 @@ pub struct Device {
     pub seek_per_ksector_ns: u64,
     pub seek_max_ns: u64,
     pub max_sectors: u32,
+    /// get_capacity() in sectors (BFQ's single actuator covers it).
+    pub capacity: u64,
 }
 
 impl Default for Device {
@@ -55,6 +62,7 @@ impl Default for Device {
             seek_per_ksector_ns: 0,
             seek_max_ns: 0,
             max_sectors: 2560,
+            capacity: 1 << 31,
         }
     }
 }
@@ -102,6 +110,9 @@ pub struct Proc {
     pub start_ns: u64,
     pub stop_ns: u64,
     pub seed: u64,
+    /// The process's cgroup: "" is the root, else `/a/b`.
+    pub cgroup: String,
+    pub nice: i32,
 }
 
 /// One open-loop bio.
@@ -123,6 +134,15 @@ pub struct TunableSet {
     pub name: String,
     pub value: String,
     pub at_ns: Option<u64>,
+    /// `cgweight`: the cgroup whose `bfq.weight` is written (name is `bfq.weight`).
+    pub cgroup: Option<String>,
+}
+
+/// A cgroup (declared after its parent) with its initial bfq.weight (0: the default, 100).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cgroup {
+    pub path: String,
+    pub weight: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -135,6 +155,7 @@ pub struct Scenario {
     pub arrivals: Vec<Arrival>,
     /// (time, pid)
     pub exits: Vec<(u64, u32)>,
+    pub cgroups: Vec<Cgroup>,
 }
 
 /// A scenario error with its place: `a.scn:3: unknown key 'bogus'`.
@@ -246,14 +267,75 @@ fn directive(sc: &mut Scenario, toks: &[&str]) -> Result<(), String> {
         ("arr", 7) => sc.arrivals.push(arrival(toks)?),
         ("arr", _) => return Err("expected `arr NS PID R|W FLAGS SECTOR SECTORS`".into()),
         ("exit", 3) => sc.exits.push((number(toks[1])?, number(toks[2])?)),
+        ("cgroup", 2 | 3) => {
+            let g = cgroup(sc, toks)?;
+            sc.cgroups.push(g);
+        }
+        ("cgroup", _) => return Err("expected `cgroup PATH [weight=W]`".into()),
+        ("cgweight", 3 | 4) => sc.tunables.push(cgweight(sc, toks)?),
+        ("cgweight", _) => return Err("expected `cgweight PATH W [at=NS]`".into()),
         (other, _) => return Err(format!("unknown directive '{other}'")),
     }
     Ok(())
 }
 
+/// A cgroup path as written (`/` or `/a/b`), stored without the root's `/`.
+fn cgroup_path(tok: &str) -> Result<String, String> {
+    let ok = |c: char| c == '/' || c == '-' || c == '_' || c.is_ascii_alphanumeric();
+    let bad = !tok.starts_with('/')
+        || tok.len() >= 64
+        || (tok.len() > 1 && tok.ends_with('/'))
+        || tok.contains("//")
+        || !tok.chars().all(ok);
+    if bad {
+        return Err(format!("bad cgroup path '{tok}'"));
+    }
+    Ok(if tok == "/" {
+        String::new()
+    } else {
+        tok.to_string()
+    })
+}
+
+fn cgroup(sc: &Scenario, toks: &[&str]) -> Result<Cgroup, String> {
+    let path = cgroup_path(toks[1])?;
+    let known = |p: &str| sc.cgroups.iter().any(|g| g.path == p);
+    if path.is_empty() || known(&path) {
+        return Err(format!("cgroup declared twice (or the root) '{}'", toks[1]));
+    }
+    let parent = &path[..path.rfind('/').unwrap_or(0)];
+    if !parent.is_empty() && !known(parent) {
+        return Err(format!("parent not declared for '{}'", toks[1]));
+    }
+    let weight = match toks.get(2) {
+        None => 0,
+        Some(t) => number(
+            t.strip_prefix("weight=")
+                .ok_or_else(|| format!("unknown key '{t}'"))?,
+        )?,
+    };
+    if sc.cgroups.len() == 64 {
+        return Err("too many 'cgroup'".into());
+    }
+    Ok(Cgroup { path, weight })
+}
+
+fn cgweight(sc: &Scenario, toks: &[&str]) -> Result<TunableSet, String> {
+    let path = cgroup_path(toks[1])?;
+    if path.is_empty() || !sc.cgroups.iter().any(|g| g.path == path) {
+        return Err(format!("undeclared cgroup '{}'", toks[1]));
+    }
+    let mut t = tunable(&["tunable", "bfq.weight", toks[2], toks.get(3).copied().unwrap_or("")])?;
+    if toks.len() == 3 {
+        t.at_ns = None;
+    }
+    t.cgroup = Some(path);
+    Ok(t)
+}
+
 fn tunable(toks: &[&str]) -> Result<TunableSet, String> {
     let at_ns = match toks.get(3) {
-        None => None,
+        None | Some(&"") => None,
         Some(t) => Some(number(
             t.strip_prefix("at=")
                 .ok_or_else(|| format!("unknown key '{t}'"))?,
@@ -266,6 +348,7 @@ fn tunable(toks: &[&str]) -> Result<TunableSet, String> {
         name: toks[1].to_string(),
         value: toks[2].to_string(),
         at_ns,
+        cgroup: None,
     })
 }
 
@@ -281,6 +364,7 @@ fn device(d: &mut Device, toks: &[&str]) -> Result<(), String> {
             "seek_per_ksector_ns" => d.seek_per_ksector_ns = number(v)?,
             "seek_max_ns" => d.seek_max_ns = number(v)?,
             "max_sectors" => d.max_sectors = number(v)?,
+            "capacity" => d.capacity = number(v)?,
             _ => return Err(format!("unknown key '{k}'")),
         }
     }
@@ -307,6 +391,8 @@ fn proc(toks: &[&str]) -> Result<Proc, String> {
         start_ns: 0,
         stop_ns: u64::MAX,
         seed: u64::from(pid),
+        cgroup: String::new(),
+        nice: 0,
     };
     for (k, v) in key_values(&toks[2..])? {
         match k {
@@ -324,6 +410,13 @@ fn proc(toks: &[&str]) -> Result<Proc, String> {
             "start" => p.start_ns = number(v)?,
             "stop" => p.stop_ns = number(v)?,
             "seed" => p.seed = number(v)?,
+            "cgroup" => p.cgroup = cgroup_path(v)?,
+            "nice" => {
+                p.nice = v.parse().map_err(|_| format!("bad nice '{v}'"))?;
+                if !(-20..=19).contains(&p.nice) {
+                    return Err(format!("bad nice '{v}'"));
+                }
+            }
             _ => return Err(format!("unknown key '{k}'")),
         }
     }
@@ -373,6 +466,13 @@ fn validate(sc: &Scenario) -> Result<(), String> {
     if let Some((_, pid)) = sc.exits.iter().find(|(_, pid)| !known(*pid)) {
         return Err(format!("exit of unknown pid {pid}"));
     }
+    let declared = |c: &str| c.is_empty() || sc.cgroups.iter().any(|g| g.path == c);
+    if let Some(p) = sc.procs.iter().find(|p| !declared(&p.cgroup)) {
+        return Err(format!(
+            "process {} in undeclared cgroup '{}'",
+            p.pid, p.cgroup
+        ));
+    }
     Ok(())
 }
 
@@ -388,6 +488,28 @@ mod tests {
         assert_eq!(err.to_string(), "a.scn:1: bad number in 'x'");
         let err = parse_scenario("proc 1\narr 1 9 R - 0 8\n", Path::new("a.scn")).unwrap_err();
         assert_eq!(err.to_string(), "a.scn: arrival for unknown pid 9");
+    }
+
+    /// BFQ's additions: a cgroup tree, weights at boot and mid-run, a process's cgroup and
+    /// nice; a cgroup before its parent, or a process in an unknown one, is refused.
+    #[test]
+    fn cgroups_weights_and_nice() {
+        let text = "cgroup /a weight=300\ncgroup /a/b\ncgweight /a/b 50 at=7\n\
+                    cgweight /a 20\nproc 1 cgroup=/a/b nice=-5\nproc 2 cgroup=/\n";
+        let sc = parse_scenario(text, Path::new("t")).unwrap();
+        assert_eq!(sc.cgroups.len(), 2);
+        assert_eq!((sc.cgroups[0].path.as_str(), sc.cgroups[0].weight), ("/a", 300));
+        assert_eq!(sc.tunables[0].cgroup.as_deref(), Some("/a/b"));
+        assert_eq!(sc.tunables[0].at_ns, Some(7));
+        assert_eq!(sc.tunables[1].at_ns, None);
+        assert_eq!((sc.procs[0].cgroup.as_str(), sc.procs[0].nice), ("/a/b", -5));
+        assert_eq!(sc.procs[1].cgroup, "");
+        let err = parse_scenario("cgroup /a/b\n", Path::new("t")).unwrap_err();
+        assert_eq!(err.to_string(), "t:1: parent not declared for '/a/b'");
+        let err = parse_scenario("proc 1 cgroup=/x\n", Path::new("t")).unwrap_err();
+        assert_eq!(err.to_string(), "t: process 1 in undeclared cgroup '/x'");
+        let err = parse_scenario("proc 1 nice=30\n", Path::new("t")).unwrap_err();
+        assert_eq!(err.to_string(), "t:1: bad nice '30'");
     }
 
     #[test]

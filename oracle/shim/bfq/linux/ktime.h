@@ -1,0 +1,1 @@
+#include "../bfq_shim.h"
