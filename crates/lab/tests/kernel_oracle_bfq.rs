@@ -48,7 +48,9 @@ fn run_and_check(bin: &Path, path: &PathBuf) -> Result<(sanity::Summary, usize),
     if let Some(ratio) = expected_ratio(path) {
         let got = share(&sum, 2, 1).max(share(&sum, 1, 2));
         if (got / ratio - 1.0).abs() >= 0.05 {
-            return Err(format!("{name}: service ratio {got:.3}, weights give {ratio}"));
+            return Err(format!(
+                "{name}: service ratio {got:.3}, weights give {ratio}"
+            ));
         }
     }
     Ok((sum, a.lines().count()))
@@ -72,16 +74,21 @@ fn bfq_kernel_side_is_deterministic_and_sound() {
     let gen_dir = std::env::temp_dir().join(format!("iosched-bfq-test-{}", std::process::id()));
     let mut files = hand.clone();
     files.extend(oracle::write_generated_for("bfq", &gen_dir, SEED, GENERATED).expect("generated"));
-    let results =
-        iosched_lab::pool::map_in_order(&files, 0, |p| run_and_check(&bin, p), || {});
+    let results = iosched_lab::pool::map_in_order(&files, 0, |p| run_and_check(&bin, p), || {});
     let _ = std::fs::remove_file(&bin);
     let _ = std::fs::remove_dir_all(&gen_dir);
 
     let failures: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
-    assert!(failures.is_empty(), "{} failed:\n{}", failures.len(), failures[0]);
-    let (lines, fires) = results.iter().flatten().fold((0, 0), |(l, f), (sum, n)| {
-        (l + n, f + sum.timer_fires)
-    });
+    assert!(
+        failures.is_empty(),
+        "{} failed:\n{}",
+        failures.len(),
+        failures[0]
+    );
+    let (lines, fires) = results
+        .iter()
+        .flatten()
+        .fold((0, 0), |(l, f), (sum, n)| (l + n, f + sum.timer_fires));
     println!(
         "{} scenarios ({} hand-written, {GENERATED} generated, seed {SEED}) twice identical \
          and sound; {lines} decision lines, {fires} idle-timer expiries; compile {:.1} s, \

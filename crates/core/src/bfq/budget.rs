@@ -83,7 +83,12 @@ impl Bfq {
             .max(self.qe(q).service);
         if self.qe(q).budget != new_budget {
             self.qem(q).budget = new_budget;
-            self.log_q(trace, now, q, format_args!("updated next rq: new budget {new_budget}"));
+            self.log_q(
+                trace,
+                now,
+                q,
+                format_args!("updated next rq: new budget {new_budget}"),
+            );
             self.requeue_bfqq(q, false, now, trace);
         }
     }
@@ -109,18 +114,49 @@ impl Bfq {
     }
 
     /// Kernel: __bfq_bfqq_recalc_budget(): the budget feedback at expiry.
-    pub(crate) fn recalc_budget(&mut self, q: QId, reason: Expiration, now: Time, trace: &mut dyn Trace) {
+    pub(crate) fn recalc_budget(
+        &mut self,
+        q: QId,
+        reason: Expiration,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let min_budget = self.min_budget();
-        let mut budget = if self.q(q).wr_coeff == 1 { self.q(q).max_budget } else { 2 * min_budget };
+        let mut budget = if self.q(q).wr_coeff == 1 {
+            self.q(q).max_budget
+        } else {
+            2 * min_budget
+        };
         let (b, left) = (self.qe(q).budget, self.budget_left(q));
-        self.log_q(trace, now, q, format_args!("recalc_budg: last budg {b}, budg left {left}"));
-        self.log_q(trace, now, q, format_args!("recalc_budg: last max_budg {budget}, min budg {min_budget}"));
+        self.log_q(
+            trace,
+            now,
+            q,
+            format_args!("recalc_budg: last budg {b}, budg left {left}"),
+        );
+        self.log_q(
+            trace,
+            now,
+            q,
+            format_args!("recalc_budg: last max_budg {budget}, min budg {min_budget}"),
+        );
         let sync = self.q(q).sync;
         let seeky = self.in_service_queue.is_some_and(|s| self.bfqq_seeky(s));
-        self.log_q(trace, now, q, format_args!("recalc_budg: sync {}, seeky {}", i32::from(sync), i32::from(seeky)));
+        self.log_q(
+            trace,
+            now,
+            q,
+            format_args!(
+                "recalc_budg: sync {}, seeky {}",
+                i32::from(sync),
+                i32::from(seeky)
+            ),
+        );
         if sync && self.q(q).wr_coeff == 1 {
             budget = match reason {
-                Expiration::TooIdle if self.q(q).dispatched > 0 => (budget * 2).min(self.bfq_max_budget),
+                Expiration::TooIdle if self.q(q).dispatched > 0 => {
+                    (budget * 2).min(self.bfq_max_budget)
+                }
                 Expiration::TooIdle if budget > 5 * min_budget => budget - 4 * min_budget,
                 Expiration::TooIdle => min_budget,
                 Expiration::BudgetTimeout => (budget * 2).min(self.bfq_max_budget),
@@ -143,8 +179,20 @@ impl Bfq {
         }
         let head = next_rq.map_or(0, |s| self.h(s).rq.nr_sectors);
         let nb = self.qe(q).budget;
-        self.log_q(trace, now, q, format_args!("head sect: {head}, new budget {nb}"));
-        self.decide(trace, now, DecisionKind::SetSlice, Some(q), reason.as_str(), Some(self.q(q).max_budget as u64));
+        self.log_q(
+            trace,
+            now,
+            q,
+            format_args!("head sect: {head}, new budget {nb}"),
+        );
+        self.decide(
+            trace,
+            now,
+            DecisionKind::SetSlice,
+            Some(q),
+            reason.as_str(),
+            Some(self.q(q).max_budget as u64),
+        );
     }
 
     /// Kernel: bfq_set_budget_timeout().
@@ -167,7 +215,12 @@ impl Bfq {
 
     /// Kernel: bfq_may_expire_for_budg_timeout(): timed out, and not waiting for a request
     /// with less than a third of the budget left.
-    pub(crate) fn may_expire_for_budg_timeout(&self, q: QId, now: Time, trace: &mut dyn Trace) -> bool {
+    pub(crate) fn may_expire_for_budg_timeout(
+        &self,
+        q: QId,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> bool {
         let bfqq = self.q(q);
         let left_third = self.budget_left(q) >= self.qe(q).budget / 3;
         let timeout = self.budget_timeout(q, now);
@@ -187,27 +240,47 @@ impl Bfq {
 
     /// Kernel: bfq_bfqq_is_slow(): whether the queue used its turn too slowly to be charged
     /// only for its service; also the turn's duration in ms.
-    pub(crate) fn bfqq_is_slow(&self, q: QId, compensate: bool, now: Time, trace: &mut dyn Trace) -> (bool, u64) {
+    pub(crate) fn bfqq_is_slow(
+        &self,
+        q: QId,
+        compensate: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> (bool, u64) {
         let mut slow = self.bfqq_seeky(q);
         if !self.q(q).sync {
             return (false, 0);
         }
-        let end = if compensate { self.last_idling_start } else { now };
+        let end = if compensate {
+            self.last_idling_start
+        } else {
+            now
+        };
         let delta_usecs = (end.wrapping_sub(self.last_budget_start) as i64 / 1000) as u32;
         if delta_usecs < 1000 {
-            let delta_ms = if self.nonrot() { BFQ_MIN_TT / 1_000_000 } else { 8 };
+            let delta_ms = if self.nonrot() {
+                BFQ_MIN_TT / 1_000_000
+            } else {
+                8
+            };
             return (slow, delta_ms);
         }
         let delta_ms = u64::from(delta_usecs / 1000);
         if delta_usecs > 20_000 {
             slow = self.qe(q).service < self.bfq_max_budget / 2;
         }
-        self.log_q(trace, now, q, format_args!("bfq_bfqq_is_slow: slow {}", i32::from(slow)));
+        self.log_q(
+            trace,
+            now,
+            q,
+            format_args!("bfq_bfqq_is_slow: slow {}", i32::from(slow)),
+        );
         (slow, delta_ms)
     }
 
     /// Kernel: bfq_calc_max_budget(): what the peak rate serves in `timeout_sync`.
     pub(crate) fn calc_max_budget(&self) -> i64 {
-        ((u64::from(self.peak_rate) * 1000 * u64::from(jiffies_to_msecs(self.tun.timeout))) >> BFQ_RATE_SHIFT) as i64
+        ((u64::from(self.peak_rate) * 1000 * u64::from(jiffies_to_msecs(self.tun.timeout)))
+            >> BFQ_RATE_SHIFT) as i64
     }
 }

@@ -52,11 +52,16 @@ impl Bfq {
     pub(crate) fn handle_burst(&mut self, q: QId, now: Time) {
         let j = Bfq::jif(now);
         let b = self.q(q);
-        if b.in_burst_list || b.in_large_burst || time_after_eq(b.split_time.wrapping_add(msecs_to_jiffies(10)), j) {
+        if b.in_burst_list
+            || b.in_large_burst
+            || time_after_eq(b.split_time.wrapping_add(msecs_to_jiffies(10)), j)
+        {
             return;
         }
-        if time_after(j, self.last_ins_in_burst.wrapping_add(self.tun.burst_interval))
-            || self.qe(q).parent != self.burst_parent_entity
+        if time_after(
+            j,
+            self.last_ins_in_burst.wrapping_add(self.tun.burst_interval),
+        ) || self.qe(q).parent != self.burst_parent_entity
         {
             self.large_burst = false;
             self.reset_burst_list(q);

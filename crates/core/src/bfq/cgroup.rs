@@ -17,8 +17,8 @@
 //! bfq_sync_bfqq_move(), bfq_bfqq_move().
 
 use super::wf2q::{Entity, Owner, SchedData};
-use crate::cfq::rbtree::RbForest;
 use super::{Bfq, BfqGroup, GId, QId, BFQ_MAX_WEIGHT, BFQ_MIN_WEIGHT};
+use crate::cfq::rbtree::RbForest;
 use crate::elevator::CgroupSpec;
 use crate::request::{CgroupId, IoContextId, Request, Time};
 use crate::trace::Trace;
@@ -59,7 +59,8 @@ impl Bfq {
         let g = self.groups.len();
         let e = self.entities.len();
         let parent_e = self.groups[parent_g].entity;
-        self.entities.push(Entity::new(Owner::Group(g), parent_g, parent_e, weight));
+        self.entities
+            .push(Entity::new(Owner::Group(g), parent_g, parent_e, weight));
         self.groups.push(BfqGroup::new(spec.id, Some(e), now));
         self.group_of.insert(spec.id, g);
     }
@@ -70,7 +71,13 @@ impl Bfq {
     }
 
     /// Kernel: bfq_bic_update_cgroup().
-    pub(crate) fn bic_update_cgroup(&mut self, bic: IoContextId, rq: &Request, now: Time, trace: &mut dyn Trace) {
+    pub(crate) fn bic_update_cgroup(
+        &mut self,
+        bic: IoContextId,
+        rq: &Request,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let g = self.bio_bfqg(rq);
         let cgroup = self.groups[g].cgroup;
         if self.bics[&bic].cgroup == Some(cgroup) {
@@ -90,7 +97,14 @@ impl Bfq {
     }
 
     /// Kernel: bfq_sync_bfqq_move().
-    fn sync_bfqq_move(&mut self, sq: QId, bic: IoContextId, g: GId, now: Time, trace: &mut dyn Trace) {
+    fn sync_bfqq_move(
+        &mut self,
+        sq: QId,
+        bic: IoContextId,
+        g: GId,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         if self.q(sq).new_bfqq.is_none() && !self.q(sq).coop {
             if self.bfqq_group(sq) != g {
                 self.bfqq_move(sq, g, now, trace);

@@ -38,7 +38,13 @@ impl Bfq {
     }
 
     /// Kernel: bfq_find_next_rq(): the request to serve after `last`.
-    fn find_next_rq(&mut self, q: QId, last: Slot, now: Time, trace: &mut dyn Trace) -> Option<Slot> {
+    fn find_next_rq(
+        &mut self,
+        q: QId,
+        last: Slot,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> Option<Slot> {
         if let Some(rq) = self.check_fifo(q, last, now, trace) {
             return Some(rq);
         }
@@ -65,7 +71,11 @@ impl Bfq {
         self.qm(q).fifo.retain(|&s| s != slot);
         self.qm(q).queued[usize::from(rq.is_sync())] -= 1;
         self.queued -= 1;
-        let key = self.hm(slot).sort_key.take().expect("queued request is sorted");
+        let key = self
+            .hm(slot)
+            .sort_key
+            .take()
+            .expect("queued request is sorted");
         self.qm(q).sort_list.remove(&key);
         if self.q(q).sort_list.is_empty() {
             self.qm(q).next_rq = None;
@@ -99,16 +109,30 @@ impl Bfq {
             {
                 let b = self.qm(q);
                 if time_after(b.budget_timeout, b.last_wr_start_finish) {
-                    b.last_wr_start_finish = b.last_wr_start_finish.wrapping_add(j.wrapping_sub(b.budget_timeout));
+                    b.last_wr_start_finish = b
+                        .last_wr_start_finish
+                        .wrapping_add(j.wrapping_sub(b.budget_timeout));
                 } else {
                     b.last_wr_start_finish = j;
                 }
             }
             self.set_budget_timeout(q, now);
             let budget = self.qe(q).budget;
-            self.log_q(trace, now, q, format_args!("set_in_service_queue, cur-budget = {budget}"));
+            self.log_q(
+                trace,
+                now,
+                q,
+                format_args!("set_in_service_queue, cur-budget = {budget}"),
+            );
             self.qm(q).slices += 1;
-            self.decide(trace, now, DecisionKind::SelectQueue, Some(q), "budget_assigned", Some(budget as u64));
+            self.decide(
+                trace,
+                now,
+                DecisionKind::SelectQueue,
+                Some(q),
+                "budget_assigned",
+                Some(budget as u64),
+            );
         }
         self.in_service_queue = q;
         self.in_serv_last_pos = 0;
@@ -120,7 +144,12 @@ impl Bfq {
         let mut next = self.in_service_queue;
         let mut reason = Expiration::BudgetTimeout;
         if let Some(q) = next {
-            self.log_q(trace, now, q, format_args!("select_queue: already in-service queue"));
+            self.log_q(
+                trace,
+                now,
+                q,
+                format_args!("select_queue: already in-service queue"),
+            );
             if self.may_expire_for_budg_timeout(q, now, trace) && !self.must_idle(q) {
                 self.bfqq_expire(q, false, reason, now, trace);
                 next = None;
@@ -134,7 +163,12 @@ impl Bfq {
                     let Some(q) = self.set_in_service_queue(now, trace) else {
                         return self.keep_queue(None, now, trace);
                     };
-                    self.log_q(trace, now, q, format_args!("select_queue: checking new queue"));
+                    self.log_q(
+                        trace,
+                        now,
+                        q,
+                        format_args!("select_queue: checking new queue"),
+                    );
                     q
                 }
             };
@@ -151,7 +185,12 @@ impl Bfq {
     /// The `keep_queue` label of bfq_select_queue().
     fn keep_queue(&self, q: Option<QId>, now: Time, trace: &mut dyn Trace) -> Option<QId> {
         match q {
-            Some(q) => self.log_q(trace, now, q, format_args!("select_queue: returned this queue")),
+            Some(q) => self.log_q(
+                trace,
+                now,
+                q,
+                format_args!("select_queue: returned this queue"),
+            ),
             None => self.log(trace, now, format_args!("select_queue: no queue returned")),
         }
         q
@@ -159,7 +198,12 @@ impl Bfq {
 
     /// The `check_queue` label of bfq_select_queue(): `Ok(queue to serve, or none while
     /// idling)`, or `Err(reason)` to expire the queue.
-    fn check_queue(&mut self, q: QId, now: Time, trace: &mut dyn Trace) -> Result<Option<QId>, Expiration> {
+    fn check_queue(
+        &mut self,
+        q: QId,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> Result<Option<QId>, Expiration> {
         if let Some(next_rq) = self.q(q).next_rq {
             if self.serv_to_charge(next_rq, q) > self.budget_left(q) {
                 return Err(Expiration::BudgetExhausted);
@@ -179,7 +223,9 @@ impl Bfq {
     /// Whether `c` is busy with a next request that fits its budget.
     fn can_serve(&self, c: QId) -> bool {
         let b = self.q(c);
-        b.busy && b.next_rq.is_some_and(|n| self.serv_to_charge(n, c) <= self.budget_left(c))
+        b.busy
+            && b.next_rq
+                .is_some_and(|n| self.serv_to_charge(n, c) <= self.budget_left(c))
     }
 
     /// The idling branch of bfq_select_queue(): while waiting for `q`, serve its process's
@@ -193,7 +239,9 @@ impl Bfq {
             .filter(|&a| self.q(a).busy && self.q(a).next_rq.is_some());
         if let Some(a) = async_q {
             let next = self.q(a).next_rq.expect("checked");
-            if Some(self.h(next).bic) == self.q(q).bic && self.serv_to_charge(next, a) <= self.budget_left(a) {
+            if Some(self.h(next).bic) == self.q(q).bic
+                && self.serv_to_charge(next, a) <= self.budget_left(a)
+            {
                 self.decide(trace, now, DecisionKind::Inject, Some(a), "own_async", None);
                 return Some(a);
             }
@@ -202,12 +250,20 @@ impl Bfq {
             self.decide(trace, now, DecisionKind::Inject, Some(w), "waker", None);
             return Some(w);
         }
-        if let Some(b) = self.q(q).woken_list.front().copied().filter(|&b| self.can_serve(b)) {
+        if let Some(b) = self
+            .q(q)
+            .woken_list
+            .front()
+            .copied()
+            .filter(|&b| self.can_serve(b))
+        {
             self.decide(trace, now, DecisionKind::Inject, Some(b), "woken", None);
             return Some(b);
         }
         let b = self.q(q);
-        if !self.idling_boosts_thr_without_issues(q) && (b.wr_coeff == 1 || self.wr_busy_queues > 1 || !b.has_short_ttime) {
+        if !self.idling_boosts_thr_without_issues(q)
+            && (b.wr_coeff == 1 || self.wr_busy_queues > 1 || !b.has_short_ttime)
+        {
             return self.choose_bfqq_for_injection(now, trace);
         }
         None
@@ -215,7 +271,10 @@ impl Bfq {
 
     /// Kernel: bfq_dispatch_rq_from_bfqq().
     fn dispatch_rq_from_bfqq(&mut self, q: QId, now: Time, trace: &mut dyn Trace) -> Slot {
-        let slot = self.q(q).next_rq.expect("dispatching queue has a next request");
+        let slot = self
+            .q(q)
+            .next_rq
+            .expect("dispatching queue has a next request");
         let charge = self.serv_to_charge(slot, q);
         self.bfqq_served(q, charge, now, trace);
         if self.in_service_queue == Some(q) && self.wait_dispatch {
@@ -244,7 +303,11 @@ impl Bfq {
             return Some(self.start_request(slot));
         }
         let busy = self.tot_busy_queues();
-        self.log(trace, now, format_args!("dispatch requests: {busy} busy queues"));
+        self.log(
+            trace,
+            now,
+            format_args!("dispatch requests: {busy} busy queues"),
+        );
         if busy == 0 {
             return None;
         }
@@ -270,7 +333,10 @@ impl Bfq {
         self.update_hw_tag();
         self.tot_rq_in_driver -= 1;
         self.qm(q).dispatched -= 1;
-        assert!(self.tot_rq_in_driver >= 0 && self.q(q).dispatched >= 0, "completion count below zero");
+        assert!(
+            self.tot_rq_in_driver >= 0 && self.q(q).dispatched >= 0,
+            "completion count below zero"
+        );
         if self.q(q).dispatched == 0 && !self.q(q).busy {
             self.qm(q).budget_timeout = Bfq::jif(now);
             self.del_bfqq_in_groups_with_pending_reqs(q);
@@ -287,7 +353,11 @@ impl Bfq {
         self.last_completion = now;
         self.last_completed_rq_bfqq = (!self.q(q).coop).then_some(q);
         let b = self.q(q);
-        if b.softrt_update && b.dispatched == 0 && b.sort_list.is_empty() && b.wr_coeff != self.tun.wr_coeff {
+        if b.softrt_update
+            && b.dispatched == 0
+            && b.sort_list.is_empty()
+            && b.wr_coeff != self.tun.wr_coeff
+        {
             let next = self.softrt_next_start(q, now);
             self.qm(q).soft_rt_next_start = next;
         }
@@ -310,7 +380,9 @@ impl Bfq {
         }
         if self.may_expire_for_budg_timeout(q, now, trace) {
             self.bfqq_expire(q, false, Expiration::BudgetTimeout, now, trace);
-        } else if self.q(q).sort_list.is_empty() && (self.q(q).dispatched == 0 || !self.better_to_idle(q)) {
+        } else if self.q(q).sort_list.is_empty()
+            && (self.q(q).dispatched == 0 || !self.better_to_idle(q))
+        {
             if self.q(q).dispatched == 0 {
                 let why = self.idle_verdict(q).err().unwrap_or("not_idling");
                 self.decide(trace, now, DecisionKind::NoIdle, Some(q), why, None);
@@ -326,7 +398,11 @@ impl Bfq {
             .slot_of
             .get(&rq.id)
             .unwrap_or_else(|| panic!("completion of request {:?} that BFQ never held", rq.id));
-        assert!(self.h(slot).started, "completion of request {:?} never dispatched", rq.id);
+        assert!(
+            self.h(slot).started,
+            "completion of request {:?} never dispatched",
+            rq.id
+        );
         let q = self.h(slot).bfqq;
         if self.waited_rq == Some(rq.id) {
             self.update_inject_limit(q, now);
@@ -335,7 +411,10 @@ impl Bfq {
         self.request_freed(q);
         self.put_queue(q, now, trace);
         let held = self.release(slot);
-        let bic = self.bics.get_mut(&held.bic).expect("bic of a finished request");
+        let bic = self
+            .bics
+            .get_mut(&held.bic)
+            .expect("bic of a finished request");
         bic.requests -= 1;
         if bic.exited && bic.requests == 0 {
             self.bics.remove(&held.bic);
@@ -345,18 +424,41 @@ impl Bfq {
     /// O(n) consistency checks.
     pub(crate) fn check(&self) {
         self.check_wf2q();
-        let queued: i32 = self.queues.iter().flatten().map(|q| q.queued[0] + q.queued[1]).sum();
+        let queued: i32 = self
+            .queues
+            .iter()
+            .flatten()
+            .map(|q| q.queued[0] + q.queued[1])
+            .sum();
         assert_eq!(queued, self.queued, "queued requests");
         let in_driver = self.held.iter().flatten().filter(|h| h.started).count();
-        assert_eq!(in_driver as i32, self.tot_rq_in_driver, "requests in the device");
+        assert_eq!(
+            in_driver as i32, self.tot_rq_in_driver,
+            "requests in the device"
+        );
         for b in self.queues.iter().flatten() {
-            assert_eq!(b.sort_list.len(), b.fifo.len(), "queue {}: sort list and fifo", b.id);
-            assert_eq!(b.next_rq.is_some(), !b.sort_list.is_empty(), "queue {}: next_rq", b.id);
+            assert_eq!(
+                b.sort_list.len(),
+                b.fifo.len(),
+                "queue {}: sort list and fifo",
+                b.id
+            );
+            assert_eq!(
+                b.next_rq.is_some(),
+                !b.sort_list.is_empty(),
+                "queue {}: next_rq",
+                b.id
+            );
             assert!(b.ref_ > 0, "live queue {} without references", b.id);
         }
         if self.idle_timer.is_some() {
-            let q = self.in_service_queue.expect("idle timer armed with no queue in service");
-            assert!(self.q(q).wait_request, "idle timer armed but queue {q} not waiting");
+            let q = self
+                .in_service_queue
+                .expect("idle timer armed with no queue in service");
+            assert!(
+                self.q(q).wait_request,
+                "idle timer armed but queue {q} not waiting"
+            );
         }
     }
 }

@@ -43,9 +43,17 @@ impl Expiration {
 
 impl Bfq {
     /// Kernel: bfq_bfqq_expire().
-    pub(crate) fn bfqq_expire(&mut self, q: QId, compensate: bool, reason: Expiration, now: Time, trace: &mut dyn Trace) {
+    pub(crate) fn bfqq_expire(
+        &mut self,
+        q: QId,
+        compensate: bool,
+        reason: Expiration,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let (slow, delta) = self.bfqq_is_slow(q, compensate, now, trace);
-        let timed_out_early = reason == Expiration::BudgetTimeout && self.budget_left(q) >= self.qe(q).budget / 3;
+        let timed_out_early =
+            reason == Expiration::BudgetTimeout && self.budget_left(q) >= self.qe(q).budget / 3;
         if self.q(q).wr_coeff == 1 && (slow || timed_out_early) {
             self.bfqq_charge_time(q, delta, now, trace);
         }
@@ -53,7 +61,8 @@ impl Bfq {
         if self.tun.low_latency && self.q(q).wr_coeff == 1 {
             self.qm(q).last_wr_start_finish = j;
         }
-        if self.tun.low_latency && self.tun.wr_max_softrt_rate > 0 && self.q(q).sort_list.is_empty() {
+        if self.tun.low_latency && self.tun.wr_max_softrt_rate > 0 && self.q(q).sort_list.is_empty()
+        {
             if self.q(q).dispatched == 0 {
                 let next = self.softrt_next_start(q, now);
                 self.qm(q).soft_rt_next_start = next;
@@ -74,7 +83,14 @@ impl Bfq {
                 i32::from(bfqq.has_short_ttime)
             ),
         );
-        self.decide(trace, now, DecisionKind::SliceExpired, Some(q), reason.as_str(), Some(self.qe(q).service as u64));
+        self.decide(
+            trace,
+            now,
+            DecisionKind::SliceExpired,
+            Some(q),
+            reason.as_str(),
+            Some(self.qe(q).service as u64),
+        );
         self.qm(q).served_ns += now.saturating_sub(self.last_budget_start);
         self.rqs_injected = false;
         self.wait_dispatch = false;
@@ -84,7 +100,10 @@ impl Bfq {
             return;
         }
         let e = self.q(q).entity;
-        if !self.q(q).busy && reason != Expiration::BudgetTimeout && reason != Expiration::BudgetExhausted {
+        if !self.q(q).busy
+            && reason != Expiration::BudgetTimeout
+            && reason != Expiration::BudgetExhausted
+        {
             self.qm(q).non_blocking_wait_rq = true;
         } else {
             self.em(e).service = 0;
@@ -98,11 +117,18 @@ impl Bfq {
 
     /// Kernel: __bfq_bfqq_expire(): out of the busy set or requeued, then no queue in
     /// service. True if the queue was freed.
-    pub(crate) fn bfqq_expire_inner(&mut self, q: QId, reason: Expiration, now: Time, trace: &mut dyn Trace) -> bool {
+    pub(crate) fn bfqq_expire_inner(
+        &mut self,
+        q: QId,
+        reason: Expiration,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> bool {
         if self.q(q).coop && self.bfqq_seeky(q) {
             self.qm(q).split_coop = true;
         }
-        let keep_for_guarantees = reason == Expiration::Preempted && self.idling_needed_for_service_guarantees(q);
+        let keep_for_guarantees =
+            reason == Expiration::Preempted && self.idling_needed_for_service_guarantees(q);
         if self.q(q).sort_list.is_empty() && !keep_for_guarantees {
             if self.q(q).dispatched == 0 {
                 self.qm(q).budget_timeout = Bfq::jif(now);

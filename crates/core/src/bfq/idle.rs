@@ -44,7 +44,8 @@ impl Bfq {
     /// Kernel: BFQ_RQ_SEEKY().
     pub(crate) fn rq_seeky(&self, last_pos: u64, slot: Slot) -> bool {
         let rq = self.h(slot).rq;
-        Bfq::sdist(last_pos, rq.sector) > BFQQ_SEEK_THR && (self.rotational || rq.nr_sectors < BFQQ_SECT_THR_NONROT)
+        Bfq::sdist(last_pos, rq.sector) > BFQQ_SEEK_THR
+            && (self.rotational || rq.nr_sectors < BFQQ_SECT_THR_NONROT)
     }
 
     /// Kernel: BFQQ_SEEKY(): more than 19 of the last 32 requests were seeks.
@@ -66,7 +67,8 @@ impl Bfq {
         });
         let varied_queue_weights = !smallest_weight && self.queue_weights_tree.len() > 1;
         let b = &self.busy_queues;
-        let multiple_classes_busy = (b[0] > 0 && b[1] > 0) || (b[0] > 0 && b[2] > 0) || (b[1] > 0 && b[2] > 0);
+        let multiple_classes_busy =
+            (b[0] > 0 && b[1] > 0) || (b[0] > 0 && b[2] > 0) || (b[1] > 0 && b[2] > 0);
         varied_queue_weights || multiple_classes_busy || self.num_groups_with_pending_reqs > 1
     }
 
@@ -88,7 +90,10 @@ impl Bfq {
         let Some(weight) = self.q(q).weight_counter else {
             return;
         };
-        let count = self.queue_weights_tree.get_mut(&weight).expect("counted weight");
+        let count = self
+            .queue_weights_tree
+            .get_mut(&weight)
+            .expect("counted weight");
         *count -= 1;
         if *count == 0 {
             self.queue_weights_tree.remove(&weight);
@@ -104,7 +109,8 @@ impl Bfq {
         }
         let tot_busy = self.tot_busy_queues() as i32;
         let bfqq = self.q(q);
-        (bfqq.wr_coeff > 1 && (self.wr_busy_queues < tot_busy || self.tot_rq_in_driver >= bfqq.dispatched + 4))
+        (bfqq.wr_coeff > 1
+            && (self.wr_busy_queues < tot_busy || self.tot_rq_in_driver >= bfqq.dispatched + 4))
             || self.asymmetric_scenario(Some(q))
             || tot_busy == 1
     }
@@ -118,8 +124,8 @@ impl Bfq {
         }
         let bfqq = self.q(q);
         let sequential_and_io_bound = !self.bfqq_seeky(q) && bfqq.io_bound && bfqq.has_short_ttime;
-        let idling_boosts_thr =
-            rot_without_queueing || ((self.rotational || self.hw_tag == 0) && sequential_and_io_bound);
+        let idling_boosts_thr = rot_without_queueing
+            || ((self.rotational || self.hw_tag == 0) && sequential_and_io_bound);
         idling_boosts_thr && self.wr_busy_queues == 0
     }
 
@@ -150,7 +156,11 @@ impl Bfq {
             return Ok("boosts_throughput");
         }
         if self.idling_needed_for_service_guarantees(q) {
-            return Ok(if self.asymmetric_scenario(Some(q)) { "asymmetric" } else { "guarantees" });
+            return Ok(if self.asymmetric_scenario(Some(q)) {
+                "asymmetric"
+            } else {
+                "guarantees"
+            });
         }
         Err("symmetric_no_gain")
     }
@@ -162,8 +172,13 @@ impl Bfq {
 
     /// Kernel: bfq_arm_slice_timer().
     pub(crate) fn arm_slice_timer(&mut self, now: Time, trace: &mut dyn Trace) {
-        let q = self.in_service_queue.expect("idling needs a queue in service");
-        assert!(self.q(q).sort_list.is_empty(), "idling armed for a queue with requests");
+        let q = self
+            .in_service_queue
+            .expect("idling needs a queue in service");
+        assert!(
+            self.q(q).sort_list.is_empty(),
+            "idling armed for a queue with requests"
+        );
         self.qm(q).wait_request = true;
         let mut sl = u64::from(self.tun.slice_idle);
         let bfqq = self.q(q);
@@ -258,10 +273,15 @@ impl Bfq {
         if bfqq.dispatched > 0 || bfqq.busy {
             return;
         }
-        let elapsed = now.wrapping_sub(bfqq.ttime.last_end_request).min(2 * slice_idle);
+        let elapsed = now
+            .wrapping_sub(bfqq.ttime.last_end_request)
+            .min(2 * slice_idle);
         let t = &mut bfqq.ttime;
         t.ttime_samples = (7 * t.ttime_samples + 256) / 8;
-        t.ttime_total = (7u64.wrapping_mul(t.ttime_total).wrapping_add(256u64.wrapping_mul(elapsed))) / 8;
+        t.ttime_total = (7u64
+            .wrapping_mul(t.ttime_total)
+            .wrapping_add(256u64.wrapping_mul(elapsed)))
+            / 8;
         t.ttime_mean = (t.ttime_total + 128) / t.ttime_samples;
     }
 
@@ -271,7 +291,10 @@ impl Bfq {
         let bfqq = self.qm(q);
         bfqq.seek_history = (bfqq.seek_history << 1) | u32::from(seeky);
         let bfqq = self.q(q);
-        if bfqq.wr_coeff > 1 && bfqq.wr_cur_max_time == self.tun.wr_rt_max_time && self.bfqq_totally_seeky(q) {
+        if bfqq.wr_coeff > 1
+            && bfqq.wr_cur_max_time == self.tun.wr_rt_max_time
+            && self.bfqq_totally_seeky(q)
+        {
             self.soft_rt_seeky_end(q, now);
         }
     }
@@ -287,14 +310,22 @@ impl Bfq {
         if time_after_eq(bfqq.split_time.wrapping_add(self.tun.wr_min_idle_time), j) {
             return;
         }
-        let exited = bfqq.bic.and_then(|b| self.bics.get(&b)).is_some_and(|b| b.exited);
-        let has_short_ttime = !(exited || (bfqq.ttime.ttime_samples > 80 && bfqq.ttime.ttime_mean > slice_idle >> 1));
+        let exited = bfqq
+            .bic
+            .and_then(|b| self.bics.get(&b))
+            .is_some_and(|b| b.exited);
+        let has_short_ttime =
+            !(exited || (bfqq.ttime.ttime_samples > 80 && bfqq.ttime.ttime_mean > slice_idle >> 1));
         let state_changed = has_short_ttime != bfqq.has_short_ttime;
         self.qm(q).has_short_ttime = has_short_ttime;
         let bfqq = self.q(q);
         if state_changed
             && bfqq.last_serv_time_ns == 0
-            && (time_after_eq(j, bfqq.decrease_time_jif.wrapping_add(super::msecs_to_jiffies(100))) || !has_short_ttime)
+            && (time_after_eq(
+                j,
+                bfqq.decrease_time_jif
+                    .wrapping_add(super::msecs_to_jiffies(100)),
+            ) || !has_short_ttime)
         {
             self.reset_inject_limit(q, now);
         }
@@ -306,7 +337,9 @@ impl Bfq {
         let bfqq = self.qm(q);
         let tot_io_time = now.wrapping_sub(bfqq.io_start_time);
         if bfqq.sort_list.is_empty() && bfqq.dispatched == 0 {
-            bfqq.tot_idle_time = bfqq.tot_idle_time.wrapping_add(now.wrapping_sub(bfqq.ttime.last_end_request));
+            bfqq.tot_idle_time = bfqq
+                .tot_idle_time
+                .wrapping_add(now.wrapping_sub(bfqq.ttime.last_end_request));
         }
         if bfqq.just_created {
             return;

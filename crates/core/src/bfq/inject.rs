@@ -30,8 +30,14 @@ impl Bfq {
 
     /// Kernel: bfq_choose_bfqq_for_injection(): the first active queue (most recently
     /// activated first) with a request that fits its budget.
-    pub(crate) fn choose_bfqq_for_injection(&mut self, now: Time, trace: &mut dyn Trace) -> Option<QId> {
-        let in_serv = self.in_service_queue.expect("injection needs a queue in service");
+    pub(crate) fn choose_bfqq_for_injection(
+        &mut self,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> Option<QId> {
+        let in_serv = self
+            .in_service_queue
+            .expect("injection needs a queue in service");
         let s = self.q(in_serv);
         let mut limit = s.inject_limit as i32;
         let in_serv_always_inject = s.wr_coeff == 1 || !s.has_short_ttime;
@@ -53,14 +59,26 @@ impl Bfq {
         for q in candidates {
             let b = self.q(q);
             let Some(next) = b.next_rq else { continue };
-            if !(in_serv_always_inject || b.wr_coeff > 1) || self.serv_to_charge(next, q) > self.budget_left(q) {
+            if !(in_serv_always_inject || b.wr_coeff > 1)
+                || self.serv_to_charge(next, q) > self.budget_left(q)
+            {
                 continue;
             }
-            if self.nonrot() && self.h(next).rq.nr_sectors >= super::idle::BFQQ_SECT_THR_NONROT && self.tot_rq_in_driver >= 1 {
+            if self.nonrot()
+                && self.h(next).rq.nr_sectors >= super::idle::BFQQ_SECT_THR_NONROT
+                && self.tot_rq_in_driver >= 1
+            {
                 continue;
             }
             self.rqs_injected = true;
-            self.decide(trace, now, DecisionKind::Inject, Some(q), "idling_for_other", Some(limit as u64));
+            self.decide(
+                trace,
+                now,
+                DecisionKind::Inject,
+                Some(q),
+                "idling_for_other",
+                Some(limit as u64),
+            );
             return Some(q);
         }
         None
@@ -72,7 +90,11 @@ impl Bfq {
         let tot_time_ns = now.wrapping_sub(self.last_empty_occupied_ns);
         let old_limit = self.q(q).inject_limit;
         let j = Bfq::jif(now);
-        let (injected, in_driver, max_in_driver) = (self.rqs_injected, self.tot_rq_in_driver, self.max_rq_in_driver);
+        let (injected, in_driver, max_in_driver) = (
+            self.rqs_injected,
+            self.tot_rq_in_driver,
+            self.max_rq_in_driver,
+        );
         let bfqq = self.qm(q);
         if bfqq.last_serv_time_ns > 0 && injected {
             let threshold = (bfqq.last_serv_time_ns * 3) >> 1;
@@ -100,13 +122,23 @@ impl Bfq {
     /// empty (or busy only with injected requests), starts a service-time measurement.
     pub(crate) fn inject_on_arrival(&mut self, q: QId, now: Time) {
         let j = Bfq::jif(now);
-        if time_after_eq(j, self.q(q).decrease_time_jif.wrapping_add(super::msecs_to_jiffies(1000))) {
+        if time_after_eq(
+            j,
+            self.q(q)
+                .decrease_time_jif
+                .wrapping_add(super::msecs_to_jiffies(1000)),
+        ) {
             self.reset_inject_limit(q, now);
         }
         let b = self.q(q);
         if self.in_service_queue == Some(q)
-            && (self.tot_rq_in_driver == 0 || (b.last_serv_time_ns > 0 && self.rqs_injected && self.tot_rq_in_driver > 0))
-            && time_after_eq(j, b.decrease_time_jif.wrapping_add(super::msecs_to_jiffies(10)))
+            && (self.tot_rq_in_driver == 0
+                || (b.last_serv_time_ns > 0 && self.rqs_injected && self.tot_rq_in_driver > 0))
+            && time_after_eq(
+                j,
+                b.decrease_time_jif
+                    .wrapping_add(super::msecs_to_jiffies(10)),
+            )
         {
             self.last_empty_occupied_ns = now;
             self.wait_dispatch = true;

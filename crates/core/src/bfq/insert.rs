@@ -36,7 +36,9 @@ impl Bfq {
 
     /// Frees a finished request's slot.
     pub(crate) fn release(&mut self, slot: Slot) -> Held {
-        let held = self.held[slot].take().expect("released slot holds a request");
+        let held = self.held[slot]
+            .take()
+            .expect("released slot holds a request");
         self.slot_of.remove(&held.rq.id);
         self.free_held.push(slot);
         held
@@ -87,7 +89,12 @@ impl Bfq {
         let (rq, q, bic) = (self.h(slot).rq, self.h(slot).bfqq, self.h(slot).bic);
         let old_wr_coeff = self.q(q).wr_coeff;
         let sync = rq.is_sync();
-        self.log_q(trace, now, q, format_args!("add_request {}", i32::from(sync)));
+        self.log_q(
+            trace,
+            now,
+            q,
+            format_args!("add_request {}", i32::from(sync)),
+        );
         self.qm(q).queued[usize::from(sync)] += 1;
         self.queued += 1;
         if self.q(q).sync && self.bics[&bic].requests <= 1 {
@@ -114,7 +121,12 @@ impl Bfq {
             if self.tun.low_latency
                 && old_wr_coeff == 1
                 && !sync
-                && time_after(j, self.q(q).last_wr_start_finish.wrapping_add(self.tun.wr_min_inter_arr_async))
+                && time_after(
+                    j,
+                    self.q(q)
+                        .last_wr_start_finish
+                        .wrapping_add(self.tun.wr_min_inter_arr_async),
+                )
             {
                 let (dur, coeff) = (self.wr_duration(), self.tun.wr_coeff);
                 let b = self.qm(q);
@@ -122,7 +134,14 @@ impl Bfq {
                 b.wr_cur_max_time = dur;
                 self.wr_busy_queues += 1;
                 self.qem(q).prio_changed = true;
-                self.decide(trace, now, DecisionKind::WeightRaise, Some(q), "async_long_busy", Some(dur * 4_000_000));
+                self.decide(
+                    trace,
+                    now,
+                    DecisionKind::WeightRaise,
+                    Some(q),
+                    "async_long_busy",
+                    Some(dur * 4_000_000),
+                );
             }
             if prev != self.q(q).next_rq {
                 self.updated_next_req(q, now, trace);
@@ -136,12 +155,23 @@ impl Bfq {
 
     /// Kernel: bfq_bfqq_handle_idle_busy_switch(): an idle queue gets a request. Returns
     /// whether it counts as interactive.
-    fn handle_idle_busy_switch(&mut self, q: QId, old_wr_coeff: u32, slot: Slot, now: Time, trace: &mut dyn Trace) -> bool {
+    fn handle_idle_busy_switch(
+        &mut self,
+        q: QId,
+        old_wr_coeff: u32,
+        slot: Slot,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> bool {
         let j = Bfq::jif(now);
         let b = self.q(q);
         let idle_for_long_time = self.idle_for_long_time(q, now);
-        let arrived_in_time = now <= b.ttime.last_end_request.wrapping_add(u64::from(self.tun.slice_idle) * 3);
-        let non_merged_or_stably = b.bic.is_some() || self.bics[&self.h(slot).bic].data.stably_merged;
+        let arrived_in_time = now
+            <= b.ttime
+                .last_end_request
+                .wrapping_add(u64::from(self.tun.slice_idle) * 3);
+        let non_merged_or_stably =
+            b.bic.is_some() || self.bics[&self.h(slot).bic].data.stably_merged;
         let in_burst = b.in_large_burst;
         let default_weight = self.qe(q).new_weight == 40;
         let soft_rt = self.tun.wr_max_softrt_rate > 0
@@ -151,11 +181,14 @@ impl Bfq {
             && b.dispatched == 0
             && default_weight;
         let interactive = !in_burst && idle_for_long_time && default_weight;
-        let wr_or_deserves_wr =
-            self.tun.low_latency && (b.wr_coeff > 1 || (b.sync && non_merged_or_stably && (interactive || soft_rt)));
+        let wr_or_deserves_wr = self.tun.low_latency
+            && (b.wr_coeff > 1 || (b.sync && non_merged_or_stably && (interactive || soft_rt)));
         let wants_to_preempt = self.update_budg_for_activation(q, arrived_in_time);
         let b = self.q(q);
-        if !b.just_created && idle_for_long_time && time_after(j, b.budget_timeout.wrapping_add(msecs_to_jiffies(10000))) {
+        if !b.just_created
+            && idle_for_long_time
+            && time_after(j, b.budget_timeout.wrapping_add(msecs_to_jiffies(10000)))
+        {
             self.burst_list_del(q);
             self.qm(q).in_large_burst = false;
         }
@@ -164,8 +197,20 @@ impl Bfq {
             if time_after(self.q(q).split_time, j) {
                 self.qm(q).split_time = j.wrapping_sub(self.tun.wr_min_idle_time).wrapping_sub(1);
             }
-            if time_after(j, self.q(q).split_time.wrapping_add(self.tun.wr_min_idle_time)) {
-                self.update_wr_on_rq_arrival(q, old_wr_coeff, wr_or_deserves_wr, interactive, in_burst, soft_rt, now, trace);
+            if time_after(
+                j,
+                self.q(q).split_time.wrapping_add(self.tun.wr_min_idle_time),
+            ) {
+                self.update_wr_on_rq_arrival(
+                    q,
+                    old_wr_coeff,
+                    wr_or_deserves_wr,
+                    interactive,
+                    in_burst,
+                    soft_rt,
+                    now,
+                    trace,
+                );
                 if old_wr_coeff != self.q(q).wr_coeff {
                     self.qem(q).prio_changed = true;
                 }
@@ -220,7 +265,12 @@ impl Bfq {
     /// Kernel: bfq_choose_req(): of two requests, the one to serve first from `last`: sync
     /// before async, metadata first, then the nearest ahead (backward seeks count
     /// `back_seek_penalty` times, and only within `back_seek_max`).
-    pub(crate) fn choose_req(&self, rq1: Option<Slot>, rq2: Option<Slot>, last: u64) -> Option<Slot> {
+    pub(crate) fn choose_req(
+        &self,
+        rq1: Option<Slot>,
+        rq2: Option<Slot>,
+        last: u64,
+    ) -> Option<Slot> {
         let Some(r1) = rq1.filter(|&r| Some(r) != rq2) else {
             return rq2;
         };
@@ -284,7 +334,14 @@ impl Bfq {
             }
             self.qm(q).wait_request = false;
             self.cancel_idle_timer(now);
-            self.decide(trace, now, DecisionKind::IdleEnd, Some(q), "request_arrived", None);
+            self.decide(
+                trace,
+                now,
+                DecisionKind::IdleEnd,
+                Some(q),
+                "request_arrived",
+                None,
+            );
             if budget_timeout {
                 self.bfqq_expire(q, false, Expiration::BudgetTimeout, now, trace);
             }
@@ -310,7 +367,10 @@ impl Bfq {
         } else {
             self.async_depths[usize::from(self.wr_busy_queues > 0)][usize::from(sync)]
         };
-        let q = self.bics.get(&rq.ioc).and_then(|b| b.bfqq[usize::from(sync)]);
+        let q = self
+            .bics
+            .get(&rq.ioc)
+            .and_then(|b| b.bfqq[usize::from(sync)]);
         if let Some(q) = q {
             if self.request_over_limit(q, limit, now, trace) {
                 limit = 1;
@@ -319,7 +379,11 @@ impl Bfq {
         self.log(
             trace,
             now,
-            format_args!("[bfq_limit_depth] wr_busy {} sync {} depth {limit}", self.wr_busy_queues, i32::from(sync)),
+            format_args!(
+                "[bfq_limit_depth] wr_busy {} sync {} depth {limit}",
+                self.wr_busy_queues,
+                i32::from(sync)
+            ),
         );
         (limit < self.nr_requests).then_some(limit)
     }
@@ -342,8 +406,9 @@ impl Bfq {
             let wsum = if level > 0 {
                 self.st(self.entity_service_tree(e)).wsum
             } else {
-                (0..self.q(q).ioprio_class as usize)
-                    .fold(0u64, |w, i| w * 8 + self.groups[sched].sched_data.service_tree[i].wsum)
+                (0..self.q(q).ioprio_class as usize).fold(0u64, |w, i| {
+                    w * 8 + self.groups[sched].sched_data.service_tree[i].wsum
+                })
             };
             if wsum == 0 {
                 continue;
@@ -352,7 +417,14 @@ impl Bfq {
             limit = ((u64::from(limit) * weight + wsum / 2) / wsum) as u32;
             let allocated = self.e(e).allocated;
             if allocated >= limit as i32 {
-                self.log_q(trace, now, q, format_args!("too many requests: allocated {allocated} limit {limit} level {level}"));
+                self.log_q(
+                    trace,
+                    now,
+                    q,
+                    format_args!(
+                        "too many requests: allocated {allocated} limit {limit} level {level}"
+                    ),
+                );
                 return true;
             }
         }

@@ -40,8 +40,8 @@ pub mod dispatch;
 pub mod expire;
 pub mod idle;
 pub mod inject;
-pub mod peak_rate;
 pub mod insert;
+pub mod peak_rate;
 pub mod queue;
 pub mod queue_merge;
 pub mod tunables;
@@ -515,7 +515,10 @@ impl Bfq {
 
     /// The idle-timer events recorded since the last call.
     pub fn take_timer_events(&mut self) -> Vec<(Time, TimerEvent)> {
-        self.timer_events.as_mut().map(std::mem::take).unwrap_or_default()
+        self.timer_events
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Kernel: bfq_bfqq_name().

@@ -23,7 +23,12 @@ const BFQ_RATE_REF_INTERVAL: u64 = 1_000_000_000;
 
 impl Bfq {
     /// Kernel: bfq_reset_rate_computation(): a new interval starts at `slot`'s dispatch.
-    pub(crate) fn reset_rate_computation(&mut self, slot: Option<Slot>, now: Time, trace: &mut dyn Trace) {
+    pub(crate) fn reset_rate_computation(
+        &mut self,
+        slot: Option<Slot>,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         if let Some(slot) = slot {
             self.first_dispatch = now;
             self.last_dispatch = now;
@@ -46,8 +51,15 @@ impl Bfq {
     }
 
     /// Kernel: bfq_update_rate_reset(): folds the interval's rate into the estimate.
-    pub(crate) fn update_rate_reset(&mut self, slot: Option<Slot>, now: Time, trace: &mut dyn Trace) {
-        if self.peak_rate_samples >= BFQ_RATE_MIN_SAMPLES && self.delta_from_first >= BFQ_RATE_MIN_INTERVAL {
+    pub(crate) fn update_rate_reset(
+        &mut self,
+        slot: Option<Slot>,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
+        if self.peak_rate_samples >= BFQ_RATE_MIN_SAMPLES
+            && self.delta_from_first >= BFQ_RATE_MIN_INTERVAL
+        {
             self.fold_rate(now, trace);
         }
         self.reset_rate_computation(slot, now, trace);
@@ -55,7 +67,9 @@ impl Bfq {
 
     /// The filter step of bfq_update_rate_reset().
     fn fold_rate(&mut self, now: Time, trace: &mut dyn Trace) {
-        self.delta_from_first = self.delta_from_first.max(self.last_completion.wrapping_sub(self.first_dispatch));
+        self.delta_from_first = self
+            .delta_from_first
+            .max(self.last_completion.wrapping_sub(self.first_dispatch));
         let usecs = self.delta_from_first / 1000;
         let mut rate = ((self.tot_sectors_dispatched << BFQ_RATE_SHIFT) / usecs) as u32;
         let mostly_random = self.sequential_samples < ((3 * self.peak_rate_samples) >> 2) as u32;
@@ -63,7 +77,8 @@ impl Bfq {
             return;
         }
         let weight = (9 * self.sequential_samples) / self.peak_rate_samples as u32;
-        let weight = 8u32.min((u64::from(weight) * self.delta_from_first / BFQ_RATE_REF_INTERVAL) as u32);
+        let weight =
+            8u32.min((u64::from(weight) * self.delta_from_first / BFQ_RATE_REF_INTERVAL) as u32);
         let divisor = 10 - weight;
         self.peak_rate *= divisor - 1;
         self.peak_rate /= divisor;
@@ -73,14 +88,25 @@ impl Bfq {
         // Kernel: update_thr_responsiveness_params().
         if self.tun.user_max_budget == 0 {
             self.bfq_max_budget = self.calc_max_budget();
-            self.log(trace, now, format_args!("new max_budget = {}", self.bfq_max_budget));
+            self.log(
+                trace,
+                now,
+                format_args!("new max_budget = {}", self.bfq_max_budget),
+            );
         }
     }
 
     /// Kernel: bfq_update_peak_rate(): samples one dispatch.
     pub(crate) fn update_peak_rate(&mut self, slot: Slot, now: Time, trace: &mut dyn Trace) {
         if self.peak_rate_samples == 0 {
-            self.log(trace, now, format_args!("update_peak_rate: goto reset, samples {}", self.peak_rate_samples));
+            self.log(
+                trace,
+                now,
+                format_args!(
+                    "update_peak_rate: goto reset, samples {}",
+                    self.peak_rate_samples
+                ),
+            );
             self.reset_rate_computation(Some(slot), now, trace);
         } else if now.wrapping_sub(self.last_dispatch) > 100_000_000 && self.tot_rq_in_driver == 0 {
             self.update_rate_reset(Some(slot), now, trace);

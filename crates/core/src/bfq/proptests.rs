@@ -71,10 +71,17 @@ impl Sim {
             return;
         }
         while self.outstanding[i] < p.depth {
-            let sector = if p.seq { self.next_pos[i] } else { i as u64 * 100_000_000 + self.rand() % 50_000_000 };
+            let sector = if p.seq {
+                self.next_pos[i]
+            } else {
+                i as u64 * 100_000_000 + self.rand() % 50_000_000
+            };
             self.next_pos[i] = sector + u64::from(p.sectors);
             let mut rq = req(self.next_id, p.pid, p.op, sector, p.sectors);
-            rq.ioprio = IoPrio { class: IoPrioClass::BestEffort, level: p.level };
+            rq.ioprio = IoPrio {
+                class: IoPrioClass::BestEffort,
+                level: p.level,
+            };
             self.next_id += 1;
             self.outstanding[i] += 1;
             self.bfq.insert(rq, self.now, &mut NoTrace);
@@ -99,7 +106,11 @@ impl Sim {
     /// Runs until `end`, keeping every process backlogged; `check` sees each dispatch round.
     fn run(&mut self, procs: &[Proc], end: Time, mut check: impl FnMut(&Sim, Option<Time>)) {
         let pid_index = |pid: u32| procs.iter().position(|p| p.pid == pid).expect("known pid");
-        let mut starts: Vec<(Time, usize)> = procs.iter().enumerate().map(|(i, p)| (p.start, i)).collect();
+        let mut starts: Vec<(Time, usize)> = procs
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.start, i))
+            .collect();
         starts.sort();
         starts.reverse();
         while self.now < end {
@@ -150,8 +161,15 @@ impl Sim {
 }
 
 fn proc_strategy() -> impl Strategy<Value = Proc> {
-    (1u32..1000, prop::bool::ANY, 0u8..8, 1u32..=256, prop::bool::ANY, 1usize..=4).prop_map(
-        |(pid, write, level, sectors, seq, depth)| Proc {
+    (
+        1u32..1000,
+        prop::bool::ANY,
+        0u8..8,
+        1u32..=256,
+        prop::bool::ANY,
+        1usize..=4,
+    )
+        .prop_map(|(pid, write, level, sectors, seq, depth)| Proc {
             pid,
             op: if write { Op::Write } else { Op::Read },
             level,
@@ -159,8 +177,7 @@ fn proc_strategy() -> impl Strategy<Value = Proc> {
             seq,
             depth,
             start: UP,
-        },
-    )
+        })
 }
 
 fn distinct(mut procs: Vec<Proc>) -> Vec<Proc> {

@@ -12,7 +12,10 @@
 //! bfq_put_cooperator(), bfq_init_entity().
 
 use super::wf2q::{Entity, Owner};
-use super::{ioprio_to_weight, Bfq, Bic, BfqQueue, BfqqData, QId, Slot, Ttime, CLASS_BE, CLASS_IDLE, CLASS_RT};
+use super::{
+    ioprio_to_weight, Bfq, BfqQueue, BfqqData, Bic, QId, Slot, Ttime, CLASS_BE, CLASS_IDLE,
+    CLASS_RT,
+};
 use super::{GId, IOPRIO_NR_LEVELS};
 use crate::request::{IoContextId, IoPrioClass, Request, Time};
 use crate::trace::Trace;
@@ -39,7 +42,13 @@ fn prio_level(ioprio: u32) -> u32 {
 
 impl Bfq {
     /// Kernel: bfq_set_next_ioprio_data().
-    pub(crate) fn set_next_ioprio_data(&mut self, q: QId, ioprio: u32, now: Time, trace: &mut dyn Trace) {
+    pub(crate) fn set_next_ioprio_data(
+        &mut self,
+        q: QId,
+        ioprio: u32,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let (class, level) = match prio_class(ioprio) {
             c if c == CLASS_RT => (CLASS_RT, prio_level(ioprio)),
             c if c == CLASS_BE => (CLASS_BE, prio_level(ioprio)),
@@ -53,7 +62,12 @@ impl Bfq {
         bfqq.new_ioprio_class = class;
         let w = ioprio_to_weight(level);
         self.qem(q).new_weight = w;
-        self.log_q(trace, now, q, format_args!("new_ioprio {level} new_weight {w}"));
+        self.log_q(
+            trace,
+            now,
+            q,
+            format_args!("new_ioprio {level} new_weight {w}"),
+        );
         self.qem(q).prio_changed = true;
     }
 
@@ -72,7 +86,14 @@ impl Bfq {
     }
 
     /// Kernel: bic_set_bfqq().
-    pub(crate) fn bic_set_bfqq(&mut self, bic: IoContextId, q: Option<QId>, is_sync: bool, now: Time, trace: &mut dyn Trace) {
+    pub(crate) fn bic_set_bfqq(
+        &mut self,
+        bic: IoContextId,
+        q: Option<QId>,
+        is_sync: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let b = self.bics.get_mut(&bic).expect("bic");
         let old = b.bfqq[usize::from(is_sync)];
         b.bfqq[usize::from(is_sync)] = q;
@@ -91,11 +112,20 @@ impl Bfq {
     }
 
     /// Kernel: bfq_init_bfqq() + bfq_init_entity(): a new queue of group `g`.
-    fn init_bfqq(&mut self, g: GId, ioprio: Option<u32>, pid: i32, is_sync: bool, now: Time, trace: &mut dyn Trace) -> QId {
+    fn init_bfqq(
+        &mut self,
+        g: GId,
+        ioprio: Option<u32>,
+        pid: i32,
+        is_sync: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> QId {
         let q = self.queues.len();
         let e = self.entities.len();
         let parent = self.groups[g].entity;
-        self.entities.push(Entity::new(Owner::Queue(q), g, parent, 0));
+        self.entities
+            .push(Entity::new(Owner::Queue(q), g, parent, 0));
         let j = Bfq::jif(now);
         let smallest = Bfq::smallest_from_now(now);
         self.queues.push(Some(BfqQueue {
@@ -135,7 +165,10 @@ impl Bfq {
             softrt_update: false,
             coop: false,
             split_coop: false,
-            ttime: Ttime { last_end_request: now + 1, ..Ttime::default() },
+            ttime: Ttime {
+                last_end_request: now + 1,
+                ..Ttime::default()
+            },
             io_start_time: now,
             tot_idle_time: 0,
             seek_history: 1,
@@ -199,7 +232,15 @@ impl Bfq {
     }
 
     /// Kernel: bfq_get_queue().
-    pub(crate) fn get_queue(&mut self, rq: &Request, is_sync: bool, bic: IoContextId, respawn: bool, now: Time, trace: &mut dyn Trace) -> QId {
+    pub(crate) fn get_queue(
+        &mut self,
+        rq: &Request,
+        is_sync: bool,
+        bic: IoContextId,
+        respawn: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> QId {
         let ioprio = self.bics[&bic].ioprio;
         let g = self.bio_bfqg(rq);
         let q = match (!is_sync).then(|| *self.async_slot(g, ioprio)).flatten() {
@@ -212,7 +253,12 @@ impl Bfq {
                     if trace.enabled() {
                         let p = self.ptr(0, q as u64);
                         let r = self.q(q).ref_;
-                        self.log_q(trace, now, q, format_args!("get_queue, bfqq not in async: {p}, {r}"));
+                        self.log_q(
+                            trace,
+                            now,
+                            q,
+                            format_args!("get_queue, bfqq not in async: {p}, {r}"),
+                        );
                     }
                     *self.async_slot(g, ioprio) = Some(q);
                 }
@@ -227,7 +273,13 @@ impl Bfq {
     }
 
     /// Kernel: bfq_check_ioprio_change(): the process changed its io priority.
-    pub(crate) fn check_ioprio_change(&mut self, bic: IoContextId, rq: &Request, now: Time, trace: &mut dyn Trace) {
+    pub(crate) fn check_ioprio_change(
+        &mut self,
+        bic: IoContextId,
+        rq: &Request,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let ioprio = ioprio_value(rq);
         if self.bics[&bic].ioprio == ioprio {
             return;
@@ -258,7 +310,12 @@ impl Bfq {
             let prq = self.ptr(1, rq.id.0);
             let pq = self.ptr(0, q as u64);
             let r = self.q(q).ref_;
-            self.log_q(trace, now, q, format_args!("get_request {prq}: bfqq {pq}, {r}"));
+            self.log_q(
+                trace,
+                now,
+                q,
+                format_args!("get_request {prq}: bfqq {pq}, {r}"),
+            );
         }
         self.hm(slot).bfqq = q;
         if self.q(q).new_bfqq.is_none() && self.process_refs(q) == 1 {
@@ -316,9 +373,15 @@ impl Bfq {
             self.last_completed_rq_bfqq = None;
         }
         let b = self.q(q);
-        assert!(b.fifo.is_empty() && b.sort_list.is_empty(), "freed queue has requests");
+        assert!(
+            b.fifo.is_empty() && b.sort_list.is_empty(),
+            "freed queue has requests"
+        );
         assert_eq!(b.dispatched, 0, "freed queue has requests in the device");
-        assert!(!self.qe(q).on_st_or_in_serv, "freed queue is on a service tree");
+        assert!(
+            !self.qe(q).on_st_or_in_serv,
+            "freed queue is on a service tree"
+        );
         assert_ne!(self.in_service_queue, Some(q), "freed queue is in service");
         self.queues[q] = None;
     }
@@ -336,7 +399,9 @@ impl Bfq {
     /// Kernel: bfq_reassign_last_bfqq().
     pub(crate) fn reassign_last_bfqq(&mut self, cur: QId, new: Option<QId>) {
         match self.qe(cur).parent {
-            Some(p) if self.e(p).last_bfqq_created == Some(cur) => self.em(p).last_bfqq_created = new,
+            Some(p) if self.e(p).last_bfqq_created == Some(cur) => {
+                self.em(p).last_bfqq_created = new
+            }
             _ if self.last_bfqq_created == Some(cur) => self.last_bfqq_created = new,
             _ => {}
         }

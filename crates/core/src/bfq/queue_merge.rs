@@ -33,20 +33,41 @@ const BFQ_LATE_STABLE_MERGING: u32 = 600;
 impl Bfq {
     /// The sector of a queue's next request (the position tree's key).
     fn next_pos(&self, q: QId) -> u64 {
-        self.h(self.q(q).next_rq.expect("queue on the position tree has a next request")).rq.sector
+        self.h(self
+            .q(q)
+            .next_rq
+            .expect("queue on the position tree has a next request"))
+            .rq
+            .sector
     }
 
     /// Kernel: bfq_too_late_for_merging().
     fn too_late_for_merging(&self, q: QId, now: Time) -> bool {
         let b = self.q(q);
-        b.service_from_backlogged > 0 && time_after(Bfq::jif(now), b.first_io_time.wrapping_add(BFQ_MERGE_TIME_LIMIT))
+        b.service_from_backlogged > 0
+            && time_after(
+                Bfq::jif(now),
+                b.first_io_time.wrapping_add(BFQ_MERGE_TIME_LIMIT),
+            )
     }
 
     /// Kernel: bfq_rq_pos_tree_lookup().
-    fn rq_pos_tree_lookup(&self, g: usize, sector: u64, now: Time, trace: &mut dyn Trace) -> Search {
-        let at = self.groups[g].rq_pos_tree.search(0, sector, |n| self.next_pos(n));
+    fn rq_pos_tree_lookup(
+        &self,
+        g: usize,
+        sector: u64,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> Search {
+        let at = self.groups[g]
+            .rq_pos_tree
+            .search(0, sector, |n| self.next_pos(n));
         let pid = at.found.map_or(0, |q| self.q(q).pid);
-        self.log(trace, now, format_args!("rq_pos_tree_lookup {sector}: returning {pid}"));
+        self.log(
+            trace,
+            now,
+            format_args!("rq_pos_tree_lookup {sector}: returning {pid}"),
+        );
         at
     }
 
@@ -74,7 +95,13 @@ impl Bfq {
     }
 
     /// Kernel: bfqq_find_close() + bfq_find_close_cooperator().
-    fn find_close_cooperator(&self, cur: QId, sector: u64, now: Time, trace: &mut dyn Trace) -> Option<QId> {
+    fn find_close_cooperator(
+        &self,
+        cur: QId,
+        sector: u64,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> Option<QId> {
         let g = self.bfqq_group(cur);
         let tree = &self.groups[g].rq_pos_tree;
         tree.root(0)?;
@@ -85,7 +112,11 @@ impl Bfq {
             if close(parent) {
                 return Some(parent);
             }
-            let node = if self.next_pos(parent) < sector { tree.next(parent) } else { tree.prev(parent) };
+            let node = if self.next_pos(parent) < sector {
+                tree.next(parent)
+            } else {
+                tree.prev(parent)
+            };
             node.filter(|&n| close(n))
         })?;
         (found != cur).then_some(found)
@@ -93,7 +124,13 @@ impl Bfq {
 
     /// Kernel: bfq_setup_merge(): schedules `q`'s merge into `new` (or the end of `new`'s
     /// own merge chain).
-    fn setup_merge(&mut self, q: QId, mut new: QId, now: Time, trace: &mut dyn Trace) -> Option<QId> {
+    fn setup_merge(
+        &mut self,
+        q: QId,
+        mut new: QId,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> Option<QId> {
         if self.process_refs(new) == 0 {
             return None;
         }
@@ -108,7 +145,12 @@ impl Bfq {
             return None;
         }
         let pid = self.q(new).pid;
-        self.log_q(trace, now, q, format_args!("scheduling merge with queue {pid}"));
+        self.log_q(
+            trace,
+            now,
+            q,
+            format_args!("scheduling merge with queue {pid}"),
+        );
         self.qm(q).new_bfqq = Some(new);
         self.qm(new).ref_ += process_refs;
         Some(new)
@@ -128,7 +170,14 @@ impl Bfq {
     }
 
     /// Kernel: bfq_setup_stable_merge().
-    fn setup_stable_merge(&mut self, q: QId, stable: QId, bic: IoContextId, now: Time, trace: &mut dyn Trace) -> Option<QId> {
+    fn setup_stable_merge(
+        &mut self,
+        q: QId,
+        stable: QId,
+        bic: IoContextId,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> Option<QId> {
         let proc_ref = self.process_refs(q).min(self.process_refs(stable));
         self.bics.get_mut(&bic).expect("bic").data.stable_merge_bfqq = None;
         let mut new = None;
@@ -148,7 +197,14 @@ impl Bfq {
 
     /// Kernel: bfq_setup_cooperator(): the queue `q`'s new request at `pos` should go to,
     /// if not `q`.
-    pub(crate) fn setup_cooperator(&mut self, q: QId, pos: u64, bic: IoContextId, now: Time, trace: &mut dyn Trace) -> Option<QId> {
+    pub(crate) fn setup_cooperator(
+        &mut self,
+        q: QId,
+        pos: u64,
+        bic: IoContextId,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> Option<QId> {
         if let Some(mut new) = self.q(q).new_bfqq {
             while let Some(n) = self.q(new).new_bfqq {
                 new = n;
@@ -169,7 +225,10 @@ impl Bfq {
                 }
             }
         }
-        if self.nonrot_with_queueing || self.too_late_for_merging(q, now) || self.tot_busy_queues() == 1 {
+        if self.nonrot_with_queueing
+            || self.too_late_for_merging(q, now)
+            || self.tot_busy_queues() == 1
+        {
             return None;
         }
         if let Some(s) = self.in_service_queue.filter(|&s| s != q) {
@@ -194,7 +253,8 @@ impl Bfq {
         let Some(bic) = self.q(q).bic else {
             return;
         };
-        let (dur, wr_coeff, low_latency) = (self.wr_duration(), self.tun.wr_coeff, self.tun.low_latency);
+        let (dur, wr_coeff, low_latency) =
+            (self.wr_duration(), self.tun.wr_coeff, self.tun.low_latency);
         let b = self.q(q).clone();
         let e = self.qe(q).clone();
         let d = &mut self.bics.get_mut(&bic).expect("bic").data;
@@ -263,7 +323,12 @@ impl Bfq {
             }
         }
         let wr_busy = self.wr_busy_queues;
-        self.log_q(trace, now, new, format_args!("merge_bfqqs: wr_busy {wr_busy}"));
+        self.log_q(
+            trace,
+            now,
+            new,
+            format_args!("merge_bfqqs: wr_busy {wr_busy}"),
+        );
         self.bic_set_bfqq(bic, Some(new), true, now, trace);
         let nb = self.qm(new);
         nb.coop = true;
@@ -272,12 +337,26 @@ impl Bfq {
         self.qm(q).bic = None;
         self.reassign_last_bfqq(q, Some(new));
         self.release_process_ref(q, now, trace);
-        self.decide(trace, now, crate::trace::DecisionKind::Merge, Some(new), "cooperating", None);
+        self.decide(
+            trace,
+            now,
+            crate::trace::DecisionKind::Merge,
+            Some(new),
+            "cooperating",
+            None,
+        );
         new
     }
 
     /// Merges `q` along its whole `new_bfqq` chain into `new`.
-    pub(crate) fn merge_chain(&mut self, bic: IoContextId, mut q: QId, new: QId, now: Time, trace: &mut dyn Trace) -> QId {
+    pub(crate) fn merge_chain(
+        &mut self,
+        bic: IoContextId,
+        mut q: QId,
+        new: QId,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> QId {
         while q != new {
             q = self.merge_bfqqs(bic, q, now, trace);
         }
@@ -285,7 +364,13 @@ impl Bfq {
     }
 
     /// Kernel: bfq_do_or_sched_stable_merge(): for a new sync queue.
-    pub(crate) fn do_or_sched_stable_merge(&mut self, q: QId, bic: IoContextId, now: Time, trace: &mut dyn Trace) -> QId {
+    pub(crate) fn do_or_sched_stable_merge(
+        &mut self,
+        q: QId,
+        bic: IoContextId,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> QId {
         let parent = self.qe(q).parent;
         let last = match parent {
             Some(p) => self.e(p).last_bfqq_created,
@@ -296,7 +381,8 @@ impl Bfq {
             let lb = self.q(l);
             time_after(
                 b.creation_time,
-                lb.creation_time.wrapping_add(msecs_to_jiffies(BFQ_ACTIVATION_STABLE_MERGING)),
+                lb.creation_time
+                    .wrapping_add(msecs_to_jiffies(BFQ_ACTIVATION_STABLE_MERGING)),
             ) || self.qe(l).parent != parent
                 || lb.ioprio != b.ioprio
                 || lb.ioprio_class != b.ioprio_class
@@ -309,7 +395,12 @@ impl Bfq {
             return q;
         }
         let l = last.expect("related");
-        if !time_after_eq(self.q(l).creation_time.wrapping_add(self.tun.burst_interval), b.creation_time) {
+        if !time_after_eq(
+            self.q(l)
+                .creation_time
+                .wrapping_add(self.tun.burst_interval),
+            b.creation_time,
+        ) {
             return q;
         }
         if self.nonrot_with_queueing {
@@ -331,10 +422,21 @@ impl Bfq {
     }
 
     /// Kernel: bfq_bfqq_resume_state(): a split queue takes back its process's saved state.
-    fn resume_state(&mut self, q: QId, bic: IoContextId, already_existing: bool, now: Time, trace: &mut dyn Trace) {
+    fn resume_state(
+        &mut self,
+        q: QId,
+        bic: IoContextId,
+        already_existing: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let busy = already_existing && self.q(q).busy;
         let d = self.bics[&bic].data;
-        let (low_latency, rt_max, dur) = (self.tun.low_latency, self.tun.wr_rt_max_time, self.wr_duration());
+        let (low_latency, rt_max, dur) = (
+            self.tun.low_latency,
+            self.tun.wr_rt_max_time,
+            self.wr_duration(),
+        );
         let j = Bfq::jif(now);
         let mut old_wr_coeff = 1;
         let b = self.qm(q);
@@ -356,8 +458,14 @@ impl Bfq {
         b.wr_cur_max_time = d.saved_wr_cur_max_time;
         self.qem(q).new_weight = d.saved_weight;
         let b = self.q(q);
-        if b.wr_coeff > 1 && (b.in_large_burst || time_after(j, b.last_wr_start_finish.wrapping_add(b.wr_cur_max_time))) {
-            if b.wr_cur_max_time == rt_max && !b.in_large_burst && time_after_eq(b.wr_start_at_switch_to_srt.wrapping_add(dur), j) {
+        if b.wr_coeff > 1
+            && (b.in_large_burst
+                || time_after(j, b.last_wr_start_finish.wrapping_add(b.wr_cur_max_time)))
+        {
+            if b.wr_cur_max_time == rt_max
+                && !b.in_large_burst
+                && time_after_eq(b.wr_start_at_switch_to_srt.wrapping_add(dur), j)
+            {
                 let coeff = self.tun.wr_coeff;
                 let b = self.qm(q);
                 b.wr_coeff = coeff;
@@ -365,7 +473,12 @@ impl Bfq {
                 b.last_wr_start_finish = b.wr_start_at_switch_to_srt;
             } else {
                 self.qm(q).wr_coeff = 1;
-                self.log_q(trace, now, q, format_args!("resume state: switching off wr"));
+                self.log_q(
+                    trace,
+                    now,
+                    q,
+                    format_args!("resume state: switching off wr"),
+                );
             }
         }
         self.qem(q).prio_changed = true;
@@ -381,7 +494,14 @@ impl Bfq {
     }
 
     /// Kernel: bfq_split_bfqq().
-    fn split_bfqq(&mut self, bic: IoContextId, q: QId, pid: u32, now: Time, trace: &mut dyn Trace) -> Option<QId> {
+    fn split_bfqq(
+        &mut self,
+        bic: IoContextId,
+        q: QId,
+        pid: u32,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> Option<QId> {
         self.log_q(trace, now, q, format_args!("splitting queue"));
         if self.process_refs(q) == 1 && self.q(q).new_bfqq.is_none() {
             let b = self.qm(q);
@@ -397,7 +517,15 @@ impl Bfq {
     }
 
     /// Kernel: __bfq_get_bfqq_handle_split(): the process's queue, created if missing.
-    fn get_bfqq_inner(&mut self, bic: IoContextId, rq: &Request, split: bool, is_sync: bool, now: Time, trace: &mut dyn Trace) -> (QId, bool) {
+    fn get_bfqq_inner(
+        &mut self,
+        bic: IoContextId,
+        rq: &Request,
+        split: bool,
+        is_sync: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> (QId, bool) {
         if let Some(q) = self.bics[&bic].bfqq[usize::from(is_sync)] {
             return (q, false);
         }
@@ -434,7 +562,14 @@ impl Bfq {
 
     /// Kernel: bfq_get_bfqq_handle_split(): the process's queue, split from a merged one that
     /// turned seeky.
-    pub(crate) fn get_bfqq_handle_split(&mut self, bic: IoContextId, rq: &Request, is_sync: bool, now: Time, trace: &mut dyn Trace) -> QId {
+    pub(crate) fn get_bfqq_handle_split(
+        &mut self,
+        bic: IoContextId,
+        rq: &Request,
+        is_sync: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> QId {
         let (q, new_queue) = self.get_bfqq_inner(bic, rq, false, is_sync, now, trace);
         if new_queue {
             return q;
@@ -445,7 +580,11 @@ impl Bfq {
         }
         let waker = self.waker_for_split(q);
         if self.q(q).in_large_burst {
-            self.bics.get_mut(&bic).expect("bic").data.saved_in_large_burst = true;
+            self.bics
+                .get_mut(&bic)
+                .expect("bic")
+                .data
+                .saved_in_large_burst = true;
         }
         if let Some(q) = self.split_bfqq(bic, q, rq.pid, now, trace) {
             self.resume_state(q, bic, true, now, trace);

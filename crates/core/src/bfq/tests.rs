@@ -39,7 +39,8 @@ impl Trace for Rec {
         self.msgs.push((now, text.to_string()));
     }
     fn decision(&mut self, now: Time, d: &Decision<'_>) {
-        self.decisions.push((now, d.kind, d.queue, d.reason.to_string(), d.value_ns));
+        self.decisions
+            .push((now, d.kind, d.queue, d.reason.to_string(), d.value_ns));
     }
 }
 
@@ -53,7 +54,13 @@ impl Rec {
 }
 
 pub(crate) fn rot() -> Bfq {
-    Bfq::new(DeviceInfo { rotational: true, queue_depth: 32 }, UP)
+    Bfq::new(
+        DeviceInfo {
+            rotational: true,
+            queue_depth: 32,
+        },
+        UP,
+    )
 }
 
 /// A request of process `pid` (its own io context) in the root group.
@@ -92,13 +99,20 @@ fn idles_after_sync_read_on_rotational() {
     b.insert(read(1, 10, 1000, 8), UP, &mut t);
     let rq = dispatched(&mut b, UP, &mut t);
     b.completed(&rq, UP + MS, &mut t);
-    assert_eq!(b.dispatch(UP + MS, &mut t), Dispatch::IdleUntil(UP + 9 * MS));
+    assert_eq!(
+        b.dispatch(UP + MS, &mut t),
+        Dispatch::IdleUntil(UP + 9 * MS)
+    );
     let armed = t.last(DecisionKind::ArmIdle).expect("arm_idle decision");
     assert_eq!(armed.4, Some(8 * MS));
     b.check_invariants();
     // Kernel: bfq_idle_slice_timer_body(): no request came: the queue expires as too idle.
     b.timer(UP + 9 * MS, &mut t);
-    assert!(t.any("expire (0, slow 0, num_disp 0, short_ttime 1)"), "{:?}", t.msgs);
+    assert!(
+        t.any("expire (0, slow 0, num_disp 0, short_ttime 1)"),
+        "{:?}",
+        t.msgs
+    );
     assert_eq!(b.dispatch(UP + 9 * MS, &mut t), Dispatch::Empty);
 }
 
@@ -114,7 +128,10 @@ fn no_idling_with_slice_idle_0() {
     b.completed(&rq, UP + MS, &mut t);
     assert_eq!(b.dispatch(UP + MS, &mut t), Dispatch::Empty);
     assert!(t.any("expire (3,"), "{:?}", t.msgs);
-    assert_eq!(t.last(DecisionKind::NoIdle).map(|d| d.3.as_str()), Some("slice_idle_0"));
+    assert_eq!(
+        t.last(DecisionKind::NoIdle).map(|d| d.3.as_str()),
+        Some("slice_idle_0")
+    );
 }
 
 /// Kernel: bfq_select_queue() + __bfq_bfqq_recalc_budget(): a sync queue whose next request
@@ -136,8 +153,15 @@ fn budget_exhausted_quadruples_max_budget() {
     }
     // 5 * 2048 = 10240 served, 682 left: the sixth request (2048) does not fit.
     dispatched(&mut b, UP, &mut t);
-    assert!(t.any("expire (2, slow 0, num_disp 5, short_ttime 1)"), "{:?}", t.msgs);
-    assert_eq!(t.last(DecisionKind::SliceExpired).unwrap().3, "budget_exhausted");
+    assert!(
+        t.any("expire (2, slow 0, num_disp 5, short_ttime 1)"),
+        "{:?}",
+        t.msgs
+    );
+    assert_eq!(
+        t.last(DecisionKind::SliceExpired).unwrap().3,
+        "budget_exhausted"
+    );
     assert_eq!(b.q(q).max_budget, 16384);
     b.check_invariants();
 }
@@ -180,7 +204,11 @@ fn seeky_queue_idles_2ms() {
     let mut now = UP;
     for i in 0..40u64 {
         // Far apart, alternating: every request is a seek.
-        let sector = if i % 2 == 0 { 10_000_000 + i * 5000 } else { 100 + i * 5000 };
+        let sector = if i % 2 == 0 {
+            10_000_000 + i * 5000
+        } else {
+            100 + i * 5000
+        };
         b.insert(read(i + 1, 10, sector, 8), now, &mut t);
         let rq = dispatched(&mut b, now, &mut t);
         now += MS;
@@ -204,12 +232,17 @@ fn new_sync_queue_is_weight_raised_interactive() {
     b.insert(read(1, 10, 1000, 8), UP, &mut t);
     let q = b.bics[&IoContextId(10)].bfqq[1].unwrap();
     assert_eq!(b.q(q).wr_coeff, 30);
-    let wr = t.last(DecisionKind::WeightRaise).expect("weight raising started");
+    let wr = t
+        .last(DecisionKind::WeightRaise)
+        .expect("weight raising started");
     assert_eq!(wr.3, "interactive");
     let rq = dispatched(&mut b, UP, &mut t);
     assert_eq!(b.qe(q).weight, 1200);
     b.completed(&rq, UP + MS, &mut t);
-    assert_eq!(b.dispatch(UP + MS, &mut t), Dispatch::IdleUntil(UP + 21 * MS));
+    assert_eq!(
+        b.dispatch(UP + MS, &mut t),
+        Dispatch::IdleUntil(UP + 21 * MS)
+    );
 }
 
 /// Kernel: bfq_bfqq_handle_idle_busy_switch(): with low_latency off nothing is raised.
@@ -250,12 +283,21 @@ fn realtime_queue_preempts_best_effort() {
     b.insert(read(1, 10, 1000, 8), UP, &mut t);
     let rq = dispatched(&mut b, UP, &mut t);
     b.completed(&rq, UP + MS, &mut t);
-    assert!(matches!(b.dispatch(UP + MS, &mut t), Dispatch::IdleUntil(_)));
+    assert!(matches!(
+        b.dispatch(UP + MS, &mut t),
+        Dispatch::IdleUntil(_)
+    ));
     let mut rt = read(2, 20, 900_000, 8);
-    rt.ioprio = IoPrio { class: IoPrioClass::RealTime, level: 4 };
+    rt.ioprio = IoPrio {
+        class: IoPrioClass::RealTime,
+        level: 4,
+    };
     b.insert(rt, UP + 2 * MS, &mut t);
     assert!(t.any("expire (4,"), "{:?}", t.msgs);
-    assert_eq!(t.last(DecisionKind::Preempt).unwrap().3, "higher_class_or_weight");
+    assert_eq!(
+        t.last(DecisionKind::Preempt).unwrap().3,
+        "higher_class_or_weight"
+    );
     assert_eq!(dispatched(&mut b, UP + 2 * MS, &mut t).id, RequestId(2));
 }
 
@@ -277,7 +319,10 @@ fn budget_timeout_expires_slow_queue() {
         b.completed(&rq, now, &mut t);
     }
     assert!(t.any("expire (1, slow 1"), "{:?}", t.msgs);
-    assert_eq!(t.last(DecisionKind::SliceExpired).unwrap().3, "budget_timeout");
+    assert_eq!(
+        t.last(DecisionKind::SliceExpired).unwrap().3,
+        "budget_timeout"
+    );
 }
 
 /// Kernel: bfq_check_fifo(): once per budget, a request past its FIFO deadline
@@ -306,17 +351,29 @@ fn eighth_queue_of_a_burst_makes_it_large() {
     let mut t = Rec::default();
     let q = |b: &Bfq, pid: u32| b.bics[&IoContextId(pid)].bfqq[1].unwrap();
     for pid in 0..9u64 {
-        b.insert(read(pid + 1, 100 + pid as u32, pid * 1_000_000, 8), UP + pid * 10 * MS, &mut t);
+        b.insert(
+            read(pid + 1, 100 + pid as u32, pid * 1_000_000, 8),
+            UP + pid * 10 * MS,
+            &mut t,
+        );
         if pid == 6 {
             assert!(!b.large_burst, "seven queues are not a large burst");
-            assert_eq!(b.q(q(&b, 106)).wr_coeff, 30, "a small burst's queue is raised");
+            assert_eq!(
+                b.q(q(&b, 106)).wr_coeff,
+                30,
+                "a small burst's queue is raised"
+            );
         }
     }
     assert!(b.large_burst);
     assert!(b.q(q(&b, 100)).in_large_burst);
     assert!(b.q(q(&b, 107)).in_large_burst);
     assert!(b.q(q(&b, 108)).in_large_burst);
-    assert_eq!(b.q(q(&b, 108)).wr_coeff, 1, "a large burst's queue is not raised");
+    assert_eq!(
+        b.q(q(&b, 108)).wr_coeff,
+        1,
+        "a large burst's queue is not raised"
+    );
     b.check_invariants();
 }
 
@@ -325,13 +382,22 @@ fn eighth_queue_of_a_burst_makes_it_large() {
 /// not boost throughput.
 #[test]
 fn different_weights_make_the_scenario_asymmetric() {
-    let mut b = Bfq::new(DeviceInfo { rotational: false, queue_depth: 32 }, UP);
+    let mut b = Bfq::new(
+        DeviceInfo {
+            rotational: false,
+            queue_depth: 32,
+        },
+        UP,
+    );
     b.set_tunable("low_latency", "0").unwrap();
     let mut t = Rec::default();
     b.insert(read(1, 10, 1000, 8), UP, &mut t);
     assert!(!b.asymmetric_scenario(None));
     let mut hi = read(2, 20, 900_000, 8);
-    hi.ioprio = IoPrio { class: IoPrioClass::BestEffort, level: 0 };
+    hi.ioprio = IoPrio {
+        class: IoPrioClass::BestEffort,
+        level: 0,
+    };
     b.insert(hi, UP, &mut t);
     assert!(b.asymmetric_scenario(None));
 }
@@ -344,7 +410,15 @@ fn group_weights_share_the_device() {
     b.set_tunable("low_latency", "0").unwrap();
     b.set_tunable("slice_idle", "0").unwrap();
     for (id, w) in [(1, 300), (2, 100)] {
-        b.add_cgroup(CgroupSpec { id: CgroupId(id), parent: CgroupId::ROOT, weight: w, leaf_weight: w }, UP);
+        b.add_cgroup(
+            CgroupSpec {
+                id: CgroupId(id),
+                parent: CgroupId::ROOT,
+                weight: w,
+                leaf_weight: w,
+            },
+            UP,
+        );
     }
     let mut t = crate::trace::NoTrace;
     let mut served = [0u64; 2];
@@ -354,7 +428,12 @@ fn group_weights_share_the_device() {
     for g in 0..2 {
         for _ in 0..4 {
             id += 1;
-            let mut rq = read(id, 10 + g as u32, g as u64 * 50_000_000 + next[g] * 256, 256);
+            let mut rq = read(
+                id,
+                10 + g as u32,
+                g as u64 * 50_000_000 + next[g] * 256,
+                256,
+            );
             rq.cgroup = CgroupId(g as u32 + 1);
             next[g] += 1;
             b.insert(rq, now, &mut t);
@@ -367,12 +446,20 @@ fn group_weights_share_the_device() {
         now += 100_000;
         b.completed(&rq, now, &mut t);
         id += 1;
-        let mut more = read(id, 10 + g as u32, g as u64 * 50_000_000 + next[g] * 256, 256);
+        let mut more = read(
+            id,
+            10 + g as u32,
+            g as u64 * 50_000_000 + next[g] * 256,
+            256,
+        );
         more.cgroup = rq.cgroup;
         next[g] += 1;
         b.insert(more, now, &mut t);
     }
     let ratio = served[0] as f64 / served[1] as f64;
-    assert!((ratio - 3.0).abs() < 0.15, "served {served:?}, ratio {ratio}");
+    assert!(
+        (ratio - 3.0).abs() < 0.15,
+        "served {served:?}, ratio {ratio}"
+    );
     b.check_invariants();
 }

@@ -193,7 +193,13 @@ impl Bfq {
     }
 
     /// A store at time `now` (`low_latency` 0 ends weight raising then).
-    pub fn store_tunable_at(&mut self, name: &str, value: &str, now: Time, trace: &mut dyn Trace) -> Result<(), TunableError> {
+    pub fn store_tunable_at(
+        &mut self,
+        name: &str,
+        value: &str,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> Result<(), TunableError> {
         let (spec, v) = parse_tunable("bfq", &TUNABLES, name, value)?;
         let t = &mut self.tun;
         match spec.name {
@@ -204,7 +210,11 @@ impl Bfq {
             "slice_idle" => t.slice_idle = (v * NSEC_PER_MSEC) as u32,
             "slice_idle_us" => t.slice_idle = (v * 1000) as u32,
             "max_budget" => {
-                self.bfq_max_budget = if v == 0 { self.calc_max_budget() } else { v as i64 };
+                self.bfq_max_budget = if v == 0 {
+                    self.calc_max_budget()
+                } else {
+                    v as i64
+                };
                 self.tun.user_max_budget = v as i64;
             }
             "timeout_sync" => {
@@ -237,7 +247,13 @@ mod tests {
     use crate::elevator::{DeviceInfo, Elevator};
 
     fn bfq() -> Bfq {
-        Bfq::new(DeviceInfo { rotational: true, queue_depth: 32 }, 0)
+        Bfq::new(
+            DeviceInfo {
+                rotational: true,
+                queue_depth: 32,
+            },
+            0,
+        )
     }
 
     /// The table's defaults are what a fresh bfq_data shows (bfq_init_queue()).
@@ -254,7 +270,11 @@ mod tests {
         let mut b = bfq();
         b.set_tunable("timeout_sync", "10").unwrap();
         assert_eq!(b.tun.timeout, 3);
-        let shown = b.tunables().into_iter().find(|v| v.spec.name == "timeout_sync").unwrap();
+        let shown = b
+            .tunables()
+            .into_iter()
+            .find(|v| v.spec.name == "timeout_sync")
+            .unwrap();
         assert_eq!(shown.value, 12);
     }
 

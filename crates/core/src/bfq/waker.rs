@@ -17,7 +17,10 @@ impl Bfq {
         let Some(last) = self.last_completed_rq_bfqq else {
             return;
         };
-        if last == q || self.q(q).has_short_ttime || now.wrapping_sub(self.last_completion) >= 4_000_000 {
+        if last == q
+            || self.q(q).has_short_ttime
+            || now.wrapping_sub(self.last_completion) >= 4_000_000
+        {
             return;
         }
         let window = 128 * u64::from(self.tun.slice_idle);

@@ -51,7 +51,12 @@ impl Bfq {
     /// only seeks loses soft real-time raising.
     pub(crate) fn soft_rt_seeky_end(&mut self, q: QId, now: Time) {
         let j = Bfq::jif(now);
-        if time_after(j, self.q(q).wr_start_at_switch_to_srt.wrapping_add(self.wr_duration())) {
+        if time_after(
+            j,
+            self.q(q)
+                .wr_start_at_switch_to_srt
+                .wrapping_add(self.wr_duration()),
+        ) {
             self.bfqq_end_wr(q, now, &mut crate::trace::NoTrace);
         } else {
             self.switch_back_to_interactive_wr(q);
@@ -62,7 +67,11 @@ impl Bfq {
     /// Kernel: bfq_bfqq_idle_for_long_time().
     pub(crate) fn idle_for_long_time(&self, q: QId, now: Time) -> bool {
         let bfqq = self.q(q);
-        bfqq.dispatched == 0 && time_after(Bfq::jif(now), bfqq.budget_timeout.wrapping_add(self.tun.wr_min_idle_time))
+        bfqq.dispatched == 0
+            && time_after(
+                Bfq::jif(now),
+                bfqq.budget_timeout.wrapping_add(self.tun.wr_min_idle_time),
+            )
     }
 
     /// Kernel: bfq_update_bfqq_wr_on_rq_arrival().
@@ -96,9 +105,20 @@ impl Bfq {
             let cap = 2 * self.min_budget();
             let b = self.qe(q).budget.min(cap);
             self.qem(q).budget = b;
-            let kind = if interactive { "interactive" } else { "soft_rt" };
+            let kind = if interactive {
+                "interactive"
+            } else {
+                "soft_rt"
+            };
             let dur = self.q(q).wr_cur_max_time * 4_000_000;
-            self.decide(trace, now, DecisionKind::WeightRaise, Some(q), kind, Some(dur));
+            self.decide(
+                trace,
+                now,
+                DecisionKind::WeightRaise,
+                Some(q),
+                kind,
+                Some(dur),
+            );
         } else if old_wr_coeff > 1 {
             if interactive {
                 let dur = self.wr_duration();
@@ -107,7 +127,14 @@ impl Bfq {
                 bfqq.wr_cur_max_time = dur;
             } else if in_burst {
                 self.qm(q).wr_coeff = 1;
-                self.decide(trace, now, DecisionKind::WeightRaise, Some(q), "ended_in_burst", None);
+                self.decide(
+                    trace,
+                    now,
+                    DecisionKind::WeightRaise,
+                    Some(q),
+                    "ended_in_burst",
+                    None,
+                );
             } else if soft_rt {
                 let bfqq = self.qm(q);
                 if bfqq.wr_cur_max_time != rt_max {
@@ -138,20 +165,39 @@ impl Bfq {
         }
         self.qem(q).prio_changed = true;
         if was > 1 {
-            self.decide(trace, now, DecisionKind::WeightRaise, Some(q), "ended", None);
+            self.decide(
+                trace,
+                now,
+                DecisionKind::WeightRaise,
+                Some(q),
+                "ended",
+                None,
+            );
         }
     }
 
     /// Kernel: bfq_end_wr(): `low_latency` turned off ends every raising.
     pub(crate) fn end_wr(&mut self, now: Time, trace: &mut dyn Trace) {
-        let listed: Vec<QId> = self.active_list.iter().chain(self.idle_list.iter()).copied().collect();
+        let listed: Vec<QId> = self
+            .active_list
+            .iter()
+            .chain(self.idle_list.iter())
+            .copied()
+            .collect();
         for q in listed {
             self.bfqq_end_wr(q, now, trace);
         }
         // Kernel: bfq_end_wr_async(): every group's async queues.
         for g in 0..self.groups.len() {
             let group = &self.groups[g];
-            let asyncs: Vec<QId> = group.async_bfqq.iter().flatten().flatten().copied().chain(group.async_idle_bfqq).collect();
+            let asyncs: Vec<QId> = group
+                .async_bfqq
+                .iter()
+                .flatten()
+                .flatten()
+                .copied()
+                .chain(group.async_idle_bfqq)
+                .collect();
             for q in asyncs {
                 self.bfqq_end_wr(q, now, trace);
             }
@@ -186,7 +232,10 @@ impl Bfq {
                 self.bfqq_end_wr(q, now, trace);
             } else if time_after(j, b.last_wr_start_finish.wrapping_add(b.wr_cur_max_time)) {
                 if b.wr_cur_max_time != self.tun.wr_rt_max_time
-                    || time_after(j, b.wr_start_at_switch_to_srt.wrapping_add(self.wr_duration()))
+                    || time_after(
+                        j,
+                        b.wr_start_at_switch_to_srt.wrapping_add(self.wr_duration()),
+                    )
                 {
                     self.bfqq_end_wr(q, now, trace);
                 } else {
@@ -195,7 +244,10 @@ impl Bfq {
                 }
             }
             let b = self.q(q);
-            if b.wr_coeff > 1 && b.wr_cur_max_time != self.tun.wr_rt_max_time && b.service_from_wr > MAX_SERVICE_FROM_WR {
+            if b.wr_coeff > 1
+                && b.wr_cur_max_time != self.tun.wr_rt_max_time
+                && b.service_from_wr > MAX_SERVICE_FROM_WR
+            {
                 self.bfqq_end_wr(q, now, trace);
             }
         }
@@ -211,7 +263,9 @@ impl Bfq {
     /// soft real-time (service so far at `wr_max_softrt_rate`).
     pub(crate) fn softrt_next_start(&self, q: QId, now: Time) -> u64 {
         let b = self.q(q);
-        let by_rate = b.last_idle_bklogged.wrapping_add(HZ * b.service_from_backlogged / self.tun.wr_max_softrt_rate);
+        let by_rate = b
+            .last_idle_bklogged
+            .wrapping_add(HZ * b.service_from_backlogged / self.tun.wr_max_softrt_rate);
         // nsecs_to_jiffies() truncates at HZ=250.
         let slice = u64::from(self.tun.slice_idle) / 4_000_000;
         let soon = Bfq::jif(now) + slice + 4;

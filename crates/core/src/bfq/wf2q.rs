@@ -191,7 +191,12 @@ impl Bfq {
         self.em(e).finish = start.wrapping_add(delta);
         if let Some(q) = self.entity_queue(e) {
             let finish = self.e(e).finish;
-            self.log_q(trace, now, q, format_args!("calc_finish: serv {service}, w {weight}"));
+            self.log_q(
+                trace,
+                now,
+                q,
+                format_args!("calc_finish: serv {service}, w {weight}"),
+            );
             self.log_q(
                 trace,
                 now,
@@ -205,7 +210,11 @@ impl Bfq {
     fn idle_extract(&mut self, st: St, e: EId) {
         let key = self.e(e).idle_key;
         let tree = self.st(st);
-        let next = tree.idle.range((key.0, key.1 + 1)..).next().map(|(_, &n)| n);
+        let next = tree
+            .idle
+            .range((key.0, key.1 + 1)..)
+            .next()
+            .map(|(_, &n)| n);
         let prev = tree.idle.range(..key).next_back().map(|(_, &p)| p);
         let tree = self.st_mut(st);
         if tree.first_idle == Some(e) {
@@ -239,7 +248,11 @@ impl Bfq {
 
     /// Kernel: bfq_active_extract().
     pub(crate) fn active_extract(&mut self, st: St, e: EId) {
-        assert_eq!(self.e(e).tree, Tree::Active(st.1), "entity not on this active tree");
+        assert_eq!(
+            self.e(e).tree,
+            Tree::Active(st.1),
+            "entity not on this active tree"
+        );
         self.groups[st.0].sched_data.active.erase(st.1, e);
         self.st_mut(st).nr_active -= 1;
         self.em(e).tree = Tree::None;
@@ -271,7 +284,14 @@ impl Bfq {
     }
 
     /// Kernel: bfq_forget_entity().
-    fn forget_entity(&mut self, st: St, e: EId, is_in_service: bool, now: Time, trace: &mut dyn Trace) {
+    fn forget_entity(
+        &mut self,
+        st: St,
+        e: EId,
+        is_in_service: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         self.em(e).on_st_or_in_serv = false;
         let weight = u64::from(self.e(e).weight);
         self.st_mut(st).wsum -= weight;
@@ -285,7 +305,10 @@ impl Bfq {
     /// Kernel: bfq_put_idle_entity().
     pub(crate) fn put_idle_entity(&mut self, st: St, e: EId, now: Time, trace: &mut dyn Trace) {
         self.idle_extract(st, e);
-        let in_service = self.groups[self.e(e).sched_data].sched_data.in_service_entity == Some(e);
+        let in_service = self.groups[self.e(e).sched_data]
+            .sched_data
+            .in_service_entity
+            == Some(e);
         self.forget_entity(st, e, in_service, now, trace);
     }
 
@@ -310,7 +333,14 @@ impl Bfq {
 
     /// Kernel: __bfq_entity_update_weight_prio(): applies a pending weight or class change
     /// (and weight raising) to an entity off its tree; returns the tree it belongs on now.
-    pub(crate) fn update_weight_prio(&mut self, old_st: St, e: EId, update_class_too: bool, now: Time, trace: &mut dyn Trace) -> St {
+    pub(crate) fn update_weight_prio(
+        &mut self,
+        old_st: St,
+        e: EId,
+        update_class_too: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> St {
         if !self.e(e).prio_changed {
             return old_st;
         }
@@ -383,10 +413,17 @@ impl Bfq {
 
     /// Kernel: bfq_bfqq_charge_time(): charges a queue that used its time rather than its
     /// budget as if it had received the service the peak rate gives in that time.
-    pub(crate) fn bfqq_charge_time(&mut self, q: QId, time_ms: u64, now: Time, trace: &mut dyn Trace) {
+    pub(crate) fn bfqq_charge_time(
+        &mut self,
+        q: QId,
+        time_ms: u64,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let timeout_ms = u64::from(jiffies_to_msecs(super::budget::BFQ_TIMEOUT));
         let bounded_time_ms = time_ms.min(timeout_ms);
-        let serv_to_charge_for_time = (self.bfq_max_budget * bounded_time_ms as i64) / timeout_ms as i64;
+        let serv_to_charge_for_time =
+            (self.bfq_max_budget * bounded_time_ms as i64) / timeout_ms as i64;
         let e = self.q(q).entity;
         let tot_serv_to_charge = serv_to_charge_for_time.max(self.e(e).service);
         if tot_serv_to_charge > self.e(e).budget {
@@ -397,7 +434,14 @@ impl Bfq {
     }
 
     /// Kernel: bfq_update_fin_time_enqueue().
-    fn update_fin_time_enqueue(&mut self, e: EId, st: St, backshifted: bool, now: Time, trace: &mut dyn Trace) {
+    fn update_fin_time_enqueue(
+        &mut self,
+        e: EId,
+        st: St,
+        backshifted: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let st = self.update_weight_prio(st, e, true, now, trace);
         let budget = self.e(e).budget;
         self.calc_finish(e, budget as u64, now, trace);
@@ -415,7 +459,13 @@ impl Bfq {
     }
 
     /// Kernel: __bfq_activate_entity().
-    fn activate_entity_inner(&mut self, e: EId, non_blocking_wait_rq: bool, now: Time, trace: &mut dyn Trace) {
+    fn activate_entity_inner(
+        &mut self,
+        e: EId,
+        non_blocking_wait_rq: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let st = self.entity_service_tree(e);
         let vtime = self.st(st).vtime;
         let finish = self.e(e).finish;
@@ -426,7 +476,11 @@ impl Bfq {
         };
         if self.e(e).tree == Tree::Idle(st.1) {
             self.idle_extract(st, e);
-            self.em(e).start = if bfq_gt(min_vstart, finish) { min_vstart } else { finish };
+            self.em(e).start = if bfq_gt(min_vstart, finish) {
+                min_vstart
+            } else {
+                finish
+            };
         } else {
             self.em(e).start = min_vstart;
             let weight = u64::from(self.e(e).weight);
@@ -468,7 +522,13 @@ impl Bfq {
     }
 
     /// Kernel: __bfq_activate_requeue_entity().
-    fn activate_requeue_inner(&mut self, e: EId, non_blocking_wait_rq: bool, now: Time, trace: &mut dyn Trace) {
+    fn activate_requeue_inner(
+        &mut self,
+        e: EId,
+        non_blocking_wait_rq: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let st = self.entity_service_tree(e);
         let sd = self.e(e).sched_data;
         if self.groups[sd].sched_data.in_service_entity == Some(e)
@@ -504,7 +564,13 @@ impl Bfq {
 
     /// Kernel: __bfq_deactivate_entity(): off the active tree; onto the idle tree if asked and
     /// its finish is still ahead, else forgotten. False if it was on no tree.
-    pub(crate) fn deactivate_entity_inner(&mut self, e: EId, ins_into_idle_tree: bool, now: Time, trace: &mut dyn Trace) -> bool {
+    pub(crate) fn deactivate_entity_inner(
+        &mut self,
+        e: EId,
+        ins_into_idle_tree: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> bool {
         if !self.e(e).on_st_or_in_serv {
             return false;
         }
@@ -532,7 +598,14 @@ impl Bfq {
     }
 
     /// Kernel: bfq_deactivate_entity().
-    fn deactivate_entity(&mut self, e: EId, mut ins_into_idle_tree: bool, expiration: bool, now: Time, trace: &mut dyn Trace) {
+    fn deactivate_entity(
+        &mut self,
+        e: EId,
+        mut ins_into_idle_tree: bool,
+        expiration: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let mut at = Some(e);
         let mut parent = None;
         while let Some(e) = at {
@@ -577,7 +650,11 @@ impl Bfq {
 
     /// Kernel: bfq_calc_vtime_jump().
     fn calc_vtime_jump(&self, st: St) -> u64 {
-        let root = self.groups[st.0].sched_data.active.root(st.1).expect("active tree not empty");
+        let root = self.groups[st.0]
+            .sched_data
+            .active
+            .root(st.1)
+            .expect("active tree not empty");
         let min = self.min_start(st.0, root);
         let vtime = self.st(st).vtime;
         if bfq_gt(min, vtime) {
@@ -621,7 +698,13 @@ impl Bfq {
     }
 
     /// Kernel: __bfq_lookup_next_entity().
-    fn lookup_next_entity_in(&mut self, st: St, in_service: bool, now: Time, trace: &mut dyn Trace) -> Option<EId> {
+    fn lookup_next_entity_in(
+        &mut self,
+        st: St,
+        in_service: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> Option<EId> {
         if self.st(st).nr_active == 0 {
             return None;
         }
@@ -634,7 +717,13 @@ impl Bfq {
 
     /// Kernel: bfq_lookup_next_entity(): the idle class first if it has waited too long,
     /// else by class.
-    fn lookup_next_entity(&mut self, g: GId, expiration: bool, now: Time, trace: &mut dyn Trace) -> Option<EId> {
+    fn lookup_next_entity(
+        &mut self,
+        g: GId,
+        expiration: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> Option<EId> {
         let j = jiffies(now);
         let mut class_idx = 0;
         let sd = &self.groups[g].sched_data;
@@ -654,7 +743,14 @@ impl Bfq {
     }
 
     /// Kernel: bfq_update_next_in_service(): true if the parent's next entity may change.
-    pub(crate) fn update_next_in_service(&mut self, g: GId, new_entity: Option<EId>, expiration: bool, now: Time, trace: &mut dyn Trace) -> bool {
+    pub(crate) fn update_next_in_service(
+        &mut self,
+        g: GId,
+        new_entity: Option<EId>,
+        expiration: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> bool {
         let mut next_in_service = self.groups[g].sched_data.next_in_service;
         let mut change_without_lookup = false;
         if let Some(new) = new_entity.filter(|&n| Some(n) != next_in_service) {
@@ -736,7 +832,10 @@ impl Bfq {
         let mut g = Some(0);
         let mut entity = None;
         while let Some(sd) = g {
-            let e = self.groups[sd].sched_data.next_in_service.expect("busy queues have a next entity");
+            let e = self.groups[sd]
+                .sched_data
+                .next_in_service
+                .expect("busy queues have a next entity");
             self.groups[sd].sched_data.in_service_entity = Some(e);
             if self.no_longer_next_in_service(e) {
                 let st = self.entity_service_tree(e);
@@ -783,7 +882,14 @@ impl Bfq {
     }
 
     /// Kernel: bfq_deactivate_bfqq().
-    pub(crate) fn deactivate_bfqq(&mut self, q: QId, ins_into_idle_tree: bool, expiration: bool, now: Time, trace: &mut dyn Trace) {
+    pub(crate) fn deactivate_bfqq(
+        &mut self,
+        q: QId,
+        ins_into_idle_tree: bool,
+        expiration: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let e = self.q(q).entity;
         self.deactivate_entity(e, ins_into_idle_tree, expiration, now, trace);
     }
@@ -797,7 +903,13 @@ impl Bfq {
     }
 
     /// Kernel: bfq_requeue_bfqq().
-    pub(crate) fn requeue_bfqq(&mut self, q: QId, expiration: bool, now: Time, trace: &mut dyn Trace) {
+    pub(crate) fn requeue_bfqq(
+        &mut self,
+        q: QId,
+        expiration: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let e = self.q(q).entity;
         let requeue = self.in_service_queue == Some(q);
         self.activate_requeue_entity(e, false, requeue, expiration, now, trace);
@@ -828,7 +940,13 @@ impl Bfq {
     }
 
     /// Kernel: bfq_del_bfqq_busy().
-    pub(crate) fn del_bfqq_busy(&mut self, q: QId, expiration: bool, now: Time, trace: &mut dyn Trace) {
+    pub(crate) fn del_bfqq_busy(
+        &mut self,
+        q: QId,
+        expiration: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         self.log_q(trace, now, q, format_args!("del from busy"));
         let class = self.q(q).ioprio_class as usize - 1;
         self.qm(q).busy = false;
@@ -876,21 +994,33 @@ impl Bfq {
                 let forest = &group.sched_data.active;
                 forest.check(c);
                 let active = forest.in_order(c);
-                assert_eq!(active.len(), group.sched_data.service_tree[c].nr_active, "group {g} class {c}: active count");
+                assert_eq!(
+                    active.len(),
+                    group.sched_data.service_tree[c].nr_active,
+                    "group {g} class {c}: active count"
+                );
                 let mut wsum = 0u64;
                 for (e, ent) in self.entities.iter().enumerate() {
-                    if ent.sched_data == g && ent.on_st_or_in_serv && self.class_of_live(e) == Some(c) {
+                    if ent.sched_data == g
+                        && ent.on_st_or_in_serv
+                        && self.class_of_live(e) == Some(c)
+                    {
                         wsum += u64::from(ent.weight);
                     }
                 }
-                assert_eq!(wsum, group.sched_data.service_tree[c].wsum, "group {g} class {c}: wsum");
+                assert_eq!(
+                    wsum, group.sched_data.service_tree[c].wsum,
+                    "group {g} class {c}: wsum"
+                );
             }
         }
     }
 
     fn class_of_live(&self, e: EId) -> Option<usize> {
         match self.e(e).owner {
-            Owner::Queue(q) => self.queues[q].as_ref().map(|b| (b.ioprio_class - 1) as usize),
+            Owner::Queue(q) => self.queues[q]
+                .as_ref()
+                .map(|b| (b.ioprio_class - 1) as usize),
             Owner::Group(_) => Some((CLASS_BE - 1) as usize),
         }
     }

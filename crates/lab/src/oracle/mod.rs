@@ -147,8 +147,7 @@ pub fn write_generated_for(
                 "bfq" => generate_bfq::scenario(seed, i),
                 _ => generate::scenario(seed, i),
             };
-            std::fs::write(&path, text)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             Ok(path)
         })
         .collect()

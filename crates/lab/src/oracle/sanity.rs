@@ -58,9 +58,10 @@ pub fn check(sc: &Scenario, out: &str) -> Result<Summary, String> {
         t.name.starts_with("slice_idle") || t.name == "strict_guarantees"
     };
     let idle_off = sc.tunables.iter().filter(touches).count() == 1
-        && sc.tunables.iter().any(|t| {
-            t.name.starts_with("slice_idle") && t.value == "0" && t.at_ns.is_none()
-        });
+        && sc
+            .tunables
+            .iter()
+            .any(|t| t.name.starts_with("slice_idle") && t.value == "0" && t.at_ns.is_none());
     let mut st = State {
         now: 0,
         bio_pid: BTreeMap::new(),
@@ -84,7 +85,13 @@ pub fn check(sc: &Scenario, out: &str) -> Result<Summary, String> {
     Ok(st.sum)
 }
 
-fn step(sc: &Scenario, st: &mut State, t: &[&str], line: &str, idle_off: bool) -> Result<(), String> {
+fn step(
+    sc: &Scenario,
+    st: &mut State,
+    t: &[&str],
+    line: &str,
+    idle_off: bool,
+) -> Result<(), String> {
     let kind = *t.first().ok_or("empty line")?;
     let time: u64 = num(t.get(1), line)?;
     // Boot-time tunable lines carry time 0.
@@ -106,7 +113,11 @@ fn step(sc: &Scenario, st: &mut State, t: &[&str], line: &str, idle_off: bool) -
             }
             st.tags += 1;
             if st.tags > sc.device.nr_requests() {
-                return Err(format!("{} tags in use, nr_requests {}", st.tags, sc.device.nr_requests()));
+                return Err(format!(
+                    "{} tags in use, nr_requests {}",
+                    st.tags,
+                    sc.device.nr_requests()
+                ));
             }
         }
         "A" => {
@@ -150,7 +161,10 @@ fn dispatch(sc: &Scenario, st: &mut State, t: &[&str], line: &str) -> Result<(),
     st.rqs.insert(rq, Rq::Dispatched);
     st.in_device += 1;
     if st.in_device > sc.device.depth {
-        return Err(format!("{} requests in a device of depth {}", st.in_device, sc.device.depth));
+        return Err(format!(
+            "{} requests in a device of depth {}",
+            st.in_device, sc.device.depth
+        ));
     }
     st.sum.dispatched += 1;
     let pid = st.bio_pid[&rq];
@@ -178,7 +192,10 @@ fn timer(st: &mut State, t: &[&str], line: &str, idle_off: bool) -> Result<(), S
             st.sum.timer_fires += 1;
             Ok(())
         }
-        _ => Err(format!("timer event out of place: '{line}' (armed for {:?})", st.timer)),
+        _ => Err(format!(
+            "timer event out of place: '{line}' (armed for {:?})",
+            st.timer
+        )),
     }
 }
 
@@ -196,9 +213,13 @@ mod tests {
     #[test]
     fn broken_runs_are_caught() {
         let s = sc("proc 1\n");
-        let good = "Q 5 1 1 R 0 8\nI 5 1\nH 5 arm 9\nH 6 cancel\nD 6 1 0 8\nC 7 1\nL 7 - bfq q1 r1\n";
+        let good =
+            "Q 5 1 1 R 0 8\nI 5 1\nH 5 arm 9\nH 6 cancel\nD 6 1 0 8\nC 7 1\nL 7 - bfq q1 r1\n";
         let sum = check(&s, good).unwrap();
-        assert_eq!((sum.dispatched, sum.completed, sum.sectors_by_pid[&1]), (1, 1, 8));
+        assert_eq!(
+            (sum.dispatched, sum.completed, sum.sectors_by_pid[&1]),
+            (1, 1, 8)
+        );
         let twice = "Q 5 1 1 R 0 8\nI 5 1\nD 6 1 0 8\nD 6 1 0 8\n";
         assert!(check(&s, twice).unwrap_err().contains("be dispatched"));
         let fire = "H 5 arm 9\nH 6 cancel\nH 9 fire\n";

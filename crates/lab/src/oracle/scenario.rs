@@ -325,7 +325,12 @@ fn cgweight(sc: &Scenario, toks: &[&str]) -> Result<TunableSet, String> {
     if path.is_empty() || !sc.cgroups.iter().any(|g| g.path == path) {
         return Err(format!("undeclared cgroup '{}'", toks[1]));
     }
-    let mut t = tunable(&["tunable", "bfq.weight", toks[2], toks.get(3).copied().unwrap_or("")])?;
+    let mut t = tunable(&[
+        "tunable",
+        "bfq.weight",
+        toks[2],
+        toks.get(3).copied().unwrap_or(""),
+    ])?;
     if toks.len() == 3 {
         t.at_ns = None;
     }
@@ -498,11 +503,17 @@ mod tests {
                     cgweight /a 20\nproc 1 cgroup=/a/b nice=-5\nproc 2 cgroup=/\n";
         let sc = parse_scenario(text, Path::new("t")).unwrap();
         assert_eq!(sc.cgroups.len(), 2);
-        assert_eq!((sc.cgroups[0].path.as_str(), sc.cgroups[0].weight), ("/a", 300));
+        assert_eq!(
+            (sc.cgroups[0].path.as_str(), sc.cgroups[0].weight),
+            ("/a", 300)
+        );
         assert_eq!(sc.tunables[0].cgroup.as_deref(), Some("/a/b"));
         assert_eq!(sc.tunables[0].at_ns, Some(7));
         assert_eq!(sc.tunables[1].at_ns, None);
-        assert_eq!((sc.procs[0].cgroup.as_str(), sc.procs[0].nice), ("/a/b", -5));
+        assert_eq!(
+            (sc.procs[0].cgroup.as_str(), sc.procs[0].nice),
+            ("/a/b", -5)
+        );
         assert_eq!(sc.procs[1].cgroup, "");
         let err = parse_scenario("cgroup /a/b\n", Path::new("t")).unwrap_err();
         assert_eq!(err.to_string(), "t:1: parent not declared for '/a/b'");
