@@ -123,9 +123,10 @@ impl Bfq {
     ) -> QId {
         let q = self.queues.len();
         let e = self.entities.len();
-        let parent = self.groups[g].entity;
+        // Until bfq_init_entity() the queue belongs to no group: its messages go to the root
+        // group's log, as the kernel's do (bfqq_group() of a NULL parent).
         self.entities
-            .push(Entity::new(Owner::Queue(q), g, parent, 0));
+            .push(Entity::new(Owner::Queue(q), 0, None, 0));
         let j = Bfq::jif(now);
         let smallest = Bfq::smallest_from_now(now);
         self.queues.push(Some(BfqQueue {
@@ -159,7 +160,8 @@ impl Bfq {
             non_blocking_wait_rq: false,
             fifo_expire: false,
             has_short_ttime: false,
-            sync: is_sync,
+            // Marked after the ioprio message: `bfq%dA` there even for a sync queue.
+            sync: false,
             io_bound: true,
             in_large_burst: false,
             softrt_update: false,
@@ -201,9 +203,14 @@ impl Bfq {
             if !self.class_idle_new(q) {
                 self.qm(q).has_short_ttime = true;
             }
+            self.qm(q).sync = true;
             self.qm(q).just_created = true;
         }
-        // bfq_init_entity(): the weight and class take effect now.
+        // bfq_init_entity(): the weight and class take effect now, under group `g`.
+        let parent = self.groups[g].entity;
+        let ent = self.qem(q);
+        ent.sched_data = g;
+        ent.parent = parent;
         let w = self.qe(q).new_weight;
         let ent = self.qem(q);
         ent.weight = w;
