@@ -125,8 +125,7 @@ impl Bfq {
         let e = self.entities.len();
         // Until bfq_init_entity() the queue belongs to no group: its messages go to the root
         // group's log, as the kernel's do (bfqq_group() of a NULL parent).
-        self.entities
-            .push(Entity::new(Owner::Queue(q), 0, None, 0));
+        self.entities.push(Entity::new(Owner::Queue(q), 0, None, 0));
         let j = Bfq::jif(now);
         let smallest = Bfq::smallest_from_now(now);
         self.queues.push(Some(BfqQueue {
@@ -134,7 +133,8 @@ impl Bfq {
             entity: e,
             ref_: 0,
             stable_ref: 0,
-            pid,
+            // Set after the ioprio message, which shows pid 0 (`bfq0A`).
+            pid: 0,
             bic: None,
             ioprio: 0,
             ioprio_class: 0,
@@ -206,6 +206,7 @@ impl Bfq {
             self.qm(q).sync = true;
             self.qm(q).just_created = true;
         }
+        self.qm(q).pid = pid;
         // bfq_init_entity(): the weight and class take effect now, under group `g`.
         let parent = self.groups[g].entity;
         let ent = self.qem(q);
