@@ -67,8 +67,8 @@ impl Bfq {
         });
         let varied_queue_weights = !smallest_weight && self.queue_weights_tree.len() > 1;
         let b = &self.busy_queues;
-        let multiple_classes_busy =
-            (b[0] > 0 && b[1] > 0) || (b[0] > 0 && b[2] > 0) || (b[1] > 0 && b[2] > 0);
+        // At least two of the three classes have busy queues.
+        let multiple_classes_busy = b.iter().filter(|&&n| n > 0).count() >= 2;
         varied_queue_weights || multiple_classes_busy || self.num_groups_with_pending_reqs > 1
     }
 

@@ -103,9 +103,8 @@ impl Bfq {
             }
         }
         let b = self.bics.get_mut(&bic).expect("bic");
-        if q.is_some() && b.data.stable_merge_bfqq == q {
+        if let Some(q) = q.filter(|&q| b.data.stable_merge_bfqq == Some(q)) {
             b.data.stable_merge_bfqq = None;
-            let q = q.expect("checked");
             self.qm(q).stable_ref -= 1;
             self.put_queue(q, now, trace);
         }

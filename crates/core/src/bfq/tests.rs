@@ -2,16 +2,16 @@
 //! rule it checks; the expected values are worked out from Linux 6.12's bfq-iosched.c and
 //! bfq-wf2q.c (constants and formulas cited in the modules), not from this implementation.
 //!
-//! Mutations tried (each made at least one test here or in `proptests` fail; see the
-//! report of commit history): budget feedback factor 4 → 2 (`budget_exhausted_*`), idle
-//! length min(2 ms) dropped (`seeky_queue_idles_2ms`), `>=` → `>` in the budget check of
-//! bfq_select_queue (`budget_exhausted_*`), async charge factor 3 → 1
-//! (`async_requests_are_charged_three_times`), strict_guarantees check dropped
-//! (`strict_guarantees_*`), slice_idle test dropped in bfq_better_to_idle
-//! (`no_idling_with_slice_idle_0`, property), wr_coeff not applied to the weight
-//! (`new_sync_queue_is_weight_raised_*`), class order in bfq_lookup_next_entity reversed
-//! (`realtime_queue_preempts_best_effort`), large-burst threshold off by one
-//! (`eighth_queue_of_a_burst_*`), the wf2q eligibility test dropped (property: shares).
+//! Mutations tried, each applied alone to a copy and `cargo test -p iosched-core --lib bfq::`
+//! run: caught (a test failed) — budget feedback ×4 → ×2, the 2 ms cap of a seeky queue's
+//! idle dropped, the budget-exhausted check of bfq_select_queue disabled, the async charge
+//! factor 3 → 1, the strict_guarantees dispatch limit dropped, the `slice_idle == 0` test of
+//! bfq_better_to_idle dropped, wr_coeff not applied to the weight, the class test of
+//! bfq_bfqq_higher_class_or_weight dropped, bfq_check_fifo never returning, the budget
+//! timeout never expiring, bfq_calc_finish ignoring the weight. Missed: the large-burst
+//! threshold off by one (caught since, by `eighth_queue_of_a_burst_makes_it_large` checking
+//! the eighth queue), and the eligibility test of bfq_first_active_entity dropped (no test
+//! has an ineligible entity with a smaller finish time yet).
 
 use super::*;
 use crate::request::{IoPrio, IoPrioClass, Op, ReqFlags, RequestId, NSEC_PER_MSEC};
@@ -363,6 +363,9 @@ fn eighth_queue_of_a_burst_makes_it_large() {
                 30,
                 "a small burst's queue is raised"
             );
+        }
+        if pid == 7 {
+            assert!(b.large_burst, "the eighth queue makes the burst large");
         }
     }
     assert!(b.large_burst);
