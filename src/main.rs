@@ -5,11 +5,16 @@ mod cmd;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// CFQ and its peers, simulated and real: a block I/O scheduler laboratory.
 #[derive(Parser)]
-#[command(name = "iosched", version, about, long_about = None)]
+#[command(
+    name = "iosched",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("IOSCHED_COMMIT"), ")"),
+    about,
+    long_about = None
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -42,6 +47,13 @@ enum Command {
     Knobs,
     /// List the simulated device presets.
     Devices,
+    /// Print the man page (roff), or write one page per subcommand with --dir.
+    Manpage(cmd::docs::ManpageArgs),
+    /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::docs::CompletionsArgs),
+    /// Print a reference page of the book (docs/reference/), made from the code.
+    #[command(hide = true)]
+    Reference(cmd::docs::ReferenceArgs),
 }
 
 fn main() -> ExitCode {
@@ -66,6 +78,9 @@ fn main() -> ExitCode {
         Command::Schedulers => cmd::list::schedulers(),
         Command::Knobs => cmd::list::knobs(),
         Command::Devices => cmd::list::devices(),
+        Command::Manpage(args) => cmd::docs::manpage(Cli::command(), args),
+        Command::Completions(args) => cmd::docs::completions(Cli::command(), args),
+        Command::Reference(args) => cmd::docs::reference(Cli::command(), args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

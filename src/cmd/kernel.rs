@@ -59,13 +59,18 @@ pub struct KernelArgs {
     /// time-based job without a runtime).
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<u64>,
+    /// Capture the kernel's own record of the run here: ftrace's `blk` tracer for the device
+    /// (request events and the scheduler's messages, e.g. BFQ's) and BFQ's idle timer, as
+    /// text; tracefs is mounted in a private mount namespace and every setting is put back.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
     /// Write the run's description (job files' text, machine, device, scheduler, settings,
     /// seed) as JSON, as `iosched run --save-spec` does; `--spec` runs it again.
     #[arg(long, value_name = "FILE")]
     save_spec: Option<PathBuf>,
     /// Run a description written by `--save-spec` (of `iosched kernel`, or of `iosched run`
     /// on a block device) instead of job files and flags.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["jobfiles", "device", "scheduler", "set", "seed", "save_spec"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["jobfiles", "device", "scheduler", "set", "seed", "save_spec", "trace"])]
     spec: Option<PathBuf>,
 }
 
@@ -117,7 +122,10 @@ fn describe(args: &KernelArgs) -> Result<(RunSpec, FioBinary), Failure> {
         uptime_s: iosched_core::DEFAULT_UPTIME_NS / iosched_core::NSEC_PER_SEC,
         check: false,
         force: args.force,
-        outputs: Outputs::default(),
+        outputs: Outputs {
+            trace: args.trace.clone(),
+            ..Outputs::default()
+        },
     })
     .map_err(run_failure)?;
     Ok((spec, fio))

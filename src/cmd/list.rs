@@ -12,6 +12,11 @@ use super::{print_out, CmdResult};
 const KERNEL_ONLY: [&str; 2] = ["kyber", "bfq"];
 
 pub fn schedulers() -> CmdResult {
+    print_out(&schedulers_text())
+}
+
+/// What `iosched schedulers` prints (also the reference page's body).
+pub fn schedulers_text() -> String {
     let mut out = String::new();
     for scheduler in iosched_core::schedulers() {
         let aliases = if scheduler.aliases.is_empty() {
@@ -45,10 +50,15 @@ pub fn schedulers() -> CmdResult {
          (which takes the names above too)",
         KERNEL_ONLY.join(", ")
     );
-    print_out(&out)
+    out
 }
 
 pub fn knobs() -> CmdResult {
+    print_out(&knobs_text())
+}
+
+/// What `iosched knobs` prints.
+pub fn knobs_text() -> String {
     let config = iosched_sim::fs::FsConfig::default();
     // The JSON echo leaves the CPU model's knobs out while it is off, so their defaults are
     // named here rather than found among the echoed values.
@@ -68,10 +78,15 @@ pub fn knobs() -> CmdResult {
     let engine_threads = "real targets only: engine worker threads, each with its own io_uring \
                           ring, sharing one scheduler (auto: one per CPU the jobs allow)";
     table.row(["engine_threads", "1", engine_threads]);
-    print_out(&table.render())
+    table.render()
 }
 
 pub fn devices() -> CmdResult {
+    print_out(&devices_text())
+}
+
+/// What `iosched devices` prints.
+pub fn devices_text() -> String {
     let mut table = TextTable::new(&[
         "device",
         "rotational",
@@ -92,5 +107,5 @@ pub fn devices() -> CmdResult {
             preset.summary.to_string(),
         ]);
     }
-    print_out(&table.render())
+    table.render()
 }

@@ -3,6 +3,7 @@
 pub mod calibrate;
 pub mod compare;
 pub mod conformance;
+pub mod docs;
 pub mod kernel;
 pub mod list;
 pub mod output;

@@ -38,8 +38,12 @@ pub enum KernelError {
     Simulated { target: String },
     /// A knob of the simulated machine (page cache, file system): the run uses this one's.
     Knob { name: String, value: String },
-    /// The spec asks for a trace or decision log, which only iosched's own driver writes.
+    /// The spec asks for a decision log, which only iosched's own driver writes.
     Outputs,
+    /// `--trace NAME.blktrace`: the kernel's trace is ftrace's text, not blktrace's binary.
+    BinaryTrace { path: String },
+    /// Capturing the kernel's trace (tracefs, the `blk` tracer) failed.
+    Trace { what: String },
     /// The path is a regular file: the kernel's schedulers sit on block devices.
     NotBlockDevice { path: String },
     /// Writing would destroy something (mounted, partitioned, a file-system signature).
@@ -117,6 +121,7 @@ impl KernelError {
                 | KernelError::Simulated { .. }
                 | KernelError::Knob { .. }
                 | KernelError::Outputs
+                | KernelError::BinaryTrace { .. }
                 | KernelError::Target(_)
                 | KernelError::NotBlockDevice { .. }
                 | KernelError::Refused { .. }
@@ -167,8 +172,15 @@ impl fmt::Display for KernelError {
             ),
             KernelError::Outputs => write!(
                 f,
-                "a kernel run writes no trace or decision log: fio does its I/O, not iosched's driver"
+                "a kernel run writes no decision log: the kernel's scheduler decides, not iosched's \
+                 (--trace captures the kernel's own messages)"
             ),
+            KernelError::BinaryTrace { path } => write!(
+                f,
+                "--trace {path}: a kernel run's trace is ftrace's text (request events and the \
+                 scheduler's messages); name it without .blktrace"
+            ),
+            KernelError::Trace { what } => write!(f, "kernel trace: {what}"),
             KernelError::Target(error) => write!(f, "{error}"),
             KernelError::NotBlockDevice { path } => write!(
                 f,

@@ -50,6 +50,7 @@ pub mod cgroups;
 pub mod deadline;
 mod error;
 mod family;
+pub mod ftrace;
 pub mod jobfile;
 mod report;
 pub mod spec;
@@ -70,6 +71,8 @@ use iosched_workload::JobSet;
 pub use cgroups::CgroupGuard;
 pub use deadline::Timeout;
 pub use error::{killed_note, Interruption, KernelError};
+pub use ftrace::{TraceCapture, TraceSummary};
+use iosched_gate::OutFile;
 pub use supervise::{FioBinary, FIO_EXIT_GRACE};
 pub use sysfs::{KernelScheduler, QueueGuard};
 
@@ -120,6 +123,8 @@ pub(crate) struct KernelRun {
     pub seed: u64,
     /// Write even to a device that is mounted, partitioned or carries a file system.
     pub force: bool,
+    /// Capture the kernel's blk events and scheduler messages here ([`ftrace`]).
+    pub trace: Option<PathBuf>,
     pub fio: FioBinary,
     pub format: FioFormat,
     /// When fio is taken for hung and killed.
@@ -199,6 +204,8 @@ fn run_resolved(run: &KernelRun, stop: &AtomicBool) -> Result<KernelOutcome, Ker
     iosched_driver::io_log::check_job_logs(&run.jobs.jobs, run.force)
         .map_err(|(option, error)| KernelError::Output { option, error })?;
     let target = block_device(&run.device, run.force)?;
+    // Opened before the device is touched: a refused path costs no run.
+    let trace_out = open_trace(run)?;
     let layout =
         lay_out(&run.jobs.jobs, target.capacity_bytes, run.seed).map_err(KernelError::Layout)?;
     let disk = target.disk.clone().unwrap_or_default();
@@ -212,10 +219,16 @@ fn run_resolved(run: &KernelRun, stop: &AtomicBool) -> Result<KernelOutcome, Ker
     let (nr_requests, tunables) = queue.applied();
     let cgroup_root = format!("iosched-{}", std::process::id());
     let mut cgroups = CgroupGuard::set_up(&run.jobs, &cgroup_root)?;
+    let capture = trace_out
+        .map(|out| TraceCapture::start(&disk, out))
+        .transpose()?;
     let fio = run_fio(run, &layout, &cgroup_root, stop)?;
     // Read once: a SIGINT arriving while the report is put together changes nothing.
     let interrupted = stop.load(Ordering::Relaxed);
     let mut restored = Restored::default();
+    let trace = capture
+        .map(|capture| capture.finish(&mut restored))
+        .transpose()?;
     cgroups.restore(&mut restored);
     queue.restore(&mut restored);
     let facts = report::RunFacts {
@@ -234,6 +247,12 @@ fn run_resolved(run: &KernelRun, stop: &AtomicBool) -> Result<KernelOutcome, Ker
     warnings.extend(restored.warnings.iter().cloned());
     let clone_jobs: Vec<usize> = layout.clones.iter().map(|c| c.job).collect();
     let report = match fio_report(run, &fio, &clone_jobs, facts) {
+        Ok(FioReport::Json(mut value)) => {
+            if let (Some(summary), Some(path)) = (&trace, &run.trace) {
+                value["iosched"]["trace"] = summary.to_json(&path.display().to_string());
+            }
+            FioReport::Json(value)
+        }
         Ok(report) => report,
         Err(error) => {
             // No outcome to carry them.
@@ -249,6 +268,19 @@ fn run_resolved(run: &KernelRun, stop: &AtomicBool) -> Result<KernelOutcome, Ker
         restored,
         warnings,
     })
+}
+
+/// The trace file, created (as `FILE.partial`) through the gate.
+fn open_trace(run: &KernelRun) -> Result<Option<OutFile>, KernelError> {
+    let Some(path) = &run.trace else {
+        return Ok(None);
+    };
+    OutFile::create(path, run.force)
+        .map(Some)
+        .map_err(|error| KernelError::Output {
+            option: "--trace",
+            error,
+        })
 }
 
 /// Prints warnings that no outcome will carry (the run ended in an error): the device's

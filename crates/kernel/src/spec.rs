@@ -33,8 +33,15 @@ impl KernelRun {
                 target: spec.target.to_string(),
             });
         };
-        if spec.outputs.trace.is_some() || spec.outputs.decisions.is_some() {
+        if spec.outputs.decisions.is_some() {
             return Err(KernelError::Outputs);
+        }
+        if let Some(trace) = &spec.outputs.trace {
+            if trace.extension().is_some_and(|e| e == "blktrace") {
+                return Err(KernelError::BinaryTrace {
+                    path: trace.display().to_string(),
+                });
+            }
         }
         let mut nr_requests = None;
         for knob in &spec.knobs {
@@ -58,6 +65,7 @@ impl KernelRun {
             nr_requests,
             seed: spec.seed,
             force: spec.force,
+            trace: spec.outputs.trace.clone(),
             fio: fio.clone(),
             format,
             timeout: crate::Timeout::Planned,
@@ -126,7 +134,10 @@ mod tests {
         assert!(knob.starts_with("--set dirty_ratio=10"), "{knob}");
         let mut traced = spec("/dev/loop9", &[]);
         traced.outputs.trace = Some("t.blktrace".into());
-        assert!(refused(traced).contains("trace"));
+        assert!(refused(traced).contains("ftrace's text"));
+        let mut decided = spec("/dev/loop9", &[]);
+        decided.outputs.decisions = Some("d.jsonl".into());
+        assert!(refused(decided).contains("decision log"));
         let mut cfq = spec("/dev/loop9", &[]);
         cfq.scheduler = "cfq".into();
         assert!(refused(cfq).contains("iosched run"));

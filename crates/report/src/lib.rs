@@ -11,6 +11,9 @@
 //!   [`decisions::DecisionLog`] implement [`iosched_core::Trace`]; [`decisions::TraceFanout`]
 //!   sends one scheduler's events to several of them.
 //!
+//! [`timeline`] draws one run's decisions and trace: a lane per queue and per cgroup, idle
+//! windows used or wasted, each request's sector; PNG, SVG or a zoomable HTML page.
+//!
 //! [`mmtests::compare_table`] prints A/B comparisons the way mmtests does; [`text_table`]
 //! aligns the listings whose format is iosched's own.
 //!
@@ -53,6 +56,7 @@ pub mod run_plot;
 pub mod shares;
 pub mod sweep_plot;
 pub mod text_table;
+pub mod timeline;
 pub mod verdict_plot;
 
 // What a run measured is recorded by the driver; these formatters read it.

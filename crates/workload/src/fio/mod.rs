@@ -27,6 +27,7 @@
 //! ```
 
 mod build;
+mod catalog;
 mod error;
 mod expand;
 mod expr;
@@ -37,6 +38,7 @@ mod value;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+pub use catalog::{foreign_engine_options, option_catalog, OptionDoc};
 pub use error::{ParseError, ParseErrorKind};
 pub use expand::env_references;
 pub use lines::{MAX_FILE_BYTES, MAX_TOTAL_LINES};

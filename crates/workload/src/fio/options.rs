@@ -1727,7 +1727,7 @@ pub(crate) static OPTIONS: &[OptDef] = &[
 /// Options of fio 3.33's engines that iosched does not drive, by engine (each engine's own
 /// option table in fio's `engines/`). Options such an engine shares with one iosched drives
 /// (`hipri`, `nowait`, `sqthread_poll`...) are in [`OPTIONS`].
-const FOREIGN_ENGINE_OPTIONS: &[(&str, &[&str])] = &[
+pub(crate) const FOREIGN_ENGINE_OPTIONS: &[(&str, &[&str])] = &[
     (
         "cpuio",
         &["cpuload", "cpumode", "cpuchunks", "exit_on_io_done"],

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""The same fio jobs through the kernel's own schedulers (`iosched kernel`, fio) and through
+iosched's engine (`iosched run` on the same device), interleaved, on one loop device.
+
+For each scheduler and driver: the total throughput and its ratio to the same driver's
+`none`/`noop`, each cgroup's share beside its weight-ideal share, p50 and p99 completion
+latency, and the scheduler's messages per kind (the kernel's from ftrace's `blk` tracer via
+`iosched kernel --trace`, the engine's from its own `--trace`). Medians over the runs, with
+the range, so a difference can be held against the run-to-run spread.
+
+    sudo scripts/kernel-side-by-side.py examples/two-groups.fio --runs 3 \
+        --schedulers none,mq-deadline,kyber,bfq --image /var/tmp/sbs.img
+
+Needs root, fio and a loop device; the image is made (sparse) if missing. Prints Markdown.
+"""
+
+import argparse
+import collections
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+# The engine's names for the kernel's schedulers.
+ENGINE_NAME = {"none": "noop", "mq-deadline": "mq-deadline", "kyber": "kyber", "bfq": "bfq"}
+
+
+def sh(args, **kw):
+    return subprocess.run(args, check=True, capture_output=True, text=True, **kw)
+
+
+def engine_schedulers(iosched):
+    listing = sh([iosched, "schedulers"]).stdout
+    names = set()
+    for line in listing.splitlines():
+        if line and not line.startswith(" ") and ":" in line:
+            head = line.split(":")[0]
+            names.add(head.split(" ")[0])
+            if "(alias" in head:
+                names.update(a.strip() for a in head.split("(alias")[1].rstrip(")").split(","))
+    return names
+
+
+def message_kinds(trace_path):
+    """Scheduler messages per kind in a blkparse-style or ftrace text trace."""
+    kinds = collections.Counter()
+    with open(trace_path, errors="replace") as f:
+        for line in f:
+            words = line.split()
+            if "m" not in words:
+                continue
+            rest = words[words.index("m") + 1:]
+            if rest and rest[0] == "N":
+                rest = rest[1:]
+            if rest and (rest[0].startswith("bfq") or rest[0].startswith("cfq")):
+                rest = rest[1:]
+            if rest:
+                kinds[rest[0].rstrip(":,")] += 1
+    return kinds
+
+
+def metrics(report, trace_path):
+    jobs = report["jobs"]
+    total = sum(j["read"]["bw_bytes"] + j["write"]["bw_bytes"] for j in jobs) / 1e6
+    lat = {}
+    for j in jobs:
+        pct = j["read"]["clat_ns"].get("percentile") or {}
+        lat[j["jobname"]] = (pct.get("50.000000", 0) / 1e3, pct.get("99.000000", 0) / 1e3)
+    shares = {}
+    for group in report.get("iosched", {}).get("cgroups") or []:
+        shares[group["path"]] = (group["share"], group.get("ideal_share"))
+    if "trace" in report.get("iosched", {}):
+        kinds = collections.Counter(report["iosched"]["trace"]["messages"])
+    else:
+        kinds = message_kinds(trace_path)
+    return {"mb_s": total, "lat": lat, "shares": shares, "messages": kinds}
+
+
+def run_one(iosched, driver, sched, job, device, out_dir, index):
+    trace = os.path.join(out_dir, f"{driver}-{sched}-{index}.txt")
+    if driver == "kernel":
+        args = [iosched, "kernel", job, "--device", device, "--scheduler", sched, "--trace", trace]
+    else:
+        args = [iosched, "run", job, "--device", device, "--scheduler", ENGINE_NAME[sched],
+                "--output-format", "json", "--trace", trace, "--eta", "never"]
+    report = json.loads(sh(args).stdout)
+    return metrics(report, trace)
+
+
+def spread(values, fmt="{:.1f}"):
+    med = statistics.median(values)
+    return f"{fmt.format(med)} ({fmt.format(min(values))}–{fmt.format(max(values))})"
+
+
+def table(results, schedulers):
+    rows = ["| scheduler | driver | MB/s | ÷ none | shares (ideal) | p50 / p99 clat µs |",
+            "|---|---|---|---|---|---|"]
+    for sched in schedulers:
+        for driver in ("kernel", "engine"):
+            runs = results.get((driver, sched))
+            if not runs:
+                continue
+            base = results.get((driver, "none"))
+            mb = [r["mb_s"] for r in runs]
+            ratio = "—"
+            if base:
+                ratio = spread([a["mb_s"] / b["mb_s"] for a, b in zip(runs, base)], "{:.2f}")
+            shares = ", ".join(
+                f"{path} {spread([r['shares'][path][0] * 100 for r in runs])} %"
+                f" ({(runs[0]['shares'][path][1] or 0) * 100:.1f})"
+                for path in sorted(runs[0]["shares"]))
+            lats = ", ".join(
+                f"{name} {statistics.median(r['lat'][name][0] for r in runs):.0f} / "
+                f"{statistics.median(r['lat'][name][1] for r in runs):.0f}"
+                for name in sorted(runs[0]["lat"]))
+            rows.append(f"| {sched} | {driver} | {spread(mb)} | {ratio} | {shares} | {lats} |")
+    return "\n".join(rows)
+
+
+def message_table(results, sched):
+    kernel = results.get(("kernel", sched)) or []
+    engine = results.get(("engine", sched)) or []
+    kinds = set()
+    for r in kernel + engine:
+        kinds.update(r["messages"])
+    if not kinds:
+        return ""
+    rows = [f"\nMessages per run, {sched} (median of the runs):\n",
+            "| kind | kernel | engine |", "|---|---|---|"]
+    for kind in sorted(kinds):
+        k = statistics.median(r["messages"].get(kind, 0) for r in kernel) if kernel else "—"
+        e = statistics.median(r["messages"].get(kind, 0) for r in engine) if engine else "—"
+        rows.append(f"| {kind} | {k} | {e} |")
+    return "\n".join(rows)
+
+
+def attach(image, size):
+    if not os.path.exists(image):
+        with open(image, "wb") as f:
+            f.truncate(size)
+    return sh(["losetup", "-f", "--show", image]).stdout.strip()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("job")
+    p.add_argument("--device", help="a block device to use (else a loop device over --image)")
+    p.add_argument("--image", default="/var/tmp/iosched-side-by-side.img")
+    p.add_argument("--image-size", type=int, default=1 << 30)
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--schedulers", default="none,mq-deadline,kyber,bfq")
+    p.add_argument("--iosched", default="target/release/iosched")
+    args = p.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("kernel-side-by-side: needs root (loop devices, sysfs, tracefs)")
+    schedulers = args.schedulers.split(",")
+    unknown = [s for s in schedulers if s not in ENGINE_NAME]
+    if unknown:
+        sys.exit(f"--schedulers: unknown {', '.join(unknown)} (none, mq-deadline, kyber, bfq)")
+    in_engine = engine_schedulers(args.iosched)
+    device = args.device or attach(args.image, args.image_size)
+    results = collections.defaultdict(list)
+    try:
+        with tempfile.TemporaryDirectory() as out_dir:
+            for index in range(args.runs):
+                for sched in schedulers:
+                    for driver in ("kernel", "engine"):
+                        if driver == "engine" and ENGINE_NAME[sched] not in in_engine:
+                            continue
+                        results[(driver, sched)].append(
+                            run_one(args.iosched, driver, sched, args.job, device, out_dir, index))
+    finally:
+        if not args.device:
+            subprocess.run(["losetup", "-d", device], check=False)
+    load = open("/proc/loadavg").read().split()[:3]
+    print(f"`{' '.join(sys.argv)}`, {args.runs} interleaved runs, load {' '.join(load)}\n")
+    print(table(results, schedulers))
+    for sched in schedulers:
+        print(message_table(results, sched))
+
+
+if __name__ == "__main__":
+    main()
