@@ -153,7 +153,7 @@ impl Sim {
             }
             // The O(n) walk every 256 events keeps debug runs short.
             self.events += 1;
-            if self.events % 256 == 0 {
+            if self.events.is_multiple_of(256) {
                 self.bfq.check_invariants();
             }
         }

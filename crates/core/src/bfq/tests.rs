@@ -428,17 +428,12 @@ fn group_weights_share_the_device() {
     let mut next = [0u64; 2];
     let mut id = 0;
     let mut now = UP;
-    for g in 0..2 {
+    for (g, n) in next.iter_mut().enumerate() {
         for _ in 0..4 {
             id += 1;
-            let mut rq = read(
-                id,
-                10 + g as u32,
-                g as u64 * 50_000_000 + next[g] * 256,
-                256,
-            );
+            let mut rq = read(id, 10 + g as u32, g as u64 * 50_000_000 + *n * 256, 256);
             rq.cgroup = CgroupId(g as u32 + 1);
-            next[g] += 1;
+            *n += 1;
             b.insert(rq, now, &mut t);
         }
     }
@@ -465,4 +460,44 @@ fn group_weights_share_the_device() {
         "served {served:?}, ratio {ratio}"
     );
     b.check_invariants();
+}
+
+/// Registration: `bfq` is selectable by name (what `iosched run --scheduler bfq` resolves
+/// through) and `iosched schedulers` lists its ten sysfs tunables (bfq_attrs[]).
+#[test]
+fn bfq_is_registered_with_its_tunables() {
+    let info = crate::schedulers()
+        .into_iter()
+        .find(|s| s.name == "bfq")
+        .expect("listed");
+    let names: Vec<&str> = info.tunables.iter().map(|t| t.name).collect();
+    assert_eq!(
+        names,
+        [
+            "fifo_expire_sync",
+            "fifo_expire_async",
+            "back_seek_max",
+            "back_seek_penalty",
+            "slice_idle",
+            "slice_idle_us",
+            "max_budget",
+            "timeout_sync",
+            "strict_guarantees",
+            "low_latency"
+        ]
+    );
+    let mut e = crate::new_elevator(
+        "bfq",
+        DeviceInfo {
+            rotational: false,
+            queue_depth: 4,
+        },
+    )
+    .unwrap();
+    assert_eq!(e.name(), "bfq");
+    e.insert(read(1, 10, 0, 8), UP, &mut crate::trace::NoTrace);
+    assert!(matches!(
+        e.dispatch(UP, &mut crate::trace::NoTrace),
+        Dispatch::Request(_)
+    ));
 }
