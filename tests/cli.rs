@@ -27,7 +27,7 @@ cgroup=b
 fn json_output_has_fio_fields_for_each_scheduler() {
     let job_dir = Scratch::new("cli-two");
     let job = job_dir.file("two.fio", TWO_JOBS);
-    for scheduler in ["noop", "deadline"] {
+    for scheduler in ["noop", "deadline", "kyber"] {
         let output = iosched(&[
             "run",
             &job,

@@ -37,7 +37,17 @@ fn short_reproduce_reports_every_row_and_comparison() {
         assert!(comparison["ratio"].is_number(), "{comparison}");
         assert!(comparison["direction_ok"].is_boolean());
         assert!(comparison["within_25pct"].is_boolean());
+        assert!(comparison["headline"].is_boolean());
     }
+    // Seed 003's small and contrary rows are asides, each with its reason (issue 33).
+    let asides: Vec<&serde_json::Value> = comparisons
+        .iter()
+        .filter(|c| c["headline"] == false)
+        .collect();
+    assert!(!asides.is_empty());
+    assert!(asides
+        .iter()
+        .all(|c| c["seed"] == "003" && c["aside"].is_string()));
 }
 
 #[test]
@@ -131,9 +141,10 @@ fn verdict_table(comparisons: &[serde_json::Value]) -> (Vec<String>, String) {
         .iter()
         .map(|c| {
             format!(
-                "| {} | {} | {:.2} | {:.2} | {} | {} |",
+                "| {} | {}{} | {:.2} | {:.2} | {} | {} |",
                 c["seed"].as_str().unwrap(),
                 c["name"].as_str().unwrap(),
+                if c["headline"] == true { "" } else { " *" },
                 c["seed_ratio"].as_f64().unwrap(),
                 c["ratio"].as_f64().unwrap(),
                 yes_no(c["direction_ok"] == true, true),
@@ -141,12 +152,21 @@ fn verdict_table(comparisons: &[serde_json::Value]) -> (Vec<String>, String) {
             )
         })
         .collect();
-    let count = |key: &str| comparisons.iter().filter(|c| c[key] == true).count();
-    let total = comparisons.len();
+    let headline: Vec<&serde_json::Value> = comparisons
+        .iter()
+        .filter(|c| c["headline"] == true)
+        .collect();
+    let count =
+        |set: &[&serde_json::Value], key: &str| set.iter().filter(|c| c[key] == true).count();
+    let all: Vec<&serde_json::Value> = comparisons.iter().collect();
+    let (heads, total) = (headline.len(), all.len());
     let summary = format!(
-        "{} of {total} have the seed's direction, {} of {total} are within ±25 %.",
-        count("direction_ok"),
-        count("within_25pct")
+        "Headline comparisons: {} of {heads} have the seed's direction, {} of {heads} are within \
+         ±25 %; all comparisons (* marks the asides): {} of {total} and {} of {total}.",
+        count(&headline, "direction_ok"),
+        count(&headline, "within_25pct"),
+        count(&all, "direction_ok"),
+        count(&all, "within_25pct")
     );
     (rows, summary)
 }

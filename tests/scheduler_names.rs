@@ -14,7 +14,7 @@ fn job(scratch: &Scratch) -> String {
 fn run_takes_kernel_names_and_points_bfq_to_kernel() {
     let scratch = Scratch::new("run-names");
     let job = &job(&scratch);
-    for alias in ["none", "mq-deadline"] {
+    for alias in ["none", "mq-deadline", "deadline", "kyber"] {
         let out = iosched(&["run", job, "--scheduler", alias, "--output-format", "terse"]);
         assert!(
             out.status.success(),
@@ -67,7 +67,7 @@ fn schedulers_lists_the_aliases_run_accepts() {
             aliases.push(rest.split(')').next().unwrap().to_string());
         }
     }
-    assert_eq!(aliases, ["none", "mq-deadline"], "{text}");
+    assert_eq!(aliases, ["none", "deadline"], "{text}");
     let scratch = Scratch::new("listed-names");
     let job = &job(&scratch);
     for alias in &aliases {
@@ -76,8 +76,36 @@ fn schedulers_lists_the_aliases_run_accepts() {
     }
     let kernel_only = text
         .lines()
-        .find(|l| l.starts_with("kyber, bfq:"))
+        .find(|l| l.starts_with("bfq:"))
         .unwrap_or_else(|| panic!("no kernel-only line in {text}"));
     assert!(kernel_only.contains("iosched kernel"), "{kernel_only}");
     std::fs::remove_file(job).unwrap();
+}
+
+/// mq-deadline is listed under its kernel name with `deadline` as the alias, and kyber is
+/// listed as iosched's own with its two tunables and the kernel's defaults (2 ms reads,
+/// 10 ms writes: kyber_latency_targets[] of block/kyber-iosched.c).
+#[test]
+fn schedulers_lists_mq_deadline_and_kyber_with_its_targets() {
+    let out = iosched(&["schedulers"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains("\nmq-deadline (alias deadline): "), "{text}");
+    let kyber = text
+        .split("\n\n")
+        .find(|block| block.starts_with("kyber: "))
+        .unwrap_or_else(|| panic!("no kyber entry in {text}"));
+    let row = |name: &str| {
+        kyber
+            .lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>())
+    };
+    assert_eq!(
+        row("read_lat_nsec"),
+        Some(vec!["read_lat_nsec", "2000000", "ns"])
+    );
+    assert_eq!(
+        row("write_lat_nsec"),
+        Some(vec!["write_lat_nsec", "10000000", "ns"])
+    );
 }

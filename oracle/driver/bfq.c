@@ -113,7 +113,7 @@ void shim_bio_init(struct bio *bio)
 	bio->bi_blkg = shim_blkg_lookup_create(current->shim_blkcg, the_queue);
 }
 
-void shim_timer_fire(void *timer, uint64_t generation)
+void shim_hrtimer_event(void *timer, uint64_t generation)
 {
 	shim_current = &kworker;
 	shim_hrtimer_expire(timer, generation);

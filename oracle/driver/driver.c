@@ -17,14 +17,15 @@ __attribute__((weak)) void shim_sched_setup(struct scenario *s, struct request_q
 __attribute__((weak)) void shim_task_enter(uint32_t pid) { (void)pid; }
 __attribute__((weak)) void shim_task_exit(uint32_t pid) { (void)pid; }
 __attribute__((weak)) void shim_bio_init(struct bio *bio) { (void)bio; }
-__attribute__((weak)) void shim_timer_fire(void *timer, uint64_t generation) { (void)timer; (void)generation; }
+__attribute__((weak)) void shim_hrtimer_event(void *timer, uint64_t generation) { (void)timer; (void)generation; }
 __attribute__((weak)) void shim_sched_ready(struct scenario *s) { (void)s; }
 __attribute__((weak)) void shim_request_born(struct request *rq) { (void)rq; }
 __attribute__((weak)) void shim_request_gone(struct request *rq) { (void)rq; }
 __attribute__((weak)) int shim_store_extra(const struct sc_tunable *tu, char *shown) { (void)tu; (void)shown; return -ENOENT; }
 
-/* Timers fire after completions and before anything else of the same instant. */
-enum kind { EV_COMPLETE, EV_HRTIMER, EV_RERUN, EV_TUNABLE, EV_EXIT, EV_ARRIVE };
+/* An hrtimer (BFQ's idle timer) fires before the other events of its instant, as a due
+ * jiffies timer does (kyber's), and the queue runs after it. */
+enum kind { EV_HRTIMER, EV_COMPLETE, EV_RERUN, EV_TUNABLE, EV_EXIT, EV_ARRIVE };
 
 struct event {
 	uint64_t t;
@@ -56,6 +57,9 @@ static uint64_t last_end;
 static struct bio *waiting[MAX_ITEMS * 4];
 static unsigned int waiting_depth[MAX_ITEMS * 4];
 static size_t nwaiting;
+
+/* CPU 0's software queue, the only one (kyber keeps a queue per software queue). */
+struct blk_mq_ctx shim_mq_ctx;
 
 uint64_t shim_now_ns(void)
 {
@@ -204,6 +208,7 @@ static void insert(struct bio *bio, bool head)
 	struct request *rq = kzalloc(sizeof(*rq), GFP_KERNEL);
 	rq->q = &queue;
 	rq->mq_hctx = &hctx;
+	rq->mq_ctx = &shim_mq_ctx;
 	rq->cmd_flags = bio->bi_opf;
 	rq->rq_flags = RQF_USE_SCHED;
 	rq->ioprio = bio->bi_ioprio;
@@ -331,6 +336,10 @@ static void complete(struct request *rq)
 		free(b);
 	}
 	rq->bio = NULL;
+	/* Kernel: __blk_mq_end_request(): the scheduler hears of the completion, with its
+	 * time, before the request is finished and freed. */
+	if (et->ops.completed_request)
+		et->ops.completed_request(rq, now_ns);
 	blk_mq_free_request(rq);
 	wake_waiters();
 }
@@ -367,7 +376,7 @@ static void handle(const struct event *ev)
 		complete(ev->ptr);
 		break;
 	case EV_HRTIMER:
-		shim_timer_fire(ev->ptr, (uint64_t)(unsigned int)ev->index);
+		shim_hrtimer_event(ev->ptr, (uint64_t)(unsigned int)ev->index);
 		break;
 	case EV_RERUN:
 		rerun_pending = false;
@@ -408,6 +417,8 @@ static void setup(void)
 				: 2 * (sc.device.depth < 128 ? sc.device.depth : 128);
 	INIT_LIST_HEAD(&queue.hash_list);
 	hctx.queue = &queue;
+	hctx.nr_ctx = 1;
+	shim_mq_ctx.hctxs[HCTX_TYPE_DEFAULT] = &hctx;
 	hctx.sched_tags = &sched_tags;
 	shim_sched_setup(&sc, &queue);
 	if (et->ops.init_sched(&queue, et))
@@ -466,7 +477,18 @@ int main(int argc, char **argv)
 	setup();
 	end_abs = sc.origin_ns + sc.end_ns;
 	schedule_scenario(sc.origin_ns);
-	while (heap_len && heap[0].t < end_abs) {
+	for (;;) {
+		/* A due timer runs before the events of its instant (the tick comes first); it
+		 * does not run the queue (kyber's timer only resizes its domains). */
+		uint64_t at;
+		struct timer_list *timer = shim_timer_next(&at);
+		if (timer && at < end_abs && (!heap_len || at <= heap[0].t)) {
+			set_clock(at);
+			shim_timer_fire(timer, at);
+			continue;
+		}
+		if (!heap_len || heap[0].t >= end_abs)
+			break;
 		struct event ev = pop();
 		set_clock(ev.t);
 		handle(&ev);

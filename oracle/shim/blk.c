@@ -362,3 +362,38 @@ void blk_mq_free_requests(struct list_head *list)
 		blk_mq_free_request(rq);
 	}
 }
+
+/* Kernel: blk_bio_list_merge() (kyber's bio_merge): the newest eight requests of a software
+ * queue's list, newest first; the first that takes the bio ends the walk, and so does one
+ * that would but cannot grow (bio_attempt_back/front_merge() failing: BIO_MERGE_FAILED).
+ * No request merge follows. */
+bool blk_bio_list_merge(struct request_queue *q, struct list_head *list, struct bio *bio,
+			unsigned int nr_segs)
+{
+	(void)nr_segs;
+	int checked = 8;
+	for (struct list_head *pos = list->prev; pos != list; pos = pos->prev) {
+		struct request *rq = list_entry(pos, struct request, queuelist);
+		if (!checked--)
+			break;
+		if (!elv_bio_merge_ok(rq, bio))
+			continue;
+		switch (blk_try_merge(rq, bio)) {
+		case ELEVATOR_BACK_MERGE:
+			if (!fits_or_nomerge(q, rq, bio_sectors(bio)))
+				return false;
+			bio_append(rq, bio);
+			shim_bio_merged(rq, bio, 'B');
+			return true;
+		case ELEVATOR_FRONT_MERGE:
+			if (!fits_or_nomerge(q, rq, bio_sectors(bio)))
+				return false;
+			bio_prepend(rq, bio);
+			shim_bio_merged(rq, bio, 'F');
+			return true;
+		default:
+			continue;
+		}
+	}
+	return false;
+}

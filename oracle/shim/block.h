@@ -89,6 +89,7 @@ struct io_cq;
 struct request {
 	struct request_queue *q;
 	struct blk_mq_hw_ctx *mq_hctx;
+	struct blk_mq_ctx *mq_ctx;
 	blk_opf_t cmd_flags;
 	req_flags_t rq_flags;
 	unsigned short ioprio;
@@ -139,24 +140,53 @@ enum elv_merge {
 	ELEVATOR_DISCARD_MERGE = 3,
 };
 
+#ifdef SHIM_KERNEL_SBITMAP
+/* The kernel's own include/linux/sbitmap.h (and lib/sbitmap.c), for kyber's tokens. */
+#include "kernel_lib.h"
+#include SHIM_KERNEL_SBITMAP
+#else
 struct sbitmap_queue {
 	unsigned int min_shallow_depth;
 };
+#endif
 
 struct blk_mq_tags {
 	struct sbitmap_queue bitmap_tags;
 };
 
+#ifndef SHIM_KERNEL_SBITMAP
+
 static inline void sbitmap_queue_min_shallow_depth(struct sbitmap_queue *sbq, unsigned int d)
 {
 	sbq->min_shallow_depth = d;
 }
+#endif
 
 struct blk_mq_hw_ctx {
 	struct request_queue *queue;
 	struct blk_mq_tags *sched_tags;
 	void *sched_data;
+	/* One software queue (CPU 0) maps to the one hardware queue, of the default type. */
+	unsigned short type;
+	unsigned int nr_ctx;
+	int numa_node;
 };
+
+#define HCTX_TYPE_DEFAULT 0
+#define HCTX_MAX_TYPES 3
+/* The software queue of CPU 0, the oracle's only CPU (shim_mq_ctx, set up by the driver). */
+struct blk_mq_ctx {
+	unsigned int cpu;
+	unsigned short index_hw[HCTX_MAX_TYPES];
+	struct blk_mq_hw_ctx *hctxs[HCTX_MAX_TYPES];
+};
+extern struct blk_mq_ctx shim_mq_ctx;
+struct blk_mq_ctx *blk_mq_get_ctx(struct request_queue *q);
+struct blk_mq_hw_ctx *blk_mq_map_queue(struct request_queue *q, blk_opf_t opf,
+				       struct blk_mq_ctx *ctx);
+void blk_mq_run_hw_queue(struct blk_mq_hw_ctx *hctx, bool async);
+/* The driver's clock, for decision lines printed from the shim. */
+uint64_t shim_now_ns(void);
 
 struct blk_mq_alloc_data {
 	struct request_queue *q;
@@ -203,6 +233,16 @@ static inline void blk_queue_flag_set(unsigned int flag, struct request_queue *q
 	q->queue_flags |= 1ul << flag;
 }
 static inline bool blk_queue_nonrot(struct request_queue *q) { return !q->rotational; }
+static inline void blk_queue_flag_clear(unsigned int flag, struct request_queue *q)
+{
+	q->queue_flags &= ~(1ul << flag);
+}
+/* Statistics are always on: the driver stamps io_start_time_ns at every dispatch. */
+#define blk_stat_enable_accounting(q) ((void)(q))
+#define blk_stat_disable_accounting(q) ((void)(q))
+/* One disk; its number only labels tracepoints. */
+#define disk_devt(disk) ((dev_t)0)
+int kstrtoull(const char *s, unsigned int base, unsigned long long *res);
 
 /* The block layer's side of merging and freeing (shim/blk.c). */
 struct elevator_queue *elevator_alloc(struct request_queue *q, struct elevator_type *e);
@@ -220,6 +260,8 @@ bool blk_mq_sched_try_merge(struct request_queue *q, struct bio *bio, unsigned i
 			    struct request **merged_request);
 bool blk_mq_sched_try_insert_merge(struct request_queue *q, struct request *rq,
 				   struct list_head *free);
+bool blk_bio_list_merge(struct request_queue *q, struct list_head *list, struct bio *bio,
+			unsigned int nr_segs);
 void blk_mq_free_request(struct request *rq);
 void blk_mq_free_requests(struct list_head *list);
 static inline void trace_block_rq_insert(struct request *rq) { (void)rq; }

@@ -12,4 +12,10 @@ void shim_requests_merged(struct request *rq, struct request *next);
 /* `rq` is freed: its scheduler tag returns to the pool. */
 void shim_request_freed(struct request *rq);
 
+/* Jiffies timers (shim/kernel_lib.c): the earliest pending one, NULL when none, with its
+ * expiry on the driver's clock; firing one runs its function. */
+struct timer_list;
+struct timer_list *shim_timer_next(uint64_t *at_ns);
+void shim_timer_fire(struct timer_list *t, uint64_t now_ns);
+
 #endif

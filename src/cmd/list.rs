@@ -9,7 +9,7 @@ use super::{print_out, CmdResult};
 
 /// The kernel's blk-mq schedulers iosched does not re-create: `iosched kernel` runs fio on
 /// them, and `iosched run` refuses them with a pointer there.
-const KERNEL_ONLY: [&str; 2] = ["kyber", "bfq"];
+const KERNEL_ONLY: [&str; 1] = ["bfq"];
 
 pub fn schedulers() -> CmdResult {
     print_out(&schedulers_text())

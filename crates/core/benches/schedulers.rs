@@ -4,6 +4,9 @@
 //! it 100 µs later (virtual time) and inserts that process's next request, so the number of
 //! busy queues stays fixed. Idle deadlines returned by `dispatch` are fired at once.
 //!
+//! mq-deadline and kyber have no per-queue or per-group state: their 8-group cases only
+//! spread the same processes over cgroups, to show the cost does not change.
+//!
 //! `CARGO_TARGET_DIR=/work/target-cfq cargo bench -p iosched-core --bench schedulers`
 
 use std::hint::black_box;
@@ -104,9 +107,18 @@ fn schedulers(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     group.warm_up_time(Duration::from_secs(1));
     group.measurement_time(Duration::from_secs(3));
-    let cases: [(&str, &str, usize, u32); 11] = [
+    let cases: [(&str, &str, usize, u32); 20] = [
         ("noop/16", "noop", 16, 0),
-        ("deadline/16", "deadline", 16, 0),
+        ("mq-deadline/1", "mq-deadline", 1, 0),
+        ("mq-deadline/16", "mq-deadline", 16, 0),
+        ("mq-deadline/256", "mq-deadline", 256, 0),
+        ("mq-deadline/16q-8groups", "mq-deadline", 16, 8),
+        ("mq-deadline/256q-8groups", "mq-deadline", 256, 8),
+        ("kyber/1", "kyber", 1, 0),
+        ("kyber/16", "kyber", 16, 0),
+        ("kyber/256", "kyber", 256, 0),
+        ("kyber/16q-8groups", "kyber", 16, 8),
+        ("kyber/256q-8groups", "kyber", 256, 8),
         ("cfq/1", "cfq", 1, 0),
         ("cfq/16", "cfq", 16, 0),
         ("cfq/256", "cfq", 256, 0),

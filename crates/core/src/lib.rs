@@ -18,6 +18,7 @@ pub mod cfq;
 pub mod deadline;
 pub mod elevator;
 pub mod id_map;
+pub mod kyber;
 pub mod noop;
 pub mod request;
 pub mod request_pool;
@@ -55,8 +56,8 @@ pub fn schedulers() -> Vec<SchedulerInfo> {
             tunables: noop::Noop::tunable_specs(),
         },
         SchedulerInfo {
-            name: "deadline",
-            aliases: &["mq-deadline"],
+            name: "mq-deadline",
+            aliases: &["deadline"],
             summary: "mq-deadline (Linux 6.12): sector-sorted batches, read/write FIFOs with deadlines, RT/BE/IDLE levels with aging",
             tunables: deadline::Deadline::tunable_specs(),
         },
@@ -72,6 +73,12 @@ pub fn schedulers() -> Vec<SchedulerInfo> {
             summary: "Completely Fair Queuing (Linux 4.20): per-process time slices, idling, cgroup weights",
             tunables: cfq::Cfq::tunable_specs(),
         },
+        SchedulerInfo {
+            name: "kyber",
+            aliases: &[],
+            summary: "Kyber (Linux 6.12): per-operation domains with token pools sized by a timer to keep p99 latency under read/write targets",
+            tunables: kyber::Kyber::tunable_specs(),
+        },
     ]
 }
 
@@ -84,13 +91,13 @@ impl std::fmt::Display for UnknownScheduler {
         let names: Vec<&str> = schedulers().iter().map(|s| s.name).collect();
         write!(
             f,
-            "unknown scheduler '{}' (known: {}; none and mq-deadline are aliases of noop and \
-             deadline",
+            "unknown scheduler '{}' (known: {}; none and deadline are aliases of noop and \
+             mq-deadline",
             self.0,
             names.join(", ")
         )?;
         // The kernel's own blk-mq schedulers are run by fio against a real device instead.
-        if matches!(self.0.as_str(), "kyber") {
+        if matches!(self.0.as_str(), "bfq") {
             write!(f, "; the kernel's {} runs with `iosched kernel`", self.0)?;
         }
         write!(f, ")")
@@ -107,7 +114,7 @@ pub fn new_elevator(name: &str, device: DeviceInfo) -> Result<Box<dyn Elevator>,
         .find(|s| s.name == name || s.aliases.contains(&name));
     match known.map(|s| s.name) {
         Some("noop") => Ok(Box::new(noop::Noop::new())),
-        Some("deadline") => {
+        Some("mq-deadline") => {
             // blk_mq_init_sched(): nr_requests is twice the device's depth, at most 256;
             // dd_init_hctx() sets async_depth from it.
             let mut dd = deadline::Deadline::new();
@@ -115,6 +122,12 @@ pub fn new_elevator(name: &str, device: DeviceInfo) -> Result<Box<dyn Elevator>,
             Ok(Box::new(dd))
         }
         Some("bfq") => Ok(Box::new(bfq::Bfq::new(device, 0))),
+        Some("kyber") => {
+            // blk_mq_init_sched(): nr_requests as for mq-deadline; kyber_depth_updated().
+            let mut kyber = kyber::Kyber::new();
+            kyber.depth_updated(2 * device.queue_depth.min(128));
+            Ok(Box::new(kyber))
+        }
         // Non-rotational devices get slice_idle = 0, as cfq_registered_queue() does.
         Some("cfq") => Ok(Box::new(cfq::Cfq::new(device))),
         _ => Err(UnknownScheduler(name.to_string())),

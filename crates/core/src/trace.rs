@@ -100,11 +100,23 @@ pub enum DecisionKind {
     /// A request of another queue was dispatched while the queue in service was idled for
     /// (BFQ). Kernel: bfq_choose_bfqq_for_injection().
     Inject,
+    /// Kyber resized a domain's token pool (`reason`: domain and depth). Kernel:
+    /// kyber_resize_domain() (the `kyber_adjust` tracepoint).
+    DomainDepth,
+    /// Kyber read a latency percentile (`reason`: the `kyber_latency` tracepoint's text).
+    /// Kernel: calculate_percentile().
+    LatencyPercentile,
+    /// A kyber domain with requests had no token (`reason`: the domain). Kernel:
+    /// kyber_dispatch_cur_domain() (the `kyber_throttled` tracepoint).
+    Throttled,
+    /// Kyber's statistics timer was armed (`value_ns`: its expiry) or fired. Kernel:
+    /// kyber_completed_request(), kyber_timer_fn().
+    StatsTimer,
 }
 
 impl DecisionKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DecisionKind; 18] = [
+    pub const ALL: [DecisionKind; 22] = [
         DecisionKind::SelectGroup,
         DecisionKind::Workload,
         DecisionKind::SelectQueue,
@@ -123,6 +135,10 @@ impl DecisionKind {
         DecisionKind::Merge,
         DecisionKind::WeightRaise,
         DecisionKind::Inject,
+        DecisionKind::DomainDepth,
+        DecisionKind::LatencyPercentile,
+        DecisionKind::Throttled,
+        DecisionKind::StatsTimer,
     ];
 
     /// The name logs print: `select_group`, `arm_idle`, ...
@@ -146,6 +162,10 @@ impl DecisionKind {
             DecisionKind::Merge => "merge",
             DecisionKind::WeightRaise => "weight_raise",
             DecisionKind::Inject => "inject",
+            DecisionKind::DomainDepth => "domain_depth",
+            DecisionKind::LatencyPercentile => "latency_percentile",
+            DecisionKind::Throttled => "throttled",
+            DecisionKind::StatsTimer => "stats_timer",
         }
     }
 }

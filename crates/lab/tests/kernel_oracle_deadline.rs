@@ -24,8 +24,10 @@ fn mq_deadline_decides_as_linux_6_12() {
     let gen_dir = std::env::temp_dir().join(format!("iosched-oracle-test-{}", std::process::id()));
     let generated = 300u64.saturating_sub(hand.len() as u64).max(250);
     let mut files = hand.clone();
-    files.extend(oracle::write_generated(&gen_dir, SEED, generated).expect("generated"));
-    let outcomes = oracle::compare_all(&bin, &files, 0).expect("both sides run");
+    files.extend(
+        oracle::write_generated("mq-deadline", &gen_dir, SEED, generated).expect("generated"),
+    );
+    let outcomes = oracle::compare_all("mq-deadline", &bin, &files, 0).expect("both sides run");
     let _ = std::fs::remove_dir_all(&gen_dir);
     let _ = std::fs::remove_file(&bin);
 

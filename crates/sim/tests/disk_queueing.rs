@@ -104,3 +104,51 @@ fn ncq_drive_anticipates_for_buffered_readers() {
         }
     }
 }
+
+/// Issue 33: what anticipation gains on one disk without command queueing, against the
+/// published measurement. Iyer and Druschel (SOSP 2001, "Anticipatory scheduling", §1 and §2)
+/// measured deceptive idleness costing synchronous sequential readers "up to a factor of
+/// four" under a seek-optimising work-conserving scheduler, and anticipation giving Apache
+/// 29–71 % more throughput. Here CFQ's idling over deadline (their kind of baseline) for two
+/// and four O_DIRECT 4 KiB sequential readers on `hdd-7200` with NCQ off must lie within that
+/// measured range, 1× to 4×. Before the drive's read-ahead kept running while the other
+/// reader's command paid its overhead, every switch cost a seek and a rotation and the gain was
+/// 43× (two readers, these 3 s runs: deadline 0.8 MB/s, CFQ 34.2 MB/s).
+#[test]
+fn anticipation_gains_at_most_the_measured_factor_of_four() {
+    for readers in [2, 4] {
+        let jobs: Vec<JobSpec> = (0..readers).map(|i| reader(i, true, 4096)).collect();
+        let deadline = total_mb_s(&jobs, hdd_7200_ncq_off(), "deadline", true);
+        let cfq = total_mb_s(&jobs, hdd_7200_ncq_off(), "cfq", true);
+        let gain = cfq / deadline;
+        let case = format!("{readers} readers: deadline {deadline:.1} cfq {cfq:.1} MB/s");
+        assert!(gain >= 0.95, "gain {gain:.2} below 1: {case}");
+        assert!(gain <= 4.0, "gain {gain:.2} above the measured 4x: {case}");
+    }
+}
+
+/// Issue 33: interleaved sequential streams against a published measurement. Corrado Zoccolo
+/// (LKML, 2009-09-03, "cfq: adapt slice to number of processes doing I/O") measured on a
+/// rotational disk under CFQ 28 093 KB/s for 32 concurrent sequential readers and 466 KB/s for
+/// 32 random readers: a ratio of 60. His drive is not named (its rates are about a third of
+/// `hdd-7200`'s), so the ratio is what is compared; held within a factor of two (30–120).
+#[test]
+fn thirty_two_sequential_readers_over_random_near_the_measured_ratio() {
+    let jobs = |random: bool| -> Vec<JobSpec> {
+        (0..32)
+            .map(|i| {
+                let mut spec = reader(i, false, 4096);
+                spec.size = Some(SizeOrPercent::Bytes(256 << 20));
+                if random {
+                    spec.rw = RwMode::RandRead;
+                }
+                spec
+            })
+            .collect()
+    };
+    let sequential = total_mb_s(&jobs(false), hdd_7200(), "cfq", true);
+    let random = total_mb_s(&jobs(true), hdd_7200(), "cfq", true);
+    let ratio = sequential / random;
+    let case = format!("sequential {sequential:.2} random {random:.3} MB/s: ratio {ratio:.0}");
+    assert!((30.0..=120.0).contains(&ratio), "{case}");
+}

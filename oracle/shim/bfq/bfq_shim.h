@@ -386,7 +386,7 @@ void blkcg_print_blkgs(struct seq_file *sf, struct blkcg *blkcg,
 		       u64 (*prfill)(struct seq_file *, struct blkg_policy_data *, int),
 		       const struct blkcg_policy *pol, int data, bool show_total);
 u64 __blkg_prfill_u64(struct seq_file *sf, struct blkg_policy_data *pd, u64 v);
-int seq_printf(struct seq_file *m, const char *fmt, ...);
+void seq_printf(struct seq_file *m, const char *fmt, ...);
 struct cgroup_subsys_state *seq_css(struct seq_file *sf);
 struct cftype *seq_cft(struct seq_file *sf);
 static inline struct cgroup_subsys_state *of_css(struct kernfs_open_file *of) { return of->shim_css; }
@@ -469,8 +469,10 @@ static inline sector_t get_capacity(struct gendisk *disk) { return disk->capacit
 static inline void blk_mq_run_hw_queues(struct request_queue *q, bool async) { (void)q; (void)async; }
 static inline void wbt_disable_default(struct gendisk *d) { (void)d; }
 static inline void wbt_enable_default(struct gendisk *d) { (void)d; }
-static inline void blk_stat_enable_accounting(struct request_queue *q) { (void)q; }
-static inline void blk_stat_disable_accounting(struct request_queue *q) { (void)q; }
+#ifndef blk_stat_enable_accounting
+#define blk_stat_enable_accounting(q) ((void)(q))
+#define blk_stat_disable_accounting(q) ((void)(q))
+#endif
 
 /* The blk tracer: BFQ's messages become the driver's `L` lines (bfq.c). */
 static inline bool blk_trace_note_message_enabled(struct request_queue *q) { (void)q; return true; }

@@ -213,12 +213,6 @@ void blkg_rwstat_recursive_sum(struct blkcg_gq *blkg, struct blkcg_policy *pol, 
 	(void)blkg, (void)pol, (void)off, (void)sum;
 	shim_fatal("cgroup files are not read by the oracle", __FILE__, __LINE__);
 }
-int seq_printf(struct seq_file *m, const char *fmt, ...)
-{
-	(void)m, (void)fmt;
-	shim_fatal("cgroup files are not read by the oracle", __FILE__, __LINE__);
-	return 0;
-}
 struct cgroup_subsys_state *seq_css(struct seq_file *sf)
 {
 	(void)sf;

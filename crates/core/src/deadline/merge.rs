@@ -12,7 +12,7 @@
 //! deadline and place. A new request tries the same with the cache and the hash before it
 //! is inserted. Merges need the same operation, direction and I/O priority.
 
-use super::{direction, Deadline, Slot};
+use super::{direction, Deadline, HashLink, Slot};
 use crate::request::{Op, Request, RequestId};
 
 /// Kernel: enum elv_merge.
@@ -56,32 +56,58 @@ impl Deadline {
         self.mergeable(slot) && op_mergeable(bio) && rq.op == bio.op && rq.ioprio == bio.ioprio
     }
 
-    /// Kernel: elv_rqhash_add(): newest first among equal ends.
+    /// Kernel: elv_rqhash_add(): at the head of its end's chain (newest first).
     pub(super) fn hash_add(&mut self, slot: Slot) {
-        self.hash_stamp += 1;
-        let key = (self.held(slot).rq.end_sector(), u64::MAX - self.hash_stamp);
-        self.hash.insert(key, slot);
-        self.held_mut(slot).hash_key = Some(key);
+        let end = self.held(slot).rq.end_sector();
+        let older = self.hash.insert(end, slot);
+        self.held_mut(slot).hash = Some(HashLink {
+            end,
+            newer: None,
+            older,
+        });
+        if let Some(o) = older {
+            self.link_mut(o).newer = Some(slot);
+        }
     }
 
-    /// Kernel: elv_rqhash_del().
+    fn link_mut(&mut self, slot: Slot) -> &mut HashLink {
+        self.held_mut(slot)
+            .hash
+            .as_mut()
+            .expect("a chained request is on the hash")
+    }
+
+    /// Kernel: elv_rqhash_del(): off its chain, under the end it was added with.
     pub(super) fn hash_del(&mut self, slot: Slot) {
-        if let Some(key) = self.held_mut(slot).hash_key.take() {
-            self.hash.remove(&key);
+        let Some(link) = self.held_mut(slot).hash.take() else {
+            return;
+        };
+        if let Some(o) = link.older {
+            self.link_mut(o).newer = link.newer;
+        }
+        match (link.newer, link.older) {
+            (Some(n), _) => self.link_mut(n).older = link.older,
+            (None, Some(o)) => {
+                self.hash.insert(link.end, o);
+            }
+            (None, None) => {
+                self.hash.remove(&link.end);
+            }
         }
     }
 
     /// Kernel: elv_rqhash_find(): the newest mergeable request ending at `end`, dropping
     /// unmergeable ones met on the way.
     fn hash_find(&mut self, end: u64) -> Option<Slot> {
-        loop {
-            let (&key, &slot) = self.hash.range((end, 0)..=(end, u64::MAX)).next()?;
+        let mut at = self.hash.get(&end).copied();
+        while let Some(slot) = at {
             if self.mergeable(slot) {
                 return Some(slot);
             }
-            self.hash.remove(&key);
-            self.held_mut(slot).hash_key = None;
+            at = self.held(slot).hash.as_ref().and_then(|l| l.older);
+            self.hash_del(slot);
         }
+        None
     }
 
     /// Kernel: elv_merge() with dd_request_merge() as the scheduler's lookup.

@@ -34,10 +34,11 @@ pub mod merge;
 mod tests;
 pub mod tunables;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use crate::cfq::rbtree::RbForest;
 use crate::elevator::{Dispatch, Elevator};
+use crate::id_map::IdMap;
 use crate::request::{IoPrioClass, Request, RequestId, Time, MAX_MERGE_SECTORS};
 use crate::trace::Trace;
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
@@ -77,8 +78,19 @@ struct Held {
     in_tree: bool,
     /// `REQ_NOMERGE`: a merge found it full (req_set_nomerge()).
     nomerge: bool,
-    /// Its key on the merge hash, when on it.
-    hash_key: Option<(u64, u64)>,
+    /// Its place on the merge hash, when on it.
+    hash: Option<HashLink>,
+}
+
+/// A request's place on the merge hash (`rq->hash`): the end it was added under and its
+/// neighbours on that end's chain, newest first. The kernel's buckets are hlists walked
+/// from the newest entry; only equal ends compete in a lookup, so one chain per end is
+/// the same order, kept intrusive so that adding and removing allocate nothing.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HashLink {
+    end: u64,
+    newer: Option<Slot>,
+    older: Option<Slot>,
 }
 
 /// Kernel: struct io_stats_per_prio (the counters that decide `dd_queued()`).
@@ -109,8 +121,8 @@ pub struct Deadline {
     starved: u32,
     /// The block layer's merge state, kept here (see [`merge`]).
     last_merge: Option<Slot>,
-    hash: BTreeMap<(u64, u64), Slot>,
-    hash_stamp: u64,
+    /// The newest request of each end's chain.
+    hash: IdMap<u64, Slot>,
     /// Largest request a merge may build, in sectors (`max_sectors_kb` * 2).
     pub max_sectors: u32,
     fifo_expire: [i32; 2],
@@ -143,8 +155,7 @@ impl Deadline {
             batching: 0,
             starved: 0,
             last_merge: None,
-            hash: BTreeMap::new(),
-            hash_stamp: 0,
+            hash: IdMap::default(),
             max_sectors: MAX_MERGE_SECTORS,
             fifo_expire: [msecs_to_jiffies(500) as i32, msecs_to_jiffies(5000) as i32],
             fifo_batch: 16,
@@ -285,7 +296,7 @@ impl Deadline {
             prio,
             in_tree: false,
             nomerge: false,
-            hash_key: None,
+            hash: None,
         });
         let merges = if merge {
             self.insert_merge(slot)
@@ -355,8 +366,20 @@ impl Deadline {
             on_lists += on_fifo.len();
         }
         assert_eq!(on_lists, self.queued, "a held request is on no list");
-        for (&(end, _), &slot) in &self.hash {
-            assert_eq!(self.held(slot).rq.end_sector(), end, "hash key is stale");
+        // Every chain, from its head: each member was added under this end, still ends
+        // there, and links back to the one before it.
+        for (&end, &head) in &self.hash {
+            let (mut at, mut newer) = (Some(head), None);
+            while let Some(slot) = at {
+                let link = self
+                    .held(slot)
+                    .hash
+                    .expect("a chained request is on the hash");
+                assert_eq!(link.end, end, "request chained under another end");
+                assert_eq!(self.held(slot).rq.end_sector(), end, "hash key is stale");
+                assert_eq!(link.newer, newer, "chain links disagree");
+                (newer, at) = (Some(slot), link.older);
+            }
         }
     }
 }
@@ -370,7 +393,7 @@ mod dispatch;
 
 impl Elevator for Deadline {
     fn name(&self) -> &'static str {
-        "deadline"
+        "mq-deadline"
     }
 
     fn insert(&mut self, rq: Request, now: Time, _trace: &mut dyn Trace) {

@@ -4,7 +4,7 @@
 //! against the project's shim) and through iosched's core, and prints
 //! `K of N scenarios identical`, with the first differing decision of each divergence.
 //! Without --scenarios and --random it runs the hand-written families in
-//! `oracle/scenarios/SCHED/`. SCHED is mq-deadline or bfq. `--kernel-only` runs the kernel
+//! `oracle/scenarios/SCHED/`; --scenarios takes a folder or one file. SCHED is mq-deadline or bfq. `--kernel-only` runs the kernel
 //! side alone and prints its decisions (`# FILE` before each scenario's lines); a scheduler
 //! that core does not have yet (bfq, until it lands) needs it. Exit status: 0 all identical
 //! (or, kernel only, all ran), 1 a divergence, 2 bad usage or input (including a missing
@@ -52,9 +52,10 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
     }
     args.sched = match args.sched.as_str() {
         "deadline" | "mq-deadline" => "mq-deadline".into(),
+        "kyber" => "kyber".into(),
         "bfq" => "bfq".into(),
         "" => return Err("usage: kernel-oracle SCHED [--random N] [--seed S] [--scenarios DIR] [--keep DIR] [--jobs J] [--kernel-only]".into()),
-        other => return Err(format!("no oracle for '{other}' yet (mq-deadline, bfq)")),
+        other => return Err(format!("no oracle for '{other}' yet (mq-deadline, kyber, bfq)")),
     };
     if !args.kernel_only && !oracle::core_has(&args.sched) {
         return Err(format!(
@@ -71,12 +72,16 @@ fn files(args: &Args) -> Result<Vec<PathBuf>, String> {
         let dir = args.keep.clone().unwrap_or_else(|| {
             std::env::temp_dir().join(format!("iosched-oracle-gen-{}", std::process::id()))
         });
-        return oracle::write_generated_for(&args.sched, &dir, args.seed, args.random);
+        return oracle::write_generated(&args.sched, &dir, args.seed, args.random);
     }
     let dir = args
         .scenarios
         .clone()
         .unwrap_or_else(|| kernel::shim_dir().join("scenarios").join(&args.sched));
+    // One scenario file runs alone (to read one run's decisions).
+    if dir.is_file() {
+        return Ok(vec![dir]);
+    }
     oracle::scenario_files(&dir)
 }
 
@@ -140,7 +145,7 @@ fn main() -> ExitCode {
         let tree = kernel::kernel_tree().map_err(|e| e.to_string())?;
         let bin = kernel::build(&args.sched, &tree).map_err(|e| e.to_string())?;
         let files = files(&args)?;
-        let out = oracle::compare_all_for(&args.sched, &bin, &files, args.jobs);
+        let out = oracle::compare_all(&args.sched, &bin, &files, args.jobs);
         cleanup(&args, &bin, &files);
         out
     };

@@ -2,7 +2,9 @@
 //! closed-loop processes of every priority class, open-loop bursts built to merge (back,
 //! front, and gaps filled later so requests merge with each other), head insertions, FUA
 //! bios and process exits. Scenario `i` of seed `s` draws from the splitmix64 stream seeded
-//! with `s * 1_000_003 + i`, so any one scenario can be regenerated alone.
+//! with `s * 1_000_003 + i`, so any one scenario can be regenerated alone. Each scheduler
+//! gets its own tunables; kyber's runs are longer (up to 1.5 s), so that its timer reads
+//! full windows and resizes its domains.
 
 use std::fmt::Write as _;
 
@@ -29,18 +31,33 @@ impl Rng {
     }
 }
 
-/// The text of scenario `index` of `seed`.
+/// The text of mq-deadline's scenario `index` of `seed`.
 pub fn scenario(seed: u64, index: u64) -> String {
+    scenario_for("mq-deadline", seed, index)
+}
+
+/// The text of scenario `index` of `seed` for scheduler `sched`.
+pub fn scenario_for(sched: &str, seed: u64, index: u64) -> String {
+    let kyber = sched == "kyber";
     let mut r = Rng(seed.wrapping_mul(1_000_003).wrapping_add(index));
     let mut out = String::new();
-    let end = r.range(50, 600) * 1_000_000;
+    let end = if kyber {
+        r.range(50, 1500)
+    } else {
+        r.range(50, 600)
+    } * 1_000_000;
     let _ = writeln!(out, "# generated: seed {seed} scenario {index}");
     let _ = writeln!(out, "end {end}");
     // At boot, a machine up for a while, or about to pass the 32-bit jiffies wrap.
     let origin: u64 = r.pick(&[0, 1_000_000_000_000, 1_000_000_000_000, 299_900_000_000]);
     let _ = writeln!(out, "origin {origin}");
-    device(&mut r, &mut out);
-    tunables(&mut r, &mut out, end);
+    if kyber {
+        kyber_device(&mut r, &mut out);
+        kyber_tunables(&mut r, &mut out, end);
+    } else {
+        device(&mut r, &mut out);
+        tunables(&mut r, &mut out, end);
+    }
     let procs = r.range(1, 6);
     for pid in 1..=procs {
         process(&mut r, &mut out, pid, end);
@@ -56,6 +73,36 @@ fn device(r: &mut Rng, out: &mut String) {
     let nr = r.pick(&[0, 0, 0, 2, 4, 8, 16, 64]);
     let rot = r.chance(50);
     let base = r.pick(&[20_000, 100_000, 500_000, 2_000_000]);
+    let per = r.pick(&[0, 100, 1000, 5000]);
+    let _ = write!(
+        out,
+        "device depth={depth} nr_requests={nr} rotational={} base_ns={base} per_sector_ns={per}",
+        u8::from(rot)
+    );
+    if rot {
+        let (smin, per_k, cap) = (
+            r.range(0, 3_000_000),
+            r.range(0, 50_000),
+            r.range(0, 8_000_000),
+        );
+        let _ = write!(
+            out,
+            " seek_min_ns={smin} seek_per_ksector_ns={per_k} seek_max_ns={cap}"
+        );
+    }
+    if r.chance(20) {
+        let _ = write!(out, " max_sectors={}", r.pick(&[16, 64, 256]));
+    }
+    out.push('\n');
+}
+
+/// Kyber's devices: deeper queues (tokens only bind below the device's depth), and no
+/// service under 200 µs, so that second-long runs stay a few ten thousand requests.
+fn kyber_device(r: &mut Rng, out: &mut String) {
+    let depth = r.pick(&[1, 2, 4, 8, 16, 32]);
+    let nr = r.pick(&[0, 0, 0, 8, 16, 64]);
+    let rot = r.chance(50);
+    let base = r.pick(&[200_000, 500_000, 1_000_000, 2_000_000, 5_000_000]);
     let per = r.pick(&[0, 100, 1000, 5000]);
     let _ = write!(
         out,
@@ -111,6 +158,26 @@ fn tunables(r: &mut Rng, out: &mut String, end: u64) {
         let name = r.pick(&NAMES);
         let (v, at) = (tunable_value(r, name), r.range(0, end));
         let _ = writeln!(out, "tunable {name} {v} at={at}");
+    }
+}
+
+/// Kyber's latency targets, from far under any device's latency to far over it, a refused
+/// value now and then.
+fn kyber_tunables(r: &mut Rng, out: &mut String, end: u64) {
+    let value = |r: &mut Rng| {
+        r.pick(&[
+            "0", "50000", "300000", "1000000", "2000000", "8000000", "50000000", "-5",
+        ])
+    };
+    for name in ["read_lat_nsec", "write_lat_nsec"] {
+        // Targets apart (one domain good, one bad) are what makes kyber shrink a domain.
+        if r.chance(75) {
+            let _ = writeln!(out, "tunable {name} {}", value(r));
+        }
+        if r.chance(25) {
+            let (v, at) = (value(r), r.range(0, end));
+            let _ = writeln!(out, "tunable {name} {v} at={at}");
+        }
     }
 }
 

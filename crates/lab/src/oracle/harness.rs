@@ -1,5 +1,6 @@
-//! The oracle's driver loop on iosched's side: one scenario through core's mq-deadline,
-//! printing the lines `oracle/driver/driver.c` prints for the kernel's.
+//! The oracle's driver loop on iosched's side: one scenario through one of core's blk-mq
+//! schedulers (mq-deadline, kyber), printing the lines `oracle/driver/driver.c` prints for
+//! the kernel's.
 //!
 //! The block layer modelled (the same on both sides): a bio first tries the scheduler's bio
 //! merge; else it takes a scheduler tag (`nr_requests` of them; the shallow depth
@@ -10,19 +11,18 @@
 //! (BLK_MQ_BUDGET_DELAY, rounded to the tick), unless a re-run is pending. A completion
 //! ends the request's bios (each closed-loop process issues its next one `think` later),
 //! frees the request and its tag, and lets the tag waiters in, in order.
-//! Events of one instant: completion, re-run, tunable, exit, arrival, then sequence.
+//! Events of one instant: a due scheduler timer (kyber's; it does not run the queue), then
+//! completion, re-run, tunable, exit, arrival, then sequence.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt::Write as _;
 
 use iosched_core::deadline::tunables::{jiffies, msecs_to_jiffies, INITIAL_JIFFIES, JIFFY_NS};
-use iosched_core::deadline::Deadline;
-use iosched_core::{
-    CgroupId, Elevator, IoContextId, IoPrio, NoTrace, Op, ReqFlags, Request, RequestId,
-};
+use iosched_core::{CgroupId, IoContextId, IoPrio, Op, ReqFlags, Request, RequestId};
 
 use super::scenario::{Arrival, Scenario, TunableSet};
+use sched::OracleSched;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
@@ -66,7 +66,7 @@ struct Riders {
 
 struct Harness<'a> {
     sc: &'a Scenario,
-    dd: Deadline,
+    dd: Box<dyn OracleSched>,
     out: String,
     heap: BinaryHeap<Reverse<(u64, Kind, u64)>>,
     payloads: Vec<Option<Payload>>,
@@ -83,12 +83,10 @@ struct Harness<'a> {
     rerun_pending: bool,
 }
 
-/// Runs `sc` through core's mq-deadline; returns the decision lines.
-pub fn run_scenario(sc: &Scenario) -> Result<String, String> {
-    let mut dd = Deadline::new();
-    dd.max_sectors = sc.device.max_sectors;
+/// Runs `sc` through core's scheduler `sched`; returns the decision lines.
+pub fn run_scenario(sched: &str, sc: &Scenario) -> Result<String, String> {
     let nr_requests = sc.device.nr_requests();
-    dd.depth_updated(nr_requests);
+    let dd = sched::new_sched(sched, nr_requests, sc.device.max_sectors)?;
     let mut h = Harness {
         sc,
         dd,
@@ -108,7 +106,18 @@ pub fn run_scenario(sc: &Scenario) -> Result<String, String> {
         rerun_pending: false,
     };
     h.schedule()?;
-    while let Some(&Reverse((t, _, seq))) = h.heap.peek() {
+    loop {
+        let next = h.heap.peek().map(|&Reverse((t, _, _))| t);
+        if let Some(at) = h.dd.timer_expires() {
+            if at < h.end_abs && next.is_none_or(|t| at <= t) {
+                h.now = at;
+                h.dd.run_timer(at, &mut h.out);
+                continue;
+            }
+        }
+        let Some(&Reverse((t, _, seq))) = h.heap.peek() else {
+            break;
+        };
         if t >= h.end_abs {
             break;
         }
@@ -234,17 +243,20 @@ impl Harness<'_> {
     }
 
     fn store_tunable(&mut self, t: &TunableSet) -> Result<(), String> {
-        let stored = self.dd.set_tunable(&t.name, &t.value);
+        let stored = self.dd.elevator().set_tunable(&t.name, &t.value);
         if let Err(iosched_core::TunableError::Unknown { .. }) = stored {
-            return Err(format!("mq-deadline has no tunable '{}'", t.name));
+            let name = self.dd.elevator().name();
+            return Err(format!("{name} has no tunable '{}'", t.name));
         }
-        let shown = self
+        let value = self
             .dd
+            .elevator()
             .tunables()
             .iter()
             .find(|v| v.spec.name == t.name)
-            .map(|v| v.value as i64 as i32)
+            .map(|v| v.value)
             .expect("a stored tunable is in the table");
+        let shown = self.dd.show(value);
         let rejected = if stored.is_err() { " rejected" } else { "" };
         let now = if t.at_ns.is_none() { 0 } else { self.now };
         let _ = writeln!(self.out, "S {now} {} {shown}{rejected}", t.name);
@@ -253,3 +265,4 @@ impl Harness<'_> {
 }
 
 mod block;
+mod sched;

@@ -27,6 +27,7 @@ const FILES: &[&str] = &[
     "block/bfq-cgroup.c",
     "lib/rbtree.c",
     "lib/sbitmap.c",
+    "include/linux/sbitmap.h",
     "include/linux/rbtree.h",
     "include/linux/rbtree_types.h",
     "include/linux/rbtree_augmented.h",
@@ -84,7 +85,9 @@ pub fn kernel_tree() -> Result<PathBuf, KernelError> {
     let dir = std::env::temp_dir()
         .join("iosched-kernel-oracle")
         .join(PACKAGE_VERSION);
-    if dir.join(".complete").exists() {
+    // `.complete` lists what was extracted: a tree from a shorter FILES list is redone.
+    let listed = std::fs::read_to_string(dir.join(".complete")).unwrap_or_default();
+    if listed == FILES.join("\n") {
         return Ok(dir);
     }
     let sum = run("sha256sum", Command::new("sha256sum").arg(TARBALL))?;
@@ -106,10 +109,13 @@ pub fn kernel_tree() -> Result<PathBuf, KernelError> {
         .map(|f| format!("linux-source-6.12/{f}"))
         .collect();
     extract(&tmp, &members)?;
-    std::fs::write(tmp.join(".complete"), PACKAGE_VERSION).map_err(|e| KernelError::Tool {
+    std::fs::write(tmp.join(".complete"), FILES.join("\n")).map_err(|e| KernelError::Tool {
         what: "scratch".into(),
         detail: e.to_string(),
     })?;
+    if !listed.is_empty() || dir.join(".complete").exists() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     if std::fs::rename(&tmp, &dir).is_err() {
         // Another run won the race; its tree is the same.
         let _ = std::fs::remove_dir_all(&tmp);
@@ -160,6 +166,10 @@ pub fn shim_dir() -> PathBuf {
 fn sources(sched: &str) -> Result<(&'static [&'static str], &'static [&'static str]), KernelError> {
     match sched {
         "mq-deadline" => Ok((&["block/mq-deadline.c"], &[])),
+        "kyber" => Ok((
+            &["block/kyber-iosched.c", "lib/sbitmap.c"],
+            &["shim/kyber.c"],
+        )),
         // BFQ with CONFIG_BFQ_GROUP_IOSCHED=y (Debian's 6.12 config): its three files, the
         // shim's io contexts, blkcg and timers, and the driver's BFQ hooks.
         "bfq" => Ok((
@@ -177,7 +187,7 @@ fn sources(sched: &str) -> Result<(&'static [&'static str], &'static [&'static s
         )),
         other => Err(KernelError::Tool {
             what: "kernel-oracle".into(),
-            detail: format!("no oracle for scheduler '{other}' yet (mq-deadline, bfq)"),
+            detail: format!("no oracle for scheduler '{other}' (mq-deadline, kyber, bfq)"),
         }),
     }
 }
@@ -202,14 +212,23 @@ pub fn build(sched: &str, tree: &Path) -> Result<PathBuf, KernelError> {
         .arg("-I")
         .arg(tree.join("include"))
         .arg("-iquote")
-        .arg(shim.join("shim"))
-        .arg(shim.join("driver/driver.c"))
-        .arg(shim.join("driver/scenario.c"))
-        .arg(shim.join("shim/blk.c"));
+        .arg(shim.join("shim"));
+    if sched == "kyber" {
+        // The kernel's own sbitmap header replaces the shim's stand-in (shim/block.h).
+        let header = tree.join("include/linux/sbitmap.h");
+        gcc.arg(format!("-DSHIM_KERNEL_SBITMAP=\"{}\"", header.display()));
+    }
+    for f in [
+        "driver/driver.c",
+        "driver/scenario.c",
+        "shim/blk.c",
+        "shim/kernel_lib.c",
+    ] {
+        gcc.arg(shim.join(f));
+    }
     gcc.args(shim_files.iter().map(|f| shim.join(f)));
     gcc.args(kernel_files.iter().map(|f| tree.join(f)));
-    gcc.arg(tree.join("lib/rbtree.c"));
-    run("gcc", &mut gcc)?;
+    run("gcc", gcc.arg(tree.join("lib/rbtree.c")))?;
     Ok(bin)
 }
 

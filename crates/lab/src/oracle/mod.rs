@@ -13,6 +13,10 @@
 //! I T RQ                           request inserted        D T RQ SECTOR SECTORS  dispatched
 //! C T RQ                           completed               R T             queue re-run
 //! X T PID                          process exits
+//! K T latency|adjust|throttled ... kyber's tracepoints (kyber_latency, kyber_adjust,
+//!                                  kyber_throttled), their text without the device
+//! T T AT                           a timer armed or moved to expire at AT
+//! F T                              a timer fires
 //! ```
 //! Times are absolute ns (scenario time + origin); request ids are their first bio's.
 //!
@@ -83,26 +87,14 @@ pub struct Outcome {
 
 /// Whether iosched's core has `sched`, so that the oracle can compare against it.
 pub fn core_has(sched: &str) -> bool {
-    matches!(sched, "mq-deadline")
+    matches!(sched, "mq-deadline" | "deadline" | "kyber")
 }
 
-/// Core's decision lines for `sc` under `sched` (the schedulers of [`core_has`]).
-fn core_side(sched: &str, sc: &scenario::Scenario) -> Result<String, String> {
-    match sched {
-        "mq-deadline" => harness::run_scenario(sc),
-        other => Err(format!("iosched's core has no '{other}' scheduler yet")),
-    }
-}
-
-/// Runs one scenario file through both sides (mq-deadline).
-pub fn compare_file(bin: &Path, path: &Path) -> Result<Outcome, String> {
-    compare_file_for("mq-deadline", bin, path)
-}
-
-/// Runs one scenario file through both sides of `sched`.
-pub fn compare_file_for(sched: &str, bin: &Path, path: &Path) -> Result<Outcome, String> {
+/// Runs one scenario file through both sides: the kernel's `sched` (compiled into `bin`)
+/// and core's.
+pub fn compare_file(sched: &str, bin: &Path, path: &Path) -> Result<Outcome, String> {
     let sc = scenario::read_scenario(path).map_err(|e| e.to_string())?;
-    let ours = core_side(sched, &sc).map_err(|e| format!("{}: {e}", path.display()))?;
+    let ours = harness::run_scenario(sched, &sc).map_err(|e| format!("{}: {e}", path.display()))?;
     let theirs = kernel::run_kernel(bin, path).map_err(|e| e.to_string())?;
     Ok(Outcome {
         name: path.display().to_string(),
@@ -127,25 +119,15 @@ pub fn scenario_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-/// Writes generated scenarios `0..n` of `seed` into `dir`; their paths (mq-deadline's).
-pub fn write_generated(dir: &Path, seed: u64, n: u64) -> Result<Vec<PathBuf>, String> {
-    write_generated_for("mq-deadline", dir, seed, n)
-}
-
-/// Writes generated scenarios `0..n` of `seed` for `sched` into `dir`; their paths.
-pub fn write_generated_for(
-    sched: &str,
-    dir: &Path,
-    seed: u64,
-    n: u64,
-) -> Result<Vec<PathBuf>, String> {
+/// Writes generated scenarios `0..n` of `seed` for scheduler `sched` into `dir`; their paths.
+pub fn write_generated(sched: &str, dir: &Path, seed: u64, n: u64) -> Result<Vec<PathBuf>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     (0..n)
         .map(|i| {
             let path = dir.join(format!("gen-{seed}-{i:04}.scn"));
             let text = match sched {
                 "bfq" => generate_bfq::scenario(seed, i),
-                _ => generate::scenario(seed, i),
+                _ => generate::scenario_for(sched, seed, i),
             };
             std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             Ok(path)
@@ -154,18 +136,13 @@ pub fn write_generated_for(
 }
 
 /// Runs every file through both sides on `jobs` workers, results in file order.
-pub fn compare_all(bin: &Path, files: &[PathBuf], jobs: usize) -> Result<Vec<Outcome>, String> {
-    compare_all_for("mq-deadline", bin, files, jobs)
-}
-
-/// [`compare_all`] for `sched`.
-pub fn compare_all_for(
+pub fn compare_all(
     sched: &str,
     bin: &Path,
     files: &[PathBuf],
     jobs: usize,
 ) -> Result<Vec<Outcome>, String> {
-    crate::pool::map_in_order(files, jobs, |p| compare_file_for(sched, bin, p), || {})
+    crate::pool::map_in_order(files, jobs, |p| compare_file(sched, bin, p), || {})
         .into_iter()
         .collect()
 }

@@ -141,34 +141,64 @@ pub fn text(scenarios: &[Scenario], results: &[RowResult], verdicts: &[Verdict])
             .filter(|v| v.seed == scenario.seed)
             .collect();
         if !mine.is_empty() {
-            let _ = writeln!(out, "\n  verdicts (ratio a/b: seed, ours):");
-            let mut table = TextTable::new(&["dir", "±25", "comparison", "seed", "ours"])
-                .right_aligned(&[3, 4])
-                .indented(2);
-            for verdict in mine {
-                let mark = |ok: bool| if ok { "✓" } else { "✗" };
-                table.row([
-                    mark(verdict.direction_ok).to_string(),
-                    mark(verdict.within_25pct).to_string(),
-                    verdict.name.clone(),
-                    format!("{:.2}", verdict.seed_ratio),
-                    format!("{:.2}", verdict.ratio),
-                ]);
-            }
-            out.push_str(&table.render());
+            out.push_str(&verdict_table(&mine));
         }
         out.push('\n');
     }
-    let direction = verdicts.iter().filter(|v| v.direction_ok).count();
-    let within = verdicts.iter().filter(|v| v.within_25pct).count();
-    let _ = writeln!(
-        out,
-        "{} comparisons: {} with the seed's direction, {} within ±25 % of the seed's ratio",
-        verdicts.len(),
-        direction,
-        within
-    );
+    out.push_str(&summary(verdicts));
     out
+}
+
+/// One seed's verdicts; a comparison that is not a headline one says why under the table.
+fn verdict_table(mine: &[&Verdict]) -> String {
+    let starred = if mine.iter().all(|v| v.headline()) {
+        ""
+    } else {
+        "; * not a headline comparison"
+    };
+    let mut out = format!("\n  verdicts (ratio a/b: seed, ours{starred}):\n");
+    let mut table = TextTable::new(&["dir", "±25", "comparison", "seed", "ours"])
+        .right_aligned(&[3, 4])
+        .indented(2);
+    let mark = |ok: bool| if ok { "✓" } else { "✗" };
+    for verdict in mine {
+        let star = if verdict.headline() { "" } else { " *" };
+        table.row([
+            mark(verdict.direction_ok).to_string(),
+            mark(verdict.within_25pct).to_string(),
+            format!("{}{star}", verdict.name),
+            format!("{:.2}", verdict.seed_ratio),
+            format!("{:.2}", verdict.ratio),
+        ]);
+    }
+    out.push_str(&table.render());
+    for verdict in mine {
+        if let Some(aside) = &verdict.aside {
+            let _ = writeln!(out, "  * {}: {aside}", verdict.name);
+        }
+    }
+    out
+}
+
+/// The closing counts: the headline comparisons (those the seeds' stories rest on), then all.
+pub fn summary(verdicts: &[Verdict]) -> String {
+    let count = |set: &[&Verdict]| {
+        let direction = set.iter().filter(|v| v.direction_ok).count();
+        let within = set.iter().filter(|v| v.within_25pct).count();
+        format!(
+            "{} with the seed's direction, {} within ±25 % of the seed's ratio",
+            direction, within
+        )
+    };
+    let all: Vec<&Verdict> = verdicts.iter().collect();
+    let headline: Vec<&Verdict> = verdicts.iter().filter(|v| v.headline()).collect();
+    format!(
+        "{} headline comparisons: {}\n{} comparisons in all: {}\n",
+        headline.len(),
+        count(&headline),
+        all.len(),
+        count(&all)
+    )
 }
 
 /// An A/B table as mmtests' compare script prints it: one line per column, our figures for
@@ -253,6 +283,8 @@ pub fn json(scenarios: &[Scenario], results: &[RowResult], verdicts: &[Verdict])
                 "ratio": finite(v.ratio),
                 "direction_ok": v.direction_ok,
                 "within_25pct": v.within_25pct,
+                "headline": v.headline(),
+                "aside": v.aside,
             })
         })
         .collect();
@@ -539,5 +571,40 @@ mod tests {
             .unwrap()
             .trim_start()
             .starts_with("with "));
+    }
+
+    fn verdict(name: &str, direction_ok: bool, aside: Option<&str>) -> Verdict {
+        Verdict {
+            seed: "003".to_string(),
+            name: name.to_string(),
+            seed_ratio: 1.5,
+            ratio: if direction_ok { 1.4 } else { 0.5 },
+            direction_ok,
+            within_25pct: direction_ok,
+            aside: aside.map(str::to_string),
+        }
+    }
+
+    /// Issue 33: the closing lines count the headline comparisons apart from all of them, and
+    /// an aside is starred in its seed's table with its reason underneath.
+    #[test]
+    fn headline_and_all_comparisons_are_counted_apart() {
+        let verdicts = [
+            verdict("kept", true, None),
+            verdict("small", false, Some("under 10 % in the seed (+0.98 %)")),
+        ];
+        assert_eq!(
+            summary(&verdicts),
+            "1 headline comparisons: 1 with the seed's direction, 1 within ±25 % of the \
+             seed's ratio\n2 comparisons in all: 1 with the seed's direction, 1 within ±25 % \
+             of the seed's ratio\n"
+        );
+        let table = verdict_table(&verdicts.iter().collect::<Vec<_>>());
+        assert!(table.contains("small *"), "{table}");
+        assert!(!table.contains("kept *"), "{table}");
+        assert!(
+            table.contains("* small: under 10 % in the seed (+0.98 %)"),
+            "{table}"
+        );
     }
 }

@@ -110,6 +110,10 @@ pub struct Comparison {
     /// Column header of `b` (the same as `a`'s if absent).
     #[serde(default)]
     pub b_column: Option<String>,
+    /// Why this comparison is not one the seed's story rests on (its change is under 10 %,
+    /// or it runs against the author's own conclusion); a headline comparison when absent.
+    #[serde(default)]
+    pub aside: Option<String>,
 }
 
 /// A scenario file or folder that cannot be used; every variant names the path.

@@ -16,6 +16,15 @@ pub struct Verdict {
     pub ratio: f64,
     pub direction_ok: bool,
     pub within_25pct: bool,
+    /// The scenario's reason when this comparison is not a headline one.
+    pub aside: Option<String>,
+}
+
+impl Verdict {
+    /// A comparison the seed's story rests on (no `aside` in the scenario).
+    pub fn headline(&self) -> bool {
+        self.aside.is_none()
+    }
 }
 
 fn direction(ratio: f64) -> i8 {
@@ -74,6 +83,7 @@ pub fn judge(scenario: &Scenario, results: &[RowResult]) -> Vec<Verdict> {
                 // A ratio of nothing over nothing (0/0) has no direction.
                 direction_ok: ratio.is_finite() && direction(seed_ratio) == direction(ratio),
                 within_25pct: ratio.is_finite() && (ratio / seed_ratio - 1.0).abs() <= 0.25,
+                aside: comparison.aside.clone(),
             })
         })
         .collect()

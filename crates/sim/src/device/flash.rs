@@ -30,7 +30,9 @@
 //!    sequentially invalidates whole blocks and owes only 1/pages_per_block of an erase. The debt
 //!    is paid on the unit as a busy period whenever it reaches one erase time. Without
 //!    `steady_state` (a fresh drive, or an SLC cache that absorbs the run) there is no GC. A
-//!    write counts as sequential when it starts where the previous write ended.
+//!    write counts as sequential when it starts where the previous write ended. ρ is the
+//!    spare relative to the span the writes keep rewriting ([`super::gc`]): writes confined to
+//!    a few GB of a full drive pay far less than writes over all of it.
 //! 7. **Reads first on a unit.** As MQSim's default transaction scheduler (`TSU_OutofOrder`,
 //!    GC in its non-urgent mode) does, a host read goes ahead of the programs and GC work
 //!    queued on its unit and waits only for the flash operation running there: the rest of a
@@ -48,6 +50,7 @@ use std::collections::BinaryHeap;
 use iosched_core::{Op, RequestId, Time, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC, SECTOR_SIZE};
 use rand_pcg::Pcg64Mcg;
 
+use super::gc::GcCost;
 use super::{Command, Device};
 
 /// Parameters of a flash device. Units in the names; sources at the presets.
@@ -340,7 +343,8 @@ pub struct FlashDevice {
     gc_op_ns: u64,
     /// GC work each unit owes, paid once it reaches an erase time.
     gc_debt_ns: Vec<u64>,
-    gc_random_page_ns: u64,
+    /// GC per random page, following the hot span (`None`: a fresh drive, no GC).
+    gc_cost: Option<GcCost>,
     gc_sequential_page_ns: u64,
     /// Bytes held by the write buffer, and their release times (program ends).
     buffer_used: u64,
@@ -370,15 +374,14 @@ impl FlashDevice {
         let units = params.channels * params.units_per_channel;
         let page_xfer = transfer_ns(params.page_bytes, params.channel_bytes_per_s);
         let pages_per_block = u64::from(params.pages_per_block);
-        let (gc_random_page_ns, gc_sequential_page_ns) = if params.steady_state {
+        let (gc_cost, gc_sequential_page_ns) = if params.steady_state {
             let rho = f64::from(params.over_provisioning_permille.max(1)) / 1000.0;
-            let write_amplification = ((1.0 + rho) / (2.0 * rho)).max(1.0);
             let copy_ns = (params.read_page_ns + 2 * page_xfer + params.program_page_ns) as f64;
-            let random = (write_amplification - 1.0) * copy_ns
-                + write_amplification * params.erase_block_ns as f64 / pages_per_block as f64;
-            (random as u64, params.erase_block_ns / pages_per_block)
+            let erase_per_page_ns = params.erase_block_ns as f64 / pages_per_block as f64;
+            let cost = GcCost::new(rho, params.capacity_bytes, copy_ns, erase_per_page_ns);
+            (Some(cost), params.erase_block_ns / pages_per_block)
         } else {
-            (0, 0)
+            (None, 0)
         };
         let slots = (params.executing_commands < params.queue_depth)
             .then(|| (0..params.executing_commands).map(|_| Reverse(0)).collect());
@@ -395,7 +398,7 @@ impl FlashDevice {
             channel_reads_free: vec![0; params.channels as usize],
             gc_op_ns: params.read_page_ns + 2 * page_xfer + params.program_page_ns,
             gc_debt_ns: vec![0; units as usize],
-            gc_random_page_ns,
+            gc_cost,
             gc_sequential_page_ns,
             buffer_used: 0,
             releases: BinaryHeap::new(),
@@ -467,7 +470,7 @@ impl FlashDevice {
         self.channels_free[channel] = start + xfer;
         let mut end = start + xfer + self.params.program_page_ns;
         self.gc_debt_ns[unit] += if random {
-            self.gc_random_page_ns
+            self.gc_cost.as_ref().map_or(0, GcCost::random_page_ns)
         } else {
             self.gc_sequential_page_ns
         };
@@ -611,6 +614,9 @@ impl FlashDevice {
         let ready = self.controller(arrived, cost);
         let random = lba != self.last_write_end;
         self.last_write_end = lba + sectors;
+        if let Some(gc) = &mut self.gc_cost {
+            gc.note_write(lba * SECTOR_SIZE, bytes);
+        }
         self.open_page_random |= random;
         if self.params.write_buffer_bytes == 0 {
             self.open_page_bytes += bytes;
@@ -785,7 +791,8 @@ mod tests {
         let mut rng = Pcg64Mcg::seed_from_u64(1);
         let mut done = Vec::new();
         let mut now = 0;
-        // Fill the 1 MiB buffer with random 4 KiB writes (GC debt on every unit).
+        // Fill the 1 MiB buffer with random 4 KiB writes over the whole drive (GC debt on
+        // every unit).
         for i in 0..600u64 {
             while device.in_flight() >= device.queue_depth() {
                 now = device.next_event().unwrap();
@@ -793,7 +800,7 @@ mod tests {
             }
             device.submit(
                 now,
-                command(i, Op::Write, (i * 7919 % 100_000) * 8, 8),
+                command(i, Op::Write, (i * 7_919_111 % X25E_PAGES) * 8, 8),
                 &mut rng,
             );
         }
@@ -816,35 +823,49 @@ mod tests {
         assert!(worst < NSEC_PER_MSEC, "worst read {worst} ns");
     }
 
+    /// 4 KiB writes at depth 1, `span_pages` apart at random; the time the last one ends.
+    fn write_run(params: FlashParams, sequential: bool, span_pages: u64) -> Time {
+        let mut device = FlashDevice::new(params);
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        let mut now = 0;
+        let mut done = Vec::new();
+        for i in 0..4000u64 {
+            let sector = if sequential {
+                i * 8
+            } else {
+                (i * 7_919_111 % span_pages) * 8
+            };
+            device.submit(now, command(i, Op::Write, sector, 8), &mut rng);
+            now = device.next_event().unwrap();
+            done.clear();
+            device.advance(now, &mut rng, &mut done);
+        }
+        now
+    }
+
+    /// 32 GB in 4 KiB pages: the X25-E's whole span.
+    const X25E_PAGES: u64 = 7_812_500;
+
     /// Steady-state random writes are far slower than sequential ones (GC copies), a fresh
     /// drive's are not.
     #[test]
     fn steady_state_random_writes_pay_gc() {
-        fn run(params: FlashParams, sequential: bool) -> Time {
-            let mut device = FlashDevice::new(params);
-            let mut rng = Pcg64Mcg::seed_from_u64(1);
-            let mut now = 0;
-            let mut done = Vec::new();
-            for i in 0..4000u64 {
-                let sector = if sequential {
-                    i * 8
-                } else {
-                    (i * 7919 % 100_000) * 8
-                };
-                device.submit(now, command(i, Op::Write, sector, 8), &mut rng);
-                now = device.next_event().unwrap();
-                done.clear();
-                device.advance(now, &mut rng, &mut done);
-            }
-            now
-        }
-        let random = run(FlashParams::x25e(), false);
-        let sequential = run(FlashParams::x25e(), true);
+        let random = write_run(FlashParams::x25e(), false, X25E_PAGES);
+        let sequential = write_run(FlashParams::x25e(), true, X25E_PAGES);
         assert!(random > 3 * sequential, "{random} {sequential}");
         let fresh = FlashParams {
             steady_state: false,
             ..FlashParams::x25e()
         };
-        assert!(run(fresh, false) * 2 < random);
+        assert!(write_run(fresh, false, X25E_PAGES) * 2 < random);
+    }
+
+    /// Seed 001's regime: random writes confined to 1.5 GB of the full drive pay far less GC
+    /// than random writes over all of it (the spare serves only the hot span, [`super::gc`]).
+    #[test]
+    fn random_writes_in_a_small_span_pay_less_gc() {
+        let whole = write_run(FlashParams::x25e(), false, X25E_PAGES);
+        let hot = write_run(FlashParams::x25e(), false, 1_500_000_000 / 4096);
+        assert!(hot * 3 < whole, "{hot} {whole}");
     }
 }

@@ -25,6 +25,7 @@ pub mod disksim;
 pub mod file;
 pub mod fixed;
 pub mod flash;
+pub mod gc;
 pub mod hdd;
 pub mod raid0;
 

@@ -39,8 +39,8 @@ impl Harness<'_> {
                 let side = if m.front { 'F' } else { 'B' };
                 let _ = writeln!(self.out, "M {now} {id} {} {side}", m.into.0);
                 self.ride(m.into, (id, pid), m.front);
-                if let Some(r) = m.then {
-                    self.absorb(r.absorbed, r.into);
+                if let Some((absorbed, into)) = m.then {
+                    self.absorb(absorbed, into);
                 }
                 return;
             }
@@ -95,8 +95,8 @@ impl Harness<'_> {
             id: rq.id,
             bios: vec![(rq.id.0, rq.pid)],
         });
-        for m in self.dd.insert_request(rq, head, self.now) {
-            self.absorb(m.absorbed, m.into);
+        for (absorbed, into) in self.dd.insert(rq, head, self.now) {
+            self.absorb(absorbed, into);
         }
     }
 
@@ -117,7 +117,7 @@ impl Harness<'_> {
             if !self.dd.has_work() {
                 break;
             }
-            let Some(rq) = self.dd.dispatch_request(self.now) else {
+            let Some(rq) = self.dd.dispatch(self.now, &mut self.out) else {
                 if !self.rerun_pending {
                     self.rerun_pending = true;
                     let at = jiffies(self.now) + msecs_to_jiffies(3);
@@ -163,7 +163,7 @@ impl Harness<'_> {
                 self.issue_next(i, t);
             }
         }
-        self.dd.completed(rq, self.now, &mut NoTrace);
+        self.dd.complete(rq, self.now, &mut self.out);
         self.tags_used -= 1;
         self.wake_waiters();
     }

@@ -214,3 +214,64 @@ impl HddDevice {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_core::SeedableRng;
+
+    /// 20 µs: the host's turnaround between a completion and the next command (a psync
+    /// reader's system-call return and next submission on a 2010s CPU).
+    const HOST_GAP_NS: Time = 20_000;
+
+    /// Serves `rounds` 4 KiB reads, taking one stream after the other (as two psync
+    /// readers behind a scheduler that dispatches whoever waits when the disk frees); returns
+    /// KiB/s.
+    fn interleaved_kib_per_s(params: HddParams, streams: &[u64], rounds: u64) -> f64 {
+        let mut device = HddDevice::new(params);
+        let mut rng = Pcg64Mcg::seed_from_u64(11);
+        let mut next: Vec<u64> = streams.to_vec();
+        let mut now = 0;
+        let mut done = Vec::new();
+        for id in 0..rounds {
+            let stream = (id % streams.len() as u64) as usize;
+            let command = Command {
+                id: RequestId(id),
+                op: Op::Read,
+                sector: next[stream],
+                nr_sectors: 8,
+                fua: false,
+            };
+            next[stream] += 8;
+            device.submit(now, command, &mut rng);
+            done.clear();
+            while done.is_empty() {
+                now = device.next_event().expect("in flight");
+                device.advance(now, &mut rng, &mut done);
+            }
+            now += HOST_GAP_NS;
+        }
+        (rounds * 4) as f64 / (now as f64 / NSEC_PER_SEC as f64)
+    }
+
+    /// Issue 33: two interleaved sequential 4 KiB readers on a drive without command
+    /// queueing. The read-ahead of one stream goes on while the other's command pays its
+    /// overhead and while the other's reads hit its own segment, so each stream returns to
+    /// blocks already read. Stopping the read-ahead the moment a command arrives (the model
+    /// before) kept 2.7 % of one reader's rate; the DiskSim-validated drives keep 78–95 %
+    /// (README, interleaved streams), and the mechanism is theirs.
+    #[test]
+    fn interleaved_streams_return_to_their_read_ahead() {
+        let params = HddParams {
+            queue_depth: 1,
+            ..HddParams::hdd_7200()
+        };
+        let one = interleaved_kib_per_s(params.clone(), &[1_000_000], 4_000);
+        let two = interleaved_kib_per_s(params, &[1_000_000, 1_000_000 + (2 << 20)], 4_000);
+        let kept = two / one;
+        assert!(
+            kept > 0.5,
+            "two readers keep {kept:.3} of one ({two:.0} of {one:.0} KiB/s)"
+        );
+    }
+}

@@ -16,8 +16,9 @@
 //!   wait until the first sector passes under the head, and the media transfer at the zone's rate.
 //! - **Read cache.** `read_segments` segments, each holding one sequential run. After a media
 //!   read the drive keeps reading ahead into the segment until the segment is full or until a new
-//!   command needs the mechanism, once at least `min_read_ahead_bytes` are read (DiskSim's
-//!   minimum read-ahead; 0 in the presets, so the prefetch is aborted at once).
+//!   command needs the mechanism — once that command has paid its overhead, as DiskSim's
+//!   validated drives order it — and at least `min_read_ahead_bytes` are read (DiskSim's
+//!   minimum read-ahead; 0 in the presets). Read hits never need the mechanism.
 //!   A read inside a segment is a hit (hit overhead plus host-link time); a read that the running
 //!   prefetch will reach is served by the prefetch stream itself, without positioning.
 //! - **Write-back cache.** With `write_cache_bytes > 0` (WCE on) writes complete once in the buffer

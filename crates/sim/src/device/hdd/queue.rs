@@ -109,18 +109,8 @@ impl HddDevice {
         if !use_host && !use_dirty {
             return;
         }
-        // Minimum read-ahead: the prefetch keeps the mechanism until it has read that far.
-        if let Some(stream) = self.stream {
-            let min_sectors = self.params.min_read_ahead_bytes / SECTOR_SIZE;
-            let must_reach = (stream.origin_lba + min_sectors).min(stream.limit_lba);
-            if self.stream_position(&stream, time) < must_reach {
-                self.current = Some(Service {
-                    work: Work::Streaming,
-                    id: None,
-                    done_at: self.stream_time_of(&stream, must_reach).max(time + 1),
-                });
-                return;
-            }
+        if self.hold_for_read_ahead(time, use_host && !use_dirty) {
+            return;
         }
         self.stop_stream(time);
         // Ageing bound first for host commands (dirty extents age inside `pick_destage`).
@@ -169,6 +159,40 @@ impl HddDevice {
             (Some((_, index)), None) => self.start_host(index, time),
             (None, None) => unreachable!("a candidate"),
         }
+    }
+
+    /// Keeps the running read-ahead on the heads while no command needs them yet: until it has
+    /// read the minimum read-ahead (DiskSim's "minimum read-ahead"), and, when only host
+    /// commands wait (`host_only`), until the first of them has paid its command overhead.
+    /// DiskSim's validated drives stop the read-ahead only when a miss is ready for the heads
+    /// (`disk_read_arrive` charges the overhead first); this is what lets a returning
+    /// sequential stream find its blocks in its segment. Returns whether it holds.
+    fn hold_for_read_ahead(&mut self, time: Time, host_only: bool) -> bool {
+        let Some(stream) = self.stream else {
+            return false;
+        };
+        let position = self.stream_position(&stream, time);
+        let min_sectors = self.params.min_read_ahead_bytes / SECTOR_SIZE;
+        let must_reach = (stream.origin_lba + min_sectors).min(stream.limit_lba);
+        let mut until = if position < must_reach {
+            self.stream_time_of(&stream, must_reach).max(time + 1)
+        } else {
+            time
+        };
+        if host_only && position < stream.limit_lba {
+            let needed = self.queue.iter().map(|queued| queued.ready_at).min();
+            let limit_reached = self.stream_time_of(&stream, stream.limit_lba);
+            until = until.max(needed.unwrap_or(time).min(limit_reached));
+        }
+        if until <= time {
+            return false;
+        }
+        self.current = Some(Service {
+            work: Work::Streaming,
+            id: None,
+            done_at: until,
+        });
+        true
     }
 
     /// The dirty extent to destage next among a window of `queue_depth` extents: the one whose

@@ -1,0 +1,160 @@
+//! The schedulers the harness drives, behind the elevator operations its block layer calls
+//! (the same ones `oracle/driver/driver.c` calls on the kernel's).
+
+use std::fmt::Write as _;
+
+use iosched_core::deadline::Deadline;
+use iosched_core::kyber::Kyber;
+use iosched_core::{Decision, DecisionKind, Elevator, NoTrace, Request, RequestId, Time, Trace};
+
+/// A bio merge: the bio joined `into` (at its front when `front`), and then maybe a request
+/// `absorbed` by `absorber`.
+pub(super) struct BioMerged {
+    pub into: RequestId,
+    pub front: bool,
+    pub then: Option<(RequestId, RequestId)>,
+}
+
+/// Kernel: the `elevator_mq_ops` the oracle's block layer calls.
+pub(super) trait OracleSched {
+    /// bio_merge().
+    fn bio_merge(&mut self, bio: &Request) -> Option<BioMerged>;
+    /// limit_depth(): the shallow depth, if any.
+    fn limit_depth(&self, bio: &Request) -> Option<u32>;
+    /// insert_requests(): the request merges it caused, (absorbed, into).
+    fn insert(&mut self, rq: Request, head: bool, now: Time) -> Vec<(RequestId, RequestId)>;
+    /// has_work().
+    fn has_work(&self) -> bool;
+    /// dispatch_request(), its decision lines into `out`.
+    fn dispatch(&mut self, now: Time, out: &mut String) -> Option<Request>;
+    /// completed_request() and finish_request().
+    fn complete(&mut self, rq: &Request, now: Time, out: &mut String);
+    /// A pending timer's expiry.
+    fn timer_expires(&self) -> Option<Time> {
+        None
+    }
+    /// The timer's function, at its expiry.
+    fn run_timer(&mut self, _now: Time, _out: &mut String) {}
+    /// The sysfs side: store and show.
+    fn elevator(&mut self) -> &mut dyn Elevator;
+    /// A tunable's value as the scheduler's show function prints it.
+    fn show(&self, value: u64) -> String;
+}
+
+/// Builds the scheduler named `sched` for a queue of `nr_requests` tags.
+pub(super) fn new_sched(
+    sched: &str,
+    nr_requests: u32,
+    max_sectors: u32,
+) -> Result<Box<dyn OracleSched>, String> {
+    match sched {
+        "mq-deadline" | "deadline" => {
+            let mut dd = Deadline::new();
+            dd.max_sectors = max_sectors;
+            dd.depth_updated(nr_requests);
+            Ok(Box::new(dd))
+        }
+        "kyber" => {
+            let mut k = Kyber::new();
+            k.max_sectors = max_sectors;
+            k.depth_updated(nr_requests);
+            Ok(Box::new(k))
+        }
+        other => Err(format!("no oracle harness for scheduler '{other}'")),
+    }
+}
+
+impl OracleSched for Deadline {
+    fn bio_merge(&mut self, bio: &Request) -> Option<BioMerged> {
+        Deadline::bio_merge(self, bio).map(|m| BioMerged {
+            into: m.into,
+            front: m.front,
+            then: m.then.map(|r| (r.absorbed, r.into)),
+        })
+    }
+    fn limit_depth(&self, bio: &Request) -> Option<u32> {
+        Deadline::limit_depth(self, bio)
+    }
+    fn insert(&mut self, rq: Request, head: bool, now: Time) -> Vec<(RequestId, RequestId)> {
+        let merges = self.insert_request(rq, head, now);
+        merges.into_iter().map(|m| (m.absorbed, m.into)).collect()
+    }
+    fn has_work(&self) -> bool {
+        Deadline::has_work(self)
+    }
+    fn dispatch(&mut self, now: Time, _out: &mut String) -> Option<Request> {
+        self.dispatch_request(now)
+    }
+    fn complete(&mut self, rq: &Request, now: Time, _out: &mut String) {
+        self.completed(rq, now, &mut NoTrace);
+    }
+    fn elevator(&mut self) -> &mut dyn Elevator {
+        self
+    }
+    fn show(&self, value: u64) -> String {
+        // The store functions keep ints: "%d".
+        (value as i64 as i32).to_string()
+    }
+}
+
+/// Kyber's decisions as the oracle's lines (`K T latency|adjust|throttled ...`, `T T AT`
+/// for the timer armed, `F T` for it firing): the shim prints the same from the kernel's
+/// tracepoints and timer calls.
+struct Lines<'a>(&'a mut String);
+
+impl Trace for Lines<'_> {
+    fn enabled(&self) -> bool {
+        true
+    }
+    fn decision(&mut self, now: Time, d: &Decision<'_>) {
+        let _ = match (d.kind, d.value_ns) {
+            (DecisionKind::LatencyPercentile, _) => {
+                writeln!(self.0, "K {now} latency {}", d.reason)
+            }
+            (DecisionKind::DomainDepth, _) => writeln!(self.0, "K {now} adjust {}", d.reason),
+            (DecisionKind::Throttled, _) => writeln!(self.0, "K {now} throttled {}", d.reason),
+            (DecisionKind::StatsTimer, Some(at)) => writeln!(self.0, "T {now} {at}"),
+            (DecisionKind::StatsTimer, None) => writeln!(self.0, "F {now}"),
+            _ => Ok(()),
+        };
+    }
+}
+
+impl OracleSched for Kyber {
+    fn bio_merge(&mut self, bio: &Request) -> Option<BioMerged> {
+        Kyber::bio_merge(self, bio).map(|m| BioMerged {
+            into: m.into,
+            front: m.front,
+            then: None,
+        })
+    }
+    fn limit_depth(&self, bio: &Request) -> Option<u32> {
+        Kyber::limit_depth(self, bio)
+    }
+    fn insert(&mut self, rq: Request, head: bool, now: Time) -> Vec<(RequestId, RequestId)> {
+        self.insert_request(rq, head, now);
+        Vec::new()
+    }
+    fn has_work(&self) -> bool {
+        Kyber::has_work(self)
+    }
+    fn dispatch(&mut self, now: Time, out: &mut String) -> Option<Request> {
+        self.dispatch_at(now, &mut Lines(out))
+    }
+    fn complete(&mut self, rq: &Request, now: Time, out: &mut String) {
+        self.complete_request(rq, now, &mut Lines(out));
+    }
+    fn timer_expires(&self) -> Option<Time> {
+        Kyber::timer_expires(self)
+    }
+    fn run_timer(&mut self, now: Time, out: &mut String) {
+        Kyber::run_timer(self, now, &mut Lines(out));
+    }
+    fn elevator(&mut self) -> &mut dyn Elevator {
+        self
+    }
+    fn show(&self, value: u64) -> String {
+        // "%llu".
+        value.to_string()
+    }
+}
