@@ -42,11 +42,18 @@ pub fn schedulers_text() -> String {
         }
         let _ = writeln!(out);
     }
+    if !KERNEL_ONLY.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}: the kernel's own, run by fio on a real block device with `iosched kernel` \
+             (which takes the names above too)",
+            KERNEL_ONLY.join(", ")
+        );
+    }
     let _ = writeln!(
         out,
-        "{}: the kernel's own, run by fio on a real block device with `iosched kernel` \
-         (which takes the names above too)",
-        KERNEL_ONLY.join(", ")
+        "The kernel's own bfq, mq-deadline, kyber and none run by fio on a real block device \
+         with `iosched kernel` (which takes the names above too)."
     );
     out
 }

@@ -107,7 +107,7 @@ fn schedulers(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     group.warm_up_time(Duration::from_secs(1));
     group.measurement_time(Duration::from_secs(3));
-    let cases: [(&str, &str, usize, u32); 16] = [
+    let cases: [(&str, &str, usize, u32); 20] = [
         ("noop/16", "noop", 16, 0),
         ("mq-deadline/1", "mq-deadline", 1, 0),
         ("mq-deadline/16", "mq-deadline", 16, 0),
@@ -124,6 +124,10 @@ fn schedulers(c: &mut Criterion) {
         ("cfq/256", "cfq", 256, 0),
         ("cfq/16q-8groups", "cfq", 16, 8),
         ("cfq/256q-8groups", "cfq", 256, 8),
+        ("bfq/1", "bfq", 1, 0),
+        ("bfq/16", "bfq", 16, 0),
+        ("bfq/256", "bfq", 256, 0),
+        ("bfq/256q-8groups", "bfq", 256, 8),
     ];
     for (label, name, procs, groups) in cases {
         let mut bench = Bench::new(name, procs, groups);

@@ -13,6 +13,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod bfq;
 pub mod cfq;
 pub mod deadline;
 pub mod elevator;
@@ -59,6 +60,12 @@ pub fn schedulers() -> Vec<SchedulerInfo> {
             aliases: &["deadline"],
             summary: "mq-deadline (Linux 6.12): sector-sorted batches, read/write FIFOs with deadlines, RT/BE/IDLE levels with aging",
             tunables: deadline::Deadline::tunable_specs(),
+        },
+        SchedulerInfo {
+            name: "bfq",
+            aliases: &[],
+            summary: "Budget Fair Queueing (Linux 6.12): B-WF2Q+ over queues and groups, sector budgets, idling, weight raising",
+            tunables: bfq::Bfq::tunable_specs(),
         },
         SchedulerInfo {
             name: "cfq",
@@ -114,6 +121,7 @@ pub fn new_elevator(name: &str, device: DeviceInfo) -> Result<Box<dyn Elevator>,
             dd.depth_updated(2 * device.queue_depth.min(128));
             Ok(Box::new(dd))
         }
+        Some("bfq") => Ok(Box::new(bfq::Bfq::new(device, 0))),
         Some("kyber") => {
             // blk_mq_init_sched(): nr_requests as for mq-deadline; kyber_depth_updated().
             let mut kyber = kyber::Kyber::new();

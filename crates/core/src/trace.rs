@@ -39,6 +39,9 @@ pub enum RqEvent {
 pub enum MessageSubject {
     /// Device-wide (`cfq ...`).
     Device,
+    /// The text is complete as the scheduler framed it, with no cgroup attached (BFQ's
+    /// `bfq_log()`: `bfq ...`).
+    Text,
     /// About a group (cgroup).
     Group(CgroupId),
     /// About a queue: creator pid and cgroup, plus the two facts blkparse's prefix
@@ -91,6 +94,12 @@ pub enum DecisionKind {
     Charge,
     /// Two cooperating queues were merged. Kernel: cfq_merge_cfqqs().
     Merge,
+    /// A queue's weight raising started, changed kind or ended (BFQ), and why. Kernel:
+    /// bfq_update_bfqq_wr_on_rq_arrival(), bfq_bfqq_end_wr().
+    WeightRaise,
+    /// A request of another queue was dispatched while the queue in service was idled for
+    /// (BFQ). Kernel: bfq_choose_bfqq_for_injection().
+    Inject,
     /// Kyber resized a domain's token pool (`reason`: domain and depth). Kernel:
     /// kyber_resize_domain() (the `kyber_adjust` tracepoint).
     DomainDepth,
@@ -107,7 +116,7 @@ pub enum DecisionKind {
 
 impl DecisionKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DecisionKind; 20] = [
+    pub const ALL: [DecisionKind; 22] = [
         DecisionKind::SelectGroup,
         DecisionKind::Workload,
         DecisionKind::SelectQueue,
@@ -124,6 +133,8 @@ impl DecisionKind {
         DecisionKind::FifoExpired,
         DecisionKind::Charge,
         DecisionKind::Merge,
+        DecisionKind::WeightRaise,
+        DecisionKind::Inject,
         DecisionKind::DomainDepth,
         DecisionKind::LatencyPercentile,
         DecisionKind::Throttled,
@@ -149,6 +160,8 @@ impl DecisionKind {
             DecisionKind::FifoExpired => "fifo_expired",
             DecisionKind::Charge => "charge",
             DecisionKind::Merge => "merge",
+            DecisionKind::WeightRaise => "weight_raise",
+            DecisionKind::Inject => "inject",
             DecisionKind::DomainDepth => "domain_depth",
             DecisionKind::LatencyPercentile => "latency_percentile",
             DecisionKind::Throttled => "throttled",

@@ -1,9 +1,9 @@
 //! What `iosched schedulers`, `iosched devices` and `iosched knobs` list, as data: the CLI
 //! prints it as tables, the Python package returns it as lists of dicts.
 
-/// The kernel's blk-mq schedulers iosched does not re-create: `iosched kernel` runs fio on
-/// them, and `iosched run` refuses them with a pointer there.
-pub const KERNEL_ONLY: [&str; 1] = ["bfq"];
+/// The kernel's blk-mq schedulers iosched does not re-create (none since BFQ joined the core):
+/// `iosched kernel` runs fio on them, and `iosched run` refuses them with a pointer there.
+pub const KERNEL_ONLY: [&str; 0] = [];
 
 /// A knob of the simulated machine (page cache, writeback, file system, CPU model) or of
 /// the engine, with its default as `--set` writes it.

@@ -234,6 +234,7 @@ impl TraceLabels {
     pub fn note_text(&self, subject: MessageSubject, text: &str) -> String {
         let mut s = match subject {
             MessageSubject::Device => format!("cfq {text}"),
+            MessageSubject::Text => text.to_string(),
             MessageSubject::Group(cg) => {
                 if self.cgroup_in_notes {
                     format!("{} {text}", self.cgroup_path(cg))

@@ -446,6 +446,16 @@ impl RbForest {
         }
     }
 
+    /// The left child of `n` (BFQ's augmented walk reads the shape). Kernel: `rb_left`.
+    pub(crate) fn left(&self, n: usize) -> Option<usize> {
+        self.l(n).left
+    }
+
+    /// The right child of `n`. Kernel: `rb_right`.
+    pub(crate) fn right(&self, n: usize) -> Option<usize> {
+        self.l(n).right
+    }
+
     /// Kernel: rb_next(): the in-order successor.
     pub(crate) fn next(&self, n: usize) -> Option<usize> {
         if let Some(mut r) = self.l(n).right {

@@ -28,6 +28,7 @@ impl Trace for Rec {
     fn message(&mut self, now: Time, subject: MessageSubject, text: &str) {
         let prefix = match subject {
             MessageSubject::Device => "cfq".to_string(),
+            MessageSubject::Text => "text".to_string(),
             MessageSubject::Group(c) => format!("grp{}", c.0),
             MessageSubject::Queue {
                 pid, sync, noidle, ..

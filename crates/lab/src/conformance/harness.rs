@@ -63,6 +63,7 @@ impl Trace for Lines {
         // Choice: blkparse's prefix shapes (`cfq<pid><S|A><N| >`, groups by cgroup id).
         let _ = match subject {
             MessageSubject::Device => writeln!(out, "M {now} cfq {msg}"),
+            MessageSubject::Text => writeln!(out, "M {now} {msg}"),
             MessageSubject::Group(cg) => writeln!(out, "M {now} cg{} {msg}", cg.0),
             MessageSubject::Queue {
                 pid,
