@@ -54,7 +54,9 @@ def message_kinds(trace_path):
             rest = words[words.index("m") + 1:]
             if rest and rest[0] == "N":
                 rest = rest[1:]
-            if rest and (rest[0].startswith("bfq") or rest[0].startswith("cfq")):
+            # The queue's tag (bfq1000S) and, in the engine's messages, its cgroup's path
+            # come before the message, in either order.
+            while rest and (rest[0].startswith(("bfq", "cfq", "/")) and not rest[0].startswith("bfq_")):
                 rest = rest[1:]
             if rest:
                 kinds[rest[0].rstrip(":,")] += 1
@@ -140,7 +142,8 @@ def attach(image, size):
     if not os.path.exists(image):
         with open(image, "wb") as f:
             f.truncate(size)
-    return sh(["losetup", "-f", "--show", image]).stdout.strip()
+    # Direct I/O on the backing file, so the page cache does not serve the reads.
+    return sh(["losetup", "--direct-io=on", "-f", "--show", image]).stdout.strip()
 
 
 def main():
