@@ -217,12 +217,24 @@ pub fn read_text(path: &Path, kind: InputKind) -> Result<String, InputError> {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("iosched-input-{}", std::process::id()));
+    /// A file in a folder of its own, removed with the folder when dropped (tests run in
+    /// parallel, so each gets its own folder).
+    struct Scratch(PathBuf);
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            if let Some(dir) = self.0.parent() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+    }
+
+    fn scratch(name: &str, bytes: &[u8]) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("iosched-input-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
         std::fs::write(&path, bytes).unwrap();
-        path
+        Scratch(path)
     }
 
     #[test]
@@ -243,28 +255,28 @@ mod tests {
 
     #[test]
     fn a_file_over_the_limit_names_the_limit() {
-        let path = scratch("big.toml", &vec![b'#'; (SWEEP_SPEC_MAX_BYTES + 1) as usize]);
-        let e = read_text(&path, InputKind::SweepSpec).unwrap_err();
+        let big = scratch("big.toml", &vec![b'#'; (SWEEP_SPEC_MAX_BYTES + 1) as usize]);
+        let e = read_text(&big.0, InputKind::SweepSpec).unwrap_err();
         assert_eq!(e.why, InputErrorKind::TooLarge(SWEEP_SPEC_MAX_BYTES));
         assert!(e
             .to_string()
             .ends_with("larger than 1 MiB, the limit for a sweep spec"));
         // At the limit exactly, it is read.
-        let path = scratch("edge.toml", &vec![b'#'; SWEEP_SPEC_MAX_BYTES as usize]);
+        let edge = scratch("edge.toml", &vec![b'#'; SWEEP_SPEC_MAX_BYTES as usize]);
         assert_eq!(
-            read_text(&path, InputKind::SweepSpec).unwrap().len(),
+            read_text(&edge.0, InputKind::SweepSpec).unwrap().len(),
             1 << 20
         );
     }
 
     #[test]
     fn text_must_be_utf8_but_bytes_need_not_be() {
-        let path = scratch("bin.json", &[0xff, 0xfe, 0]);
+        let bin = scratch("bin.json", &[0xff, 0xfe, 0]);
         assert_eq!(
-            read_text(&path, InputKind::Results).unwrap_err().why,
+            read_text(&bin.0, InputKind::Results).unwrap_err().why,
             InputErrorKind::NotText
         );
-        assert_eq!(read_bytes(&path, InputKind::Capture).unwrap().len(), 3);
+        assert_eq!(read_bytes(&bin.0, InputKind::Capture).unwrap().len(), 3);
     }
 
     #[test]
