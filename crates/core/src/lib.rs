@@ -18,6 +18,7 @@ pub mod cfq;
 pub mod deadline;
 pub mod elevator;
 pub mod id_map;
+pub mod id_table;
 pub mod kyber;
 pub mod noop;
 pub mod request;
