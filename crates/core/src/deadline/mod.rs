@@ -238,21 +238,21 @@ impl Deadline {
 
     /// Kernel: deadline_add_rq_rb() / elv_rb_add().
     fn tree_add(&mut self, slot: Slot) {
-        let h = *self.held(slot);
-        let tree = h.prio * 2 + direction(&h.rq);
+        let h = self.held(slot);
+        let (tree, sector) = (h.prio * 2 + direction(&h.rq), h.rq.sector);
         let at = self
             .sort
-            .search_for_insert(tree, h.rq.sector, Self::sector_of(&self.slots));
+            .search_for_insert(tree, sector, Self::sector_of(&self.slots));
         self.sort.insert(tree, slot as usize, at);
         self.held_mut(slot).in_tree = true;
     }
 
     /// Kernel: deadline_del_rq_rb() / elv_rb_del().
     fn tree_del(&mut self, slot: Slot) {
-        let h = *self.held(slot);
+        let h = self.held(slot);
         assert!(h.in_tree, "request {:?} is not on its sort tree", h.rq.id);
-        self.sort
-            .erase(h.prio * 2 + direction(&h.rq), slot as usize);
+        let tree = h.prio * 2 + direction(&h.rq);
+        self.sort.erase(tree, slot as usize);
         self.held_mut(slot).in_tree = false;
     }
 
