@@ -146,7 +146,9 @@ mod tests {
             let mut model = BTreeMap::new();
             let mut x = 12345u64;
             for step in 0..20_000u64 {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let id = RequestId((x >> 33) % 300 * stride);
                 if x & 1 == 0 {
                     assert_eq!(table.insert(id, step), model.insert(id, step));

@@ -97,7 +97,10 @@ impl Deadline {
     fn hash_find(&mut self, end: u64) -> Option<Slot> {
         let mut at = self.hash[hash_bucket(end)];
         while let Some(slot) = at {
-            let link = self.held(slot).hash.expect("a chained request is on the hash");
+            let link = self
+                .held(slot)
+                .hash
+                .expect("a chained request is on the hash");
             if !self.mergeable(slot) {
                 self.hash_del(slot);
             } else if link.end == end {

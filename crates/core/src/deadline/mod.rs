@@ -379,7 +379,11 @@ impl Deadline {
                     .hash
                     .expect("a chained request is on the hash");
                 assert_eq!(hash_bucket(link.end), bucket, "request in another bucket");
-                assert_eq!(self.held(slot).rq.end_sector(), link.end, "hash key is stale");
+                assert_eq!(
+                    self.held(slot).rq.end_sector(),
+                    link.end,
+                    "hash key is stale"
+                );
                 assert_eq!(link.newer, newer, "chain links disagree");
                 (newer, at) = (Some(slot), link.older);
                 hashed += 1;
