@@ -132,8 +132,6 @@ pub struct Adaptive {
     /// On a serial device: the sequential queue being anticipated, and since when.
     pub(crate) active_queue: Option<(usize, Time)>,
     pub(crate) idle: Option<Idle>,
-    /// Last parallelism logged, to log changes only.
-    pub(crate) logged_parallelism: u64,
 }
 
 impl Adaptive {
@@ -152,7 +150,6 @@ impl Adaptive {
             window: None,
             active_queue: None,
             idle: None,
-            logged_parallelism: 0,
         }
     }
 
@@ -324,8 +321,8 @@ impl Elevator for Adaptive {
         self.select(now, trace)
     }
 
-    fn completed(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {
-        self.complete(rq, now, trace);
+    fn completed(&mut self, rq: &Request, now: Time, _trace: &mut dyn Trace) {
+        self.complete(rq, now);
     }
 
     fn timer(&mut self, now: Time, trace: &mut dyn Trace) {

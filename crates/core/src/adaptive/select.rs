@@ -50,15 +50,22 @@ impl Adaptive {
         self.device.parallelism_centi() < self.tun.serial_parallelism_centi
     }
 
-    /// Whether group `g`, with nothing queued, is expected to send again soon.
+    /// Whether group `g`, with nothing queued, is expected to send again soon: with requests
+    /// in flight, unless its think times say it seldom comes back soon (waiting for a
+    /// completion costs no idle: the device is busy with the group's own requests); with
+    /// none, within the window its think times earn.
     fn expected(&self, g: usize, now: Time) -> bool {
         let group = &self.groups[g];
+        if group.in_flight > 0 {
+            return !group.think.valid()
+                || group
+                    .think
+                    .quantile_ns(self.tun.idle_quantile_pct)
+                    .is_some_and(|w| w <= self.tun.idle_max_ns);
+        }
         let Ok(window) = self.window_for(&group.think) else {
             return false;
         };
-        if group.in_flight > 0 {
-            return true;
-        }
         group.last_end.is_some_and(|end| now < end + window)
     }
 
@@ -105,14 +112,19 @@ impl Adaptive {
             g.left_in_window = false;
         }
         if trace.enabled() {
+            let p = self.device.parallelism_centi();
             let reason = format!(
-                "allowance {} (tolerance {}% of advance {}, halved {}x): max share error {}.{:02}%",
+                "allowance {} (tolerance {}% of advance {}, halved {}x): max share error \
+                 {}.{:02}%; device parallelism {}.{:02}, depth-1 service {} us",
                 verdict.allowance,
                 tolerance,
                 verdict.advance,
                 verdict.shift,
                 verdict.error_bp / 100,
-                verdict.error_bp % 100
+                verdict.error_bp % 100,
+                p / CENTI,
+                p % CENTI,
+                self.device.service1_ns().unwrap_or(0) / 1000
             );
             self.decide(trace, now, DecisionKind::Adapt, None, &reason, None);
         }
@@ -427,30 +439,36 @@ impl Adaptive {
         queue.seek_history = queue.seek_history << 1 | u32::from(far);
         queue.last_pos = rq.end_sector();
         let group = &mut self.groups[g];
-        if group.pending == 0 && group.in_flight == 0 && group.gap_open {
+        // The group's gap: from its last completion to the next request it queues, however
+        // many of its processes are still in flight (what a wait for it would last).
+        if group.pending == 0 && group.gap_open {
             group
                 .think
                 .sample(now.saturating_sub(group.last_end.unwrap_or(now)));
             group.gap_open = false;
         }
         if !group.active {
+            // Rejoin at the clock as it stands now: no credit for the time away.
+            self.refresh(now);
+            let group = &mut self.groups[g];
             group.active = true;
             group.vtime = group.vtime.max(self.vclock);
         }
-        group.pending += 1;
+        self.groups[g].pending += 1;
         if self.idle.is_some_and(|i| i.group == g) {
             self.end_idle(now, false, trace);
         }
     }
 
     /// The device finished `rq`.
-    pub(crate) fn complete(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {
+    pub(crate) fn complete(&mut self, rq: &Request, now: Time) {
         let info = self
             .in_flight
             .remove(&rq.id)
             .unwrap_or_else(|| panic!("completion of request {} never dispatched", rq.id.0));
+        let dir = rq.op.data_dir();
         self.device
-            .completed(info.depth, now.saturating_sub(info.at));
+            .completed(dir, info.depth, now.saturating_sub(info.at));
         let group = &mut self.groups[info.group];
         group.in_flight -= 1;
         group.last_end = Some(now);
@@ -460,25 +478,5 @@ impl Adaptive {
         queue.in_flight -= 1;
         queue.last_end = Some(now);
         queue.gap_open = true;
-        self.log_parallelism(now, trace);
-    }
-
-    /// Logs the measured parallelism when it moved by a quarter since last logged.
-    fn log_parallelism(&mut self, now: Time, trace: &mut dyn Trace) {
-        let p = self.device.parallelism_centi();
-        let last = self.logged_parallelism;
-        if p.abs_diff(last) * 4 <= last {
-            return;
-        }
-        self.logged_parallelism = p;
-        if trace.enabled() {
-            let reason = format!(
-                "device parallelism {}.{:02}, depth-1 service {} us",
-                p / CENTI,
-                p % CENTI,
-                self.device.service1_ns().unwrap_or(0) / 1000
-            );
-            self.decide(trace, now, DecisionKind::Adapt, None, &reason, None);
-        }
     }
 }
