@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEED = os.path.join(ROOT, "scenarios", "004")
@@ -54,8 +55,20 @@ def run(binary, job, device, scheduler, sets, env):
             "shares": [round(100 * g["share"], 1) for g in groups]}
 
 
+def heaviest_alone(job):
+    """The job file's [global] and first job (the heaviest group) alone, as a temporary file."""
+    lines = open(job).read().splitlines(keepends=True)
+    heads = [i for i, line in enumerate(lines) if line.startswith("[")]
+    cut = heads[2] if len(heads) > 2 else len(lines)
+    f = tempfile.NamedTemporaryFile("w", suffix=".fio", delete=False)
+    f.write("".join(lines[:cut]))
+    f.close()
+    return f.name
+
+
 def svg(points, path):
-    """One panel per case: x = total / noop's, y = largest relative share error (%)."""
+    """One panel per case: x = total / noop's, y = largest relative share error (%); red
+    dashed: the issue's bars (10 %, 0.95 x noop), grey: the weight-holding bound."""
     cases = sorted({p["case"] for p in points}, key=[p["case"] for p in points].index)
     colors = {"noop": "#888", "cfq gi=0": "#9ecae1", "cfq gi=1ms": "#4292c6",
               "cfq gi=8ms": "#08519c", "bfq": "#e6550d", "adaptive": "#31a354"}
@@ -79,6 +92,10 @@ def svg(points, path):
                    'stroke-dasharray="3,3"/>')
         out.append(f'<text x="{px0 + pw / 2}" y="{py0 + ph + 25}" text-anchor="middle">'
                    'total / noop</text>')
+        # The weight-holding bound (grey): the heaviest group alone, scaled by the weights.
+        bound = next(p["bound"] for p in points if p["case"] == case)
+        xb = px0 + pw * min(bound, 1.1) / 1.1
+        out.append(f'<line x1="{xb}" x2="{xb}" y1="{py0}" y2="{py0 + ph}" stroke="#999"/>')
         out.append(f'<text x="{ox + 10}" y="{py0 + ph / 2}" transform="rotate(-90 {ox + 10} '
                    f'{py0 + ph / 2})" text-anchor="middle">max share error %</text>')
         for tick in (0, 0.5, 1.0):
@@ -113,19 +130,28 @@ def main():
     args = ap.parse_args()
     env = {"RUNTIME": args.runtime}
     points = []
-    print("| case | device | scheduler | total MB/s | × noop | max share error % | shares % |")
-    print("|---|---|---|---:|---:|---:|---|")
+    print("| case | device | scheduler | total MB/s | × noop | × bound | max share error % "
+          "| shares % |")
+    print("|---|---|---|---:|---:|---:|---:|---|")
     for label, job, extra, devices in SHARE_CASES:
         for device in devices:
+            # The most a weight-holding scheduler can move: the heaviest group (1000 of
+            # 1900) at its rate alone, every other group at its weight beside it.
+            alone = heaviest_alone(job)
+            heavy = run(args.bin, alone, device, "noop", [], {**env, **extra})["total"]
+            os.unlink(alone)
             noop = None
+            bound = None
             for name, sched, sets in SETTINGS:
                 r = run(args.bin, job, device, sched, sets, {**env, **extra})
                 noop = noop or r["total"]
+                bound = bound or min(noop, heavy * 1900 / 1000)
                 ratio = r["total"] / noop
                 points.append({"case": f"{label} · {device}", "setting": name, "ratio": ratio,
-                               "error": r["error"]})
+                               "error": r["error"], "bound": bound / noop})
                 print(f"| {label} | {device} | {name} | {r['total']:.0f} | {ratio:.2f} | "
-                      f"{r['error']:.1f} | {r['shares']} |", flush=True)
+                      f"{r['total'] / bound:.2f} | {r['error']:.1f} | {r['shares']} |",
+                      flush=True)
     print()
     print("| case | scheduler | total MB/s | wasted idle ms |")
     print("|---|---|---:|---:|")
