@@ -369,12 +369,13 @@ impl Adaptive {
             self.in_flight.insert(rq.id, info).is_none(),
             "dispatched twice"
         );
-        if self.serial() && !seeky(self.queues[q].seek_history) {
-            if self.active_queue.map(|(a, _)| a) != Some(q) {
-                self.active_queue = Some((q, now));
-                let reason = "sequential queue on a serial device: anticipated";
-                self.decide_queue(trace, now, DecisionKind::SelectQueue, q, reason);
-            }
+        if self.serial()
+            && !seeky(self.queues[q].seek_history)
+            && self.active_queue.map(|(a, _)| a) != Some(q)
+        {
+            self.active_queue = Some((q, now));
+            let reason = "sequential queue on a serial device: anticipated";
+            self.decide_queue(trace, now, DecisionKind::SelectQueue, q, reason);
         }
         rq
     }
