@@ -206,6 +206,23 @@ pub trait Trace {
 
     /// A structured decision.
     fn decision(&mut self, _now: Time, _decision: &Decision<'_>) {}
+
+    /// A scheduler's idle timer (an hrtimer in the kernel: BFQ's `idle_slice_timer`) armed,
+    /// cancelled or fired, at the point of the call, between the messages around it (the
+    /// kernel oracle's `H` lines).
+    fn timer_event(&mut self, _now: Time, _event: TimerEvent) {}
+}
+
+/// What happened to a scheduler's idle timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerEvent {
+    /// Armed (or re-armed) to expire at this time. Kernel: hrtimer_start() in
+    /// bfq_arm_slice_timer().
+    Arm(Time),
+    /// A pending expiry was cancelled. Kernel: hrtimer_try_to_cancel().
+    Cancel,
+    /// The timer's function ran. Kernel: bfq_idle_slice_timer().
+    Fire,
 }
 
 /// The sink that discards everything.

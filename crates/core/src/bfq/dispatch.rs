@@ -210,7 +210,7 @@ impl Bfq {
             }
             if self.q(q).wait_request {
                 self.qm(q).wait_request = false;
-                self.cancel_idle_timer(now);
+                self.cancel_idle_timer(now, trace);
             }
             return Ok(Some(q));
         }

@@ -333,7 +333,7 @@ impl Bfq {
                 return;
             }
             self.qm(q).wait_request = false;
-            self.cancel_idle_timer(now);
+            self.cancel_idle_timer(now, trace);
             self.decide(
                 trace,
                 now,

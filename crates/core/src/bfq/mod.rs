@@ -333,20 +333,13 @@ pub struct Bfq {
     pub(crate) seq: u64,
     /// Idle-timer events, when recorded ([`Bfq::record_timer_events`]).
     pub(crate) timer_events: Option<Vec<(Time, TimerEvent)>>,
+    /// Processes' nice values ([`Bfq::set_nice`]).
+    pub(crate) nice: BTreeMap<u32, i32>,
 }
 
 /// What happened to the idle slice timer (an hrtimer in the kernel), for comparison with
 /// the kernel oracle's `H` lines.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TimerEvent {
-    /// Armed (or re-armed) to expire at this time. Kernel: hrtimer_start() in
-    /// bfq_arm_slice_timer().
-    Arm(Time),
-    /// A pending expiry was cancelled. Kernel: hrtimer_try_to_cancel().
-    Cancel,
-    /// The timer's function ran. Kernel: bfq_idle_slice_timer().
-    Fire,
-}
+pub use crate::trace::TimerEvent;
 
 /// Kernel: ref_rate[] (sectors/usec << BFQ_RATE_SHIFT), [rotational, non-rotational].
 pub(crate) const REF_RATE: [u64; 2] = [14000, 33000];
@@ -417,6 +410,7 @@ impl Bfq {
             rotational: device.rotational,
             seq: 0,
             timer_events: None,
+            nice: BTreeMap::new(),
         };
         bfqd.groups.push(BfqGroup::new(CgroupId::ROOT, None, now));
         bfqd.group_of.insert(CgroupId::ROOT, 0);
@@ -577,6 +571,11 @@ impl Bfq {
         }
     }
 
+    /// When the idle slice timer will fire, if it is armed.
+    pub fn idle_timer_expires(&self) -> Option<Time> {
+        self.idle_timer
+    }
+
     /// Kernel: bfq_has_work().
     pub fn has_work(&self) -> bool {
         !self.dispatch_list.is_empty() || self.queued > 0
@@ -587,7 +586,7 @@ impl Bfq {
         if let Some(until) = self.idle_timer {
             if until <= now {
                 self.idle_timer = None;
-                self.record_timer(until, TimerEvent::Fire);
+                self.record_timer(until, TimerEvent::Fire, trace);
                 self.idle_slice_timer(until, trace);
             }
         }

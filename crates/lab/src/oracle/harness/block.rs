@@ -19,8 +19,8 @@ impl Harness<'_> {
                 ..ReqFlags::default()
             },
             pid: a.pid,
-            ioc: IoContextId(a.pid),
-            cgroup: CgroupId::ROOT,
+            ioc: self.ioc_of(i),
+            cgroup: bfq::cgroup_id(self.sc, &self.sc.procs[i].cgroup),
             ioprio,
         }
     }
@@ -35,7 +35,7 @@ impl Harness<'_> {
             a.sector, a.sectors
         );
         if !a.head {
-            if let Some(m) = self.dd.bio_merge(&bio) {
+            if let Some(m) = self.dd.bio_merge_traced(&bio, now, &mut self.out) {
                 let side = if m.front { 'F' } else { 'B' };
                 let _ = writeln!(self.out, "M {now} {id} {} {side}", m.into.0);
                 self.ride(m.into, (id, pid), m.front);
@@ -45,7 +45,7 @@ impl Harness<'_> {
                 return;
             }
         }
-        let shallow = self.dd.limit_depth(&bio);
+        let shallow = self.dd.limit_depth_traced(&bio, now, &mut self.out);
         if self.waiting.is_empty() && self.tag_free(shallow) {
             self.insert(bio, a.head);
             return;
@@ -95,7 +95,7 @@ impl Harness<'_> {
             id: rq.id,
             bios: vec![(rq.id.0, rq.pid)],
         });
-        for (absorbed, into) in self.dd.insert(rq, head, self.now) {
+        for (absorbed, into) in self.dd.insert_traced(rq, head, self.now, &mut self.out) {
             self.absorb(absorbed, into);
         }
     }
