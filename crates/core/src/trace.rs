@@ -5,7 +5,7 @@
 //! [`Trace::enabled`] lets a scheduler skip formatting entirely, so a run without tracing
 //! pays one predictable branch per message site.
 
-use crate::request::{CgroupId, Request, Time};
+use crate::request::{CgroupId, Request, RequestId, Time};
 
 /// Lifecycle events of a request, named by blktrace's action letters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -211,6 +211,13 @@ pub trait Trace {
     /// cancelled or fired, at the point of the call, between the messages around it (the
     /// kernel oracle's `H` lines).
     fn timer_event(&mut self, _now: Time, _event: TimerEvent) {}
+
+    /// A bio joined a queued request (at its front when `front`), at the point the block
+    /// layer does it (the kernel oracle's `M` line).
+    fn bio_merged(&mut self, _now: Time, _bio: RequestId, _into: RequestId, _front: bool) {}
+
+    /// A queued request was absorbed by another (attempt_merge(); the oracle's `A` line).
+    fn requests_merged(&mut self, _now: Time, _absorbed: RequestId, _into: RequestId) {}
 }
 
 /// What happened to a scheduler's idle timer.

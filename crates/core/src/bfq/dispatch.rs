@@ -59,8 +59,9 @@ impl Bfq {
         self.choose_req(next, prev, self.h(last).rq.sector)
     }
 
-    /// Kernel: bfq_remove_request(): the request leaves its queue (dispatched).
-    fn remove_request(&mut self, slot: Slot, now: Time, trace: &mut dyn Trace) {
+    /// Kernel: bfq_remove_request(): the request leaves its queue (dispatched, or merged
+    /// into another).
+    pub(crate) fn remove_request(&mut self, slot: Slot, now: Time, trace: &mut dyn Trace) {
         let q = self.h(slot).bfqq;
         let rq = self.h(slot).rq;
         if self.q(q).next_rq == Some(slot) {
@@ -77,6 +78,10 @@ impl Bfq {
             .take()
             .expect("queued request is sorted");
         self.qm(q).sort_list.remove(&key);
+        self.hash_del(slot);
+        if self.last_merge == Some(slot) {
+            self.last_merge = None;
+        }
         if self.q(q).sort_list.is_empty() {
             self.qm(q).next_rq = None;
             if self.q(q).busy && self.in_service_queue != Some(q) {
@@ -411,14 +416,7 @@ impl Bfq {
         self.request_freed(q);
         self.put_queue(q, now, trace);
         let held = self.release(slot);
-        let bic = self
-            .bics
-            .get_mut(&held.bic)
-            .expect("bic of a finished request");
-        bic.requests -= 1;
-        if bic.exited && bic.requests == 0 {
-            self.bics.remove(&held.bic);
-        }
+        self.drop_bic_request(held.bic);
     }
 
     /// O(n) consistency checks.

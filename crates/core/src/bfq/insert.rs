@@ -44,8 +44,16 @@ impl Bfq {
         held
     }
 
-    /// Kernel: bfq_insert_request() (after bfq_prepare_request()).
+    /// Kernel: bfq_insert_request() (after bfq_prepare_request()), without the insert merge
+    /// ([`Bfq::insert_request_merging`] has it).
     pub(crate) fn insert_request(&mut self, rq: Request, now: Time, trace: &mut dyn Trace) {
+        let slot = self.prepare_insert(rq, now, trace);
+        self.queue_request(slot, now, trace);
+    }
+
+    /// Kernel: bfq_prepare_request() and bfq_init_rq(): the request gets its process
+    /// context and queue.
+    pub(crate) fn prepare_insert(&mut self, rq: Request, now: Time, trace: &mut dyn Trace) -> Slot {
         let bic = self.bic_for(&rq);
         let slot = self.store(Held {
             rq,
@@ -54,9 +62,21 @@ impl Bfq {
             fifo_time: 0,
             sort_key: None,
             started: false,
+            nomerge: false,
+            hashed: None,
         });
         self.init_rq(slot, now, trace);
+        slot
+    }
+
+    /// The rest of bfq_insert_request(): __bfq_insert_request(), then the request joins the
+    /// merge hash and, if it is empty, the one-hit cache.
+    pub(crate) fn queue_request(&mut self, slot: Slot, now: Time, trace: &mut dyn Trace) {
         self.insert_request_inner(slot, now, trace);
+        if super::merge::op_mergeable(&self.h(slot).rq) {
+            self.hash_add(slot);
+            self.last_merge.get_or_insert(slot);
+        }
     }
 
     /// Kernel: __bfq_insert_request().

@@ -41,6 +41,7 @@ pub mod expire;
 pub mod idle;
 pub mod inject;
 pub mod insert;
+pub mod merge;
 pub mod peak_rate;
 pub mod queue;
 pub mod queue_merge;
@@ -246,6 +247,10 @@ pub(crate) struct Held {
     /// Its key on the queue's sort list while queued.
     pub sort_key: Option<(u64, u64)>,
     pub started: bool,
+    /// Kernel: REQ_NOMERGE, set when a merge would have made it too large.
+    pub nomerge: bool,
+    /// The end sector it is hashed under for back merges (elv_rqhash), if it is.
+    pub hashed: Option<u64>,
 }
 
 /// Kernel: struct bfq_group.
@@ -335,6 +340,15 @@ pub struct Bfq {
     pub(crate) timer_events: Option<Vec<(Time, TimerEvent)>>,
     /// Processes' nice values ([`Bfq::set_nice`]).
     pub(crate) nice: BTreeMap<u32, i32>,
+    /// Kernel: q->last_merge, the one-hit merge cache.
+    pub(crate) last_merge: Option<Slot>,
+    /// Kernel: the elevator's hash of queued requests by end sector, newest last.
+    pub(crate) hash: BTreeMap<u64, Vec<Slot>>,
+    /// Kernel: bfqd->bio_bfqq and bio_bic while a bio looks for a merge.
+    pub(crate) bio_bfqq: Option<QId>,
+    pub(crate) bio_bic: Option<IoContextId>,
+    /// Kernel: queue_max_sectors(): the largest a merge may make a request.
+    pub max_sectors: u32,
 }
 
 /// What happened to the idle slice timer (an hrtimer in the kernel), for comparison with
@@ -411,6 +425,11 @@ impl Bfq {
             seq: 0,
             timer_events: None,
             nice: BTreeMap::new(),
+            last_merge: None,
+            hash: BTreeMap::new(),
+            bio_bfqq: None,
+            bio_bic: None,
+            max_sectors: 2560,
         };
         bfqd.groups.push(BfqGroup::new(CgroupId::ROOT, None, now));
         bfqd.group_of.insert(CgroupId::ROOT, 0);

@@ -78,6 +78,7 @@ pub(super) fn new(sc: &Scenario, nr_requests: u32) -> Box<dyn OracleSched> {
         queue_depth: sc.device.depth,
     };
     let mut bfq = Bfq::new(device, 0);
+    bfq.max_sectors = sc.device.max_sectors;
     bfq.depth_updated(nr_requests);
     for p in &sc.procs {
         bfq.set_nice(p.pid, p.nice);
@@ -126,6 +127,13 @@ impl Trace for Lines<'_> {
             _ => "-",
         };
         let _ = writeln!(self.out, "L {now} {cgroup} {text}");
+    }
+    fn bio_merged(&mut self, now: Time, bio: RequestId, into: RequestId, front: bool) {
+        let side = if front { 'F' } else { 'B' };
+        let _ = writeln!(self.out, "M {now} {} {} {side}", bio.0, into.0);
+    }
+    fn requests_merged(&mut self, now: Time, absorbed: RequestId, into: RequestId) {
+        let _ = writeln!(self.out, "A {now} {} {}", absorbed.0, into.0);
     }
     fn timer_event(&mut self, now: Time, event: TimerEvent) {
         let t = &mut *self.timer;
@@ -178,11 +186,20 @@ impl OracleSched for BfqOracle {
         &mut self,
         bio: &Request,
         now: Time,
-        _out: &mut String,
+        out: &mut String,
     ) -> Option<BioMerged> {
         // The bio is associated with its cgroup's blkg when it is made.
         self.ensure_group(bio.cgroup, now);
-        None
+        let mut lines = Self::lines(out, &self.groups, &mut self.timer);
+        let m = self.bfq.bio_merge(bio, now, &mut lines)?;
+        Some(BioMerged {
+            into: m.into,
+            front: m.front,
+            then: m.then,
+        })
+    }
+    fn prints_merges(&self) -> bool {
+        true
     }
     fn limit_depth(&self, _bio: &Request) -> Option<u32> {
         unreachable!("the harness asks BFQ through limit_depth_traced")
@@ -203,8 +220,7 @@ impl OracleSched for BfqOracle {
         out: &mut String,
     ) -> Vec<(RequestId, RequestId)> {
         let mut lines = Self::lines(out, &self.groups, &mut self.timer);
-        self.bfq.insert(rq, now, &mut lines);
-        Vec::new()
+        self.bfq.insert_request_merging(rq, now, &mut lines)
     }
     fn has_work(&self) -> bool {
         self.bfq.has_work()

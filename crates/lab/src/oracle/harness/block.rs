@@ -37,7 +37,9 @@ impl Harness<'_> {
         if !a.head {
             if let Some(m) = self.dd.bio_merge_traced(&bio, now, &mut self.out) {
                 let side = if m.front { 'F' } else { 'B' };
-                let _ = writeln!(self.out, "M {now} {id} {} {side}", m.into.0);
+                if !self.dd.prints_merges() {
+                    let _ = writeln!(self.out, "M {now} {id} {} {side}", m.into.0);
+                }
                 self.ride(m.into, (id, pid), m.front);
                 if let Some((absorbed, into)) = m.then {
                     self.absorb(absorbed, into);
@@ -75,7 +77,9 @@ impl Harness<'_> {
 
     /// `absorbed` was merged into `into`: its bios move, its tag is freed.
     fn absorb(&mut self, absorbed: RequestId, into: RequestId) {
-        let _ = writeln!(self.out, "A {} {} {}", self.now, absorbed.0, into.0);
+        if !self.dd.prints_merges() {
+            let _ = writeln!(self.out, "A {} {} {}", self.now, absorbed.0, into.0);
+        }
         let at = self
             .riders
             .iter()

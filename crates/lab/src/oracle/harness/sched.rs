@@ -55,6 +55,11 @@ pub(super) trait OracleSched {
     ) -> Option<BioMerged> {
         self.bio_merge(bio)
     }
+    /// Whether the scheduler prints the `M` and `A` lines itself, where the merges happen
+    /// among its messages (BFQ); else the harness prints them.
+    fn prints_merges(&self) -> bool {
+        false
+    }
     /// limit_depth(), its messages into `out`.
     fn limit_depth_traced(&mut self, bio: &Request, _now: Time, _out: &mut String) -> Option<u32> {
         self.limit_depth(bio)
