@@ -48,14 +48,10 @@ impl Bfq {
         if let Some(rq) = self.check_fifo(q, last, now, trace) {
             return Some(rq);
         }
-        let key = self.h(last).sort_key.expect("queued request is sorted");
-        let sort = &self.q(q).sort_list;
-        let prev = sort.range(..key).next_back().map(|(_, &s)| s);
-        let next = sort
-            .range((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded))
-            .next()
-            .map(|(_, &s)| s)
-            .or_else(|| sort.values().next().copied().filter(|&s| s != last));
+        let prev = self.rb_prev(last);
+        let next = self
+            .rb_next(last)
+            .or_else(|| self.rb_first(q).filter(|&s| s != last));
         self.choose_req(next, prev, self.h(last).rq.sector)
     }
 
@@ -78,6 +74,7 @@ impl Bfq {
             .take()
             .expect("queued request is sorted");
         self.qm(q).sort_list.remove(&key);
+        self.rb_del(q, slot);
         self.hash_del(slot);
         if self.last_merge == Some(slot) {
             self.last_merge = None;

@@ -126,6 +126,7 @@ impl Bfq {
         }
         let key = (rq.sector, self.next_seq());
         self.qm(q).sort_list.insert(key, slot);
+        self.rb_add(q, slot);
         self.hm(slot).sort_key = Some(key);
         let prev = self.q(q).next_rq;
         let next = self.choose_req(prev, Some(slot), self.last_position);

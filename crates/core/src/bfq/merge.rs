@@ -20,8 +20,6 @@
 //! request; elv_merge(), elv_rqhash_*(), blk_mq_sched_try_merge(), attempt_merge(),
 //! blk_mq_sched_try_insert_merge().
 
-use std::ops::Bound;
-
 use super::{Bfq, Slot};
 use crate::request::{IoContextId, Op, Request, RequestId, Time};
 use crate::trace::Trace;
@@ -48,6 +46,53 @@ pub(crate) fn op_mergeable(rq: &Request) -> bool {
 }
 
 impl Bfq {
+    /// Kernel: elv_rb_add(): `slot` joins its queue's sort tree, after those at its sector.
+    pub(crate) fn rb_add(&mut self, q: super::QId, slot: Slot) {
+        self.sort_tree.ensure_trees(q + 1);
+        let sector = self.h(slot).rq.sector;
+        let held = &self.held;
+        let key = |n: usize| held[n].as_ref().expect("held request").rq.sector;
+        let at = self.sort_tree.search_for_insert(q, sector, key);
+        self.sort_tree.insert(q, slot, at);
+    }
+
+    /// Kernel: elv_rb_del().
+    pub(crate) fn rb_del(&mut self, q: super::QId, slot: Slot) {
+        self.sort_tree.erase(q, slot);
+    }
+
+    /// Kernel: elv_rb_find(): the first request met on the search path starting at
+    /// `sector`.
+    fn rb_find(&self, q: super::QId, sector: u64) -> Option<Slot> {
+        self.rb_root(q)?;
+        let held = &self.held;
+        let key = |n: usize| held[n].as_ref().expect("held request").rq.sector;
+        self.sort_tree.search(q, sector, key).found
+    }
+
+    /// The root of a queue's sort tree (none for a queue that never had a request).
+    fn rb_root(&self, q: super::QId) -> Option<Slot> {
+        (q < self.sort_tree.trees()).then(|| self.sort_tree.root(q))?
+    }
+
+    /// Kernel: rb_next() / rb_prev() on a queued request's node.
+    pub(crate) fn rb_next(&self, slot: Slot) -> Option<Slot> {
+        self.sort_tree.next(slot)
+    }
+
+    pub(crate) fn rb_prev(&self, slot: Slot) -> Option<Slot> {
+        self.sort_tree.prev(slot)
+    }
+
+    /// Kernel: rb_first() of a queue's sort list.
+    pub(crate) fn rb_first(&self, q: super::QId) -> Option<Slot> {
+        let mut at = self.rb_root(q)?;
+        while let Some(l) = self.sort_tree.left(at) {
+            at = l;
+        }
+        Some(at)
+    }
+
     /// Kernel: rq_mergeable().
     fn rq_mergeable(&self, slot: Slot) -> bool {
         let h = self.h(slot);
@@ -122,10 +167,7 @@ impl Bfq {
     /// Kernel: bfq_find_rq_fmerge(): the bio's queue's request starting where the bio ends
     /// (elv_rb_find(): the first met at that sector).
     fn find_rq_fmerge(&self, bio: &Request) -> Option<Slot> {
-        let q = self.bio_bfqq?;
-        let end = bio.end_sector();
-        let sort = &self.q(q).sort_list;
-        sort.range((end, 0)..(end + 1, 0)).next().map(|(_, &s)| s)
+        self.rb_find(self.bio_bfqq?, bio.end_sector())
     }
 
     /// Kernel: elv_merge() with bfq_request_merge() as the scheduler's lookup.
@@ -220,15 +262,9 @@ impl Bfq {
         rq.nr_sectors += bio.nr_sectors;
         let into = rq.id;
         trace.bio_merged(now, bio.id, into, kind == Kind::Front);
-        let key = self.h(slot).sort_key.expect("a queued request is sorted");
-        let q = self.h(slot).bfqq;
-        let sort = &self.q(q).sort_list;
         let pair = match kind {
-            Kind::Back => sort
-                .range((Bound::Excluded(key), Bound::Unbounded))
-                .next()
-                .map(|(_, &n)| (slot, n)),
-            Kind::Front => sort.range(..key).next_back().map(|(_, &p)| (p, slot)),
+            Kind::Back => self.rb_next(slot).map(|n| (slot, n)),
+            Kind::Front => self.rb_prev(slot).map(|p| (p, slot)),
         };
         let absorbed = pair.and_then(|(req, next)| {
             self.attempt_merge(req, next, now, trace)

@@ -340,6 +340,11 @@ pub struct Bfq {
     pub(crate) timer_events: Option<Vec<(Time, TimerEvent)>>,
     /// Processes' nice values ([`Bfq::set_nice`]).
     pub(crate) nice: BTreeMap<u32, i32>,
+    /// The queues' sort lists as the kernel's rbtrees, shape for shape (tree = queue, node =
+    /// request slot): elv_rb_find() and the neighbours of a request follow the tree's
+    /// shape and the requests' live positions (a front merge moves a request's start
+    /// without always moving its node).
+    pub(crate) sort_tree: RbForest,
     /// Kernel: q->last_merge, the one-hit merge cache.
     pub(crate) last_merge: Option<Slot>,
     /// Kernel: the elevator's hash of queued requests by end sector, newest last.
@@ -425,6 +430,7 @@ impl Bfq {
             seq: 0,
             timer_events: None,
             nice: BTreeMap::new(),
+            sort_tree: RbForest::new(0),
             last_merge: None,
             hash: BTreeMap::new(),
             bio_bfqq: None,
