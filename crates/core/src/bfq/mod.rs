@@ -349,6 +349,9 @@ pub struct Bfq {
     pub(crate) last_merge: Option<Slot>,
     /// Kernel: the elevator's hash of queued requests by end sector, newest last.
     pub(crate) hash: BTreeMap<u64, Vec<Slot>>,
+    /// The driver delivers the idle timer at its expiry itself (the kernel oracle's
+    /// harness), so other calls at that instant do not fire it.
+    pub timer_delivered: bool,
     /// Kernel: bfqd->bio_bfqq and bio_bic while a bio looks for a merge.
     pub(crate) bio_bfqq: Option<QId>,
     pub(crate) bio_bic: Option<IoContextId>,
@@ -433,6 +436,7 @@ impl Bfq {
             sort_tree: RbForest::new(0),
             last_merge: None,
             hash: BTreeMap::new(),
+            timer_delivered: false,
             bio_bfqq: None,
             bio_bic: None,
             max_sectors: 2560,
@@ -606,10 +610,13 @@ impl Bfq {
         !self.dispatch_list.is_empty() || self.queued > 0
     }
 
-    /// Fires an idle timer whose time has come before handling a later event.
+    /// Fires an idle timer whose time has come before handling a later event. A driver that
+    /// delivers the timer at its time ([`Bfq::timer_delivered`]) sees it fire only through
+    /// [`Elevator::timer`]: an hrtimer armed for the current instant fires after the event
+    /// that armed it, not inside it.
     fn catch_up_timer(&mut self, now: Time, trace: &mut dyn Trace) {
         if let Some(until) = self.idle_timer {
-            if until <= now {
+            if until < now || (until == now && !self.timer_delivered) {
                 self.idle_timer = None;
                 self.record_timer(until, TimerEvent::Fire, trace);
                 self.idle_slice_timer(until, trace);
@@ -648,7 +655,10 @@ impl Elevator for Bfq {
             Some(rq) => Dispatch::Request(rq),
             None => match self.idle_timer {
                 Some(until) => {
-                    assert!(until > now, "idle deadline must lie in the future");
+                    assert!(
+                        until > now || (until == now && self.timer_delivered),
+                        "idle deadline must lie in the future"
+                    );
                     Dispatch::IdleUntil(until)
                 }
                 None => Dispatch::Empty,
@@ -662,7 +672,11 @@ impl Elevator for Bfq {
     }
 
     fn timer(&mut self, now: Time, trace: &mut dyn Trace) {
-        self.catch_up_timer(now, trace);
+        if let Some(until) = self.idle_timer.filter(|&u| u <= now) {
+            self.idle_timer = None;
+            self.record_timer(until, TimerEvent::Fire, trace);
+            self.idle_slice_timer(until, trace);
+        }
     }
 
     fn drain(&mut self, now: Time, trace: &mut dyn Trace) -> Vec<Request> {

@@ -79,6 +79,7 @@ pub(super) fn new(sc: &Scenario, nr_requests: u32) -> Box<dyn OracleSched> {
     };
     let mut bfq = Bfq::new(device, 0);
     bfq.max_sectors = sc.device.max_sectors;
+    bfq.timer_delivered = true;
     bfq.depth_updated(nr_requests);
     for p in &sc.procs {
         bfq.set_nice(p.pid, p.nice);
