@@ -92,7 +92,10 @@ impl Harness<'_> {
         self.tags_used -= 1;
     }
 
-    fn insert(&mut self, rq: Request, head: bool) {
+    fn insert(&mut self, mut rq: Request, head: bool) {
+        // The io context is the submitter's when the request is made (a bio that waited for
+        // a tag across its process's exit gets the new one).
+        rq.ioc = self.ioc_of(self.proc_index(rq.pid));
         self.tags_used += 1;
         let _ = writeln!(self.out, "I {} {}", self.now, rq.id.0);
         self.riders.push(Riders {
