@@ -293,13 +293,7 @@ impl Bfq {
     fn request_merged_front(&mut self, slot: Slot, now: Time, trace: &mut dyn Trace) {
         let key = self.h(slot).sort_key.expect("a queued request is sorted");
         let q = self.h(slot).bfqq;
-        let prev = self
-            .q(q)
-            .sort_list
-            .range(..key)
-            .next_back()
-            .map(|(_, &p)| p);
-        let Some(prev) = prev else {
+        let Some(prev) = self.rb_prev(slot) else {
             return;
         };
         if self.h(slot).rq.sector >= self.h(prev).rq.sector {
@@ -309,6 +303,8 @@ impl Bfq {
         let key = (self.h(slot).rq.sector, self.next_seq());
         self.qm(q).sort_list.insert(key, slot);
         self.hm(slot).sort_key = Some(key);
+        self.rb_del(q, slot);
+        self.rb_add(q, slot);
         let before = self.q(q).next_rq;
         let next = self.choose_req(before, Some(slot), self.last_position);
         self.qm(q).next_rq = next;
