@@ -386,7 +386,7 @@ impl Bfq {
         let mut limit = if sync && rq.op.data_dir() == 0 {
             self.nr_requests
         } else {
-            self.async_depths[usize::from(self.wr_busy_queues > 0)][usize::from(sync)]
+            self.async_depths[usize::from(self.wr_busy_queues != 0)][usize::from(sync)]
         };
         let q = self
             .bics
