@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use iosched_lab::oracle::{self, kernel, sanity, scenario};
 
-/// The seed CI runs; `scripts/kernel-oracle bfq --random N --seed S --kernel-only` runs others.
+/// The seed CI runs; `scripts/kernel-oracle bfq --random N --seed S` runs others.
 const SEED: u64 = 2026;
 const GENERATED: u64 = 240;
 
