@@ -5,7 +5,7 @@
 //! [`Trace::enabled`] lets a scheduler skip formatting entirely, so a run without tracing
 //! pays one predictable branch per message site.
 
-use crate::request::{CgroupId, Request, Time};
+use crate::request::{CgroupId, Request, RequestId, Time};
 
 /// Lifecycle events of a request, named by blktrace's action letters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -211,6 +211,30 @@ pub trait Trace {
 
     /// A structured decision.
     fn decision(&mut self, _now: Time, _decision: &Decision<'_>) {}
+
+    /// A scheduler's idle timer (an hrtimer in the kernel: BFQ's `idle_slice_timer`) armed,
+    /// cancelled or fired, at the point of the call, between the messages around it (the
+    /// kernel oracle's `H` lines).
+    fn timer_event(&mut self, _now: Time, _event: TimerEvent) {}
+
+    /// A bio joined a queued request (at its front when `front`), at the point the block
+    /// layer does it (the kernel oracle's `M` line).
+    fn bio_merged(&mut self, _now: Time, _bio: RequestId, _into: RequestId, _front: bool) {}
+
+    /// A queued request was absorbed by another (attempt_merge(); the oracle's `A` line).
+    fn requests_merged(&mut self, _now: Time, _absorbed: RequestId, _into: RequestId) {}
+}
+
+/// What happened to a scheduler's idle timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerEvent {
+    /// Armed (or re-armed) to expire at this time. Kernel: hrtimer_start() in
+    /// bfq_arm_slice_timer().
+    Arm(Time),
+    /// A pending expiry was cancelled. Kernel: hrtimer_try_to_cancel().
+    Cancel,
+    /// The timer's function ran. Kernel: bfq_idle_slice_timer().
+    Fire,
 }
 
 /// The sink that discards everything.

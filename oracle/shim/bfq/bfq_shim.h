@@ -47,7 +47,12 @@ typedef struct { int refs; } refcount_t;
 #define S64_MAX INT64_MAX
 #define clamp(v, lo, hi) min(max(v, lo), hi)
 #define swap(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
-#define abs(x) ({ __typeof__(x) a_ = (x); a_ < 0 ? -a_ : a_; })
+/* include/linux/math.h: the value as the signed type of its width, then its magnitude; so the
+ * difference of two sector_t is a distance either way (as BFQ's get_sdist() and
+ * bfq_rq_close_to_sector() need), not a wrapped unsigned number. */
+#define abs(x) __builtin_choose_expr(sizeof(x) == 8,					\
+	({ long long a_ = (long long)(x); a_ < 0 ? -a_ : a_; }),			\
+	({ int a_ = (int)(x); a_ < 0 ? -a_ : a_; }))
 #define round_up(x, y) ((((x) - 1) | ((__typeof__(x))((y) - 1))) + 1)
 #define DIV_ROUND_CLOSEST(x, d) (((x) + ((d) / 2)) / (d))
 #define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))

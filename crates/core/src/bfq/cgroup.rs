@@ -61,7 +61,11 @@ impl Bfq {
         let parent_e = self.groups[parent_g].entity;
         self.entities
             .push(Entity::new(Owner::Group(g), parent_g, parent_e, weight));
-        self.groups.push(BfqGroup::new(spec.id, Some(e), now));
+        let mut group = BfqGroup::new(spec.id, Some(e), now);
+        // bfq_pd_alloc() zeroes the group; only the root's is set to jiffies
+        // (bfq_init_root_group()).
+        group.sched_data.bfq_class_idle_last_service = 0;
+        self.groups.push(group);
         self.group_of.insert(spec.id, g);
     }
 

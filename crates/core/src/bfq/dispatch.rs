@@ -48,19 +48,16 @@ impl Bfq {
         if let Some(rq) = self.check_fifo(q, last, now, trace) {
             return Some(rq);
         }
-        let key = self.h(last).sort_key.expect("queued request is sorted");
-        let sort = &self.q(q).sort_list;
-        let prev = sort.range(..key).next_back().map(|(_, &s)| s);
-        let next = sort
-            .range((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded))
-            .next()
-            .map(|(_, &s)| s)
-            .or_else(|| sort.values().next().copied().filter(|&s| s != last));
+        let prev = self.rb_prev(last);
+        let next = self
+            .rb_next(last)
+            .or_else(|| self.rb_first(q).filter(|&s| s != last));
         self.choose_req(next, prev, self.h(last).rq.sector)
     }
 
-    /// Kernel: bfq_remove_request(): the request leaves its queue (dispatched).
-    fn remove_request(&mut self, slot: Slot, now: Time, trace: &mut dyn Trace) {
+    /// Kernel: bfq_remove_request(): the request leaves its queue (dispatched, or merged
+    /// into another).
+    pub(crate) fn remove_request(&mut self, slot: Slot, now: Time, trace: &mut dyn Trace) {
         let q = self.h(slot).bfqq;
         let rq = self.h(slot).rq;
         if self.q(q).next_rq == Some(slot) {
@@ -77,6 +74,11 @@ impl Bfq {
             .take()
             .expect("queued request is sorted");
         self.qm(q).sort_list.remove(&key);
+        self.rb_del(q, slot);
+        self.hash_del(slot);
+        if self.last_merge == Some(slot) {
+            self.last_merge = None;
+        }
         if self.q(q).sort_list.is_empty() {
             self.qm(q).next_rq = None;
             if self.q(q).busy && self.in_service_queue != Some(q) {
@@ -210,7 +212,7 @@ impl Bfq {
             }
             if self.q(q).wait_request {
                 self.qm(q).wait_request = false;
-                self.cancel_idle_timer(now);
+                self.cancel_idle_timer(now, trace);
             }
             return Ok(Some(q));
         }
@@ -411,14 +413,7 @@ impl Bfq {
         self.request_freed(q);
         self.put_queue(q, now, trace);
         let held = self.release(slot);
-        let bic = self
-            .bics
-            .get_mut(&held.bic)
-            .expect("bic of a finished request");
-        bic.requests -= 1;
-        if bic.exited && bic.requests == 0 {
-            self.bics.remove(&held.bic);
-        }
+        self.drop_bic_request(held.bic);
     }
 
     /// O(n) consistency checks.

@@ -190,7 +190,7 @@ impl Bfq {
         self.last_idling_start = now;
         self.last_idling_start_jiffies = Bfq::jif(now);
         self.idle_timer = Some(now + sl);
-        self.record_timer(now, TimerEvent::Arm(now + sl));
+        self.record_timer(now, TimerEvent::Arm(now + sl), trace);
         let why = self.idle_verdict(q).unwrap_or("armed");
         self.decide(trace, now, DecisionKind::ArmIdle, Some(q), why, Some(sl));
     }
@@ -216,14 +216,15 @@ impl Bfq {
     }
 
     /// Kernel: hrtimer_try_to_cancel(&bfqd->idle_slice_timer).
-    pub(crate) fn cancel_idle_timer(&mut self, now: Time) {
+    pub(crate) fn cancel_idle_timer(&mut self, now: Time, trace: &mut dyn Trace) {
         if self.idle_timer.take().is_some() {
-            self.record_timer(now, TimerEvent::Cancel);
+            self.record_timer(now, TimerEvent::Cancel, trace);
         }
     }
 
     /// Notes an idle-timer event when recording is on.
-    pub(crate) fn record_timer(&mut self, now: Time, event: TimerEvent) {
+    pub(crate) fn record_timer(&mut self, now: Time, event: TimerEvent, trace: &mut dyn Trace) {
+        trace.timer_event(now, event);
         if let Some(events) = self.timer_events.as_mut() {
             events.push((now, event));
         }

@@ -44,8 +44,16 @@ impl Bfq {
         held
     }
 
-    /// Kernel: bfq_insert_request() (after bfq_prepare_request()).
+    /// Kernel: bfq_insert_request() (after bfq_prepare_request()), without the insert merge
+    /// ([`Bfq::insert_request_merging`] has it).
     pub(crate) fn insert_request(&mut self, rq: Request, now: Time, trace: &mut dyn Trace) {
+        let slot = self.prepare_insert(rq, now, trace);
+        self.queue_request(slot, now, trace);
+    }
+
+    /// Kernel: bfq_prepare_request() and bfq_init_rq(): the request gets its process
+    /// context and queue.
+    pub(crate) fn prepare_insert(&mut self, rq: Request, now: Time, trace: &mut dyn Trace) -> Slot {
         let bic = self.bic_for(&rq);
         let slot = self.store(Held {
             rq,
@@ -54,9 +62,21 @@ impl Bfq {
             fifo_time: 0,
             sort_key: None,
             started: false,
+            nomerge: false,
+            hashed: None,
         });
         self.init_rq(slot, now, trace);
+        slot
+    }
+
+    /// The rest of bfq_insert_request(): __bfq_insert_request(), then the request joins the
+    /// merge hash and, if it is empty, the one-hit cache.
+    pub(crate) fn queue_request(&mut self, slot: Slot, now: Time, trace: &mut dyn Trace) {
         self.insert_request_inner(slot, now, trace);
+        if super::merge::op_mergeable(&self.h(slot).rq) {
+            self.hash_add(slot);
+            self.last_merge.get_or_insert(slot);
+        }
     }
 
     /// Kernel: __bfq_insert_request().
@@ -106,6 +126,7 @@ impl Bfq {
         }
         let key = (rq.sector, self.next_seq());
         self.qm(q).sort_list.insert(key, slot);
+        self.rb_add(q, slot);
         self.hm(slot).sort_key = Some(key);
         let prev = self.q(q).next_rq;
         let next = self.choose_req(prev, Some(slot), self.last_position);
@@ -333,7 +354,7 @@ impl Bfq {
                 return;
             }
             self.qm(q).wait_request = false;
-            self.cancel_idle_timer(now);
+            self.cancel_idle_timer(now, trace);
             self.decide(
                 trace,
                 now,
@@ -365,7 +386,7 @@ impl Bfq {
         let mut limit = if sync && rq.op.data_dir() == 0 {
             self.nr_requests
         } else {
-            self.async_depths[usize::from(self.wr_busy_queues > 0)][usize::from(sync)]
+            self.async_depths[usize::from(self.wr_busy_queues != 0)][usize::from(sync)]
         };
         let q = self
             .bics

@@ -41,6 +41,7 @@ pub mod expire;
 pub mod idle;
 pub mod inject;
 pub mod insert;
+pub mod merge;
 pub mod peak_rate;
 pub mod queue;
 pub mod queue_merge;
@@ -246,6 +247,10 @@ pub(crate) struct Held {
     /// Its key on the queue's sort list while queued.
     pub sort_key: Option<(u64, u64)>,
     pub started: bool,
+    /// Kernel: REQ_NOMERGE, set when a merge would have made it too large.
+    pub nomerge: bool,
+    /// The end sector it is hashed under for back merges (elv_rqhash), if it is.
+    pub hashed: Option<u64>,
 }
 
 /// Kernel: struct bfq_group.
@@ -333,20 +338,30 @@ pub struct Bfq {
     pub(crate) seq: u64,
     /// Idle-timer events, when recorded ([`Bfq::record_timer_events`]).
     pub(crate) timer_events: Option<Vec<(Time, TimerEvent)>>,
+    /// Processes' nice values ([`Bfq::set_nice`]).
+    pub(crate) nice: BTreeMap<u32, i32>,
+    /// The queues' sort lists as the kernel's rbtrees, shape for shape (tree = queue, node =
+    /// request slot): elv_rb_find() and the neighbours of a request follow the tree's
+    /// shape and the requests' live positions (a front merge moves a request's start
+    /// without always moving its node).
+    pub(crate) sort_tree: RbForest,
+    /// Kernel: q->last_merge, the one-hit merge cache.
+    pub(crate) last_merge: Option<Slot>,
+    /// Kernel: the elevator's hash of queued requests by end sector, newest last.
+    pub(crate) hash: BTreeMap<u64, Vec<Slot>>,
+    /// The driver delivers the idle timer at its expiry itself (the kernel oracle's
+    /// harness), so other calls at that instant do not fire it.
+    pub timer_delivered: bool,
+    /// Kernel: bfqd->bio_bfqq and bio_bic while a bio looks for a merge.
+    pub(crate) bio_bfqq: Option<QId>,
+    pub(crate) bio_bic: Option<IoContextId>,
+    /// Kernel: queue_max_sectors(): the largest a merge may make a request.
+    pub max_sectors: u32,
 }
 
 /// What happened to the idle slice timer (an hrtimer in the kernel), for comparison with
 /// the kernel oracle's `H` lines.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TimerEvent {
-    /// Armed (or re-armed) to expire at this time. Kernel: hrtimer_start() in
-    /// bfq_arm_slice_timer().
-    Arm(Time),
-    /// A pending expiry was cancelled. Kernel: hrtimer_try_to_cancel().
-    Cancel,
-    /// The timer's function ran. Kernel: bfq_idle_slice_timer().
-    Fire,
-}
+pub use crate::trace::TimerEvent;
 
 /// Kernel: ref_rate[] (sectors/usec << BFQ_RATE_SHIFT), [rotational, non-rotational].
 pub(crate) const REF_RATE: [u64; 2] = [14000, 33000];
@@ -417,6 +432,14 @@ impl Bfq {
             rotational: device.rotational,
             seq: 0,
             timer_events: None,
+            nice: BTreeMap::new(),
+            sort_tree: RbForest::new(0),
+            last_merge: None,
+            hash: BTreeMap::new(),
+            timer_delivered: false,
+            bio_bfqq: None,
+            bio_bic: None,
+            max_sectors: 2560,
         };
         bfqd.groups.push(BfqGroup::new(CgroupId::ROOT, None, now));
         bfqd.group_of.insert(CgroupId::ROOT, 0);
@@ -577,17 +600,25 @@ impl Bfq {
         }
     }
 
+    /// When the idle slice timer will fire, if it is armed.
+    pub fn idle_timer_expires(&self) -> Option<Time> {
+        self.idle_timer
+    }
+
     /// Kernel: bfq_has_work().
     pub fn has_work(&self) -> bool {
         !self.dispatch_list.is_empty() || self.queued > 0
     }
 
-    /// Fires an idle timer whose time has come before handling a later event.
+    /// Fires an idle timer whose time has come before handling a later event. A driver that
+    /// delivers the timer at its time ([`Bfq::timer_delivered`]) sees it fire only through
+    /// [`Elevator::timer`]: an hrtimer armed for the current instant fires after the event
+    /// that armed it, not inside it.
     fn catch_up_timer(&mut self, now: Time, trace: &mut dyn Trace) {
         if let Some(until) = self.idle_timer {
-            if until <= now {
+            if until < now || (until == now && !self.timer_delivered) {
                 self.idle_timer = None;
-                self.record_timer(until, TimerEvent::Fire);
+                self.record_timer(until, TimerEvent::Fire, trace);
                 self.idle_slice_timer(until, trace);
             }
         }
@@ -624,7 +655,10 @@ impl Elevator for Bfq {
             Some(rq) => Dispatch::Request(rq),
             None => match self.idle_timer {
                 Some(until) => {
-                    assert!(until > now, "idle deadline must lie in the future");
+                    assert!(
+                        until > now || (until == now && self.timer_delivered),
+                        "idle deadline must lie in the future"
+                    );
                     Dispatch::IdleUntil(until)
                 }
                 None => Dispatch::Empty,
@@ -638,7 +672,11 @@ impl Elevator for Bfq {
     }
 
     fn timer(&mut self, now: Time, trace: &mut dyn Trace) {
-        self.catch_up_timer(now, trace);
+        if let Some(until) = self.idle_timer.filter(|&u| u <= now) {
+            self.idle_timer = None;
+            self.record_timer(until, TimerEvent::Fire, trace);
+            self.idle_slice_timer(until, trace);
+        }
     }
 
     fn drain(&mut self, now: Time, trace: &mut dyn Trace) -> Vec<Request> {

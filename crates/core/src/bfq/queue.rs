@@ -24,10 +24,12 @@ use crate::trace::Trace;
 const IOPRIO_CLASS_SHIFT: u32 = 13;
 
 /// The kernel's `ioprio` value of a request's submitter: class << 13 | level; a task that
-/// never set one has class NONE (its level then comes from its nice value).
-pub(crate) fn ioprio_value(rq: &Request) -> u32 {
+/// never set one has class NONE (its level then comes from its nice value: `nice`, when the
+/// driver told it, else the request's level).
+pub(crate) fn ioprio_value(rq: &Request, nice: Option<i32>) -> u32 {
     match rq.ioprio.class {
-        IoPrioClass::None => u32::from(rq.ioprio.level),
+        // Kernel: task_nice_ioprio(), (nice + 20) / 5.
+        IoPrioClass::None => nice.map_or(u32::from(rq.ioprio.level), |n| ((n + 20) / 5) as u32),
         class => (class as u32) << IOPRIO_CLASS_SHIFT | u32::from(rq.ioprio.level),
     }
 }
@@ -71,12 +73,18 @@ impl Bfq {
         self.qem(q).prio_changed = true;
     }
 
+    /// A process's nice value, from which a task of ioprio class NONE takes its level
+    /// (`task_nice_ioprio()`); without it the request's level stands for it.
+    pub fn set_nice(&mut self, pid: u32, nice: i32) {
+        self.nice.insert(pid, nice.clamp(-20, 19));
+    }
+
     /// The process context of `rq`, created at its first request. Kernel:
     /// ioc_find_get_icq() in bfq_prepare_request().
     pub(crate) fn bic_for(&mut self, rq: &Request) -> IoContextId {
         self.bics.entry(rq.ioc).or_insert_with(|| Bic {
             bfqq: [None, None],
-            ioprio: ioprio_value(rq),
+            ioprio: ioprio_value(rq, self.nice.get(&rq.pid).copied()),
             cgroup: None,
             data: BfqqData::default(),
             requests: 0,
@@ -287,7 +295,7 @@ impl Bfq {
         now: Time,
         trace: &mut dyn Trace,
     ) {
-        let ioprio = ioprio_value(rq);
+        let ioprio = ioprio_value(rq, self.nice.get(&rq.pid).copied());
         if self.bics[&bic].ioprio == ioprio {
             return;
         }

@@ -187,8 +187,10 @@ impl Bfq {
         for q in listed {
             self.bfqq_end_wr(q, now, trace);
         }
-        // Kernel: bfq_end_wr_async(): every group's async queues.
-        for g in 0..self.groups.len() {
+        // Kernel: bfq_end_wr_async(): every blkg's group's async queues, then the root
+        // group's again (the queue's blkg_list holds the root's blkg too): a busy root async
+        // queue is counted out of wr_busy_queues twice more, as in the kernel.
+        for g in (0..self.groups.len()).chain([0]) {
             let group = &self.groups[g];
             let asyncs: Vec<QId> = group
                 .async_bfqq

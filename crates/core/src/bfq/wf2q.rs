@@ -862,7 +862,7 @@ impl Bfq {
     pub(crate) fn reset_in_service(&mut self, now: Time, trace: &mut dyn Trace) -> bool {
         let q = self.in_service_queue.expect("a queue in service");
         self.qm(q).wait_request = false;
-        self.cancel_idle_timer(now);
+        self.cancel_idle_timer(now, trace);
         self.in_service_queue = None;
         let e0 = self.q(q).entity;
         let mut at = Some(e0);

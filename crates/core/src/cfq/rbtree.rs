@@ -48,6 +48,19 @@ impl RbForest {
         }
     }
 
+    /// Grows the forest to at least `trees` trees (BFQ keeps one per queue, made as queues
+    /// are).
+    pub(crate) fn ensure_trees(&mut self, trees: usize) {
+        if self.roots.len() < trees {
+            self.roots.resize(trees, None);
+        }
+    }
+
+    /// How many trees the forest has.
+    pub(crate) fn trees(&self) -> usize {
+        self.roots.len()
+    }
+
     pub(crate) fn root(&self, tree: usize) -> Option<usize> {
         self.roots[tree]
     }

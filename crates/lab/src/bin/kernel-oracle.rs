@@ -1,12 +1,12 @@
 //! `kernel-oracle SCHED [--random N] [--seed S] [--scenarios DIR] [--keep DIR] [--jobs J]
-//! [--kernel-only]`:
+//! [--kernel-only | --core-only]`:
 //! runs scenarios through the kernel's own scheduler (Debian's linux-source-6.12, compiled
 //! against the project's shim) and through iosched's core, and prints
 //! `K of N scenarios identical`, with the first differing decision of each divergence.
 //! Without --scenarios and --random it runs the hand-written families in
 //! `oracle/scenarios/SCHED/`; --scenarios takes a folder or one file. SCHED is mq-deadline or bfq. `--kernel-only` runs the kernel
 //! side alone and prints its decisions (`# FILE` before each scenario's lines); a scheduler
-//! that core does not have yet (bfq, until it lands) needs it. Exit status: 0 all identical
+//! that core does not have yet needs it; `--core-only` prints core's side the same way. Exit status: 0 all identical
 //! (or, kernel only, all ran), 1 a divergence, 2 bad usage or input (including a missing
 //! kernel source package).
 
@@ -23,6 +23,7 @@ struct Args {
     keep: Option<PathBuf>,
     jobs: usize,
     kernel_only: bool,
+    core_only: bool,
 }
 
 fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -34,6 +35,7 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
         keep: None,
         jobs: 0,
         kernel_only: false,
+        core_only: false,
     };
     while let Some(a) = argv.next() {
         let mut value = |flag: &str| argv.next().ok_or(format!("{flag} needs a value"));
@@ -46,6 +48,7 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
             "--scenarios" => args.scenarios = Some(value("--scenarios")?.into()),
             "--keep" => args.keep = Some(value("--keep")?.into()),
             "--kernel-only" => args.kernel_only = true,
+            "--core-only" => args.core_only = true,
             s if !s.starts_with('-') && args.sched.is_empty() => args.sched = s.to_string(),
             s => return Err(format!("unknown argument '{s}'")),
         }
@@ -130,6 +133,27 @@ fn kernel_only(args: &Args) -> ExitCode {
     }
 }
 
+/// `--core-only`: iosched's side alone, in the same form as `--kernel-only` (to read a
+/// divergence beyond its first line: diff the two).
+fn core_only(args: &Args) -> ExitCode {
+    let run = || -> Result<(), String> {
+        for f in files(args)? {
+            let sc = oracle::scenario::read_scenario(&f).map_err(|e| e.to_string())?;
+            let out = oracle::harness::run_scenario(&args.sched, &sc)?;
+            println!("# {}", f.display());
+            print!("{out}");
+        }
+        Ok(())
+    };
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("kernel-oracle: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args = match parse(std::env::args().skip(1)) {
         Ok(a) => a,
@@ -140,6 +164,9 @@ fn main() -> ExitCode {
     };
     if args.kernel_only {
         return kernel_only(&args);
+    }
+    if args.core_only {
+        return core_only(&args);
     }
     let run = || -> Result<Vec<oracle::Outcome>, String> {
         let tree = kernel::kernel_tree().map_err(|e| e.to_string())?;

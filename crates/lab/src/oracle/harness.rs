@@ -1,5 +1,5 @@
 //! The oracle's driver loop on iosched's side: one scenario through one of core's blk-mq
-//! schedulers (mq-deadline, kyber), printing the lines `oracle/driver/driver.c` prints for
+//! schedulers (mq-deadline, kyber, bfq), printing the lines `oracle/driver/driver.c` prints for
 //! the kernel's.
 //!
 //! The block layer modelled (the same on both sides): a bio first tries the scheduler's bio
@@ -19,13 +19,14 @@ use std::collections::BinaryHeap;
 use std::fmt::Write as _;
 
 use iosched_core::deadline::tunables::{jiffies, msecs_to_jiffies, INITIAL_JIFFIES, JIFFY_NS};
-use iosched_core::{CgroupId, IoContextId, IoPrio, Op, ReqFlags, Request, RequestId};
+use iosched_core::{IoContextId, IoPrio, Op, ReqFlags, Request, RequestId};
 
 use super::scenario::{Arrival, Scenario, TunableSet};
 use sched::OracleSched;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
+    Hrtimer,
     Complete,
     Rerun,
     Tunable,
@@ -35,6 +36,7 @@ enum Kind {
 
 #[derive(Clone, Debug)]
 enum Payload {
+    Hrtimer(u64),
     Complete(Request),
     Rerun,
     Tunable(TunableSet),
@@ -81,12 +83,17 @@ struct Harness<'a> {
     nr_requests: u32,
     last_end: u64,
     rerun_pending: bool,
+    /// Per process: how many times it has exited (a new io context after each).
+    exits: Vec<u32>,
 }
 
 /// Runs `sc` through core's scheduler `sched`; returns the decision lines.
 pub fn run_scenario(sched: &str, sc: &Scenario) -> Result<String, String> {
     let nr_requests = sc.device.nr_requests();
-    let dd = sched::new_sched(sched, nr_requests, sc.device.max_sectors)?;
+    let dd = match sched {
+        "bfq" => bfq::new(sc, nr_requests),
+        _ => sched::new_sched(sched, nr_requests, sc.device.max_sectors)?,
+    };
     let mut h = Harness {
         sc,
         dd,
@@ -104,6 +111,7 @@ pub fn run_scenario(sched: &str, sc: &Scenario) -> Result<String, String> {
         nr_requests,
         last_end: 0,
         rerun_pending: false,
+        exits: vec![0; sc.procs.len()],
     };
     h.schedule()?;
     loop {
@@ -225,6 +233,9 @@ impl Harness<'_> {
 
     fn handle(&mut self, payload: Payload) -> Result<(), String> {
         match payload {
+            Payload::Hrtimer(generation) => {
+                self.dd.hrtimer_event(generation, self.now, &mut self.out)
+            }
             Payload::Complete(rq) => self.complete(&rq),
             Payload::Rerun => {
                 self.rerun_pending = false;
@@ -235,15 +246,37 @@ impl Harness<'_> {
                 let i = self.proc_index(pid);
                 self.procs[i].exited = true;
                 let _ = writeln!(self.out, "X {} {pid}", self.now);
+                let ioc = self.ioc_of(i);
+                self.dd.exit(ioc, self.now, &mut self.out);
+                self.exits[i] += 1;
             }
             Payload::Arrive(a) => self.submit(&a),
         }
         self.run_queue();
+        for (at, generation) in self.dd.take_timer_arms() {
+            self.push(at, Kind::Hrtimer, Payload::Hrtimer(generation));
+        }
         Ok(())
     }
 
+    /// The io context process `i` submits with: a new one after each exit.
+    fn ioc_of(&self, i: usize) -> IoContextId {
+        IoContextId(self.sc.procs[i].pid + (self.exits[i] << 24))
+    }
+
     fn store_tunable(&mut self, t: &TunableSet) -> Result<(), String> {
-        let stored = self.dd.elevator().set_tunable(&t.name, &t.value);
+        let now = if t.at_ns.is_none() { 0 } else { self.now };
+        if let Some(path) = &t.cgroup {
+            let id = bfq::cgroup_id(self.sc, path);
+            let Some((shown, taken)) = self.dd.cgroup_weight(id, &t.value, self.now) else {
+                let name = self.dd.elevator().name();
+                return Err(format!("{name} has no cgroup weight file '{}'", t.name));
+            };
+            let rejected = if taken { "" } else { " rejected" };
+            let _ = writeln!(self.out, "S {now} {}@{path} {shown}{rejected}", t.name);
+            return Ok(());
+        }
+        let stored = self.dd.store(&t.name, &t.value, self.now, &mut self.out);
         if let Err(iosched_core::TunableError::Unknown { .. }) = stored {
             let name = self.dd.elevator().name();
             return Err(format!("{name} has no tunable '{}'", t.name));
@@ -258,11 +291,11 @@ impl Harness<'_> {
             .expect("a stored tunable is in the table");
         let shown = self.dd.show(value);
         let rejected = if stored.is_err() { " rejected" } else { "" };
-        let now = if t.at_ns.is_none() { 0 } else { self.now };
         let _ = writeln!(self.out, "S {now} {} {shown}{rejected}", t.name);
         Ok(())
     }
 }
 
+mod bfq;
 mod block;
 mod sched;

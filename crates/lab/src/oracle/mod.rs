@@ -87,7 +87,7 @@ pub struct Outcome {
 
 /// Whether iosched's core has `sched`, so that the oracle can compare against it.
 pub fn core_has(sched: &str) -> bool {
-    matches!(sched, "mq-deadline" | "deadline" | "kyber")
+    matches!(sched, "mq-deadline" | "deadline" | "kyber" | "bfq")
 }
 
 /// Runs one scenario file through both sides: the kernel's `sched` (compiled into `bin`)

@@ -19,8 +19,8 @@ impl Harness<'_> {
                 ..ReqFlags::default()
             },
             pid: a.pid,
-            ioc: IoContextId(a.pid),
-            cgroup: CgroupId::ROOT,
+            ioc: self.ioc_of(i),
+            cgroup: bfq::cgroup_id(self.sc, &self.sc.procs[i].cgroup),
             ioprio,
         }
     }
@@ -35,9 +35,11 @@ impl Harness<'_> {
             a.sector, a.sectors
         );
         if !a.head {
-            if let Some(m) = self.dd.bio_merge(&bio) {
+            if let Some(m) = self.dd.bio_merge_traced(&bio, now, &mut self.out) {
                 let side = if m.front { 'F' } else { 'B' };
-                let _ = writeln!(self.out, "M {now} {id} {} {side}", m.into.0);
+                if !self.dd.prints_merges() {
+                    let _ = writeln!(self.out, "M {now} {id} {} {side}", m.into.0);
+                }
                 self.ride(m.into, (id, pid), m.front);
                 if let Some((absorbed, into)) = m.then {
                     self.absorb(absorbed, into);
@@ -45,7 +47,7 @@ impl Harness<'_> {
                 return;
             }
         }
-        let shallow = self.dd.limit_depth(&bio);
+        let shallow = self.dd.limit_depth_traced(&bio, now, &mut self.out);
         if self.waiting.is_empty() && self.tag_free(shallow) {
             self.insert(bio, a.head);
             return;
@@ -75,7 +77,9 @@ impl Harness<'_> {
 
     /// `absorbed` was merged into `into`: its bios move, its tag is freed.
     fn absorb(&mut self, absorbed: RequestId, into: RequestId) {
-        let _ = writeln!(self.out, "A {} {} {}", self.now, absorbed.0, into.0);
+        if !self.dd.prints_merges() {
+            let _ = writeln!(self.out, "A {} {} {}", self.now, absorbed.0, into.0);
+        }
         let at = self
             .riders
             .iter()
@@ -88,14 +92,17 @@ impl Harness<'_> {
         self.tags_used -= 1;
     }
 
-    fn insert(&mut self, rq: Request, head: bool) {
+    fn insert(&mut self, mut rq: Request, head: bool) {
+        // The io context is the submitter's when the request is made (a bio that waited for
+        // a tag across its process's exit gets the new one).
+        rq.ioc = self.ioc_of(self.proc_index(rq.pid));
         self.tags_used += 1;
         let _ = writeln!(self.out, "I {} {}", self.now, rq.id.0);
         self.riders.push(Riders {
             id: rq.id,
             bios: vec![(rq.id.0, rq.pid)],
         });
-        for (absorbed, into) in self.dd.insert(rq, head, self.now) {
+        for (absorbed, into) in self.dd.insert_traced(rq, head, self.now, &mut self.out) {
             self.absorb(absorbed, into);
         }
     }

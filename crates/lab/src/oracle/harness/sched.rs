@@ -5,7 +5,10 @@ use std::fmt::Write as _;
 
 use iosched_core::deadline::Deadline;
 use iosched_core::kyber::Kyber;
-use iosched_core::{Decision, DecisionKind, Elevator, NoTrace, Request, RequestId, Time, Trace};
+use iosched_core::{
+    CgroupId, Decision, DecisionKind, Elevator, IoContextId, NoTrace, Request, RequestId, Time,
+    Trace, TunableError,
+};
 
 /// A bio merge: the bio joined `into` (at its front when `front`), and then maybe a request
 /// `absorbed` by `absorber`.
@@ -39,6 +42,64 @@ pub(super) trait OracleSched {
     fn elevator(&mut self) -> &mut dyn Elevator;
     /// A tunable's value as the scheduler's show function prints it.
     fn show(&self, value: u64) -> String;
+
+    // The hooks below let a scheduler print its own messages (BFQ's `bfq_log` lines) and
+    // see processes and cgroups; by default they fall back on the ones above.
+
+    /// bio_merge(), its messages into `out`.
+    fn bio_merge_traced(
+        &mut self,
+        bio: &Request,
+        _now: Time,
+        _out: &mut String,
+    ) -> Option<BioMerged> {
+        self.bio_merge(bio)
+    }
+    /// Whether the scheduler prints the `M` and `A` lines itself, where the merges happen
+    /// among its messages (BFQ); else the harness prints them.
+    fn prints_merges(&self) -> bool {
+        false
+    }
+    /// limit_depth(), its messages into `out`.
+    fn limit_depth_traced(&mut self, bio: &Request, _now: Time, _out: &mut String) -> Option<u32> {
+        self.limit_depth(bio)
+    }
+    /// insert_requests(), its messages into `out`.
+    fn insert_traced(
+        &mut self,
+        rq: Request,
+        head: bool,
+        now: Time,
+        _out: &mut String,
+    ) -> Vec<(RequestId, RequestId)> {
+        self.insert(rq, head, now)
+    }
+    /// The hrtimer arms since the last call: (expiry, generation). The driver pushes an
+    /// event for each, which runs the queue when it comes up even if stale, as the C
+    /// driver's do.
+    fn take_timer_arms(&mut self) -> Vec<(Time, u64)> {
+        Vec::new()
+    }
+    /// An hrtimer event armed with `generation` came up: the timer's function runs if that
+    /// arm is still the pending one (hrtimer_start(), then no cancel or re-arm).
+    fn hrtimer_event(&mut self, _generation: u64, _now: Time, _out: &mut String) {}
+    /// A process's exit: its io context `ioc` exits (exit_icq()).
+    fn exit(&mut self, _ioc: IoContextId, _now: Time, _out: &mut String) {}
+    /// A tunable's store function at `now`, its messages into `out`.
+    fn store(
+        &mut self,
+        name: &str,
+        value: &str,
+        _now: Time,
+        _out: &mut String,
+    ) -> Result<(), TunableError> {
+        self.elevator().set_tunable(name, value)
+    }
+    /// A write of `value` to cgroup `id`'s weight file: the weight it then shows and whether
+    /// the write was taken; `None` when the scheduler has no such file.
+    fn cgroup_weight(&mut self, _id: CgroupId, _value: &str, _now: Time) -> Option<(u32, bool)> {
+        None
+    }
 }
 
 /// Builds the scheduler named `sched` for a queue of `nr_requests` tags.
@@ -60,6 +121,7 @@ pub(super) fn new_sched(
             k.depth_updated(nr_requests);
             Ok(Box::new(k))
         }
+        // BFQ needs the whole scenario: harness::bfq::new().
         other => Err(format!("no oracle harness for scheduler '{other}'")),
     }
 }
