@@ -1,8 +1,14 @@
-//! The event queue: a min-heap ordered by (time, sequence). The sequence number is the
-//! deterministic tie-break: events at the same instant run in the order they were scheduled.
+//! The event queue, ordered by (time, sequence). The sequence number is the deterministic
+//! tie-break: events at the same instant run in the order they were scheduled.
+//!
+//! Most events are scheduled for the instant being run (a completion wakes its process
+//! "now"): those wait in a FIFO lane, in sequence order, and only later instants go through
+//! the heap. Popping takes the smaller of the lane's front and the heap's top, so the order
+//! is exactly the one a single heap gives, at a queue push instead of a heap sift per
+//! same-instant event (issue 34).
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use iosched_core::Time;
 
@@ -23,10 +29,14 @@ pub enum Event {
     Fs(crate::fs::FsEvent),
 }
 
-/// Min-heap of events.
+/// Events by (time, sequence): a heap, and a lane for the instant last popped.
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Reverse<(Time, u64, Event)>>,
+    /// Events at `lane_time`, in sequence order (each was pushed after the one before).
+    lane: VecDeque<(u64, Event)>,
+    /// The instant of the lane: the time of the event last popped while the lane was empty.
+    lane_time: Time,
     next_seq: u64,
     processed: u64,
 }
@@ -37,12 +47,37 @@ impl EventQueue {
     }
 
     pub fn push(&mut self, time: Time, event: Event) {
-        self.heap.push(Reverse((time, self.next_seq, event)));
+        let seq = self.next_seq;
         self.next_seq += 1;
+        if time == self.lane_time {
+            self.lane.push_back((seq, event));
+        } else {
+            self.heap.push(Reverse((time, seq, event)));
+        }
     }
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let Reverse((time, _, event)) = self.heap.pop()?;
+        // The lane's front is its smallest (time, seq); an earlier-scheduled event of the
+        // same instant, or one before it, may still be in the heap.
+        let from_lane = match (self.lane.front(), self.heap.peek()) {
+            (Some(&(seq, _)), Some(Reverse((time, heap_seq, _)))) => {
+                (self.lane_time, seq) < (*time, *heap_seq)
+            }
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        let (time, event) = if from_lane {
+            let (_, event) = self.lane.pop_front().expect("lane front");
+            (self.lane_time, event)
+        } else {
+            let Reverse((time, _, event)) = self.heap.pop()?;
+            // The lane moves to a new instant only once empty: every event in it keeps
+            // the time it was scheduled for.
+            if self.lane.is_empty() {
+                self.lane_time = time;
+            }
+            (time, event)
+        };
         self.processed += 1;
         Some((time, event))
     }
@@ -53,7 +88,7 @@ impl EventQueue {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.lane.is_empty()
     }
 }
 
@@ -70,5 +105,43 @@ mod tests {
         assert_eq!(queue.pop(), Some((3, Event::Wake(9))));
         assert_eq!(queue.pop(), Some((5, Event::Wake(2))));
         assert_eq!(queue.pop(), Some((5, Event::Wake(1))));
+    }
+
+    /// The lane changes no order: random pushes (many at the instant just popped, some
+    /// later, a few earlier) and pops give the sequence one (time, sequence) heap gives.
+    #[test]
+    fn lane_pops_as_a_single_heap() {
+        use proptest::prelude::*;
+        let steps = proptest::collection::vec((0u8..4, 0u64..3, 0usize..50), 1..400);
+        proptest!(|(steps in steps)| {
+            let mut queue = EventQueue::new();
+            let mut reference = BinaryHeap::new();
+            let (mut seq, mut now) = (0u64, 0u64);
+            for (kind, offset, process) in steps {
+                if kind == 0 {
+                    let expected = reference.pop().map(|Reverse((t, _, e))| (t, e));
+                    let got = queue.pop();
+                    prop_assert_eq!(got, expected);
+                    if let Some((time, _)) = got {
+                        now = time;
+                    }
+                } else {
+                    // Mostly the current instant; sometimes later, or (kind 3) earlier.
+                    let time = match kind {
+                        1 => now,
+                        2 => now + offset,
+                        _ => now.saturating_sub(offset),
+                    };
+                    queue.push(time, Event::Wake(process));
+                    reference.push(Reverse((time, seq, Event::Wake(process))));
+                    seq += 1;
+                }
+                prop_assert_eq!(queue.is_empty(), reference.is_empty());
+            }
+            while let Some(Reverse((time, _, event))) = reference.pop() {
+                prop_assert_eq!(queue.pop(), Some((time, event)));
+            }
+            prop_assert_eq!(queue.pop(), None);
+        });
     }
 }

@@ -426,7 +426,9 @@ pub(crate) struct FsState {
     pub meta: Vec<FileMeta>,
     pub journal: Journal,
     pub journal_waiters: Vec<u64>,
-    pub ops: std::collections::BTreeMap<u64, FsOp>,
+    /// Buffered operations in progress, by token: looked up, never walked (issue 34: an
+    /// ordered map's removal was 4 % of a buffered run).
+    pub ops: iosched_core::id_map::IdMap<u64, FsOp>,
     pub next_token: u64,
     pub flushers: std::collections::BTreeMap<FlusherId, FlusherProc>,
     /// Reads parked until another read completes.
