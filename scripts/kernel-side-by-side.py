@@ -85,7 +85,8 @@ def run_one(iosched, driver, sched, job, device, out_dir, index):
     if driver == "kernel":
         args = [iosched, "kernel", job, "--device", device, "--scheduler", sched, "--trace", trace]
     else:
-        args = [iosched, "run", job, "--device", device, "--scheduler", ENGINE_NAME[sched],
+        args = [iosched, "run", job, "--device", device, "--scheduler",
+                ENGINE_NAME.get(sched, sched),
                 "--output-format", "json", "--trace", trace, "--eta", "never"]
     report = json.loads(sh(args).stdout)
     return metrics(report, trace)
@@ -97,8 +98,9 @@ def spread(values, fmt="{:.1f}"):
 
 
 def table(results, schedulers):
-    rows = ["| scheduler | driver | MB/s | ÷ none | shares (ideal) | p50 / p99 clat µs |",
-            "|---|---|---|---|---|---|"]
+    rows = ["| scheduler | driver | MB/s | ÷ none | ÷ kernel none | shares (ideal) "
+            "| p50 / p99 clat µs |",
+            "|---|---|---|---|---|---|---|"]
     for sched in schedulers:
         for driver in ("kernel", "engine"):
             runs = results.get((driver, sched))
@@ -109,6 +111,11 @@ def table(results, schedulers):
             ratio = "—"
             if base:
                 ratio = spread([a["mb_s"] / b["mb_s"] for a, b in zip(runs, base)], "{:.2f}")
+            kernel_base = results.get(("kernel", "none"))
+            to_kernel = "—"
+            if kernel_base:
+                to_kernel = spread([a["mb_s"] / b["mb_s"] for a, b in zip(runs, kernel_base)],
+                                   "{:.2f}")
             shares = ", ".join(
                 f"{path} {spread([r['shares'][path][0] * 100 for r in runs])} %"
                 f" ({(runs[0]['shares'][path][1] or 0) * 100:.1f})"
@@ -117,7 +124,8 @@ def table(results, schedulers):
                 f"{name} {statistics.median(r['lat'][name][0] for r in runs):.0f} / "
                 f"{statistics.median(r['lat'][name][1] for r in runs):.0f}"
                 for name in sorted(runs[0]["lat"]))
-            rows.append(f"| {sched} | {driver} | {spread(mb)} | {ratio} | {shares} | {lats} |")
+            rows.append(f"| {sched} | {driver} | {spread(mb)} | {ratio} | {to_kernel} | {shares} "
+                        f"| {lats} |")
     return "\n".join(rows)
 
 
@@ -155,6 +163,8 @@ def main():
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--schedulers", default="none,mq-deadline,kyber,bfq")
     p.add_argument("--iosched", default="target/release/iosched")
+    p.add_argument("--engine-only", default="",
+                   help="iosched's own schedulers (cfq, adaptive), run through the engine only")
     args = p.parse_args()
     if os.geteuid() != 0:
         sys.exit("kernel-side-by-side: needs root (loop devices, sysfs, tracefs)")
@@ -163,14 +173,20 @@ def main():
     if unknown:
         sys.exit(f"--schedulers: unknown {', '.join(unknown)} (none, mq-deadline, kyber, bfq)")
     in_engine = engine_schedulers(args.iosched)
+    own = [s for s in args.engine_only.split(",") if s]
+    missing = [s for s in own if s not in in_engine]
+    if missing:
+        sys.exit(f"--engine-only: iosched has no scheduler {', '.join(missing)}")
     device = args.device or attach(args.image, args.image_size)
     results = collections.defaultdict(list)
     try:
         with tempfile.TemporaryDirectory() as out_dir:
             for index in range(args.runs):
-                for sched in schedulers:
+                for sched in schedulers + own:
                     for driver in ("kernel", "engine"):
-                        if driver == "engine" and ENGINE_NAME[sched] not in in_engine:
+                        if driver == "kernel" and sched in own:
+                            continue
+                        if driver == "engine" and ENGINE_NAME.get(sched, sched) not in in_engine:
                             continue
                         results[(driver, sched)].append(
                             run_one(args.iosched, driver, sched, args.job, device, out_dir, index))
@@ -179,7 +195,7 @@ def main():
             subprocess.run(["losetup", "-d", device], check=False)
     load = open("/proc/loadavg").read().split()[:3]
     print(f"`{' '.join(sys.argv)}`, {args.runs} interleaved runs, load {' '.join(load)}\n")
-    print(table(results, schedulers))
+    print(table(results, schedulers + own))
     for sched in schedulers:
         print(message_table(results, sched))
 

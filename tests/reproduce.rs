@@ -102,6 +102,8 @@ fn missing_scenarios_folder_is_refused_once() {
 const REPRODUCED: &[(&str, &str)] = &[
     ("000", "slow HDD: CFQ over noop"),
     ("000", "slow HDD: w/o 8e1ac6655104 over pristine CFQ"),
+    // On hdd-7200-wc5 (issue 33): the fix keeps idling on the few-run cache's slow disk.
+    ("000", "slow HDD: patched over pristine CFQ"),
     ("000", "RAID-0: CFQ over noop"),
     ("000", "RAID-0: slice_idle=0 over CFQ"),
     ("000", "RAID-0: deep marking off over CFQ"),

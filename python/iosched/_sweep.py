@@ -1,8 +1,9 @@
 """Sweeps on Dask distributed, or any ``concurrent.futures.Executor``.
 
 The spec is expanded by the native module exactly as ``iosched sweep`` expands it, into one
-run description per point. The first point runs here, alone: it is the pilot whose cost
-gives the estimate printed before the rest start (and its rows are kept). The others go out
+run description per point. The pilots (the first point of each scheduler and device) run
+here first: their cost gives the estimate printed before the rest start (and their rows are
+kept). The others go out
 as tasks, several points to a task when a point costs less than about 100 ms, so the
 scheduler's per-task overhead (about 1 ms on Dask) stays small. A point's rows depend only
 on its description and seed, so a task a lost worker had is simply run again (Dask does so
@@ -35,13 +36,14 @@ TASK_SECONDS = 0.1
 
 @dataclass(frozen=True)
 class Estimate:
-    """A sweep's expected cost, from its first point (see ``iosched sweep``'s docs)."""
+    """A sweep's expected cost, from its pilot points (see ``iosched sweep``'s docs)."""
 
     points: int
     requests: float
     core_seconds: float
     requests_per_second: float
     memory_bytes: int | None
+    pilots: int
     text: str
 
 
@@ -53,13 +55,14 @@ def _source(spec: SweepInput) -> tuple[str, str | None]:
     return (os.fspath(spec), None)
 
 
-def _pilot(source: tuple[str, str | None]) -> tuple[Estimate, list[str]]:
-    text, (points, requests, seconds, rate, memory), rows = _iosched.sweep_pilot(*source)
-    return Estimate(points, requests, seconds, rate, memory, text), rows
+def _pilot(source: tuple[str, str | None]) -> tuple[Estimate, set[int], list[str]]:
+    text, figures, done, rows = _iosched.sweep_pilot(*source)
+    points, requests, seconds, rate, memory, pilots = figures
+    return Estimate(points, requests, seconds, rate, memory, pilots, text), set(done), rows
 
 
 def estimate(spec: SweepInput) -> Estimate:
-    """Runs the sweep's first point and estimates the whole from it."""
+    """Runs the sweep's pilot points and estimates the whole from them."""
     return _pilot(_source(spec))[0]
 
 
@@ -68,10 +71,12 @@ def _measure_batch(batch: list[tuple[int, str]]) -> list[str]:
     return _iosched.sweep_measure(batch)
 
 
-def _batches(specs: list[str], per_point_s: float, workers: int) -> list[list[tuple[int, str]]]:
-    """Points 1.. in batches worth ~TASK_SECONDS each, but at least 4 tasks per worker
-    where there are enough points, so the load evens out."""
-    rest = list(enumerate(specs))[1:]
+def _batches(
+    specs: list[str], done: set[int], per_point_s: float, workers: int
+) -> list[list[tuple[int, str]]]:
+    """The points not in `done`, in batches worth ~TASK_SECONDS each, but at least 4 tasks
+    per worker where there are enough points, so the load evens out."""
+    rest = [(index, spec) for index, spec in enumerate(specs) if index not in done]
     if not rest:
         return []
     wanted = math.ceil(TASK_SECONDS / max(per_point_s, 1e-6))
@@ -143,35 +148,37 @@ def _gather(
     quiet: bool,
 ) -> list[str]:
     specs = _iosched.sweep_specs(*source)
-    estimated, rows = _pilot(source)
+    estimated, done, rows = _pilot(source)
     if not quiet:
         print(f"iosched: {estimated.text}", file=sys.stderr)
     shown = sys.stderr.isatty() if progress is None else progress
     bar = _Progress(len(specs), shown and not quiet)
-    bar.add(1)
+    bar.add(len(done))
     per_point = estimated.core_seconds / max(estimated.points, 1)
     if executor is not None:
         workers = getattr(executor, "_max_workers", None) or os.cpu_count() or 1
-        batches = _batches(specs, per_point, workers)
+        batches = _batches(specs, done, per_point, workers)
         results = _run_executor(executor, batches)
         return _collect(rows, results, batches, bar)
     if client is not None:
-        batches = _batches(specs, per_point, _workers_of(client))
+        batches = _batches(specs, done, per_point, _workers_of(client))
         return _collect(rows, _run_dask(client, batches), batches, bar)
-    return _run_local(specs, rows, per_point, bar)
+    return _run_local(specs, done, rows, per_point, bar)
 
 
-def _run_local(specs: list[str], rows: list[str], per_point: float, bar: _Progress) -> list[str]:
+def _run_local(
+    specs: list[str], done: set[int], rows: list[str], per_point: float, bar: _Progress
+) -> list[str]:
     """No client and no executor: a LocalCluster of this machine's cores, or without Dask,
     a process pool."""
     try:
         from distributed import Client, LocalCluster
     except ImportError:
         with concurrent.futures.ProcessPoolExecutor() as pool:
-            batches = _batches(specs, per_point, os.cpu_count() or 1)
+            batches = _batches(specs, done, per_point, os.cpu_count() or 1)
             return _collect(rows, _run_executor(pool, batches), batches, bar)
     with LocalCluster(processes=True, threads_per_worker=1) as cluster, Client(cluster) as client:
-        batches = _batches(specs, per_point, _workers_of(client))
+        batches = _batches(specs, done, per_point, _workers_of(client))
         return _collect(rows, _run_dask(client, batches), batches, bar)
 
 

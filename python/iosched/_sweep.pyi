@@ -16,6 +16,7 @@ class Estimate:
     core_seconds: float
     requests_per_second: float
     memory_bytes: int | None
+    pilots: int
     text: str
 
 def estimate(spec: SweepInput) -> Estimate: ...

@@ -152,3 +152,7 @@ def test_the_estimate_comes_first_and_scales_with_points(spec: Path) -> None:
     assert estimate.points == 252
     assert estimate.requests > 0 and estimate.core_seconds > 0
     assert estimate.text.startswith("estimate: 252 points")
+    # One pilot per scheduler: noop's points cost less CPU than cfq's, so one pilot would
+    # price them all at the first scheduler's rate.
+    assert estimate.pilots == 3
+    assert "measured on 3 pilot points" in estimate.text

@@ -20,7 +20,7 @@ pub struct RunArgs {
     /// fio job files; every file after the first starts with an implicit stonewall.
     #[arg(required_unless_present = "spec", value_name = "JOBFILE")]
     pub(crate) jobfiles: Vec<PathBuf>,
-    /// Scheduler: noop (alias none), mq-deadline (alias deadline), kyber, bfq, cfq (see `iosched schedulers`); the kernel's own run with `iosched kernel`.
+    /// Scheduler: noop (alias none), mq-deadline (alias deadline), kyber, bfq, cfq, adaptive (see `iosched schedulers`); the kernel's own run with `iosched kernel`.
     #[arg(long, default_value = "noop")]
     pub(crate) scheduler: String,
     /// Simulated device preset (see `iosched devices`), a model file ending in .toml, or a path (contains '/'): a regular

@@ -65,8 +65,8 @@ pub fn run(args: SweepArgs) -> CmdResult {
     super::stop::status(swept.interrupted)
 }
 
-/// The points on this machine's cores: the first alone, for the estimate printed before
-/// the rest start ([`sweep::estimate`]), then the others in parallel.
+/// The points on this machine's cores: the pilots first (one per scheduler and device), for
+/// the estimate printed before the rest start ([`sweep::estimate`]), then the others.
 fn run_here(
     spec: &SweepSpec,
     args: &SweepArgs,
@@ -81,18 +81,11 @@ fn run_here(
     };
     let specs = sweep::specs(spec).map_err(failure)?;
     let bar = progress_bar(spec, args.eta);
-    let pilot = sweep::estimate::pilot(spec, &specs, stop).map_err(failure)?;
-    bar.suspend(|| eprintln!("iosched: {}", pilot.estimate));
-    bar.inc(1);
     let workers = args.jobs.unwrap_or(0);
-    let swept = sweep::run_rest(
-        spec,
-        &specs,
-        Some(pilot.rows),
-        workers,
-        &|| bar.inc(1),
-        stop,
-    );
+    let pilot = sweep::estimate::pilot(spec, &specs, workers, stop).map_err(failure)?;
+    bar.suspend(|| eprintln!("iosched: {}", pilot.estimate));
+    bar.inc(pilot.done.len() as u64);
+    let swept = sweep::run_rest(spec, &specs, pilot.done, workers, &|| bar.inc(1), stop);
     bar.finish_and_clear();
     swept.map_err(failure)
 }

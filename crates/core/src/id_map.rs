@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// `GOLDEN_RATIO_64` of include/linux/hash.h.
-const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+pub const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
 
 /// The kernel's `hash_64()` without the final shift (`HashMap` takes the bits it needs):
 /// each integer written is folded into the state and multiplied by the golden ratio.

@@ -13,11 +13,13 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod adaptive;
 pub mod bfq;
 pub mod cfq;
 pub mod deadline;
 pub mod elevator;
 pub mod id_map;
+pub mod id_table;
 pub mod kyber;
 pub mod noop;
 pub mod request;
@@ -79,6 +81,12 @@ pub fn schedulers() -> Vec<SchedulerInfo> {
             summary: "Kyber (Linux 6.12): per-operation domains with token pools sized by a timer to keep p99 latency under read/write targets",
             tunables: kyber::Kyber::tunable_specs(),
         },
+        SchedulerInfo {
+            name: "adaptive",
+            aliases: &[],
+            summary: "iosched's own: groups share by weight within a tolerance while several are in the device at once; idle windows from measured think times, service time and parallelism",
+            tunables: adaptive::Adaptive::tunable_specs(),
+        },
     ]
 }
 
@@ -130,6 +138,7 @@ pub fn new_elevator(name: &str, device: DeviceInfo) -> Result<Box<dyn Elevator>,
         }
         // Non-rotational devices get slice_idle = 0, as cfq_registered_queue() does.
         Some("cfq") => Ok(Box::new(cfq::Cfq::new(device))),
+        Some("adaptive") => Ok(Box::new(adaptive::Adaptive::new(device))),
         _ => Err(UnknownScheduler(name.to_string())),
     }
 }

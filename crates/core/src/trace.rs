@@ -112,11 +112,14 @@ pub enum DecisionKind {
     /// Kyber's statistics timer was armed (`value_ns`: its expiry) or fired. Kernel:
     /// kyber_completed_request(), kyber_timer_fn().
     StatsTimer,
+    /// The adaptive scheduler re-derived a parameter from what it measured (`reason`: the
+    /// allowance and the share error it follows, or the device's parallelism).
+    Adapt,
 }
 
 impl DecisionKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DecisionKind; 22] = [
+    pub const ALL: [DecisionKind; 23] = [
         DecisionKind::SelectGroup,
         DecisionKind::Workload,
         DecisionKind::SelectQueue,
@@ -139,6 +142,7 @@ impl DecisionKind {
         DecisionKind::LatencyPercentile,
         DecisionKind::Throttled,
         DecisionKind::StatsTimer,
+        DecisionKind::Adapt,
     ];
 
     /// The name logs print: `select_group`, `arm_idle`, ...
@@ -166,6 +170,7 @@ impl DecisionKind {
             DecisionKind::LatencyPercentile => "latency_percentile",
             DecisionKind::Throttled => "throttled",
             DecisionKind::StatsTimer => "stats_timer",
+            DecisionKind::Adapt => "adapt",
         }
     }
 }

@@ -145,10 +145,10 @@ impl fmt::Display for KernelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             KernelError::UnknownScheduler { name } => {
-                let hint = if name == "cfq" {
-                    " (CFQ left the kernel in 5.0: iosched runs it with `iosched run --device PATH --scheduler cfq`)"
-                } else {
-                    ""
+                let hint = match name.as_str() {
+                    "cfq" => " (CFQ left the kernel in 5.0: iosched runs it with `iosched run --device PATH --scheduler cfq`)",
+                    "adaptive" => " (adaptive is iosched's own policy: `iosched run --device PATH --scheduler adaptive`)",
+                    _ => "",
                 };
                 write!(
                     f,

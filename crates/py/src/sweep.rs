@@ -58,8 +58,9 @@ pub fn sweep_specs(py: Python<'_>, path: String, json: Option<String>) -> PyResu
     })
 }
 
-/// Runs the first point alone: the estimate's text, its figures (points, requests,
-/// core-seconds, requests per second, memory bytes or None) and the point's wire rows.
+/// Runs the pilot points (one per scheduler and device, see `estimate`): the estimate's text,
+/// its figures (points, requests, core-seconds, requests per second, memory bytes or None,
+/// pilots), the pilots' indices and their wire rows.
 #[pyfunction]
 #[pyo3(signature = (path, json=None))]
 #[allow(clippy::type_complexity)]
@@ -67,12 +68,17 @@ pub fn sweep_pilot(
     py: Python<'_>,
     path: String,
     json: Option<String>,
-) -> PyResult<(String, (usize, f64, f64, f64, Option<u64>), Vec<String>)> {
+) -> PyResult<(
+    String,
+    (usize, f64, f64, f64, Option<u64>, usize),
+    Vec<usize>,
+    Vec<String>,
+)> {
     detached(py, move || {
         let (path, text) = source(path, json)?;
         let spec = load(&path, text.as_deref())?;
         let specs = sweep::specs(&spec).map_err(|e| Raise::sweep(&e))?;
-        let pilot = estimate::pilot(&spec, &specs, &NEVER).map_err(|e| Raise::sweep(&e))?;
+        let pilot = estimate::pilot(&spec, &specs, 0, &NEVER).map_err(|e| Raise::sweep(&e))?;
         let e = &pilot.estimate;
         let figures = (
             e.points,
@@ -80,9 +86,15 @@ pub fn sweep_pilot(
             e.core_seconds,
             e.rate_per_s,
             e.memory_bytes,
+            e.pilots,
         );
-        let rows = pilot.rows.iter().map(wire::encode).collect();
-        Ok((e.to_string(), figures, rows))
+        let points = pilot.done.iter().map(|(point, _)| *point).collect();
+        let rows = pilot
+            .done
+            .iter()
+            .flat_map(|(_, rows)| rows.iter().map(wire::encode))
+            .collect();
+        Ok((e.to_string(), figures, points, rows))
     })
 }
 

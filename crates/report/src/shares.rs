@@ -9,10 +9,10 @@ const DEFAULT_WEIGHT: u32 = 500;
 const ROOT_WEIGHT: u32 = 1000;
 
 /// Whether `scheduler` shares the device by cgroup weight, so that a weight-ideal share means
-/// something beside its result: CFQ and BFQ do; noop, deadline, kyber and none never read a
+/// something beside its result: CFQ, BFQ and adaptive do; noop, deadline, kyber and none never read a
 /// weight. The one place `compare`, `plot` and `sweep` ask.
 pub fn aims_for_weights(scheduler: &str) -> bool {
-    matches!(scheduler, "cfq" | "bfq")
+    matches!(scheduler, "cfq" | "bfq" | "adaptive")
 }
 
 /// Bytes per cgroup, in order of first mention.

@@ -452,6 +452,36 @@ fn disk_random_writes_are_checked_at_qd1() {
     assert!(source.contains("randwrite qd1 IOPS"), "{source}");
 }
 
+/// Seed 000's drive class: an `hdd-7200` whose write cache holds five dirty runs meets the
+/// measured QD1 random-write rate (AnandTech, 106.9 IOPS ±15 %) that `hdd-7200`, coalescing
+/// runs in any number, exceeds (156 IOPS). Without the preset (or with its count free) the
+/// first check fails.
+#[test]
+fn hdd_7200_wc5_meets_the_measured_qd1_random_write_rate() {
+    let spec = |queue_depth| LoopSpec {
+        pattern: Pattern::RandomWrite,
+        region: Region::Full,
+        queue_depth,
+        block_bytes: 4096,
+        ops: 0,
+        warmup_ops: 0,
+        time_limit_ns: 0,
+        seed: SEED,
+    };
+    let wc5 = run("hdd-7200-wc5", Pattern::RandomWrite, Region::Full, 1, 4096).iops;
+    let target = target_for("hdd-7200", &spec(1)).expect("a published target");
+    assert!(
+        (target.low..=target.high).contains(&wc5),
+        "hdd-7200-wc5 QD1 random writes {wc5:.1} IOPS outside {:.0}..{:.0}, seed {SEED}",
+        target.low,
+        target.high
+    );
+    let free = run("hdd-7200", Pattern::RandomWrite, Region::Full, 1, 4096).iops;
+    assert!(free > target.high, "hdd-7200 {free:.1} IOPS, seed {SEED}");
+    let report = calibrate_preset("hdd-7200-wc5", &quick()).unwrap();
+    assert_eq!(report.targets_of, "hdd-7200");
+}
+
 /// Verdicts of the rows `report` checks, by label.
 fn verdicts(report: &CalibrationReport) -> Vec<(String, bool)> {
     report.coverage().checked

@@ -92,9 +92,13 @@ impl Deadline {
     /// where the last one left off; nothing if the pick was inserted after `latest_start`.
     /// The FIFO deadline is checked against the current jiffies `now_j`.
     fn dispatch_from(&mut self, prio: usize, latest_start: u64, now_j: u64) -> Option<Request> {
-        let mut pick = self
-            .next_request(prio, self.last_dir)
-            .filter(|_| self.batching < self.fifo_batch as u32);
+        // The kernel looks the next request up before testing the batch; the lookup has
+        // no side effect, so an ended batch skips it.
+        let mut pick = if self.batching < self.fifo_batch as u32 {
+            self.next_request(prio, self.last_dir)
+        } else {
+            None
+        };
         if pick.is_none() {
             let dir = self.choose_direction(prio)?;
             let next = self.next_request(prio, dir);

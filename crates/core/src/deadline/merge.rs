@@ -12,7 +12,7 @@
 //! deadline and place. A new request tries the same with the cache and the hash before it
 //! is inserted. Merges need the same operation, direction and I/O priority.
 
-use super::{direction, Deadline, HashLink, Slot};
+use super::{direction, hash_bucket, Deadline, HashLink, Slot};
 use crate::request::{Op, Request, RequestId};
 
 /// Kernel: enum elv_merge.
@@ -56,10 +56,11 @@ impl Deadline {
         self.mergeable(slot) && op_mergeable(bio) && rq.op == bio.op && rq.ioprio == bio.ioprio
     }
 
-    /// Kernel: elv_rqhash_add(): at the head of its end's chain (newest first).
+    /// Kernel: elv_rqhash_add(): at the head of its bucket (newest first).
     pub(super) fn hash_add(&mut self, slot: Slot) {
         let end = self.held(slot).rq.end_sector();
-        let older = self.hash.insert(end, slot);
+        let bucket = hash_bucket(end);
+        let older = self.hash[bucket].replace(slot);
         self.held_mut(slot).hash = Some(HashLink {
             end,
             newer: None,
@@ -77,7 +78,7 @@ impl Deadline {
             .expect("a chained request is on the hash")
     }
 
-    /// Kernel: elv_rqhash_del(): off its chain, under the end it was added with.
+    /// Kernel: elv_rqhash_del(): off its bucket, the one of the end it was added with.
     pub(super) fn hash_del(&mut self, slot: Slot) {
         let Some(link) = self.held_mut(slot).hash.take() else {
             return;
@@ -85,27 +86,27 @@ impl Deadline {
         if let Some(o) = link.older {
             self.link_mut(o).newer = link.newer;
         }
-        match (link.newer, link.older) {
-            (Some(n), _) => self.link_mut(n).older = link.older,
-            (None, Some(o)) => {
-                self.hash.insert(link.end, o);
-            }
-            (None, None) => {
-                self.hash.remove(&link.end);
-            }
+        match link.newer {
+            Some(n) => self.link_mut(n).older = link.older,
+            None => self.hash[hash_bucket(link.end)] = link.older,
         }
     }
 
-    /// Kernel: elv_rqhash_find(): the newest mergeable request ending at `end`, dropping
-    /// unmergeable ones met on the way.
+    /// Kernel: elv_rqhash_find(): the newest mergeable request ending at `end`, walking its
+    /// bucket newest first and dropping the unmergeable requests met on the way.
     fn hash_find(&mut self, end: u64) -> Option<Slot> {
-        let mut at = self.hash.get(&end).copied();
+        let mut at = self.hash[hash_bucket(end)];
         while let Some(slot) = at {
-            if self.mergeable(slot) {
+            let link = self
+                .held(slot)
+                .hash
+                .expect("a chained request is on the hash");
+            if !self.mergeable(slot) {
+                self.hash_del(slot);
+            } else if link.end == end {
                 return Some(slot);
             }
-            at = self.held(slot).hash.as_ref().and_then(|l| l.older);
-            self.hash_del(slot);
+            at = link.older;
         }
         None
     }

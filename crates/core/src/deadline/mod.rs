@@ -38,7 +38,6 @@ use std::collections::VecDeque;
 
 use crate::cfq::rbtree::RbForest;
 use crate::elevator::{Dispatch, Elevator};
-use crate::id_map::IdMap;
 use crate::request::{IoPrioClass, Request, RequestId, Time, MAX_MERGE_SECTORS};
 use crate::trace::Trace;
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
@@ -83,15 +82,18 @@ struct Held {
 }
 
 /// A request's place on the merge hash (`rq->hash`): the end it was added under and its
-/// neighbours on that end's chain, newest first. The kernel's buckets are hlists walked
-/// from the newest entry; only equal ends compete in a lookup, so one chain per end is
-/// the same order, kept intrusive so that adding and removing allocate nothing.
+/// neighbours in that end's bucket, newest first. The buckets are the kernel's: 64 hlists
+/// (`ELV_HASH_BITS`) indexed by `hash_64(end)`, linked through the slots, so adding and
+/// removing touch only neighbours.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct HashLink {
     end: u64,
     newer: Option<Slot>,
     older: Option<Slot>,
 }
+
+/// `ELV_HASH_BITS`: the block layer's merge hash has 64 buckets.
+const HASH_BITS: u32 = 6;
 
 /// Kernel: struct io_stats_per_prio (the counters that decide `dd_queued()`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -121,8 +123,8 @@ pub struct Deadline {
     starved: u32,
     /// The block layer's merge state, kept here (see [`merge`]).
     last_merge: Option<Slot>,
-    /// The newest request of each end's chain.
-    hash: IdMap<u64, Slot>,
+    /// The newest request of each bucket (`elevator_queue->hash`).
+    hash: [Option<Slot>; 1 << HASH_BITS],
     /// Largest request a merge may build, in sectors (`max_sectors_kb` * 2).
     pub max_sectors: u32,
     fifo_expire: [i32; 2],
@@ -155,7 +157,7 @@ impl Deadline {
             batching: 0,
             starved: 0,
             last_merge: None,
-            hash: IdMap::default(),
+            hash: [None; 1 << HASH_BITS],
             max_sectors: MAX_MERGE_SECTORS,
             fifo_expire: [msecs_to_jiffies(500) as i32, msecs_to_jiffies(5000) as i32],
             fifo_batch: 16,
@@ -236,21 +238,21 @@ impl Deadline {
 
     /// Kernel: deadline_add_rq_rb() / elv_rb_add().
     fn tree_add(&mut self, slot: Slot) {
-        let h = *self.held(slot);
-        let tree = h.prio * 2 + direction(&h.rq);
+        let h = self.held(slot);
+        let (tree, sector) = (h.prio * 2 + direction(&h.rq), h.rq.sector);
         let at = self
             .sort
-            .search_for_insert(tree, h.rq.sector, Self::sector_of(&self.slots));
+            .search_for_insert(tree, sector, Self::sector_of(&self.slots));
         self.sort.insert(tree, slot as usize, at);
         self.held_mut(slot).in_tree = true;
     }
 
     /// Kernel: deadline_del_rq_rb() / elv_rb_del().
     fn tree_del(&mut self, slot: Slot) {
-        let h = *self.held(slot);
+        let h = self.held(slot);
         assert!(h.in_tree, "request {:?} is not on its sort tree", h.rq.id);
-        self.sort
-            .erase(h.prio * 2 + direction(&h.rq), slot as usize);
+        let tree = h.prio * 2 + direction(&h.rq);
+        self.sort.erase(tree, slot as usize);
         self.held_mut(slot).in_tree = false;
     }
 
@@ -366,22 +368,35 @@ impl Deadline {
             on_lists += on_fifo.len();
         }
         assert_eq!(on_lists, self.queued, "a held request is on no list");
-        // Every chain, from its head: each member was added under this end, still ends
-        // there, and links back to the one before it.
-        for (&end, &head) in &self.hash {
-            let (mut at, mut newer) = (Some(head), None);
+        // Every bucket, from its head: each member was added under an end of this bucket,
+        // still ends there, and links back to the one before it.
+        let mut hashed = 0;
+        for (bucket, &head) in self.hash.iter().enumerate() {
+            let (mut at, mut newer) = (head, None);
             while let Some(slot) = at {
                 let link = self
                     .held(slot)
                     .hash
                     .expect("a chained request is on the hash");
-                assert_eq!(link.end, end, "request chained under another end");
-                assert_eq!(self.held(slot).rq.end_sector(), end, "hash key is stale");
+                assert_eq!(hash_bucket(link.end), bucket, "request in another bucket");
+                assert_eq!(
+                    self.held(slot).rq.end_sector(),
+                    link.end,
+                    "hash key is stale"
+                );
                 assert_eq!(link.newer, newer, "chain links disagree");
                 (newer, at) = (Some(slot), link.older);
+                hashed += 1;
             }
         }
+        let on_hash = self.slots.iter().flatten().filter(|h| h.hash.is_some());
+        assert_eq!(on_hash.count(), hashed, "a hashed request is in no bucket");
     }
+}
+
+/// Kernel: hash_min() on a 64-bit key: hash_64(end, ELV_HASH_BITS).
+fn hash_bucket(end: u64) -> usize {
+    (end.wrapping_mul(crate::id_map::GOLDEN_RATIO_64) >> (64 - HASH_BITS)) as usize
 }
 
 /// Kernel: time_after(a, b), wrap-safe on jiffies.

@@ -16,9 +16,10 @@
 
 use std::collections::VecDeque;
 
-use super::domain::{sched_domain, BATCH_SIZE, NUM_DOMAINS};
+use super::domain::{sched_domain, BATCH_SIZE, NAMES, NUM_DOMAINS};
 use super::{InFlight, Kyber, Queued};
 use crate::request::{Op, Request, RequestId, Time};
+use crate::trace::{DecisionKind, Trace};
 
 /// What a bio merge did: the bio joined `into` at its front or back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,16 +100,17 @@ impl Kyber {
 
     /// Kernel: kyber_dispatch_request(): the current domain while its batch lasts, then
     /// each other domain in turn (ending with the current one again).
-    pub fn dispatch_request(&mut self, now: Time, throttled: &mut Vec<usize>) -> Option<Request> {
+    /// A domain found without tokens is traced as `throttled` there and then.
+    pub fn dispatch_request(&mut self, now: Time, trace: &mut dyn Trace) -> Option<Request> {
         if self.batching < BATCH_SIZE[self.cur_domain] {
-            if let Some(rq) = self.dispatch_cur_domain(now, throttled) {
+            if let Some(rq) = self.dispatch_cur_domain(now, trace) {
                 return Some(rq);
             }
         }
         self.batching = 0;
         for _ in 0..NUM_DOMAINS {
             self.cur_domain = (self.cur_domain + 1) % NUM_DOMAINS;
-            if let Some(rq) = self.dispatch_cur_domain(now, throttled) {
+            if let Some(rq) = self.dispatch_cur_domain(now, trace) {
                 return Some(rq);
             }
         }
@@ -117,13 +119,13 @@ impl Kyber {
 
     /// Kernel: kyber_dispatch_cur_domain(): a flushed request, or a flush of the software
     /// queue, each only with a token; a domain with requests and no token is throttled.
-    fn dispatch_cur_domain(&mut self, now: Time, throttled: &mut Vec<usize>) -> Option<Request> {
+    fn dispatch_cur_domain(&mut self, now: Time, trace: &mut dyn Trace) -> Option<Request> {
         let domain = self.cur_domain;
         if self.rqs[domain].is_empty() && self.kcq[domain].is_empty() {
             return None;
         }
         let Some(token) = self.tokens.get(domain) else {
-            throttled.push(domain);
+            super::decide(trace, now, DecisionKind::Throttled, NAMES[domain], None);
             return None;
         };
         if self.rqs[domain].is_empty() {

@@ -43,7 +43,7 @@ use std::collections::VecDeque;
 
 use crate::deadline::tunables::jiffies;
 use crate::elevator::{Dispatch, Elevator};
-use crate::id_map::IdMap;
+use crate::id_table::IdTable;
 use crate::request::{Op, Request, RequestId, Time, MAX_MERGE_SECTORS};
 use crate::trace::{Decision, DecisionKind, Trace};
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
@@ -86,12 +86,10 @@ pub struct Kyber {
     cur_domain: usize,
     batching: u32,
     async_depth: u32,
-    in_flight: IdMap<RequestId, InFlight>,
+    in_flight: IdTable<InFlight>,
     queued: usize,
     /// Largest request a merge may build, in sectors.
     pub max_sectors: u32,
-    /// Scratch for the domains found throttled by one dispatch (kept to avoid allocating).
-    throttled: Vec<usize>,
 }
 
 impl Default for Kyber {
@@ -111,10 +109,9 @@ impl Kyber {
             cur_domain: 0,
             batching: 0,
             async_depth: 256 * ASYNC_PERCENT / 100,
-            in_flight: IdMap::default(),
+            in_flight: IdTable::default(),
             queued: 0,
             max_sectors: MAX_MERGE_SECTORS,
-            throttled: Vec::new(),
         }
     }
 
@@ -171,14 +168,7 @@ impl Kyber {
 
     /// Kernel: kyber_dispatch_request(), with its `kyber_throttled` tracepoints.
     pub fn dispatch_at(&mut self, now: Time, trace: &mut dyn Trace) -> Option<Request> {
-        let mut throttled = std::mem::take(&mut self.throttled);
-        let rq = self.dispatch_request(now, &mut throttled);
-        for &d in &throttled {
-            decide(trace, now, DecisionKind::Throttled, NAMES[d], None);
-        }
-        throttled.clear();
-        self.throttled = throttled;
-        rq
+        self.dispatch_request(now, trace)
     }
 
     /// Kernel: kyber_completed_request() then kyber_finish_request(): the latency samples
@@ -186,7 +176,7 @@ impl Kyber {
     pub fn complete_request(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {
         let f = self
             .in_flight
-            .remove(&rq.id)
+            .remove(rq.id)
             .unwrap_or_else(|| panic!("completion of {:?}, never dispatched", rq.id));
         let domain = usize::from(f.domain);
         assert_eq!(domain, sched_domain(rq.op), "request changed domain");
@@ -203,7 +193,7 @@ impl Kyber {
 }
 
 /// Pushes a decision when someone listens.
-fn decide(
+pub(crate) fn decide(
     trace: &mut dyn Trace,
     now: Time,
     kind: DecisionKind,

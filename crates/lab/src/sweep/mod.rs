@@ -190,7 +190,7 @@ pub fn run(
     stop: &AtomicBool,
 ) -> Result<Swept, SweepError> {
     let specs = specs(sweep)?;
-    run_rest(sweep, &specs, None, workers, step, stop)
+    run_rest(sweep, &specs, Vec::new(), workers, step, stop)
 }
 
 /// Every point's run description, in point order.
@@ -200,12 +200,12 @@ pub fn specs(sweep: &SweepSpec) -> Result<Vec<RunSpec>, SweepError> {
         .collect()
 }
 
-/// [`run`] of `specs` (from [`specs`]), the first point's rows already measured when `first`
-/// holds them (the [`estimate::pilot`]'s), so that point does not run twice.
+/// [`run`] of `specs` (from [`specs`]), the points in `done` already measured (the
+/// [`estimate::pilot`]'s: `(point, rows)`), so that they do not run twice.
 pub fn run_rest(
     sweep: &SweepSpec,
     specs: &[RunSpec],
-    first: Option<Vec<SweepRow>>,
+    done: Vec<(usize, Vec<SweepRow>)>,
     workers: usize,
     step: &(dyn Fn() + Sync),
     stop: &AtomicBool,
@@ -218,8 +218,12 @@ pub fn run_rest(
         workers
     };
     let failed = AtomicBool::new(false);
-    let skip = usize::from(first.is_some());
-    let indexed: Vec<(usize, &RunSpec)> = specs.iter().enumerate().skip(skip).collect();
+    let mut done: std::collections::BTreeMap<usize, Vec<SweepRow>> = done.into_iter().collect();
+    let indexed: Vec<(usize, &RunSpec)> = specs
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| !done.contains_key(index))
+        .collect();
     let results = crate::pool::map_in_order(
         &indexed,
         workers,
@@ -238,11 +242,12 @@ pub fn run_rest(
         },
         step,
     );
-    let mut rows = first.unwrap_or_default();
     let mut first_error = None;
-    for result in results {
+    for ((index, _), result) in indexed.iter().zip(results) {
         match result {
-            Some(Ok(point_rows)) => rows.extend(point_rows),
+            Some(Ok(point_rows)) => {
+                done.insert(*index, point_rows);
+            }
             Some(Err(error)) => {
                 first_error.get_or_insert(error);
             }
@@ -252,7 +257,7 @@ pub fn run_rest(
     match first_error {
         Some(error) => Err(error),
         None => Ok(Swept {
-            rows,
+            rows: done.into_values().flatten().collect(),
             interrupted: stop.load(Ordering::Relaxed),
         }),
     }

@@ -509,7 +509,7 @@ pub fn calibrate_until_stopped(
 ) -> CalibrationReport {
     let probe = build();
     let max_depth = probe.queue_depth().max(1);
-    let targets_of = probe.name().to_string();
+    let targets_of = figures_of(probe.name()).to_string();
     let mut report = CalibrationReport {
         device: name.to_string(),
         targets_of: targets_of.clone(),
@@ -730,6 +730,16 @@ pub fn latency_targets_for(device: &str, spec: &LoopSpec) -> Vec<(Latency, Targe
         .iter()
         .map(|&(metric, value, source)| (metric, around(value, US, source)))
         .collect()
+}
+
+/// Whose published figures a model is held to: its own, except for a preset that is another
+/// preset's drive with one cache mechanism changed (`hdd-7200-wc5` is an `hdd-7200` whose
+/// write cache holds fewer runs, so the same measured figures apply).
+fn figures_of(model: &str) -> &str {
+    match model {
+        "hdd-7200-wc5" => "hdd-7200",
+        other => other,
+    }
 }
 
 /// Calibrates a built-in preset by name.

@@ -8,7 +8,8 @@
 //! The models (parameters and validation targets from device-models.md):
 //! - [`fixed`]: fixed latency plus bandwidth over parallel units, a baseline;
 //! - [`hdd`]: a mechanical disk (zones, continuous rotation, Ruemmler–Wilkes seeks, read-ahead
-//!   segments, write-back cache with flush, SPTF over NCQ with ageing): `hdd-7200`, `sas-10k`;
+//!   segments, write-back cache with flush, SPTF over NCQ with ageing): `hdd-7200`,
+//!   `hdd-7200-wc5`, `sas-10k`;
 //! - [`raid0`]: striping over N [`hdd`] members behind a controller stage with a battery-backed
 //!   cache: `raid0-8x10k`;
 //! - [`flash`]: host link, controller cores, channels × units, write buffer and a simplified
@@ -85,6 +86,11 @@ pub fn presets() -> Vec<DevicePreset> {
         name: "hdd-7200",
         summary: "7200 RPM SATA desktop disk: zoned, SPTF over NCQ 31, read-ahead, 16 MiB write cache",
         build: || Box::new(hdd::HddDevice::new(hdd::HddParams::hdd_7200())),
+    },
+    DevicePreset {
+        name: "hdd-7200-wc5",
+        summary: "hdd-7200 with a 5-run write cache (defers fewer writes): QD1 random writes at the measured 107 IOPS",
+        build: || Box::new(hdd::HddDevice::new(hdd::HddParams::hdd_7200_wc5())),
     },
     DevicePreset {
         name: "sas-10k",

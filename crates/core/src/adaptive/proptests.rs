@@ -1,0 +1,178 @@
+//! Property test: backlogged groups of random weights, processes, depths and request sizes,
+//! on a device of random parallelism, get their weight-ideal shares within the tolerance
+//! bar; the invariants hold after every event.
+
+use proptest::prelude::*;
+
+use super::tests::{rd, sched};
+use super::*;
+use crate::trace::NoTrace;
+
+/// A closed-loop process: `depth` requests of `sectors` outstanding, `think_ns` between a
+/// completion and the next submission.
+#[derive(Clone, Debug)]
+struct Proc {
+    cgroup: u32,
+    depth: u32,
+    sectors: u32,
+    think_ns: Time,
+}
+
+/// A device of `units` servers, each request taking `base + sectors x per_sector` ns; more
+/// requests than units wait in the device in arrival order.
+struct Model {
+    units: usize,
+    base: Time,
+    per_sector: Time,
+    /// (completion time, request) of requests being served.
+    serving: Vec<(Time, Request)>,
+    waiting: VecDeque<Request>,
+}
+
+impl Model {
+    fn start(&mut self, rq: Request, now: Time) {
+        if self.serving.len() < self.units {
+            let done = now + self.base + u64::from(rq.nr_sectors) * self.per_sector;
+            self.serving.push((done, rq));
+        } else {
+            self.waiting.push_back(rq);
+        }
+    }
+}
+
+/// Runs the processes for `span` ns and returns the bytes each cgroup moved after `warm`.
+fn run(procs: &[Proc], weights: &[u32], units: usize, span: Time, warm: Time) -> Vec<u64> {
+    let groups: Vec<(u32, u32)> = weights
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| (i as u32 + 1, w))
+        .collect();
+    let mut a = sched(false, 32, &groups);
+    let mut m = Model {
+        units,
+        base: 60_000,
+        per_sector: 200,
+        serving: Vec::new(),
+        waiting: VecDeque::new(),
+    };
+    let mut now: Time = 0;
+    let mut next_id = 1u64;
+    // Per process: outstanding requests and times their next submissions are due.
+    let mut outstanding = vec![0u32; procs.len()];
+    let mut due: Vec<Vec<Time>> = procs.iter().map(|p| vec![0; p.depth as usize]).collect();
+    let mut bytes = vec![0u64; weights.len()];
+    let mut timer: Option<Time> = None;
+    while now < span {
+        for (i, p) in procs.iter().enumerate() {
+            due[i].retain(|&t| {
+                if t <= now {
+                    let rq = rd(next_id, i as u32 + 1, p.cgroup, next_id * 4096, p.sectors);
+                    a.insert(rq, now, &mut NoTrace);
+                    next_id += 1;
+                    outstanding[i] += 1;
+                    false
+                } else {
+                    true
+                }
+            });
+        }
+        if timer.is_some_and(|t| t <= now) {
+            timer = None;
+            a.timer(now, &mut NoTrace);
+        }
+        while m.serving.len() + m.waiting.len() < 32 {
+            match a.dispatch(now, &mut NoTrace) {
+                Dispatch::Request(rq) => m.start(rq, now),
+                Dispatch::IdleUntil(t) => {
+                    assert!(t > now, "idle deadline in the past");
+                    timer = Some(t);
+                    break;
+                }
+                Dispatch::Empty => break,
+            }
+        }
+        a.check_invariants();
+        // Next event: a completion, a submission or the timer.
+        let next_done = m.serving.iter().map(|s| s.0).min();
+        let next_due = due.iter().flatten().copied().min();
+        let next = [next_done, next_due, timer]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(span);
+        now = next.max(now);
+        while let Some(k) = m.serving.iter().position(|s| s.0 <= now) {
+            let (_, rq) = m.serving.swap_remove(k);
+            a.completed(&rq, now, &mut NoTrace);
+            let i = (rq.pid - 1) as usize;
+            outstanding[i] -= 1;
+            due[i].push(now + procs[i].think_ns);
+            if now >= warm {
+                bytes[(rq.cgroup.0 - 1) as usize] += rq.bytes();
+            }
+            if let Some(w) = m.waiting.pop_front() {
+                m.start(w, now);
+            }
+        }
+    }
+    bytes
+}
+
+fn procs_strategy() -> impl Strategy<Value = (Vec<u32>, Vec<Proc>, usize)> {
+    (2usize..=4, 1usize..=16)
+        .prop_flat_map(|(groups, units)| {
+            let weights =
+                prop::collection::vec(prop::sample::select(vec![100u32, 300, 500, 1000]), groups);
+            let procs = prop::collection::vec(
+                (
+                    1..=groups as u32,
+                    1u32..=4,
+                    prop::sample::select(vec![8u32, 64, 256]),
+                    0u64..20_000,
+                ),
+                groups..=2 * groups,
+            );
+            (weights, procs, Just(units))
+        })
+        .prop_map(|(weights, raw, units)| {
+            let mut procs: Vec<Proc> = raw
+                .into_iter()
+                .map(|(cgroup, depth, sectors, think_ns)| Proc {
+                    cgroup,
+                    depth,
+                    sectors,
+                    think_ns,
+                })
+                .collect();
+            // Every group has at least one process.
+            for g in 1..=weights.len() as u32 {
+                if !procs.iter().any(|p| p.cgroup == g) {
+                    procs.push(Proc {
+                        cgroup: g,
+                        depth: 2,
+                        sectors: 8,
+                        think_ns: 0,
+                    });
+                }
+            }
+            (weights, procs, units)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Each group's share of the bytes is within 10 % (relative) of its weight's share.
+    #[test]
+    fn backlogged_groups_get_their_weights((weights, procs, units) in procs_strategy()) {
+        let bytes = run(&procs, &weights, units, 2_000_000_000, 200_000_000);
+        let total: u64 = bytes.iter().sum();
+        let wsum: u32 = weights.iter().sum();
+        for (g, &b) in bytes.iter().enumerate() {
+            let share = b as f64 / total as f64;
+            let ideal = f64::from(weights[g]) / f64::from(wsum);
+            prop_assert!((share - ideal).abs() / ideal <= 0.10,
+                "group {} weight {}: share {:.3} ideal {:.3} ({:?})", g + 1, weights[g], share, ideal, bytes);
+        }
+    }
+}
