@@ -48,6 +48,21 @@ fn short_reproduce_reports_every_row_and_comparison() {
     assert!(asides
         .iter()
         .all(|c| c["seed"] == "003" && c["aside"].is_string()));
+    bfq_rows_are_ours_only(rows, comparisons);
+}
+
+/// Seed 004's BFQ rows (issue 29) are run and printed, with no seed figure, and add no
+/// comparison: seed 004 keeps the 11 it had with CFQ alone.
+fn bfq_rows_are_ours_only(rows: &[serde_json::Value], comparisons: &[serde_json::Value]) {
+    let bfq: Vec<&serde_json::Value> = rows
+        .iter()
+        .filter(|r| r["seed"] == "004" && r["label"].as_str().unwrap().starts_with("bfq"))
+        .collect();
+    // Per table, one JSON row per column: the sweep's 4 rows × 5 columns, then 1 × 4 twice.
+    assert_eq!(bfq.len(), 4 * 5 + 4 + 4, "{bfq:?}");
+    assert!(bfq.iter().all(|r| r["seed_value"].is_null()), "{bfq:?}");
+    let counted = comparisons.iter().filter(|c| c["seed"] == "004").count();
+    assert_eq!(counted, 11, "seed 004's comparisons are CFQ's 11");
 }
 
 #[test]

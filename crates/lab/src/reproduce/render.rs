@@ -312,6 +312,13 @@ pub fn plot_tables(
                         .map(|result| (row, result))
                 })
                 .collect();
+            // A sweep's x axis is the seed's setting: ours-only rows (seed 004's BFQ, which
+            // has no group_idle) are no point on it, and stay in the text and JSON tables.
+            let swept = row_variable(table);
+            let ran: Vec<_> = ran
+                .into_iter()
+                .filter(|(row, _)| swept.is_none() || seeded(row))
+                .collect();
             if ran.is_empty() {
                 continue;
             }
@@ -334,7 +341,7 @@ pub fn plot_tables(
                 sweep: wide,
                 x_desc: if wide { column_variable(table) } else { None },
             };
-            let plot = match row_variable(table) {
+            let plot = match swept {
                 Some(x_desc) if !wide => rows_as_x(plot, x_desc),
                 _ => plot,
             };
@@ -358,11 +365,13 @@ fn column_variable(table: &super::scenario::Table) -> Option<String> {
 /// A table whose rows are the points of one setting (seed 004's `group_idle_us`): every row
 /// sets that one key to its own label, a number, and there are at least three. Returns the
 /// axis title, with the unit of the tunable of that name.
+/// Ours-only rows (no seed figure) are left out of the sweep.
 fn row_variable(table: &super::scenario::Table) -> Option<String> {
-    let first = table.rows.first()?;
+    let rows: Vec<&super::scenario::Row> = table.rows.iter().filter(|r| seeded(r)).collect();
+    let first = rows.first()?;
     let (name, _) = first.set.iter().next()?;
-    let swept = table.rows.len() >= 3
-        && table.rows.iter().all(|row| {
+    let swept = rows.len() >= 3
+        && rows.iter().all(|row| {
             row.set.len() == 1
                 && row.set.get(name) == Some(&row.label)
                 && row.label.parse::<f64>().is_ok()
@@ -380,6 +389,11 @@ fn row_variable(table: &super::scenario::Table) -> Option<String> {
         Some(unit) if !unit.is_empty() => format!("{name} ({unit})"),
         _ => name.clone(),
     })
+}
+
+/// A row with a seed figure; a row of nulls is ours only.
+fn seeded(row: &super::scenario::Row) -> bool {
+    row.seed_values.iter().any(Option::is_some)
 }
 
 /// The rows as the x axis of one line chart, a line per column: a sweep over a setting reads

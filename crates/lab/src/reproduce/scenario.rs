@@ -92,7 +92,8 @@ pub struct Row {
     /// Extra `${VAR}` values for this row.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-    /// One per column; `null` where the seed gave no figure.
+    /// One per column; `null` where the seed gave no figure. A row of nulls is ours only
+    /// (e.g. BFQ beside a seed that ran CFQ): printed with "-" for the seed, never compared.
     pub seed_values: Vec<Option<f64>>,
 }
 
@@ -187,6 +188,13 @@ pub enum Problem {
     },
     /// A comparison names a column its table does not have.
     NoColumn { comparison: String, column: String },
+    /// A comparison names a cell the seed gave no figure for: without this it would be left
+    /// out of the verdicts silently, and the counts would change without saying why.
+    NoSeedFigure {
+        comparison: String,
+        row: String,
+        column: String,
+    },
 }
 
 impl fmt::Display for Problem {
@@ -218,6 +226,15 @@ impl fmt::Display for Problem {
             Problem::NoColumn { comparison, column } => {
                 write!(f, "comparison '{comparison}': no column '{column}'")
             }
+            Problem::NoSeedFigure {
+                comparison,
+                row,
+                column,
+            } => write!(
+                f,
+                "comparison '{comparison}': row '{row}' has no seed figure in column '{column}' \
+                 (a row of nulls is ours only and cannot be compared)"
+            ),
         }
     }
 }
@@ -294,6 +311,27 @@ impl Scenario {
                 return Err(Problem::NoColumn {
                     comparison: comparison.name.clone(),
                     column: header.clone(),
+                });
+            }
+        }
+        let b_column = comparison.b_column.as_ref().or(comparison.column.as_ref());
+        for (label, header) in [
+            (&comparison.a, comparison.column.as_ref()),
+            (&comparison.b, b_column),
+        ] {
+            let index = header.map_or(0, |header| {
+                table
+                    .columns
+                    .iter()
+                    .position(|c| &c.header == header)
+                    .unwrap_or(0)
+            });
+            let row = table.rows.iter().find(|row| &row.label == label);
+            if row.is_some_and(|row| row.seed_values[index].is_none()) {
+                return Err(Problem::NoSeedFigure {
+                    comparison: comparison.name.clone(),
+                    row: label.clone(),
+                    column: table.columns[index].header.clone(),
                 });
             }
         }
@@ -382,6 +420,47 @@ mod tests {
         );
         let error = error.to_string();
         assert!(error.contains("no row 'nosuch'"), "{error}");
+    }
+
+    /// An ours-only row (no seed figure) loads, but a comparison on it is refused: it could
+    /// only be dropped from the verdicts, changing their counts unsaid.
+    #[test]
+    fn ours_only_rows_load_but_cannot_be_compared() {
+        let dir = scenario_dir("ours", &json("[null]", "[]"));
+        assert!(Scenario::load(&dir).unwrap().tables[0].rows[0].seed_values[0].is_none());
+        let dir = scenario_dir(
+            "oursc",
+            &json(
+                "[null]",
+                r#"[{ "name": "c", "table": "t", "a": "r", "b": "r" }]"#,
+            ),
+        );
+        let error = Scenario::load(&dir).unwrap_err();
+        assert!(
+            matches!(&error, ScenarioError::Invalid { problem: Problem::NoSeedFigure { row, column, .. }, .. }
+                if row == "r" && column == "a"),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("has no seed figure"), "{error}");
+    }
+
+    /// Seed 004's BFQ rows are ours only and named by no comparison (issue 29).
+    #[test]
+    fn seed_004_bfq_rows_are_ours_only() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/004");
+        let scenario = Scenario::load(&dir).unwrap();
+        let mut bfq_rows = 0;
+        for table in &scenario.tables {
+            for row in table.rows.iter().filter(|row| row.scheduler == "bfq") {
+                bfq_rows += 1;
+                assert!(row.seed_values.iter().all(Option::is_none), "{}", row.label);
+                assert!(!scenario
+                    .comparisons
+                    .iter()
+                    .any(|c| c.table == table.id && (c.a == row.label || c.b == row.label)));
+            }
+        }
+        assert!(bfq_rows >= 3, "one bfq row per table at least: {bfq_rows}");
     }
 
     #[test]
