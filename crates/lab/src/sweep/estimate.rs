@@ -101,12 +101,7 @@ pub fn pilot(
     }
     let stratum_of = strata(specs);
     let points = pilot_points(&stratum_of);
-    // As in run_rest: runs on a real file or device go one at a time.
-    let workers = if specs.iter().any(|s| !s.target.is_simulated()) {
-        1
-    } else {
-        workers
-    };
+    let workers = super::workers_for(specs, workers);
     let measured = crate::pool::map_in_order(
         &points,
         workers,
@@ -145,17 +140,13 @@ pub fn pilot(
 /// The estimate from the pilots' `samples` (stratum `s`'s pilot is `samples[s]` where it ran)
 /// for points of strata `stratum_of` and planned times `planned`.
 fn combine_counts(stratum_of: &[usize], samples: &[Sample], planned: &[Option<u64>]) -> Estimate {
-    let pooled = Sample {
-        requests: samples[0].requests,
-        cpu_s: samples.iter().map(|s| s.cpu_s).sum(),
-        planned_ns: samples[0].planned_ns,
-    };
-    let pooled_rate = samples.iter().map(|s| s.requests).sum::<f64>() / pooled.cpu_s;
+    let pooled_cpu_s: f64 = samples.iter().map(|s| s.cpu_s).sum();
+    let pooled_rate = samples.iter().map(|s| s.requests).sum::<f64>() / pooled_cpu_s;
     let (mut requests, mut core_seconds) = (0.0, 0.0);
     for (&point_planned, &stratum) in planned.iter().zip(stratum_of) {
         let (sample, rate) = match samples.get(stratum) {
             Some(s) => (s, s.requests / s.cpu_s),
-            None => (&pooled, pooled_rate),
+            None => (&samples[0], pooled_rate),
         };
         let scale = match (point_planned, sample.planned_ns) {
             (Some(point), Some(pilot)) if pilot > 0 => point as f64 / pilot as f64,

@@ -210,13 +210,7 @@ pub fn run_rest(
     step: &(dyn Fn() + Sync),
     stop: &AtomicBool,
 ) -> Result<Swept, SweepError> {
-    // Choice: runs on a real file or device go one at a time; two at once would measure
-    // each other.
-    let workers = if specs.iter().any(|s| !s.target.is_simulated()) {
-        1
-    } else {
-        workers
-    };
+    let workers = workers_for(specs, workers);
     let failed = AtomicBool::new(false);
     let mut done: std::collections::BTreeMap<usize, Vec<SweepRow>> = done.into_iter().collect();
     let indexed: Vec<(usize, &RunSpec)> = specs
@@ -260,6 +254,16 @@ pub fn run_rest(
             rows: done.into_values().flatten().collect(),
             interrupted: stop.load(Ordering::Relaxed),
         }),
+    }
+}
+
+/// `workers`, or 1 when a point runs on a real file or device: two at once would measure
+/// each other.
+pub(crate) fn workers_for(specs: &[RunSpec], workers: usize) -> usize {
+    if specs.iter().any(|s| !s.target.is_simulated()) {
+        1
+    } else {
+        workers
     }
 }
 
