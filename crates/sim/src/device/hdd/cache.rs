@@ -120,15 +120,9 @@ impl HddDevice {
 
     /// Takes a write into the buffer at `time`: it joins every dirty extent it overlaps or
     /// abuts, so one stream's small writes become one run however they interleave with others.
-    /// A write continuing the piece being destaged, in the buffer before the heads reach its
-    /// first sector, is written by that destage instead (DiskSim keeps a write segment's media
-    /// write going while appends arrive). Rewritten sectors are counted once. O(log n) per
-    /// extent joined.
+    /// Rewritten sectors are counted once. O(log n) per extent joined.
     pub(super) fn buffer_write(&mut self, lba: u64, sectors: u64, seq: u64, time: Time) {
         self.invalidate_segments(lba, sectors, time);
-        if self.extend_destage(lba, sectors, time) {
-            return;
-        }
         let mut start = lba;
         let mut end = lba + sectors;
         let mut oldest = (seq, time);
@@ -160,71 +154,9 @@ impl HddDevice {
         self.dirty_order.insert(oldest.0, start);
     }
 
-    /// Whether a write of `lba..lba + sectors` arriving at `time` would be in the buffer
-    /// before the heads finish the destage it continues, within `destage_max_bytes`.
-    fn destage_takes(&self, lba: u64, sectors: u64, time: Time) -> bool {
-        let Some(Service {
-            work:
-                Work::Destage {
-                    lba: first,
-                    sectors: length,
-                },
-            done_at,
-            ..
-        }) = self.current
-        else {
-            return false;
-        };
-        let max_sectors = (self.params.destage_max_bytes / SECTOR_SIZE).max(1);
-        let buffered_at = time + self.params.cache_hit_overhead_ns + self.link_ns(sectors);
-        lba == first + length
-            && buffered_at <= done_at
-            && length + sectors <= max_sectors
-            && !self.dirty.contains_key(&(lba + sectors))
-    }
-
-    /// Lengthens the destage in progress by a write that continues it (see `buffer_write`).
-    fn extend_destage(&mut self, lba: u64, sectors: u64, time: Time) -> bool {
-        if !self.destage_takes(lba, sectors, time) {
-            return false;
-        }
-        let Some(service) = &mut self.current else {
-            unreachable!("a destage runs");
-        };
-        let Work::Destage {
-            sectors: length, ..
-        } = &mut service.work
-        else {
-            unreachable!("a destage runs");
-        };
-        *length += sectors;
-        let location = self.locate(lba);
-        let transfer = self.transfer_ns(&location, sectors);
-        if let Some(service) = &mut self.current {
-            service.done_at += transfer;
-        }
-        let end = self.locate(lba + sectors - 1);
-        self.cyl = end.cyl;
-        self.head = end.head;
-        self.head_lba = lba + sectors;
-        self.dirty_bytes += sectors * SECTOR_SIZE;
-        true
-    }
-
-    /// Whether a write continues a run the buffer holds: it overlaps or abuts a dirty extent,
-    /// or continues the destage in progress in time to join it.
-    pub(super) fn joins_run(&self, lba: u64, sectors: u64, time: Time) -> bool {
-        let abuts = self
-            .dirty
-            .range(..=lba + sectors)
-            .next_back()
-            .is_some_and(|(&first, extent)| first + extent.sectors >= lba);
-        abuts || self.destage_takes(lba, sectors, time)
-    }
-
-    /// Whether the write buffer can take a write at `time`: its bytes fit and it either
-    /// continues a held run or finds a free segment. An empty buffer takes any write.
-    pub(super) fn buffer_has_room(&self, lba: u64, sectors: u64, time: Time) -> bool {
+    /// Whether the write buffer can take a write now: its bytes fit and it either joins a
+    /// dirty run or finds a free segment. An empty buffer takes any write.
+    pub(super) fn buffer_has_room(&self, lba: u64, sectors: u64) -> bool {
         if self.dirty.is_empty() {
             return true;
         }
@@ -232,7 +164,12 @@ impl HddDevice {
         if self.dirty_bytes + bytes > self.params.write_cache_bytes {
             return false;
         }
-        self.joins_run(lba, sectors, time) || !self.segments_full()
+        let joins = self
+            .dirty
+            .range(..=lba + sectors)
+            .next_back()
+            .is_some_and(|(&first, extent)| first + extent.sectors >= lba);
+        joins || !self.segments_full()
     }
 
     /// Every write segment holds a dirty run (never, with the count left free).
@@ -315,66 +252,6 @@ mod tests {
             now += HOST_GAP_NS;
         }
         (rounds * 4) as f64 / (now as f64 / NSEC_PER_SEC as f64)
-    }
-
-    /// Runs `streams` sequential 4 KiB writers 16 MiB apart, each with one write in flight and
-    /// the next submitted `HOST_GAP_NS` after the last completes (aio-stress `-d 1`, one
-    /// process's files as seed 000 runs them), until `writes` have completed; returns MB/s.
-    fn interleaved_writers_mb_per_s(params: HddParams, streams: u64, writes: u64) -> f64 {
-        let mut device = HddDevice::new(params);
-        let mut rng = Pcg64Mcg::seed_from_u64(5);
-        let mut next: Vec<u64> = (0..streams).map(|s| 2_000_000 + s * (32 << 10)).collect();
-        let mut owner = BTreeMap::new();
-        let mut submitted = 0;
-        let mut now = 0;
-        let mut done = Vec::new();
-        for stream in 0..streams as usize {
-            owner.insert(submitted, stream);
-            device.submit(now, write(submitted, next[stream]), &mut rng);
-            next[stream] += 8;
-            submitted += 1;
-        }
-        let mut completed = 0;
-        while completed < writes {
-            now = device.next_event().expect("in flight");
-            done.clear();
-            device.advance(now, &mut rng, &mut done);
-            for id in &done {
-                completed += 1;
-                let stream = owner.remove(&id.0).expect("one of ours");
-                owner.insert(submitted, stream);
-                device.submit(now + HOST_GAP_NS, write(submitted, next[stream]), &mut rng);
-                next[stream] += 8;
-                submitted += 1;
-            }
-        }
-        (completed * 4096) as f64 / 1e6 / (now as f64 / NSEC_PER_SEC as f64)
-    }
-
-    fn write(id: u64, sector: u64) -> Command {
-        Command {
-            id: RequestId(id),
-            op: Op::Write,
-            sector,
-            nr_sectors: 8,
-            fua: false,
-        }
-    }
-
-    /// Issue 33, seed 000: with one write segment (five of the six DiskSim-validated drives),
-    /// four interleaved sequential writers keep their streams going: the stream whose run holds
-    /// the segment appends to it, and to the media write under way, while the other streams'
-    /// writes wait for the segment (DiskSim's write-segment choice ranks an append first, and
-    /// appends join a segment being written). Before, a waiting write held every later one in
-    /// order, an append included, so each positioning wrote one 4 KiB block: 0.5 MB/s.
-    #[test]
-    fn one_write_segment_keeps_a_stream_going() {
-        let params = HddParams {
-            write_segments: 1,
-            ..HddParams::hdd_7200()
-        };
-        let rate = interleaved_writers_mb_per_s(params, 4, 4_000);
-        assert!(rate > 2.0, "{rate:.2} MB/s");
     }
 
     /// Issue 33: two interleaved sequential 4 KiB readers on a drive without command

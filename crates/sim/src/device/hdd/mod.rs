@@ -131,10 +131,8 @@ enum Work {
         lba: u64,
         sectors: u64,
     },
-    /// Destaging `sectors` from `lba`, taken off the front of a dirty extent; writes that
-    /// append to it while the heads have not reached its end join it.
+    /// Destaging `sectors` taken off the front of a dirty extent.
     Destage {
-        lba: u64,
         sectors: u64,
     },
     /// Serving reads from the running prefetch stream.
@@ -377,10 +375,7 @@ impl Device for HddDevice {
             Op::Write => {
                 let buffered = self.params.write_cache_bytes > 0 && !command.fua;
                 if buffered {
-                    // A write that continues a held run goes in past writes waiting for a
-                    // segment (DiskSim gives appends the first choice of segment).
-                    let in_order = self.blocked.is_empty() || self.joins_run(lba, sectors, now);
-                    if in_order && self.buffer_has_room(lba, sectors, now) {
+                    if self.buffer_has_room(lba, sectors) && self.blocked.is_empty() {
                         self.buffer_write(lba, sectors, seq, now);
                         let done = now + self.params.cache_hit_overhead_ns + self.link_ns(sectors);
                         self.complete_at(done, command.id);
@@ -607,9 +602,9 @@ mod tests {
         }
     }
 
-    /// Two streams' 4 KiB writes, interleaved, build one extent per stream (stream A's
-    /// continue the destage of its first block, which went to the media at once); rewriting
-    /// buffered sectors neither adds an extent nor counts the bytes twice.
+    /// Two streams' 4 KiB writes, interleaved, build one extent per stream (plus the block
+    /// already being destaged); rewriting buffered sectors neither adds an extent nor counts
+    /// the bytes twice.
     #[test]
     fn interleaved_writes_join_their_own_extents() {
         let mut device = HddDevice::new(HddParams::hdd_7200());
@@ -619,40 +614,38 @@ mod tests {
             let stream = streams[(i % 2) as usize];
             device.submit(0, write(i, stream + i / 2 * 8, 8), &mut rng);
         }
-        // Stream A's blocks joined the destage under way; stream B's made one run.
-        assert_eq!(device.dirty_extents(), 1);
+        // The first block went to the media at once; the rest joined into one run per stream
+        // (stream A's run starts right after the block in flight).
+        assert_eq!(device.dirty_extents(), 2);
         assert_eq!(device.dirty_bytes(), 16 * 4096);
         // Rewrite the middle of stream B's run and bridge nothing new.
         device.submit(0, write(16, streams[1] + 8, 24), &mut rng);
-        assert_eq!(device.dirty_extents(), 1);
+        assert_eq!(device.dirty_extents(), 2);
         assert_eq!(device.dirty_bytes(), 16 * 4096);
         // A write between two runs of one stream joins them.
-        device.submit(0, write(17, streams[1] + 72, 8), &mut rng);
+        device.submit(0, write(17, streams[1] + 64, 8), &mut rng);
+        device.submit(0, write(18, streams[1] + 72, 8), &mut rng);
         assert_eq!(device.dirty_extents(), 2);
-        device.submit(0, write(18, streams[1] + 64, 8), &mut rng);
-        assert_eq!(device.dirty_extents(), 1);
         assert_eq!(device.dirty_bytes(), 18 * 4096);
     }
 
     /// With the buffer cut into segments, a write that starts a new run while every segment
-    /// holds one waits for a destage to free a segment; writes extending a held run (or the
-    /// destage under way) go in at once. Without segments (the presets) the third stream is
-    /// buffered at once too.
+    /// holds one waits for a destage to free a segment; writes extending a held run go in at
+    /// once. Without segments (the presets) the third stream is buffered at once too.
     #[test]
     fn new_run_waits_for_a_free_segment() {
-        for segments in [0, 1] {
+        for segments in [0, 2] {
             let mut device = HddDevice::new(HddParams {
                 write_segments: segments,
                 ..HddParams::hdd_7200()
             });
             let mut rng = Pcg64Mcg::seed_from_u64(3);
-            // Stream A's first block goes to the media at once (the mechanism is idle) and its
-            // second joins that destage.
+            // Stream A's first block goes to the media at once (the mechanism is idle).
             device.submit(0, write(0, 1_000_000, 8), &mut rng);
             device.submit(0, write(1, 1_000_008, 8), &mut rng);
             device.submit(0, write(2, 50_000_000, 8), &mut rng);
-            assert_eq!(device.dirty_extents(), 1);
-            // Stream C: a second run.
+            assert_eq!(device.dirty_extents(), 2);
+            // Stream C: a third run.
             device.submit(0, write(3, 90_000_000, 8), &mut rng);
             let mut done = Vec::new();
             device.advance(NSEC_PER_MSEC, &mut rng, &mut done);

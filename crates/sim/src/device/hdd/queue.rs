@@ -48,7 +48,7 @@ impl HddDevice {
                 }
                 self.invalidate_segments(lba, sectors, time);
             }
-            Work::Destage { sectors, .. } => {
+            Work::Destage { sectors } => {
                 assert!(self.destaging_seq.is_some(), "destage without a source");
                 self.destaging_seq = None;
                 self.dirty_bytes -= sectors * SECTOR_SIZE;
@@ -58,23 +58,15 @@ impl HddDevice {
         }
     }
 
-    /// Buffers the waiting writes that now fit: those starting new runs in order, and any
-    /// that continues a held run at once (DiskSim: an append has the first choice of segment).
     pub(super) fn admit_blocked(&mut self, time: Time) {
-        let mut index = 0;
-        let mut new_run_waits = false;
-        while index < self.blocked.len() {
-            let write = self.blocked[index];
-            let joins = self.joins_run(write.lba, write.sectors, time);
-            if (joins || !new_run_waits) && self.buffer_has_room(write.lba, write.sectors, time) {
-                self.blocked.remove(index);
-                self.buffer_write(write.lba, write.sectors, write.seq, time);
-                let done = time + self.params.cache_hit_overhead_ns + self.link_ns(write.sectors);
-                self.complete_at(done, write.id);
-            } else {
-                new_run_waits |= !joins;
-                index += 1;
+        while let Some(write) = self.blocked.front().copied() {
+            if !self.buffer_has_room(write.lba, write.sectors) {
+                break;
             }
+            self.blocked.pop_front();
+            self.buffer_write(write.lba, write.sectors, write.seq, time);
+            let done = time + self.params.cache_hit_overhead_ns + self.link_ns(write.sectors);
+            self.complete_at(done, write.id);
         }
     }
 
@@ -305,7 +297,7 @@ impl HddDevice {
         self.head = end.head;
         self.head_lba = lba + sectors;
         self.current = Some(Service {
-            work: Work::Destage { lba, sectors },
+            work: Work::Destage { sectors },
             id: None,
             done_at: time + positioning + transfer,
         });
