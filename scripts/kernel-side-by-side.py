@@ -18,10 +18,17 @@ import argparse
 import collections
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
+
+# A queue's or the scheduler's tag in a message: bfq, bfq1000S, bfq0A, cfq1000S, cfq1000.
+TAG = re.compile(r"^(bfq|cfq)(\d+[ASG]?)?$")
+
+# The message table's row for the events ftrace lost.
+LOST = "(events lost by ftrace)"
 
 # The engine's names for the kernel's schedulers.
 ENGINE_NAME = {"none": "noop", "mq-deadline": "mq-deadline", "kyber": "kyber", "bfq": "bfq"}
@@ -54,9 +61,10 @@ def message_kinds(trace_path):
             rest = words[words.index("m") + 1:]
             if rest and rest[0] == "N":
                 rest = rest[1:]
-            # The queue's tag (bfq1000S) and, in the engine's messages, its cgroup's path
-            # come before the message, in either order.
-            while rest and (rest[0].startswith(("bfq", "cfq", "/")) and not rest[0].startswith("bfq_")):
+            # The queue's tag (bfq1000S, bfq0A, bfq) and, in the engine's messages, its
+            # cgroup's path come before the message, in either order. A message's own first
+            # word may start with "bfq" too (bfqq_served), so a tag is matched exactly.
+            while rest and (TAG.match(rest[0]) or rest[0].startswith("/")):
                 rest = rest[1:]
             if rest:
                 kinds[rest[0].rstrip(":,")] += 1
@@ -75,6 +83,9 @@ def metrics(report, trace_path):
         shares[group["path"]] = (group["share"], group.get("ideal_share"))
     if "trace" in report.get("iosched", {}):
         kinds = collections.Counter(report["iosched"]["trace"]["messages"])
+        # Events ftrace dropped because its reader fell behind: the kernel's counts are
+        # short by up to this many lines (messages and request events together).
+        kinds[LOST] = report["iosched"]["trace"].get("lost_events", 0)
     else:
         kinds = message_kinds(trace_path)
     return {"mb_s": total, "lat": lat, "shares": shares, "messages": kinds}
