@@ -108,8 +108,9 @@ def with_lat_percentiles(job, out_dir):
 
 def run_one(iosched, driver, sched, job, device, out_dir, index, fifo=None):
     trace = os.path.join(out_dir, f"{driver}-{sched}-{index}.txt")
-    # chrt: fio (a child of `iosched kernel`) and the engine inherit the class.
-    prefix = ["chrt", "-f", str(fifo)] if fifo else []
+    # chrt: fio, a child of `iosched kernel`, inherits the class. The engine stays as it is:
+    # it refills in the turn it reaps, and at SCHED_FIFO it starves the loop device's worker.
+    prefix = ["chrt", "-f", str(fifo)] if fifo and driver == "kernel" else []
     if driver == "kernel":
         args = [iosched, "kernel", job, "--device", device, "--scheduler", sched, "--trace", trace]
     else:
@@ -194,7 +195,7 @@ def main():
     p.add_argument("--engine-only", default="",
                    help="iosched's own schedulers (cfq, adaptive), run through the engine only")
     p.add_argument("--fifo", type=int, metavar="PRIO",
-                   help="run both drivers at SCHED_FIFO priority PRIO (chrt -f), so that "
+                   help="run the kernel driver's fio at SCHED_FIFO priority PRIO (chrt -f), so that "
                         "fio's wake-up latency on a busy machine does not give BFQ's queues "
                         "long think times (docs/tasks/kernel.md)")
     args = p.parse_args()
