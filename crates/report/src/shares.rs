@@ -167,7 +167,11 @@ mod tests {
         shares.add("/a", Some(500), 300);
         shares.add("/b", Some(500), 100);
         assert!(shares.to_json()[0].get("backlogged_ideal_share").is_none());
-        shares.set_backlog_owed(&[("/".into(), 0.0), ("/a".into(), 300.0), ("/b".into(), 100.0)]);
+        shares.set_backlog_owed(&[
+            ("/".into(), 0.0),
+            ("/a".into(), 300.0),
+            ("/b".into(), 100.0),
+        ]);
         let json = shares.to_json();
         assert_eq!(json[0]["backlogged_ideal_share"], 0.75);
         assert_eq!(json[0]["ideal_share"], 0.5);

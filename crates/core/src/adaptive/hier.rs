@@ -123,9 +123,16 @@ mod tests {
             };
             now += 100_000;
             a.completed(&rq, now, &mut NoTrace);
-            let leaf = leaves.iter().position(|&c| CgroupId(c) == rq.cgroup).unwrap();
+            let leaf = leaves
+                .iter()
+                .position(|&c| CgroupId(c) == rq.cgroup)
+                .unwrap();
             served[leaf] += 1;
-            a.insert(rd(next, rq.pid, rq.cgroup.0, next * 64, 8), now, &mut NoTrace);
+            a.insert(
+                rd(next, rq.pid, rq.cgroup.0, next * 64, 8),
+                now,
+                &mut NoTrace,
+            );
             next += 1;
             a.check_invariants();
         }

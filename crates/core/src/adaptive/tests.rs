@@ -290,7 +290,9 @@ fn a_group_with_nothing_queued_lends_its_share_within_the_bound() {
         Dispatch::Request(rd(21, 2, 2, 21_000, 8))
     );
     assert!(
-        log.0.iter().any(|(k, r)| *k == DecisionKind::Charge && r.contains("lent")),
+        log.0
+            .iter()
+            .any(|(k, r)| *k == DecisionKind::Charge && r.contains("lent")),
         "{:?}",
         log.0
     );
