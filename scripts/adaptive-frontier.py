@@ -50,8 +50,12 @@ def run(binary, job, device, scheduler, sets, env):
     ) * 1024 / seconds / 1e6
     error = max((abs(g["share"] - g["ideal_share"]) / g["ideal_share"] for g in groups),
                 default=0.0)
+    # The same over the moments each group was backlogged (iosched_driver::backlog): a group
+    # that thinks or has nothing outstanding is owed nothing of what moves meanwhile.
+    berror = max((abs(g["share"] - g["backlogged_ideal_share"]) / g["backlogged_ideal_share"]
+                  for g in groups if g.get("backlogged_ideal_share")), default=0.0)
     wasted = sum(s["idle_wasted_ns"] for s in sched["service"]) / 1e6
-    return {"total": total, "error": 100 * error, "wasted_ms": wasted,
+    return {"total": total, "error": 100 * error, "berror": 100 * berror, "wasted_ms": wasted,
             "shares": [round(100 * g["share"], 1) for g in groups]}
 
 
@@ -130,9 +134,9 @@ def main():
     args = ap.parse_args()
     env = {"RUNTIME": args.runtime}
     points = []
-    print("| case | device | scheduler | total MB/s | × noop | × bound | max share error % "
-          "| shares % |")
-    print("|---|---|---|---:|---:|---:|---:|---|")
+    print("| case | device | scheduler | total MB/s | × noop | × bound | × 10 % cap "
+          "| max share error % | while backlogged % | shares % |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---|")
     for label, job, extra, devices in SHARE_CASES:
         for device in devices:
             # The most a weight-holding scheduler can move: the heaviest group (1000 of
@@ -146,12 +150,15 @@ def main():
                 r = run(args.bin, job, device, sched, sets, {**env, **extra})
                 noop = noop or r["total"]
                 bound = bound or min(noop, heavy * 1900 / 1000)
+                # With every group within 10 %, the heaviest keeps at least
+                # 1 - 1.1 x 900/1900 = 0.4789 of the total (the others at +10 % each).
+                cap = min(noop, heavy / (1 - 1.1 * 900 / 1900))
                 ratio = r["total"] / noop
                 points.append({"case": f"{label} · {device}", "setting": name, "ratio": ratio,
                                "error": r["error"], "bound": bound / noop})
                 print(f"| {label} | {device} | {name} | {r['total']:.0f} | {ratio:.2f} | "
-                      f"{r['total'] / bound:.2f} | {r['error']:.1f} | {r['shares']} |",
-                      flush=True)
+                      f"{r['total'] / bound:.2f} | {r['total'] / cap:.2f} | {r['error']:.1f} | "
+                      f"{r['berror']:.1f} | {r['shares']} |", flush=True)
     print()
     print("| case | scheduler | total MB/s | wasted idle ms |")
     print("|---|---|---:|---:|")

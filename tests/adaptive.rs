@@ -48,17 +48,16 @@ fn run(job: &str, device: &str, sched: &str, sets: &[&str], env: &[(&str, &str)]
     (sched, kib * 1024.0 / seconds / 1e6)
 }
 
-/// The largest `|share - ideal| / ideal` among the run's groups.
-fn max_share_error(sched: &Value) -> f64 {
+/// The largest `|share - ideal| / ideal` among the run's groups, against `ideal` (the
+/// weight's share, `ideal_share`, or the share owed while backlogged,
+/// `backlogged_ideal_share`, which the block layer measures outside the scheduler).
+fn max_share_error(sched: &Value, ideal: &str) -> f64 {
     sched["cgroups"]
         .as_array()
         .unwrap()
         .iter()
         .map(|g| {
-            let (share, ideal) = (
-                g["share"].as_f64().unwrap(),
-                g["ideal_share"].as_f64().unwrap(),
-            );
+            let (share, ideal) = (g["share"].as_f64().unwrap(), g[ideal].as_f64().unwrap());
             (share - ideal).abs() / ideal
         })
         .fold(0.0, f64::max)
@@ -100,11 +99,23 @@ fn seed_004_groups_hold_their_weights_at_the_throughput_bound() {
             let alone = heaviest_alone(&scratch, job);
             let (_, heavy) = run(&alone, device, "noop", &[], &env);
             let (sched, total) = run(job, device, "adaptive", &[], &env);
-            let error = max_share_error(&sched);
-            assert!(
-                error <= 0.10,
-                "{job} on {device}: share error {error:.3}: {sched}"
-            );
+            // Open (issue 32): with think time the share owed while backlogged hands the
+            // heaviest group's gaps to the others, and adaptive still holds that group to
+            // its weight (backlogged error 37 % on ufs31, 69 % on nvme-gen4, 1 s): only the
+            // weight's share is checked there.
+            let think = job.contains("think");
+            let ideals: &[&str] = if think {
+                &["ideal_share"]
+            } else {
+                &["ideal_share", "backlogged_ideal_share"]
+            };
+            for &ideal in ideals {
+                let error = max_share_error(&sched, ideal);
+                assert!(
+                    error <= 0.10,
+                    "{job} on {device}: share error {error:.3} against {ideal}: {sched}"
+                );
+            }
             // 1000 of 1900: the heaviest group alone, scaled to every group at its weight.
             let bound = noop.min(heavy * 1900.0 / 1000.0);
             let floor = if device == "ufs31" { 0.95 } else { nvme_floor };

@@ -3,7 +3,7 @@
 //! state machine, a wake-up. Kernel: blk_finish_request() → elv_completed_request(),
 //! blk_put_request() → freed_request(); the bio's end_io.
 
-use iosched_core::{Op, RequestId, RqEvent, Time, Trace};
+use iosched_core::{CgroupId, Op, RequestId, RqEvent, Time, Trace};
 use iosched_workload::generator::IoUnit;
 
 use crate::{Backend, Driver};
@@ -113,12 +113,38 @@ impl<X: Copy> Driver<'_, X> {
                     .sent_at
                     .map_or(submitted_at, |sent| sent.clamp(submitted_at, now));
                 self.stats[process].record_io(ddir, unit.len, submitted_at, sent, now);
+                self.owe_backlogged(process, unit.len);
             }
             Some(_) => {}
             None if !outcome.failed => self.stats[process].record_sync(now - submitted_at),
             None => {}
         }
         self.unit_finished(b, process, unit, outcome);
+    }
+
+    /// `bytes` of `process` completed: owed to every cgroup with an I/O outstanding (the
+    /// completing one still counts as outstanding here), by weight ([`crate::backlog`]).
+    fn owe_backlogged(&mut self, process: usize, bytes: u64) {
+        let cgroups = &self.cgroups;
+        let weights = self.backlog.weights.get_or_insert_with(|| {
+            // Fixed once the run is under way: what each group's tasks run at.
+            let weight = |spec: &iosched_core::CgroupSpec| match spec.id {
+                CgroupId::ROOT => spec.leaf_weight,
+                _ => spec.weight,
+            };
+            cgroups.specs().map(weight).collect()
+        });
+        if weights.len() < 2 {
+            return;
+        }
+        let life = &self.life;
+        let backlogged = self
+            .processes
+            .iter()
+            .enumerate()
+            .filter(|&(p, _)| p == process || life.in_flight(p) > 0)
+            .map(|(_, proc_)| proc_.cgroup);
+        self.backlog.completed(bytes, backlogged);
     }
 
     /// A job I/O's end reaches its job: the state machine (a steady-state criterion met stops

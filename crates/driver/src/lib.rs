@@ -20,6 +20,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod backlog;
 mod complete;
 pub mod disk;
 mod dispatch;
@@ -214,6 +215,8 @@ pub struct Outcome {
     pub end_ns: Time,
     pub tunables: Vec<TunableValue>,
     pub summary: Vec<ServiceSummary>,
+    /// Each cgroup's path and the bytes it was owed while backlogged ([`backlog`]).
+    pub backlog_owed: Vec<(String, f64)>,
     pub layout: Layout,
     /// What the clones of jobs with `write_iolog` issued (fio's iolog).
     pub issued: iosched_workload::issue_log::IssueLog,
@@ -252,6 +255,8 @@ pub struct Driver<'a, X> {
     /// Sleepers a completion freed a request for, retried by [`Driver::retry_sleepers`].
     freed_for: Vec<usize>,
     unit_scratch: Vec<UnitDone>,
+    /// Bytes each cgroup was owed while backlogged ([`backlog`]).
+    pub backlog: backlog::Backlog,
     /// Job data I/Os completed so far (ramp time, errors and all): a progress line's count.
     units_done: u64,
 }
@@ -337,6 +342,7 @@ impl<'a, X: Copy> Driver<'a, X> {
             held: vec![None; clones],
             freed_for: Vec::new(),
             unit_scratch: Vec::new(),
+            backlog: backlog::Backlog::default(),
             units_done: 0,
         })
     }
@@ -417,6 +423,11 @@ impl<'a, X: Copy> Driver<'a, X> {
             end_ns,
             tunables: self.elevator.tunables(),
             summary: self.elevator.summary(),
+            backlog_owed: self
+                .cgroups
+                .specs()
+                .map(|spec| (self.cgroups.path(spec.id), self.backlog.owed(spec.id)))
+                .collect(),
             issued: self.life.take_issue_log(),
             layout: self.layout,
         }

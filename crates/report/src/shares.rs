@@ -19,6 +19,9 @@ pub fn aims_for_weights(scheduler: &str) -> bool {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CgroupShares {
     groups: Vec<(String, u32, u64)>,
+    /// Bytes each group (by path) was owed while backlogged, when the driver measured it
+    /// (`iosched_driver::backlog`); empty from a kernel run.
+    owed: Vec<(String, u64)>,
 }
 
 impl CgroupShares {
@@ -57,6 +60,22 @@ impl CgroupShares {
         shares
     }
 
+    /// Records what each group (by path) was owed while backlogged: `to_json` then adds
+    /// `backlogged_ideal_share`, its part of all bytes owed.
+    pub fn set_backlog_owed(&mut self, owed: &[(String, f64)]) {
+        self.owed = owed
+            .iter()
+            .map(|(path, bytes)| (path.clone(), bytes.round() as u64))
+            .collect();
+    }
+
+    /// A group's share of the bytes owed while backlogged, if measured.
+    fn backlogged_ideal(&self, path: &str) -> Option<f64> {
+        let total: u64 = self.owed.iter().map(|(_, b)| b).sum();
+        let owed = self.owed.iter().find(|(p, _)| p == path)?.1;
+        (total > 0).then(|| owed as f64 / total as f64)
+    }
+
     /// A block for the normal output after fio's disk stats, when any job named a cgroup
     /// (one line per group: weight, bytes, share and the weight-ideal share); else empty.
     pub fn text(&self) -> String {
@@ -87,13 +106,17 @@ impl CgroupShares {
             self.groups
                 .iter()
                 .map(|(path, weight, bytes)| {
-                    json!({
+                    let mut group = json!({
                         "path": path,
                         "weight": weight,
                         "io_bytes": bytes,
                         "share": *bytes as f64 / total.max(1) as f64,
                         "ideal_share": f64::from(*weight) / weights.max(1) as f64,
-                    })
+                    });
+                    if let Some(ideal) = self.backlogged_ideal(path) {
+                        group["backlogged_ideal_share"] = ideal.into();
+                    }
+                    group
                 })
                 .collect(),
         )
@@ -134,5 +157,23 @@ mod tests {
         assert_eq!(json[0]["share"], 0.6);
         // 900 against the default 500.
         assert!((json[1]["ideal_share"].as_f64().unwrap() - 500.0 / 1400.0).abs() < 1e-12);
+    }
+
+    /// The ideal while backlogged is each group's part of the bytes owed, present only once
+    /// measured: /a owed 300 of 400 bytes has 0.75 beside its weight's 0.5.
+    #[test]
+    fn backlogged_ideal_follows_the_bytes_owed() {
+        let mut shares = CgroupShares::new();
+        shares.add("/a", Some(500), 300);
+        shares.add("/b", Some(500), 100);
+        assert!(shares.to_json()[0].get("backlogged_ideal_share").is_none());
+        shares.set_backlog_owed(&[
+            ("/".into(), 0.0),
+            ("/a".into(), 300.0),
+            ("/b".into(), 100.0),
+        ]);
+        let json = shares.to_json();
+        assert_eq!(json[0]["backlogged_ideal_share"], 0.75);
+        assert_eq!(json[0]["ideal_share"], 0.5);
     }
 }

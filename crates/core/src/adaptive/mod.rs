@@ -22,6 +22,9 @@
 //!   as covers `idle_quantile` of its gaps;
 //! - [`device`]: the device's measured depth-1 service time and parallelism; a window pays
 //!   only while `window x parallelism` stays under `idle_cost` service times;
+//! - [`hier`]: the cgroup hierarchy: a child's weight splits its parent's share;
+//! - [`lend`]: work conservation: a group with nothing queued lends its unused share to
+//!   groups waiting behind it, while the window's shares stay within `lend` %;
 //! - [`select`]: the dispatch rule: anticipation of a sequential queue on a device measured
 //!   serial, waiting for a group that is behind, and injection of others' requests while
 //!   waiting, bounded so the waited-for group finds a free unit of the device's parallelism.
@@ -30,6 +33,8 @@
 //! `arm_idle`/`idle_end`/`no_idle`, `inject` (with its bound), `select_queue`/`slice_expired`.
 
 pub mod device;
+pub mod hier;
+pub mod lend;
 pub mod select;
 pub mod share;
 pub mod think;
@@ -60,7 +65,14 @@ const MERGE_LOOKBACK: usize = 16;
 #[derive(Clone, Debug)]
 pub(crate) struct Group {
     pub id: CgroupId,
+    /// The weight its own tasks run at: `leaf_weight` for the root, `weight` for others
+    /// (what flat groups share by).
     pub weight: u32,
+    /// In a hierarchy: its parent, its weight among its siblings, and its tasks' weight
+    /// against its children.
+    pub parent_id: CgroupId,
+    pub child_weight: u32,
+    pub leaf_weight: u32,
     pub vtime: u64,
     /// Requests queued in the group's queues.
     pub pending: usize,
@@ -121,7 +133,7 @@ pub struct Adaptive {
     pub(crate) rotational: bool,
     pub(crate) device: DeviceGauge,
     pub(crate) groups: Vec<Group>,
-    group_index: BTreeMap<CgroupId, usize>,
+    pub(crate) group_index: BTreeMap<CgroupId, usize>,
     pub(crate) queues: Vec<Queue>,
     queue_index: BTreeMap<(CgroupId, IoContextId), usize>,
     pub(crate) in_flight: IdMap<RequestId, InFlight>,
@@ -167,6 +179,9 @@ impl Adaptive {
         self.groups.push(Group {
             id: cgroup,
             weight: 500,
+            parent_id: CgroupId::ROOT,
+            child_weight: 500,
+            leaf_weight: 500,
             vtime: self.vclock,
             pending: 0,
             in_flight: 0,
@@ -284,17 +299,21 @@ impl Elevator for Adaptive {
         "adaptive"
     }
 
-    /// Choice: groups share flat, each by the weight its own tasks run at (a child's
-    /// `weight`, the root's `leaf_weight`): seed 004's groups are all the root's children
-    /// or the root itself. A hierarchy would multiply weights down the tree.
+    /// Groups that are all the root's children share by the weight their tasks run at (a
+    /// child's `weight`, the root's `leaf_weight`); below that, weights split the parent's
+    /// share ([`hier`]).
     fn add_cgroup(&mut self, cgroup: CgroupSpec, _now: Time) {
         let g = self.group_of(cgroup.id);
-        self.groups[g].weight = if cgroup.id == CgroupId::ROOT {
+        let group = &mut self.groups[g];
+        group.weight = if cgroup.id == CgroupId::ROOT {
             cgroup.leaf_weight
         } else {
             cgroup.weight
         }
         .max(1);
+        group.parent_id = cgroup.parent;
+        group.child_weight = cgroup.weight.max(1);
+        group.leaf_weight = cgroup.leaf_weight.max(1);
     }
 
     fn insert(&mut self, rq: Request, now: Time, trace: &mut dyn Trace) {

@@ -90,23 +90,24 @@ impl Adaptive {
 
     /// Ends the share window when due, and re-derives the allowance from it.
     fn roll_window(&mut self, now: Time, trace: &mut dyn Trace) {
-        let window = self
+        let vclock = self.vclock;
+        let start = self
             .window
-            .get_or_insert_with(|| super::ShareWindow::new(now, self.vclock));
-        if now < window.start + self.tun.share_window_ns {
+            .get_or_insert_with(|| super::ShareWindow::new(now, vclock))
+            .start;
+        if now < start + self.tun.share_window_ns {
             return;
         }
-        let groups: Vec<WindowGroup> = self
-            .groups
-            .iter()
+        let groups: Vec<WindowGroup> = (0..self.groups.len())
             .map(|g| WindowGroup {
-                weight: g.weight,
-                bytes: g.window_bytes,
-                stayed_active: g.active && !g.left_in_window,
+                weight: self.weight_now(g) as u32,
+                bytes: self.groups[g].window_bytes,
+                stayed_active: self.groups[g].active && !self.groups[g].left_in_window,
             })
             .collect();
         let tolerance = self.tun.share_tolerance_pct;
-        let verdict = window.roll(now, self.vclock, &groups, tolerance);
+        let window = self.window.as_mut().expect("the window was set above");
+        let verdict = window.roll(now, vclock, &groups, tolerance);
         for g in &mut self.groups {
             g.window_bytes = 0;
             g.left_in_window = false;
@@ -148,7 +149,7 @@ impl Adaptive {
             return Dispatch::Empty;
         };
         let allowance = self.window.map_or(0, |w| w.allowance);
-        if self.groups[g].vtime > self.vclock + allowance {
+        if self.groups[g].vtime > self.vclock + allowance && !self.lend(g, now, trace) {
             return self.wait_behind(g, now, trace);
         }
         if let Some(answer) = self.inject_bound(g, now, trace) {
@@ -349,14 +350,15 @@ impl Adaptive {
             .expect("queue has a request");
         let g = self.queues[q].group;
         self.queued -= 1;
+        let weight = self.weight_now(g);
         let group = &mut self.groups[g];
         group.pending -= 1;
-        group.vtime += charge(rq.bytes(), group.weight);
+        group.vtime += charge(rq.bytes(), weight);
         group.window_bytes += rq.bytes();
         group.in_flight += 1;
         group.qclock = group.qclock.max(self.queues[q].vtime);
         let queue = &mut self.queues[q];
-        queue.vtime += charge(rq.bytes(), WEIGHT_SCALE as u32);
+        queue.vtime += charge(rq.bytes(), WEIGHT_SCALE);
         queue.in_flight += 1;
         let depth = self.device.dispatched();
         let info = InFlight {

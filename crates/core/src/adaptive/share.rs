@@ -23,9 +23,10 @@ const MAX_SHIFT: u32 = 6;
 /// Smallest charge: a flush or discard still costs as much as one sector.
 const MIN_CHARGE_BYTES: u64 = 512;
 
-/// Virtual time a group of `weight` is charged for `bytes`.
-pub fn charge(bytes: u64, weight: u32) -> u64 {
-    bytes.max(MIN_CHARGE_BYTES) * WEIGHT_SCALE / u64::from(weight.max(1))
+/// Virtual time a group of `weight` is charged for `bytes` (a cgroup weight, or in a
+/// hierarchy an effective share in ppm: either way one scale for every group of a run).
+pub fn charge(bytes: u64, weight: u64) -> u64 {
+    bytes.max(MIN_CHARGE_BYTES) * WEIGHT_SCALE / weight.max(1)
 }
 
 /// One group's part in a window: its weight, the bytes it was given, and whether it stayed

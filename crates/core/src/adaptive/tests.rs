@@ -257,3 +257,46 @@ fn an_unknown_completion_is_a_bug() {
     let mut a = sched(false, 4, &[]);
     a.completed(&rd(7, 1, 0, 0, 8), 0, &mut NoTrace);
 }
+
+/// Issue 32, work conservation: group 1 (1000) has one request in flight and nothing
+/// queued, so it holds the clock without asking for more; group 2 (100), past the
+/// allowance, is lent group 1's unused share while both stay within `lend` % of their
+/// window shares, and waits again once its own share would exceed it. With `lend=0` it
+/// waits at once (the rule before).
+#[test]
+fn a_group_with_nothing_queued_lends_its_share_within_the_bound() {
+    let setup = |lend: &str| {
+        let mut a = sched(false, 32, &[(1, 1000), (2, 100)]);
+        a.set_tunable("lend", lend).unwrap();
+        for id in 0..10 {
+            a.insert(rd(id, 1, 1, id * 8, 8), 0, &mut NoTrace);
+        }
+        let sent: Vec<Request> = (0..10).map(|_| take(&mut a, 0)).collect();
+        for rq in &sent[..9] {
+            a.completed(rq, 100 * US, &mut NoTrace);
+        }
+        for id in [20, 21, 22] {
+            a.insert(rd(id, 2, 2, id * 1000, 8), 100 * US, &mut NoTrace);
+        }
+        assert_eq!(take(&mut a, 100 * US).id, RequestId(20));
+        a
+    };
+    let mut a = setup("0");
+    assert_eq!(a.dispatch(100 * US, &mut NoTrace), Dispatch::Empty);
+    let mut a = setup("6");
+    let mut log = Recorder::default();
+    assert_eq!(
+        a.dispatch(100 * US, &mut log),
+        Dispatch::Request(rd(21, 2, 2, 21_000, 8))
+    );
+    assert!(
+        log.0
+            .iter()
+            .any(|(k, r)| *k == DecisionKind::Charge && r.contains("lent")),
+        "{:?}",
+        log.0
+    );
+    a.check_invariants();
+    // Group 2 now has 2 of 12 requests' bytes against its ideal 1 of 11: past 106 %.
+    assert_eq!(a.dispatch(100 * US, &mut NoTrace), Dispatch::Empty);
+}

@@ -5,7 +5,7 @@
 use crate::request::{Time, NSEC_PER_MSEC};
 use crate::tunable::{parse_tunable, TunableError, TunableSpec, TunableValue};
 
-pub(super) static TUNABLES: [TunableSpec; 7] = [
+pub(super) static TUNABLES: [TunableSpec; 8] = [
     TunableSpec {
         name: "share_tolerance",
         unit: "%",
@@ -73,6 +73,18 @@ pub(super) static TUNABLES: [TunableSpec; 7] = [
                   sequential queues are anticipated there",
         extension: true,
     },
+    TunableSpec {
+        name: "lend",
+        unit: "%",
+        default: 6,
+        min: 0,
+        max: 9,
+        meaning: "work conservation: a group with nothing queued (its think time or depth \
+                  leaves its share unused) lends it to groups waiting behind it, while every \
+                  lender keeps at least 100 - lend % and every borrower at most 100 + lend % \
+                  of its weight-ideal share over the window; 0 never lends",
+        extension: true,
+    },
 ];
 
 /// Current values, in the table's units.
@@ -85,6 +97,7 @@ pub struct Tunables {
     pub idle_max_ns: Time,
     pub slice_ns: Time,
     pub serial_parallelism_centi: u64,
+    pub lend_pct: u64,
 }
 
 impl Default for Tunables {
@@ -98,6 +111,7 @@ impl Default for Tunables {
             idle_max_ns: d(4) * NSEC_PER_MSEC,
             slice_ns: d(5) * NSEC_PER_MSEC,
             serial_parallelism_centi: d(6),
+            lend_pct: d(7),
         }
     }
 }
@@ -113,6 +127,7 @@ impl Tunables {
             self.idle_max_ns / NSEC_PER_MSEC,
             self.slice_ns / NSEC_PER_MSEC,
             self.serial_parallelism_centi,
+            self.lend_pct,
         ];
         TUNABLES
             .iter()
@@ -131,7 +146,8 @@ impl Tunables {
             "idle_cost" => self.idle_cost = v,
             "idle_max_ms" => self.idle_max_ns = v * NSEC_PER_MSEC,
             "slice_ms" => self.slice_ns = v * NSEC_PER_MSEC,
-            _ => self.serial_parallelism_centi = v,
+            "serial_parallelism" => self.serial_parallelism_centi = v,
+            _ => self.lend_pct = v,
         }
         Ok(())
     }

@@ -30,12 +30,13 @@ impl Finished {
             &self.jobs,
             &outcome.disk,
         );
-        let shares = CgroupShares::of_clones(
+        let mut shares = CgroupShares::of_clones(
             &outcome.clones,
             &outcome.clone_jobs,
             &outcome.clone_cgroups,
             &self.jobs,
         );
+        shares.set_backlog_owed(&outcome.backlog_owed);
         let mut iosched = Map::new();
         iosched.insert("version".into(), env!("CARGO_PKG_VERSION").into());
         let mut appendix = shares.text();
