@@ -9,13 +9,11 @@
 //! before it existed: buffered operations cost the flat `page_cpu_ns` delay, nothing
 //! contends and fio's `usr_cpu`/`sys_cpu` stay 0.
 //!
-//! Choice: the run queue is FIFO over identical CPUs, non-preemptive per burst: a thread
-//! asking for `ns` of CPU at `ready` runs on the CPU that frees first, from
-//! `max(ready, free)` for `ns`. Requests reach the model in event order (nondecreasing
-//! time), so booking each on the earliest-free CPU at once is exactly a FIFO queue served
-//! by `ncpus` servers; bursts are short (microseconds), so CFS's fair share and FIFO differ
-//! only in who of two waiting threads goes first. Kernel threads (writeback flushers) wait
-//! in the same queue as processes.
+//! The CPUs are shared as Linux's CFS shares them ([`cfs`]): a thread that needs CPU while
+//! every CPU is busy waits in a run queue ordered by vruntime, and a running thread keeps
+//! its CPU for its time slice (`max(sched_latency / nr, min_granularity)`, the kernel's
+//! defaults scaled for the CPU count) across consecutive bursts, or until it sleeps.
+//! Kernel threads (writeback flushers) wait in the same queue as processes.
 
 use iosched_core::Time;
 
