@@ -17,7 +17,12 @@ fn dd_run(cpus: u32, group_idle_us: u32, read_ahead_kb: u32) -> serde_json::Valu
         .env("RUNTIME", "300ms")
         .args(["run", "scenarios/004/dd-buffered.fio", "--device", "ufs31"])
         .args(["--scheduler", "cfq", "--output-format", "json"])
-        .args(["--set", "cpu_era=phone-2022", "--set", &format!("cpus={cpus}")])
+        .args([
+            "--set",
+            "cpu_era=phone-2022",
+            "--set",
+            &format!("cpus={cpus}"),
+        ])
         .args(["--set", &format!("read_ahead_kb={read_ahead_kb}")])
         .args(["--set", &format!("group_idle_us={group_idle_us}")])
         .output()
@@ -74,7 +79,11 @@ fn seed_004_readers_outnumbering_cpus_run_in_cfs_slices() {
         let ctx = job["ctx"].as_u64().unwrap();
         assert!((15..=60).contains(&ctx), "{}: ctx {ctx}", job["jobname"]);
         let cpu = job["usr_cpu"].as_f64().unwrap() + job["sys_cpu"].as_f64().unwrap();
-        assert!((40.0..60.0).contains(&cpu), "{}: {cpu:.0} % CPU", job["jobname"]);
+        assert!(
+            (40.0..60.0).contains(&cpu),
+            "{}: {cpu:.0} % CPU",
+            job["jobname"]
+        );
     }
     // Twice one reader's rate in all, as on the seed's phone (659 MB/s at group_idle=0).
     let total = total_mb_s(&doc);

@@ -153,12 +153,18 @@ impl Cfs {
         if thread >= self.threads.len() {
             self.threads.resize(thread + 1, Thread::default());
         }
-        assert!(self.threads[thread].queued.is_none(), "thread already waits");
+        assert!(
+            self.threads[thread].queued.is_none(),
+            "thread already waits"
+        );
         self.started.clear();
         self.settle(now);
         match self.cpus.iter().position(|cpu| cpu.current == Some(thread)) {
             Some(cpu) => {
-                assert!(self.cpus[cpu].burst_end == now, "a burst is not interrupted");
+                assert!(
+                    self.cpus[cpu].burst_end == now,
+                    "a burst is not interrupted"
+                );
                 self.continue_on(cpu, thread, now, ns);
             }
             None => self.wake(thread, now, ns),
@@ -354,7 +360,12 @@ mod tests {
 
     /// Each thread's stretches on a CPU, (start, end), when `threads` CPU-bound threads
     /// (each asking for its next `burst` the instant its last one ends) run until `until`.
-    fn cpu_bound(cfs: &mut Cfs, threads: usize, burst: Time, until: Time) -> Vec<Vec<(Time, Time)>> {
+    fn cpu_bound(
+        cfs: &mut Cfs,
+        threads: usize,
+        burst: Time,
+        until: Time,
+    ) -> Vec<Vec<(Time, Time)>> {
         let mut stretches = vec![Vec::<(Time, Time)>::new(); threads];
         let mut running = BTreeSet::new();
         let mut record = |cfs: &Cfs, running: &mut BTreeSet<(Time, usize)>| {
@@ -417,7 +428,10 @@ mod tests {
             .flat_map(|(thread, own)| own.iter().map(move |&(start, _)| (start, thread)))
             .collect();
         order.sort();
-        assert!(order.windows(2).all(|pair| pair[0].1 != pair[1].1), "{order:?}");
+        assert!(
+            order.windows(2).all(|pair| pair[0].1 != pair[1].1),
+            "{order:?}"
+        );
     }
 
     /// Ten threads on one CPU (8 CPUs' tunables): past sched_nr_latency the period stretches
@@ -477,7 +491,10 @@ mod tests {
         cfs.request(0, 10 * MS + 350 * US, 100 * US);
         assert!(cfs.started.is_empty());
         cfs.request(1, 10 * MS + 400 * US, 100 * US);
-        assert_eq!(cfs.started, vec![(0, 10 * MS + 400 * US, 10 * MS + 500 * US)]);
+        assert_eq!(
+            cfs.started,
+            vec![(0, 10 * MS + 400 * US, 10 * MS + 500 * US)]
+        );
         assert_eq!(cfs.waited_ns, 10 * MS + 50 * US);
     }
 }

@@ -342,7 +342,10 @@ mod tests {
         let mut cpus = Cpus::new(era_with(0), 1, 1);
         let then = (Event::Run(0), 0);
         assert_eq!(cpus.run_process(0, 0, (0, 10), then, &mut events), Some(10));
-        assert_eq!(cpus.run_process(0, 50, (0, 10), then, &mut events), Some(60));
+        assert_eq!(
+            cpus.run_process(0, 50, (0, 10), then, &mut events),
+            Some(60)
+        );
         assert_eq!(cpus.run_process(0, 60, (0, 0), then, &mut events), Some(60));
         assert_eq!(cpus.waited_ns(), 0);
         assert!(events.pop().is_none(), "no thread waits, no check");

@@ -156,7 +156,9 @@ impl SimBackend {
     ) {
         let event = Event::Fs(FsEvent::Op(token));
         let done = match self.cpu.as_mut() {
-            Some(cpus) => cpus.run_process(index, now, (usr, sys), (event, delay), &mut self.events),
+            Some(cpus) => {
+                cpus.run_process(index, now, (usr, sys), (event, delay), &mut self.events)
+            }
             None => Some(now + legacy_ns),
         };
         if let Some(at) = done {
