@@ -25,6 +25,8 @@ pub enum Event {
     Wake(usize),
     /// A woken process got its CPU time (`crate::cpu`): it runs now.
     Run(usize),
+    /// A CPU may have freed for a thread waiting in CFS's run queue (`crate::cpu::cfs`).
+    CpuCheck,
     /// The device asked to be advanced (`generation` filters out superseded requests).
     Device { generation: u64 },
     /// The scheduler's idle deadline.

@@ -346,7 +346,7 @@ impl<'a> Simulation<'a> {
                 ncpus: cpus.ncpus(),
                 per_process: cpus.per_process.clone(),
                 kernel: cpus.kernel,
-                waited_ns: cpus.waited_ns,
+                waited_ns: cpus.waited_ns(),
             }
         });
         Ok(SimOutcome {
@@ -388,12 +388,15 @@ impl SimBackend {
         let mmap = drv.jobs[drv.life.job_of(process)].ioengine == IoEngine::Mmap;
         let sys = if mmap { 0 } else { cpus.era.syscall_ns };
         let usr = cpus.era.usr_per_io_ns;
-        let at = cpus.run_process(process, drv.now, usr, sys);
-        if at == drv.now {
-            drv.wake_process(self, process, trace);
-        } else {
-            cpus.booked[process] = true;
-            self.events.push(at, Event::Run(process));
+        let then = (Event::Run(process), 0);
+        match cpus.run_process(process, drv.now, (usr, sys), then, &mut self.events) {
+            Some(at) if at == drv.now => drv.wake_process(self, process, trace),
+            Some(at) => {
+                cpus.booked[process] = true;
+                self.events.push(at, Event::Run(process));
+            }
+            // Waiting for a CPU: the run queue pushes `Event::Run` when it is done.
+            None => cpus.booked[process] = true,
         }
     }
 
@@ -407,6 +410,11 @@ impl SimBackend {
                     cpus.booked[process] = false;
                 }
                 drv.wake_process(self, process, trace);
+            }
+            Event::CpuCheck => {
+                if let Some(cpus) = self.cpu.as_mut() {
+                    cpus.check(drv.now, &mut self.events);
+                }
             }
             Event::Device { generation } => {
                 if generation == self.device_generation {

@@ -142,20 +142,27 @@ impl SimBackend {
         len.div_ceil(PAGE_SIZE).max(1) * fs.config.page_cpu_ns
     }
 
-    /// When process `index`'s buffered operation is done with the CPU: with the CPU model on,
-    /// after `usr` + `sys` ns on a simulated CPU from now (waiting for one if all are busy);
-    /// off, after the flat `legacy_ns`.
-    fn cpu_done_at(
+    /// Pushes `Event::Fs(Op(token))` `delay` after process `index`'s buffered operation is
+    /// done with the CPU: with the CPU model on, after `usr` + `sys` ns on a simulated CPU
+    /// (CFS may keep it waiting; the run queue pushes the event then); off, after the flat
+    /// `legacy_ns`.
+    fn op_after_cpu(
         &mut self,
         now: Time,
-        index: usize,
+        (index, token): (usize, u64),
         legacy_ns: Time,
-        usr: Time,
-        sys: Time,
-    ) -> Time {
-        match self.cpu.as_mut() {
-            Some(cpus) => cpus.run_process(index, now, usr, sys),
-            None => now + legacy_ns,
+        (usr, sys): (Time, Time),
+        delay: Time,
+    ) {
+        let event = Event::Fs(FsEvent::Op(token));
+        let done = match self.cpu.as_mut() {
+            Some(cpus) => {
+                cpus.run_process(index, now, (usr, sys), (event, delay), &mut self.events)
+            }
+            None => Some(now + legacy_ns),
+        };
+        if let Some(at) = done {
+            self.events.push(at + delay, event);
         }
     }
 
@@ -312,8 +319,7 @@ impl SimBackend {
                 entry.phase = OpPhase::Finishing;
                 let pages = entry.cpu_pages;
                 let (usr, sys) = self.read_cpu(drv, op.process, op.unit.len, pages);
-                let at = self.cpu_done_at(drv.now, op.process, cpu, usr, sys);
-                self.events.push(at, Event::Fs(FsEvent::Op(token)));
+                self.op_after_cpu(drv.now, (op.process, token), cpu, (usr, sys), 0);
             }
         }
     }
@@ -335,8 +341,7 @@ impl SimBackend {
             entry.phase = OpPhase::Finishing;
             cpu = (cpu / 4).max(1);
             let copy = self.era().map_or(0, |era| era.copy_ns(op.unit.len));
-            let at = self.cpu_done_at(now, op.process, cpu, copy, 0);
-            self.events.push(at, Event::Fs(FsEvent::Op(token)));
+            self.op_after_cpu(now, (op.process, token), cpu, (copy, 0), 0);
             return;
         }
         let throttle = if op.balanced {
@@ -393,8 +398,7 @@ impl SimBackend {
             return self.fs_fsync_data(drv, token, trace);
         }
         entry.phase = OpPhase::Finishing;
-        let at = self.cpu_done_at(now, op.process, cpu, usr, sys);
-        self.events.push(at + pause, Event::Fs(FsEvent::Op(token)));
+        self.op_after_cpu(now, (op.process, token), cpu, (usr, sys), pause);
     }
 
     /// A buffered write's CPU (usr, sys) past its system call: the copy into the cache (user
@@ -459,8 +463,7 @@ impl SimBackend {
         // Choice: freeing a page costs what dirtying one does.
         let sys = self.era().map_or(0, |era| dropped * era.dirty_ns);
         let process = fs.ops[&token].process;
-        let at = self.cpu_done_at(now, process, cpu, 0, sys);
-        self.events.push(at, Event::Fs(FsEvent::Op(token)));
+        self.op_after_cpu(now, (process, token), cpu, (0, sys), 0);
     }
 
     /// fsync step: write the clone's dirty pages, wait for writeback in flight, commit.
@@ -660,6 +663,7 @@ impl SimBackend {
             FsEvent::Flusher { id, generation } => {
                 self.fs_flusher(drv, FlusherId(id), generation, trace)
             }
+            FsEvent::FlusherWalked { id } => self.fs_flusher_walked(drv, FlusherId(id), trace),
             FsEvent::WbTimer => {
                 let fs = self.fs.as_mut().expect("file system");
                 if fs.shutting_down {

@@ -83,10 +83,15 @@ impl SimBackend {
             // rest of its chunk when that is done.
             if let Some(cpus) = self.cpu.as_mut() {
                 let sys = pages * cpus.era.writeback_ns;
-                let at = cpus.run_process(process, now, 0, sys);
-                if at > now {
-                    self.events.push(at, Event::Fs(FsEvent::WriterCpu(token)));
-                    return;
+                let then = (Event::Fs(FsEvent::WriterCpu(token)), 0);
+                match cpus.run_process(process, now, (0, sys), then, &mut self.events) {
+                    Some(at) if at > now => {
+                        self.events.push(at, then.0);
+                        return;
+                    }
+                    Some(_) => {}
+                    // Waiting for a CPU: the run queue pushes `WriterCpu` when it is done.
+                    None => return,
                 }
             }
         }
@@ -196,6 +201,10 @@ impl SimBackend {
             return;
         }
         let (pid, busy_until) = (fs.flushers[&id].pid, fs.flushers[&id].busy_until);
+        if busy_until == Time::MAX {
+            // Waiting for a CPU for its walk: `FlusherWalked` steps it.
+            return;
+        }
         if drv.now < busy_until {
             // Still in the CPU with its last walk: it goes on when that is done.
             let event = FsEvent::Flusher {
@@ -223,11 +232,13 @@ impl SimBackend {
                 );
                 self.fs.as_mut().expect("file system").async_requests += n;
                 if let Some(at) = self.flusher_walk(drv.now, id, range.count) {
-                    let event = FsEvent::Flusher {
-                        id: id.0,
-                        generation,
-                    };
-                    self.events.push(at, Event::Fs(event));
+                    if at != Time::MAX {
+                        let event = FsEvent::Flusher {
+                            id: id.0,
+                            generation,
+                        };
+                        self.events.push(at, Event::Fs(event));
+                    }
                     break;
                 }
                 continue;
@@ -259,15 +270,36 @@ impl SimBackend {
 
     /// A flusher's CPU time walking `pages` it just submitted, with the CPU model on: when
     /// the walk is done, if later than now (the flusher is busy until then).
+    /// While it waits for a CPU (CFS), it is busy until `FlusherWalked` says the walk is
+    /// done; wakes meanwhile are not lost, the walk's end steps it.
     fn flusher_walk(&mut self, now: Time, id: FlusherId, pages: u64) -> Option<Time> {
         let cpus = self.cpu.as_mut()?;
-        let at = cpus.run_kernel(now, pages * cpus.era.writeback_ns);
-        if at == now {
-            return None;
-        }
+        let then = (Event::Fs(FsEvent::FlusherWalked { id: id.0 }), 0);
+        let sys = pages * cpus.era.writeback_ns;
+        let busy_until = match cpus.run_kernel(id.0, now, sys, then, &mut self.events) {
+            Some(at) if at == now => return None,
+            Some(at) => at,
+            None => Time::MAX,
+        };
         let fs = self.fs.as_mut().expect("file system");
-        fs.flushers.get_mut(&id).expect("flusher").busy_until = at;
-        Some(at)
+        fs.flushers.get_mut(&id).expect("flusher").busy_until = busy_until;
+        Some(busy_until)
+    }
+
+    /// `FlusherWalked`: a flusher that waited for a CPU finished its walk; it steps on.
+    pub(crate) fn fs_flusher_walked(
+        &mut self,
+        drv: &mut SimDriver<'_>,
+        id: FlusherId,
+        trace: &mut dyn Trace,
+    ) {
+        let fs = self.fs.as_mut().expect("file system");
+        let Some(proc_) = fs.flushers.get_mut(&id) else {
+            return;
+        };
+        proc_.busy_until = 0;
+        let generation = proc_.generation;
+        self.fs_flusher(drv, id, generation, trace);
     }
 
     /// Wakes flushers blocked on requests (`request`: a data write completed) or in

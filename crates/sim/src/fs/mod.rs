@@ -340,6 +340,8 @@ pub enum FsEvent {
     WriterCpu(u64),
     /// Step a writeback thread (stale generations are ignored).
     Flusher { id: u32, generation: u64 },
+    /// A writeback thread that waited for a CPU finished its walk.
+    FlusherWalked { id: u32 },
     /// The pdflush periodic timer.
     WbTimer,
     /// The journal's commit interval for transaction `tid`.
