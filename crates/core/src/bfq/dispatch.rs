@@ -426,6 +426,15 @@ impl Bfq {
             .map(|q| q.queued[0] + q.queued[1])
             .sum();
         assert_eq!(queued, self.queued, "queued requests");
+        for (slot, end) in self.hash.check() {
+            let h = self.held[slot].as_ref().expect("a hashed request is held");
+            assert_eq!(
+                h.rq.end_sector(),
+                end,
+                "request {:?}: stale hash key",
+                h.rq.id
+            );
+        }
         let in_driver = self.held.iter().flatten().filter(|h| h.started).count();
         assert_eq!(
             in_driver as i32, self.tot_rq_in_driver,

@@ -102,26 +102,21 @@ impl Bfq {
     /// Kernel: elv_rqhash_add(): the newest of its end.
     pub(crate) fn hash_add(&mut self, slot: Slot) {
         let end = self.h(slot).rq.end_sector();
-        self.hash.entry(end).or_default().push(slot);
-        self.hm(slot).hashed = Some(end);
+        self.hash.add(slot, end);
     }
 
     /// Kernel: elv_rqhash_del().
     pub(crate) fn hash_del(&mut self, slot: Slot) {
-        let Some(end) = self.hm(slot).hashed.take() else {
-            return;
-        };
-        let chain = self.hash.get_mut(&end).expect("hashed under its end");
-        chain.retain(|&s| s != slot);
-        if chain.is_empty() {
-            self.hash.remove(&end);
-        }
+        self.hash.del(slot);
     }
 
     /// Kernel: elv_rqhash_find(): the newest mergeable request ending at `end`.
-    fn hash_find(&self, end: u64) -> Option<Slot> {
-        let chain = self.hash.get(&end)?;
-        chain.iter().rev().copied().find(|&s| self.rq_mergeable(s))
+    fn hash_find(&mut self, end: u64) -> Option<Slot> {
+        let held = &self.held;
+        self.hash.find(end, |s| {
+            let h = held[s].as_ref().expect("a hashed request is held");
+            op_mergeable(&h.rq) && !h.nomerge
+        })
     }
 
     /// Kernel: elv_bio_merge_ok() with bfq_allow_bio_merge().

@@ -61,6 +61,7 @@ use std::fmt;
 use crate::cfq::rbtree::RbForest;
 use crate::deadline::tunables::{jiffies, msecs_to_jiffies};
 use crate::elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary};
+use crate::elv_hash::ElvHash;
 use crate::id_map::IdMap;
 use crate::request::{CgroupId, IoContextId, Request, RequestId, Time};
 use crate::trace::{Decision, DecisionKind, MessageSubject, Trace};
@@ -249,8 +250,6 @@ pub(crate) struct Held {
     pub started: bool,
     /// Kernel: REQ_NOMERGE, set when a merge would have made it too large.
     pub nomerge: bool,
-    /// The end sector it is hashed under for back merges (elv_rqhash), if it is.
-    pub hashed: Option<u64>,
 }
 
 /// Kernel: struct bfq_group.
@@ -347,8 +346,8 @@ pub struct Bfq {
     pub(crate) sort_tree: RbForest,
     /// Kernel: q->last_merge, the one-hit merge cache.
     pub(crate) last_merge: Option<Slot>,
-    /// Kernel: the elevator's hash of queued requests by end sector, newest last.
-    pub(crate) hash: BTreeMap<u64, Vec<Slot>>,
+    /// Kernel: the elevator's hash of queued requests by end sector.
+    pub(crate) hash: ElvHash,
     /// The driver delivers the idle timer at its expiry itself (the kernel oracle's
     /// harness), so other calls at that instant do not fire it.
     pub timer_delivered: bool,
@@ -435,7 +434,7 @@ impl Bfq {
             nice: BTreeMap::new(),
             sort_tree: RbForest::new(0),
             last_merge: None,
-            hash: BTreeMap::new(),
+            hash: ElvHash::default(),
             timer_delivered: false,
             bio_bfqq: None,
             bio_bic: None,
