@@ -60,7 +60,7 @@ impl Bfq {
             bfqq: usize::MAX,
             bic,
             fifo_time: 0,
-            sort_key: None,
+            sorted: false,
             started: false,
             nomerge: false,
         });
@@ -123,10 +123,9 @@ impl Bfq {
         if self.q(q).sync {
             self.update_io_intensity(q, now);
         }
-        let key = (rq.sector, self.next_seq());
-        self.qm(q).sort_list.insert(key, slot);
+        self.qm(q).sort_list.add();
         self.rb_add(q, slot);
-        self.hm(slot).sort_key = Some(key);
+        self.hm(slot).sorted = true;
         let prev = self.q(q).next_rq;
         let next = self.choose_req(prev, Some(slot), self.last_position);
         self.qm(q).next_rq = next;

@@ -286,7 +286,7 @@ impl Bfq {
     /// Kernel: bfq_request_merged() for a front merge: a request that now starts before its
     /// sort-list predecessor moves, and may become its queue's next request.
     fn request_merged_front(&mut self, slot: Slot, now: Time, trace: &mut dyn Trace) {
-        let key = self.h(slot).sort_key.expect("a queued request is sorted");
+        assert!(self.h(slot).sorted, "a queued request is sorted");
         let q = self.h(slot).bfqq;
         let Some(prev) = self.rb_prev(slot) else {
             return;
@@ -294,10 +294,6 @@ impl Bfq {
         if self.h(slot).rq.sector >= self.h(prev).rq.sector {
             return;
         }
-        self.qm(q).sort_list.remove(&key);
-        let key = (self.h(slot).rq.sector, self.next_seq());
-        self.qm(q).sort_list.insert(key, slot);
-        self.hm(slot).sort_key = Some(key);
         self.rb_del(q, slot);
         self.rb_add(q, slot);
         let before = self.q(q).next_rq;
@@ -337,7 +333,7 @@ impl Bfq {
     /// and of the same queue, and its place as the queue's next request; `next` leaves BFQ.
     fn requests_merged(&mut self, req: Slot, next: Slot, now: Time, trace: &mut dyn Trace) {
         let q = self.h(req).bfqq;
-        let queued = |s: Slot| self.h(s).sort_key.is_some();
+        let queued = |s: Slot| self.h(s).sorted;
         if q == self.h(next).bfqq
             && queued(req)
             && queued(next)
@@ -356,7 +352,7 @@ impl Bfq {
         if self.q(q).next_rq == Some(next) {
             self.qm(q).next_rq = Some(req);
         }
-        if self.h(next).sort_key.is_some() {
+        if self.h(next).sorted {
             self.remove_request(next, now, trace);
         }
     }

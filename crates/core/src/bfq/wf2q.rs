@@ -232,7 +232,7 @@ impl Bfq {
         assert_eq!(removed, Some(e), "entity not on its idle tree");
         self.em(e).tree = Tree::None;
         if let Some(q) = self.entity_queue(e) {
-            self.idle_list.retain(|&x| x != q);
+            self.idle_list.remove(q);
         }
     }
 
@@ -268,7 +268,7 @@ impl Bfq {
         self.st_mut(st).nr_active -= 1;
         self.em(e).tree = Tree::None;
         if let Some(q) = self.entity_queue(e) {
-            self.active_list.retain(|&x| x != q);
+            self.active_list.remove(q);
         }
         self.dec_active_entities(e);
     }
