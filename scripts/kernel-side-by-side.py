@@ -3,9 +3,10 @@
 iosched's engine (`iosched run` on the same device), interleaved, on one loop device.
 
 For each scheduler and driver: the total throughput and its ratio to the same driver's
-`none`/`noop`, each cgroup's share beside its weight-ideal share, p50 and p99 completion
-latency, and the scheduler's messages per kind (the kernel's from ftrace's `blk` tracer via
-`iosched kernel --trace`, the engine's from its own `--trace`). Medians over the runs, with
+`none`/`noop`, each cgroup's share beside its weight-ideal share, p50 and p99 total latency
+(fio's lat, submission to completion: the kernel's fio counts the scheduler's wait in clat,
+the engine in slat), and the scheduler's messages per kind (the kernel's from ftrace's
+`blk` tracer via `iosched kernel --trace`, the engine's from its own `--trace`). Medians over the runs, with
 the range, so a difference can be held against the run-to-run spread.
 
     sudo scripts/kernel-side-by-side.py examples/two-groups.fio --runs 3 \
@@ -18,10 +19,17 @@ import argparse
 import collections
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
+
+# A queue's or the scheduler's tag in a message: bfq, bfq1000S, bfq0A, cfq1000S, cfq1000.
+TAG = re.compile(r"^(bfq|cfq)(\d+[ASG]?)?$")
+
+# The message table's row for the events ftrace lost.
+LOST = "(events lost by ftrace)"
 
 # The engine's names for the kernel's schedulers.
 ENGINE_NAME = {"none": "noop", "mq-deadline": "mq-deadline", "kyber": "kyber", "bfq": "bfq"}
@@ -54,9 +62,10 @@ def message_kinds(trace_path):
             rest = words[words.index("m") + 1:]
             if rest and rest[0] == "N":
                 rest = rest[1:]
-            # The queue's tag (bfq1000S) and, in the engine's messages, its cgroup's path
-            # come before the message, in either order.
-            while rest and (rest[0].startswith(("bfq", "cfq", "/")) and not rest[0].startswith("bfq_")):
+            # The queue's tag (bfq1000S, bfq0A, bfq) and, in the engine's messages, its
+            # cgroup's path come before the message, in either order. A message's own first
+            # word may start with "bfq" too (bfqq_served), so a tag is matched exactly.
+            while rest and (TAG.match(rest[0]) or rest[0].startswith("/")):
                 rest = rest[1:]
             if rest:
                 kinds[rest[0].rstrip(":,")] += 1
@@ -68,27 +77,47 @@ def metrics(report, trace_path):
     total = sum(j["read"]["bw_bytes"] + j["write"]["bw_bytes"] for j in jobs) / 1e6
     lat = {}
     for j in jobs:
-        pct = j["read"]["clat_ns"].get("percentile") or {}
+        # lat (submission to completion), not clat: fio on the kernel counts the wait in
+        # the kernel's scheduler in clat, the engine (whose scheduler runs before
+        # io_uring) in slat, so only their sum compares.
+        pct = j["read"]["lat_ns"].get("percentile") or {}
         lat[j["jobname"]] = (pct.get("50.000000", 0) / 1e3, pct.get("99.000000", 0) / 1e3)
     shares = {}
     for group in report.get("iosched", {}).get("cgroups") or []:
         shares[group["path"]] = (group["share"], group.get("ideal_share"))
     if "trace" in report.get("iosched", {}):
         kinds = collections.Counter(report["iosched"]["trace"]["messages"])
+        # Events ftrace dropped because its reader fell behind: the kernel's counts are
+        # short by up to this many lines (messages and request events together).
+        kinds[LOST] = report["iosched"]["trace"].get("lost_events", 0)
     else:
         kinds = message_kinds(trace_path)
     return {"mb_s": total, "lat": lat, "shares": shares, "messages": kinds}
 
 
-def run_one(iosched, driver, sched, job, device, out_dir, index):
+def with_lat_percentiles(job, out_dir):
+    """A copy of `job` that also reports total-latency percentiles (fio's
+    `lat_percentiles`), in a [global] section before the job's own."""
+    path = os.path.join(out_dir, "lat-" + os.path.basename(job))
+    with open(job) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write("[global]\nlat_percentiles=1\n\n" + text)
+    return path
+
+
+def run_one(iosched, driver, sched, job, device, out_dir, index, fifo=None):
     trace = os.path.join(out_dir, f"{driver}-{sched}-{index}.txt")
+    # chrt: fio, a child of `iosched kernel`, inherits the class. The engine stays as it is:
+    # it refills in the turn it reaps, and at SCHED_FIFO it starves the loop device's worker.
+    prefix = ["chrt", "-f", str(fifo)] if fifo and driver == "kernel" else []
     if driver == "kernel":
         args = [iosched, "kernel", job, "--device", device, "--scheduler", sched, "--trace", trace]
     else:
         args = [iosched, "run", job, "--device", device, "--scheduler",
                 ENGINE_NAME.get(sched, sched),
                 "--output-format", "json", "--trace", trace, "--eta", "never"]
-    report = json.loads(sh(args).stdout)
+    report = json.loads(sh(prefix + args).stdout)
     return metrics(report, trace)
 
 
@@ -99,7 +128,7 @@ def spread(values, fmt="{:.1f}"):
 
 def table(results, schedulers):
     rows = ["| scheduler | driver | MB/s | ÷ none | ÷ kernel none | shares (ideal) "
-            "| p50 / p99 clat µs |",
+            "| p50 / p99 lat µs |",
             "|---|---|---|---|---|---|---|"]
     for sched in schedulers:
         for driver in ("kernel", "engine"):
@@ -165,7 +194,13 @@ def main():
     p.add_argument("--iosched", default="target/release/iosched")
     p.add_argument("--engine-only", default="",
                    help="iosched's own schedulers (cfq, adaptive), run through the engine only")
+    p.add_argument("--fifo", type=int, metavar="PRIO",
+                   help="run the kernel driver's fio at SCHED_FIFO priority PRIO (chrt -f), so that "
+                        "fio's wake-up latency on a busy machine does not give BFQ's queues "
+                        "long think times (docs/tasks/kernel.md)")
     args = p.parse_args()
+    if args.fifo is not None and not 1 <= args.fifo <= 99:
+        sys.exit(f"--fifo: {args.fifo} is not a SCHED_FIFO priority (1-99)")
     if os.geteuid() != 0:
         sys.exit("kernel-side-by-side: needs root (loop devices, sysfs, tracefs)")
     schedulers = args.schedulers.split(",")
@@ -181,6 +216,7 @@ def main():
     results = collections.defaultdict(list)
     try:
         with tempfile.TemporaryDirectory() as out_dir:
+            job = with_lat_percentiles(args.job, out_dir)
             for index in range(args.runs):
                 for sched in schedulers + own:
                     for driver in ("kernel", "engine"):
@@ -189,7 +225,8 @@ def main():
                         if driver == "engine" and ENGINE_NAME.get(sched, sched) not in in_engine:
                             continue
                         results[(driver, sched)].append(
-                            run_one(args.iosched, driver, sched, args.job, device, out_dir, index))
+                            run_one(args.iosched, driver, sched, job, device, out_dir,
+                                    index, args.fifo))
     finally:
         if not args.device:
             subprocess.run(["losetup", "-d", device], check=False)

@@ -151,9 +151,50 @@ impl Request {
             && self.nr_sectors + bio.nr_sectors <= MAX_MERGE_SECTORS
     }
 
-    /// Whether the block layer would treat this request as synchronous
-    /// (`rq_is_sync()`: every read, and writes flagged `REQ_SYNC`).
+    /// Whether the block layer would treat this request as synchronous (`rq_is_sync()` via
+    /// `op_is_sync()` in include/linux/blk_types.h, 4.20 and 6.12 alike: every read, and
+    /// writes flagged `REQ_SYNC` or `REQ_FUA`; a FUA write has a waiter just as a sync one).
     pub fn is_sync(&self) -> bool {
-        self.op == Op::Read || self.flags.sync
+        self.op == Op::Read || self.flags.sync || self.flags.fua
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(flags: ReqFlags) -> Request {
+        Request {
+            id: RequestId(1),
+            sector: 0,
+            nr_sectors: 8,
+            op: Op::Write,
+            flags,
+            pid: 1,
+            ioc: IoContextId(1),
+            cgroup: CgroupId(0),
+            ioprio: IoPrio::none(),
+        }
+    }
+
+    // op_is_sync() in the kernel: REQ_FUA alone makes a write synchronous, so CFQ puts it
+    // on a sync queue and BFQ/mq-deadline count it in their sync budgets.
+    #[test]
+    fn fua_write_is_sync_as_op_is_sync_says() {
+        let plain = write(ReqFlags::default());
+        let fua = write(ReqFlags {
+            fua: true,
+            ..ReqFlags::default()
+        });
+        assert!(!plain.is_sync());
+        assert!(fua.is_sync());
+        // A sync write and a FUA write differ in FUA, so they still never merge.
+        let sync = write(ReqFlags {
+            sync: true,
+            ..ReqFlags::default()
+        });
+        let mut next = fua;
+        next.sector = sync.end_sector();
+        assert!(!sync.can_back_merge(&next));
     }
 }

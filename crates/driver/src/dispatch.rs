@@ -58,6 +58,6 @@ impl<X: Copy> Driver<'_, X> {
         );
         entry.request = request;
         trace.request(self.now, RqEvent::Issue, &request);
-        b.issue(self, request.id, trace);
+        b.issue(self, &request, trace);
     }
 }

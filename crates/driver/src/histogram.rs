@@ -45,6 +45,14 @@ impl LatStat {
     /// Adds one sample. Kernel-free analogue of fio's `add_stat_sample()` plus
     /// `add_lat_percentile_sample()`.
     pub fn record(&mut self, value_ns: u64) {
+        if value_ns == 0 && self.max == 0 {
+            // Every sample so far was 0 (the simulator's submission latencies): Welford's
+            // update would leave the mean and `m2` at exactly 0.0, so only the counts move.
+            self.min = 0;
+            self.n += 1;
+            self.add_to_bucket(0, 1);
+            return;
+        }
         if self.n == 0 {
             self.min = value_ns;
             self.max = value_ns;
@@ -160,6 +168,26 @@ impl LatStat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 34: zeros recorded before and after other values leave the series exactly as
+    /// Welford's update does (the zero fast path applies only while every sample was 0).
+    #[test]
+    fn zeros_record_as_welford_does() {
+        let mut series = LatStat::new();
+        let (mut n, mut mean, mut m2) = (0u64, 0.0f64, 0.0f64);
+        for value in [0u64, 0, 0, 7, 0, 3, 0] {
+            series.record(value);
+            n += 1;
+            let delta = value as f64 - mean;
+            mean += delta / n as f64;
+            m2 += delta * (value as f64 - mean);
+            assert_eq!(series.mean().to_bits(), mean.to_bits(), "after {value}");
+        }
+        assert_eq!(series.count(), 7);
+        assert_eq!((series.min(), series.max()), (0, 7));
+        assert_eq!(series.stddev().to_bits(), (m2 / 6.0).sqrt().to_bits());
+        assert_eq!(series.percentile(50.0), Some(0));
+    }
 
     #[test]
     fn moments_are_exact() {

@@ -65,8 +65,9 @@ pub trait Backend {
     fn queue_depth(&self) -> u32;
     /// Requests in the device now.
     fn in_device(&self) -> u32;
-    /// Hands the dispatched request `id` (already marked issued) to the device.
-    fn issue(&mut self, drv: &mut Driver<'_, Self::Io>, id: RequestId, trace: &mut dyn Trace);
+    /// Hands the dispatched `request` (already marked issued, and the copy `drv.in_flight`
+    /// holds) to the device.
+    fn issue(&mut self, drv: &mut Driver<'_, Self::Io>, request: &Request, trace: &mut dyn Trace);
     /// Process `process` is to run at `at` (`at == drv.now`: as soon as the current step ends).
     fn wake(&mut self, process: usize, at: Time);
     /// Job `job`'s clones start at `at`: call [`Driver::start_job`] then.

@@ -253,8 +253,13 @@ pub struct DirStats {
     pub slat: LatStat,
     /// Completion latency: submit to complete.
     pub clat: LatStat,
-    /// Total latency: issue to complete.
-    pub lat: LatStat,
+    /// Total latency: issue to complete; read it with [`DirStats::lat`]. While every sample
+    /// had the same total as completion latency (no submission latency: the simulator's),
+    /// it is `clat` and this stays empty (issue 34: one series recorded instead of two).
+    lat: LatStat,
+    /// `lat` holds its own samples: some sample's total differed from its completion
+    /// latency, or one series was not measured.
+    lat_apart: bool,
     /// Without an announced start: completions per busy millisecond.
     bins: Vec<MsBin>,
     /// With one: the window completions currently fall in (`ms` is its start).
@@ -267,6 +272,23 @@ pub struct DirStats {
 }
 
 impl DirStats {
+    /// Total latency: issue to complete.
+    pub fn lat(&self) -> &LatStat {
+        if self.lat_apart {
+            &self.lat
+        } else {
+            &self.clat
+        }
+    }
+
+    /// Gives `lat` its own copy of the samples it shares with `clat`, before they part.
+    fn part_lat(&mut self) {
+        if !self.lat_apart {
+            self.lat = self.clat.clone();
+            self.lat_apart = true;
+        }
+    }
+
     /// Counts a completion in its 500 ms window counted from `origin_ms` when known (a
     /// completion before it belongs to no window: dropped), else in its millisecond.
     /// `end_ms` is the runtime's end once known: windows reaching past it are no samples.
@@ -321,8 +343,11 @@ impl DirStats {
         self.drop_ios += other.drop_ios;
         self.failed_ios += other.failed_ios;
         self.slat.merge(&other.slat);
+        if self.lat_apart || other.lat_apart {
+            self.part_lat();
+            self.lat.merge(other.lat());
+        }
         self.clat.merge(&other.clat);
-        self.lat.merge(&other.lat);
     }
 
     /// Folds a complete window into the running samples.
@@ -505,17 +530,21 @@ impl JobStats {
         assert!(issue_ns <= submit_ns, "submitted before issued");
         assert!(submit_ns <= complete_ns, "completed before submitted");
         let clat = complete_ns - submit_ns;
+        let lat = complete_ns - issue_ns;
         let dir = &mut self.dirs[ddir];
         dir.io_bytes += bytes;
         dir.total_ios += 1;
         if self.measures_slat {
             dir.slat.record(submit_ns - issue_ns);
         }
+        if !(self.measures_clat && self.measures_lat && lat == clat) {
+            dir.part_lat();
+        }
         if self.measures_clat {
             dir.clat.record(clat);
         }
-        if self.measures_lat {
-            dir.lat.record(complete_ns - issue_ns);
+        if self.measures_lat && dir.lat_apart {
+            dir.lat.record(lat);
         }
         let end_ms = self
             .ended
@@ -1001,6 +1030,37 @@ impl RunResult {
 mod tests {
     use super::*;
 
+    /// Issue 34: while every I/O's total latency equals its completion latency (no
+    /// submission latency, as in the simulator) `lat` is read from `clat` and records
+    /// nothing of its own; from the first I/O with a submission latency it records apart,
+    /// and reports what a series fed every total latency reports.
+    #[test]
+    fn lat_shares_clat_until_a_submission_latency() {
+        let mut stats = JobStats::new("j", 0, &DEFAULT_PERCENTILES);
+        let mut reference = LatStat::new();
+        for i in 0..50u64 {
+            stats.record_io(DDIR_READ, 4096, i * 100, i * 100, i * 100 + 1_000 + i * 37);
+            reference.record(1_000 + i * 37);
+        }
+        assert_eq!(stats.dirs[DDIR_READ].lat.count(), 0, "lat recorded apart");
+        assert_eq!(stats.dirs[DDIR_READ].slat.max(), 0);
+        for i in 0..50u64 {
+            let issue = 10_000 + i * 100;
+            stats.record_io(DDIR_READ, 4096, issue, issue + 5, issue + 2_000 + i);
+            reference.record(2_000 + i);
+        }
+        let lat = stats.dirs[DDIR_READ].lat();
+        assert_eq!(lat.count(), reference.count());
+        assert_eq!((lat.min(), lat.max()), (reference.min(), reference.max()));
+        assert_eq!(lat.mean().to_bits(), reference.mean().to_bits());
+        assert_eq!(lat.stddev().to_bits(), reference.stddev().to_bits());
+        assert_eq!(
+            lat.percentiles(&DEFAULT_PERCENTILES),
+            reference.percentiles(&DEFAULT_PERCENTILES)
+        );
+        assert_eq!(stats.dirs[DDIR_READ].clat.count(), 100);
+    }
+
     const MS: u64 = NSEC_PER_MSEC;
 
     /// fio 3.33's account_io_completion(): `disable_clat` drops the clat series and the
@@ -1015,7 +1075,7 @@ mod tests {
         stats.record_io(DDIR_READ, 4096, 0, 1_000, 50_000);
         let read = &stats.dirs[DDIR_READ];
         assert_eq!(
-            (read.slat.count(), read.clat.count(), read.lat.count()),
+            (read.slat.count(), read.clat.count(), read.lat().count()),
             (0, 0, 1)
         );
         assert_eq!(stats.lat_dist().iter().sum::<f64>(), 0.0);
@@ -1030,7 +1090,7 @@ mod tests {
         stats.record_io(DDIR_READ, 4096, 0, 1_000, 50_000);
         let read = &stats.dirs[DDIR_READ];
         assert_eq!(
-            (read.slat.count(), read.clat.count(), read.lat.count()),
+            (read.slat.count(), read.clat.count(), read.lat().count()),
             (1, 1, 0)
         );
     }
@@ -1060,7 +1120,7 @@ mod tests {
         let d = &j.dirs[DDIR_WRITE];
         assert_eq!(d.slat.min(), 250);
         assert_eq!(d.clat.min(), 2000);
-        assert_eq!(d.lat.min(), 2250);
+        assert_eq!(d.lat().min(), 2250);
         assert_eq!(j.lat_buckets[latency_bucket(2000)], 1);
     }
 

@@ -4,7 +4,7 @@
 //! and its buffers returned.
 
 use io_uring::{opcode, squeue, types};
-use iosched_core::{RequestId, Time, Trace, SECTOR_SIZE};
+use iosched_core::{Request, RequestId, Time, Trace, SECTOR_SIZE};
 use iosched_driver::stats::DDIR_READ;
 use iosched_driver::{Backend, InFlight, UnitDone};
 use iosched_workload::error_policy::ErrorType;
@@ -310,7 +310,8 @@ impl Backend for EngineBackend {
         self.in_device
     }
 
-    fn issue(&mut self, drv: &mut EngineDriver<'_>, id: RequestId, _trace: &mut dyn Trace) {
+    fn issue(&mut self, drv: &mut EngineDriver<'_>, request: &Request, _trace: &mut dyn Trace) {
+        let id = request.id;
         let entry = &drv.in_flight[&id];
         let Scratch {
             mut parts,

@@ -129,27 +129,8 @@ fn kernel_side_is_deterministic_and_sound(bin: &Path, files: &[PathBuf]) {
 /// families plus generated scenarios, at least 300 in all, every one identical.
 fn core_is_identical(bin: &Path, hand: usize, files: &[PathBuf]) {
     let outcomes = oracle::compare_all("bfq", bin, files, 0).expect("both sides run");
-    let same = |o: &[oracle::Outcome]| o.iter().filter(|o| o.divergence.is_none()).count();
-    println!(
-        "hand-written: {} of {hand} identical; generated (seed {SEED}): {} of {GENERATED} \
-         identical; {}",
-        same(&outcomes[..hand]),
-        same(&outcomes[hand..]),
-        oracle::summary_line(&outcomes),
-    );
-    assert!(outcomes.len() >= 300, "only {} scenarios", outcomes.len());
-    assert!(
-        outcomes.iter().all(|o| o.lines > 0),
-        "a scenario produced no kernel decisions"
-    );
-    let differing: Vec<String> = outcomes
-        .iter()
-        .filter_map(|o| o.divergence.as_ref().map(|d| format!("{}:\n{d}", o.name)))
-        .collect();
-    assert!(
-        differing.is_empty(),
-        "{} differ:\n{}",
-        differing.len(),
-        differing.join("\n")
-    );
+    match oracle::all_identical(&outcomes, hand, SEED, 300) {
+        Ok(line) => println!("{line}"),
+        Err(e) => panic!("{e}"),
+    }
 }

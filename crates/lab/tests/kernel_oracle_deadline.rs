@@ -31,28 +31,8 @@ fn mq_deadline_decides_as_linux_6_12() {
     let _ = std::fs::remove_dir_all(&gen_dir);
     let _ = std::fs::remove_file(&bin);
 
-    let hand_same = outcomes[..hand.len()]
-        .iter()
-        .filter(|o| o.divergence.is_none())
-        .count();
-    let gen_same = outcomes[hand.len()..]
-        .iter()
-        .filter(|o| o.divergence.is_none())
-        .count();
-    println!(
-        "hand-written: {hand_same} of {} identical; generated (seed {SEED}): {gen_same} of {generated} \
-         identical; {}",
-        hand.len(),
-        oracle::summary_line(&outcomes),
-    );
-    assert!(outcomes.len() >= 300, "only {} scenarios", outcomes.len());
-    assert!(
-        outcomes.iter().all(|o| o.lines > 0),
-        "a scenario produced no kernel decisions"
-    );
-    let differing: Vec<String> = outcomes
-        .iter()
-        .filter_map(|o| o.divergence.as_ref().map(|d| format!("{}:\n{d}", o.name)))
-        .collect();
-    assert!(differing.is_empty(), "differing:\n{}", differing.join("\n"));
+    match oracle::all_identical(&outcomes, hand.len(), SEED, 300) {
+        Ok(line) => println!("{line}"),
+        Err(e) => panic!("{e}"),
+    }
 }

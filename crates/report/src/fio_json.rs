@@ -116,7 +116,7 @@ fn emit_ddir<E: Emit>(
     e.uint("drop_ios", d.drop_ios)?;
     emit_lat(e, "slat_ns", &d.slat, list(job.slat_percentiles), flavor)?;
     emit_lat(e, "clat_ns", &d.clat, list(job.clat_percentiles), flavor)?;
-    emit_lat(e, "lat_ns", &d.lat, list(job.lat_percentiles), flavor)?;
+    emit_lat(e, "lat_ns", d.lat(), list(job.lat_percentiles), flavor)?;
     let bw = job.bw_samples(ddir);
     let agg = if bw.samples > 0 {
         group.agg_percent(ddir, bw.mean)

@@ -191,14 +191,14 @@ fn show_ddir(out: &mut String, job: &JobStats, ddir: usize, group: &GroupStats) 
     if d.clat.count() > 0 {
         display_lat(out, "clat", &d.clat);
     }
-    if d.lat.count() > 0 {
-        display_lat(out, " lat", &d.lat);
+    if d.lat().count() > 0 {
+        display_lat(out, " lat", d.lat());
     }
     // fio 3.33's `show_ddir_status()`: one block per series whose percentiles are on.
     let blocks = [
         (job.slat_percentiles, "slat", &d.slat),
         (job.clat_percentiles, "clat", &d.clat),
-        (job.lat_percentiles, "lat", &d.lat),
+        (job.lat_percentiles, "lat", d.lat()),
     ];
     for (on, pre, series) in blocks {
         if on {

@@ -49,7 +49,7 @@ fn ddir_fields(out: &mut String, job: &JobStats, ddir: usize, group: &GroupStats
             None => out.push_str(";0%=0"),
         }
     }
-    lat_fields(out, &d.lat);
+    lat_fields(out, d.lat());
     let bw = job.bw_samples(ddir);
     let agg = if bw.samples > 0 {
         group.agg_percent(ddir, bw.mean)
@@ -70,7 +70,7 @@ fn ddir_fields(out: &mut String, job: &JobStats, ddir: usize, group: &GroupStats
 fn terse_percentiles(job: &JobStats, ddir: usize) -> Vec<(f64, u64)> {
     let d = &job.dirs[ddir];
     let series = if job.lat_percentiles {
-        &d.lat
+        d.lat()
     } else if job.clat_percentiles {
         &d.clat
     } else {

@@ -18,8 +18,8 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use iosched_core::{
-    new_elevator, CgroupId, DeviceInfo, Elevator, RequestId, Time, Trace, TunableError, Uptime,
-    DEFAULT_UPTIME_NS, SECTOR_SIZE,
+    new_elevator, CgroupId, DeviceInfo, Elevator, Request, RequestId, Time, Trace, TunableError,
+    Uptime, DEFAULT_UPTIME_NS, SECTOR_SIZE,
 };
 use iosched_driver::{Backend, Driver, InFlight, Outcome, RunProgress, UnitDone};
 use iosched_workload::generator::IoUnit;
@@ -464,8 +464,7 @@ impl Backend for SimBackend {
         self.device.in_flight()
     }
 
-    fn issue(&mut self, drv: &mut SimDriver<'_>, id: RequestId, _trace: &mut dyn Trace) {
-        let request = drv.in_flight[&id].request;
+    fn issue(&mut self, drv: &mut SimDriver<'_>, request: &Request, _trace: &mut dyn Trace) {
         self.device.submit(
             drv.now,
             Command {

@@ -160,6 +160,56 @@ fn legacy_throttle_makes_the_writer_write_back() {
     }
 }
 
+/// Most write requests the writeback threads (pids from `FLUSHER_PID_BASE` up to the
+/// jobs') had allocated at once.
+fn flusher_requests_peak(witness: &Witness) -> u32 {
+    let pids = iosched_writeback::flusher::FLUSHER_PID_BASE..iosched_workload::processes::FIRST_PID;
+    let flusher = |pid: u32| pids.contains(&pid);
+    let (mut now, mut peak) = (0u32, 0u32);
+    for &(_, event, pid, op, _) in &witness.events {
+        if op != Op::Write || !flusher(pid) {
+            continue;
+        }
+        match event {
+            RqEvent::GetRq => now += 1,
+            RqEvent::Complete => now -= 1,
+            _ => {}
+        }
+        peak = peak.max(now);
+    }
+    peak
+}
+
+/// 2.6.30 (`congestion=sync`, commit 1faa16d22877 before 8aa7e847d834): writeback read
+/// congestion on the sync list, so pdflush writing back random pages never backs off at the
+/// async list's congestion mark (113 of 128 requests) and keeps the list full, blocking
+/// for requests, where the default backs off at the mark. Checked against the kernel's
+/// thresholds (blk_queue_congestion_threshold()) and the fix's description.
+#[test]
+fn congestion_sync_lets_pdflush_fill_the_request_list() {
+    let on = iosched_core::request_pool::congestion_on(128);
+    let mut peaks = Vec::new();
+    for list in ["async", "sync"] {
+        let mut spec = buffered("w", RwMode::RandWrite, 32 << 20);
+        spec.overwrite = true;
+        let mut witness = Witness::default();
+        run(
+            &[spec],
+            &[("mem", "32m"), ("flusher", "pdflush"), ("congestion", list)],
+            &mut witness,
+        );
+        peaks.push(flusher_requests_peak(&witness));
+    }
+    assert!(
+        peaks[0] <= on,
+        "async: pdflush went past the mark: {peaks:?}"
+    );
+    assert!(
+        peaks[1] > on,
+        "sync: pdflush backed off at the mark: {peaks:?}"
+    );
+}
+
 /// A dbench4 client re-creates its files: their dirty pages are dropped unwritten, every
 /// page dirtied is either written back or dropped, and the disk sees less than the client
 /// wrote. With end_fsync every page dirtied is accounted for exactly once.

@@ -51,6 +51,31 @@ impl DirtyThrottle {
     }
 }
 
+/// Which request list write congestion reads: where non-blocking writeback backs off
+/// (`bdi_write_congested()`) and which list's freed requests end a `congestion_wait(WRITE)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CongestionList {
+    /// The async list, as writeback means: the READ/WRITE lists before 2.6.30 and
+    /// `BLK_RW_ASYNC` from 2.6.31 (8aa7e847d834, "Fix congestion_wait() sync/async vs
+    /// read/write confusion", July 2009).
+    Async,
+    /// 2.6.30: 1faa16d22877 split the request lists into sync and async (index 1 and 0)
+    /// but `congestion_wait(WRITE, HZ/10)` and `bdi_write_congested()` kept using WRITE
+    /// (1), so writeback read the *sync* list: async writeback never saw congestion
+    /// (it blocked in `get_request_wait()` instead) and its `congestion_wait()`s were
+    /// woken only by sync requests freeing, otherwise sleeping their full 100 ms.
+    Sync,
+}
+
+impl CongestionList {
+    pub fn name(self) -> &'static str {
+        match self {
+            CongestionList::Async => "async",
+            CongestionList::Sync => "sync",
+        }
+    }
+}
+
 /// Every knob of the writeback policy.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WritebackConfig {
@@ -81,6 +106,8 @@ pub struct WritebackConfig {
     /// How writers over the dirty limit are throttled (`io-less`, the default, or the
     /// pre-3.2 `writeback`).
     pub dirty_throttle: DirtyThrottle,
+    /// Which request list writeback's congestion reads (`async`, or `sync` for 2.6.30).
+    pub congestion: CongestionList,
     /// CPUs of the machine, set by the driver (not a knob): they size the kernel's per-CPU
     /// dirtying ratelimit. 2 by default, the simulated machine's count.
     pub cpus: u64,
@@ -102,6 +129,7 @@ impl Default for WritebackConfig {
             flusher: FlusherMode::PerBdi,
             flushers_per_bdi: 1,
             dirty_throttle: DirtyThrottle::IoLess,
+            congestion: CongestionList::Async,
             cpus: 2,
         }
     }
@@ -149,6 +177,7 @@ pub const KNOBS: &[&str] = &[
     "flusher",
     "flushers_per_bdi",
     "dirty_throttle",
+    "congestion",
 ];
 
 /// What each knob means, in [`KNOBS`] order (for `iosched knobs`).
@@ -166,6 +195,7 @@ pub const KNOB_MEANINGS: &[&str] = &[
     "per-bdi (2.6.32+: a thread per device) or pdflush (<= 2.6.31: a global 2-8 thread pool)",
     "per-bdi flusher threads per device",
     "io-less (3.2+: writers over the limit sleep) or writeback (<= 3.1: they write back a chunk)",
+    "request list writeback's congestion reads: async, or sync (2.6.30: congestion_wait(WRITE) sleeps its full 100 ms)",
 ];
 
 /// Parses `4096`, `64k`, `4g` (binary multiples, as fio and the kernel's `memparse` read them).
@@ -288,6 +318,13 @@ impl WritebackConfig {
                     _ => return Err(invalid("io-less or writeback")),
                 };
             }
+            "congestion" => {
+                self.congestion = match value.trim() {
+                    "async" => CongestionList::Async,
+                    "sync" => CongestionList::Sync,
+                    _ => return Err(invalid("async or sync")),
+                };
+            }
             _ => return Err(KnobError::Unknown(name.to_string())),
         }
         Ok(())
@@ -321,6 +358,7 @@ impl WritebackConfig {
             ("flusher", self.flusher.name().to_string()),
             ("flushers_per_bdi", self.flushers_per_bdi.to_string()),
             ("dirty_throttle", self.dirty_throttle.name().to_string()),
+            ("congestion", self.congestion.name().to_string()),
         ]
     }
 
@@ -400,6 +438,9 @@ mod tests {
         assert!(config.set("dirty_throttle", "sleep").is_err());
         config.set("dirty_throttle", "writeback").unwrap();
         assert_eq!(config.dirty_throttle, DirtyThrottle::Writeback);
+        assert!(config.set("congestion", "write").is_err());
+        config.set("congestion", "sync").unwrap();
+        assert_eq!(config.congestion, CongestionList::Sync);
         config.set("mem", "512m").unwrap();
         assert_eq!(config.mem_pages(), 131_072);
         // 512 MiB: 2048 pages of struct page, min_free_kbytes 2896 → high 4344 KiB = 1086

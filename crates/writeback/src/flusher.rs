@@ -31,13 +31,17 @@
 //!
 //! Congestion uses the kernel's request-list thresholds ([`QueueState`]): for the default
 //! `nr_requests` of 128, congested at 113 allocated async requests, uncongested below 103.
+//! With `congestion=sync` (2.6.30, [`CongestionList::Sync`]) both marks are read on the
+//! sync list instead: pdflush never sees async writeback congest, submits until the async
+//! list is full and sleeps for a request there, as per-bdi does; only its `more_io` wait
+//! remains, and nothing async ends it early.
 
 use std::collections::VecDeque;
 
 use iosched_core::request_pool::{congestion_off, congestion_on, DEFAULT_NR_REQUESTS};
 use iosched_core::{Time, NSEC_PER_MSEC, NSEC_PER_SEC};
 
-use crate::config::{FlusherMode, WritebackConfig};
+use crate::config::{CongestionList, FlusherMode, WritebackConfig};
 use crate::dirty_limits::DirtyThresholds;
 use crate::page_cache::{BdiId, FileId, PageCache, PageRange};
 
@@ -64,33 +68,57 @@ pub struct FlusherId(pub u32);
 pub struct QueueState {
     /// Async (writeback) requests allocated: queued in the scheduler or in the device.
     pub async_requests: u32,
+    /// Sync requests allocated (reads, fsync and journal writes).
+    pub sync_requests: u32,
     /// The queue's `nr_requests`.
     pub nr_requests: u32,
+    /// The list writeback's congestion reads (2.6.30 read the sync one).
+    pub congestion: CongestionList,
 }
 
 impl Default for QueueState {
     fn default() -> Self {
         QueueState {
             async_requests: 0,
+            sync_requests: 0,
             nr_requests: DEFAULT_NR_REQUESTS,
+            congestion: CongestionList::Async,
         }
     }
 }
 
 impl QueueState {
-    /// No async request can be allocated: a blocking writer sleeps for one.
+    /// No async request can be allocated: a writer of async requests sleeps for one
+    /// (`get_request_wait()` on the async list, whatever list congestion reads).
     pub fn full(&self) -> bool {
         self.async_requests >= self.nr_requests
     }
 
-    /// Non-blocking writeback backs off from here.
+    /// Requests allocated on the list congestion reads.
+    fn watched(&self) -> u32 {
+        match self.congestion {
+            CongestionList::Async => self.async_requests,
+            CongestionList::Sync => self.sync_requests,
+        }
+    }
+
+    /// Non-blocking writeback backs off from here (`bdi_write_congested()`).
     pub fn congested(&self) -> bool {
-        self.async_requests >= congestion_on(self.nr_requests)
+        self.watched() >= congestion_on(self.nr_requests)
     }
 
     /// `congestion_wait()`ers wake below this.
     pub fn uncongested(&self) -> bool {
-        self.async_requests < congestion_off(self.nr_requests)
+        self.watched() < congestion_off(self.nr_requests)
+    }
+
+    /// Whether a request of the sync (`true`) or async list, just freed, wakes the
+    /// `congestion_wait()`ers: only one of the list they wait on, and only below its
+    /// congestion-off mark. Kernel: `__freed_request()` → `blk_clear_queue_congested()` →
+    /// `clear_bdi_congested()` → `wake_up(&congestion_wqh[sync])`.
+    pub fn wakes_congestion_waiters(&self, freed_sync: bool) -> bool {
+        let watched_sync = self.congestion == CongestionList::Sync;
+        freed_sync == watched_sync && self.uncongested()
     }
 }
 
@@ -523,6 +551,11 @@ impl Flushers {
                 }
                 return FlusherStep::CongestionWait(now + CONGESTION_WAIT_NS);
             }
+            if queue.full() {
+                // Congestion unseen (2.6.30 read the sync list): the submission itself
+                // sleeps in get_request_wait(), holding the device and its file.
+                return FlusherStep::WaitRequest;
+            }
             if let Some(range) = self.next_range(index, cache, thresholds, None) {
                 self.bdi_owner[bdi as usize] = Some(id);
                 self.threads[index].last_active = now;
@@ -790,6 +823,93 @@ mod tests {
             };
             assert_eq!(wb.flusher_step(id, 0, queue), expect, "{mode:?}");
         }
+    }
+
+    /// 2.6.30 (`congestion=sync`): writeback reads congestion on the sync list, so pdflush
+    /// does not back off at the async list's congestion mark (113 of 128) but submits on
+    /// and sleeps for a request only when the async list is full; sync requests past their
+    /// mark do make it back off. With the default (`async`) it backs off at 113.
+    #[test]
+    fn congestion_sync_pdflush_fills_the_async_list_and_blocks_when_full() {
+        let on = congestion_on(DEFAULT_NR_REQUESTS);
+        for (list, async_requests, sync_requests, expect_submit, expect) in [
+            (
+                CongestionList::Async,
+                on,
+                0,
+                false,
+                FlusherStep::CongestionWait(CONGESTION_WAIT_NS),
+            ),
+            (CongestionList::Sync, on, 0, true, FlusherStep::Idle),
+            (
+                CongestionList::Sync,
+                DEFAULT_NR_REQUESTS,
+                0,
+                false,
+                FlusherStep::WaitRequest,
+            ),
+            (
+                CongestionList::Sync,
+                0,
+                on,
+                false,
+                FlusherStep::CongestionWait(CONGESTION_WAIT_NS),
+            ),
+        ] {
+            let mut config = config(FlusherMode::Pdflush);
+            config.set("dirty_background_bytes", "8192").unwrap();
+            config.congestion = list;
+            let mut wb = Writeback::new(config, 1);
+            for notice in wb.take_notices() {
+                if let Notice::Spawned { id, .. } = notice {
+                    wb.flusher_step(id, 0, QueueState::default());
+                }
+            }
+            let file = wb.add_file(0, 1 << 20);
+            wb.write(file, 0, 16 * PAGE_SIZE, 0);
+            wb.balance_dirty_pages(1, 0);
+            let Some(Notice::Wake { id }) = wb.take_notices().last().copied() else {
+                panic!("no pdflush woken")
+            };
+            let queue = QueueState {
+                async_requests,
+                sync_requests,
+                congestion: list,
+                ..QueueState::default()
+            };
+            let step = wb.flusher_step(id, 0, queue);
+            let case = format!("{list:?} async {async_requests} sync {sync_requests}");
+            assert_eq!(
+                matches!(step, FlusherStep::Submit(_)),
+                expect_submit,
+                "{case}: {step:?}"
+            );
+            if !expect_submit {
+                assert_eq!(step, expect, "{case}");
+            }
+        }
+    }
+
+    /// A freed request wakes `congestion_wait()`ers only when it is of the list congestion
+    /// reads and that list is below its congestion-off mark: in 2.6.30 async writeback
+    /// completing never ends the wait (its WRITE == sync wait queue), a sync request does.
+    #[test]
+    fn only_the_watched_list_freeing_ends_a_congestion_wait() {
+        let off = congestion_off(DEFAULT_NR_REQUESTS);
+        let queue = |congestion, async_requests, sync_requests| QueueState {
+            async_requests,
+            sync_requests,
+            congestion,
+            ..QueueState::default()
+        };
+        let async_list = queue(CongestionList::Async, off - 1, 0);
+        assert!(async_list.wakes_congestion_waiters(false));
+        assert!(!async_list.wakes_congestion_waiters(true));
+        assert!(!queue(CongestionList::Async, off, 0).wakes_congestion_waiters(false));
+        let sync_list = queue(CongestionList::Sync, 0, 0);
+        assert!(!sync_list.wakes_congestion_waiters(false));
+        assert!(sync_list.wakes_congestion_waiters(true));
+        assert!(!queue(CongestionList::Sync, 0, off).wakes_congestion_waiters(true));
     }
 
     /// ≤ 3.1 throttling: a writer over the limit is told to write back a chunk; it takes a

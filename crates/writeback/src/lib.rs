@@ -38,7 +38,7 @@ pub mod readahead;
 
 use iosched_core::Time;
 
-pub use config::{DirtyThrottle, FlusherMode, KnobError, WritebackConfig};
+pub use config::{CongestionList, DirtyThrottle, FlusherMode, KnobError, WritebackConfig};
 pub use dirty_limits::{ratelimit_pages, sync_writeback_pages};
 pub use dirty_limits::{Bandwidth, DirtyThresholds, Throttle};
 pub use flusher::{FlusherId, FlusherStep, Flushers, Notice, QueueState};

@@ -165,6 +165,46 @@ pub fn summary_line(outcomes: &[Outcome]) -> String {
     format!("{same} of {} scenarios identical", outcomes.len())
 }
 
+/// The CI verdict on a run of the hand-written files (the first `hand` outcomes) followed by
+/// generated ones from `seed`: at least `min` scenarios, each with kernel decisions, every one
+/// identical. Ok holds the line a test prints; Err names each differing scenario with its
+/// first differing decision.
+pub fn all_identical(
+    outcomes: &[Outcome],
+    hand: usize,
+    seed: u64,
+    min: usize,
+) -> Result<String, String> {
+    let hand = hand.min(outcomes.len());
+    let same = |o: &[Outcome]| o.iter().filter(|o| o.divergence.is_none()).count();
+    let line = format!(
+        "hand-written: {} of {hand} identical; generated (seed {seed}): {} of {} identical; {}",
+        same(&outcomes[..hand]),
+        same(&outcomes[hand..]),
+        outcomes.len() - hand,
+        summary_line(outcomes),
+    );
+    if outcomes.len() < min {
+        return Err(format!("only {} scenarios, {min} wanted", outcomes.len()));
+    }
+    if let Some(empty) = outcomes.iter().find(|o| o.lines == 0) {
+        return Err(format!("{}: no kernel decisions", empty.name));
+    }
+    let differing: Vec<String> = outcomes
+        .iter()
+        .filter_map(|o| o.divergence.as_ref().map(|d| format!("{}:\n{d}", o.name)))
+        .collect();
+    if differing.is_empty() {
+        Ok(line)
+    } else {
+        Err(format!(
+            "{line}\n{} differ:\n{}",
+            differing.len(),
+            differing.join("\n")
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,6 +222,31 @@ mod tests {
         assert!(first_divergence(kernel, kernel).is_none());
         let short = first_divergence(kernel, "Q 1 1 1 R 0 8\n").expect("shorter");
         assert_eq!((short.line, short.iosched), (1, None));
+    }
+
+    /// The CI verdict fails on a divergence, on a scenario without kernel lines and on too
+    /// few scenarios, and counts hand-written and generated ones apart.
+    #[test]
+    fn all_identical_refuses_each_kind_of_failure() {
+        let outcome = |name: &str, lines, differs: bool| Outcome {
+            name: name.to_string(),
+            lines,
+            divergence: differs
+                .then(|| first_divergence("D 1 1 0 8\n", "D 1 1 0 16\n"))
+                .flatten(),
+        };
+        let good = [outcome("a", 3, false), outcome("b", 4, false)];
+        let line = all_identical(&good, 1, 7, 2).expect("all identical");
+        assert!(line.contains("hand-written: 1 of 1"), "{line}");
+        assert!(line.contains("(seed 7): 1 of 1"), "{line}");
+        assert!(all_identical(&good, 1, 7, 3).is_err());
+        let silent = [outcome("a", 3, false), outcome("quiet", 0, false)];
+        assert!(all_identical(&silent, 1, 7, 2)
+            .unwrap_err()
+            .contains("quiet"));
+        let diverging = [outcome("a", 3, false), outcome("odd", 4, true)];
+        let err = all_identical(&diverging, 1, 7, 2).unwrap_err();
+        assert!(err.contains("odd:") && err.contains("1 differ"), "{err}");
     }
 
     /// The same seed and index give the same scenario; another index another one.

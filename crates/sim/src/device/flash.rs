@@ -335,6 +335,9 @@ pub struct FlashDevice {
     /// Programs reserved on each unit and not yet over: (start, end, whether a GC busy
     /// period follows the program).
     unit_programs: Vec<std::collections::VecDeque<(Time, Time, bool)>>,
+    /// Entries of `unit_programs` on each channel's units: a read on a channel with none
+    /// skips the walk over its units (a read-only run never programs; issue 34).
+    channel_programs: Vec<usize>,
     /// When each unit's host reads are done (reads queue among themselves in order).
     unit_reads_free: Vec<Time>,
     /// When each channel's host read transfers are done.
@@ -399,6 +402,7 @@ impl FlashDevice {
             channels_free: vec![0; params.channels as usize],
             units_free: vec![0; units as usize],
             unit_programs: vec![std::collections::VecDeque::new(); units as usize],
+            channel_programs: vec![0; params.channels as usize],
             unit_reads_free: vec![0; units as usize],
             channel_reads_free: vec![0; params.channels as usize],
             gc_op_ns: params.read_page_ns + 2 * page_xfer + params.program_page_ns,
@@ -486,6 +490,7 @@ impl FlashDevice {
         }
         self.units_free[unit] = end;
         self.unit_programs[unit].push_back((start, end, gc));
+        self.channel_programs[channel] += 1;
         self.releases.push(Reverse((end, bytes)));
         self.last_program_end = self.last_program_end.max(end);
         end
@@ -534,6 +539,9 @@ impl FlashDevice {
         let xfer = transfer_ns(self.params.page_bytes, self.params.channel_bytes_per_s);
         let channels = self.params.channels as usize;
         let mut t = at.max(self.channel_reads_free[channel]);
+        if self.channel_programs[channel] == 0 {
+            return t;
+        }
         loop {
             let busy_until = (channel..self.units as usize)
                 .step_by(channels)
@@ -554,8 +562,10 @@ impl FlashDevice {
     /// Returns when the data is in the unit's register.
     fn read_on_unit(&mut self, unit: usize, ready: Time) -> Time {
         let programs = &mut self.unit_programs[unit];
+        let channel = unit % self.params.channels as usize;
         while programs.front().is_some_and(|&(_, end, _)| end <= ready) {
             programs.pop_front();
+            self.channel_programs[channel] -= 1;
         }
         let running_until = match programs.front() {
             Some(&(start, end, true)) if start <= ready => end.min(ready + self.gc_op_ns),
@@ -741,6 +751,43 @@ mod tests {
             nr_sectors,
             fua: false,
         }
+    }
+
+    /// `channel_programs` counts the programs queued on each channel's units, so a read
+    /// that skips the walk when it is 0 skips only walks that would find nothing (issue 34).
+    #[test]
+    fn channel_program_counts_match_the_queues() {
+        let mut device = FlashDevice::new(FlashParams::nvme_gen4());
+        let mut rng = Pcg64Mcg::seed_from_u64(7);
+        let mut completed = Vec::new();
+        let channels = device.params.channels as usize;
+        let mut now = 0;
+        for id in 0..4000u64 {
+            // Writes in bursts, reads across many pages; time moves on so programs end.
+            let op = if id % 7 < 3 { Op::Write } else { Op::Read };
+            let sector = (id * 7919 % 100_000) * 8;
+            if device.in_flight() == device.queue_depth() {
+                now = device.next_event().expect("a command in flight");
+                device.advance(now, &mut rng, &mut completed);
+            }
+            device.submit(now, command(id, op, sector, 8), &mut rng);
+            now += 2_000;
+            device.advance(now, &mut rng, &mut completed);
+            for channel in 0..channels {
+                let queued: usize = (channel..device.units as usize)
+                    .step_by(channels)
+                    .map(|unit| device.unit_programs[unit].len())
+                    .sum();
+                assert_eq!(
+                    device.channel_programs[channel], queued,
+                    "channel {channel}"
+                );
+            }
+        }
+        assert!(
+            device.channel_programs.iter().any(|&n| n > 0),
+            "no program queued"
+        );
     }
 
     /// A lone 4 KiB read on the X25-E takes the reference's 100–130 µs via the host.

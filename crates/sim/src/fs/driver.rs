@@ -207,6 +207,9 @@ impl SimBackend {
             io: Some(tag),
             riders: Vec::new(),
         };
+        if flags.sync {
+            self.fs.as_mut().expect("file system").sync_requests += 1;
+        }
         drv.submit_own(self, entry, trace);
     }
 
@@ -696,6 +699,11 @@ impl SimBackend {
         }
         let now = drv.now;
         let fs = self.fs.as_mut().expect("file system");
+        let sync = request.flags.sync;
+        if sync {
+            assert!(fs.sync_requests > 0, "sync request count went negative");
+            fs.sync_requests -= 1;
+        }
         match tag {
             FsTag::ReadAhead(range) => {
                 fs.wb.read_done(range);
@@ -715,7 +723,7 @@ impl SimBackend {
                 if read {
                     self.fs_retry_reads(drv, trace);
                 } else if range.is_some() {
-                    self.fs_wake_flushers(drv);
+                    self.fs_wake_flushers(drv, true, sync);
                     self.fs_retry_fsyncs(drv, trace);
                 }
                 if last {
@@ -731,32 +739,43 @@ impl SimBackend {
                 fs.wb.writeback_done(range, now);
                 assert!(fs.async_requests > 0, "async request count went negative");
                 fs.async_requests -= 1;
-                self.fs_wake_flushers(drv);
-                self.fs_wake_writers(drv, trace);
+                self.fs_wake_flushers(drv, true, sync);
+                self.fs_wake_writers(drv, sync, trace);
                 self.fs_retry_fsyncs(drv, trace);
             }
-            FsTag::Journal => {
-                let (ios, committed) = fs.journal.io_done();
-                if let Some(tid) = committed {
-                    let waiters = std::mem::take(&mut fs.journal_waiters);
-                    let mut still = Vec::new();
-                    let mut done = Vec::new();
-                    for token in waiters {
-                        match fs.ops.get(&token).map(|op| op.phase.clone()) {
-                            Some(OpPhase::FsyncCommit(need)) if need <= tid => done.push(token),
-                            Some(_) => still.push(token),
-                            None => {}
-                        }
-                    }
-                    fs.journal_waiters = still;
-                    for token in done {
-                        self.fs_complete(drv, token);
-                    }
-                }
-                self.fs_journal_submit(drv, ios, trace);
-            }
+            FsTag::Journal => self.fs_journal_done(drv, trace),
+        }
+        if sync {
+            // A sync request freed: where congestion reads the sync list (2.6.30), it is
+            // what ends the writeback's congestion_wait()s.
+            self.fs_wake_flushers(drv, false, true);
+            self.fs_wake_writers(drv, true, trace);
         }
         self.fs_notices(drv);
+    }
+
+    /// A journal request completed: the next ones go, and fsyncs waiting for the commit it
+    /// ended return.
+    fn fs_journal_done(&mut self, drv: &mut SimDriver<'_>, trace: &mut dyn Trace) {
+        let fs = self.fs.as_mut().expect("file system");
+        let (ios, committed) = fs.journal.io_done();
+        if let Some(tid) = committed {
+            let waiters = std::mem::take(&mut fs.journal_waiters);
+            let mut still = Vec::new();
+            let mut done = Vec::new();
+            for token in waiters {
+                match fs.ops.get(&token).map(|op| op.phase.clone()) {
+                    Some(OpPhase::FsyncCommit(need)) if need <= tid => done.push(token),
+                    Some(_) => still.push(token),
+                    None => {}
+                }
+            }
+            fs.journal_waiters = still;
+            for token in done {
+                self.fs_complete(drv, token);
+            }
+        }
+        self.fs_journal_submit(drv, ios, trace);
     }
 
     fn fs_retry_reads(&mut self, drv: &mut SimDriver<'_>, trace: &mut dyn Trace) {

@@ -112,17 +112,26 @@ impl SimBackend {
         self.fs_writer_writeback(drv, token, trace);
     }
 
-    /// An async request freed: throttled writers waiting for the pool go on, and those in
-    /// `congestion_wait()` when the queue is below the congestion-off mark.
-    pub(crate) fn fs_wake_writers(&mut self, drv: &mut SimDriver<'_>, trace: &mut dyn Trace) {
+    /// A request of the sync (`freed_sync`) or async list freed: throttled writers waiting
+    /// for the (async) pool go on after an async one, and those in `congestion_wait()` when
+    /// it was of the list congestion reads and that list is below its congestion-off mark.
+    pub(crate) fn fs_wake_writers(
+        &mut self,
+        drv: &mut SimDriver<'_>,
+        freed_sync: bool,
+        trace: &mut dyn Trace,
+    ) {
         let fs = self.fs.as_mut().expect("file system");
         if fs.writer_waiters.is_empty() {
             return;
         }
-        let uncongested = fs.queue_state().uncongested();
+        let wakes_waiters = fs.queue_state().wakes_congestion_waiters(freed_sync);
         let (wake, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut fs.writer_waiters)
             .into_iter()
-            .partition(|&(_, deadline)| deadline.is_none() || uncongested);
+            .partition(|&(_, deadline)| match deadline {
+                None => !freed_sync,
+                Some(_) => wakes_waiters,
+            });
         fs.writer_waiters = keep;
         for (token, _) in wake {
             self.fs_writer_writeback(drv, token, trace);
@@ -261,17 +270,24 @@ impl SimBackend {
         Some(at)
     }
 
-    /// Wakes flushers blocked on requests (any write completion) or congestion.
-    pub(crate) fn fs_wake_flushers(&mut self, drv: &mut SimDriver<'_>) {
+    /// Wakes flushers blocked on requests (`request`: a data write completed) or in
+    /// `congestion_wait()` (a request of the list congestion reads freed below its
+    /// congestion-off mark; `freed_sync` says which list).
+    pub(crate) fn fs_wake_flushers(
+        &mut self,
+        drv: &mut SimDriver<'_>,
+        request: bool,
+        freed_sync: bool,
+    ) {
         let fs = self.fs.as_mut().expect("file system");
         if fs.shutting_down {
             return;
         }
-        let uncongested = fs.queue_state().uncongested();
+        let wakes_waiters = fs.queue_state().wakes_congestion_waiters(freed_sync);
         for (id, proc_) in fs.flushers.iter_mut() {
             let wake = match proc_.wait {
-                FlusherWait::Request => true,
-                FlusherWait::Congestion => uncongested,
+                FlusherWait::Request => request,
+                FlusherWait::Congestion => wakes_waiters,
                 _ => false,
             };
             if wake {

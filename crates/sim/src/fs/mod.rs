@@ -441,6 +441,9 @@ pub(crate) struct FsState {
     pub wb_timer_at: Option<Time>,
     /// Async (writeback) requests allocated and not completed.
     pub async_requests: u32,
+    /// Sync requests the file system issued (reads, fsync and journal writes, flushes) and
+    /// not completed. Choice: a job's own O_DIRECT requests are not counted.
+    pub sync_requests: u32,
     pub throttled_ns: Vec<Time>,
     pub series: Vec<WbSample>,
     pub next_sample: Time,
@@ -472,7 +475,9 @@ impl FsState {
     pub fn queue_state(&self) -> QueueState {
         QueueState {
             async_requests: self.async_requests,
+            sync_requests: self.sync_requests,
             nr_requests: self.config.writeback.nr_requests,
+            congestion: self.config.writeback.congestion,
         }
     }
 
@@ -537,6 +542,7 @@ impl FsState {
             writer_waiters: Vec::new(),
             wb_timer_at: None,
             async_requests: 0,
+            sync_requests: 0,
             throttled_ns: vec![0; processes],
             series: Vec::new(),
             next_sample: 0,

@@ -1,0 +1,171 @@
+//! `scripts/kernel-side-by-side.py` counts the engine's scheduler messages by kind from the
+//! trace file the engine writes. Checked here against that file as `iosched run --trace`
+//! writes it: a BFQ message whose first word starts with "bfq" (`bfqq_served 8 secs`) was
+//! once taken for a queue's tag and counted under its number ("8", "1057"), so the table
+//! showed no `bfqq_served` for the engine and rows of numbers instead.
+
+mod common;
+
+use std::process::Command;
+
+use common::{iosched, skip, Scratch};
+
+/// Two weighted random readers, short enough for a debug build.
+const JOB: &str = "\
+[global]
+ioengine=libaio
+direct=1
+rw=randread
+bs=4k
+iodepth=8
+size=8m
+runtime=30ms
+time_based
+
+[heavy]
+cgroup=heavy
+cgroup_weight=1000
+
+[light]
+cgroup=light
+cgroup_weight=100
+";
+
+/// The script's `message_kinds` over `trace`, as `kind count` lines.
+fn kinds_by_script(trace: &str) -> Vec<(String, u64)> {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scripts/kernel-side-by-side.py"
+    );
+    let program = "import importlib.util, sys\n\
+        spec = importlib.util.spec_from_file_location('sbs', sys.argv[1])\n\
+        sbs = importlib.util.module_from_spec(spec)\n\
+        spec.loader.exec_module(sbs)\n\
+        for kind, n in sorted(sbs.message_kinds(sys.argv[2]).items()):\n\
+        \x20   print(kind, n)\n";
+    let out = Command::new("python3")
+        .args(["-c", program, script, trace])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| {
+            let (kind, n) = line.rsplit_once(' ').expect("kind count");
+            (kind.to_string(), n.parse().expect("a count"))
+        })
+        .collect()
+}
+
+#[test]
+fn engine_bfq_messages_are_counted_under_their_own_kind() {
+    if !common::tool_available("python3") {
+        skip(
+            "engine_bfq_messages_are_counted_under_their_own_kind",
+            "no python3",
+        );
+        return;
+    }
+    let scratch = Scratch::new("side-by-side-script");
+    let job = scratch.file("two-groups.fio", JOB);
+    let trace = scratch.path("bfq.txt");
+    let out = iosched(&[
+        "run",
+        &job,
+        "--scheduler",
+        "bfq",
+        "--device",
+        "ufs31",
+        "--trace",
+        &trace,
+    ]);
+    common::assert_ran(&out);
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let dispatched = text.lines().filter(|l| l.contains(" D ")).count() as u64;
+    assert!(dispatched > 100, "too short a run: {dispatched} dispatches");
+    let kinds = kinds_by_script(&trace);
+    let numeric: Vec<_> = kinds
+        .iter()
+        .filter(|(kind, _)| kind.bytes().all(|b| b.is_ascii_digit()))
+        .collect();
+    assert!(numeric.is_empty(), "numbers counted as kinds: {numeric:?}");
+    // bfq_bfqq_served() logs once per dispatched request, and again for a budget timeout's
+    // charge at expiry.
+    let served = kinds.iter().find(|(kind, _)| kind == "bfqq_served");
+    assert!(
+        served.is_some_and(|(_, n)| *n >= dispatched),
+        "bfqq_served {served:?} for {dispatched} dispatches"
+    );
+}
+
+/// Runs `program` (Python) with the script loaded as `sbs` and `args` as `sys.argv[2:]`;
+/// returns what it printed.
+fn with_script(program: &str, args: &[&str]) -> String {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scripts/kernel-side-by-side.py"
+    );
+    let load = "import importlib.util, sys, json\n\
+        spec = importlib.util.spec_from_file_location('sbs', sys.argv[1])\n\
+        sbs = importlib.util.module_from_spec(spec)\n\
+        spec.loader.exec_module(sbs)\n";
+    let out = Command::new("python3")
+        .args(["-c", &format!("{load}{program}"), script])
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// fio on the kernel counts a request's wait in the kernel's scheduler in clat; the engine,
+/// whose scheduler runs before io_uring, counts it in slat (see `stamp_sent` in the
+/// engine). The table's latency columns compared the two clats; they now compare lat
+/// (slat + clat), which the job file asks fio and the engine to give percentiles of.
+#[test]
+fn latency_columns_compare_total_latency() {
+    if !common::tool_available("python3") {
+        skip("latency_columns_compare_total_latency", "no python3");
+        return;
+    }
+    let scratch = Scratch::new("side-by-side-lat");
+    let job = scratch.file("two-groups.fio", JOB);
+    let copy = with_script(
+        "print(sbs.with_lat_percentiles(sys.argv[2], sys.argv[3]))",
+        &[&job, &scratch.path("")],
+    );
+    let out = iosched(&[
+        "run",
+        copy.trim(),
+        "--scheduler",
+        "bfq",
+        "--device",
+        "ufs31",
+        "--output-format",
+        "json",
+    ]);
+    let report = common::json_of(&out);
+    let lat = &report["jobs"][1]["read"]["lat_ns"]["percentile"]["99.000000"];
+    assert!(
+        lat.as_u64().is_some_and(|ns| ns > 0),
+        "no lat percentiles: {lat}"
+    );
+    // metrics() on a report whose lat and clat differ reads lat.
+    let fake = r#"{"jobs": [{"jobname": "j", "read": {"bw_bytes": 1,
+        "clat_ns": {"percentile": {"50.000000": 1000, "99.000000": 2000}},
+        "lat_ns": {"percentile": {"50.000000": 5000, "99.000000": 9000}}},
+        "write": {"bw_bytes": 0}}]}"#;
+    let got = with_script(
+        "print(sbs.metrics(json.loads(sys.argv[2]), '/dev/null')['lat']['j'])",
+        &[fake],
+    );
+    assert_eq!(got.trim(), "(5.0, 9.0)");
+}
