@@ -18,6 +18,7 @@ pub mod bfq;
 pub mod cfq;
 pub mod deadline;
 pub mod elevator;
+pub(crate) mod elv_hash;
 pub mod id_map;
 pub mod id_table;
 pub mod kyber;

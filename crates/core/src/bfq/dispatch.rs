@@ -65,15 +65,18 @@ impl Bfq {
             self.qm(q).next_rq = next;
             self.updated_next_req(q, now, trace);
         }
-        self.qm(q).fifo.retain(|&s| s != slot);
+        // Usually the FIFO's oldest; list_del_init() elsewhere.
+        let fifo = &mut self.qm(q).fifo;
+        if fifo.front() == Some(&slot) {
+            fifo.pop_front();
+        } else {
+            fifo.retain(|&s| s != slot);
+        }
         self.qm(q).queued[usize::from(rq.is_sync())] -= 1;
         self.queued -= 1;
-        let key = self
-            .hm(slot)
-            .sort_key
-            .take()
-            .expect("queued request is sorted");
-        self.qm(q).sort_list.remove(&key);
+        assert!(self.h(slot).sorted, "queued request is sorted");
+        self.hm(slot).sorted = false;
+        self.qm(q).sort_list.remove();
         self.rb_del(q, slot);
         self.hash_del(slot);
         if self.last_merge == Some(slot) {
@@ -426,6 +429,15 @@ impl Bfq {
             .map(|q| q.queued[0] + q.queued[1])
             .sum();
         assert_eq!(queued, self.queued, "queued requests");
+        for (slot, end) in self.hash.check() {
+            let h = self.held[slot].as_ref().expect("a hashed request is held");
+            assert_eq!(
+                h.rq.end_sector(),
+                end,
+                "request {:?}: stale hash key",
+                h.rq.id
+            );
+        }
         let in_driver = self.held.iter().flatten().filter(|h| h.started).count();
         assert_eq!(
             in_driver as i32, self.tot_rq_in_driver,

@@ -55,7 +55,7 @@ impl Bfq {
         if self.tot_rq_in_driver >= limit {
             return None;
         }
-        let candidates: Vec<QId> = self.active_list.iter().copied().collect();
+        let candidates: Vec<QId> = self.active_list.iter().collect();
         for q in candidates {
             let b = self.q(q);
             let Some(next) = b.next_rq else { continue };

@@ -60,10 +60,9 @@ impl Bfq {
             bfqq: usize::MAX,
             bic,
             fifo_time: 0,
-            sort_key: None,
+            sorted: false,
             started: false,
             nomerge: false,
-            hashed: None,
         });
         self.init_rq(slot, now, trace);
         slot
@@ -124,10 +123,9 @@ impl Bfq {
         if self.q(q).sync {
             self.update_io_intensity(q, now);
         }
-        let key = (rq.sector, self.next_seq());
-        self.qm(q).sort_list.insert(key, slot);
+        self.qm(q).sort_list.add();
         self.rb_add(q, slot);
-        self.hm(slot).sort_key = Some(key);
+        self.hm(slot).sorted = true;
         let prev = self.q(q).next_rq;
         let next = self.choose_req(prev, Some(slot), self.last_position);
         self.qm(q).next_rq = next;
@@ -409,18 +407,38 @@ impl Bfq {
         (limit < self.nr_requests).then_some(limit)
     }
 
+    /// Kernel: BFQ_LIMIT_INLINE_DEPTH.
+    const BFQ_LIMIT_INLINE_DEPTH: usize = 16;
+
     /// Kernel: bfqq_request_over_limit(): whether the queue holds more than its share of
     /// `limit` tags at some level of the hierarchy.
     fn request_over_limit(&self, q: QId, mut limit: u32, now: Time, trace: &mut dyn Trace) -> bool {
-        let mut chain = Vec::new();
+        // The kernel's inline array of BFQ_LIMIT_INLINE_DEPTH entities; a deeper hierarchy
+        // (rare) allocates, as the kernel's kmalloc_array() does.
+        let mut inline = [0; Self::BFQ_LIMIT_INLINE_DEPTH];
+        let mut deep = Vec::new();
+        let mut depth = 0;
         let mut at = Some(self.q(q).entity);
         while let Some(e) = at {
             if !self.e(e).on_st_or_in_serv {
                 return false;
             }
-            chain.push(e);
+            if depth < Self::BFQ_LIMIT_INLINE_DEPTH {
+                inline[depth] = e;
+            } else {
+                if deep.is_empty() {
+                    deep.extend_from_slice(&inline);
+                }
+                deep.push(e);
+            }
+            depth += 1;
             at = self.e(e).parent;
         }
+        let chain = if deep.is_empty() {
+            &inline[..depth]
+        } else {
+            &deep[..]
+        };
         let sched = self.qe(q).sched_data;
         for level in (0..chain.len()).rev() {
             let e = chain[level];

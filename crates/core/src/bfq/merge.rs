@@ -102,26 +102,21 @@ impl Bfq {
     /// Kernel: elv_rqhash_add(): the newest of its end.
     pub(crate) fn hash_add(&mut self, slot: Slot) {
         let end = self.h(slot).rq.end_sector();
-        self.hash.entry(end).or_default().push(slot);
-        self.hm(slot).hashed = Some(end);
+        self.hash.add(slot, end);
     }
 
     /// Kernel: elv_rqhash_del().
     pub(crate) fn hash_del(&mut self, slot: Slot) {
-        let Some(end) = self.hm(slot).hashed.take() else {
-            return;
-        };
-        let chain = self.hash.get_mut(&end).expect("hashed under its end");
-        chain.retain(|&s| s != slot);
-        if chain.is_empty() {
-            self.hash.remove(&end);
-        }
+        self.hash.del(slot);
     }
 
     /// Kernel: elv_rqhash_find(): the newest mergeable request ending at `end`.
-    fn hash_find(&self, end: u64) -> Option<Slot> {
-        let chain = self.hash.get(&end)?;
-        chain.iter().rev().copied().find(|&s| self.rq_mergeable(s))
+    fn hash_find(&mut self, end: u64) -> Option<Slot> {
+        let held = &self.held;
+        self.hash.find(end, |s| {
+            let h = held[s].as_ref().expect("a hashed request is held");
+            op_mergeable(&h.rq) && !h.nomerge
+        })
     }
 
     /// Kernel: elv_bio_merge_ok() with bfq_allow_bio_merge().
@@ -291,7 +286,7 @@ impl Bfq {
     /// Kernel: bfq_request_merged() for a front merge: a request that now starts before its
     /// sort-list predecessor moves, and may become its queue's next request.
     fn request_merged_front(&mut self, slot: Slot, now: Time, trace: &mut dyn Trace) {
-        let key = self.h(slot).sort_key.expect("a queued request is sorted");
+        assert!(self.h(slot).sorted, "a queued request is sorted");
         let q = self.h(slot).bfqq;
         let Some(prev) = self.rb_prev(slot) else {
             return;
@@ -299,10 +294,6 @@ impl Bfq {
         if self.h(slot).rq.sector >= self.h(prev).rq.sector {
             return;
         }
-        self.qm(q).sort_list.remove(&key);
-        let key = (self.h(slot).rq.sector, self.next_seq());
-        self.qm(q).sort_list.insert(key, slot);
-        self.hm(slot).sort_key = Some(key);
         self.rb_del(q, slot);
         self.rb_add(q, slot);
         let before = self.q(q).next_rq;
@@ -342,7 +333,7 @@ impl Bfq {
     /// and of the same queue, and its place as the queue's next request; `next` leaves BFQ.
     fn requests_merged(&mut self, req: Slot, next: Slot, now: Time, trace: &mut dyn Trace) {
         let q = self.h(req).bfqq;
-        let queued = |s: Slot| self.h(s).sort_key.is_some();
+        let queued = |s: Slot| self.h(s).sorted;
         if q == self.h(next).bfqq
             && queued(req)
             && queued(next)
@@ -361,7 +352,7 @@ impl Bfq {
         if self.q(q).next_rq == Some(next) {
             self.qm(q).next_rq = Some(req);
         }
-        if self.h(next).sort_key.is_some() {
+        if self.h(next).sorted {
             self.remove_request(next, now, trace);
         }
     }

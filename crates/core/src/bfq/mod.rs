@@ -43,6 +43,7 @@ pub mod inject;
 pub mod insert;
 pub mod merge;
 pub mod peak_rate;
+mod qlist;
 pub mod queue;
 pub mod queue_merge;
 pub mod tunables;
@@ -61,12 +62,14 @@ use std::fmt;
 use crate::cfq::rbtree::RbForest;
 use crate::deadline::tunables::{jiffies, msecs_to_jiffies};
 use crate::elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary};
+use crate::elv_hash::ElvHash;
 use crate::id_map::IdMap;
 use crate::request::{CgroupId, IoContextId, Request, RequestId, Time};
 use crate::trace::{Decision, DecisionKind, MessageSubject, Trace};
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
 
 pub use expire::Expiration;
+use qlist::QList;
 pub use tunables::Tunables;
 use wf2q::{Entity, SchedData};
 
@@ -142,8 +145,8 @@ pub(crate) struct BfqQueue {
     pub new_bfqq: Option<QId>,
     /// Kernel: pos_root: the group whose rq_pos_tree holds the queue.
     pub pos_root: Option<GId>,
-    /// Kernel: sort_list, keyed (sector, arrival) as elv_rb_add() orders equal sectors.
-    pub sort_list: BTreeMap<(u64, u64), Slot>,
+    /// Kernel: sort_list; its order is [`Bfq::sort_tree`], this is its size.
+    pub sort_list: SortList,
     pub next_rq: Option<Slot>,
     pub queued: [i32; 2],
     pub meta_pending: i32,
@@ -196,6 +199,34 @@ pub(crate) struct BfqQueue {
     pub slices: u64,
 }
 
+/// How many requests a queue's sort list holds: the list itself, in the kernel's shape, is
+/// the queue's tree in [`Bfq::sort_tree`].
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SortList {
+    len: usize,
+}
+
+impl SortList {
+    pub(crate) fn add(&mut self) {
+        self.len += 1;
+    }
+
+    pub(crate) fn remove(&mut self) {
+        self.len = self
+            .len
+            .checked_sub(1)
+            .expect("removal from an empty sort list");
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
 /// Saved per-process state of a queue across merges and splits. Kernel: struct
 /// bfq_iocq_bfqq_data.
 #[derive(Clone, Copy, Debug, Default)]
@@ -244,13 +275,11 @@ pub(crate) struct Held {
     pub bic: IoContextId,
     /// ns: when the request's FIFO deadline passes.
     pub fifo_time: u64,
-    /// Its key on the queue's sort list while queued.
-    pub sort_key: Option<(u64, u64)>,
+    /// On its queue's sort list (queued, not yet dispatched or merged away).
+    pub sorted: bool,
     pub started: bool,
     /// Kernel: REQ_NOMERGE, set when a merge would have made it too large.
     pub nomerge: bool,
-    /// The end sector it is hashed under for back merges (elv_rqhash), if it is.
-    pub hashed: Option<u64>,
 }
 
 /// Kernel: struct bfq_group.
@@ -319,8 +348,8 @@ pub struct Bfq {
     pub(crate) peak_rate: u32,
     pub(crate) bfq_max_budget: i64,
     /// Kernel: active_list[0] and idle_list, head first.
-    pub(crate) active_list: VecDeque<QId>,
-    pub(crate) idle_list: VecDeque<QId>,
+    pub(crate) active_list: QList,
+    pub(crate) idle_list: QList,
     pub(crate) tun: Tunables,
     pub(crate) last_ins_in_burst: u64,
     pub(crate) burst_size: i32,
@@ -347,8 +376,8 @@ pub struct Bfq {
     pub(crate) sort_tree: RbForest,
     /// Kernel: q->last_merge, the one-hit merge cache.
     pub(crate) last_merge: Option<Slot>,
-    /// Kernel: the elevator's hash of queued requests by end sector, newest last.
-    pub(crate) hash: BTreeMap<u64, Vec<Slot>>,
+    /// Kernel: the elevator's hash of queued requests by end sector.
+    pub(crate) hash: ElvHash,
     /// The driver delivers the idle timer at its expiry itself (the kernel oracle's
     /// harness), so other calls at that instant do not fire it.
     pub timer_delivered: bool,
@@ -362,6 +391,14 @@ pub struct Bfq {
 /// What happened to the idle slice timer (an hrtimer in the kernel), for comparison with
 /// the kernel oracle's `H` lines.
 pub use crate::trace::TimerEvent;
+
+/// The text of bfq_log(), out of line (see [`Bfq::log_q`]).
+#[cold]
+#[inline(never)]
+fn log_text(trace: &mut dyn Trace, now: Time, args: fmt::Arguments) {
+    let text = format!("bfq {args}");
+    trace.message(now, MessageSubject::Text, &text);
+}
 
 /// Kernel: ref_rate[] (sectors/usec << BFQ_RATE_SHIFT), [rotational, non-rotational].
 pub(crate) const REF_RATE: [u64; 2] = [14000, 33000];
@@ -418,8 +455,8 @@ impl Bfq {
             delta_from_first: 0,
             peak_rate: (REF_RATE[nonrot as usize] * 2 / 3) as u32,
             bfq_max_budget: budget::BFQ_DEFAULT_MAX_BUDGET,
-            active_list: VecDeque::new(),
-            idle_list: VecDeque::new(),
+            active_list: QList::default(),
+            idle_list: QList::default(),
             tun: Tunables::default(),
             last_ins_in_burst: 0,
             burst_size: 0,
@@ -435,7 +472,7 @@ impl Bfq {
             nice: BTreeMap::new(),
             sort_tree: RbForest::new(0),
             last_merge: None,
-            hash: BTreeMap::new(),
+            hash: ElvHash::default(),
             timer_delivered: false,
             bio_bfqq: None,
             bio_bic: None,
@@ -556,21 +593,28 @@ impl Bfq {
     }
 
     /// Kernel: bfq_log_bfqq(): the queue's name, then the message, noted under its group.
-    #[inline]
+    /// Inlined so that, with no trace listening, the message's arguments are never built
+    /// (the formatting is out of line, in [`Bfq::log_q_text`]).
+    #[inline(always)]
     pub(crate) fn log_q(&self, trace: &mut dyn Trace, now: Time, q: QId, args: fmt::Arguments) {
         if trace.enabled() {
-            let text = format!("{} {}", self.bfqq_name(q), args);
-            let cgroup = self.groups[self.bfqq_group(q)].cgroup;
-            trace.message(now, MessageSubject::Group(cgroup), &text);
+            self.log_q_text(trace, now, q, args);
         }
     }
 
+    #[cold]
+    #[inline(never)]
+    fn log_q_text(&self, trace: &mut dyn Trace, now: Time, q: QId, args: fmt::Arguments) {
+        let text = format!("{} {}", self.bfqq_name(q), args);
+        let cgroup = self.groups[self.bfqq_group(q)].cgroup;
+        trace.message(now, MessageSubject::Group(cgroup), &text);
+    }
+
     /// Kernel: bfq_log().
-    #[inline]
+    #[inline(always)]
     pub(crate) fn log(&self, trace: &mut dyn Trace, now: Time, args: fmt::Arguments) {
         if trace.enabled() {
-            let text = format!("bfq {args}");
-            trace.message(now, MessageSubject::Text, &text);
+            log_text(trace, now, args);
         }
     }
 

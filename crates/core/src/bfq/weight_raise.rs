@@ -182,7 +182,6 @@ impl Bfq {
             .active_list
             .iter()
             .chain(self.idle_list.iter())
-            .copied()
             .collect();
         for q in listed {
             self.bfqq_end_wr(q, now, trace);

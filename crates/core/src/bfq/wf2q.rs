@@ -11,9 +11,11 @@
 //! ([`crate::cfq::rbtree::RbForest`]). `vtime` advances by `service << 22 / wsum` as service
 //! is charged ([`Bfq::bfqq_served`]) and jumps to the smallest start when nothing is eligible.
 //!
-//! Choice: `min_start` is computed from the tree when the walk needs it (the kernel keeps it
-//! in each node and updates it along the changed path; both are the minimum start of the
-//! subtree). Keys are compared as unsigned numbers where the kernel uses the wrap-safe
+//! `min_start` is kept in each entity as the kernel keeps it: after an insertion or an
+//! erasure the nodes on the path from the deepest changed node to the root, and their
+//! siblings, are recomputed from their children ([`Bfq::update_active_tree`]), which covers
+//! every node a rotation moved, so the walk and the virtual-time jump read it in O(1) per
+//! node. Keys are compared as unsigned numbers where the kernel uses the wrap-safe
 //! `bfq_gt()`; virtual times start at 0 and grow by at most 2^22 per sector, so they never
 //! come near the wrap.
 
@@ -54,6 +56,8 @@ pub(crate) struct Entity {
     pub on_st_or_in_serv: bool,
     pub start: u64,
     pub finish: u64,
+    /// The smallest start in this entity's subtree of its active tree (valid while on it).
+    pub min_start: u64,
     pub tree: Tree,
     /// The idle tree's key while on it.
     pub idle_key: (u64, u64),
@@ -81,6 +85,7 @@ impl Entity {
             on_st_or_in_serv: false,
             start: 0,
             finish: 0,
+            min_start: 0,
             tree: Tree::None,
             idle_key: (0, 0),
             service: 0,
@@ -227,7 +232,7 @@ impl Bfq {
         assert_eq!(removed, Some(e), "entity not on its idle tree");
         self.em(e).tree = Tree::None;
         if let Some(q) = self.entity_queue(e) {
-            self.idle_list.retain(|&x| x != q);
+            self.idle_list.remove(q);
         }
     }
 
@@ -238,6 +243,8 @@ impl Bfq {
         let forest = &mut self.groups[st.0].sched_data.active;
         let at = forest.search_for_insert(st.1, finish, |n| entities[n].finish);
         forest.insert(st.1, e, at);
+        let node = forest.left(e).or(forest.right(e)).unwrap_or(e);
+        self.update_active_tree(st.0, node);
         self.st_mut(st).nr_active += 1;
         self.em(e).tree = Tree::Active(st.1);
         if let Some(q) = self.entity_queue(e) {
@@ -253,11 +260,15 @@ impl Bfq {
             Tree::Active(st.1),
             "entity not on this active tree"
         );
+        let deepest = self.find_deepest(st.0, e);
         self.groups[st.0].sched_data.active.erase(st.1, e);
+        if let Some(node) = deepest {
+            self.update_active_tree(st.0, node);
+        }
         self.st_mut(st).nr_active -= 1;
         self.em(e).tree = Tree::None;
         if let Some(q) = self.entity_queue(e) {
-            self.active_list.retain(|&x| x != q);
+            self.active_list.remove(q);
         }
         self.dec_active_entities(e);
     }
@@ -635,12 +646,64 @@ impl Bfq {
         }
     }
 
+    /// Kernel: bfq_update_active_node(): `n`'s `min_start` from its own start and its
+    /// children's `min_start`, which must be up to date.
+    fn update_active_node(&mut self, g: GId, n: EId) {
+        self.em(n).min_start = self.expected_min_start(g, n);
+    }
+
+    /// Kernel: bfq_update_active_tree(): from `n`, the deepest node a change touched, up to
+    /// the root, each node and its sibling (the only nodes whose subtrees may have changed).
+    fn update_active_tree(&mut self, g: GId, mut n: EId) {
+        loop {
+            self.update_active_node(g, n);
+            let forest = &self.groups[g].sched_data.active;
+            let Some(parent) = forest.parent(n) else {
+                return;
+            };
+            let (left, right) = (forest.left(parent), forest.right(parent));
+            match (left, right) {
+                (Some(l), Some(r)) if l == n => self.update_active_node(g, r),
+                (Some(l), _) => self.update_active_node(g, l),
+                _ => {}
+            }
+            n = parent;
+        }
+    }
+
+    /// Kernel: bfq_find_deepest(): the deepest node erasing `n` can change (none when `n`
+    /// is the tree's only node).
+    fn find_deepest(&self, g: GId, n: EId) -> Option<EId> {
+        let forest = &self.groups[g].sched_data.active;
+        match (forest.left(n), forest.right(n)) {
+            (None, None) => forest.parent(n),
+            (Some(l), None) => Some(l),
+            (None, Some(r)) => Some(r),
+            (Some(_), Some(_)) => {
+                let next = forest.next(n).expect("a right subtree has a first node");
+                if let Some(r) = forest.right(next) {
+                    Some(r)
+                } else if forest.parent(next) != Some(n) {
+                    forest.parent(next)
+                } else {
+                    Some(next)
+                }
+            }
+        }
+    }
+
     /// The smallest start in the subtree of `n` (the kernel's `min_start`).
-    fn min_start(&self, g: GId, n: EId) -> u64 {
+    fn min_start(&self, n: EId) -> u64 {
+        self.e(n).min_start
+    }
+
+    /// The smallest of `n`'s start and its children's `min_start`: what `min_start` must be
+    /// (the checks test it at every node, so by induction from the leaves the whole tree).
+    fn expected_min_start(&self, g: GId, n: EId) -> u64 {
         let forest = &self.groups[g].sched_data.active;
         let mut min = self.e(n).start;
         for child in [forest.left(n), forest.right(n)].into_iter().flatten() {
-            let m = self.min_start(g, child);
+            let m = self.e(child).min_start;
             if bfq_gt(min, m) {
                 min = m;
             }
@@ -655,7 +718,7 @@ impl Bfq {
             .active
             .root(st.1)
             .expect("active tree not empty");
-        let min = self.min_start(st.0, root);
+        let min = self.min_start(root);
         let vtime = self.st(st).vtime;
         if bfq_gt(min, vtime) {
             min
@@ -685,7 +748,7 @@ impl Bfq {
                     first = Some(n);
                 }
                 match forest.left(n) {
-                    Some(l) if !bfq_gt(self.min_start(st.0, l), vtime) => n = l,
+                    Some(l) if !bfq_gt(self.min_start(l), vtime) => n = l,
                     _ => break,
                 }
             }
@@ -994,6 +1057,13 @@ impl Bfq {
                 let forest = &group.sched_data.active;
                 forest.check(c);
                 let active = forest.in_order(c);
+                for &e in &active {
+                    assert_eq!(
+                        self.e(e).min_start,
+                        self.expected_min_start(g, e),
+                        "group {g} class {c}: entity {e}'s min_start is stale"
+                    );
+                }
                 assert_eq!(
                     active.len(),
                     group.sched_data.service_tree[c].nr_active,

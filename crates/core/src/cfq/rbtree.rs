@@ -469,6 +469,11 @@ impl RbForest {
         self.l(n).right
     }
 
+    /// The parent of `n` (none for a root). Kernel: rb_parent().
+    pub(crate) fn parent(&self, n: usize) -> Option<usize> {
+        self.l(n).parent
+    }
+
     /// Kernel: rb_next(): the in-order successor.
     pub(crate) fn next(&self, n: usize) -> Option<usize> {
         if let Some(mut r) = self.l(n).right {
