@@ -55,7 +55,7 @@ impl ElvHash {
 
     /// Kernel: elv_rqhash_add(): `slot` at the head of `end`'s bucket.
     pub(crate) fn add(&mut self, slot: usize, end: u64) {
-        assert!(self.end_of(slot).is_none(), "slot {slot} is already hashed");
+        debug_assert!(self.end_of(slot).is_none(), "slot {slot} is already hashed");
         if self.links.len() <= slot {
             self.links.resize(slot + 1, None);
         }

@@ -12,7 +12,7 @@
 //! deadline and place. A new request tries the same with the cache and the hash before it
 //! is inserted. Merges need the same operation, direction and I/O priority.
 
-use super::{direction, hash_bucket, Deadline, HashLink, Slot};
+use super::{direction, Deadline, Held, Slot};
 use crate::request::{Op, Request, RequestId};
 
 /// Kernel: enum elv_merge.
@@ -43,11 +43,15 @@ fn op_mergeable(rq: &Request) -> bool {
     matches!(rq.op, Op::Read | Op::Write) && !rq.flags.fua
 }
 
+/// Kernel: rq_mergeable() on a held request.
+fn held_mergeable(h: &Held) -> bool {
+    op_mergeable(&h.rq) && !h.nomerge
+}
+
 impl Deadline {
     /// Kernel: rq_mergeable().
     pub(super) fn mergeable(&self, slot: Slot) -> bool {
-        let h = self.held(slot);
-        op_mergeable(&h.rq) && !h.nomerge
+        held_mergeable(self.held(slot))
     }
 
     /// Kernel: blk_rq_merge_ok() (elv_bio_merge_ok(); mq-deadline has no allow_merge).
@@ -56,59 +60,24 @@ impl Deadline {
         self.mergeable(slot) && op_mergeable(bio) && rq.op == bio.op && rq.ioprio == bio.ioprio
     }
 
-    /// Kernel: elv_rqhash_add(): at the head of its bucket (newest first).
+    /// Kernel: elv_rqhash_add(), under the request's end sector.
     pub(super) fn hash_add(&mut self, slot: Slot) {
         let end = self.held(slot).rq.end_sector();
-        let bucket = hash_bucket(end);
-        let older = self.hash[bucket].replace(slot);
-        self.held_mut(slot).hash = Some(HashLink {
-            end,
-            newer: None,
-            older,
-        });
-        if let Some(o) = older {
-            self.link_mut(o).newer = Some(slot);
-        }
+        self.hash.add(slot as usize, end);
     }
 
-    fn link_mut(&mut self, slot: Slot) -> &mut HashLink {
-        self.held_mut(slot)
-            .hash
-            .as_mut()
-            .expect("a chained request is on the hash")
-    }
-
-    /// Kernel: elv_rqhash_del(): off its bucket, the one of the end it was added with.
+    /// Kernel: elv_rqhash_del().
     pub(super) fn hash_del(&mut self, slot: Slot) {
-        let Some(link) = self.held_mut(slot).hash.take() else {
-            return;
-        };
-        if let Some(o) = link.older {
-            self.link_mut(o).newer = link.newer;
-        }
-        match link.newer {
-            Some(n) => self.link_mut(n).older = link.older,
-            None => self.hash[hash_bucket(link.end)] = link.older,
-        }
+        self.hash.del(slot as usize);
     }
 
-    /// Kernel: elv_rqhash_find(): the newest mergeable request ending at `end`, walking its
-    /// bucket newest first and dropping the unmergeable requests met on the way.
+    /// Kernel: elv_rqhash_find(): the newest mergeable request ending at `end`.
     fn hash_find(&mut self, end: u64) -> Option<Slot> {
-        let mut at = self.hash[hash_bucket(end)];
-        while let Some(slot) = at {
-            let link = self
-                .held(slot)
-                .hash
-                .expect("a chained request is on the hash");
-            if !self.mergeable(slot) {
-                self.hash_del(slot);
-            } else if link.end == end {
-                return Some(slot);
-            }
-            at = link.older;
-        }
-        None
+        let slots = &self.slots;
+        let found = self.hash.find(end, |s| {
+            held_mergeable(slots[s].as_ref().expect("a hashed request is held"))
+        })?;
+        Some(Slot::try_from(found).expect("slots fit in u32"))
     }
 
     /// Kernel: elv_merge() with dd_request_merge() as the scheduler's lookup.

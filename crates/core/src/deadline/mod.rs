@@ -38,6 +38,7 @@ use std::collections::VecDeque;
 
 use crate::cfq::rbtree::RbForest;
 use crate::elevator::{Dispatch, Elevator};
+use crate::elv_hash::ElvHash;
 use crate::request::{IoPrioClass, Request, RequestId, Time, MAX_MERGE_SECTORS};
 use crate::trace::Trace;
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
@@ -77,23 +78,7 @@ struct Held {
     in_tree: bool,
     /// `REQ_NOMERGE`: a merge found it full (req_set_nomerge()).
     nomerge: bool,
-    /// Its place on the merge hash, when on it.
-    hash: Option<HashLink>,
 }
-
-/// A request's place on the merge hash (`rq->hash`): the end it was added under and its
-/// neighbours in that end's bucket, newest first. The buckets are the kernel's: 64 hlists
-/// (`ELV_HASH_BITS`) indexed by `hash_64(end)`, linked through the slots, so adding and
-/// removing touch only neighbours.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct HashLink {
-    end: u64,
-    newer: Option<Slot>,
-    older: Option<Slot>,
-}
-
-/// `ELV_HASH_BITS`: the block layer's merge hash has 64 buckets.
-const HASH_BITS: u32 = 6;
 
 /// Kernel: struct io_stats_per_prio (the counters that decide `dd_queued()`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -123,8 +108,8 @@ pub struct Deadline {
     starved: u32,
     /// The block layer's merge state, kept here (see [`merge`]).
     last_merge: Option<Slot>,
-    /// The newest request of each bucket (`elevator_queue->hash`).
-    hash: [Option<Slot>; 1 << HASH_BITS],
+    /// The block layer's merge hash of queued requests (`elevator_queue->hash`).
+    hash: ElvHash,
     /// Largest request a merge may build, in sectors (`max_sectors_kb` * 2).
     pub max_sectors: u32,
     fifo_expire: [i32; 2],
@@ -157,7 +142,7 @@ impl Deadline {
             batching: 0,
             starved: 0,
             last_merge: None,
-            hash: [None; 1 << HASH_BITS],
+            hash: ElvHash::default(),
             max_sectors: MAX_MERGE_SECTORS,
             fifo_expire: [msecs_to_jiffies(500) as i32, msecs_to_jiffies(5000) as i32],
             fifo_batch: 16,
@@ -298,7 +283,6 @@ impl Deadline {
             prio,
             in_tree: false,
             nomerge: false,
-            hash: None,
         });
         let merges = if merge {
             self.insert_merge(slot)
@@ -368,35 +352,13 @@ impl Deadline {
             on_lists += on_fifo.len();
         }
         assert_eq!(on_lists, self.queued, "a held request is on no list");
-        // Every bucket, from its head: each member was added under an end of this bucket,
-        // still ends there, and links back to the one before it.
-        let mut hashed = 0;
-        for (bucket, &head) in self.hash.iter().enumerate() {
-            let (mut at, mut newer) = (head, None);
-            while let Some(slot) = at {
-                let link = self
-                    .held(slot)
-                    .hash
-                    .expect("a chained request is on the hash");
-                assert_eq!(hash_bucket(link.end), bucket, "request in another bucket");
-                assert_eq!(
-                    self.held(slot).rq.end_sector(),
-                    link.end,
-                    "hash key is stale"
-                );
-                assert_eq!(link.newer, newer, "chain links disagree");
-                (newer, at) = (Some(slot), link.older);
-                hashed += 1;
-            }
+        // The hash's own chains agree, and each hashed request still ends where it was
+        // added (a merge re-hashes it).
+        for (slot, end) in self.hash.check() {
+            let slot = Slot::try_from(slot).expect("slots fit in u32");
+            assert_eq!(self.held(slot).rq.end_sector(), end, "hash key is stale");
         }
-        let on_hash = self.slots.iter().flatten().filter(|h| h.hash.is_some());
-        assert_eq!(on_hash.count(), hashed, "a hashed request is in no bucket");
     }
-}
-
-/// Kernel: hash_min() on a 64-bit key: hash_64(end, ELV_HASH_BITS).
-fn hash_bucket(end: u64) -> usize {
-    (end.wrapping_mul(crate::id_map::GOLDEN_RATIO_64) >> (64 - HASH_BITS)) as usize
 }
 
 /// Kernel: time_after(a, b), wrap-safe on jiffies.
