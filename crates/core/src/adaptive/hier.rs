@@ -18,8 +18,8 @@ use crate::request::CgroupId;
 pub const WHOLE_PPM: u64 = 1_000_000;
 
 impl Adaptive {
-    /// Whether some group sits below another group than the root.
-    pub(crate) fn nested(&self) -> bool {
+    /// Whether some group sits below another group than the root (cached in `nested`).
+    pub(crate) fn any_nested(&self) -> bool {
         self.groups
             .iter()
             .any(|g| g.id != CgroupId::ROOT && g.parent_id != CgroupId::ROOT)
@@ -76,7 +76,7 @@ impl Adaptive {
     /// The weight group `g` is charged and measured by: its cgroup weight while the groups
     /// are flat, its effective share (ppm) in a hierarchy.
     pub(crate) fn weight_now(&self, g: usize) -> u64 {
-        if self.nested() {
+        if self.nested {
             self.share_ppm(g)
         } else {
             u64::from(self.groups[g].weight)

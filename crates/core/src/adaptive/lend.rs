@@ -9,8 +9,9 @@
 //! (issue 32: every group within 10 % of its share *while backlogged*).
 //!
 //! Rule: when the candidate is past the allowance and the groups behind it have nothing
-//! queued but requests in the device, those lenders' virtual times are moved up to the candidate's less the allowance
-//! (the virtual clock jumps over service they did not ask for), so it dispatches now. The
+//! queued but requests in the device, those lenders' virtual times are moved up to the
+//! candidate's less the allowance (the virtual clock jumps over service they did not ask
+//! for), so it dispatches now. The
 //! loan is bounded by what was measured over the current share window: every lender must
 //! still hold at least `100 - lend` % of its weight-ideal share of the window's bytes, and
 //! the borrower at most `100 + lend` %. A lender that comes back with requests queued is
@@ -74,24 +75,29 @@ impl Adaptive {
         }
         let allowance = self.window.map_or(0, |w| w.allowance);
         let floor = self.groups[g].vtime.saturating_sub(allowance);
-        let lenders: Vec<usize> = (0..self.groups.len())
-            .filter(|&h| self.groups[h].active && self.groups[h].vtime < floor)
-            .collect();
+        // No allocation on the dispatch path: the lenders are the groups behind the floor.
+        let behind = |a: &Adaptive, h: usize| a.groups[h].active && a.groups[h].vtime < floor;
         // Only a group waiting on its own requests in the device lends (its depth limits
         // it): one thinking with nothing in flight is waited for, or leaves the clock, by
         // its think-time window as before. Lending in think gaps too cost seed 004's
         // seq+think case on ufs31 17 % of its total (1033 -> 855 MB/s, 1 s).
-        let blocked = lenders.iter().any(|&h| {
+        let mut lenders = 0;
+        for h in (0..self.groups.len()).filter(|&h| behind(self, h)) {
             let group = &self.groups[h];
-            group.pending > 0 || group.in_flight == 0 || self.window_percent(h) + lend < 100
-        });
-        if lenders.is_empty() || blocked {
+            if group.pending > 0 || group.in_flight == 0 || self.window_percent(h) + lend < 100 {
+                return false;
+            }
+            lenders += 1;
+        }
+        if lenders == 0 {
             return false;
         }
         let mut lent = 0;
-        for &h in &lenders {
-            lent += (floor - self.groups[h].vtime) * self.weight_now(h) / WEIGHT_SCALE;
-            self.groups[h].vtime = floor;
+        for h in 0..self.groups.len() {
+            if behind(self, h) {
+                lent += (floor - self.groups[h].vtime) * self.weight_now(h) / WEIGHT_SCALE;
+                self.groups[h].vtime = floor;
+            }
         }
         self.vclock = self.vclock.max(floor);
         if trace.enabled() {
@@ -99,7 +105,7 @@ impl Adaptive {
                 "group {} lent about {lent} bytes of share by {} group(s) with nothing \
                  queued (window share {}% of ideal, bound {lend}%)",
                 self.groups[g].id.0,
-                lenders.len(),
+                lenders,
                 self.window_percent(g)
             );
             self.decide(trace, now, DecisionKind::Charge, Some(g), &reason, None);

@@ -134,6 +134,9 @@ pub struct Adaptive {
     pub(crate) device: DeviceGauge,
     pub(crate) groups: Vec<Group>,
     pub(crate) group_index: BTreeMap<CgroupId, usize>,
+    /// Some group sits below another group than the root (kept as cgroups are announced,
+    /// so the per-request charge does not scan the groups).
+    pub(crate) nested: bool,
     pub(crate) queues: Vec<Queue>,
     queue_index: BTreeMap<(CgroupId, IoContextId), usize>,
     pub(crate) in_flight: IdMap<RequestId, InFlight>,
@@ -154,6 +157,7 @@ impl Adaptive {
             device: DeviceGauge::new(device.rotational, device.queue_depth),
             groups: Vec::new(),
             group_index: BTreeMap::new(),
+            nested: false,
             queues: Vec::new(),
             queue_index: BTreeMap::new(),
             in_flight: IdMap::default(),
@@ -314,6 +318,7 @@ impl Elevator for Adaptive {
         group.parent_id = cgroup.parent;
         group.child_weight = cgroup.weight.max(1);
         group.leaf_weight = cgroup.leaf_weight.max(1);
+        self.nested = self.any_nested();
     }
 
     fn insert(&mut self, rq: Request, now: Time, trace: &mut dyn Trace) {
