@@ -70,6 +70,17 @@ def heaviest_alone(job):
     return f.name
 
 
+def legend_lines(lx, y):
+    """The lines' legend: the issue's bars (red, dashed) and the weight-holding bound (grey)."""
+    out = []
+    for name, style in [("bars: 10 %, 0.95 × noop", 'stroke="#c00" stroke-dasharray="3,3"'),
+                        ("bound: heaviest alone × 1900/1000", 'stroke="#999"')]:
+        out.append(f'<line x1="{lx - 4}" x2="{lx + 16}" y1="{y}" y2="{y}" {style}/>'
+                   f'<text x="{lx + 20}" y="{y + 4}">{name}</text>')
+        lx += 180
+    return out
+
+
 def svg(points, path):
     """One panel per case: x = total / noop's, y = largest relative share error (%); red
     dashed: the issue's bars (10 %, 0.95 x noop), grey: the weight-holding bound."""
@@ -121,6 +132,7 @@ def svg(points, path):
         out.append(f'<circle cx="{lx}" cy="{rows * h + 15}" r="4" fill="{color}"/>'
                    f'<text x="{lx + 7}" y="{rows * h + 19}">{name}</text>')
         lx += 90
+    out.extend(legend_lines(lx, rows * h + 15))
     out.append("</svg>")
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
