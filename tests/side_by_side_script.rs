@@ -33,26 +33,9 @@ cgroup_weight=100
 
 /// The script's `message_kinds` over `trace`, as `kind count` lines.
 fn kinds_by_script(trace: &str) -> Vec<(String, u64)> {
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/scripts/kernel-side-by-side.py"
-    );
-    let program = "import importlib.util, sys\n\
-        spec = importlib.util.spec_from_file_location('sbs', sys.argv[1])\n\
-        sbs = importlib.util.module_from_spec(spec)\n\
-        spec.loader.exec_module(sbs)\n\
-        for kind, n in sorted(sbs.message_kinds(sys.argv[2]).items()):\n\
+    let program = "for kind, n in sorted(sbs.message_kinds(sys.argv[2]).items()):\n\
         \x20   print(kind, n)\n";
-    let out = Command::new("python3")
-        .args(["-c", program, script, trace])
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
+    with_script(program, &[trace])
         .lines()
         .map(|line| {
             let (kind, n) = line.rsplit_once(' ').expect("kind count");
