@@ -80,6 +80,33 @@ impl Drive {
         done
     }
 
+    /// A block's time on the bus: the drive's own or its bus's, whichever is slower
+    /// (`disk_get_blktranstime`).
+    fn read_block_ms(&self) -> f64 {
+        self.spec
+            .bus_ms_per_sector
+            .max(self.spec.controller.bus_read_block_ms)
+    }
+
+    fn write_block_ms(&self) -> f64 {
+        self.spec
+            .bus_ms_per_sector
+            .max(self.spec.controller.bus_write_block_ms)
+    }
+
+    /// Blocks a read miss waits for in the buffer before it takes the bus back
+    /// (`disk_read_arrive`'s read water mark).
+    fn water_mark(&self, count: u64) -> u64 {
+        let c = &self.spec.controller;
+        let segment = u64::from(self.spec.segment_sectors);
+        let blocks = if c.water_mark_by_request_size {
+            ((segment.min(count) as f64 * c.read_water_mark) as u64).max(1)
+        } else {
+            (segment as f64 * c.read_water_mark + 0.999_999_999_9) as u64
+        };
+        blocks.clamp(1, count)
+    }
+
     fn overhead(&self, after_read: f64, after_write: f64) -> f64 {
         if self.last_was_read {
             after_read
@@ -153,7 +180,11 @@ impl Drive {
     }
 
     fn read(&mut self, now_ms: f64, lbn: u64, count: u64) -> f64 {
-        let bus = self.spec.bus_ms_per_sector;
+        let bus = self.read_block_ms();
+        let (prep, completion) = (
+            self.spec.controller.data_prep_ms,
+            self.spec.controller.read_completion_ms,
+        );
         match self.buffer.lookup(lbn, count, now_ms) {
             Lookup::Whole(index) => {
                 self.buffer.touch(index);
@@ -174,21 +205,80 @@ impl Drive {
                     self.spec.read_hit_after_read_ms,
                     self.spec.read_hit_after_write_ms,
                 );
-                now_ms + overhead + count as f64 * bus
+                let done = now_ms + overhead + prep + count as f64 * bus;
+                if self.read_ahead.is_none() && self.spec.controller.read_ahead_on_idle_hit {
+                    self.read_ahead_after_hit(index, lbn, count, done);
+                }
+                done + completion
             }
             Lookup::Partial {
                 segment,
                 cached_end,
-            } => self.read_partial(now_ms, lbn, count, segment, cached_end),
-            Lookup::Miss => {
-                let overhead = self.overhead(
-                    self.spec.read_miss_after_read_ms,
-                    self.spec.read_miss_after_write_ms,
-                );
-                let index = self.buffer.victim_for_read(now_ms);
-                self.read_media(now_ms + overhead, now_ms + overhead, lbn, count, lbn, index)
-            }
+            } => self.read_partial(now_ms, lbn, count, segment, cached_end) + completion,
+            Lookup::Miss => self.read_miss(now_ms, lbn, count) + completion,
         }
+    }
+
+    /// A miss: the command overhead, then, unless the drive never disconnects, it lets the
+    /// bus go while the heads work and takes it back (reselect) once the water mark's blocks
+    /// are buffered.
+    fn read_miss(&mut self, now_ms: f64, lbn: u64, count: u64) -> f64 {
+        let c = &self.spec.controller;
+        let overhead = self.overhead(
+            self.spec.read_miss_after_read_ms,
+            self.spec.read_miss_after_write_ms,
+        );
+        let heads_from = now_ms + overhead;
+        let bus = if c.never_disconnect {
+            BusStart::Held(heads_from + c.data_prep_ms)
+        } else {
+            let disconnect = self.overhead(
+                c.read_disconnect_after_read_ms,
+                c.read_disconnect_after_write_ms,
+            );
+            BusStart::Reconnect {
+                free_ms: heads_from + disconnect,
+                water_mark: self.water_mark(count),
+                delay_ms: c.first_reselect_ms + c.data_prep_ms,
+            }
+        };
+        let index = self.buffer.victim_for_read(now_ms);
+        self.read_media(heads_from, bus, lbn, count, lbn, index)
+    }
+
+    /// "Read-ahead on idle hit": a hit with the heads idle sets them reading after the
+    /// segment's run, from when the hit's data has gone.
+    fn read_ahead_after_hit(&mut self, index: usize, lbn: u64, count: u64, from_ms: f64) {
+        let Some(segment) = self.buffer.segments[index] else {
+            return;
+        };
+        if segment.written {
+            return;
+        }
+        let heads_free = from_ms.max(self.destage_until_ms);
+        let end = read_ahead_end(&self.spec, &self.layout, segment.start, lbn, count)
+            .min(self.capacity());
+        if end <= segment.end {
+            return;
+        }
+        let mut heads = self.heads;
+        let passes = self.mechanics.access(
+            &self.layout,
+            &mut heads,
+            heads_free,
+            segment.end,
+            end - segment.end,
+            false,
+        );
+        let passes = limit_passes(&self.spec, &self.layout, passes, segment.end - 1);
+        let Some(last) = passes.last() else { return };
+        let end = last.first_lbn + last.sectors;
+        self.heads = heads;
+        self.read_ahead = Some(ReadAhead {
+            segment: index,
+            passes,
+            end,
+        });
     }
 
     /// A read whose first blocks are buffered: those go at once; the rest come from the
@@ -205,7 +295,8 @@ impl Drive {
             self.spec.read_hit_after_read_ms,
             self.spec.read_hit_after_write_ms,
         );
-        let bus_start = now_ms + overhead;
+        let bus_start = now_ms + overhead + self.spec.controller.data_prep_ms;
+        let bus = self.read_block_ms();
         let end = lbn + count;
         self.buffer.touch(index);
         let covered = self
@@ -220,17 +311,18 @@ impl Drive {
                 } else {
                     ahead.ready_ms(block).unwrap_or(bus_start)
                 };
-                done = done.max(ready) + self.spec.bus_ms_per_sector;
+                done = done.max(ready) + bus;
             }
             self.extend_read_ahead(lbn, count);
             return done;
         }
         let cached = cached_end - lbn;
         let start = self.buffer.segments[index].map_or(lbn, |s| s.start);
-        let head_done = bus_start + cached as f64 * self.spec.bus_ms_per_sector;
+        // The drive holds the bus while the media catches up.
+        let head_done = bus_start + cached as f64 * bus;
         self.read_media(
-            bus_start,
-            head_done,
+            now_ms + overhead,
+            BusStart::Held(head_done),
             cached_end,
             end - cached_end,
             start,
@@ -239,12 +331,12 @@ impl Drive {
     }
 
     /// Reads `count` blocks from `lbn` off the media into segment `index` (whose run starts at
-    /// `run_start`), the heads free from `heads_from_ms` and the bus from `bus_from_ms`;
+    /// `run_start`), the heads free from `heads_from_ms` and the bus as `bus` says;
     /// starts the read-ahead; returns when the last block has crossed the bus.
     fn read_media(
         &mut self,
         heads_from_ms: f64,
-        bus_from_ms: f64,
+        bus: BusStart,
         lbn: u64,
         count: u64,
         run_start: u64,
@@ -256,10 +348,21 @@ impl Drive {
         let passes = self
             .mechanics
             .access(&self.layout, &mut self.heads, start, lbn, count, false);
-        let mut done = bus_from_ms;
+        let block_ms = self.read_block_ms();
+        let mut done = match bus {
+            BusStart::Held(from_ms) => from_ms,
+            BusStart::Reconnect {
+                free_ms,
+                water_mark,
+                delay_ms,
+            } => {
+                let ready = block_done_ms(&passes, lbn + water_mark - 1).unwrap_or(free_ms);
+                free_ms.max(ready) + delay_ms
+            }
+        };
         for pass in &passes {
             for block in pass.first_lbn..pass.first_lbn + pass.sectors {
-                done = done.max(pass.done_ms(block)) + self.spec.bus_ms_per_sector;
+                done = done.max(pass.done_ms(block)) + block_ms;
             }
         }
         let media_end = passes.last().map_or(start, Pass::end_ms);
@@ -366,18 +469,22 @@ impl Drive {
             self.stop_read_ahead(now_ms + overhead);
         }
         let write_segments = self.spec.write_segments.max(1) as usize;
-        let mut bus_start = now_ms + overhead;
+        let c = &self.spec.controller;
+        let mut bus_start = now_ms + overhead + c.data_prep_ms;
         if self.buffer.dirty_segments(now_ms) >= write_segments {
             bus_start = bus_start.max(self.destage_until_ms);
         }
-        let buffered = bus_start + count as f64 * self.spec.bus_ms_per_sector;
-        // The heads write once positioned and holding every block of the command.
+        let buffered = bus_start + count as f64 * self.write_block_ms();
+        // The heads write once positioned and holding every block of the command; the
+        // positioning takes at least the minimum seek delay (`disk_initiate_seek`).
         let heads_from = (now_ms + overhead).max(self.destage_until_ms);
         let heads_from = self.stop_read_ahead(heads_from);
-        let moved = self
+        let positioning = self
             .mechanics
             .positioning_ms(self.heads, self.target(lbn), true);
-        let write_from = (heads_from + moved).max(buffered) - moved;
+        let minimum = self.spec.controller.minimum_seek_ms;
+        let moved = positioning.max(minimum);
+        let write_from = (heads_from + moved).max(buffered) - positioning;
         let passes =
             self.mechanics
                 .access(&self.layout, &mut self.heads, write_from, lbn, count, true);
@@ -399,10 +506,16 @@ impl Drive {
         self.buffer.invalidate(lbn, count, index);
         self.buffer.touch(index);
         self.trim(index);
+        let c = &self.spec.controller;
         if write_back {
-            buffered
+            buffered + c.write_completion_ms
+        } else if c.never_disconnect {
+            media_end.max(buffered) + c.write_completion_ms
         } else {
-            media_end.max(buffered)
+            // The drive lets the bus go once it holds the data and takes it back to complete.
+            media_end.max(buffered + c.write_disconnect_ms)
+                + c.first_reselect_ms
+                + c.write_completion_ms
         }
     }
 
@@ -413,6 +526,28 @@ impl Drive {
             head: place.head,
         }
     }
+}
+
+/// When a read miss's data may start across the bus.
+#[derive(Clone, Copy, Debug)]
+enum BusStart {
+    /// The drive holds the bus: blocks go from then, each once read.
+    Held(f64),
+    /// The drive let the bus go at `free_ms`; it takes it back once `water_mark` blocks
+    /// are buffered and spends `delay_ms` (reselect, data preparation) before sending.
+    Reconnect {
+        free_ms: f64,
+        water_mark: u64,
+        delay_ms: f64,
+    },
+}
+
+/// When block `lbn` of `passes` is read, if they read it.
+fn block_done_ms(passes: &[Pass], lbn: u64) -> Option<f64> {
+    passes
+        .iter()
+        .find(|pass| pass.first_lbn <= lbn && lbn < pass.first_lbn + pass.sectors)
+        .map(|pass| pass.done_ms(lbn))
 }
 
 /// One past the last block the read-ahead after `lbn..lbn + count` may read

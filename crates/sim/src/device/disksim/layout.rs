@@ -98,6 +98,8 @@ impl Layout {
         let per_cylinder = spt * u64::from(self.surfaces);
         let within = lbn - zone.first_lbn + u64::from(zone.spec.dead_space_sectors);
         let (cylinder_in_zone, offset) = match self.sparing {
+            1 => per_track_spared(&zone.spec, within, spt, u64::from(self.surfaces)),
+            3 => spares_per_track(&zone.spec, within, spt, u64::from(self.surfaces)),
             7 => slip_to_end(&zone.spec, within, per_cylinder),
             8 => per_range(
                 &zone.spec,
@@ -206,11 +208,41 @@ fn zone_blocks(spec: &DiskSpec, zone: &ZoneSpec) -> u64 {
     blocks -= u64::from(zone.dead_space_sectors);
     let spares = u64::from(zone.spares);
     blocks -= match spec.sparing {
+        1 => spares * u64::from(zone.sectors_per_track),
+        3 => spares * cylinders * u64::from(spec.surfaces),
         7 => zone.slips.len() as u64,
         8 => spares * (cylinders / u64::from(spec.sparing_range_cylinders)),
         _ => spares,
     };
     blocks
+}
+
+/// Scheme 1 (`g1_ltop_trackspare`): spare tracks end the zone, and each slip is a whole
+/// track that pushes every later track on.
+fn per_track_spared(zone: &ZoneSpec, within: u64, spt: u64, surfaces: u64) -> (u64, u64) {
+    let mut track = within / spt;
+    for &slip in &zone.slips {
+        if u64::from(slip) <= track {
+            track += 1;
+        }
+    }
+    (track / surfaces, (track % surfaces) * spt + within % spt)
+}
+
+/// Scheme 3 (`g1_ltop_sectpertrackspare`): each track ends with `spares` unused sectors, and
+/// a slip pushes the later blocks of its track on.
+fn spares_per_track(zone: &ZoneSpec, within: u64, spt: u64, surfaces: u64) -> (u64, u64) {
+    let usable = spt - u64::from(zone.spares);
+    let track = within / usable;
+    let mut sector = within % usable;
+    let first_on_track = track * spt;
+    for &slip in &zone.slips {
+        let slip = u64::from(slip);
+        if slip >= first_on_track && slip - first_on_track <= sector {
+            sector += 1;
+        }
+    }
+    (track / surfaces, (track % surfaces) * spt + sector)
 }
 
 /// Scheme 9 (`g1_ltop_sectperzonespare`): (cylinder in zone, sector within the cylinder).

@@ -55,6 +55,8 @@ impl Pass {
 #[derive(Clone, Debug)]
 pub struct Mechanics {
     curve: Vec<(u32, f64)>,
+    equation: Vec<f64>,
+    first_ten_ms: Vec<f64>,
     head_switch_ms: f64,
     write_settle_ms: f64,
     revolution_ms: f64,
@@ -64,6 +66,8 @@ impl Mechanics {
     pub fn new(spec: &DiskSpec) -> Mechanics {
         Mechanics {
             curve: spec.seek_curve.clone(),
+            equation: spec.seek_equation.clone(),
+            first_ten_ms: spec.first_ten_seeks_ms.clone(),
             head_switch_ms: spec.head_switch_ms,
             write_settle_ms: spec.write_settle_ms,
             revolution_ms: 60_000.0 / spec.rpm,
@@ -78,6 +82,9 @@ impl Mechanics {
     pub fn seek_ms(&self, distance: u32) -> f64 {
         if distance == 0 {
             return 0.0;
+        }
+        if self.curve.is_empty() {
+            return self.equation_seek_ms(distance);
         }
         let index = self.curve.partition_point(|&(d, _)| d < distance);
         if let Some(&(d, t)) = self.curve.get(index) {
@@ -95,6 +102,24 @@ impl Mechanics {
         t1 + (f64::from(distance) - f64::from(d1)) * (t2 - t1) / (f64::from(d2) - f64::from(d1))
     }
 
+    /// `dm_mech_g1_seek_1st10_plus_hpl`: the table up to 10 cylinders, then a + b·√d below
+    /// the boundary and c + e·d from it.
+    fn equation_seek_ms(&self, distance: u32) -> f64 {
+        let index = distance as usize - 1;
+        if let Some(&time) = self.first_ten_ms.get(index) {
+            return time;
+        }
+        let [boundary, a, b, c, e, _] = self.equation[..] else {
+            unreachable!("validated: six values")
+        };
+        let d = f64::from(distance);
+        if d < boundary {
+            a + b * d.sqrt()
+        } else {
+            c + e * d
+        }
+    }
+
     /// `dm_seek_time_g1`: moving the heads from `from` to `to`.
     pub fn positioning_ms(&self, from: Heads, to: Heads, write: bool) -> f64 {
         let seek = self.seek_ms(from.cylinder.abs_diff(to.cylinder));
@@ -105,7 +130,9 @@ impl Mechanics {
         };
         let moved = seek.max(switch);
         if moved != 0.0 && write {
-            moved + self.write_settle_ms
+            // Older drives' settle is negative (they start writing before fully settled);
+            // it never takes more than the move.
+            (moved + self.write_settle_ms).max(0.0)
         } else {
             moved
         }

@@ -46,8 +46,16 @@ pub struct DiskSpec {
     pub single_cylinder_seek_ms: f64,
     pub head_switch_ms: f64,
     pub write_settle_ms: f64,
-    /// (distance in cylinders, seek time in ms), increasing distances.
+    /// (distance in cylinders, seek time in ms), increasing distances; empty when the drive
+    /// gives a seek equation instead.
     pub seek_curve: Vec<(u32, f64)>,
+    /// Ruemmler and Wilkes' seek equation (DiskSim "HPL seek equation values", `Seek type =
+    /// hplplus10`): [boundary in cylinders, a, b, c, e, single-cylinder or -1]; a + b·√d ms
+    /// below the boundary, c + e·d from it. Empty with a measured curve.
+    pub seek_equation: Vec<f64>,
+    /// The seek times over 1 to 10 cylinders, which the equation leaves to a table ("First ten
+    /// seek times"). Empty with a measured curve.
+    pub first_ten_seeks_ms: Vec<f64>,
     pub bus_ms_per_sector: f64,
     pub read_hit_after_read_ms: f64,
     pub read_hit_after_write_ms: f64,
@@ -75,7 +83,45 @@ pub struct DiskSpec {
     pub write_hit_stops_prefetch: bool,
     /// A read-ahead may stop in the middle of a sector; otherwise only at sector boundaries.
     pub stop_prefetch_in_sector: bool,
+    /// The drive's side of the SCSI bus: transfer rates and the overheads of disconnecting,
+    /// reselecting and completing.
+    pub controller: ControllerSpec,
     pub zone: Vec<ZoneSpec>,
+}
+
+/// The drive's bus protocol (DiskSim's `disksim_disk` overheads and its bus's transfer
+/// times). The newer drives of `valid/` set every overhead here to 0; the older ones spend
+/// most of a cache hit's time in them.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerSpec {
+    /// The bus's time per block read or written (`disksim_bus` "Read/Write block transfer
+    /// time"); a block takes the larger of this and `bus_ms_per_sector`.
+    pub bus_read_block_ms: f64,
+    pub bus_write_block_ms: f64,
+    /// Sent with a read's or a write's completion ("Read/Write completion overhead").
+    pub read_completion_ms: f64,
+    pub write_completion_ms: f64,
+    /// Before a data transfer starts ("Data preparation overhead").
+    pub data_prep_ms: f64,
+    /// Taking the bus back to send data or a completion ("First reselect overhead").
+    pub first_reselect_ms: f64,
+    /// Letting the bus go after a read miss's command ("Read disconnect afterread/afterwrite")
+    /// and after a write's data ("Write disconnect overhead").
+    pub read_disconnect_after_read_ms: f64,
+    pub read_disconnect_after_write_ms: f64,
+    pub write_disconnect_ms: f64,
+    /// A read miss reconnects once this fraction of its blocks is buffered ("High (read) water
+    /// mark", by request size when "Set watermark by reqsize", else by segment size).
+    pub read_water_mark: f64,
+    pub water_mark_by_request_size: bool,
+    /// The drive keeps the bus through a command ("Never disconnect").
+    pub never_disconnect: bool,
+    /// A read hit with the heads idle starts a read-ahead ("Read-ahead on idle hit").
+    pub read_ahead_on_idle_hit: bool,
+    /// The least positioning time of a write that does not follow the previous one
+    /// ("Minimum seek delay").
+    pub minimum_seek_ms: f64,
 }
 
 /// The `model` value of these files.
@@ -117,7 +163,7 @@ impl DiskSpec {
         if self.rpm.is_nan() || self.rpm <= 0.0 || self.surfaces == 0 || self.zone.is_empty() {
             return Err("rpm, surfaces and at least one zone are required".to_string());
         }
-        if ![7, 8, 9].contains(&self.sparing) || self.mapping > 2 {
+        if ![1, 3, 7, 8, 9].contains(&self.sparing) || self.mapping > 2 {
             return Err(format!(
                 "sparing {} / mapping {} not supported",
                 self.sparing, self.mapping
@@ -126,9 +172,8 @@ impl DiskSpec {
         if self.sparing_range_cylinders == 0 {
             return Err("sparing_range_cylinders must be at least 1".to_string());
         }
-        if self.seek_curve.is_empty() || self.seek_curve.windows(2).any(|w| w[0].0 >= w[1].0) {
-            return Err("seek_curve needs increasing distances".to_string());
-        }
+        self.validate_seek()?;
+        self.validate_controller()?;
         if self.segments == 0 || self.segment_sectors == 0 || self.prefetch_mode > 4 {
             return Err("segments, segment_sectors > 0 and prefetch_mode 0-4 are required".into());
         }
@@ -139,9 +184,11 @@ impl DiskSpec {
             ));
         }
         for (index, zone) in self.zone.iter().enumerate() {
+            // Choice: a zone may end past `cylinders`, as hp_c2490a's last does (2498-2629 of
+            // 2629 cylinders); DiskSim maps it regardless and `cylinders` decides nothing.
             if zone.sectors_per_track == 0
                 || zone.first_cylinder > zone.last_cylinder
-                || zone.last_cylinder >= self.cylinders
+                || zone.last_cylinder > self.cylinders.saturating_add(1000)
             {
                 return Err(format!("zone {index}: bad cylinders or sectors per track"));
             }
@@ -157,6 +204,48 @@ impl DiskSpec {
         Ok(())
     }
 
+    /// A measured curve, or the equation with its ten first seeks.
+    fn validate_seek(&self) -> Result<(), String> {
+        if self.seek_curve.windows(2).any(|w| w[0].0 >= w[1].0) {
+            return Err("seek_curve needs increasing distances".to_string());
+        }
+        let equation = !self.seek_equation.is_empty() || !self.first_ten_seeks_ms.is_empty();
+        if self.seek_curve.is_empty() == equation
+            && (self.seek_equation.len() == 6) == equation
+            && (self.first_ten_seeks_ms.len() == 10) == equation
+            && self.seek_equation.first().is_none_or(|&b| b >= 1.0)
+        {
+            return Ok(());
+        }
+        Err("give seek_curve, or seek_equation (6 values, boundary >= 1) and 10 \
+             first_ten_seeks_ms"
+            .to_string())
+    }
+
+    fn validate_controller(&self) -> Result<(), String> {
+        let c = &self.controller;
+        let times = [
+            c.bus_read_block_ms,
+            c.bus_write_block_ms,
+            c.read_completion_ms,
+            c.write_completion_ms,
+            c.data_prep_ms,
+            c.first_reselect_ms,
+            c.read_disconnect_after_read_ms,
+            c.read_disconnect_after_write_ms,
+            c.write_disconnect_ms,
+            c.minimum_seek_ms,
+            self.bus_ms_per_sector,
+        ];
+        if times.iter().any(|t| !(0.0..1e6).contains(t)) {
+            return Err("controller times and bus_ms_per_sector must lie in 0..1e6 ms".into());
+        }
+        if !(0.0..=1.0).contains(&c.read_water_mark) {
+            return Err("controller.read_water_mark must lie in 0..=1".to_string());
+        }
+        Ok(())
+    }
+
     /// The dead space, spares and slips must leave the zone blocks to hold (the layout
     /// subtracts them).
     fn check_zone_room(&self, index: usize, zone: &ZoneSpec) -> Result<(), String> {
@@ -166,11 +255,15 @@ impl DiskSpec {
         let spares = u64::from(zone.spares);
         let taken = u64::from(zone.dead_space_sectors)
             + match self.sparing {
+                1 => spares * spt,
+                3 => spares * cylinders * u64::from(self.surfaces),
                 7 => zone.slips.len() as u64,
                 8 => spares * (cylinders / u64::from(self.sparing_range_cylinders)),
                 _ => spares,
             };
         let per_unit = match self.sparing {
+            1 => per_cylinder * cylinders,
+            3 => spt,
             7 => per_cylinder,
             8 => per_cylinder * u64::from(self.sparing_range_cylinders),
             _ => per_cylinder * cylinders,
@@ -210,6 +303,7 @@ pub fn write_toml(spec: &DiskSpec, sources: &Sources) -> String {
     let _ = writeln!(out, "model = \"{}\"\nname = \"{}\"", spec.model, spec.name);
     write_mechanics(&mut out, spec, sources);
     write_cache(&mut out, spec, sources.diskspecs);
+    write_controller(&mut out, spec, sources);
     write_zones(&mut out, spec, sources.model);
     out
 }
@@ -273,13 +367,63 @@ fn write_mechanics(out: &mut String, spec: &DiskSpec, sources: &Sources) {
         .iter()
         .map(|(d, t)| format!("[{d}, {}]", float(*t)))
         .collect();
-    let curve = format!("[\n  {},\n]", points.join(",\n  "));
+    let curve = if points.is_empty() {
+        "[]".to_string()
+    } else {
+        format!("[\n  {},\n]", points.join(",\n  "))
+    };
     push(
         out,
         &format!("{s}: Seek distances measured (cylinders, ms)"),
         "seek_curve",
         curve,
     );
+    let list = |values: &[f64]| {
+        let items: Vec<String> = values.iter().map(|v| float(*v)).collect();
+        format!("[{}]", items.join(", "))
+    };
+    push(
+        out,
+        &format!("{m}: HPL seek equation values"),
+        "seek_equation",
+        list(&spec.seek_equation),
+    );
+    push(
+        out,
+        &format!("{m}: First ten seek times"),
+        "first_ten_seeks_ms",
+        list(&spec.first_ten_seeks_ms),
+    );
+}
+
+fn write_controller(out: &mut String, spec: &DiskSpec, sources: &Sources) {
+    let (d, p) = (sources.diskspecs, sources.parv);
+    let c = &spec.controller;
+    let _ = writeln!(out, "\n[controller]");
+    let floats: [(String, &str, f64); 10] = [
+        (format!("{p}: the drive's disksim_bus: Read block transfer time"), "bus_read_block_ms", c.bus_read_block_ms),
+        (format!("{p}: the drive's disksim_bus: Write block transfer time"), "bus_write_block_ms", c.bus_write_block_ms),
+        (format!("{d}: Read completion overhead"), "read_completion_ms", c.read_completion_ms),
+        (format!("{d}: Write completion overhead"), "write_completion_ms", c.write_completion_ms),
+        (format!("{d}: Data preparation overhead"), "data_prep_ms", c.data_prep_ms),
+        (format!("{d}: First reselect overhead"), "first_reselect_ms", c.first_reselect_ms),
+        (format!("{d}: Read disconnect afterread"), "read_disconnect_after_read_ms", c.read_disconnect_after_read_ms),
+        (format!("{d}: Read disconnect afterwrite"), "read_disconnect_after_write_ms", c.read_disconnect_after_write_ms),
+        (format!("{d}: Write disconnect overhead"), "write_disconnect_ms", c.write_disconnect_ms),
+        (format!("{d}: Minimum seek delay"), "minimum_seek_ms", c.minimum_seek_ms),
+    ];
+    for (source, key, value) in floats {
+        push(out, &source, key, float(value));
+    }
+    push(out, &format!("{d}: High (read) water mark"), "read_water_mark", float(c.read_water_mark));
+    let bools = [
+        ("Set watermark by reqsize", "water_mark_by_request_size", c.water_mark_by_request_size),
+        ("Never disconnect", "never_disconnect", c.never_disconnect),
+        ("Read-ahead on idle hit", "read_ahead_on_idle_hit", c.read_ahead_on_idle_hit),
+    ];
+    for (param, key, value) in bools {
+        push(out, &format!("{d}: {param}"), key, value);
+    }
 }
 
 fn write_cache(out: &mut String, spec: &DiskSpec, d: &str) {
