@@ -474,20 +474,27 @@ impl Drive {
         if self.buffer.dirty_segments(now_ms) >= write_segments {
             bus_start = bus_start.max(self.destage_until_ms);
         }
-        let buffered = bus_start + count as f64 * self.write_block_ms();
-        // The heads write once positioned and holding every block of the command; the
-        // positioning takes at least the minimum seek delay (`disk_initiate_seek`).
+        let block_ms = self.write_block_ms();
+        let buffered = bus_start + count as f64 * block_ms;
+        // The heads write each block once positioned and holding it; the positioning takes
+        // at least the minimum seek delay (`disk_initiate_seek`).
         let heads_from = (now_ms + overhead).max(self.destage_until_ms);
         let heads_from = self.stop_read_ahead(heads_from);
         let positioning = self
             .mechanics
             .positioning_ms(self.heads, self.target(lbn), true);
         let minimum = self.spec.controller.minimum_seek_ms;
-        let moved = positioning.max(minimum);
-        let write_from = (heads_from + moved).max(buffered) - positioning;
-        let passes =
-            self.mechanics
-                .access(&self.layout, &mut self.heads, write_from, lbn, count, true);
+        let write_from = heads_from + (minimum - positioning).max(0.0);
+        let arrived = |block: u64| bus_start + (block - lbn + 1) as f64 * block_ms;
+        let passes = self.mechanics.access_gated(
+            &self.layout,
+            &mut self.heads,
+            write_from,
+            lbn,
+            count,
+            true,
+            &arrived,
+        );
         let media_end = passes.last().map_or(write_from, Pass::end_ms);
         self.destage_until_ms = media_end;
         let index =
@@ -671,6 +678,64 @@ mod tests {
             close(done, drive.destage_until_ms),
             "write-through completes on the media"
         );
+    }
+
+    #[test]
+    fn a_write_starts_on_the_media_with_its_first_blocks_buffered() {
+        // The bus is slower than the media (1.5 ms a block against 1 ms a sector): blocks 3
+        // and 4 arrive by 2.0 and 3.5 ms (write overhead 0.5 ms). Block 3's sector passes
+        // at 3 ms and block 4's at 4 ms, each with its data there, so the media is done at
+        // 5 ms; waiting for both blocks first would miss block 3's sector until 13 ms.
+        let mut spec = tiny();
+        spec.bus_ms_per_sector = 1.5;
+        let mut drive = Drive::new(&spec);
+        drive.serve(0.0, false, 3, 2);
+        assert!(close(drive.destaged_ms(), 5.0), "{}", drive.destaged_ms());
+        // A block that is not there when its sector passes waits a revolution: block 6
+        // arrives at 6.5 ms, after its sector's 6 ms, and is written from 16 ms.
+        let mut drive = Drive::new(&spec);
+        drive.serve(0.0, false, 3, 4);
+        assert!(close(drive.destaged_ms(), 17.0), "{}", drive.destaged_ms());
+    }
+
+    #[test]
+    fn a_write_through_drive_reconnects_and_completes_after_the_media() {
+        // Write-through with the older drives' bus protocol: the data (0.8 ms overhead, 0.1
+        // ms a block) is in by 1.0 ms; the drive disconnects (0.2 ms), writes block 3 from 3 to
+        // 5 ms, reselects (0.3 ms) and sends the completion (0.4 ms).
+        let mut spec = tiny();
+        spec.fast_write_level = 0;
+        spec.controller.write_disconnect_ms = 0.2;
+        spec.controller.first_reselect_ms = 0.3;
+        spec.controller.write_completion_ms = 0.4;
+        let mut drive = Drive::new(&spec);
+        let done = drive.serve(0.0, false, 3, 2);
+        assert!(close(done, 5.7), "{done}");
+        spec.controller.never_disconnect = true;
+        let mut drive = Drive::new(&spec);
+        let done = drive.serve(0.0, false, 3, 2);
+        assert!(close(done, 5.4), "holding the bus, no reselect: {done}");
+    }
+
+    #[test]
+    fn a_read_miss_reconnects_at_its_water_mark() {
+        // Blocks 0-3 pass at 10-14 ms (miss overhead 0.3 ms). A water mark of 1/2 takes the
+        // bus back once 2 blocks are in (12 ms), reselects (0.5 ms) and sends at the bus's
+        // 0.1 ms a block behind the media: the last block goes at 14.1 ms, completion 0.2.
+        let mut spec = tiny();
+        spec.controller.read_water_mark = 0.5;
+        spec.controller.first_reselect_ms = 0.5;
+        spec.controller.read_completion_ms = 0.2;
+        spec.controller.bus_read_block_ms = 0.05;
+        let mut drive = Drive::new(&spec);
+        let done = drive.serve(0.0, true, 0, 4);
+        assert!(close(done, 14.3), "{done}");
+        // With a bus slower than the media, the water mark decides when data starts: 12.5 ms
+        // plus 4 blocks of 1.2 ms.
+        spec.controller.bus_read_block_ms = 1.2;
+        let mut drive = Drive::new(&spec);
+        let done = drive.serve(0.0, true, 0, 4);
+        assert!(close(done, 12.5 + 4.8 + 0.2), "{done}");
     }
 
     #[test]

@@ -162,6 +162,24 @@ impl Mechanics {
         count: u64,
         write: bool,
     ) -> Vec<Pass> {
+        self.access_gated(layout, heads, now_ms, lbn, count, write, &|_| f64::NEG_INFINITY)
+    }
+
+    /// As [`Mechanics::access`], but a block is written only once it is in the buffer
+    /// (`ready_ms`): a sector whose data has not arrived when it reaches the head passes by,
+    /// and the head writes it a revolution later (DiskSim's `disk_buffer_sector_done` with
+    /// "Calc sector by sector").
+    #[allow(clippy::too_many_arguments)]
+    pub fn access_gated(
+        &self,
+        layout: &Layout,
+        heads: &mut Heads,
+        now_ms: f64,
+        lbn: u64,
+        count: u64,
+        write: bool,
+        ready_ms: &dyn Fn(u64) -> f64,
+    ) -> Vec<Pass> {
         let mut passes = Vec::new();
         let mut time = now_ms;
         let mut next = lbn;
@@ -176,7 +194,21 @@ impl Mechanics {
             time += self.positioning_ms(*heads, target, write);
             *heads = target;
             time += self.rotation_wait_ms(time, layout.angle(&place));
-            let pass = self.pass(layout, &place, next, last - next + 1, time);
+            let mut pass = self.pass(layout, &place, next, 0, time);
+            for block in next..=last {
+                let reached = pass.end_ms();
+                let wait = ready_ms(block) - reached;
+                if wait > 1e-9 {
+                    let revolutions = (wait / self.revolution_ms).ceil();
+                    if pass.sectors > 0 {
+                        passes.push(pass);
+                    }
+                    pass.first_lbn = block;
+                    pass.sectors = 0;
+                    pass.start_ms = reached + revolutions * self.revolution_ms;
+                }
+                pass.sectors += 1;
+            }
             time = pass.end_ms();
             passes.push(pass);
             next = last + 1;
