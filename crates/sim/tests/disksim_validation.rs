@@ -20,7 +20,7 @@ const REACHED: [(&str, f64); 10] = [
     ("cheetah4LP", 0.317),
     ("barracuda", 0.344),
     ("atlas_III", 0.376),
-    ("hp_c2247a", 0.171),
+    ("hp_c2247a", 0.172),
     ("hp_c3323a", 0.315),
     ("hp_c2490a", 0.248),
     ("dec_rz26", 0.342),

@@ -31,6 +31,9 @@ pub struct Drive {
     /// The heads are busy writing buffered data until then.
     destage_until_ms: f64,
     last_was_read: bool,
+    /// One past the previous write's last block (an appending write skips the extra
+    /// disconnect).
+    last_write_end: Option<u64>,
 }
 
 impl Drive {
@@ -52,6 +55,7 @@ impl Drive {
             destage_until_ms: 0.0,
             // DiskSim starts with `lastflags = READ` (disk_initialize).
             last_was_read: true,
+            last_write_end: None,
             spec: spec.clone(),
         }
     }
@@ -223,12 +227,16 @@ impl Drive {
     /// bus go while the heads work and takes it back (reselect) once the water mark's blocks
     /// are buffered.
     fn read_miss(&mut self, now_ms: f64, lbn: u64, count: u64) -> f64 {
-        let c = &self.spec.controller;
         let overhead = self.overhead(
             self.spec.read_miss_after_read_ms,
             self.spec.read_miss_after_write_ms,
         );
-        let heads_from = now_ms + overhead;
+        // A running read-ahead stops at the command's arrival (at the end of the sector under
+        // the head) and the seek waits for the command overhead and that stop, added
+        // (`disk_check_hda`'s delay).
+        let stopped = self.stop_read_ahead(now_ms);
+        let c = &self.spec.controller;
+        let heads_from = now_ms + overhead + (stopped - now_ms);
         let bus = if c.never_disconnect {
             BusStart::Held(heads_from + c.data_prep_ms)
         } else {
@@ -454,23 +462,14 @@ impl Drive {
 
     fn write(&mut self, now_ms: f64, lbn: u64, count: u64) -> f64 {
         let write_back = self.spec.fast_write_level > 0;
-        let overhead = if write_back {
-            self.overhead(
-                self.spec.write_hit_after_read_ms,
-                self.spec.write_hit_after_write_ms,
-            )
+        let protocol = self.write_protocol(lbn, write_back);
+        let stopped = if self.spec.write_hit_stops_prefetch || !write_back {
+            self.stop_read_ahead(now_ms)
         } else {
-            self.overhead(
-                self.spec.write_miss_after_read_ms,
-                self.spec.write_miss_after_write_ms,
-            )
+            now_ms
         };
-        if self.spec.write_hit_stops_prefetch || !write_back {
-            self.stop_read_ahead(now_ms + overhead);
-        }
         let write_segments = self.spec.write_segments.max(1) as usize;
-        let c = &self.spec.controller;
-        let mut bus_start = now_ms + overhead + c.data_prep_ms;
+        let mut bus_start = now_ms + protocol.data_after_ms;
         if self.buffer.dirty_segments(now_ms) >= write_segments {
             bus_start = bus_start.max(self.destage_until_ms);
         }
@@ -478,7 +477,7 @@ impl Drive {
         let buffered = bus_start + count as f64 * block_ms;
         // The heads write each block once positioned and holding it; the positioning takes
         // at least the minimum seek delay (`disk_initiate_seek`).
-        let heads_from = (now_ms + overhead).max(self.destage_until_ms);
+        let heads_from = (stopped + protocol.heads_after_ms).max(self.destage_until_ms);
         let heads_from = self.stop_read_ahead(heads_from);
         let positioning = self
             .mechanics
@@ -497,6 +496,62 @@ impl Drive {
         );
         let media_end = passes.last().map_or(write_from, Pass::end_ms);
         self.destage_until_ms = media_end;
+        self.last_write_end = Some(lbn + count);
+        self.buffer_write(now_ms, lbn, count, media_end);
+        let completion = self.spec.controller.write_completion_ms;
+        match protocol.reconnect {
+            None => buffered + completion,
+            Some((disconnect_ms, reselect_ms)) => {
+                media_end.max(buffered + disconnect_ms) + reselect_ms + completion
+            }
+        }
+    }
+
+    /// The bus protocol of a write (`disk_write_arrive`, `disk_disconnect`, `disk_check_bus`).
+    fn write_protocol(&self, lbn: u64, write_back: bool) -> WriteProtocol {
+        let c = &self.spec.controller;
+        let overhead = if write_back {
+            self.overhead(
+                self.spec.write_hit_after_read_ms,
+                self.spec.write_hit_after_write_ms,
+            )
+        } else {
+            self.overhead(
+                self.spec.write_miss_after_read_ms,
+                self.spec.write_miss_after_write_ms,
+            )
+        };
+        let extra = c.extra_write_disconnect
+            && !c.never_disconnect
+            && self.last_write_end.is_some_and(|end| end != lbn);
+        let reconnect = match (write_back, c.never_disconnect, extra) {
+            (true, ..) => None,
+            (false, true, _) => Some((0.0, 0.0)),
+            (false, false, false) => Some((c.write_disconnect_ms, c.first_reselect_ms)),
+            (false, false, true) => Some((c.extra_second_disconnect_ms, c.other_reselect_ms)),
+        };
+        if extra {
+            // The drive disconnects after the command and comes back for the data.
+            WriteProtocol {
+                heads_after_ms: c.extra_command_ms + c.extra_seek_delta_ms,
+                data_after_ms: c.extra_command_ms
+                    + c.extra_disconnect_ms
+                    + c.extra_inter_disconnect_ms
+                    + c.first_reselect_ms
+                    + c.data_prep_ms,
+                reconnect,
+            }
+        } else {
+            WriteProtocol {
+                heads_after_ms: overhead,
+                data_after_ms: overhead + c.data_prep_ms,
+                reconnect,
+            }
+        }
+    }
+
+    /// Puts a write's blocks in a segment, dirty until `media_end`.
+    fn buffer_write(&mut self, now_ms: f64, lbn: u64, count: u64, media_end: f64) {
         let index =
             self.buffer
                 .victim_for_write(lbn, count, self.spec.combine_sequential_writes, now_ms);
@@ -513,17 +568,6 @@ impl Drive {
         self.buffer.invalidate(lbn, count, index);
         self.buffer.touch(index);
         self.trim(index);
-        let c = &self.spec.controller;
-        if write_back {
-            buffered + c.write_completion_ms
-        } else if c.never_disconnect {
-            media_end.max(buffered) + c.write_completion_ms
-        } else {
-            // The drive lets the bus go once it holds the data and takes it back to complete.
-            media_end.max(buffered + c.write_disconnect_ms)
-                + c.first_reselect_ms
-                + c.write_completion_ms
-        }
     }
 
     fn target(&self, lbn: u64) -> Heads {
@@ -533,6 +577,18 @@ impl Drive {
             head: place.head,
         }
     }
+}
+
+/// A write's protocol timings, from its arrival.
+#[derive(Clone, Copy, Debug)]
+struct WriteProtocol {
+    /// The heads may move from then.
+    heads_after_ms: f64,
+    /// The data starts across the bus then.
+    data_after_ms: f64,
+    /// Write-through: the disconnect after the data and the reselect before the completion
+    /// (both 0 for a drive that never disconnects); write-back completes once buffered.
+    reconnect: Option<(f64, f64)>,
 }
 
 /// When a read miss's data may start across the bus.

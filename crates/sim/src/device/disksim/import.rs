@@ -387,6 +387,13 @@ fn empty_spec(name: &str) -> DiskSpec {
             never_disconnect: false,
             read_ahead_on_idle_hit: false,
             minimum_seek_ms: 0.0,
+            extra_write_disconnect: false,
+            extra_command_ms: 0.0,
+            extra_seek_delta_ms: 0.0,
+            extra_disconnect_ms: 0.0,
+            extra_inter_disconnect_ms: 0.0,
+            extra_second_disconnect_ms: 0.0,
+            other_reselect_ms: 0.0,
         },
         zone: Vec::new(),
     }
@@ -512,6 +519,13 @@ fn fill_controller(spec: &mut DiskSpec, d: &Block) -> Result<(), String> {
     c.water_mark_by_request_size = d.flag("Set watermark by reqsize")?;
     c.never_disconnect = d.flag("Never disconnect")?;
     c.read_ahead_on_idle_hit = d.flag("Read-ahead on idle hit")?;
+    c.extra_write_disconnect = d.flag("Extra write disconnect")?;
+    c.extra_command_ms = d.float("Extradisc command overhead")?;
+    c.extra_seek_delta_ms = d.float("Extradisc seek delta")?;
+    c.extra_disconnect_ms = d.float("Extradisc disconnect overhead")?;
+    c.extra_inter_disconnect_ms = d.float("Extradisc inter-disconnect delay")?;
+    c.extra_second_disconnect_ms = d.float("Extradisc 2nd disconnect overhead")?;
+    c.other_reselect_ms = d.float("Other reselect overhead")?;
     Ok(())
 }
 

@@ -122,6 +122,19 @@ pub struct ControllerSpec {
     /// The least positioning time of a write that does not follow the previous one
     /// ("Minimum seek delay").
     pub minimum_seek_ms: f64,
+    /// A write that does not append to the previous write disconnects once more before its
+    /// data ("Extra write disconnect"): the command takes `extra_command_ms` (the heads wait
+    /// `extra_seek_delta_ms` more), the drive disconnects (`extra_disconnect_ms`), waits
+    /// `extra_inter_disconnect_ms`, reselects and takes the data, disconnects again
+    /// (`extra_second_disconnect_ms`) and reselects for the completion with
+    /// `other_reselect_ms` ("Extradisc ..." overheads, "Other reselect overhead").
+    pub extra_write_disconnect: bool,
+    pub extra_command_ms: f64,
+    pub extra_seek_delta_ms: f64,
+    pub extra_disconnect_ms: f64,
+    pub extra_inter_disconnect_ms: f64,
+    pub extra_second_disconnect_ms: f64,
+    pub other_reselect_ms: f64,
 }
 
 /// The `model` value of these files.
@@ -235,6 +248,12 @@ impl DiskSpec {
             c.read_disconnect_after_write_ms,
             c.write_disconnect_ms,
             c.minimum_seek_ms,
+            c.extra_command_ms,
+            c.extra_seek_delta_ms,
+            c.extra_disconnect_ms,
+            c.extra_inter_disconnect_ms,
+            c.extra_second_disconnect_ms,
+            c.other_reselect_ms,
             self.bus_ms_per_sector,
         ];
         if times.iter().any(|t| !(0.0..1e6).contains(t)) {
@@ -400,7 +419,7 @@ fn write_controller(out: &mut String, spec: &DiskSpec, sources: &Sources) {
     let (d, p) = (sources.diskspecs, sources.parv);
     let c = &spec.controller;
     let _ = writeln!(out, "\n[controller]");
-    let floats: [(String, &str, f64); 10] = [
+    let floats: [(String, &str, f64); 16] = [
         (format!("{p}: the drive's disksim_bus: Read block transfer time"), "bus_read_block_ms", c.bus_read_block_ms),
         (format!("{p}: the drive's disksim_bus: Write block transfer time"), "bus_write_block_ms", c.bus_write_block_ms),
         (format!("{d}: Read completion overhead"), "read_completion_ms", c.read_completion_ms),
@@ -411,6 +430,12 @@ fn write_controller(out: &mut String, spec: &DiskSpec, sources: &Sources) {
         (format!("{d}: Read disconnect afterwrite"), "read_disconnect_after_write_ms", c.read_disconnect_after_write_ms),
         (format!("{d}: Write disconnect overhead"), "write_disconnect_ms", c.write_disconnect_ms),
         (format!("{d}: Minimum seek delay"), "minimum_seek_ms", c.minimum_seek_ms),
+        (format!("{d}: Extradisc command overhead"), "extra_command_ms", c.extra_command_ms),
+        (format!("{d}: Extradisc seek delta"), "extra_seek_delta_ms", c.extra_seek_delta_ms),
+        (format!("{d}: Extradisc disconnect overhead"), "extra_disconnect_ms", c.extra_disconnect_ms),
+        (format!("{d}: Extradisc inter-disconnect delay"), "extra_inter_disconnect_ms", c.extra_inter_disconnect_ms),
+        (format!("{d}: Extradisc 2nd disconnect overhead"), "extra_second_disconnect_ms", c.extra_second_disconnect_ms),
+        (format!("{d}: Other reselect overhead"), "other_reselect_ms", c.other_reselect_ms),
     ];
     for (source, key, value) in floats {
         push(out, &source, key, float(value));
@@ -420,6 +445,7 @@ fn write_controller(out: &mut String, spec: &DiskSpec, sources: &Sources) {
         ("Set watermark by reqsize", "water_mark_by_request_size", c.water_mark_by_request_size),
         ("Never disconnect", "never_disconnect", c.never_disconnect),
         ("Read-ahead on idle hit", "read_ahead_on_idle_hit", c.read_ahead_on_idle_hit),
+        ("Extra write disconnect", "extra_write_disconnect", c.extra_write_disconnect),
     ];
     for (param, key, value) in bools {
         push(out, &format!("{d}: {param}"), key, value);
