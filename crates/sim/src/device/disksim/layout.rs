@@ -333,6 +333,20 @@ mod tests {
     }
 
     #[test]
+    fn track_sparing_slips_whole_tracks_and_track_spares_end_each_track() {
+        // Scheme 1: 3 spare tracks in zone 0; slipping track 1 moves lbn 10 to track 2.
+        let spared = Layout::new(&small_spec(1, vec![1]));
+        assert_eq!(spared.locate(9).head, 0);
+        assert_eq!((spared.locate(10).cylinder, spared.locate(10).head), (1, 0));
+        assert_eq!(spared.capacity(), 80 - 30 + 32);
+        // Scheme 3: each track of zone 0 ends with 3 spares, 7 blocks a track.
+        let per_track = Layout::new(&small_spec(3, vec![]));
+        assert_eq!(per_track.locate(7).head, 1);
+        assert_eq!(per_track.locate(7).sector, 0);
+        assert_eq!(per_track.capacity(), 8 * 7 + 32);
+    }
+
+    #[test]
     fn skews_shift_each_tracks_first_sector() {
         let layout = Layout::new(&small_spec(9, vec![]));
         // Track skew 2 and cylinder skew 3 sectors of 10.

@@ -162,7 +162,9 @@ impl Mechanics {
         count: u64,
         write: bool,
     ) -> Vec<Pass> {
-        self.access_gated(layout, heads, now_ms, lbn, count, write, &|_| f64::NEG_INFINITY)
+        self.access_gated(layout, heads, now_ms, lbn, count, write, &|_| {
+            f64::NEG_INFINITY
+        })
     }
 
     /// As [`Mechanics::access`], but a block is written only once it is in the buffer
@@ -236,6 +238,39 @@ mod tests {
         let layout = Layout::new(&spec);
         let mechanics = Mechanics::new(&spec);
         (spec, layout, mechanics)
+    }
+
+    #[test]
+    fn an_equation_seek_takes_the_table_then_the_root_then_the_line() {
+        // HP C2247A's figures: boundary 300, 3.81 + 0.33 sqrt(d), 7.75 + 0.0059 d.
+        let (mut spec, ..) = tiny();
+        spec.seek_curve.clear();
+        spec.seek_equation = vec![300.0, 3.81, 0.33, 7.75, 0.0059, -1.0];
+        spec.first_ten_seeks_ms = (1..=10).map(f64::from).collect();
+        let mech = Mechanics::new(&spec);
+        assert_eq!(mech.seek_ms(0), 0.0);
+        assert_eq!(mech.seek_ms(7), 7.0);
+        assert!((mech.seek_ms(100) - (3.81 + 3.3)).abs() < 1e-12);
+        assert!((mech.seek_ms(1000) - (7.75 + 5.9)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_negative_write_settle_shortens_a_write_move_but_never_below_zero() {
+        let (mut spec, ..) = tiny();
+        spec.write_settle_ms = -0.75;
+        let mech = Mechanics::new(&spec);
+        let here = Heads {
+            cylinder: 0,
+            head: 0,
+        };
+        let next = Heads {
+            cylinder: 2,
+            head: 0,
+        };
+        assert!((mech.positioning_ms(here, next, true) - 0.75).abs() < 1e-12);
+        spec.write_settle_ms = -5.0;
+        let mech = Mechanics::new(&spec);
+        assert_eq!(mech.positioning_ms(here, next, true), 0.0);
     }
 
     #[test]

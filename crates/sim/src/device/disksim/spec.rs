@@ -230,9 +230,11 @@ impl DiskSpec {
         {
             return Ok(());
         }
-        Err("give seek_curve, or seek_equation (6 values, boundary >= 1) and 10 \
+        Err(
+            "give seek_curve, or seek_equation (6 values, boundary >= 1) and 10 \
              first_ten_seeks_ms"
-            .to_string())
+                .to_string(),
+        )
     }
 
     fn validate_controller(&self) -> Result<(), String> {
@@ -328,7 +330,7 @@ pub fn write_toml(spec: &DiskSpec, sources: &Sources) -> String {
 }
 
 fn write_mechanics(out: &mut String, spec: &DiskSpec, sources: &Sources) {
-    let (m, s) = (sources.model, sources.seek);
+    let m = sources.model;
     push(
         out,
         &format!("{m}: Rotation speed (in rpms)"),
@@ -381,6 +383,12 @@ fn write_mechanics(out: &mut String, spec: &DiskSpec, sources: &Sources) {
     );
     let settle = format!("{m}: Add. write settling delay");
     push(out, &settle, "write_settle_ms", float(spec.write_settle_ms));
+    write_seek(out, spec, sources);
+}
+
+/// The measured curve, or the equation and its first ten seeks.
+fn write_seek(out: &mut String, spec: &DiskSpec, sources: &Sources) {
+    let (m, s) = (sources.model, sources.seek);
     let points: Vec<String> = spec
         .seek_curve
         .iter()
@@ -415,37 +423,115 @@ fn write_mechanics(out: &mut String, spec: &DiskSpec, sources: &Sources) {
     );
 }
 
+/// HP C2247A's extra write disconnect, as (DiskSim parameter, key, value).
+fn extra_disconnect(c: &ControllerSpec) -> [(&'static str, &'static str, f64); 6] {
+    [
+        (
+            "Extradisc command overhead",
+            "extra_command_ms",
+            c.extra_command_ms,
+        ),
+        (
+            "Extradisc seek delta",
+            "extra_seek_delta_ms",
+            c.extra_seek_delta_ms,
+        ),
+        (
+            "Extradisc disconnect overhead",
+            "extra_disconnect_ms",
+            c.extra_disconnect_ms,
+        ),
+        (
+            "Extradisc inter-disconnect delay",
+            "extra_inter_disconnect_ms",
+            c.extra_inter_disconnect_ms,
+        ),
+        (
+            "Extradisc 2nd disconnect overhead",
+            "extra_second_disconnect_ms",
+            c.extra_second_disconnect_ms,
+        ),
+        (
+            "Other reselect overhead",
+            "other_reselect_ms",
+            c.other_reselect_ms,
+        ),
+    ]
+}
+
 fn write_controller(out: &mut String, spec: &DiskSpec, sources: &Sources) {
     let (d, p) = (sources.diskspecs, sources.parv);
     let c = &spec.controller;
     let _ = writeln!(out, "\n[controller]");
-    let floats: [(String, &str, f64); 16] = [
-        (format!("{p}: the drive's disksim_bus: Read block transfer time"), "bus_read_block_ms", c.bus_read_block_ms),
-        (format!("{p}: the drive's disksim_bus: Write block transfer time"), "bus_write_block_ms", c.bus_write_block_ms),
-        (format!("{d}: Read completion overhead"), "read_completion_ms", c.read_completion_ms),
-        (format!("{d}: Write completion overhead"), "write_completion_ms", c.write_completion_ms),
-        (format!("{d}: Data preparation overhead"), "data_prep_ms", c.data_prep_ms),
-        (format!("{d}: First reselect overhead"), "first_reselect_ms", c.first_reselect_ms),
-        (format!("{d}: Read disconnect afterread"), "read_disconnect_after_read_ms", c.read_disconnect_after_read_ms),
-        (format!("{d}: Read disconnect afterwrite"), "read_disconnect_after_write_ms", c.read_disconnect_after_write_ms),
-        (format!("{d}: Write disconnect overhead"), "write_disconnect_ms", c.write_disconnect_ms),
-        (format!("{d}: Minimum seek delay"), "minimum_seek_ms", c.minimum_seek_ms),
-        (format!("{d}: Extradisc command overhead"), "extra_command_ms", c.extra_command_ms),
-        (format!("{d}: Extradisc seek delta"), "extra_seek_delta_ms", c.extra_seek_delta_ms),
-        (format!("{d}: Extradisc disconnect overhead"), "extra_disconnect_ms", c.extra_disconnect_ms),
-        (format!("{d}: Extradisc inter-disconnect delay"), "extra_inter_disconnect_ms", c.extra_inter_disconnect_ms),
-        (format!("{d}: Extradisc 2nd disconnect overhead"), "extra_second_disconnect_ms", c.extra_second_disconnect_ms),
-        (format!("{d}: Other reselect overhead"), "other_reselect_ms", c.other_reselect_ms),
+    let bus = format!("{p}: the drive's disksim_bus");
+    let read = format!("{bus}: Read block transfer time");
+    push(out, &read, "bus_read_block_ms", float(c.bus_read_block_ms));
+    let write = format!("{bus}: Write block transfer time");
+    push(
+        out,
+        &write,
+        "bus_write_block_ms",
+        float(c.bus_write_block_ms),
+    );
+    let floats = [
+        (
+            "Read completion overhead",
+            "read_completion_ms",
+            c.read_completion_ms,
+        ),
+        (
+            "Write completion overhead",
+            "write_completion_ms",
+            c.write_completion_ms,
+        ),
+        ("Data preparation overhead", "data_prep_ms", c.data_prep_ms),
+        (
+            "First reselect overhead",
+            "first_reselect_ms",
+            c.first_reselect_ms,
+        ),
+        (
+            "Read disconnect afterread",
+            "read_disconnect_after_read_ms",
+            c.read_disconnect_after_read_ms,
+        ),
+        (
+            "Read disconnect afterwrite",
+            "read_disconnect_after_write_ms",
+            c.read_disconnect_after_write_ms,
+        ),
+        (
+            "Write disconnect overhead",
+            "write_disconnect_ms",
+            c.write_disconnect_ms,
+        ),
+        ("Minimum seek delay", "minimum_seek_ms", c.minimum_seek_ms),
+        (
+            "High (read) water mark",
+            "read_water_mark",
+            c.read_water_mark,
+        ),
     ];
-    for (source, key, value) in floats {
-        push(out, &source, key, float(value));
+    for (param, key, value) in floats.into_iter().chain(extra_disconnect(c)) {
+        push(out, &format!("{d}: {param}"), key, float(value));
     }
-    push(out, &format!("{d}: High (read) water mark"), "read_water_mark", float(c.read_water_mark));
     let bools = [
-        ("Set watermark by reqsize", "water_mark_by_request_size", c.water_mark_by_request_size),
+        (
+            "Set watermark by reqsize",
+            "water_mark_by_request_size",
+            c.water_mark_by_request_size,
+        ),
         ("Never disconnect", "never_disconnect", c.never_disconnect),
-        ("Read-ahead on idle hit", "read_ahead_on_idle_hit", c.read_ahead_on_idle_hit),
-        ("Extra write disconnect", "extra_write_disconnect", c.extra_write_disconnect),
+        (
+            "Read-ahead on idle hit",
+            "read_ahead_on_idle_hit",
+            c.read_ahead_on_idle_hit,
+        ),
+        (
+            "Extra write disconnect",
+            "extra_write_disconnect",
+            c.extra_write_disconnect,
+        ),
     ];
     for (param, key, value) in bools {
         push(out, &format!("{d}: {param}"), key, value);
@@ -640,6 +726,34 @@ mod tests {
             text.lines().position(|l| l == "bogus = 1").unwrap() + 1
         );
         assert!(message.contains("bogus"), "{message}");
+    }
+
+    #[test]
+    fn a_drive_gives_a_seek_curve_or_a_whole_equation() {
+        let both = TINY.replace(
+            "seek_equation = []",
+            "seek_equation = [300.0, 1.0, 1.0, 1.0, 1.0, -1.0]",
+        );
+        assert!(DiskSpec::parse(&both)
+            .unwrap_err()
+            .contains("seek_equation"));
+        let short = TINY
+            .replace(
+                "seek_curve = [[1, 1.0], [2, 1.5], [10, 3.0]]",
+                "seek_curve = []",
+            )
+            .replace(
+                "seek_equation = []",
+                "seek_equation = [300.0, 1.0, 1.0, 1.0, 1.0, -1.0]",
+            );
+        assert!(DiskSpec::parse(&short)
+            .unwrap_err()
+            .contains("first_ten_seeks_ms"));
+        let whole = short.replace(
+            "first_ten_seeks_ms = []",
+            "first_ten_seeks_ms = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]",
+        );
+        assert!(DiskSpec::parse(&whole).is_ok());
     }
 
     #[test]
