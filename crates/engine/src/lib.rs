@@ -29,6 +29,7 @@
 
 pub mod affinity;
 pub mod buffer;
+mod cgroup;
 pub mod checksum;
 pub mod engine;
 pub mod error;
