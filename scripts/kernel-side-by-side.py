@@ -121,20 +121,23 @@ def names_cgroups(job):
 
 
 def run_one(iosched, driver, sched, job, device, out_dir, index, fifo=None,
-            engine_threads="1"):
-    trace = os.path.join(out_dir, f"{driver}-{sched}-{index}.txt")
+            engine_threads="1", traced=True):
+    trace = os.path.join(out_dir, f"{driver}-{sched}-{index}.txt") if traced else None
     # chrt: fio, a child of `iosched kernel`, inherits the class. The engine stays as it is:
     # it refills in the turn it reaps, and at SCHED_FIFO it starves the loop device's worker.
     prefix = ["chrt", "-f", str(fifo)] if fifo and driver == "kernel" else []
     if driver == "kernel":
-        args = [iosched, "kernel", job, "--device", device, "--scheduler", sched, "--trace", trace]
+        args = [iosched, "kernel", job, "--device", device, "--scheduler", sched]
+        if trace:
+            args += ["--trace", trace]
     else:
         args = [iosched, "run", job, "--device", device, "--scheduler",
                 ENGINE_NAME.get(sched, sched),
                 "--output-format", "json", "--eta", "never"]
         # A trace is one thread's: with several the engine's messages are not counted.
         if engine_threads == "1":
-            args += ["--trace", trace]
+            if trace:
+                args += ["--trace", trace]
         else:
             args += ["--set", f"engine_threads={engine_threads}"]
             trace = None
@@ -228,6 +231,9 @@ def main():
                         "from a thread in its cgroup, as fio's do (the loop device serves each "
                         "cgroup with its own worker), and 1 otherwise; a run of several "
                         "threads is not traced, so the engine's messages are not counted")
+    p.add_argument("--no-trace", action="store_true",
+                   help="trace neither driver, so that neither pays for a trace (throughput "
+                        "like for like; no message tables)")
     args = p.parse_args()
     if args.fifo is not None and not 1 <= args.fifo <= 99:
         sys.exit(f"--fifo: {args.fifo} is not a SCHED_FIFO priority (1-99)")
@@ -259,7 +265,8 @@ def main():
                             continue
                         results[(driver, sched)].append(
                             run_one(args.iosched, driver, sched, job, device, out_dir,
-                                    index, args.fifo, engine_threads))
+                                    index, args.fifo, engine_threads,
+                                    not args.no_trace))
     finally:
         if not args.device:
             subprocess.run(["losetup", "-d", device], check=False)
