@@ -127,7 +127,7 @@ impl Placement {
         self.dirs.get(index)?.as_deref()
     }
 
-    /// Moves worker `index`'s group back home: the process's own cgroup.
+    /// The process's own blkio cgroup, where worker 0 goes back to after the run.
     pub(crate) fn home(&self) -> &Path {
         &self.home
     }

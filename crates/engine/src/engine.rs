@@ -458,15 +458,16 @@ impl<'a> Engine<'a> {
             job: e.job,
             target: e.target,
         })?;
-        let placement = match config.cgroup_threads {
-            true => {
-                let (groups, by_cgroup) = cgroup_workers(jobs, &drv)?;
-                thread_cpus = vec![None; groups.len()];
-                owner = by_cgroup;
-                Some(Placement::new(&groups)?)
+        let mut placement = None;
+        if config.cgroup_threads {
+            let (groups, by_cgroup) = cgroup_workers(jobs, &drv)?;
+            thread_cpus = vec![None; groups.len()];
+            owner = by_cgroup;
+            // Jobs that name no cgroup run as they would without the setting: one thread.
+            if groups.iter().any(|group| group != "/") {
+                placement = Some(Placement::new(&groups)?);
             }
-            false => None,
-        };
+        }
         let workers = thread_cpus.len();
         let back = EngineBackend {
             ring,

@@ -722,3 +722,29 @@ fn each_request_is_charged_to_its_jobs_cgroup() {
         .unwrap_or(false);
     assert!(!left, "the run's cgroups were not removed");
 }
+
+/// Jobs that name no cgroup run as without `cgroup_threads` (one thread, nothing placed, no
+/// root needed); a job pinned with `cpus_allowed` is refused, by name, before anything is
+/// made: one thread serves a whole cgroup, so the pin could not be kept.
+#[test]
+fn cgroup_threads_without_cgroups_and_with_cpus_allowed() {
+    let scratch = Scratch::new("cgroup-threads-plain");
+    let config = EngineConfig {
+        cgroup_threads: true,
+        ..config("noop")
+    };
+    let jobs = vec![
+        job("a", RwMode::Write, 1 << 20),
+        job("b", RwMode::Write, 1 << 20),
+    ];
+    let engine = Engine::new(&jobs, &scratch.path("plain.img"), config.clone()).unwrap();
+    assert_eq!(engine.threads(), 1);
+    let outcome = engine.run(&AtomicBool::new(false)).unwrap();
+    assert!(outcome.kernel_cgroup_ios.is_empty());
+    let mut pinned = jobs.clone();
+    pinned[1].cgroup = Some("x".into());
+    pinned[1].cpus_allowed = Some(vec![0]);
+    let refused = Engine::new(&pinned, &scratch.path("pinned.img"), config);
+    let message = refused.err().expect("refused").to_string();
+    assert!(message.starts_with("job 'b': cpus_allowed"), "{message}");
+}
