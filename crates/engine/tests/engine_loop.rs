@@ -669,6 +669,15 @@ fn each_request_is_charged_to_its_jobs_cgroup() {
     let Some(device) = LoopDevice::attach(&scratch.path("backing.img"), 64 << 20, false) else {
         return;
     };
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    let blkio_v1 = mounts.lines().any(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        fields.len() >= 4 && fields[2] == "cgroup" && fields[3].split(',').any(|o| o == "blkio")
+    });
+    if !blkio_v1 {
+        eprintln!("SKIPPED: each_request_is_charged_to_its_jobs_cgroup: no cgroup v1 blkio");
+        return;
+    }
     let disk = Path::new(&device.device)
         .file_name()
         .unwrap()
