@@ -54,10 +54,15 @@ impl Deadline {
         held_mergeable(self.held(slot))
     }
 
-    /// Kernel: blk_rq_merge_ok() (elv_bio_merge_ok(); mq-deadline has no allow_merge).
+    /// Kernel: blk_rq_merge_ok() (elv_bio_merge_ok(); mq-deadline has no allow_merge), with
+    /// blk_cgroup_mergeable(): a bio joins only a request of its own cgroup.
     fn merge_ok(&self, slot: Slot, bio: &Request) -> bool {
         let rq = &self.held(slot).rq;
-        self.mergeable(slot) && op_mergeable(bio) && rq.op == bio.op && rq.ioprio == bio.ioprio
+        self.mergeable(slot)
+            && op_mergeable(bio)
+            && rq.op == bio.op
+            && rq.ioprio == bio.ioprio
+            && rq.cgroup == bio.cgroup
     }
 
     /// Kernel: elv_rqhash_add(), under the request's end sector.
@@ -201,7 +206,11 @@ impl Deadline {
         if !self.mergeable(req) || !self.mergeable(next) {
             return None;
         }
-        if a.op != b.op || a.ioprio != b.ioprio || a.end_sector() != b.sector {
+        // blk_cgroup_mergeable(req, next->bio): requests of two cgroups stay apart.
+        if a.op != b.op || a.ioprio != b.ioprio || a.cgroup != b.cgroup {
+            return None;
+        }
+        if a.end_sector() != b.sector {
             return None;
         }
         if a.nr_sectors + b.nr_sectors > self.max_sectors {

@@ -191,3 +191,22 @@ fn tunables_echo_in_jiffy_rounded_ms_and_clamp() {
     assert!(values.contains(&("front_merges", 1)));
     assert!(dd.set_tunable("slice_idle", "0").is_err());
 }
+
+fn in_cgroup(mut rq: Request, id: u32) -> Request {
+    rq.cgroup = crate::request::CgroupId(id);
+    rq
+}
+
+/// 6.12's blk_rq_merge_ok() and attempt_merge() call blk_cgroup_mergeable(): a bio of another
+/// cgroup gets its own request even where it is contiguous, and two requests of two cgroups
+/// that touch are not joined.
+#[test]
+fn bios_and_requests_of_two_cgroups_stay_apart() {
+    let mut dd = Deadline::new();
+    dd.insert_request(read(1, 1000, 8), false, 0);
+    dd.insert_request(in_cgroup(read(2, 1016, 8), 1), false, 0);
+    assert_eq!(dd.bio_merge(&in_cgroup(read(3, 1008, 8), 2)), None);
+    let m = dd.bio_merge(&read(4, 1008, 8)).expect("same cgroup merges");
+    assert_eq!((m.into, m.then), (RequestId(1), None));
+    dd.check_invariants();
+}

@@ -44,11 +44,12 @@ impl Kyber {
         let list = &mut self.kcq[sched_domain(bio.op)];
         for q in list.iter_mut().rev().take(MERGE_CHECKS) {
             let rq = &q.rq;
-            // blk_rq_merge_ok(): same operation and priority, neither marked unmergeable.
+            // blk_rq_merge_ok(): same operation, priority and cgroup (blk_cgroup_mergeable()),
+            // neither marked unmergeable.
             if q.nomerge || !op_mergeable(rq) || !op_mergeable(bio) {
                 continue;
             }
-            if rq.op != bio.op || rq.ioprio != bio.ioprio {
+            if rq.op != bio.op || rq.ioprio != bio.ioprio || rq.cgroup != bio.cgroup {
                 continue;
             }
             // blk_try_merge(): the bio ends where the request starts, or starts at its end.

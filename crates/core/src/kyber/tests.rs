@@ -157,3 +157,15 @@ fn latency_targets_store_and_refuse() {
     assert_eq!(values, [500_000, 10_000_000]);
     assert!(k.set_tunable("bogus", "1").is_err());
 }
+
+/// 6.12's blk_rq_merge_ok() calls blk_cgroup_mergeable(): a bio of another cgroup does not
+/// join a contiguous request.
+#[test]
+fn a_bio_of_another_cgroup_does_not_merge() {
+    let mut k = Kyber::new();
+    k.insert_request(read(1, 0, 8), false, 0);
+    let mut other = read(2, 8, 8);
+    other.cgroup = crate::request::CgroupId(1);
+    assert_eq!(k.bio_merge(&other), None);
+    assert!(k.bio_merge(&read(3, 8, 8)).is_some());
+}
