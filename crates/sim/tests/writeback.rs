@@ -218,10 +218,19 @@ fn congestion_sync_backs_pdflush_off_at_the_mark_for_a_full_100_ms() {
         peaks.push(flusher_requests_peak(&witness));
         gaps.push(flusher_longest_gap(&witness));
     }
-    assert!(peaks.iter().all(|&peak| peak <= on), "past the mark: {peaks:?}");
+    assert!(
+        peaks.iter().all(|&peak| peak <= on),
+        "past the mark: {peaks:?}"
+    );
     let wait = iosched_writeback::flusher::CONGESTION_WAIT_NS;
-    assert!(gaps[0] < wait, "async: a wait ran its full 100 ms: {gaps:?}");
-    assert!(gaps[1] >= wait, "sync: no wait ran its full 100 ms: {gaps:?}");
+    assert!(
+        gaps[0] < wait,
+        "async: a wait ran its full 100 ms: {gaps:?}"
+    );
+    assert!(
+        gaps[1] >= wait,
+        "sync: no wait ran its full 100 ms: {gaps:?}"
+    );
 }
 
 /// A dbench4 client re-creates its files: their dirty pages are dropped unwritten, every
