@@ -51,8 +51,9 @@ impl DirtyThrottle {
     }
 }
 
-/// Which request list write congestion reads: where non-blocking writeback backs off
-/// (`bdi_write_congested()`) and which list's freed requests end a `congestion_wait(WRITE)`.
+/// Which request list's freed requests end a `congestion_wait(WRITE)`. Non-blocking
+/// writeback backs off on the async list's congestion in every kernel modelled
+/// (`bdi_write_congested()` reads `BDI_async_congested`, checked in the 2.6.30 source).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CongestionList {
     /// The async list, as writeback means: the READ/WRITE lists before 2.6.30 and
@@ -60,10 +61,9 @@ pub enum CongestionList {
     /// read/write confusion", July 2009).
     Async,
     /// 2.6.30: 1faa16d22877 split the request lists into sync and async (index 1 and 0)
-    /// but `congestion_wait(WRITE, HZ/10)` and `bdi_write_congested()` kept using WRITE
-    /// (1), so writeback read the *sync* list: async writeback never saw congestion
-    /// (it blocked in `get_request_wait()` instead) and its `congestion_wait()`s were
-    /// woken only by sync requests freeing, otherwise sleeping their full 100 ms.
+    /// but `congestion_wait(WRITE, HZ/10)` kept passing WRITE (1), so it slept on the
+    /// *sync* list's wait queue (`congestion_wqh[1]`): async writeback freeing requests
+    /// never woke it, and it slept its full 100 ms unless a sync request freed.
     Sync,
 }
 
@@ -72,6 +72,29 @@ impl CongestionList {
         match self {
             CongestionList::Async => "async",
             CongestionList::Sync => "sync",
+        }
+    }
+}
+
+/// How a file system's `writepages` walks a file in cyclic (background, throttled)
+/// writeback: where it looks for dirty pages and where `mapping->writeback_index` is left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writepages {
+    /// `write_cache_pages()`: from `writeback_index` to the end, then wrapping to the start
+    /// within the same call; the index is left after the last page written.
+    Generic,
+    /// ext4's delayed-allocation `ext4_da_writepages()` as in 2.6.30, 2.6.31 and 2.6.32
+    /// (read in those sources): a call wraps to the file's start only when it wrote nothing
+    /// from `writeback_index` to the end, and leaves the index at where the call started
+    /// plus the number of pages it wrote (`index += pages_written`), not after the last.
+    Ext4Legacy,
+}
+
+impl Writepages {
+    pub fn name(self) -> &'static str {
+        match self {
+            Writepages::Generic => "generic",
+            Writepages::Ext4Legacy => "ext4-2.6.30",
         }
     }
 }
@@ -106,8 +129,10 @@ pub struct WritebackConfig {
     /// How writers over the dirty limit are throttled (`io-less`, the default, or the
     /// pre-3.2 `writeback`).
     pub dirty_throttle: DirtyThrottle,
-    /// Which request list writeback's congestion reads (`async`, or `sync` for 2.6.30).
+    /// Which request list's frees end `congestion_wait()` (`async`, or `sync` for 2.6.30).
     pub congestion: CongestionList,
+    /// How cyclic writeback walks a file (`generic`, or ext4's of 2.6.30–2.6.32).
+    pub writepages: Writepages,
     /// CPUs of the machine, set by the driver (not a knob): they size the kernel's per-CPU
     /// dirtying ratelimit. 2 by default, the simulated machine's count.
     pub cpus: u64,
@@ -130,6 +155,7 @@ impl Default for WritebackConfig {
             flushers_per_bdi: 1,
             dirty_throttle: DirtyThrottle::IoLess,
             congestion: CongestionList::Async,
+            writepages: Writepages::Generic,
             cpus: 2,
         }
     }
@@ -178,6 +204,7 @@ pub const KNOBS: &[&str] = &[
     "flushers_per_bdi",
     "dirty_throttle",
     "congestion",
+    "writepages",
 ];
 
 /// What each knob means, in [`KNOBS`] order (for `iosched knobs`).
@@ -195,7 +222,8 @@ pub const KNOB_MEANINGS: &[&str] = &[
     "per-bdi (2.6.32+: a thread per device) or pdflush (<= 2.6.31: a global 2-8 thread pool)",
     "per-bdi flusher threads per device",
     "io-less (3.2+: writers over the limit sleep) or writeback (<= 3.1: they write back a chunk)",
-    "request list writeback's congestion reads: async, or sync (2.6.30: congestion_wait(WRITE) sleeps its full 100 ms)",
+    "request list whose frees end congestion_wait(): async, or sync (2.6.30: congestion_wait(WRITE) sleeps its full 100 ms)",
+    "how cyclic writeback walks a file: generic (write_cache_pages) or ext4-2.6.30 (ext4_da_writepages of 2.6.30-2.6.32: wraps only when it wrote nothing)",
 ];
 
 /// Parses `4096`, `64k`, `4g` (binary multiples, as fio and the kernel's `memparse` read them).
@@ -325,6 +353,13 @@ impl WritebackConfig {
                     _ => return Err(invalid("async or sync")),
                 };
             }
+            "writepages" => {
+                self.writepages = match value.trim() {
+                    "generic" => Writepages::Generic,
+                    "ext4-2.6.30" => Writepages::Ext4Legacy,
+                    _ => return Err(invalid("generic or ext4-2.6.30")),
+                };
+            }
             _ => return Err(KnobError::Unknown(name.to_string())),
         }
         Ok(())
@@ -359,6 +394,7 @@ impl WritebackConfig {
             ("flushers_per_bdi", self.flushers_per_bdi.to_string()),
             ("dirty_throttle", self.dirty_throttle.name().to_string()),
             ("congestion", self.congestion.name().to_string()),
+            ("writepages", self.writepages.name().to_string()),
         ]
     }
 
@@ -441,6 +477,9 @@ mod tests {
         assert!(config.set("congestion", "write").is_err());
         config.set("congestion", "sync").unwrap();
         assert_eq!(config.congestion, CongestionList::Sync);
+        assert!(config.set("writepages", "ext4").is_err());
+        config.set("writepages", "ext4-2.6.30").unwrap();
+        assert_eq!(config.writepages, Writepages::Ext4Legacy);
         config.set("mem", "512m").unwrap();
         assert_eq!(config.mem_pages(), 131_072);
         // 512 MiB: 2048 pages of struct page, min_free_kbytes 2896 → high 4344 KiB = 1086

@@ -31,10 +31,10 @@
 //!
 //! Congestion uses the kernel's request-list thresholds ([`QueueState`]): for the default
 //! `nr_requests` of 128, congested at 113 allocated async requests, uncongested below 103.
-//! With `congestion=sync` (2.6.30, [`CongestionList::Sync`]) both marks are read on the
-//! sync list instead: pdflush never sees async writeback congest, submits until the async
-//! list is full and sleeps for a request there, as per-bdi does; only its `more_io` wait
-//! remains, and nothing async ends it early.
+//! With `congestion=sync` (2.6.30, [`CongestionList::Sync`]) `congestion_wait(WRITE)` sleeps
+//! on the sync list's wait queue: pdflush still backs off at the async list's mark, but
+//! async requests freeing never end its wait, which lasts its full 100 ms unless a sync
+//! request frees below the sync list's mark.
 
 use std::collections::VecDeque;
 
@@ -44,6 +44,7 @@ use iosched_core::{Time, NSEC_PER_MSEC, NSEC_PER_SEC};
 use crate::config::{CongestionList, FlusherMode, WritebackConfig};
 use crate::dirty_limits::DirtyThresholds;
 use crate::page_cache::{BdiId, FileId, PageCache, PageRange};
+use crate::sweep::Sweep;
 
 /// 1024 pages (4 MiB): writeback per file before moving on (MAX_WRITEBACK_PAGES).
 pub const MAX_WRITEBACK_PAGES: u64 = 1024;
@@ -72,7 +73,7 @@ pub struct QueueState {
     pub sync_requests: u32,
     /// The queue's `nr_requests`.
     pub nr_requests: u32,
-    /// The list writeback's congestion reads (2.6.30 read the sync one).
+    /// The list whose frees end `congestion_wait()` (2.6.30 slept on the sync one).
     pub congestion: CongestionList,
 }
 
@@ -94,22 +95,23 @@ impl QueueState {
         self.async_requests >= self.nr_requests
     }
 
-    /// Requests allocated on the list congestion reads.
-    fn watched(&self) -> u32 {
+    /// Requests allocated on the list whose frees end `congestion_wait()`.
+    fn waited(&self) -> u32 {
         match self.congestion {
             CongestionList::Async => self.async_requests,
             CongestionList::Sync => self.sync_requests,
         }
     }
 
-    /// Non-blocking writeback backs off from here (`bdi_write_congested()`).
+    /// Non-blocking writeback backs off from here: the async list's congestion mark
+    /// (`bdi_write_congested()` reads `BDI_async_congested`, in 2.6.30 as after).
     pub fn congested(&self) -> bool {
-        self.watched() >= congestion_on(self.nr_requests)
+        self.async_requests >= congestion_on(self.nr_requests)
     }
 
-    /// `congestion_wait()`ers wake below this.
+    /// `congestion_wait()`ers wake below this mark of the list they wait on.
     pub fn uncongested(&self) -> bool {
-        self.watched() < congestion_off(self.nr_requests)
+        self.waited() < congestion_off(self.nr_requests)
     }
 
     /// Whether a request of the sync (`true`) or async list, just freed, wakes the
@@ -117,8 +119,8 @@ impl QueueState {
     /// congestion-off mark. Kernel: `__freed_request()` → `blk_clear_queue_congested()` →
     /// `clear_bdi_congested()` → `wake_up(&congestion_wqh[sync])`.
     pub fn wakes_congestion_waiters(&self, freed_sync: bool) -> bool {
-        let watched_sync = self.congestion == CongestionList::Sync;
-        freed_sync == watched_sync && self.uncongested()
+        let waited_sync = self.congestion == CongestionList::Sync;
+        freed_sync == waited_sync && self.uncongested()
     }
 }
 
@@ -685,14 +687,25 @@ impl Flushers {
             let want = max_run
                 .min(MAX_WRITEBACK_PAGES - work.file_pages)
                 .min(work.budget);
-            let runs = cache.start_writeback(file, want, max_run, true);
+            // The file's turn is one `writepages` call, taken a request at a time.
+            let sweep = if work.file_pages > 0 {
+                Sweep::Continue
+            } else {
+                Sweep::Cyclic
+            };
+            let runs = cache.start_writeback(file, want, max_run, sweep);
             let pages: u64 = runs.iter().map(|r| r.count).sum();
             if pages == 0 {
-                // Everything left is under writeback already.
+                // Everything left is under writeback already, or out of the call's range.
                 work.file_pages = MAX_WRITEBACK_PAGES;
                 continue;
             }
-            work.file_pages += pages;
+            // A call that gave fewer pages than asked has ended: the next file's turn.
+            work.file_pages = if pages < want {
+                MAX_WRITEBACK_PAGES
+            } else {
+                work.file_pages + pages
+            };
             work.budget = work.budget.saturating_sub(pages);
             thread.pending.extend(runs);
             return thread.pending.pop_front();
@@ -825,36 +838,19 @@ mod tests {
         }
     }
 
-    /// 2.6.30 (`congestion=sync`): writeback reads congestion on the sync list, so pdflush
-    /// does not back off at the async list's congestion mark (113 of 128) but submits on
-    /// and sleeps for a request only when the async list is full; sync requests past their
-    /// mark do make it back off. With the default (`async`) it backs off at 113.
+    /// Both lists: pdflush backs off at the async list's congestion mark (113 of 128), as
+    /// 2.6.30's `bdi_write_congested()` reads `BDI_async_congested` (checked in the 2.6.30
+    /// source: the sync/async split of 1faa16d22877 indexed the bits right; only
+    /// `congestion_wait(WRITE)` took the wrong wait queue); sync requests past their mark do
+    /// not make it back off.
     #[test]
-    fn congestion_sync_pdflush_fills_the_async_list_and_blocks_when_full() {
+    fn pdflush_backs_off_on_async_congestion_whichever_list_it_waits_on() {
         let on = congestion_on(DEFAULT_NR_REQUESTS);
-        for (list, async_requests, sync_requests, expect_submit, expect) in [
-            (
-                CongestionList::Async,
-                on,
-                0,
-                false,
-                FlusherStep::CongestionWait(CONGESTION_WAIT_NS),
-            ),
-            (CongestionList::Sync, on, 0, true, FlusherStep::Idle),
-            (
-                CongestionList::Sync,
-                DEFAULT_NR_REQUESTS,
-                0,
-                false,
-                FlusherStep::WaitRequest,
-            ),
-            (
-                CongestionList::Sync,
-                0,
-                on,
-                false,
-                FlusherStep::CongestionWait(CONGESTION_WAIT_NS),
-            ),
+        for (list, async_requests, sync_requests, expect_submit) in [
+            (CongestionList::Async, on, 0, false),
+            (CongestionList::Sync, on, 0, false),
+            (CongestionList::Sync, 0, on, true),
+            (CongestionList::Async, 0, on, true),
         ] {
             let mut config = config(FlusherMode::Pdflush);
             config.set("dirty_background_bytes", "8192").unwrap();
@@ -879,13 +875,14 @@ mod tests {
             };
             let step = wb.flusher_step(id, 0, queue);
             let case = format!("{list:?} async {async_requests} sync {sync_requests}");
-            assert_eq!(
-                matches!(step, FlusherStep::Submit(_)),
-                expect_submit,
-                "{case}: {step:?}"
-            );
-            if !expect_submit {
-                assert_eq!(step, expect, "{case}");
+            if expect_submit {
+                assert!(matches!(step, FlusherStep::Submit(_)), "{case}: {step:?}");
+            } else {
+                assert_eq!(
+                    step,
+                    FlusherStep::CongestionWait(CONGESTION_WAIT_NS),
+                    "{case}"
+                );
             }
         }
     }

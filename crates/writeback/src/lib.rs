@@ -35,15 +35,19 @@ pub mod flusher;
 mod lru;
 pub mod page_cache;
 pub mod readahead;
+pub mod sweep;
 
 use iosched_core::Time;
 
-pub use config::{CongestionList, DirtyThrottle, FlusherMode, KnobError, WritebackConfig};
+pub use config::{
+    CongestionList, DirtyThrottle, FlusherMode, KnobError, WritebackConfig, Writepages,
+};
 pub use dirty_limits::{ratelimit_pages, sync_writeback_pages};
 pub use dirty_limits::{Bandwidth, DirtyThresholds, Throttle};
 pub use flusher::{FlusherId, FlusherStep, Flushers, Notice, QueueState};
 pub use page_cache::{BdiId, FileId, PageCache, PageRange, Probe};
 pub use readahead::{Advice, Readahead};
+pub use sweep::Sweep;
 
 /// One open file description: the read-ahead state a `read()` through it uses.
 /// Kernel: the `f_ra` of a `struct file`.
@@ -84,8 +88,10 @@ pub struct Writeback {
     /// Read-ahead state per open file, with the file it opens and the advice it was given.
     readahead: Vec<(FileId, Readahead, Advice)>,
     file_pages: Vec<u64>,
-    /// The file the last throttled writer's chunk started on (the dirty-list rotation).
+    /// The file the last throttled writer's pass started on (the dirty-list rotation).
     writer_cursor: Option<FileId>,
+    /// Files each throttled writer's current pass has given their turn.
+    writer_passes: Vec<(u64, Vec<FileId>)>,
 }
 
 impl Writeback {
@@ -93,12 +99,17 @@ impl Writeback {
     pub fn new(config: WritebackConfig, bdis: u32) -> Writeback {
         Writeback {
             thresholds: DirtyThresholds::from_config(&config),
-            cache: PageCache::new(config.cache_pages()),
+            cache: {
+                let mut cache = PageCache::new(config.cache_pages());
+                cache.set_writepages(config.writepages);
+                cache
+            },
             flushers: Flushers::new(&config, bdis),
             bandwidth: vec![Bandwidth::default(); bdis.max(1) as usize],
             readahead: Vec::new(),
             file_pages: Vec::new(),
             writer_cursor: None,
+            writer_passes: Vec::new(),
             config,
         }
     }
@@ -260,17 +271,17 @@ impl Writeback {
 
     /// A throttled writer (`owner`, any id unique among writers) writes back up to `want`
     /// dirty pages of device `bdi` itself: the runs to submit as async writes in its own
-    /// name, empty when every dirty file is held by a flusher or another writer (the
-    /// writer then `congestion_wait()`s). It keeps its file until [`Writeback::writer_done`]
-    /// and flushers skip it meanwhile. Kernel: `writeback_inodes()` called from ≤ 3.1
-    /// `balance_dirty_pages()`, WB_SYNC_NONE, blocking.
+    /// name. Each call carries on the writer's pass (`writeback_inodes()` in one iteration of
+    /// ≤ 3.1 `balance_dirty_pages()`), which gives each dirty file one turn, a file held by a
+    /// flusher or another writer (`I_SYNC`) being passed over (`requeue_io()`). Empty when
+    /// the pass is over: the writer then `congestion_wait()`s unless its chunk is done, and
+    /// its next call begins a new pass. The writer keeps its file until the next call or
+    /// [`Writeback::writer_done`], and flushers skip it meanwhile. WB_SYNC_NONE, blocking.
     pub fn writer_writeback(&mut self, owner: u64, bdi: BdiId, want: u64) -> Vec<PageRange> {
         let max_run = self.config.max_request_pages();
-        let current = self.flushers.writer_file(owner);
-        // A writer keeps its file through its chunk; a new chunk starts at the file after
-        // the one the last chunk started on, as an inode written back goes to the tail of
-        // the dirty list (`requeue_io()` / `redirty_tail()`) and the next call takes the
-        // next one.
+        // A pass starts at the file after the one the last pass started on, as an inode
+        // written back goes to the tail of the dirty list (`redirty_tail()`) and the next
+        // `queue_io()` takes the next one.
         let mut dirty: Vec<FileId> = self
             .cache
             .dirty_files(bdi)
@@ -283,27 +294,43 @@ impl Writeback {
             None => 0,
         };
         dirty.rotate_left(start);
-        let candidates: Vec<FileId> = current.into_iter().chain(dirty).collect();
-        for file in candidates {
-            if self.flushers.file_held(file, owner) || self.cache.file_dirty(file) == 0 {
+        let slot = match self.writer_passes.iter().position(|(o, _)| *o == owner) {
+            Some(slot) => slot,
+            None => {
+                self.writer_passes.push((owner, Vec::new()));
+                self.writer_passes.len() - 1
+            }
+        };
+        let first_turn = self.writer_passes[slot].1.is_empty();
+        for file in dirty {
+            if self.writer_passes[slot].1.contains(&file) {
                 continue;
             }
-            let runs = self.cache.start_writeback(file, want, max_run, true);
+            self.writer_passes[slot].1.push(file);
+            if self.flushers.file_held(file, owner) {
+                continue;
+            }
+            let runs = self
+                .cache
+                .start_writeback(file, want, max_run, Sweep::Cyclic);
             if !runs.is_empty() {
-                if current != Some(file) {
+                if first_turn {
                     self.writer_cursor = Some(file);
                 }
                 self.flushers.set_writer_file(owner, Some(file));
                 return runs;
             }
         }
+        self.writer_passes[slot].1.clear();
         self.flushers.set_writer_file(owner, None);
         Vec::new()
     }
 
-    /// The throttled writer `owner` left `balance_dirty_pages()`: flushers may take its file.
+    /// The throttled writer `owner` left `balance_dirty_pages()`: flushers may take its file,
+    /// and its next throttling begins a new pass.
     pub fn writer_done(&mut self, owner: u64) {
         self.flushers.set_writer_file(owner, None);
+        self.writer_passes.retain(|(o, _)| *o != owner);
     }
 
     /// A buffered write dirties `offset..offset+len`; returns the pages newly dirtied.
@@ -332,7 +359,8 @@ impl Writeback {
     /// Kernel: filemap_write_and_wait_range() with WB_SYNC_ALL.
     pub fn fsync_start(&mut self, file: FileId) -> Vec<PageRange> {
         let max_run = self.config.max_request_pages();
-        self.cache.start_writeback(file, u64::MAX, max_run, false)
+        self.cache
+            .start_writeback(file, u64::MAX, max_run, Sweep::Whole)
     }
 
     /// Writeback of `range` completed at `now` (flusher or fsync).
@@ -415,6 +443,33 @@ mod tests {
     /// state per file the two streams reset each other's window (each read of one looks
     /// like a jump to the other's state), and reads keep missing (the interference issue 15
     /// traced).
+    /// Seed 001 (issue 33): a throttled writer's pass gives each dirty file one turn, as
+    /// ≤ 3.1 `balance_dirty_pages()` calls `writeback_inodes()` once per loop; a file
+    /// dirtied again after its turn waits for the next pass, and the writer, short of its
+    /// chunk, gets nothing (it then `congestion_wait()`s) until that pass begins.
+    #[test]
+    fn throttled_writer_gives_each_file_one_turn_per_pass() {
+        let mut config = WritebackConfig::default();
+        config.set("dirty_throttle", "writeback").unwrap();
+        let mut wb = Writeback::new(config, 1);
+        let a = wb.add_file(0, 1 << 20);
+        let b = wb.add_file(0, 1 << 20);
+        wb.write(a, 0, 4 * PAGE_SIZE, 0);
+        wb.write(b, 0, 4 * PAGE_SIZE, 0);
+        let files =
+            |runs: Vec<PageRange>| runs.iter().map(|r| (r.file, r.count)).collect::<Vec<_>>();
+        assert_eq!(files(wb.writer_writeback(1, 0, 100)), [(a, 4)]);
+        wb.write(a, 64 * PAGE_SIZE, 4 * PAGE_SIZE, 1);
+        assert_eq!(files(wb.writer_writeback(1, 0, 100)), [(b, 4)]);
+        assert!(wb.writer_writeback(1, 0, 100).is_empty(), "a had its turn");
+        // The next pass takes a again.
+        assert_eq!(files(wb.writer_writeback(1, 0, 100)), [(a, 4)]);
+        // Leaving balance_dirty_pages() ends the pass: the next throttling starts anew.
+        wb.writer_done(1);
+        wb.write(a, 128 * PAGE_SIZE, PAGE_SIZE, 2);
+        assert_eq!(files(wb.writer_writeback(1, 0, 100)), [(a, 1)]);
+    }
+
     #[test]
     fn read_ahead_is_kept_per_open_file() {
         let mut wb = Writeback::new(WritebackConfig::default(), 1);

@@ -17,8 +17,10 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use iosched_core::Time;
 
+use crate::config::Writepages;
 use crate::dirty_index::DirtyIndex;
 use crate::lru::{Lru, LruEntry};
+use crate::sweep::{self, Sweep, Turn};
 
 /// Index of a file known to the cache.
 pub type FileId = u32;
@@ -90,6 +92,8 @@ struct CachedFile {
     dirtied_when: Option<Time>,
     /// Where cyclic writeback resumes (`mapping->writeback_index`).
     writeback_index: u64,
+    /// The ext4 `writepages` call a writeback turn on this file has open.
+    turn: Option<Turn>,
 }
 
 /// What a lookup found at one page.
@@ -121,6 +125,8 @@ pub struct PageCache {
     cancelled: u64,
     evicted: u64,
     overcommit_peak_pages: u64,
+    /// How cyclic writeback walks a file.
+    writepages: Writepages,
 }
 
 impl PageCache {
@@ -141,7 +147,13 @@ impl PageCache {
             cancelled: 0,
             evicted: 0,
             overcommit_peak_pages: 0,
+            writepages: Writepages::Generic,
         }
+    }
+
+    /// Sets how cyclic writeback walks a file (the file system's `writepages`).
+    pub fn set_writepages(&mut self, writepages: Writepages) {
+        self.writepages = writepages;
     }
 
     /// Registers a file living on `bdi`; ids are handed out densely from 0.
@@ -158,6 +170,7 @@ impl PageCache {
             nr_writeback: 0,
             dirtied_when: None,
             writeback_index: 0,
+            turn: None,
         });
         (self.files.len() - 1) as FileId
     }
@@ -380,6 +393,7 @@ impl PageCache {
         entry.dirty.clear();
         entry.dirtied_when = None;
         entry.writeback_index = 0;
+        entry.turn = None;
         self.nr_pages -= dropped;
         self.nr_dirty -= cancelled;
         self.bdi_dirty[bdi] -= cancelled;
@@ -422,32 +436,46 @@ impl PageCache {
     }
 
     /// Moves up to `max_pages` dirty pages of `file` that are not already under writeback
-    /// into writeback, as runs of at most `max_run` pages. With `cyclic` the scan starts at
-    /// the file's writeback index, wraps once and leaves the index where it stopped
-    /// (background and periodic writeback); without, it covers the whole file from page 0
-    /// (fsync). Kernel: write_cache_pages().
+    /// into writeback, as runs of at most `max_run` pages, scanning as `sweep` and the
+    /// file system's `writepages` say (`crate::sweep`): a cyclic call starts at the file's
+    /// writeback index (background, periodic and throttled writeback), `Sweep::Whole` covers
+    /// the file from page 0 (fsync). Kernel: write_cache_pages(), ext4_da_writepages().
     pub fn start_writeback(
         &mut self,
         file: FileId,
         max_pages: u64,
         max_run: u64,
-        cyclic: bool,
+        sweep: Sweep,
     ) -> Vec<PageRange> {
         let entry = &self.files[file as usize];
-        let start = if cyclic { entry.writeback_index } else { 0 };
+        let plan = sweep::plan(self.writepages, sweep, entry.writeback_index, entry.turn);
+        let pick = |range: std::ops::Range<u64>, chosen: &mut Vec<u64>| {
+            for index in entry.dirty.range(range) {
+                if chosen.len() as u64 >= max_pages {
+                    break;
+                }
+                // WB_SYNC_NONE skips a page under writeback; fsync's caller waits and asks again.
+                if !entry.pages[&index].writeback {
+                    chosen.push(index);
+                }
+            }
+        };
         let mut chosen: Vec<u64> = Vec::new();
-        let tail = entry.dirty.range(start..u64::MAX);
-        let head = entry.dirty.range(0..start);
-        for index in tail.chain(head) {
-            if chosen.len() as u64 >= max_pages {
-                break;
+        pick(plan.first, &mut chosen);
+        let mut wrapped = false;
+        if let Some(then) = plan.then {
+            if !plan.then_only_if_empty || chosen.is_empty() {
+                wrapped = plan.then_only_if_empty;
+                pick(then, &mut chosen);
             }
-            if entry.pages[&index].writeback {
-                // WB_SYNC_NONE skips it; fsync's caller waits for it and asks again.
-                continue;
-            }
-            chosen.push(index);
         }
+        let (index, turn) = sweep::finish(
+            self.writepages,
+            sweep,
+            entry.writeback_index,
+            entry.turn,
+            (chosen.len() as u64, chosen.last().copied(), wrapped),
+        );
         let mut runs: Vec<PageRange> = Vec::new();
         let entry = &mut self.files[file as usize];
         for &index in &chosen {
@@ -459,11 +487,8 @@ impl PageCache {
         }
         let moved = chosen.len() as u64;
         entry.nr_writeback += moved;
-        if let Some(&last) = chosen.last() {
-            if cyclic {
-                entry.writeback_index = last + 1;
-            }
-        }
+        entry.writeback_index = index;
+        entry.turn = turn;
         if entry.dirty.is_empty() {
             entry.dirtied_when = None;
         }
@@ -648,7 +673,7 @@ mod tests {
         let mut cache = PageCache::new(1024);
         let file = cache.add_file(0);
         cache.dirty(file, 0, 8, 0);
-        let runs = cache.start_writeback(file, 2, 8, false);
+        let runs = cache.start_writeback(file, 2, 8, Sweep::Whole);
         cache.dirty(file, 0, 1, 1);
         assert_eq!(
             cache.truncate(file),
@@ -713,7 +738,7 @@ mod tests {
         let file = cache.add_file(0);
         cache.dirty(file, 0, 10, 5);
         assert_eq!(cache.dirtied_when(file), Some(5));
-        let runs = cache.start_writeback(file, 4, 3, true);
+        let runs = cache.start_writeback(file, 4, 3, Sweep::Cyclic);
         assert_eq!(
             runs,
             [
@@ -729,7 +754,7 @@ mod tests {
                 }
             ]
         );
-        let runs = cache.start_writeback(file, 100, 100, true);
+        let runs = cache.start_writeback(file, 100, 100, Sweep::Cyclic);
         assert_eq!(
             runs,
             [PageRange {
@@ -750,17 +775,47 @@ mod tests {
         cache.check_invariants();
     }
 
+    /// Seed 001 (issue 33): ext4's `ext4_da_writepages()` of 2.6.30–2.6.32 leaves the index
+    /// at its start plus the pages written and wraps only when it wrote nothing, so a call
+    /// from a lagging index writes what lies ahead and stops short; the generic walk wraps
+    /// in the same call and takes the pages behind too.
+    #[test]
+    fn ext4_legacy_call_stops_at_the_end_of_the_file_when_it_wrote_something() {
+        let calls = |writepages| {
+            let mut cache = PageCache::new(1000);
+            cache.set_writepages(writepages);
+            let file = cache.add_file(0);
+            // Sparse dirty pages: every other page of 0..40.
+            for page in (0..40).step_by(2) {
+                cache.dirty(file, page, 1, 0);
+            }
+            let count = |runs: Vec<PageRange>| runs.iter().map(|r| r.count).sum::<u64>();
+            let first = count(cache.start_writeback(file, 10, 8, Sweep::Cyclic));
+            let index = cache.files[file as usize].writeback_index;
+            // Pages behind the call's end are dirtied again.
+            cache.dirty(file, 1, 1, 1);
+            cache.dirty(file, 3, 1, 1);
+            let second = count(cache.start_writeback(file, 100, 8, Sweep::Cyclic));
+            (first, index, second)
+        };
+        // ext4: the first call wrote pages 0..18 (10 pages) and left the index at 10; the
+        // second scans 10.. only: pages 20..38 (10), not 1 and 3 behind it.
+        assert_eq!(calls(Writepages::Ext4Legacy), (10, 10, 10));
+        // Generic: index after page 18 (19); the second call wraps to take 1 and 3.
+        assert_eq!(calls(Writepages::Generic), (10, 19, 12));
+    }
+
     #[test]
     fn redirtied_page_under_writeback_is_skipped_then_written_again() {
         let mut cache = PageCache::new(100);
         let file = cache.add_file(0);
         cache.dirty(file, 0, 1, 0);
-        let runs = cache.start_writeback(file, 10, 10, false);
+        let runs = cache.start_writeback(file, 10, 10, Sweep::Whole);
         assert_eq!(runs.len(), 1);
         assert_eq!(cache.dirty(file, 0, 1, 1), 1);
-        assert!(cache.start_writeback(file, 10, 10, false).is_empty());
+        assert!(cache.start_writeback(file, 10, 10, Sweep::Whole).is_empty());
         cache.end_writeback(runs[0]);
-        assert_eq!(cache.start_writeback(file, 10, 10, false).len(), 1);
+        assert_eq!(cache.start_writeback(file, 10, 10, Sweep::Whole).len(), 1);
         cache.check_invariants();
     }
 }
