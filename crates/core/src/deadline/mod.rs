@@ -36,7 +36,7 @@ pub mod tunables;
 
 use std::collections::VecDeque;
 
-use crate::cfq::rbtree::RbForest;
+use crate::rbtree::RbForest;
 use crate::elevator::{Dispatch, Elevator};
 use crate::elv_hash::ElvHash;
 use crate::request::{IoPrioClass, Request, RequestId, Time, MAX_MERGE_SECTORS};
