@@ -7,7 +7,11 @@
 //! or two, and neither a lookup nor an insert moves a large value. Ordered maps cost a
 //! descent of comparisons per lookup, several per request in BFQ. Nothing is iterated: the
 //! order of the slab decides nothing.
+//!
+//! BFQ looks the same process up several times while it handles one request, so the last
+//! id found is remembered (`hint`) and answered without probing the table.
 
+use std::cell::Cell;
 use std::ops::Index;
 
 use crate::id_table::{IdTable, TableKey};
@@ -18,6 +22,8 @@ pub struct IdSlab<K: TableKey, V> {
     index: IdTable<usize, K>,
     values: Vec<Option<V>>,
     free: Vec<usize>,
+    /// The last id looked up or inserted, and its index; cleared when that id is removed.
+    hint: Cell<Option<(K, usize)>>,
 }
 
 impl<K: TableKey, V> Default for IdSlab<K, V> {
@@ -26,6 +32,7 @@ impl<K: TableKey, V> Default for IdSlab<K, V> {
             index: IdTable::default(),
             values: Vec::new(),
             free: Vec::new(),
+            hint: Cell::new(None),
         }
     }
 }
@@ -39,24 +46,39 @@ impl<K: TableKey, V> IdSlab<K, V> {
         self.index.is_empty()
     }
 
-    pub fn contains_key(&self, id: K) -> bool {
-        self.index.get(id).is_some()
+    /// The index of `id`'s value: the hint's, or the table's (which becomes the hint).
+    #[inline]
+    fn find(&self, id: K) -> Option<usize> {
+        if let Some((hint, i)) = self.hint.get() {
+            if hint == id {
+                return Some(i);
+            }
+        }
+        let i = *self.index.get(id)?;
+        self.hint.set(Some((id, i)));
+        Some(i)
     }
 
+    pub fn contains_key(&self, id: K) -> bool {
+        self.find(id).is_some()
+    }
+
+    #[inline]
     pub fn get(&self, id: K) -> Option<&V> {
-        let i = *self.index.get(id)?;
+        let i = self.find(id)?;
         self.values[i].as_ref()
     }
 
+    #[inline]
     pub fn get_mut(&mut self, id: K) -> Option<&mut V> {
-        let i = *self.index.get(id)?;
+        let i = self.find(id)?;
         self.values[i].as_mut()
     }
 
     /// The value of `id`, made by `make` when there is none.
     pub fn get_or_insert_with(&mut self, id: K, make: impl FnOnce() -> V) -> &mut V {
-        let i = match self.index.get(id) {
-            Some(&i) => i,
+        let i = match self.find(id) {
+            Some(i) => i,
             None => {
                 let value = Some(make());
                 let i = match self.free.pop() {
@@ -70,6 +92,7 @@ impl<K: TableKey, V> IdSlab<K, V> {
                     }
                 };
                 self.index.insert(id, i);
+                self.hint.set(Some((id, i)));
                 i
             }
         };
@@ -78,6 +101,9 @@ impl<K: TableKey, V> IdSlab<K, V> {
 
     pub fn remove(&mut self, id: K) -> Option<V> {
         let i = self.index.remove(id)?;
+        if self.hint.get().is_some_and(|(hint, _)| hint == id) {
+            self.hint.set(None);
+        }
         self.free.push(i);
         self.values[i].take()
     }
@@ -86,6 +112,7 @@ impl<K: TableKey, V> IdSlab<K, V> {
 impl<K: TableKey, V> Index<&K> for IdSlab<K, V> {
     type Output = V;
 
+    #[inline]
     fn index(&self, id: &K) -> &V {
         self.get(*id).expect("id present in the slab")
     }
@@ -115,10 +142,30 @@ mod tests {
                 assert_eq!(slab.remove(id), model.remove(&id));
             }
             assert_eq!(slab.len(), model.len());
+            // A look-up of another id after the change: the hint must follow removals.
+            let other = IoContextId(((x >> 20) % 200) as u32 * 3);
+            assert_eq!(slab.get(other), model.get(&other));
+            assert_eq!(slab.get(id), model.get(&id));
         }
         for (id, v) in &model {
             assert_eq!(slab[id], *v);
         }
         assert!(slab.values.len() <= 200, "freed slots are reused");
+    }
+
+    /// A removed id is forgotten by the hint too: made again, it gets a value; its slot
+    /// reused by another id does not answer for it.
+    #[test]
+    fn removal_clears_the_hint() {
+        let mut slab: IdSlab<IoContextId, u32> = IdSlab::default();
+        let (a, b) = (IoContextId(7), IoContextId(8));
+        slab.get_or_insert_with(a, || 1);
+        assert_eq!(slab.remove(a), Some(1));
+        assert_eq!(*slab.get_or_insert_with(a, || 2), 2);
+        assert_eq!(slab.remove(a), Some(2));
+        assert!(slab.get(a).is_none());
+        slab.get_or_insert_with(b, || 3);
+        assert!(slab.get(a).is_none());
+        assert_eq!(slab[&b], 3);
     }
 }

@@ -65,6 +65,7 @@ impl<V: Copy, K: TableKey> IdTable<V, K> {
     }
 
     /// Kernel: hash_64(id, bits).
+    #[inline]
     fn home(&self, id: K) -> usize {
         (id.bits().wrapping_mul(GOLDEN_RATIO_64) >> self.shift) as usize
     }
@@ -100,6 +101,7 @@ impl<V: Copy, K: TableKey> IdTable<V, K> {
         }
     }
 
+    #[inline]
     fn find(&self, id: K) -> Option<usize> {
         let mut i = self.home(id);
         loop {
@@ -111,6 +113,7 @@ impl<V: Copy, K: TableKey> IdTable<V, K> {
         }
     }
 
+    #[inline]
     pub fn get(&self, id: K) -> Option<&V> {
         self.find(id)
             .and_then(|i| self.slots[i].as_ref().map(|(_, v)| v))

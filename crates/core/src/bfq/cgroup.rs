@@ -82,6 +82,11 @@ impl Bfq {
         now: Time,
         trace: &mut dyn Trace,
     ) {
+        // The bic's cgroup is one that had a group when it was set, and groups are never
+        // removed: the same cgroup again maps to that group (skips the group look-up).
+        if self.bics[&bic].cgroup == Some(rq.cgroup) {
+            return;
+        }
         let g = self.bio_bfqg(rq);
         let cgroup = self.groups[g].cgroup;
         if self.bics[&bic].cgroup == Some(cgroup) {
