@@ -18,8 +18,8 @@
 
 use super::wf2q::{Entity, Owner, SchedData};
 use super::{Bfq, BfqGroup, GId, QId, BFQ_MAX_WEIGHT, BFQ_MIN_WEIGHT};
-use crate::rbtree::RbForest;
 use crate::elevator::CgroupSpec;
+use crate::rbtree::RbForest;
 use crate::request::{CgroupId, IoContextId, Request, Time};
 use crate::trace::Trace;
 

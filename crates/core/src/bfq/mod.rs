@@ -59,12 +59,12 @@ mod tests;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
-use crate::rbtree::RbForest;
 use crate::deadline::tunables::{jiffies, msecs_to_jiffies};
 use crate::elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary};
 use crate::elv_hash::ElvHash;
 use crate::id_slab::IdSlab;
 use crate::id_table::IdTable;
+use crate::rbtree::RbForest;
 use crate::request::{CgroupId, IoContextId, Request, RequestId, Time};
 use crate::trace::{Decision, DecisionKind, MessageSubject, Trace};
 use crate::tunable::{TunableError, TunableSpec, TunableValue};

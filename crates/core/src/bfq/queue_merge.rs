@@ -17,8 +17,8 @@
 //! bfq_get_bfqq_handle_split(), bfq_waker_bfqq(), bfq_too_late_for_merging().
 
 use super::{time_after, time_after_eq, Bfq, QId};
-use crate::rbtree::Search;
 use crate::deadline::tunables::msecs_to_jiffies;
+use crate::rbtree::Search;
 use crate::request::{IoContextId, Request, Time};
 use crate::trace::Trace;
 

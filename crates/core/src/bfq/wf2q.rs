@@ -23,8 +23,8 @@ use std::collections::BTreeMap;
 
 use super::{Bfq, EId, GId, QId, BFQ_IOPRIO_CLASSES, BFQ_MAX_WEIGHT, BFQ_MIN_WEIGHT, CLASS_BE};
 use super::{BFQ_WEIGHT_CONVERSION_COEFF, IOPRIO_NR_LEVELS};
-use crate::rbtree::RbForest;
 use crate::deadline::tunables::{jiffies, jiffies_to_msecs};
+use crate::rbtree::RbForest;
 use crate::request::Time;
 use crate::trace::Trace;
 
