@@ -8,7 +8,7 @@
 //! its start is not after the tree's virtual time `vtime`; the next entity to serve is found
 //! by the kernel's walk in [`Bfq::first_active_entity`], which reads the tree's shape, so the
 //! active trees are the kernel's red-black trees shape for shape
-//! ([`crate::cfq::rbtree::RbForest`]). `vtime` advances by `service << 22 / wsum` as service
+//! ([`crate::rbtree::RbForest`]). `vtime` advances by `service << 22 / wsum` as service
 //! is charged ([`Bfq::bfqq_served`]) and jumps to the smallest start when nothing is eligible.
 //!
 //! `min_start` is kept in each entity as the kernel keeps it: after an insertion or an
