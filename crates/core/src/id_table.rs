@@ -1,6 +1,7 @@
-//! A small open-addressing table from request ids to `Copy` values, for state the kernel
-//! keeps in the request itself (`rq->elv.priv[]`, kyber's domain token) and iosched must
-//! find again from the id a completion carries.
+//! A small open-addressing table from ids to `Copy` values, for state the kernel keeps in
+//! the request itself (`rq->elv.priv[]`, kyber's domain token) and iosched must find again
+//! from the id a completion carries, or reaches through a pointer (a request's io context,
+//! `rq->elv.icq`; its group, `blkg`) where iosched has only the id.
 //!
 //! [`crate::id_map::IdMap`] (std's `HashMap`) costs some 80 instructions per insert or
 //! remove; the scheduler's own tables hold at most the requests in flight, so linear
@@ -10,28 +11,51 @@
 //! for a decision.
 
 use crate::id_map::GOLDEN_RATIO_64;
-use crate::request::RequestId;
+use crate::request::{CgroupId, IoContextId, RequestId};
+
+/// An id a table is keyed by: its bits feed `hash_64()`.
+pub trait TableKey: Copy + Eq {
+    fn bits(self) -> u64;
+}
+
+impl TableKey for RequestId {
+    fn bits(self) -> u64 {
+        self.0
+    }
+}
+
+impl TableKey for IoContextId {
+    fn bits(self) -> u64 {
+        u64::from(self.0)
+    }
+}
+
+impl TableKey for CgroupId {
+    fn bits(self) -> u64 {
+        u64::from(self.0)
+    }
+}
 
 /// Slots in a new table (grown by doubling).
 const INITIAL_SLOTS: usize = 16;
 
-/// Request id to value, by linear probing.
+/// Id to value, by linear probing.
 #[derive(Clone, Debug)]
-pub struct IdTable<V: Copy> {
-    slots: Vec<Option<(RequestId, V)>>,
+pub struct IdTable<V: Copy, K: TableKey = RequestId> {
+    slots: Vec<Option<(K, V)>>,
     len: usize,
     /// `64 - log2(slots.len())`: the shift that keeps hash_64()'s high bits.
     shift: u32,
 }
 
-impl<V: Copy> Default for IdTable<V> {
+impl<V: Copy, K: TableKey> Default for IdTable<V, K> {
     fn default() -> Self {
         IdTable::with_slots(INITIAL_SLOTS)
     }
 }
 
-impl<V: Copy> IdTable<V> {
-    fn with_slots(slots: usize) -> IdTable<V> {
+impl<V: Copy, K: TableKey> IdTable<V, K> {
+    fn with_slots(slots: usize) -> IdTable<V, K> {
         debug_assert!(slots.is_power_of_two());
         IdTable {
             slots: vec![None; slots],
@@ -41,8 +65,9 @@ impl<V: Copy> IdTable<V> {
     }
 
     /// Kernel: hash_64(id, bits).
-    fn home(&self, id: RequestId) -> usize {
-        (id.0.wrapping_mul(GOLDEN_RATIO_64) >> self.shift) as usize
+    #[inline]
+    fn home(&self, id: K) -> usize {
+        (id.bits().wrapping_mul(GOLDEN_RATIO_64) >> self.shift) as usize
     }
 
     fn mask(&self) -> usize {
@@ -58,7 +83,7 @@ impl<V: Copy> IdTable<V> {
     }
 
     /// Adds `id`, answering the value it replaced.
-    pub fn insert(&mut self, id: RequestId, value: V) -> Option<V> {
+    pub fn insert(&mut self, id: K, value: V) -> Option<V> {
         if 2 * (self.len + 1) > self.slots.len() {
             self.grow();
         }
@@ -76,7 +101,8 @@ impl<V: Copy> IdTable<V> {
         }
     }
 
-    fn find(&self, id: RequestId) -> Option<usize> {
+    #[inline]
+    fn find(&self, id: K) -> Option<usize> {
         let mut i = self.home(id);
         loop {
             match self.slots[i] {
@@ -87,14 +113,15 @@ impl<V: Copy> IdTable<V> {
         }
     }
 
-    pub fn get(&self, id: RequestId) -> Option<&V> {
+    #[inline]
+    pub fn get(&self, id: K) -> Option<&V> {
         self.find(id)
             .and_then(|i| self.slots[i].as_ref().map(|(_, v)| v))
     }
 
     /// Removes `id`; the entries after it in its probe run shift back so that every entry
     /// stays reachable from its home slot without tombstones.
-    pub fn remove(&mut self, id: RequestId) -> Option<V> {
+    pub fn remove(&mut self, id: K) -> Option<V> {
         let mut hole = self.find(id)?;
         let (_, value) = self.slots[hole].take().expect("found slot is full");
         self.len -= 1;

@@ -15,14 +15,19 @@
 
 pub mod adaptive;
 pub mod bfq;
+// Until CFQ moves to `crate::rbtree` (its branch owns `cfq/`), the methods of `cfq::rbtree`
+// that only BFQ and mq-deadline called are unused there.
+#[allow(dead_code)]
 pub mod cfq;
 pub mod deadline;
 pub mod elevator;
 pub(crate) mod elv_hash;
 pub mod id_map;
+pub mod id_slab;
 pub mod id_table;
 pub mod kyber;
 pub mod noop;
+pub(crate) mod rbtree;
 pub mod request;
 pub mod request_pool;
 pub mod testing;

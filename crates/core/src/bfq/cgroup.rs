@@ -18,8 +18,8 @@
 
 use super::wf2q::{Entity, Owner, SchedData};
 use super::{Bfq, BfqGroup, GId, QId, BFQ_MAX_WEIGHT, BFQ_MIN_WEIGHT};
-use crate::cfq::rbtree::RbForest;
 use crate::elevator::CgroupSpec;
+use crate::rbtree::RbForest;
 use crate::request::{CgroupId, IoContextId, Request, Time};
 use crate::trace::Trace;
 
@@ -46,7 +46,7 @@ impl Bfq {
     /// known one (bfq_group_set_weight()).
     pub(crate) fn add_group(&mut self, spec: CgroupSpec, now: Time) {
         let weight = spec.weight.clamp(BFQ_MIN_WEIGHT, BFQ_MAX_WEIGHT);
-        if let Some(&g) = self.group_of.get(&spec.id) {
+        if let Some(&g) = self.group_of.get(spec.id) {
             if let Some(e) = self.groups[g].entity {
                 if weight != self.e(e).new_weight {
                     self.em(e).new_weight = weight;
@@ -55,7 +55,7 @@ impl Bfq {
             }
             return;
         }
-        let parent_g = self.group_of.get(&spec.parent).copied().unwrap_or(0);
+        let parent_g = self.group_of.get(spec.parent).copied().unwrap_or(0);
         let g = self.groups.len();
         let e = self.entities.len();
         let parent_e = self.groups[parent_g].entity;
@@ -71,7 +71,7 @@ impl Bfq {
 
     /// Kernel: bfq_bio_bfqg(): the group of a request's cgroup (the root for an unknown one).
     pub(crate) fn bio_bfqg(&self, rq: &Request) -> GId {
-        self.group_of.get(&rq.cgroup).copied().unwrap_or(0)
+        self.group_of.get(rq.cgroup).copied().unwrap_or(0)
     }
 
     /// Kernel: bfq_bic_update_cgroup().
@@ -82,6 +82,11 @@ impl Bfq {
         now: Time,
         trace: &mut dyn Trace,
     ) {
+        // The bic's cgroup is one that had a group when it was set, and groups are never
+        // removed: the same cgroup again maps to that group (skips the group look-up).
+        if self.bics[&bic].cgroup == Some(rq.cgroup) {
+            return;
+        }
         let g = self.bio_bfqg(rq);
         let cgroup = self.groups[g].cgroup;
         if self.bics[&bic].cgroup == Some(cgroup) {
@@ -97,7 +102,7 @@ impl Bfq {
         if let Some(sq) = self.bics[&bic].bfqq[1] {
             self.sync_bfqq_move(sq, bic, g, now, trace);
         }
-        self.bics.get_mut(&bic).expect("bic").cgroup = Some(cgroup);
+        self.bics.get_mut(bic).expect("bic").cgroup = Some(cgroup);
     }
 
     /// Kernel: bfq_sync_bfqq_move().

@@ -239,7 +239,7 @@ impl Bfq {
         let async_q = self
             .q(q)
             .bic
-            .and_then(|b| self.bics.get(&b))
+            .and_then(|b| self.bics.get(b))
             .and_then(|b| b.bfqq[0])
             .filter(|&a| self.q(a).busy && self.q(a).next_rq.is_some());
         if let Some(a) = async_q {
@@ -401,7 +401,7 @@ impl Bfq {
     pub(crate) fn finish_request(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {
         let slot = *self
             .slot_of
-            .get(&rq.id)
+            .get(rq.id)
             .unwrap_or_else(|| panic!("completion of request {:?} that BFQ never held", rq.id));
         assert!(
             self.h(slot).started,

@@ -313,7 +313,7 @@ impl Bfq {
         }
         let exited = bfqq
             .bic
-            .and_then(|b| self.bics.get(&b))
+            .and_then(|b| self.bics.get(b))
             .is_some_and(|b| b.exited);
         let has_short_ttime =
             !(exited || (bfqq.ttime.ttime_samples > 80 && bfqq.ttime.ttime_mean > slice_idle >> 1));

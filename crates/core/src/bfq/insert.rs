@@ -39,7 +39,7 @@ impl Bfq {
         let held = self.held[slot]
             .take()
             .expect("released slot holds a request");
-        self.slot_of.remove(&held.rq.id);
+        self.slot_of.remove(held.rq.id);
         self.free_held.push(slot);
         held
     }
@@ -388,7 +388,7 @@ impl Bfq {
         };
         let q = self
             .bics
-            .get(&rq.ioc)
+            .get(rq.ioc)
             .and_then(|b| b.bfqq[usize::from(sync)]);
         if let Some(q) = q {
             if self.request_over_limit(q, limit, now, trace) {

@@ -220,7 +220,7 @@ impl Bfq {
     ) -> Option<BioMerge> {
         let bic = self
             .bics
-            .get(&bio.ioc)
+            .get(bio.ioc)
             .filter(|b| !b.exited)
             .map(|_| bio.ioc);
         self.bio_bfqq = None;
@@ -369,10 +369,10 @@ impl Bfq {
 
     /// One request fewer holds the process context; an exited one goes with its last.
     pub(crate) fn drop_bic_request(&mut self, bic: IoContextId) {
-        let b = self.bics.get_mut(&bic).expect("bic of a held request");
+        let b = self.bics.get_mut(bic).expect("bic of a held request");
         b.requests -= 1;
         if b.exited && b.requests == 0 {
-            self.bics.remove(&bic);
+            self.bics.remove(bic);
         }
     }
 

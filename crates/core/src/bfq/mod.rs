@@ -59,11 +59,12 @@ mod tests;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
-use crate::cfq::rbtree::RbForest;
 use crate::deadline::tunables::{jiffies, msecs_to_jiffies};
 use crate::elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary};
 use crate::elv_hash::ElvHash;
-use crate::id_map::IdMap;
+use crate::id_slab::IdSlab;
+use crate::id_table::IdTable;
+use crate::rbtree::RbForest;
 use crate::request::{CgroupId, IoContextId, Request, RequestId, Time};
 use crate::trace::{Decision, DecisionKind, MessageSubject, Trace};
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
@@ -304,11 +305,13 @@ pub struct Bfq {
     pub(crate) queues: Vec<Option<BfqQueue>>,
     pub(crate) entities: Vec<Entity>,
     pub(crate) groups: Vec<BfqGroup>,
-    pub(crate) group_of: BTreeMap<CgroupId, GId>,
-    pub(crate) bics: BTreeMap<IoContextId, Bic>,
+    /// Groups by cgroup id (the kernel's `blkg` lookup).
+    pub(crate) group_of: IdTable<GId, CgroupId>,
+    /// Process contexts by io context id (the kernel's `rq->elv.icq`).
+    pub(crate) bics: IdSlab<IoContextId, Bic>,
     pub(crate) held: Vec<Option<Held>>,
     pub(crate) free_held: Vec<Slot>,
-    pub(crate) slot_of: IdMap<RequestId, Slot>,
+    pub(crate) slot_of: IdTable<Slot>,
     /// Kernel: bfqd->dispatch (requests inserted at the head; unused by this driver).
     pub(crate) dispatch_list: VecDeque<Slot>,
     /// Kernel: queue_weights_tree: weight → number of queues counted under it.
@@ -415,11 +418,11 @@ impl Bfq {
             queues: Vec::new(),
             entities: Vec::new(),
             groups: Vec::new(),
-            group_of: BTreeMap::new(),
-            bics: BTreeMap::new(),
+            group_of: IdTable::default(),
+            bics: IdSlab::default(),
             held: Vec::new(),
             free_held: Vec::new(),
-            slot_of: IdMap::default(),
+            slot_of: IdTable::default(),
             dispatch_list: VecDeque::new(),
             queue_weights_tree: BTreeMap::new(),
             num_groups_with_pending_reqs: 0,

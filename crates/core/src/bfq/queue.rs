@@ -82,7 +82,7 @@ impl Bfq {
     /// The process context of `rq`, created at its first request. Kernel:
     /// ioc_find_get_icq() in bfq_prepare_request().
     pub(crate) fn bic_for(&mut self, rq: &Request) -> IoContextId {
-        self.bics.entry(rq.ioc).or_insert_with(|| Bic {
+        self.bics.get_or_insert_with(rq.ioc, || Bic {
             bfqq: [None, None],
             ioprio: ioprio_value(rq, self.nice.get(&rq.pid).copied()),
             cgroup: None,
@@ -102,7 +102,7 @@ impl Bfq {
         now: Time,
         trace: &mut dyn Trace,
     ) {
-        let b = self.bics.get_mut(&bic).expect("bic");
+        let b = self.bics.get_mut(bic).expect("bic");
         let old = b.bfqq[usize::from(is_sync)];
         b.bfqq[usize::from(is_sync)] = q;
         if let Some(old) = old {
@@ -110,7 +110,7 @@ impl Bfq {
                 self.qm(old).bic = None;
             }
         }
-        let b = self.bics.get_mut(&bic).expect("bic");
+        let b = self.bics.get_mut(bic).expect("bic");
         if let Some(q) = q.filter(|&q| b.data.stable_merge_bfqq == Some(q)) {
             b.data.stable_merge_bfqq = None;
             self.qm(q).stable_ref -= 1;
@@ -299,7 +299,7 @@ impl Bfq {
         if self.bics[&bic].ioprio == ioprio {
             return;
         }
-        self.bics.get_mut(&bic).expect("bic").ioprio = ioprio;
+        self.bics.get_mut(bic).expect("bic").ioprio = ioprio;
         if let Some(old) = self.bics[&bic].bfqq[0] {
             let q = self.get_queue(rq, false, bic, true, now, trace);
             self.bic_set_bfqq(bic, Some(q), false, now, trace);
@@ -320,7 +320,7 @@ impl Bfq {
         let q = self.get_bfqq_handle_split(bic, &rq, is_sync, now, trace);
         self.request_allocated(q);
         self.qm(q).ref_ += 1;
-        self.bics.get_mut(&bic).expect("bic").requests += 1;
+        self.bics.get_mut(bic).expect("bic").requests += 1;
         if trace.enabled() {
             let prq = self.ptr(1, rq.id.0);
             let pq = self.ptr(0, q as u64);
@@ -448,7 +448,7 @@ impl Bfq {
 
     /// Kernel: bfq_exit_icq(): the process exited; its queues lose its reference.
     pub(crate) fn exit_icq(&mut self, ioc: IoContextId, now: Time, trace: &mut dyn Trace) {
-        let Some(bic) = self.bics.get_mut(&ioc) else {
+        let Some(bic) = self.bics.get_mut(ioc) else {
             return;
         };
         bic.exited = true;
@@ -464,7 +464,7 @@ impl Bfq {
         }
         // The icq is freed once its last request finishes.
         if self.bics[&ioc].requests == 0 {
-            self.bics.remove(&ioc);
+            self.bics.remove(ioc);
         }
     }
 }

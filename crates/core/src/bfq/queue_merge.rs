@@ -17,8 +17,8 @@
 //! bfq_get_bfqq_handle_split(), bfq_waker_bfqq(), bfq_too_late_for_merging().
 
 use super::{time_after, time_after_eq, Bfq, QId};
-use crate::cfq::rbtree::Search;
 use crate::deadline::tunables::msecs_to_jiffies;
+use crate::rbtree::Search;
 use crate::request::{IoContextId, Request, Time};
 use crate::trace::Trace;
 
@@ -179,14 +179,14 @@ impl Bfq {
         trace: &mut dyn Trace,
     ) -> Option<QId> {
         let proc_ref = self.process_refs(q).min(self.process_refs(stable));
-        self.bics.get_mut(&bic).expect("bic").data.stable_merge_bfqq = None;
+        self.bics.get_mut(bic).expect("bic").data.stable_merge_bfqq = None;
         let mut new = None;
         if !self.idling_boosts_thr_without_issues(q) && proc_ref != 0 {
             new = self.setup_merge(q, stable, now, trace);
             if let Some(n) = new {
-                self.bics.get_mut(&bic).expect("bic").data.stably_merged = true;
+                self.bics.get_mut(bic).expect("bic").data.stably_merged = true;
                 if let Some(nb) = self.q(n).bic {
-                    self.bics.get_mut(&nb).expect("bic").data.stably_merged = true;
+                    self.bics.get_mut(nb).expect("bic").data.stably_merged = true;
                 }
             }
         }
@@ -257,7 +257,7 @@ impl Bfq {
             (self.wr_duration(), self.tun.wr_coeff, self.tun.low_latency);
         let b = self.q(q).clone();
         let e = self.qe(q).clone();
-        let d = &mut self.bics.get_mut(&bic).expect("bic").data;
+        let d = &mut self.bics.get_mut(bic).expect("bic").data;
         d.saved_last_serv_time_ns = b.last_serv_time_ns;
         d.saved_inject_limit = b.inject_limit;
         d.saved_decrease_time_jif = b.decrease_time_jif;
@@ -409,15 +409,15 @@ impl Bfq {
                 return q;
             };
             if let Some(nb) = self.q(new).bic {
-                self.bics.get_mut(&nb).expect("bic").data.stably_merged = true;
+                self.bics.get_mut(nb).expect("bic").data.stably_merged = true;
             }
-            self.bics.get_mut(&bic).expect("bic").data.stably_merged = true;
+            self.bics.get_mut(bic).expect("bic").data.stably_merged = true;
             self.qm(q).bic = Some(bic);
             return self.merge_bfqqs(bic, q, now, trace);
         }
         self.qm(l).ref_ += 1;
         self.qm(l).stable_ref += 1;
-        self.bics.get_mut(&bic).expect("bic").data.stable_merge_bfqq = Some(l);
+        self.bics.get_mut(bic).expect("bic").data.stable_merge_bfqq = Some(l);
         q
     }
 
@@ -581,7 +581,7 @@ impl Bfq {
         let waker = self.waker_for_split(q);
         if self.q(q).in_large_burst {
             self.bics
-                .get_mut(&bic)
+                .get_mut(bic)
                 .expect("bic")
                 .data
                 .saved_in_large_burst = true;

@@ -8,7 +8,7 @@
 //! its start is not after the tree's virtual time `vtime`; the next entity to serve is found
 //! by the kernel's walk in [`Bfq::first_active_entity`], which reads the tree's shape, so the
 //! active trees are the kernel's red-black trees shape for shape
-//! ([`crate::cfq::rbtree::RbForest`]). `vtime` advances by `service << 22 / wsum` as service
+//! ([`crate::rbtree::RbForest`]). `vtime` advances by `service << 22 / wsum` as service
 //! is charged ([`Bfq::bfqq_served`]) and jumps to the smallest start when nothing is eligible.
 //!
 //! `min_start` is kept in each entity as the kernel keeps it: after an insertion or an
@@ -23,8 +23,8 @@ use std::collections::BTreeMap;
 
 use super::{Bfq, EId, GId, QId, BFQ_IOPRIO_CLASSES, BFQ_MAX_WEIGHT, BFQ_MIN_WEIGHT, CLASS_BE};
 use super::{BFQ_WEIGHT_CONVERSION_COEFF, IOPRIO_NR_LEVELS};
-use crate::cfq::rbtree::RbForest;
 use crate::deadline::tunables::{jiffies, jiffies_to_msecs};
+use crate::rbtree::RbForest;
 use crate::request::Time;
 use crate::trace::Trace;
 

@@ -36,9 +36,9 @@ pub mod tunables;
 
 use std::collections::VecDeque;
 
-use crate::cfq::rbtree::RbForest;
 use crate::elevator::{Dispatch, Elevator};
 use crate::elv_hash::ElvHash;
+use crate::rbtree::RbForest;
 use crate::request::{IoPrioClass, Request, RequestId, Time, MAX_MERGE_SECTORS};
 use crate::trace::Trace;
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
