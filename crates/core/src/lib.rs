@@ -15,9 +15,6 @@
 
 pub mod adaptive;
 pub mod bfq;
-// Until CFQ moves to `crate::rbtree` (its branch owns `cfq/`), the methods of `cfq::rbtree`
-// that only BFQ and mq-deadline called are unused there.
-#[allow(dead_code)]
 pub mod cfq;
 pub mod deadline;
 pub mod elevator;

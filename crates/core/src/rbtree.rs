@@ -1,8 +1,8 @@
-//! The kernel's red-black tree, shape for shape, with 32-bit links: BFQ's sort lists,
-//! `rq_pos_tree`s and service trees, and mq-deadline's sort lists.
+//! The kernel's red-black tree, shape for shape, with 32-bit links: CFQ's prio trees, BFQ's
+//! sort lists, `rq_pos_tree`s and service trees, and mq-deadline's sort lists.
 //!
 //! Searches that end without an exact hit take the *last node on the search path*
-//! (`bfq_rq_pos_tree_lookup()`, `elv_rb_find()` over equal sectors), so the node returned
+//! (`cfqq_close()`, `bfq_rq_pos_tree_lookup()`, `elv_rb_find()` over equal sectors), so the node returned
 //! depends on the tree's shape, i.e. on the exact history of insertions and erasures and on
 //! the kernel's rebalancing; and the comparisons read each node's *live* key (a queue's
 //! next request moves, a front merge moves a request's start). So the trees are kept as the
@@ -11,10 +11,10 @@
 //! with the same rotations and recolourings (the classic algorithm, successor-based erase,
 //! as lib/rbtree.c).
 //!
-//! This is `cfq::rbtree` with each node's links packed into 32-bit ids (`NIL` for none),
-//! 16 bytes a node where `Option<usize>` links took 56: the trees are walked on every
-//! request, and four nodes now share a cache line. CFQ keeps its copy until its own
-//! branch moves to this one.
+//! Each node's links are packed into 32-bit ids (`NIL` for none), 16 bytes a node where
+//! `Option<usize>` links took 56: the trees are walked on every request, and four nodes
+//! share a cache line. The shapes are held by the kernel oracles (CFQ's 315 scenarios of
+//! Linux 4.20.1, BFQ's and mq-deadline's compiled 6.12 code), which see every search path.
 //! Kernel: lib/rbtree.c (__rb_insert(), __rb_erase_augmented(), ____rb_erase_color(),
 //! rb_next(), rb_prev()).
 
@@ -651,44 +651,6 @@ mod tests {
         assert_eq!((s.found, s.parent, s.right), (None, Some(0), true));
         assert_eq!(f.next(0), Some(1));
         assert_eq!(f.prev(1), Some(0));
-    }
-
-    proptest! {
-        /// The packed tree takes the same shape as `cfq::rbtree`'s (whose shapes the CFQ,
-        /// BFQ and mq-deadline kernel oracles checked): same root, children and colours
-        /// after every insert (equal keys allowed, as mq-deadline's) and erase.
-        #[test]
-        fn same_shapes_as_the_unpacked_tree(
-            ops in prop::collection::vec((any::<bool>(), 0usize..60), 1..400),
-        ) {
-            use crate::cfq::rbtree::RbForest as Unpacked;
-            let keys: Vec<u64> = (0..60).map(|n| (n as u64 * 7919) % 23).collect();
-            let mut packed = RbForest::new(1);
-            let mut unpacked = Unpacked::new(1);
-            let mut present = [false; 60];
-            for (add, node) in ops {
-                if add && !present[node] {
-                    let at = packed.search_for_insert(0, keys[node], |n| keys[n]);
-                    let at_u = unpacked.search_for_insert(0, keys[node], |n| keys[n]);
-                    prop_assert_eq!((at.parent, at.right), (at_u.parent, at_u.right));
-                    packed.insert(0, node, at);
-                    unpacked.insert(0, node, at_u);
-                    present[node] = true;
-                } else if !add && present[node] {
-                    packed.erase(0, node);
-                    unpacked.erase(0, node);
-                    present[node] = false;
-                }
-                prop_assert_eq!(packed.root(0), unpacked.root(0));
-                for n in 0..60 {
-                    prop_assert_eq!(packed.left(n), unpacked.left(n));
-                    prop_assert_eq!(packed.right(n), unpacked.right(n));
-                    prop_assert_eq!(packed.parent(n), unpacked.parent(n));
-                }
-                prop_assert_eq!(packed.in_order(0), unpacked.in_order(0));
-                packed.check(0);
-            }
-        }
     }
 
     proptest! {

@@ -26,7 +26,6 @@ pub mod idle;
 pub mod merge;
 pub mod preempt;
 pub mod queue;
-pub mod rbtree;
 pub mod select;
 pub mod service_tree;
 pub mod slice;
@@ -41,6 +40,7 @@ mod proptests;
 #[cfg(test)]
 pub(crate) mod tests;
 
+use crate::rbtree;
 use std::collections::BTreeMap;
 use std::fmt;
 
