@@ -6,8 +6,14 @@ For each scheduler and driver: the total throughput and its ratio to the same dr
 `none`/`noop`, each cgroup's share beside its weight-ideal share, p50 and p99 total latency
 (fio's lat, submission to completion: the kernel's fio counts the scheduler's wait in clat,
 the engine in slat), and the scheduler's messages per kind (the kernel's from ftrace's
-`blk` tracer via `iosched kernel --trace`, the engine's from its own `--trace`). Medians over the runs, with
-the range, so a difference can be held against the run-to-run spread.
+`blk` tracer via `iosched kernel --trace`, the engine's from its own `--trace`, taken only
+when the engine runs on one thread). Medians over the runs, with the range, so a difference
+can be held against the run-to-run spread.
+
+fio runs each job with `cgroup=` inside that cgroup, and a loop device serves each cgroup
+with a worker of its own; the engine does the same with `engine_threads=cgroups` (one
+submitting thread per job cgroup, in that cgroup), which is what `--engine-threads auto`
+picks for such a job.
 
     sudo scripts/kernel-side-by-side.py examples/two-groups.fio --runs 3 \
         --schedulers none,mq-deadline,kyber,bfq --image /var/tmp/sbs.img
@@ -90,8 +96,10 @@ def metrics(report, trace_path):
         # Events ftrace dropped because its reader fell behind: the kernel's counts are
         # short by up to this many lines (messages and request events together).
         kinds[LOST] = report["iosched"]["trace"].get("lost_events", 0)
-    else:
+    elif trace_path:
         kinds = message_kinds(trace_path)
+    else:
+        kinds = None
     return {"mb_s": total, "lat": lat, "shares": shares, "messages": kinds}
 
 
@@ -106,17 +114,33 @@ def with_lat_percentiles(job, out_dir):
     return path
 
 
-def run_one(iosched, driver, sched, job, device, out_dir, index, fifo=None):
-    trace = os.path.join(out_dir, f"{driver}-{sched}-{index}.txt")
+def names_cgroups(job):
+    """Whether a job file puts a job in a cgroup (`cgroup=`)."""
+    with open(job) as f:
+        return any(line.split("=")[0].strip() == "cgroup" for line in f)
+
+
+def run_one(iosched, driver, sched, job, device, out_dir, index, fifo=None,
+            engine_threads="1", traced=True):
+    trace = os.path.join(out_dir, f"{driver}-{sched}-{index}.txt") if traced else None
     # chrt: fio, a child of `iosched kernel`, inherits the class. The engine stays as it is:
     # it refills in the turn it reaps, and at SCHED_FIFO it starves the loop device's worker.
     prefix = ["chrt", "-f", str(fifo)] if fifo and driver == "kernel" else []
     if driver == "kernel":
-        args = [iosched, "kernel", job, "--device", device, "--scheduler", sched, "--trace", trace]
+        args = [iosched, "kernel", job, "--device", device, "--scheduler", sched]
+        if trace:
+            args += ["--trace", trace]
     else:
         args = [iosched, "run", job, "--device", device, "--scheduler",
                 ENGINE_NAME.get(sched, sched),
-                "--output-format", "json", "--trace", trace, "--eta", "never"]
+                "--output-format", "json", "--eta", "never"]
+        # A trace is one thread's: with several the engine's messages are not counted.
+        if engine_threads == "1":
+            if trace:
+                args += ["--trace", trace]
+        else:
+            args += ["--set", f"engine_threads={engine_threads}"]
+            trace = None
     report = json.loads(sh(prefix + args).stdout)
     return metrics(report, trace)
 
@@ -161,6 +185,9 @@ def table(results, schedulers):
 def message_table(results, sched):
     kernel = results.get(("kernel", sched)) or []
     engine = results.get(("engine", sched)) or []
+    # Untraced runs (the engine on several threads) count nothing: "—", not 0.
+    kernel = [r for r in kernel if r["messages"] is not None]
+    engine = [r for r in engine if r["messages"] is not None]
     kinds = set()
     for r in kernel + engine:
         kinds.update(r["messages"])
@@ -198,6 +225,15 @@ def main():
                    help="run the kernel driver's fio at SCHED_FIFO priority PRIO (chrt -f), so that "
                         "fio's wake-up latency on a busy machine does not give BFQ's queues "
                         "long think times (docs/tasks/kernel.md)")
+    p.add_argument("--engine-threads", default="auto",
+                   help="the engine's `engine_threads`: auto (the default) is `cgroups` when "
+                        "the job names cgroups, so that each job's requests reach the kernel "
+                        "from a thread in its cgroup, as fio's do (the loop device serves each "
+                        "cgroup with its own worker), and 1 otherwise; a run of several "
+                        "threads is not traced, so the engine's messages are not counted")
+    p.add_argument("--no-trace", action="store_true",
+                   help="trace neither driver, so that neither pays for a trace (throughput "
+                        "like for like; no message tables)")
     args = p.parse_args()
     if args.fifo is not None and not 1 <= args.fifo <= 99:
         sys.exit(f"--fifo: {args.fifo} is not a SCHED_FIFO priority (1-99)")
@@ -212,6 +248,9 @@ def main():
     missing = [s for s in own if s not in in_engine]
     if missing:
         sys.exit(f"--engine-only: iosched has no scheduler {', '.join(missing)}")
+    engine_threads = args.engine_threads
+    if engine_threads == "auto":
+        engine_threads = "cgroups" if names_cgroups(args.job) else "1"
     device = args.device or attach(args.image, args.image_size)
     results = collections.defaultdict(list)
     try:
@@ -226,12 +265,14 @@ def main():
                             continue
                         results[(driver, sched)].append(
                             run_one(args.iosched, driver, sched, job, device, out_dir,
-                                    index, args.fifo))
+                                    index, args.fifo, engine_threads,
+                                    not args.no_trace))
     finally:
         if not args.device:
             subprocess.run(["losetup", "-d", device], check=False)
     load = open("/proc/loadavg").read().split()[:3]
-    print(f"`{' '.join(sys.argv)}`, {args.runs} interleaved runs, load {' '.join(load)}\n")
+    print(f"`{' '.join(sys.argv)}`, {args.runs} interleaved runs, engine_threads="
+          f"{engine_threads}, load {' '.join(load)}\n")
     print(table(results, schedulers + own))
     for sched in schedulers:
         print(message_table(results, sched))

@@ -596,7 +596,11 @@ fn calibrate_disksim_prints_each_drive_beside_disksim() {
             "atlas10k",
             "cheetah4LP",
             "barracuda",
-            "atlas_III"
+            "atlas_III",
+            "hp_c2247a",
+            "hp_c3323a",
+            "hp_c2490a",
+            "dec_rz26"
         ]
     );
     for line in text.lines() {

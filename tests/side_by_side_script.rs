@@ -152,3 +152,32 @@ fn latency_columns_compare_total_latency() {
     );
     assert_eq!(got.trim(), "(5.0, 9.0)");
 }
+
+/// A job that names cgroups runs the engine with one submitting thread per cgroup (`auto`
+/// picks `engine_threads=cgroups`), as fio runs each job in its cgroup; such engine runs are
+/// untraced, and the message table shows "—" for them, not zero counts.
+#[test]
+fn cgroup_jobs_run_the_engine_per_cgroup_and_untraced_runs_count_no_messages() {
+    if !common::tool_available("python3") {
+        skip(
+            "cgroup_jobs_run_the_engine_per_cgroup_and_untraced_runs_count_no_messages",
+            "no python3",
+        );
+        return;
+    }
+    let scratch = Scratch::new("side-by-side-cgroups");
+    let grouped = scratch.file("grouped.fio", JOB);
+    let plain = scratch.file("plain.fio", "[a]\nrw=randread\nsize=1m\n");
+    let names = with_script(
+        "print(sbs.names_cgroups(sys.argv[2]), sbs.names_cgroups(sys.argv[3]))",
+        &[&grouped, &plain],
+    );
+    assert_eq!(names.trim(), "True False");
+    let table = with_script(
+        "k = {'messages': {'dispatch': 4}}\n\
+         e = {'messages': None}\n\
+         print(sbs.message_table({('kernel', 'bfq'): [k], ('engine', 'bfq'): [e]}, 'bfq'))",
+        &[],
+    );
+    assert!(table.contains("| dispatch | 4 | — |"), "{table}");
+}

@@ -41,7 +41,7 @@ use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use io_uring::{types, IoUring};
+use io_uring::{squeue, types, IoUring};
 use iosched_core::{
     new_elevator, CgroupId, DeviceInfo, Elevator, RequestId, Time, Trace, Uptime, DEFAULT_UPTIME_NS,
 };
@@ -52,6 +52,7 @@ use iosched_workload::{JobSpec, RwMode};
 
 use crate::affinity;
 use crate::buffer::BufferPool;
+use crate::cgroup::Placement;
 use crate::error::EngineError;
 use crate::gauge::{DepthGauge, InFlightSummary};
 use crate::io::{EngineIo, Scratch};
@@ -89,6 +90,10 @@ pub struct EngineConfig {
     /// ([`crate::threads`]): 1 is the single loop, 0 one per CPU the jobs allow. Capped by
     /// the number of clones.
     pub threads: u32,
+    /// One worker thread per job cgroup instead, each placed in a blkio cgroup of its
+    /// group's path, every request submitted by its cgroup's thread ([`crate::cgroup`]);
+    /// `threads` is then unused.
+    pub cgroup_threads: bool,
 }
 
 impl Default for EngineConfig {
@@ -103,6 +108,7 @@ impl Default for EngineConfig {
             nr_requests: 128,
             uptime_ns: DEFAULT_UPTIME_NS,
             threads: 1,
+            cgroup_threads: false,
         }
     }
 }
@@ -159,6 +165,50 @@ pub struct EngineOutcome {
     /// Processes woken by a thread other than their own (a completion reaped, or a wake-up
     /// found due, on another thread's ring), each delivered through the owner's mailbox.
     pub cross_thread_wakes: u64,
+    /// With [`EngineConfig::cgroup_threads`]: each worker's group (`/`, `/heavy`) and the I/Os
+    /// the kernel's BFQ charged to the cgroup it sat in (`blkio.bfq.io_serviced` on the
+    /// target; 0 unless the device runs BFQ, and for `/`, which stays in the process's own).
+    pub kernel_cgroup_ios: Vec<(String, u64)>,
+    /// Requests dispatched on one thread and handed to their cgroup's thread to submit.
+    pub handed_over: u64,
+}
+
+/// [`EngineConfig::cgroup_threads`]: the workers' groups (the root first when a clone is in
+/// it, then in the order the clones name them) and each clone's worker.
+///
+/// Choice: a job's `cpus_allowed` is refused here rather than half kept: a worker serves
+/// every clone of its cgroup, and fio pins each job's process on its own.
+fn cgroup_workers(
+    jobs: &[JobSpec],
+    drv: &EngineDriver<'_>,
+) -> Result<(Vec<String>, Vec<usize>), EngineError> {
+    if let Some(job) = jobs.iter().find(|job| job.cpus_allowed.is_some()) {
+        return Err(EngineError::Unsupported {
+            job: job.name.clone(),
+            message: "cpus_allowed with engine_threads=cgroups (one thread serves a whole \
+                      cgroup)"
+                .to_string(),
+        });
+    }
+    let paths: Vec<String> = drv
+        .processes
+        .iter()
+        .map(|process| drv.cgroups.path(process.cgroup))
+        .collect();
+    let mut groups: Vec<String> = Vec::new();
+    if paths.iter().any(|path| path == "/") {
+        groups.push("/".to_string());
+    }
+    for path in &paths {
+        if !groups.contains(path) {
+            groups.push(path.clone());
+        }
+    }
+    let owner = paths
+        .iter()
+        .map(|path| groups.iter().position(|group| group == path).unwrap_or(0))
+        .collect();
+    Ok((groups, owner))
 }
 
 /// Mean cost of one `Instant::now()` plus `elapsed()`, the timing wrapped around each
@@ -307,6 +357,14 @@ pub(crate) struct EngineBackend {
     /// Entries stay queued until the worker has dropped the lock and submits them itself
     /// (several threads), unless the submission queue is full.
     pub defer_submit: bool,
+    /// The workers' cgroups ([`EngineConfig::cgroup_threads`]).
+    pub placement: Option<Placement>,
+    /// A dispatched request goes to the kernel from its clone's own thread (its cgroup's),
+    /// not from the thread that dispatched it.
+    pub route_by_owner: bool,
+    /// Per thread: entries other threads dispatched for it to submit.
+    pub outbox: Vec<Vec<(RequestId, squeue::Entry)>>,
+    pub handed_over: u64,
 }
 
 /// One run: [`Engine::new`] checks and opens everything, [`Engine::run`] performs it.
@@ -386,8 +444,9 @@ impl<'a> Engine<'a> {
             })
             .collect();
         let clone_jobs: Vec<usize> = opened.layout.clones.iter().map(|plan| plan.job).collect();
-        let thread_cpus = threads::thread_cpus(config.threads, clone_jobs.len(), cpus.as_deref());
-        let owner = threads::assign_clones(jobs, &clone_jobs, &thread_cpus);
+        let mut thread_cpus =
+            threads::thread_cpus(config.threads, clone_jobs.len(), cpus.as_deref());
+        let mut owner = threads::assign_clones(jobs, &clone_jobs, &thread_cpus);
         let drv = Driver::new(
             jobs,
             opened.layout,
@@ -399,6 +458,17 @@ impl<'a> Engine<'a> {
             job: e.job,
             target: e.target,
         })?;
+        let mut placement = None;
+        if config.cgroup_threads {
+            let (groups, by_cgroup) = cgroup_workers(jobs, &drv)?;
+            thread_cpus = vec![None; groups.len()];
+            owner = by_cgroup;
+            // Jobs that name no cgroup run as they would without the setting: one thread.
+            if groups.iter().any(|group| group != "/") {
+                placement = Some(Placement::new(&groups)?);
+            }
+        }
+        let workers = thread_cpus.len();
         let back = EngineBackend {
             ring,
             buffers,
@@ -451,6 +521,10 @@ impl<'a> Engine<'a> {
             cross_thread_wakes: 0,
             notified: false,
             defer_submit: false,
+            route_by_owner: placement.is_some(),
+            placement,
+            outbox: vec![Vec::new(); workers],
+            handed_over: 0,
         };
         Ok(Engine { drv, back })
     }
@@ -517,7 +591,7 @@ impl<'a> Engine<'a> {
         trace: &mut dyn Trace,
         progress: &mut dyn FnMut(RunProgress),
     ) -> Result<EngineOutcome, EngineError> {
-        if self.threads() > 1 {
+        if self.threads() > 1 || self.back.placement.is_some() {
             return threads::run(self, stop, progress);
         }
         if let Some(cpus) = &self.back.cpus {
@@ -579,6 +653,12 @@ impl<'a> Engine<'a> {
                     .unwrap_or_default()
             });
         let requests = drv.requests;
+        // Read before the groups go (with the backend, at the end of this call).
+        let kernel_cgroup_ios = back
+            .placement
+            .as_ref()
+            .map(|placement| placement.kernel_ios(back.target.dev))
+            .unwrap_or_default();
         let outcome = drv.finish(name);
         let mut outcome = outcome;
         let clones = &mut outcome.clones;
@@ -615,6 +695,8 @@ impl<'a> Engine<'a> {
             threads: back.thread_cpus.len() as u32,
             lock,
             cross_thread_wakes: back.cross_thread_wakes,
+            kernel_cgroup_ios,
+            handed_over: back.handed_over,
         })
     }
 }
@@ -792,7 +874,8 @@ impl EngineBackend {
 
     /// The device gauge at `now`: what the kernel was handed and has not been reaped.
     pub(crate) fn gauge_device(&mut self, now: Time) {
-        let queued = self.ring.submission().len() as u32;
+        let handed: usize = self.outbox.iter().map(Vec::len).sum();
+        let queued = self.ring.submission().len() as u32 + handed as u32;
         self.device_gauge
             .set(self.in_device.saturating_sub(queued), now);
     }

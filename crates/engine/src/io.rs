@@ -189,6 +189,26 @@ impl EngineBackend {
     /// Queues `sqe` for request `id`, handing queued entries to the kernel first if the ring
     /// is full.
     fn push(&mut self, drv: &mut EngineDriver<'_>, id: RequestId, sqe: &squeue::Entry) {
+        if self.route_by_owner {
+            let owner = self.owner[drv.in_flight[&id].process];
+            if owner != self.thread {
+                // Its cgroup's thread submits it, so the kernel charges it there.
+                self.outbox[owner].push((id, sqe.clone()));
+                self.notify[owner] = true;
+                self.handed_over += 1;
+                return;
+            }
+        }
+        self.push_here(drv, id, sqe);
+    }
+
+    /// Queues `sqe` in this thread's ring (see [`EngineBackend::push`]).
+    pub(crate) fn push_here(
+        &mut self,
+        drv: &mut EngineDriver<'_>,
+        id: RequestId,
+        sqe: &squeue::Entry,
+    ) {
         loop {
             // SAFETY: the entry points into buffer slots now owned by this request (and, for a
             // merged request, into its vector kept in `self.iovecs`), or no memory at all; none

@@ -2,7 +2,8 @@
 //! block device through io_uring.
 //!
 //! The jobs' clones become tasks of one event loop in one thread ([`Engine`]), or of one
-//! loop per worker thread sharing the scheduler ([`threads`]); their requests
+//! loop per worker thread sharing the scheduler ([`threads`]), one of them per job cgroup
+//! placed in that cgroup when asked (`cgroup`); their requests
 //! go into the chosen scheduler; what it dispatches is submitted with `O_DIRECT` from
 //! registered, aligned buffers, at most `nr_requests` at a time; its idle deadlines become the
 //! loop's wait timeouts; completions reach it with the real clock. Results come back in the
@@ -29,6 +30,7 @@
 
 pub mod affinity;
 pub mod buffer;
+mod cgroup;
 pub mod checksum;
 pub mod engine;
 pub mod error;

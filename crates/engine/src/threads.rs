@@ -27,6 +27,7 @@
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
@@ -37,6 +38,7 @@ use iosched_driver::RunProgress;
 use iosched_workload::JobSpec;
 
 use crate::affinity;
+use crate::cgroup;
 use crate::engine::{wait_in_kernel, Engine, EngineBackend, EngineDriver, EngineOutcome, Usage};
 use crate::error::EngineError;
 use crate::setup;
@@ -203,8 +205,10 @@ pub(crate) fn run(
             })
             .collect();
         pin(&shared, 0, &events);
+        place(&shared, 0, &events);
         work(&shared, &mut worker0, &events, stop, Some(progress));
         worker0.release();
+        go_home(&shared);
         lock.add(&worker0.lock);
         enter_calls += worker0.enter_calls;
         for handle in handles {
@@ -244,6 +248,9 @@ fn spawned(
     events: &[File],
     stop: &AtomicBool,
 ) -> (LockSummary, u64) {
+    // Into its cgroup before its ring exists, so that any worker the ring makes in the
+    // kernel (io-wq's, created from this thread) is there too.
+    place(shared, index, events);
     let ring = match worker_ring(shared, entries) {
         Ok(ring) => ring,
         Err(error) => {
@@ -332,6 +339,45 @@ fn pin(shared: &Mutex<Shared<'_>>, index: usize, events: &[File]) {
     }
 }
 
+/// Moves worker `index` into its cgroup, if the run places its workers
+/// ([`crate::cgroup`]).
+fn place(shared: &Mutex<Shared<'_>>, index: usize, events: &[File]) {
+    let (dir, path) = {
+        let guard = shared.lock().unwrap_or_else(|poison| poison.into_inner());
+        let back = &guard.back;
+        let dir = back
+            .placement
+            .as_ref()
+            .and_then(|p| p.dir(index))
+            .map(Path::to_path_buf);
+        (dir, back.target.path.clone())
+    };
+    if let Some(dir) = dir {
+        if let Err(error) = cgroup::join(&dir) {
+            let context = format!("cannot move worker {index} into {}", dir.display());
+            fail(
+                shared,
+                EngineError::io(&path, &context, error),
+                events,
+                index,
+            );
+        }
+    }
+}
+
+/// Worker 0 (the caller's thread) leaves its group for the process's own, so that the
+/// group can go at the end of the run.
+fn go_home(shared: &Mutex<Shared<'_>>) {
+    let guard = shared.lock().unwrap_or_else(|poison| poison.into_inner());
+    if let Some(placement) = &guard.back.placement {
+        if placement.dir(0).is_some() {
+            // A failure leaves the group in place (its removal fails with EBUSY): nothing
+            // else depends on it.
+            let _ = cgroup::join(placement.home());
+        }
+    }
+}
+
 /// Worker `index` failed: every worker stops, the first error is the run's.
 fn fail(shared: &Mutex<Shared<'_>>, error: EngineError, events: &[File], index: usize) {
     {
@@ -412,6 +458,16 @@ fn work(
     }
 }
 
+/// What other workers dispatched for worker `index` to submit goes into its ring, in the
+/// order it was dispatched.
+fn take_handed(back: &mut EngineBackend, drv: &mut EngineDriver<'_>, index: usize) {
+    let mut handed = std::mem::take(&mut back.outbox[index]);
+    for (id, sqe) in handed.drain(..) {
+        back.push_here(drv, id, &sqe);
+    }
+    back.outbox[index] = handed;
+}
+
 /// The workers whose mailboxes got something into `told`, their flags cleared.
 fn take_told(back: &mut EngineBackend, told: &mut Vec<usize>) {
     told.clear();
@@ -457,6 +513,7 @@ fn turn(state: &mut Shared<'_>, worker: &mut Worker, events: &[File], stop: &Ato
     }
     let mine = std::mem::take(&mut back.mail[worker.index]);
     back.woken.extend_from_slice(&mine);
+    take_handed(back, drv, worker.index);
     back.reap(drv, trace);
     if std::mem::take(&mut back.notified) {
         worker.armed = false;

@@ -654,3 +654,106 @@ fn a_completion_on_another_thread_wakes_the_owner() {
         assert_eq!(stats.dirs[0].total_ios, 512, "{}", stats.name);
     }
 }
+
+// One worker per job cgroup, each in a blkio cgroup of its own (`engine_threads=cgroups`).
+
+/// Two jobs at 1000:100 through adaptive, one worker thread per cgroup: the kernel charges
+/// every request to the cgroup of the job that made it. The witness is the kernel's own
+/// accounting, BFQ's `blkio.bfq.io_serviced` (the loop device runs BFQ below the engine for
+/// this): the light job's requests, many of them dispatched on the heavy job's thread while
+/// the light one waited for its share, are all counted in `/light`; together the two
+/// groups hold every request the device served; and the groups are gone afterwards.
+#[test]
+fn each_request_is_charged_to_its_jobs_cgroup() {
+    let scratch = Scratch::new("cgroups");
+    let Some(device) = LoopDevice::attach(&scratch.path("backing.img"), 64 << 20, false) else {
+        return;
+    };
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    let blkio_v1 = mounts.lines().any(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        fields.len() >= 4 && fields[2] == "cgroup" && fields[3].split(',').any(|o| o == "blkio")
+    });
+    if !blkio_v1 {
+        eprintln!("SKIPPED: each_request_is_charged_to_its_jobs_cgroup: no cgroup v1 blkio");
+        return;
+    }
+    let disk = Path::new(&device.device)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let scheduler = format!("/sys/block/{disk}/queue/scheduler");
+    // No merging in the kernel either: each request the engine sends is one BFQ counts.
+    let _ = std::fs::write(format!("/sys/block/{disk}/queue/nomerges"), "2");
+    if std::fs::write(&scheduler, "bfq").is_err() {
+        eprintln!("SKIPPED: each_request_is_charged_to_its_jobs_cgroup: no BFQ for {disk}");
+        return;
+    }
+    let mut jobs = vec![
+        job("heavy", RwMode::RandRead, 4 << 20),
+        job("light", RwMode::RandRead, 1 << 20),
+    ];
+    jobs[0].cgroup = Some("heavy".into());
+    jobs[0].cgroup_weight = Some(1000);
+    jobs[1].cgroup = Some("light".into());
+    jobs[1].cgroup_weight = Some(100);
+    // Depth 1 and a region apart: the light job's requests never merge, so each of its I/Os
+    // is one request for the kernel to count.
+    jobs[1].iodepth = 1;
+    jobs[1].offset = SizeOrPercent::Bytes(32 << 20);
+    let config = EngineConfig {
+        cgroup_threads: true,
+        ..config("adaptive")
+    };
+    let outcome = run_within(jobs, device.device.clone(), config);
+    let _ = std::fs::write(&scheduler, "none");
+    assert_eq!(outcome.threads, 2);
+    assert!(
+        outcome.handed_over > 0,
+        "no request crossed threads: the test proves nothing"
+    );
+    let light_ios = outcome.clones[1].dirs[0].total_ios;
+    let kernel: Vec<(&str, u64)> = outcome
+        .kernel_cgroup_ios
+        .iter()
+        .map(|(path, ios)| (path.as_str(), *ios))
+        .collect();
+    assert_eq!(kernel[0].0, "/heavy");
+    assert_eq!(kernel[1], ("/light", light_ios));
+    assert_eq!(kernel[0].1 + kernel[1].1, outcome.disk.read_ios);
+    let base = format!("iosched-engine-{}", std::process::id());
+    let left = std::fs::read_dir("/sys/fs/cgroup/blkio")
+        .map(|dir| {
+            dir.flatten()
+                .any(|entry| entry.file_name().to_string_lossy() == base)
+        })
+        .unwrap_or(false);
+    assert!(!left, "the run's cgroups were not removed");
+}
+
+/// Jobs that name no cgroup run as without `cgroup_threads` (one thread, nothing placed, no
+/// root needed); a job pinned with `cpus_allowed` is refused, by name, before anything is
+/// made: one thread serves a whole cgroup, so the pin could not be kept.
+#[test]
+fn cgroup_threads_without_cgroups_and_with_cpus_allowed() {
+    let scratch = Scratch::new("cgroup-threads-plain");
+    let config = EngineConfig {
+        cgroup_threads: true,
+        ..config("noop")
+    };
+    let jobs = vec![
+        job("a", RwMode::Write, 1 << 20),
+        job("b", RwMode::Write, 1 << 20),
+    ];
+    let engine = Engine::new(&jobs, &scratch.path("plain.img"), config.clone()).unwrap();
+    assert_eq!(engine.threads(), 1);
+    let outcome = engine.run(&AtomicBool::new(false)).unwrap();
+    assert!(outcome.kernel_cgroup_ios.is_empty());
+    let mut pinned = jobs.clone();
+    pinned[1].cgroup = Some("x".into());
+    pinned[1].cpus_allowed = Some(vec![0]);
+    let refused = Engine::new(&pinned, &scratch.path("pinned.img"), config);
+    let message = refused.err().expect("refused").to_string();
+    assert!(message.starts_with("job 'b': cpus_allowed"), "{message}");
+}

@@ -42,7 +42,9 @@ pub fn knobs() -> Vec<Knob> {
         name: "engine_threads",
         default: "1".to_string(),
         meaning: "real targets only: engine worker threads, each with its own io_uring \
-                  ring, sharing one scheduler (auto: one per CPU the jobs allow)",
+                  ring, sharing one scheduler (auto: one per CPU the jobs allow; cgroups: \
+                  one per job cgroup, placed in a cgroup v1 blkio group of that path, \
+                  submitting its cgroup's requests, as fio runs each job in its cgroup)",
     });
     knobs
 }

@@ -329,6 +329,10 @@ pub struct JobSpec {
     /// `thinktime_blocks_type=issue`: count issued rather than completed I/Os (fio's default
     /// is `complete`).
     pub thinktime_on_issue: bool,
+    /// fio waits for every I/O in flight before it sleeps (`handle_thinktime()` calls
+    /// `io_u_quiesce()`); `iosched_thinktime_quiesce=0` sleeps with them in flight, as a tool
+    /// that sleeps right after `io_submit()` does (seed 000's aio-stress).
+    pub thinktime_quiesce: bool,
     /// Bytes per second cap per direction.
     pub rate: [Option<u64>; 3],
     /// IOPS cap per direction.
@@ -488,6 +492,7 @@ impl JobSpec {
             thinktime_spin_ns: 0,
             thinktime_blocks: 1,
             thinktime_on_issue: false,
+            thinktime_quiesce: true,
             rate: [None; 3],
             rate_iops: [None; 3],
             rate_min: [None; 3],

@@ -62,9 +62,12 @@ pub struct JobRunner {
     thinktime_ns: Time,
     thinktime_blocks: u32,
     thinktime_on_issue: bool,
+    thinktime_quiesce: bool,
     /// `verify_only`: the job's writes are issued as reads (checked, by the engine).
     verify_only: bool,
     think_counter: u32,
+    /// A think is due once the I/Os in flight have completed (fio's `io_u_quiesce()`).
+    think_after_quiesce: bool,
     think_until: Time,
     fsync_every: u32,
     fsync_kind: IoKind,
@@ -156,8 +159,10 @@ impl JobRunner {
             thinktime_ns: spec.thinktime_ns,
             thinktime_blocks: spec.thinktime_blocks.max(1),
             thinktime_on_issue: spec.thinktime_on_issue,
+            thinktime_quiesce: spec.thinktime_quiesce,
             verify_only: spec.verify_only,
             think_counter: 0,
+            think_after_quiesce: false,
             think_until: start,
             fsync_every: spec.fsync.max(spec.fdatasync),
             fsync_kind,
@@ -306,8 +311,13 @@ impl JobRunner {
         if self.in_flight >= self.depth && self.iodepth_low < self.depth {
             self.draining_to_low = true;
         }
-        if self.thinktime_on_issue && unit.kind.ddir().is_some() {
-            self.count_toward_think(now);
+        if unit.kind.ddir().is_some() {
+            // fio checks for a think after every submission (`handle_thinktime()` in do_io()'s
+            // loop), so a count reached while it quiesced stalls again at the next one.
+            if self.thinktime_on_issue {
+                self.think_counter += 1;
+            }
+            self.check_think(now);
         }
         Step::Submit(unit)
     }
@@ -388,6 +398,9 @@ impl JobRunner {
                 );
             }
             return Step::Done;
+        }
+        if self.think_after_quiesce {
+            return Step::Wait;
         }
         if self.think_until > now {
             return Step::SleepUntil(self.think_until);
@@ -514,19 +527,30 @@ impl JobRunner {
             self.completed_unreaped = 0;
         }
         if !self.thinktime_on_issue && unit.kind.ddir().is_some() {
-            self.count_toward_think(now);
+            // Completions while quiescing count toward the next think, as fio's `io_blocks`
+            // do (its `last_thinktime_blocks` is taken before `io_u_quiesce()`).
+            self.think_counter += 1;
+            self.check_think(now);
+        }
+        if self.think_after_quiesce && self.in_flight == 0 {
+            self.think_after_quiesce = false;
+            self.think_until = now + self.thinktime_ns;
         }
     }
 
     /// Every `thinktime_blocks` I/Os (issued or completed, per `thinktime_blocks_type`) the
-    /// job stalls for `thinktime`.
-    fn count_toward_think(&mut self, now: Time) {
-        if self.thinktime_ns == 0 {
+    /// job stalls for `thinktime`: fio first waits for what it has in flight, then sleeps.
+    fn check_think(&mut self, now: Time) {
+        if self.thinktime_ns == 0
+            || self.think_after_quiesce
+            || self.think_counter < self.thinktime_blocks
+        {
             return;
         }
-        self.think_counter += 1;
-        if self.think_counter >= self.thinktime_blocks {
-            self.think_counter = 0;
+        self.think_counter = 0;
+        if self.thinktime_quiesce && self.in_flight > 0 {
+            self.think_after_quiesce = true;
+        } else {
             self.think_until = now + self.thinktime_ns;
         }
     }
@@ -738,17 +762,74 @@ mod tests {
         assert_eq!(read.len(), 16, "reads only: {read:?}");
     }
 
-    /// aio-stress with `usleep(1000)` after each io_submit of four: think on issue.
-    #[test]
-    fn thinktime_on_issue_stalls_after_each_batch() {
+    /// The order of queues (Q), completions (C) and sleeps (S) of a job under a device that
+    /// completes its oldest I/O whenever the job waits.
+    fn think_pattern(spec: &JobSpec) -> String {
+        let mut runner = JobRunner::new(spec, region_of(12 * 4096), 0, Rng::new(1));
+        let (mut now, mut pattern) = (0, String::new());
+        let mut in_flight = std::collections::VecDeque::new();
+        for _ in 0..1000 {
+            match runner.next(now) {
+                Step::Submit(unit) => {
+                    pattern.push('Q');
+                    in_flight.push_back(unit);
+                }
+                Step::Wait => {
+                    now += 1;
+                    runner.complete(now, &in_flight.pop_front().expect("a wait with I/O"));
+                    pattern.push('C');
+                }
+                Step::SleepUntil(at) => {
+                    assert_eq!(at, now + spec.thinktime_ns, "a think starts at once");
+                    pattern.push('S');
+                    now = at;
+                }
+                Step::Done => return pattern,
+            }
+        }
+        panic!("the job never ended: {pattern}");
+    }
+
+    fn libaio_qd4_thinking_every_two() -> JobSpec {
         let mut spec = spec();
         spec.ioengine = IoEngine::Libaio;
         spec.direct = true;
         spec.iodepth = 4;
+        spec.size = Some(crate::job::SizeOrPercent::Bytes(12 * 4096));
+        spec.thinktime_ns = 20_000_000;
+        spec.thinktime_blocks = 2;
+        spec
+    }
+
+    /// fio 3.33 run on this machine (`--debug=io`, libaio, direct, iodepth=4, thinktime=20ms,
+    /// thinktime_blocks=2, 12 I/Os) queues and completes in exactly this order: it quiesces
+    /// before each sleep, completions while quiescing count toward the next think, and a
+    /// count already reached stalls again right after the next submission.
+    #[test]
+    fn thinktime_quiesces_as_fio_does() {
+        let spec = libaio_qd4_thinking_every_two();
+        assert_eq!(think_pattern(&spec), "QQQQCQCCCCSQCSQQQQCCCCSQCSQC");
+    }
+
+    /// `thinktime_blocks_type=issue` counts submissions and still quiesces before sleeping.
+    #[test]
+    fn thinktime_on_issue_quiesces_after_each_batch() {
+        let mut spec = libaio_qd4_thinking_every_two();
+        spec.thinktime_blocks = 4;
+        spec.thinktime_on_issue = true;
+        assert_eq!(think_pattern(&spec), "QQQQCCCCSQQQQCCCCSQQQQCCCC");
+    }
+
+    /// aio-stress with `usleep(1000)` after each io_submit of four
+    /// (`iosched_thinktime_quiesce=0`): the sleep starts with the four in flight.
+    #[test]
+    fn thinktime_without_quiesce_sleeps_with_ios_in_flight() {
+        let mut spec = libaio_qd4_thinking_every_two();
         spec.iodepth_low = 4;
         spec.thinktime_ns = 1_000_000;
         spec.thinktime_blocks = 4;
         spec.thinktime_on_issue = true;
+        spec.thinktime_quiesce = false;
         let mut runner = JobRunner::new(&spec, region(), 0, Rng::new(1));
         for _ in 0..4 {
             assert!(matches!(runner.next(0), Step::Submit(_)));

@@ -39,26 +39,43 @@ fn nr_requests(spec: &RunSpec) -> Result<u32, RunError> {
     Ok(nr_requests)
 }
 
-/// `--set engine_threads=N|auto`, taken out of the scheduler's tunables: the engine's
-/// worker threads sharing the scheduler (1, the default, is the single loop; `auto` one per
-/// CPU the jobs allow). A trace is one thread's, so a traced run keeps one thread.
-fn engine_threads(spec: &RunSpec, tunables: &mut Vec<(String, String)>) -> Result<u32, RunError> {
-    let mut threads = 1;
+/// The engine's worker threads as `--set engine_threads` asks: a count (0: `auto`), or
+/// one per job cgroup (`cgroups`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Threads {
+    Count(u32),
+    Cgroups,
+}
+
+/// `--set engine_threads=N|auto|cgroups`, taken out of the scheduler's tunables: the
+/// engine's worker threads sharing the scheduler (1, the default, is the single loop; `auto`
+/// one per CPU the jobs allow; `cgroups` one per job cgroup, each in a blkio cgroup of that
+/// path, as fio runs each job in its cgroup). A trace is one thread's, so a traced run
+/// keeps one thread.
+fn engine_threads(
+    spec: &RunSpec,
+    tunables: &mut Vec<(String, String)>,
+) -> Result<Threads, RunError> {
+    let mut threads = Threads::Count(1);
     for (_, value) in tunables.iter().filter(|(name, _)| name == "engine_threads") {
         threads = match value.as_str() {
-            "auto" => 0,
+            "auto" => Threads::Count(0),
+            "cgroups" => Threads::Cgroups,
             text => text
                 .parse::<u32>()
                 .ok()
                 .filter(|n| (1..=1024).contains(n))
+                .map(Threads::Count)
                 .ok_or_else(|| {
-                    RunError::Knob(format!("engine_threads={value}: expected 1..=1024 or auto"))
+                    RunError::Knob(format!(
+                        "engine_threads={value}: expected 1..=1024, auto or cgroups"
+                    ))
                 })?,
         };
     }
     tunables.retain(|(name, _)| name != "engine_threads");
     let traced = spec.outputs.trace.is_some() || spec.outputs.decisions.is_some();
-    if threads != 1 && traced {
+    if threads != Threads::Count(1) && traced {
         return Err(RunError::Knob(
             "engine_threads: a trace or decision log needs the single thread (engine_threads=1)"
                 .to_string(),
@@ -102,7 +119,11 @@ pub(super) fn run(
         queue_depth: None,
         nr_requests: nr_requests(spec)?,
         uptime_ns,
-        threads,
+        threads: match threads {
+            Threads::Count(n) => n,
+            Threads::Cgroups => 1,
+        },
+        cgroup_threads: threads == Threads::Cgroups,
     };
     let engine =
         Engine::new(&jobs.jobs, &path.to_string_lossy(), config).map_err(RunError::Engine)?;

@@ -112,6 +112,12 @@ fn real_wall_clock(wall: WallClock, outcome: &EngineOutcome) -> Value {
         "lock_contended_per_request": outcome.lock.contended as f64 / requests,
         "lock_acquisitions_per_request": outcome.lock.acquisitions as f64 / requests,
         "cross_thread_wakes": outcome.cross_thread_wakes,
+        "handed_over": outcome.handed_over,
+        "engine_cgroups": outcome
+            .kernel_cgroup_ios
+            .iter()
+            .map(|(path, ios)| json!({"path": path, "kernel_ios": ios}))
+            .collect::<Vec<_>>(),
     })
 }
 

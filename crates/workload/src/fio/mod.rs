@@ -870,6 +870,17 @@ mod tests {
         assert!(err("[job]\niosched_workload=tpcc\n").contains("iosched_workload"));
     }
 
+    /// fio's thinktime quiesces first; iosched's own option can turn that off, and only 0 or 1
+    /// is taken, the error naming the option and the line.
+    #[test]
+    fn iosched_thinktime_quiesce_is_a_zero_or_one_switch() {
+        assert!(job("thinktime=1ms").thinktime_quiesce);
+        assert!(!job("thinktime=1ms\niosched_thinktime_quiesce=0").thinktime_quiesce);
+        let message = err("[job]\niosched_thinktime_quiesce=2\n");
+        assert!(message.contains("iosched_thinktime_quiesce"), "{message}");
+        assert!(message.contains("t.fio:2"), "{message}");
+    }
+
     #[test]
     fn many_options_land_in_their_fields() {
         let j = job(

@@ -643,6 +643,11 @@ fn apply_thinktime_blocks_type(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), Str
     Ok(())
 }
 
+fn apply_thinktime_quiesce(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
+    d.spec.thinktime_quiesce = a.bool01()?;
+    Ok(())
+}
+
 fn apply_rate(d: &mut Draft, a: &mut Arg<'_>) -> Result<(), String> {
     nonzero(a.dir_bytes(0)?, &mut d.spec.rate);
     Ok(())
@@ -1478,6 +1483,12 @@ pub(crate) static OPTIONS: &[OptDef] = &[
         &[],
         Enum(&["complete", "issue"]),
         apply_thinktime_blocks_type,
+    ),
+    opt(
+        "iosched_thinktime_quiesce",
+        &[],
+        Bool,
+        apply_thinktime_quiesce,
     ),
     opt("rate", &[], Text, apply_rate),
     opt("rate_iops", &[], Text, apply_rate_iops),

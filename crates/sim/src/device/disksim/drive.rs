@@ -31,6 +31,9 @@ pub struct Drive {
     /// The heads are busy writing buffered data until then.
     destage_until_ms: f64,
     last_was_read: bool,
+    /// One past the previous write's last block (an appending write skips the extra
+    /// disconnect).
+    last_write_end: Option<u64>,
 }
 
 impl Drive {
@@ -52,6 +55,7 @@ impl Drive {
             destage_until_ms: 0.0,
             // DiskSim starts with `lastflags = READ` (disk_initialize).
             last_was_read: true,
+            last_write_end: None,
             spec: spec.clone(),
         }
     }
@@ -78,6 +82,33 @@ impl Drive {
         };
         self.last_was_read = read;
         done
+    }
+
+    /// A block's time on the bus: the drive's own or its bus's, whichever is slower
+    /// (`disk_get_blktranstime`).
+    fn read_block_ms(&self) -> f64 {
+        self.spec
+            .bus_ms_per_sector
+            .max(self.spec.controller.bus_read_block_ms)
+    }
+
+    fn write_block_ms(&self) -> f64 {
+        self.spec
+            .bus_ms_per_sector
+            .max(self.spec.controller.bus_write_block_ms)
+    }
+
+    /// Blocks a read miss waits for in the buffer before it takes the bus back
+    /// (`disk_read_arrive`'s read water mark).
+    fn water_mark(&self, count: u64) -> u64 {
+        let c = &self.spec.controller;
+        let segment = u64::from(self.spec.segment_sectors);
+        let blocks = if c.water_mark_by_request_size {
+            ((segment.min(count) as f64 * c.read_water_mark) as u64).max(1)
+        } else {
+            (segment as f64 * c.read_water_mark + 0.999_999_999_9) as u64
+        };
+        blocks.clamp(1, count)
     }
 
     fn overhead(&self, after_read: f64, after_write: f64) -> f64 {
@@ -153,7 +184,11 @@ impl Drive {
     }
 
     fn read(&mut self, now_ms: f64, lbn: u64, count: u64) -> f64 {
-        let bus = self.spec.bus_ms_per_sector;
+        let bus = self.read_block_ms();
+        let (prep, completion) = (
+            self.spec.controller.data_prep_ms,
+            self.spec.controller.read_completion_ms,
+        );
         match self.buffer.lookup(lbn, count, now_ms) {
             Lookup::Whole(index) => {
                 self.buffer.touch(index);
@@ -174,21 +209,84 @@ impl Drive {
                     self.spec.read_hit_after_read_ms,
                     self.spec.read_hit_after_write_ms,
                 );
-                now_ms + overhead + count as f64 * bus
+                let done = now_ms + overhead + prep + count as f64 * bus;
+                if self.read_ahead.is_none() && self.spec.controller.read_ahead_on_idle_hit {
+                    self.read_ahead_after_hit(index, lbn, count, done);
+                }
+                done + completion
             }
             Lookup::Partial {
                 segment,
                 cached_end,
-            } => self.read_partial(now_ms, lbn, count, segment, cached_end),
-            Lookup::Miss => {
-                let overhead = self.overhead(
-                    self.spec.read_miss_after_read_ms,
-                    self.spec.read_miss_after_write_ms,
-                );
-                let index = self.buffer.victim_for_read(now_ms);
-                self.read_media(now_ms + overhead, now_ms + overhead, lbn, count, lbn, index)
-            }
+            } => self.read_partial(now_ms, lbn, count, segment, cached_end) + completion,
+            Lookup::Miss => self.read_miss(now_ms, lbn, count) + completion,
         }
+    }
+
+    /// A miss: the command overhead, then, unless the drive never disconnects, it lets the
+    /// bus go while the heads work and takes it back (reselect) once the water mark's blocks
+    /// are buffered.
+    fn read_miss(&mut self, now_ms: f64, lbn: u64, count: u64) -> f64 {
+        let overhead = self.overhead(
+            self.spec.read_miss_after_read_ms,
+            self.spec.read_miss_after_write_ms,
+        );
+        // A running read-ahead stops at the command's arrival (at the end of the sector under
+        // the head) and the seek waits for the command overhead and that stop, added
+        // (`disk_check_hda`'s delay).
+        let stopped = self.stop_read_ahead(now_ms);
+        let c = &self.spec.controller;
+        let heads_from = now_ms + overhead + (stopped - now_ms);
+        let bus = if c.never_disconnect {
+            BusStart::Held(heads_from + c.data_prep_ms)
+        } else {
+            let disconnect = self.overhead(
+                c.read_disconnect_after_read_ms,
+                c.read_disconnect_after_write_ms,
+            );
+            BusStart::Reconnect {
+                free_ms: heads_from + disconnect,
+                water_mark: self.water_mark(count),
+                delay_ms: c.first_reselect_ms + c.data_prep_ms,
+            }
+        };
+        let index = self.buffer.victim_for_read(now_ms);
+        self.read_media(heads_from, bus, lbn, count, lbn, index)
+    }
+
+    /// "Read-ahead on idle hit": a hit with the heads idle sets them reading after the
+    /// segment's run, from when the hit's data has gone.
+    fn read_ahead_after_hit(&mut self, index: usize, lbn: u64, count: u64, from_ms: f64) {
+        let Some(segment) = self.buffer.segments[index] else {
+            return;
+        };
+        if segment.written {
+            return;
+        }
+        let heads_free = from_ms.max(self.destage_until_ms);
+        let end = read_ahead_end(&self.spec, &self.layout, segment.start, lbn, count)
+            .min(self.capacity());
+        if end <= segment.end {
+            return;
+        }
+        let mut heads = self.heads;
+        let passes = self.mechanics.access(
+            &self.layout,
+            &mut heads,
+            heads_free,
+            segment.end,
+            end - segment.end,
+            false,
+        );
+        let passes = limit_passes(&self.spec, &self.layout, passes, segment.end - 1);
+        let Some(last) = passes.last() else { return };
+        let end = last.first_lbn + last.sectors;
+        self.heads = heads;
+        self.read_ahead = Some(ReadAhead {
+            segment: index,
+            passes,
+            end,
+        });
     }
 
     /// A read whose first blocks are buffered: those go at once; the rest come from the
@@ -205,7 +303,8 @@ impl Drive {
             self.spec.read_hit_after_read_ms,
             self.spec.read_hit_after_write_ms,
         );
-        let bus_start = now_ms + overhead;
+        let bus_start = now_ms + overhead + self.spec.controller.data_prep_ms;
+        let bus = self.read_block_ms();
         let end = lbn + count;
         self.buffer.touch(index);
         let covered = self
@@ -220,17 +319,18 @@ impl Drive {
                 } else {
                     ahead.ready_ms(block).unwrap_or(bus_start)
                 };
-                done = done.max(ready) + self.spec.bus_ms_per_sector;
+                done = done.max(ready) + bus;
             }
             self.extend_read_ahead(lbn, count);
             return done;
         }
         let cached = cached_end - lbn;
         let start = self.buffer.segments[index].map_or(lbn, |s| s.start);
-        let head_done = bus_start + cached as f64 * self.spec.bus_ms_per_sector;
+        // The drive holds the bus while the media catches up.
+        let head_done = bus_start + cached as f64 * bus;
         self.read_media(
-            bus_start,
-            head_done,
+            now_ms + overhead,
+            BusStart::Held(head_done),
             cached_end,
             end - cached_end,
             start,
@@ -239,12 +339,12 @@ impl Drive {
     }
 
     /// Reads `count` blocks from `lbn` off the media into segment `index` (whose run starts at
-    /// `run_start`), the heads free from `heads_from_ms` and the bus from `bus_from_ms`;
+    /// `run_start`), the heads free from `heads_from_ms` and the bus as `bus` says;
     /// starts the read-ahead; returns when the last block has crossed the bus.
     fn read_media(
         &mut self,
         heads_from_ms: f64,
-        bus_from_ms: f64,
+        bus: BusStart,
         lbn: u64,
         count: u64,
         run_start: u64,
@@ -256,10 +356,21 @@ impl Drive {
         let passes = self
             .mechanics
             .access(&self.layout, &mut self.heads, start, lbn, count, false);
-        let mut done = bus_from_ms;
+        let block_ms = self.read_block_ms();
+        let mut done = match bus {
+            BusStart::Held(from_ms) => from_ms,
+            BusStart::Reconnect {
+                free_ms,
+                water_mark,
+                delay_ms,
+            } => {
+                let ready = block_done_ms(&passes, lbn + water_mark - 1).unwrap_or(free_ms);
+                free_ms.max(ready) + delay_ms
+            }
+        };
         for pass in &passes {
             for block in pass.first_lbn..pass.first_lbn + pass.sectors {
-                done = done.max(pass.done_ms(block)) + self.spec.bus_ms_per_sector;
+                done = done.max(pass.done_ms(block)) + block_ms;
             }
         }
         let media_end = passes.last().map_or(start, Pass::end_ms);
@@ -351,6 +462,54 @@ impl Drive {
 
     fn write(&mut self, now_ms: f64, lbn: u64, count: u64) -> f64 {
         let write_back = self.spec.fast_write_level > 0;
+        let protocol = self.write_protocol(lbn, write_back);
+        let stopped = if self.spec.write_hit_stops_prefetch || !write_back {
+            self.stop_read_ahead(now_ms)
+        } else {
+            now_ms
+        };
+        let write_segments = self.spec.write_segments.max(1) as usize;
+        let mut bus_start = now_ms + protocol.data_after_ms;
+        if self.buffer.dirty_segments(now_ms) >= write_segments {
+            bus_start = bus_start.max(self.destage_until_ms);
+        }
+        let block_ms = self.write_block_ms();
+        let buffered = bus_start + count as f64 * block_ms;
+        // The heads write each block once positioned and holding it; the positioning takes
+        // at least the minimum seek delay (`disk_initiate_seek`).
+        let heads_from = (stopped + protocol.heads_after_ms).max(self.destage_until_ms);
+        let heads_from = self.stop_read_ahead(heads_from);
+        let positioning = self
+            .mechanics
+            .positioning_ms(self.heads, self.target(lbn), true);
+        let minimum = self.spec.controller.minimum_seek_ms;
+        let write_from = heads_from + (minimum - positioning).max(0.0);
+        let arrived = |block: u64| bus_start + (block - lbn + 1) as f64 * block_ms;
+        let passes = self.mechanics.access_gated(
+            &self.layout,
+            &mut self.heads,
+            write_from,
+            lbn,
+            count,
+            true,
+            &arrived,
+        );
+        let media_end = passes.last().map_or(write_from, Pass::end_ms);
+        self.destage_until_ms = media_end;
+        self.last_write_end = Some(lbn + count);
+        self.buffer_write(now_ms, lbn, count, media_end);
+        let completion = self.spec.controller.write_completion_ms;
+        match protocol.reconnect {
+            None => buffered + completion,
+            Some((disconnect_ms, reselect_ms)) => {
+                media_end.max(buffered + disconnect_ms) + reselect_ms + completion
+            }
+        }
+    }
+
+    /// The bus protocol of a write (`disk_write_arrive`, `disk_disconnect`, `disk_check_bus`).
+    fn write_protocol(&self, lbn: u64, write_back: bool) -> WriteProtocol {
+        let c = &self.spec.controller;
         let overhead = if write_back {
             self.overhead(
                 self.spec.write_hit_after_read_ms,
@@ -362,27 +521,37 @@ impl Drive {
                 self.spec.write_miss_after_write_ms,
             )
         };
-        if self.spec.write_hit_stops_prefetch || !write_back {
-            self.stop_read_ahead(now_ms + overhead);
+        let extra = c.extra_write_disconnect
+            && !c.never_disconnect
+            && self.last_write_end.is_some_and(|end| end != lbn);
+        let reconnect = match (write_back, c.never_disconnect, extra) {
+            (true, ..) => None,
+            (false, true, _) => Some((0.0, 0.0)),
+            (false, false, false) => Some((c.write_disconnect_ms, c.first_reselect_ms)),
+            (false, false, true) => Some((c.extra_second_disconnect_ms, c.other_reselect_ms)),
+        };
+        if extra {
+            // The drive disconnects after the command and comes back for the data.
+            WriteProtocol {
+                heads_after_ms: c.extra_command_ms + c.extra_seek_delta_ms,
+                data_after_ms: c.extra_command_ms
+                    + c.extra_disconnect_ms
+                    + c.extra_inter_disconnect_ms
+                    + c.first_reselect_ms
+                    + c.data_prep_ms,
+                reconnect,
+            }
+        } else {
+            WriteProtocol {
+                heads_after_ms: overhead,
+                data_after_ms: overhead + c.data_prep_ms,
+                reconnect,
+            }
         }
-        let write_segments = self.spec.write_segments.max(1) as usize;
-        let mut bus_start = now_ms + overhead;
-        if self.buffer.dirty_segments(now_ms) >= write_segments {
-            bus_start = bus_start.max(self.destage_until_ms);
-        }
-        let buffered = bus_start + count as f64 * self.spec.bus_ms_per_sector;
-        // The heads write once positioned and holding every block of the command.
-        let heads_from = (now_ms + overhead).max(self.destage_until_ms);
-        let heads_from = self.stop_read_ahead(heads_from);
-        let moved = self
-            .mechanics
-            .positioning_ms(self.heads, self.target(lbn), true);
-        let write_from = (heads_from + moved).max(buffered) - moved;
-        let passes =
-            self.mechanics
-                .access(&self.layout, &mut self.heads, write_from, lbn, count, true);
-        let media_end = passes.last().map_or(write_from, Pass::end_ms);
-        self.destage_until_ms = media_end;
+    }
+
+    /// Puts a write's blocks in a segment, dirty until `media_end`.
+    fn buffer_write(&mut self, now_ms: f64, lbn: u64, count: u64, media_end: f64) {
         let index =
             self.buffer
                 .victim_for_write(lbn, count, self.spec.combine_sequential_writes, now_ms);
@@ -399,11 +568,6 @@ impl Drive {
         self.buffer.invalidate(lbn, count, index);
         self.buffer.touch(index);
         self.trim(index);
-        if write_back {
-            buffered
-        } else {
-            media_end.max(buffered)
-        }
     }
 
     fn target(&self, lbn: u64) -> Heads {
@@ -413,6 +577,40 @@ impl Drive {
             head: place.head,
         }
     }
+}
+
+/// A write's protocol timings, from its arrival.
+#[derive(Clone, Copy, Debug)]
+struct WriteProtocol {
+    /// The heads may move from then.
+    heads_after_ms: f64,
+    /// The data starts across the bus then.
+    data_after_ms: f64,
+    /// Write-through: the disconnect after the data and the reselect before the completion
+    /// (both 0 for a drive that never disconnects); write-back completes once buffered.
+    reconnect: Option<(f64, f64)>,
+}
+
+/// When a read miss's data may start across the bus.
+#[derive(Clone, Copy, Debug)]
+enum BusStart {
+    /// The drive holds the bus: blocks go from then, each once read.
+    Held(f64),
+    /// The drive let the bus go at `free_ms`; it takes it back once `water_mark` blocks
+    /// are buffered and spends `delay_ms` (reselect, data preparation) before sending.
+    Reconnect {
+        free_ms: f64,
+        water_mark: u64,
+        delay_ms: f64,
+    },
+}
+
+/// When block `lbn` of `passes` is read, if they read it.
+fn block_done_ms(passes: &[Pass], lbn: u64) -> Option<f64> {
+    passes
+        .iter()
+        .find(|pass| pass.first_lbn <= lbn && lbn < pass.first_lbn + pass.sectors)
+        .map(|pass| pass.done_ms(lbn))
 }
 
 /// One past the last block the read-ahead after `lbn..lbn + count` may read
@@ -536,6 +734,64 @@ mod tests {
             close(done, drive.destage_until_ms),
             "write-through completes on the media"
         );
+    }
+
+    #[test]
+    fn a_write_starts_on_the_media_with_its_first_blocks_buffered() {
+        // The bus is slower than the media (1.5 ms a block against 1 ms a sector): blocks 3
+        // and 4 arrive by 2.0 and 3.5 ms (write overhead 0.5 ms). Block 3's sector passes
+        // at 3 ms and block 4's at 4 ms, each with its data there, so the media is done at
+        // 5 ms; waiting for both blocks first would miss block 3's sector until 13 ms.
+        let mut spec = tiny();
+        spec.bus_ms_per_sector = 1.5;
+        let mut drive = Drive::new(&spec);
+        drive.serve(0.0, false, 3, 2);
+        assert!(close(drive.destaged_ms(), 5.0), "{}", drive.destaged_ms());
+        // A block that is not there when its sector passes waits a revolution: block 6
+        // arrives at 6.5 ms, after its sector's 6 ms, and is written from 16 ms.
+        let mut drive = Drive::new(&spec);
+        drive.serve(0.0, false, 3, 4);
+        assert!(close(drive.destaged_ms(), 17.0), "{}", drive.destaged_ms());
+    }
+
+    #[test]
+    fn a_write_through_drive_reconnects_and_completes_after_the_media() {
+        // Write-through with the older drives' bus protocol: the data (0.8 ms overhead, 0.1
+        // ms a block) is in by 1.0 ms; the drive disconnects (0.2 ms), writes block 3 from 3 to
+        // 5 ms, reselects (0.3 ms) and sends the completion (0.4 ms).
+        let mut spec = tiny();
+        spec.fast_write_level = 0;
+        spec.controller.write_disconnect_ms = 0.2;
+        spec.controller.first_reselect_ms = 0.3;
+        spec.controller.write_completion_ms = 0.4;
+        let mut drive = Drive::new(&spec);
+        let done = drive.serve(0.0, false, 3, 2);
+        assert!(close(done, 5.7), "{done}");
+        spec.controller.never_disconnect = true;
+        let mut drive = Drive::new(&spec);
+        let done = drive.serve(0.0, false, 3, 2);
+        assert!(close(done, 5.4), "holding the bus, no reselect: {done}");
+    }
+
+    #[test]
+    fn a_read_miss_reconnects_at_its_water_mark() {
+        // Blocks 0-3 pass at 10-14 ms (miss overhead 0.3 ms). A water mark of 1/2 takes the
+        // bus back once 2 blocks are in (12 ms), reselects (0.5 ms) and sends at the bus's
+        // 0.1 ms a block behind the media: the last block goes at 14.1 ms, completion 0.2.
+        let mut spec = tiny();
+        spec.controller.read_water_mark = 0.5;
+        spec.controller.first_reselect_ms = 0.5;
+        spec.controller.read_completion_ms = 0.2;
+        spec.controller.bus_read_block_ms = 0.05;
+        let mut drive = Drive::new(&spec);
+        let done = drive.serve(0.0, true, 0, 4);
+        assert!(close(done, 14.3), "{done}");
+        // With a bus slower than the media, the water mark decides when data starts: 12.5 ms
+        // plus 4 blocks of 1.2 ms.
+        spec.controller.bus_read_block_ms = 1.2;
+        let mut drive = Drive::new(&spec);
+        let done = drive.serve(0.0, true, 0, 4);
+        assert!(close(done, 12.5 + 4.8 + 0.2), "{done}");
     }
 
     #[test]

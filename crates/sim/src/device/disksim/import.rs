@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::spec::{DiskSpec, ZoneSpec, MODEL};
+use super::spec::{ControllerSpec, DiskSpec, ZoneSpec, MODEL};
 
 /// A value in a DiskSim parameter file.
 #[derive(Clone, Debug, PartialEq)]
@@ -243,12 +243,33 @@ pub fn import_drive(dir: &Path, name: &str) -> Result<(DiskSpec, Chain), String>
         entries: &model_entries,
     };
     let mech = disk.block("Mechanical Model")?;
-    let seek = mech.word("Full seek curve")?.to_string();
-    let seek_curve = read_seek_curve(&dir.join(&seek))?;
     let mut spec = empty_spec(name);
-    fill_mechanics(&mut spec, &disk, &mech, seek_curve)?;
+    // An extracted curve has its file; the older drives' equation lives in the model.
+    let seek = match mech.word("Seek type")? {
+        "extracted" => {
+            let seek = mech.word("Full seek curve")?.to_string();
+            spec.seek_curve = read_seek_curve(&dir.join(&seek))?;
+            seek
+        }
+        "hplplus10" => {
+            spec.seek_equation = floats(&mech, "HPL seek equation values")?;
+            spec.first_ten_seeks_ms = floats(&mech, "First ten seek times")?;
+            model.clone()
+        }
+        other => {
+            return Err(format!(
+                "{}: 'Seek type = {other}' is not supported (extracted, hplplus10)",
+                mech.file.display()
+            ))
+        }
+    };
+    fill_mechanics(&mut spec, &disk, &mech)?;
     fill_layout(&mut spec, &disk.block("Layout Model")?)?;
     fill_cache(&mut spec, &specs)?;
+    fill_controller(&mut spec, &specs)?;
+    let (read_block, write_block) = bus_block_times(&dir.join(&parv))?;
+    spec.controller.bus_read_block_ms = read_block;
+    spec.controller.bus_write_block_ms = write_block;
     spec.validate()
         .map_err(|message| format!("{}: {message}", model_path.display()))?;
     Ok((
@@ -326,6 +347,8 @@ fn empty_spec(name: &str) -> DiskSpec {
         head_switch_ms: 0.0,
         write_settle_ms: 0.0,
         seek_curve: Vec::new(),
+        seek_equation: Vec::new(),
+        first_ten_seeks_ms: Vec::new(),
         bus_ms_per_sector: 0.0,
         read_hit_after_read_ms: 0.0,
         read_hit_after_write_ms: 0.0,
@@ -349,29 +372,53 @@ fn empty_spec(name: &str) -> DiskSpec {
         combine_sequential_writes: false,
         write_hit_stops_prefetch: false,
         stop_prefetch_in_sector: false,
+        controller: ControllerSpec {
+            bus_read_block_ms: 0.0,
+            bus_write_block_ms: 0.0,
+            read_completion_ms: 0.0,
+            write_completion_ms: 0.0,
+            data_prep_ms: 0.0,
+            first_reselect_ms: 0.0,
+            read_disconnect_after_read_ms: 0.0,
+            read_disconnect_after_write_ms: 0.0,
+            write_disconnect_ms: 0.0,
+            read_water_mark: 0.0,
+            water_mark_by_request_size: false,
+            never_disconnect: false,
+            read_ahead_on_idle_hit: false,
+            minimum_seek_ms: 0.0,
+            extra_write_disconnect: false,
+            extra_command_ms: 0.0,
+            extra_seek_delta_ms: 0.0,
+            extra_disconnect_ms: 0.0,
+            extra_inter_disconnect_ms: 0.0,
+            extra_second_disconnect_ms: 0.0,
+            other_reselect_ms: 0.0,
+        },
         zone: Vec::new(),
     }
 }
 
-fn fill_mechanics(
-    spec: &mut DiskSpec,
-    disk: &Block,
-    mech: &Block,
-    seek_curve: Vec<(u32, f64)>,
-) -> Result<(), String> {
-    if mech.word("Seek type")? != "extracted" {
-        return Err(format!(
-            "{}: only 'Seek type = extracted' is supported",
-            mech.file.display()
-        ));
-    }
+/// A list of numbers.
+fn floats(block: &Block, key: &str) -> Result<Vec<f64>, String> {
+    block
+        .list(key)?
+        .iter()
+        .map(|item| match item {
+            Value::Word(word) => word.parse().ok(),
+            _ => None,
+        })
+        .collect::<Option<Vec<f64>>>()
+        .ok_or_else(|| format!("{}: '{key}' holds a non-number", block.file.display()))
+}
+
+fn fill_mechanics(spec: &mut DiskSpec, disk: &Block, mech: &Block) -> Result<(), String> {
     spec.surfaces = disk.int("Number of data surfaces")?;
     spec.cylinders = disk.int("Number of cylinders")?;
     spec.rpm = mech.float("Rotation speed (in rpms)")?;
     spec.single_cylinder_seek_ms = mech.float("Single cylinder seek time")?;
     spec.head_switch_ms = mech.float("Head switch time")?;
     spec.write_settle_ms = mech.float("Add. write settling delay")?;
-    spec.seek_curve = seek_curve;
     Ok(())
 }
 
@@ -458,17 +505,107 @@ fn fill_cache(spec: &mut DiskSpec, d: &Block) -> Result<(), String> {
     Ok(())
 }
 
-/// The drives whose data the repository keeps: the six newer drives of `valid/runvalid`,
-/// with DiskSim's own demerit in ms.
+fn fill_controller(spec: &mut DiskSpec, d: &Block) -> Result<(), String> {
+    let c = &mut spec.controller;
+    c.read_completion_ms = d.float("Read completion overhead")?;
+    c.write_completion_ms = d.float("Write completion overhead")?;
+    c.data_prep_ms = d.float("Data preparation overhead")?;
+    c.first_reselect_ms = d.float("First reselect overhead")?;
+    c.read_disconnect_after_read_ms = d.float("Read disconnect afterread")?;
+    c.read_disconnect_after_write_ms = d.float("Read disconnect afterwrite")?;
+    c.write_disconnect_ms = d.float("Write disconnect overhead")?;
+    c.minimum_seek_ms = d.float("Minimum seek delay")?;
+    c.read_water_mark = d.float("High (read) water mark")?;
+    c.water_mark_by_request_size = d.flag("Set watermark by reqsize")?;
+    c.never_disconnect = d.flag("Never disconnect")?;
+    c.read_ahead_on_idle_hit = d.flag("Read-ahead on idle hit")?;
+    c.extra_write_disconnect = d.flag("Extra write disconnect")?;
+    c.extra_command_ms = d.float("Extradisc command overhead")?;
+    c.extra_seek_delta_ms = d.float("Extradisc seek delta")?;
+    c.extra_disconnect_ms = d.float("Extradisc disconnect overhead")?;
+    c.extra_inter_disconnect_ms = d.float("Extradisc inter-disconnect delay")?;
+    c.extra_second_disconnect_ms = d.float("Extradisc 2nd disconnect overhead")?;
+    c.other_reselect_ms = d.float("Other reselect overhead")?;
+    Ok(())
+}
+
+/// The block transfer times of the bus the drive hangs on: in the `.parv`'s topology, the
+/// last `disksim_bus INSTANCE [` before `disksim_disk`, whose instance is `instantiate [
+/// INSTANCE ] as NAME` of the block `disksim_bus NAME { ... }`.
+fn bus_block_times(parv: &Path) -> Result<(f64, f64), String> {
+    let text = read(parv)?;
+    let missing = |what: &str| format!("{}: {what}", parv.display());
+    let topology = text
+        .split_once("topology")
+        .map(|(_, rest)| rest)
+        .ok_or_else(|| missing("no topology"))?;
+    let before_disk = topology
+        .split_once("disksim_disk")
+        .map(|(head, _)| head)
+        .ok_or_else(|| missing("no disksim_disk in the topology"))?;
+    let instance = before_disk
+        .rsplit_once("disksim_bus")
+        .and_then(|(_, rest)| rest.split('[').next())
+        .map(str::trim)
+        .ok_or_else(|| missing("no disksim_bus above the disk in the topology"))?;
+    let name = text
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("instantiate"))
+        .filter_map(|rest| rest.split_once(" as "))
+        .find(|(instances, _)| {
+            instances
+                .trim_matches(|c: char| c == '[' || c == ']' || c.is_whitespace())
+                .split(',')
+                .any(|i| i.trim() == instance)
+        })
+        .map(|(_, name)| name.trim().to_string())
+        .ok_or_else(|| missing(&format!("bus '{instance}' is never instantiated")))?;
+    let mut parser = Parser {
+        tokens: tokenize(&text),
+        at: 0,
+    };
+    let header = format!("disksim_bus {name}");
+    while parser.at < parser.tokens.len() {
+        let at_header = matches!(parser.peek(), Some(Token::Word(w)) if squeeze(w) == header);
+        if at_header && parser.tokens.get(parser.at + 1) == Some(&Token::Punct('{')) {
+            let Value::Block(entries) = parser.value().map_err(|e| missing(&e))? else {
+                return Err(missing("bus block"));
+            };
+            let bus = Block {
+                file: parv,
+                entries: &entries,
+            };
+            return Ok((
+                bus.float("Read block transfer time")?,
+                bus.float("Write block transfer time")?,
+            ));
+        }
+        parser.at += 1;
+    }
+    Err(missing(&format!("no '{header} {{' block")))
+}
+
+/// `word` with each run of blanks as one space.
+fn squeeze(word: &str) -> String {
+    word.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The drives whose data the repository keeps: the ten drives of `valid/runvalid` (six
+/// newer ones with write-back caches, then four older write-through ones), with DiskSim's own
+/// demerit in ms.
 // 0.318 ms is DiskSim's figure, not 1/π.
 #[allow(clippy::approx_constant)]
-pub const DRIVES: [(&str, f64); 6] = [
+pub const DRIVES: [(&str, f64); 10] = [
     ("cheetah9LP", 0.107),
     ("ibm18es", 0.135),
     ("atlas10k", 0.268),
     ("cheetah4LP", 0.318),
     ("barracuda", 0.349),
     ("atlas_III", 0.378),
+    ("hp_c2247a", 0.090),
+    ("hp_c3323a", 0.306),
+    ("hp_c2490a", 0.254),
+    ("dec_rz26", 0.340),
 ];
 
 /// The DiskSim files a converted drive needs, for copying beside the model files.

@@ -98,6 +98,8 @@ impl Layout {
         let per_cylinder = spt * u64::from(self.surfaces);
         let within = lbn - zone.first_lbn + u64::from(zone.spec.dead_space_sectors);
         let (cylinder_in_zone, offset) = match self.sparing {
+            1 => per_track_spared(&zone.spec, within, spt, u64::from(self.surfaces)),
+            3 => spares_per_track(&zone.spec, within, spt, u64::from(self.surfaces)),
             7 => slip_to_end(&zone.spec, within, per_cylinder),
             8 => per_range(
                 &zone.spec,
@@ -206,11 +208,41 @@ fn zone_blocks(spec: &DiskSpec, zone: &ZoneSpec) -> u64 {
     blocks -= u64::from(zone.dead_space_sectors);
     let spares = u64::from(zone.spares);
     blocks -= match spec.sparing {
+        1 => spares * u64::from(zone.sectors_per_track),
+        3 => spares * cylinders * u64::from(spec.surfaces),
         7 => zone.slips.len() as u64,
         8 => spares * (cylinders / u64::from(spec.sparing_range_cylinders)),
         _ => spares,
     };
     blocks
+}
+
+/// Scheme 1 (`g1_ltop_trackspare`): spare tracks end the zone, and each slip is a whole
+/// track that pushes every later track on.
+fn per_track_spared(zone: &ZoneSpec, within: u64, spt: u64, surfaces: u64) -> (u64, u64) {
+    let mut track = within / spt;
+    for &slip in &zone.slips {
+        if u64::from(slip) <= track {
+            track += 1;
+        }
+    }
+    (track / surfaces, (track % surfaces) * spt + within % spt)
+}
+
+/// Scheme 3 (`g1_ltop_sectpertrackspare`): each track ends with `spares` unused sectors, and
+/// a slip pushes the later blocks of its track on.
+fn spares_per_track(zone: &ZoneSpec, within: u64, spt: u64, surfaces: u64) -> (u64, u64) {
+    let usable = spt - u64::from(zone.spares);
+    let track = within / usable;
+    let mut sector = within % usable;
+    let first_on_track = track * spt;
+    for &slip in &zone.slips {
+        let slip = u64::from(slip);
+        if slip >= first_on_track && slip - first_on_track <= sector {
+            sector += 1;
+        }
+    }
+    (track / surfaces, (track % surfaces) * spt + sector)
 }
 
 /// Scheme 9 (`g1_ltop_sectperzonespare`): (cylinder in zone, sector within the cylinder).
@@ -298,6 +330,20 @@ mod tests {
         let end_to_end = Layout::new(&small_spec(7, vec![5]));
         assert_eq!(end_to_end.locate(5).sector, 6);
         assert_eq!(end_to_end.locate(19).cylinder, 1);
+    }
+
+    #[test]
+    fn track_sparing_slips_whole_tracks_and_track_spares_end_each_track() {
+        // Scheme 1: 3 spare tracks in zone 0; slipping track 1 moves lbn 10 to track 2.
+        let spared = Layout::new(&small_spec(1, vec![1]));
+        assert_eq!(spared.locate(9).head, 0);
+        assert_eq!((spared.locate(10).cylinder, spared.locate(10).head), (1, 0));
+        assert_eq!(spared.capacity(), 80 - 30 + 32);
+        // Scheme 3: each track of zone 0 ends with 3 spares, 7 blocks a track.
+        let per_track = Layout::new(&small_spec(3, vec![]));
+        assert_eq!(per_track.locate(7).head, 1);
+        assert_eq!(per_track.locate(7).sector, 0);
+        assert_eq!(per_track.capacity(), 8 * 7 + 32);
     }
 
     #[test]

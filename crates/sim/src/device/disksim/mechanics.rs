@@ -55,6 +55,8 @@ impl Pass {
 #[derive(Clone, Debug)]
 pub struct Mechanics {
     curve: Vec<(u32, f64)>,
+    equation: Vec<f64>,
+    first_ten_ms: Vec<f64>,
     head_switch_ms: f64,
     write_settle_ms: f64,
     revolution_ms: f64,
@@ -64,6 +66,8 @@ impl Mechanics {
     pub fn new(spec: &DiskSpec) -> Mechanics {
         Mechanics {
             curve: spec.seek_curve.clone(),
+            equation: spec.seek_equation.clone(),
+            first_ten_ms: spec.first_ten_seeks_ms.clone(),
             head_switch_ms: spec.head_switch_ms,
             write_settle_ms: spec.write_settle_ms,
             revolution_ms: 60_000.0 / spec.rpm,
@@ -78,6 +82,9 @@ impl Mechanics {
     pub fn seek_ms(&self, distance: u32) -> f64 {
         if distance == 0 {
             return 0.0;
+        }
+        if self.curve.is_empty() {
+            return self.equation_seek_ms(distance);
         }
         let index = self.curve.partition_point(|&(d, _)| d < distance);
         if let Some(&(d, t)) = self.curve.get(index) {
@@ -95,6 +102,24 @@ impl Mechanics {
         t1 + (f64::from(distance) - f64::from(d1)) * (t2 - t1) / (f64::from(d2) - f64::from(d1))
     }
 
+    /// `dm_mech_g1_seek_1st10_plus_hpl`: the table up to 10 cylinders, then a + b·√d below
+    /// the boundary and c + e·d from it.
+    fn equation_seek_ms(&self, distance: u32) -> f64 {
+        let index = distance as usize - 1;
+        if let Some(&time) = self.first_ten_ms.get(index) {
+            return time;
+        }
+        let [boundary, a, b, c, e, _] = self.equation[..] else {
+            unreachable!("validated: six values")
+        };
+        let d = f64::from(distance);
+        if d < boundary {
+            a + b * d.sqrt()
+        } else {
+            c + e * d
+        }
+    }
+
     /// `dm_seek_time_g1`: moving the heads from `from` to `to`.
     pub fn positioning_ms(&self, from: Heads, to: Heads, write: bool) -> f64 {
         let seek = self.seek_ms(from.cylinder.abs_diff(to.cylinder));
@@ -105,7 +130,9 @@ impl Mechanics {
         };
         let moved = seek.max(switch);
         if moved != 0.0 && write {
-            moved + self.write_settle_ms
+            // Older drives' settle is negative (they start writing before fully settled);
+            // it never takes more than the move.
+            (moved + self.write_settle_ms).max(0.0)
         } else {
             moved
         }
@@ -135,6 +162,26 @@ impl Mechanics {
         count: u64,
         write: bool,
     ) -> Vec<Pass> {
+        self.access_gated(layout, heads, now_ms, lbn, count, write, &|_| {
+            f64::NEG_INFINITY
+        })
+    }
+
+    /// As [`Mechanics::access`], but a block is written only once it is in the buffer
+    /// (`ready_ms`): a sector whose data has not arrived when it reaches the head passes by,
+    /// and the head writes it a revolution later (DiskSim's `disk_buffer_sector_done` with
+    /// "Calc sector by sector").
+    #[allow(clippy::too_many_arguments)]
+    pub fn access_gated(
+        &self,
+        layout: &Layout,
+        heads: &mut Heads,
+        now_ms: f64,
+        lbn: u64,
+        count: u64,
+        write: bool,
+        ready_ms: &dyn Fn(u64) -> f64,
+    ) -> Vec<Pass> {
         let mut passes = Vec::new();
         let mut time = now_ms;
         let mut next = lbn;
@@ -149,7 +196,21 @@ impl Mechanics {
             time += self.positioning_ms(*heads, target, write);
             *heads = target;
             time += self.rotation_wait_ms(time, layout.angle(&place));
-            let pass = self.pass(layout, &place, next, last - next + 1, time);
+            let mut pass = self.pass(layout, &place, next, 0, time);
+            for block in next..=last {
+                let reached = pass.end_ms();
+                let wait = ready_ms(block) - reached;
+                if wait > 1e-9 {
+                    let revolutions = (wait / self.revolution_ms).ceil();
+                    if pass.sectors > 0 {
+                        passes.push(pass);
+                    }
+                    pass.first_lbn = block;
+                    pass.sectors = 0;
+                    pass.start_ms = reached + revolutions * self.revolution_ms;
+                }
+                pass.sectors += 1;
+            }
             time = pass.end_ms();
             passes.push(pass);
             next = last + 1;
@@ -177,6 +238,39 @@ mod tests {
         let layout = Layout::new(&spec);
         let mechanics = Mechanics::new(&spec);
         (spec, layout, mechanics)
+    }
+
+    #[test]
+    fn an_equation_seek_takes_the_table_then_the_root_then_the_line() {
+        // HP C2247A's figures: boundary 300, 3.81 + 0.33 sqrt(d), 7.75 + 0.0059 d.
+        let (mut spec, ..) = tiny();
+        spec.seek_curve.clear();
+        spec.seek_equation = vec![300.0, 3.81, 0.33, 7.75, 0.0059, -1.0];
+        spec.first_ten_seeks_ms = (1..=10).map(f64::from).collect();
+        let mech = Mechanics::new(&spec);
+        assert_eq!(mech.seek_ms(0), 0.0);
+        assert_eq!(mech.seek_ms(7), 7.0);
+        assert!((mech.seek_ms(100) - (3.81 + 3.3)).abs() < 1e-12);
+        assert!((mech.seek_ms(1000) - (7.75 + 5.9)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_negative_write_settle_shortens_a_write_move_but_never_below_zero() {
+        let (mut spec, ..) = tiny();
+        spec.write_settle_ms = -0.75;
+        let mech = Mechanics::new(&spec);
+        let here = Heads {
+            cylinder: 0,
+            head: 0,
+        };
+        let next = Heads {
+            cylinder: 2,
+            head: 0,
+        };
+        assert!((mech.positioning_ms(here, next, true) - 0.75).abs() < 1e-12);
+        spec.write_settle_ms = -5.0;
+        let mech = Mechanics::new(&spec);
+        assert_eq!(mech.positioning_ms(here, next, true), 0.0);
     }
 
     #[test]

@@ -46,8 +46,16 @@ pub struct DiskSpec {
     pub single_cylinder_seek_ms: f64,
     pub head_switch_ms: f64,
     pub write_settle_ms: f64,
-    /// (distance in cylinders, seek time in ms), increasing distances.
+    /// (distance in cylinders, seek time in ms), increasing distances; empty when the drive
+    /// gives a seek equation instead.
     pub seek_curve: Vec<(u32, f64)>,
+    /// Ruemmler and Wilkes' seek equation (DiskSim "HPL seek equation values", `Seek type =
+    /// hplplus10`): [boundary in cylinders, a, b, c, e, single-cylinder or -1]; a + b·√d ms
+    /// below the boundary, c + e·d from it. Empty with a measured curve.
+    pub seek_equation: Vec<f64>,
+    /// The seek times over 1 to 10 cylinders, which the equation leaves to a table ("First ten
+    /// seek times"). Empty with a measured curve.
+    pub first_ten_seeks_ms: Vec<f64>,
     pub bus_ms_per_sector: f64,
     pub read_hit_after_read_ms: f64,
     pub read_hit_after_write_ms: f64,
@@ -75,7 +83,58 @@ pub struct DiskSpec {
     pub write_hit_stops_prefetch: bool,
     /// A read-ahead may stop in the middle of a sector; otherwise only at sector boundaries.
     pub stop_prefetch_in_sector: bool,
+    /// The drive's side of the SCSI bus: transfer rates and the overheads of disconnecting,
+    /// reselecting and completing.
+    pub controller: ControllerSpec,
     pub zone: Vec<ZoneSpec>,
+}
+
+/// The drive's bus protocol (DiskSim's `disksim_disk` overheads and its bus's transfer
+/// times). The newer drives of `valid/` set every overhead here to 0; the older ones spend
+/// most of a cache hit's time in them.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerSpec {
+    /// The bus's time per block read or written (`disksim_bus` "Read/Write block transfer
+    /// time"); a block takes the larger of this and `bus_ms_per_sector`.
+    pub bus_read_block_ms: f64,
+    pub bus_write_block_ms: f64,
+    /// Sent with a read's or a write's completion ("Read/Write completion overhead").
+    pub read_completion_ms: f64,
+    pub write_completion_ms: f64,
+    /// Before a data transfer starts ("Data preparation overhead").
+    pub data_prep_ms: f64,
+    /// Taking the bus back to send data or a completion ("First reselect overhead").
+    pub first_reselect_ms: f64,
+    /// Letting the bus go after a read miss's command ("Read disconnect afterread/afterwrite")
+    /// and after a write's data ("Write disconnect overhead").
+    pub read_disconnect_after_read_ms: f64,
+    pub read_disconnect_after_write_ms: f64,
+    pub write_disconnect_ms: f64,
+    /// A read miss reconnects once this fraction of its blocks is buffered ("High (read) water
+    /// mark", by request size when "Set watermark by reqsize", else by segment size).
+    pub read_water_mark: f64,
+    pub water_mark_by_request_size: bool,
+    /// The drive keeps the bus through a command ("Never disconnect").
+    pub never_disconnect: bool,
+    /// A read hit with the heads idle starts a read-ahead ("Read-ahead on idle hit").
+    pub read_ahead_on_idle_hit: bool,
+    /// The least positioning time of a write that does not follow the previous one
+    /// ("Minimum seek delay").
+    pub minimum_seek_ms: f64,
+    /// A write that does not append to the previous write disconnects once more before its
+    /// data ("Extra write disconnect"): the command takes `extra_command_ms` (the heads wait
+    /// `extra_seek_delta_ms` more), the drive disconnects (`extra_disconnect_ms`), waits
+    /// `extra_inter_disconnect_ms`, reselects and takes the data, disconnects again
+    /// (`extra_second_disconnect_ms`) and reselects for the completion with
+    /// `other_reselect_ms` ("Extradisc ..." overheads, "Other reselect overhead").
+    pub extra_write_disconnect: bool,
+    pub extra_command_ms: f64,
+    pub extra_seek_delta_ms: f64,
+    pub extra_disconnect_ms: f64,
+    pub extra_inter_disconnect_ms: f64,
+    pub extra_second_disconnect_ms: f64,
+    pub other_reselect_ms: f64,
 }
 
 /// The `model` value of these files.
@@ -117,7 +176,7 @@ impl DiskSpec {
         if self.rpm.is_nan() || self.rpm <= 0.0 || self.surfaces == 0 || self.zone.is_empty() {
             return Err("rpm, surfaces and at least one zone are required".to_string());
         }
-        if ![7, 8, 9].contains(&self.sparing) || self.mapping > 2 {
+        if ![1, 3, 7, 8, 9].contains(&self.sparing) || self.mapping > 2 {
             return Err(format!(
                 "sparing {} / mapping {} not supported",
                 self.sparing, self.mapping
@@ -126,9 +185,8 @@ impl DiskSpec {
         if self.sparing_range_cylinders == 0 {
             return Err("sparing_range_cylinders must be at least 1".to_string());
         }
-        if self.seek_curve.is_empty() || self.seek_curve.windows(2).any(|w| w[0].0 >= w[1].0) {
-            return Err("seek_curve needs increasing distances".to_string());
-        }
+        self.validate_seek()?;
+        self.validate_controller()?;
         if self.segments == 0 || self.segment_sectors == 0 || self.prefetch_mode > 4 {
             return Err("segments, segment_sectors > 0 and prefetch_mode 0-4 are required".into());
         }
@@ -139,9 +197,11 @@ impl DiskSpec {
             ));
         }
         for (index, zone) in self.zone.iter().enumerate() {
+            // Choice: a zone may end past `cylinders`, as hp_c2490a's last does (2498-2629 of
+            // 2629 cylinders); DiskSim maps it regardless and `cylinders` decides nothing.
             if zone.sectors_per_track == 0
                 || zone.first_cylinder > zone.last_cylinder
-                || zone.last_cylinder >= self.cylinders
+                || zone.last_cylinder > self.cylinders.saturating_add(1000)
             {
                 return Err(format!("zone {index}: bad cylinders or sectors per track"));
             }
@@ -157,6 +217,56 @@ impl DiskSpec {
         Ok(())
     }
 
+    /// A measured curve, or the equation with its ten first seeks.
+    fn validate_seek(&self) -> Result<(), String> {
+        if self.seek_curve.windows(2).any(|w| w[0].0 >= w[1].0) {
+            return Err("seek_curve needs increasing distances".to_string());
+        }
+        let equation = !self.seek_equation.is_empty() || !self.first_ten_seeks_ms.is_empty();
+        if self.seek_curve.is_empty() == equation
+            && (self.seek_equation.len() == 6) == equation
+            && (self.first_ten_seeks_ms.len() == 10) == equation
+            && self.seek_equation.first().is_none_or(|&b| b >= 1.0)
+        {
+            return Ok(());
+        }
+        Err(
+            "give seek_curve, or seek_equation (6 values, boundary >= 1) and 10 \
+             first_ten_seeks_ms"
+                .to_string(),
+        )
+    }
+
+    fn validate_controller(&self) -> Result<(), String> {
+        let c = &self.controller;
+        let times = [
+            c.bus_read_block_ms,
+            c.bus_write_block_ms,
+            c.read_completion_ms,
+            c.write_completion_ms,
+            c.data_prep_ms,
+            c.first_reselect_ms,
+            c.read_disconnect_after_read_ms,
+            c.read_disconnect_after_write_ms,
+            c.write_disconnect_ms,
+            c.minimum_seek_ms,
+            c.extra_command_ms,
+            c.extra_seek_delta_ms,
+            c.extra_disconnect_ms,
+            c.extra_inter_disconnect_ms,
+            c.extra_second_disconnect_ms,
+            c.other_reselect_ms,
+            self.bus_ms_per_sector,
+        ];
+        if times.iter().any(|t| !(0.0..1e6).contains(t)) {
+            return Err("controller times and bus_ms_per_sector must lie in 0..1e6 ms".into());
+        }
+        if !(0.0..=1.0).contains(&c.read_water_mark) {
+            return Err("controller.read_water_mark must lie in 0..=1".to_string());
+        }
+        Ok(())
+    }
+
     /// The dead space, spares and slips must leave the zone blocks to hold (the layout
     /// subtracts them).
     fn check_zone_room(&self, index: usize, zone: &ZoneSpec) -> Result<(), String> {
@@ -166,11 +276,15 @@ impl DiskSpec {
         let spares = u64::from(zone.spares);
         let taken = u64::from(zone.dead_space_sectors)
             + match self.sparing {
+                1 => spares * spt,
+                3 => spares * cylinders * u64::from(self.surfaces),
                 7 => zone.slips.len() as u64,
                 8 => spares * (cylinders / u64::from(self.sparing_range_cylinders)),
                 _ => spares,
             };
         let per_unit = match self.sparing {
+            1 => per_cylinder * cylinders,
+            3 => spt,
             7 => per_cylinder,
             8 => per_cylinder * u64::from(self.sparing_range_cylinders),
             _ => per_cylinder * cylinders,
@@ -210,12 +324,13 @@ pub fn write_toml(spec: &DiskSpec, sources: &Sources) -> String {
     let _ = writeln!(out, "model = \"{}\"\nname = \"{}\"", spec.model, spec.name);
     write_mechanics(&mut out, spec, sources);
     write_cache(&mut out, spec, sources.diskspecs);
+    write_controller(&mut out, spec, sources);
     write_zones(&mut out, spec, sources.model);
     out
 }
 
 fn write_mechanics(out: &mut String, spec: &DiskSpec, sources: &Sources) {
-    let (m, s) = (sources.model, sources.seek);
+    let m = sources.model;
     push(
         out,
         &format!("{m}: Rotation speed (in rpms)"),
@@ -268,18 +383,159 @@ fn write_mechanics(out: &mut String, spec: &DiskSpec, sources: &Sources) {
     );
     let settle = format!("{m}: Add. write settling delay");
     push(out, &settle, "write_settle_ms", float(spec.write_settle_ms));
+    write_seek(out, spec, sources);
+}
+
+/// The measured curve, or the equation and its first ten seeks.
+fn write_seek(out: &mut String, spec: &DiskSpec, sources: &Sources) {
+    let (m, s) = (sources.model, sources.seek);
     let points: Vec<String> = spec
         .seek_curve
         .iter()
         .map(|(d, t)| format!("[{d}, {}]", float(*t)))
         .collect();
-    let curve = format!("[\n  {},\n]", points.join(",\n  "));
+    let curve = if points.is_empty() {
+        "[]".to_string()
+    } else {
+        format!("[\n  {},\n]", points.join(",\n  "))
+    };
     push(
         out,
         &format!("{s}: Seek distances measured (cylinders, ms)"),
         "seek_curve",
         curve,
     );
+    let list = |values: &[f64]| {
+        let items: Vec<String> = values.iter().map(|v| float(*v)).collect();
+        format!("[{}]", items.join(", "))
+    };
+    push(
+        out,
+        &format!("{m}: HPL seek equation values"),
+        "seek_equation",
+        list(&spec.seek_equation),
+    );
+    push(
+        out,
+        &format!("{m}: First ten seek times"),
+        "first_ten_seeks_ms",
+        list(&spec.first_ten_seeks_ms),
+    );
+}
+
+/// HP C2247A's extra write disconnect, as (DiskSim parameter, key, value).
+fn extra_disconnect(c: &ControllerSpec) -> [(&'static str, &'static str, f64); 6] {
+    [
+        (
+            "Extradisc command overhead",
+            "extra_command_ms",
+            c.extra_command_ms,
+        ),
+        (
+            "Extradisc seek delta",
+            "extra_seek_delta_ms",
+            c.extra_seek_delta_ms,
+        ),
+        (
+            "Extradisc disconnect overhead",
+            "extra_disconnect_ms",
+            c.extra_disconnect_ms,
+        ),
+        (
+            "Extradisc inter-disconnect delay",
+            "extra_inter_disconnect_ms",
+            c.extra_inter_disconnect_ms,
+        ),
+        (
+            "Extradisc 2nd disconnect overhead",
+            "extra_second_disconnect_ms",
+            c.extra_second_disconnect_ms,
+        ),
+        (
+            "Other reselect overhead",
+            "other_reselect_ms",
+            c.other_reselect_ms,
+        ),
+    ]
+}
+
+fn write_controller(out: &mut String, spec: &DiskSpec, sources: &Sources) {
+    let (d, p) = (sources.diskspecs, sources.parv);
+    let c = &spec.controller;
+    let _ = writeln!(out, "\n[controller]");
+    let bus = format!("{p}: the drive's disksim_bus");
+    let read = format!("{bus}: Read block transfer time");
+    push(out, &read, "bus_read_block_ms", float(c.bus_read_block_ms));
+    let write = format!("{bus}: Write block transfer time");
+    push(
+        out,
+        &write,
+        "bus_write_block_ms",
+        float(c.bus_write_block_ms),
+    );
+    let floats = [
+        (
+            "Read completion overhead",
+            "read_completion_ms",
+            c.read_completion_ms,
+        ),
+        (
+            "Write completion overhead",
+            "write_completion_ms",
+            c.write_completion_ms,
+        ),
+        ("Data preparation overhead", "data_prep_ms", c.data_prep_ms),
+        (
+            "First reselect overhead",
+            "first_reselect_ms",
+            c.first_reselect_ms,
+        ),
+        (
+            "Read disconnect afterread",
+            "read_disconnect_after_read_ms",
+            c.read_disconnect_after_read_ms,
+        ),
+        (
+            "Read disconnect afterwrite",
+            "read_disconnect_after_write_ms",
+            c.read_disconnect_after_write_ms,
+        ),
+        (
+            "Write disconnect overhead",
+            "write_disconnect_ms",
+            c.write_disconnect_ms,
+        ),
+        ("Minimum seek delay", "minimum_seek_ms", c.minimum_seek_ms),
+        (
+            "High (read) water mark",
+            "read_water_mark",
+            c.read_water_mark,
+        ),
+    ];
+    for (param, key, value) in floats.into_iter().chain(extra_disconnect(c)) {
+        push(out, &format!("{d}: {param}"), key, float(value));
+    }
+    let bools = [
+        (
+            "Set watermark by reqsize",
+            "water_mark_by_request_size",
+            c.water_mark_by_request_size,
+        ),
+        ("Never disconnect", "never_disconnect", c.never_disconnect),
+        (
+            "Read-ahead on idle hit",
+            "read_ahead_on_idle_hit",
+            c.read_ahead_on_idle_hit,
+        ),
+        (
+            "Extra write disconnect",
+            "extra_write_disconnect",
+            c.extra_write_disconnect,
+        ),
+    ];
+    for (param, key, value) in bools {
+        push(out, &format!("{d}: {param}"), key, value);
+    }
 }
 
 fn write_cache(out: &mut String, spec: &DiskSpec, d: &str) {
@@ -470,6 +726,34 @@ mod tests {
             text.lines().position(|l| l == "bogus = 1").unwrap() + 1
         );
         assert!(message.contains("bogus"), "{message}");
+    }
+
+    #[test]
+    fn a_drive_gives_a_seek_curve_or_a_whole_equation() {
+        let both = TINY.replace(
+            "seek_equation = []",
+            "seek_equation = [300.0, 1.0, 1.0, 1.0, 1.0, -1.0]",
+        );
+        assert!(DiskSpec::parse(&both)
+            .unwrap_err()
+            .contains("seek_equation"));
+        let short = TINY
+            .replace(
+                "seek_curve = [[1, 1.0], [2, 1.5], [10, 3.0]]",
+                "seek_curve = []",
+            )
+            .replace(
+                "seek_equation = []",
+                "seek_equation = [300.0, 1.0, 1.0, 1.0, 1.0, -1.0]",
+            );
+        assert!(DiskSpec::parse(&short)
+            .unwrap_err()
+            .contains("first_ten_seeks_ms"));
+        let whole = short.replace(
+            "first_ten_seeks_ms = []",
+            "first_ten_seeks_ms = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]",
+        );
+        assert!(DiskSpec::parse(&whole).is_ok());
     }
 
     #[test]
