@@ -351,6 +351,9 @@ impl JobRunner {
         if self.finished_submitting {
             return self.in_flight > 0;
         }
+        if self.think_after_quiesce {
+            return true;
+        }
         if self.think_until > now {
             return false;
         }
@@ -623,7 +626,7 @@ mod tests {
     /// `waits()` answers true only where `next()` waits and changes nothing (the driver skips
     /// that call on its word), and it does answer true at a full queue: checked step by step
     /// over jobs that wait for every reason `next()` has (depth, drain to `iodepth_low`,
-    /// fsync, think time, end of the job).
+    /// fsync, think time with and without quiescing first, end of the job).
     #[test]
     fn waits_is_next_waiting_without_a_change() {
         let mut specs = Vec::new();
@@ -649,6 +652,9 @@ mod tests {
         timed.time_based = true;
         timed.runtime_ns = Some(20_000);
         specs.push(timed);
+        let mut sleeps_in_flight = specs[3].clone();
+        sleeps_in_flight.thinktime_quiesce = false;
+        specs.push(sleeps_in_flight);
         let mut full_queue_waits = 0;
         for spec in &specs {
             let mut runner = JobRunner::new(spec, region(), 0, Rng::new(3));
