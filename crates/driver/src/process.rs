@@ -90,6 +90,10 @@ impl<X: Copy> Driver<'_, X> {
                         self.stats[index].record_submit_batch(std::mem::take(submitted));
                         b.batch_submitted(self, index, trace);
                     }
+                    // A full queue is the usual end of a batch: known without another step.
+                    if self.life.waits(self.jobs, index, self.now) {
+                        return;
+                    }
                 }
                 Action::Phase { read_back: true } => self.stats[index].set_verify_start(now),
                 Action::Phase { read_back: false } => self.stats[index].set_write_start(now),

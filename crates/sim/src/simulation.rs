@@ -337,6 +337,15 @@ impl<'a> Simulation<'a> {
                 unfinished: drv.unfinished_job(),
             });
         }
+        if let Some(fs) = back
+            .fs
+            .as_ref()
+            .filter(|_| back.config.check || cfg!(debug_assertions))
+        {
+            // An O(pages) walk (4 % of a buffered run's instructions): with --check, and in
+            // every debug build the tests run.
+            fs.check_invariants();
+        }
         let fs = back.fs.as_ref().map(|fs| fs.outcome());
         let mut outcome = drv.finish(back.device.name().to_string());
         let cpu = back.cpu.as_ref().map(|cpus| {

@@ -331,6 +331,19 @@ impl Lifecycle {
         }
     }
 
+    /// Whether [`Lifecycle::next_action`] at `now` would answer [`Action::Wait`] and change
+    /// nothing: the clone's runner waits ([`JobRunner::waits`]) with no read-back under way
+    /// and no flow to consult. Asked after a submission instead of stepping again.
+    pub fn waits(&self, jobs: &[JobSpec], clone: usize, now: Time) -> bool {
+        let state = &self.clones[clone];
+        let Some(runner) = state.runner.as_ref().filter(|_| !state.finished) else {
+            return true;
+        };
+        state.verify.as_ref().is_none_or(|pass| !pass.is_active())
+            && jobs[state.job].flow_weight == 0
+            && runner.waits(now)
+    }
+
     /// A sleep until `at`, with a wake-up to arm unless one at or before `at` is armed
     /// already (stepping then asks again): without this every completion of a rate-limited
     /// job re-armed the same wake-up, and the copies grew with the run.

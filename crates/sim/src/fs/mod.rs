@@ -591,9 +591,12 @@ impl FsState {
         }
     }
 
-    pub fn outcome(&self) -> FsOutcome {
-        // One O(pages) walk per run: the cache's counts agree with its pages.
+    /// The cache's counts agree with its pages (an O(pages) walk; panics where not).
+    pub fn check_invariants(&self) {
         self.wb.check_invariants();
+    }
+
+    pub fn outcome(&self) -> FsOutcome {
         let cache = self.wb.cache();
         FsOutcome {
             throttled_ns: self.throttled_ns.clone(),
