@@ -44,7 +44,7 @@ pub(crate) struct Placement {
 }
 
 /// The mount point of the cgroup v1 hierarchy with the `blkio` controller.
-fn blkio_v1_mount() -> Option<PathBuf> {
+pub fn blkio_v1_mount() -> Option<PathBuf> {
     let mounts = fs::read_to_string("/proc/self/mounts").ok()?;
     mounts.lines().find_map(|line| {
         let fields: Vec<&str> = line.split_whitespace().collect();

@@ -357,11 +357,10 @@ pub(crate) struct EngineBackend {
     /// Entries stay queued until the worker has dropped the lock and submits them itself
     /// (several threads), unless the submission queue is full.
     pub defer_submit: bool,
-    /// The workers' cgroups ([`EngineConfig::cgroup_threads`]).
+    /// The workers' cgroups ([`EngineConfig::cgroup_threads`]); while there are any, a
+    /// dispatched request goes to the kernel from its clone's own thread (its cgroup's), not
+    /// from the thread that dispatched it.
     pub placement: Option<Placement>,
-    /// A dispatched request goes to the kernel from its clone's own thread (its cgroup's),
-    /// not from the thread that dispatched it.
-    pub route_by_owner: bool,
     /// Per thread: entries other threads dispatched for it to submit.
     pub outbox: Vec<Vec<(RequestId, squeue::Entry)>>,
     pub handed_over: u64,
@@ -521,7 +520,6 @@ impl<'a> Engine<'a> {
             cross_thread_wakes: 0,
             notified: false,
             defer_submit: false,
-            route_by_owner: placement.is_some(),
             placement,
             outbox: vec![Vec::new(); workers],
             handed_over: 0,

@@ -189,7 +189,7 @@ impl EngineBackend {
     /// Queues `sqe` for request `id`, handing queued entries to the kernel first if the ring
     /// is full.
     fn push(&mut self, drv: &mut EngineDriver<'_>, id: RequestId, sqe: &squeue::Entry) {
-        if self.route_by_owner {
+        if self.placement.is_some() {
             let owner = self.owner[drv.in_flight[&id].process];
             if owner != self.thread {
                 // Its cgroup's thread submits it, so the kernel charges it there.

@@ -31,6 +31,7 @@
 pub mod affinity;
 pub mod buffer;
 mod cgroup;
+pub use cgroup::blkio_v1_mount;
 pub mod checksum;
 pub mod engine;
 pub mod error;

@@ -669,12 +669,7 @@ fn each_request_is_charged_to_its_jobs_cgroup() {
     let Some(device) = LoopDevice::attach(&scratch.path("backing.img"), 64 << 20, false) else {
         return;
     };
-    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
-    let blkio_v1 = mounts.lines().any(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        fields.len() >= 4 && fields[2] == "cgroup" && fields[3].split(',').any(|o| o == "blkio")
-    });
-    if !blkio_v1 {
+    if iosched_engine::blkio_v1_mount().is_none() {
         eprintln!("SKIPPED: each_request_is_charged_to_its_jobs_cgroup: no cgroup v1 blkio");
         return;
     }

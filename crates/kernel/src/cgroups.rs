@@ -28,31 +28,25 @@ struct CgroupFs {
 
 /// The v1 hierarchy with `blkio`, else the first v2 hierarchy offering `io`.
 fn find_cgroup_fs() -> Option<CgroupFs> {
-    let mounts = fs::read_to_string("/proc/self/mounts").ok()?;
-    let mut v2 = None;
-    for line in mounts.lines() {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.len() < 4 {
-            continue;
-        }
-        if fields[2] == "cgroup" && fields[3].split(',').any(|o| o == "blkio") {
-            return Some(CgroupFs {
-                mount: PathBuf::from(fields[1]),
-                v2: false,
-            });
-        }
-        if fields[2] == "cgroup2" && v2.is_none() {
-            let controllers = fs::read_to_string(Path::new(fields[1]).join("cgroup.controllers"))
-                .unwrap_or_default();
-            if controllers.split_whitespace().any(|c| c == "io") {
-                v2 = Some(CgroupFs {
-                    mount: PathBuf::from(fields[1]),
-                    v2: true,
-                });
-            }
-        }
+    if let Some(mount) = iosched_engine::blkio_v1_mount() {
+        return Some(CgroupFs { mount, v2: false });
     }
-    v2
+    let mounts = fs::read_to_string("/proc/self/mounts").ok()?;
+    mounts.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.len() < 4 || fields[2] != "cgroup2" {
+            return None;
+        }
+        let controllers =
+            fs::read_to_string(Path::new(fields[1]).join("cgroup.controllers")).unwrap_or_default();
+        controllers
+            .split_whitespace()
+            .any(|c| c == "io")
+            .then(|| CgroupFs {
+                mount: PathBuf::from(fields[1]),
+                v2: true,
+            })
+    })
 }
 
 /// Each cgroup the jobs name, once, with the weight of the first job naming it.

@@ -269,24 +269,7 @@ impl Drive {
         if end <= segment.end {
             return;
         }
-        let mut heads = self.heads;
-        let passes = self.mechanics.access(
-            &self.layout,
-            &mut heads,
-            heads_free,
-            segment.end,
-            end - segment.end,
-            false,
-        );
-        let passes = limit_passes(&self.spec, &self.layout, passes, segment.end - 1);
-        let Some(last) = passes.last() else { return };
-        let end = last.first_lbn + last.sectors;
-        self.heads = heads;
-        self.read_ahead = Some(ReadAhead {
-            segment: index,
-            passes,
-            end,
-        });
+        self.plan_read_ahead(index, heads_free, segment.end, end);
     }
 
     /// A read whose first blocks are buffered: those go at once; the rest come from the
@@ -420,11 +403,23 @@ impl Drive {
         if end <= first {
             return;
         }
+        self.plan_read_ahead(index, from_ms, first, end);
+    }
+
+    /// Sets the heads reading `first..end` into segment `index` from `heads_free_ms`, the
+    /// passes kept to the track or cylinder of the block before `first` as the prefetch mode
+    /// asks.
+    fn plan_read_ahead(&mut self, index: usize, heads_free_ms: f64, first: u64, end: u64) {
         let mut heads = self.heads;
-        let passes =
-            self.mechanics
-                .access(&self.layout, &mut heads, from_ms, first, end - first, false);
-        let passes = limit_passes(&self.spec, &self.layout, passes, lbn + count - 1);
+        let passes = self.mechanics.access(
+            &self.layout,
+            &mut heads,
+            heads_free_ms,
+            first,
+            end - first,
+            false,
+        );
+        let passes = limit_passes(&self.spec, &self.layout, passes, first - 1);
         let Some(last) = passes.last() else { return };
         let end = last.first_lbn + last.sectors;
         self.heads = heads;
