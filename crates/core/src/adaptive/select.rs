@@ -332,7 +332,7 @@ impl Adaptive {
     }
 
     /// The group's queue with the smallest virtual time and a request queued.
-    fn pick_queue(&self, g: usize) -> usize {
+    pub(super) fn pick_queue(&self, g: usize) -> usize {
         self.groups[g]
             .queues
             .iter()

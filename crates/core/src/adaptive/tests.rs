@@ -261,24 +261,24 @@ fn an_unknown_completion_is_a_bug() {
 /// Issue 32, work conservation: group 1 (1000) has one request in flight and nothing
 /// queued, so it holds the clock without asking for more; group 2 (100), past the
 /// allowance, is lent group 1's unused share while both stay within `lend` % of their
-/// window shares, and waits again once its own share would exceed it. With `lend=0` it
-/// waits at once (the rule before).
+/// window shares once the loan is taken, and waits again once its own share would exceed
+/// it. With `lend=0` it waits at once (the rule before).
 #[test]
 fn a_group_with_nothing_queued_lends_its_share_within_the_bound() {
     let setup = |lend: &str| {
         let mut a = sched(false, 32, &[(1, 1000), (2, 100)]);
         a.set_tunable("lend", lend).unwrap();
-        for id in 0..10 {
+        for id in 0..20 {
             a.insert(rd(id, 1, 1, id * 8, 8), 0, &mut NoTrace);
         }
-        let sent: Vec<Request> = (0..10).map(|_| take(&mut a, 0)).collect();
-        for rq in &sent[..9] {
+        let sent: Vec<Request> = (0..20).map(|_| take(&mut a, 0)).collect();
+        for rq in &sent[..19] {
             a.completed(rq, 100 * US, &mut NoTrace);
         }
-        for id in [20, 21, 22] {
+        for id in [30, 31, 32] {
             a.insert(rd(id, 2, 2, id * 1000, 8), 100 * US, &mut NoTrace);
         }
-        assert_eq!(take(&mut a, 100 * US).id, RequestId(20));
+        assert_eq!(take(&mut a, 100 * US).id, RequestId(30));
         a
     };
     let mut a = setup("0");
@@ -287,7 +287,7 @@ fn a_group_with_nothing_queued_lends_its_share_within_the_bound() {
     let mut log = Recorder::default();
     assert_eq!(
         a.dispatch(100 * US, &mut log),
-        Dispatch::Request(rd(21, 2, 2, 21_000, 8))
+        Dispatch::Request(rd(31, 2, 2, 31_000, 8))
     );
     assert!(
         log.0
@@ -297,6 +297,7 @@ fn a_group_with_nothing_queued_lends_its_share_within_the_bound() {
         log.0
     );
     a.check_invariants();
-    // Group 2 now has 2 of 12 requests' bytes against its ideal 1 of 11: past 106 %.
+    // Group 2 with 2 of 22 requests' bytes held 100 % of its ideal 1 of 11; a third would
+    // hold 3 of 23, 143 %: past 106 %.
     assert_eq!(a.dispatch(100 * US, &mut NoTrace), Dispatch::Empty);
 }
