@@ -110,3 +110,47 @@ impl Bfq {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{req, rot, MS, UP};
+    use crate::elevator::{Dispatch, Elevator};
+    use crate::request::Op;
+    use crate::trace::NoTrace;
+
+    /// A request dispatched from the middle of its queue's FIFO (sector order is not
+    /// arrival order) leaves it without disturbing the others' order, and a merge's
+    /// list_replace_init() puts the survivor in the absorbed request's place.
+    #[test]
+    fn removal_from_the_middle_keeps_arrival_order() {
+        let mut b = rot();
+        for (i, sector) in [300_000u64, 100_000, 200_000, 400_000]
+            .into_iter()
+            .enumerate()
+        {
+            b.insert(
+                req(i as u64 + 1, 7, Op::Read, sector, 8),
+                UP + i as u64 * MS,
+                &mut NoTrace,
+            );
+        }
+        let q = b.h(0).bfqq;
+        assert_eq!(b.fifo_slots(q), [0, 1, 2, 3]);
+        let Dispatch::Request(first) = b.dispatch(UP + 4 * MS, &mut NoTrace) else {
+            panic!("a queued request is dispatched");
+        };
+        assert_eq!(first.sector, 100_000, "sector order from position 0");
+        assert_eq!(b.fifo_slots(q), [0, 2, 3]);
+        assert_eq!(b.q(q).fifo.front(), Some(0));
+        assert_eq!(b.q(q).fifo.len(), 3);
+        b.fifo_remove(q, 2);
+        assert_eq!(b.fifo_slots(q), [0, 3]);
+        b.fifo_replace(q, 0, 2);
+        assert_eq!(b.fifo_slots(q), [2, 3]);
+        b.fifo_remove(q, 0);
+        assert_eq!(b.fifo_slots(q), [2, 3], "a replaced request is on no FIFO");
+        b.fifo_remove(q, 3);
+        assert_eq!(b.fifo_slots(q), [2]);
+        assert_eq!(b.q(q).fifo.len(), 1);
+    }
+}
