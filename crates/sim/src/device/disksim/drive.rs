@@ -480,6 +480,8 @@ impl Drive {
         let minimum = self.spec.controller.minimum_seek_ms;
         let write_from = heads_from + (minimum - positioning).max(0.0);
         let arrived = |block: u64| bus_start + (block - lbn + 1) as f64 * block_ms;
+        let first_write_ms = arrived(lbn + self.blocks_before_writing(count) - 1);
+        let ready = |block: u64| arrived(block).max(first_write_ms);
         let passes = self.mechanics.access_gated(
             &self.layout,
             &mut self.heads,
@@ -487,7 +489,7 @@ impl Drive {
             lbn,
             count,
             true,
-            &arrived,
+            &ready,
         );
         let media_end = passes.last().map_or(write_from, Pass::end_ms);
         self.destage_until_ms = media_end;
@@ -499,6 +501,20 @@ impl Drive {
             Some((disconnect_ms, reselect_ms)) => {
                 media_end.max(buffered + disconnect_ms) + reselect_ms + completion
             }
+        }
+    }
+
+    /// Blocks of a write that must be in the buffer before the heads write any of them. A
+    /// drive with the extra write disconnect writes only once 10 of the command's blocks, or
+    /// all of a shorter one, are in (15 from 45 blocks on); others write each block as it
+    /// arrives (`disk_buffer_block_available`).
+    fn blocks_before_writing(&self, count: u64) -> u64 {
+        if !self.spec.controller.extra_write_disconnect {
+            1
+        } else if count < 45 {
+            count.min(10)
+        } else {
+            15
         }
     }
 
@@ -516,8 +532,11 @@ impl Drive {
                 self.spec.write_miss_after_write_ms,
             )
         };
+        // The extra disconnect needs the write segment to be the one used last, so the
+        // previous command was a write (`disk_buffer_select_segment`).
         let extra = c.extra_write_disconnect
             && !c.never_disconnect
+            && !self.last_was_read
             && self.last_write_end.is_some_and(|end| end != lbn);
         let reconnect = match (write_back, c.never_disconnect, extra) {
             (true, ..) => None,
@@ -747,6 +766,41 @@ mod tests {
         let mut drive = Drive::new(&spec);
         drive.serve(0.0, false, 3, 4);
         assert!(close(drive.destaged_ms(), 17.0), "{}", drive.destaged_ms());
+    }
+
+    #[test]
+    fn a_drive_with_the_extra_write_disconnect_writes_once_its_first_blocks_are_in() {
+        // As above (blocks 3 and 4 in by 2.0 and 3.5 ms, their sectors at 3 and 4 ms), but
+        // such a drive writes only once min(count, 10) blocks are buffered, here both at 3.5
+        // ms: block 3's sector has passed, so the heads write blocks 3-4 at 13-15 ms. DiskSim
+        // 4.0 (`disk_buffer_block_available`) times HP C2247A's appending writes this way, and
+        // the drive's measured response times agree.
+        let mut spec = tiny();
+        spec.bus_ms_per_sector = 1.5;
+        spec.controller.extra_write_disconnect = true;
+        let mut drive = Drive::new(&spec);
+        drive.serve(0.0, false, 3, 2);
+        assert!(close(drive.destaged_ms(), 15.0), "{}", drive.destaged_ms());
+        assert_eq!(drive.blocks_before_writing(44), 10);
+        assert_eq!(drive.blocks_before_writing(45), 15);
+        assert_eq!(drive.blocks_before_writing(7), 7);
+    }
+
+    #[test]
+    fn the_extra_write_disconnect_follows_only_a_write() {
+        // A write that does not append to the previous one disconnects after its command only
+        // when the write segment was the last one used: after a read it does not.
+        let mut spec = tiny();
+        spec.fast_write_level = 0;
+        spec.controller.extra_write_disconnect = true;
+        spec.controller.extra_command_ms = 2.0;
+        let mut drive = Drive::new(&spec);
+        drive.serve(0.0, false, 20, 2);
+        let extra = drive.write_protocol(3, false);
+        assert!(close(extra.heads_after_ms, 2.0), "{extra:?}");
+        drive.serve(100.0, true, 40, 1);
+        let plain = drive.write_protocol(3, false);
+        assert!(close(plain.heads_after_ms, 0.7), "{plain:?}");
     }
 
     #[test]
