@@ -11,26 +11,27 @@ use iosched_sim::device::disksim::DiskSpec;
 
 /// DiskSim 4.0's own demerits, in ms: `valid/runvalid` replayed by DiskSim itself (benh/disksim
 /// `e0d4cc91371b`, built for 32-bit x86 as its Makefiles ask) and scored by its `rms`. The
-/// script's comments round them to three decimals (barracuda's says 0.349; the run gives 0.3476).
+/// script's comments round them to three decimals (barracuda's says 0.349).
 const DISKSIM_RUN: [(&str, f64); 10] = [
-    ("cheetah9LP", 0.1069),
-    ("ibm18es", 0.1359),
-    ("atlas10k", 0.2677),
-    ("cheetah4LP", 0.3180),
-    ("barracuda", 0.3476),
-    ("atlas_III", 0.3780),
-    ("hp_c2247a", 0.0899),
-    ("hp_c3323a", 0.3057),
-    ("hp_c2490a", 0.2538),
-    ("dec_rz26", 0.3404),
+    ("cheetah9LP", 0.106906),
+    ("ibm18es", 0.135884),
+    ("atlas10k", 0.267721),
+    ("cheetah4LP", 0.317972),
+    ("barracuda", 0.347570),
+    ("atlas_III", 0.377952),
+    ("hp_c2247a", 0.089931),
+    ("hp_c3323a", 0.305653),
+    ("hp_c2490a", 0.253762),
+    ("dec_rz26", 0.340367),
 ];
 
 /// Drives whose demerit is still above DiskSim's, with what each test holds instead (the
-/// demerit reached, rounded up). Replayed request by request against DiskSim's own run, these
-/// drives differ from it in a few dozen requests by one revolution each way.
+/// demerit reached, rounded up). Replayed request by request beside DiskSim's own run, these
+/// differ from it in a few requests by a revolution either way (cheetah9LP 6 of 10,000,
+/// hp_c3323a 2, dec_rz26 71), most of which DiskSim's own quirks decide.
 const KNOWN_MISSES: [(&str, f64); 3] = [
     ("cheetah9LP", 0.1081),
-    ("hp_c3323a", 0.3145),
+    ("hp_c3323a", 0.3064),
     ("dec_rz26", 0.3420),
 ];
 
@@ -41,6 +42,12 @@ fn figure(table: &[(&str, f64)], name: &str) -> Option<f64> {
         .map(|(_, value)| *value)
 }
 
+/// Demerits compared to 0.1 µs: DiskSim's own figure moves by that much between its exact
+/// response times and the six decimals it prints (hp_c2247a 0.089931 against 0.089932).
+fn tenth_micro(ms: f64) -> i64 {
+    (ms * 1e4).round() as i64
+}
+
 fn check(name: &str) {
     let result = validate_drive(&default_data_dir(), name).unwrap();
     let disksim = figure(&DISKSIM_RUN, name).expect("DiskSim's figure");
@@ -49,6 +56,7 @@ fn check(name: &str) {
         "{name}: demerit {demerit:.4} ms (DiskSim {disksim:.4}), mean {:.3} ms simulated, {:.3} measured",
         result.simulated_mean_ms, result.measured_mean_ms
     );
+    let within = tenth_micro(demerit) <= tenth_micro(disksim);
     match figure(&KNOWN_MISSES, name) {
         Some(reached) => {
             eprintln!(
@@ -57,12 +65,12 @@ fn check(name: &str) {
             );
             assert!(demerit <= reached, "{name}: demerit {demerit} ms");
             assert!(
-                demerit > disksim,
+                !within,
                 "{name} now meets DiskSim's {disksim}: take it off KNOWN_MISSES"
             );
         }
         None => assert!(
-            demerit <= disksim,
+            within,
             "{name}: demerit {demerit} ms above DiskSim's {disksim}"
         ),
     }

@@ -13,7 +13,7 @@
 //! - **Written data** stays readable after it reaches the media only with "Allow read hits on
 //!   write data"; a write drops every other segment's copy of the blocks it overlaps.
 
-use super::mechanics::Pass;
+use super::mechanics::{Heads, Pass};
 
 /// One buffer segment.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -42,6 +42,9 @@ pub struct ReadAhead {
     /// The planned passes, in order, reading up to `end`.
     pub passes: Vec<Pass>,
     pub end: u64,
+    /// Where the heads were, and from when free, before the first pass.
+    pub origin: Heads,
+    pub origin_ms: f64,
 }
 
 impl ReadAhead {
@@ -257,6 +260,11 @@ mod tests {
                 },
             ],
             end: 20,
+            origin: Heads {
+                cylinder: 0,
+                head: 0,
+            },
+            origin_ms: 0.0,
         };
         assert_eq!(ahead.reached(0.5), 10);
         assert_eq!(ahead.reached(2.0), 12);

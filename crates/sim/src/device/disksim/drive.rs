@@ -149,38 +149,55 @@ impl Drive {
         }
     }
 
-    /// Stops the read-ahead at `now_ms`, or at the end of the sector under the head when the
-    /// drive stops only at sector boundaries ("Stop prefetch in sector" = 0); the heads stay
-    /// on the track it was reading. Returns when the heads are free.
+    /// Stops the read-ahead at `now_ms`; the heads stay where it took them. Returns when the
+    /// heads are free.
     fn stop_read_ahead(&mut self, now_ms: f64) -> f64 {
         let Some(ahead) = &self.read_ahead else {
             return now_ms;
         };
-        let current = ahead
-            .passes
-            .iter()
-            .rev()
-            .find(|pass| pass.start_ms <= now_ms)
-            .copied();
-        let mut free_ms = now_ms;
-        if let Some(pass) = current.filter(|_| !self.spec.stop_prefetch_in_sector) {
-            let into = (now_ms - pass.start_ms) / pass.sector_ms;
-            if into < pass.sectors as f64 {
-                free_ms = pass.start_ms + into.ceil() * pass.sector_ms;
-            }
-        }
+        let (free_ms, heads) = self.read_ahead_stop(ahead, now_ms);
         self.settle_read_ahead(free_ms);
-        if let Some(ahead) = self.read_ahead.take() {
-            let pass = current.or(ahead.passes.first().copied());
-            if let Some(pass) = pass {
-                let place = self.layout.locate(pass.first_lbn);
-                self.heads = Heads {
-                    cylinder: place.cylinder,
-                    head: place.head,
-                };
-            }
+        if self.read_ahead.take().is_some() {
+            self.heads = heads;
         }
         free_ms
+    }
+
+    /// When a read-ahead stopped at `now_ms` lets the heads go, and on which track
+    /// (`disk_buffer_stopable_access`): reading a sector, at its end unless "Stop prefetch in
+    /// sector"; moving to the next track, once there (a seek under way completes); waiting
+    /// there for its first sector, at once. Choice: DiskSim holds the heads to that sector's
+    /// arrival too (the stop ends at the access's pending event) when the drive stops only at
+    /// sector boundaries; with that, IBM 18ES scores 0.1362 ms instead of 0.1355.
+    fn read_ahead_stop(&self, ahead: &ReadAhead, now_ms: f64) -> (f64, Heads) {
+        let passes = &ahead.passes;
+        let next = passes.iter().position(|pass| pass.start_ms > now_ms);
+        let current = match next {
+            Some(index) => index.checked_sub(1),
+            None => passes.len().checked_sub(1),
+        };
+        if let Some(pass) = current.map(|index| passes[index]) {
+            let into = (now_ms - pass.start_ms) / pass.sector_ms;
+            if into < pass.sectors as f64 {
+                let free_ms = if self.spec.stop_prefetch_in_sector {
+                    now_ms
+                } else {
+                    pass.start_ms + into.ceil() * pass.sector_ms
+                };
+                return (free_ms, self.target(pass.first_lbn));
+            }
+        }
+        let Some(index) = next else {
+            let heads = current.map_or(self.heads, |i| self.target(passes[i].first_lbn));
+            return (now_ms, heads);
+        };
+        let (from, from_ms) = match current {
+            Some(i) => (self.target(passes[i].first_lbn), passes[i].end_ms()),
+            None => (ahead.origin, ahead.origin_ms),
+        };
+        let to = self.target(passes[index].first_lbn);
+        let arrived_ms = from_ms + self.mechanics.positioning_ms(from, to, false);
+        (arrived_ms.max(now_ms), to)
     }
 
     fn read(&mut self, now_ms: f64, lbn: u64, count: u64) -> f64 {
@@ -410,6 +427,7 @@ impl Drive {
     /// passes kept to the track or cylinder of the block before `first` as the prefetch mode
     /// asks.
     fn plan_read_ahead(&mut self, index: usize, heads_free_ms: f64, first: u64, end: u64) {
+        let origin = self.heads;
         let mut heads = self.heads;
         let passes = self.mechanics.access(
             &self.layout,
@@ -427,6 +445,8 @@ impl Drive {
             segment: index,
             passes,
             end,
+            origin,
+            origin_ms: heads_free_ms,
         });
     }
 
@@ -875,6 +895,27 @@ mod tests {
             "A waited {} ms for the media",
             done - back
         );
+    }
+
+    #[test]
+    fn a_read_ahead_stopped_between_tracks_lets_the_heads_go_once_on_the_next_track() {
+        // The read-ahead after blocks 0-1 reads blocks 2-9 to 20 ms, switches heads (0.5 ms)
+        // and waits for block 10 on head 1 until 22 ms. Stopped during the switch, the heads
+        // are free once it is done, on head 1 (DiskSim 4.0 completes a seek under way); stopped
+        // while waiting for the sector, at once, on head 1.
+        let mut drive = Drive::new(&tiny());
+        drive.serve(0.0, true, 0, 2);
+        assert!(close(drive.stop_read_ahead(20.2), 20.5));
+        assert_eq!(drive.heads, drive.target(10));
+        assert_ne!(
+            drive.target(10),
+            drive.target(9),
+            "block 10 is on the next track"
+        );
+        let mut drive = Drive::new(&tiny());
+        drive.serve(0.0, true, 0, 2);
+        assert!(close(drive.stop_read_ahead(21.0), 21.0));
+        assert_eq!(drive.heads, drive.target(10));
     }
 
     #[test]
