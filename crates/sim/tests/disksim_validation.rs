@@ -28,7 +28,7 @@ const DISKSIM_RUN: [(&str, f64); 10] = [
 /// Drives whose demerit is still above DiskSim's, with what each test holds instead (the
 /// demerit reached, rounded up). Replayed request by request beside DiskSim's own run, these
 /// differ from it in a few requests by a revolution either way (cheetah9LP 6 of 10,000,
-/// hp_c3323a 2, dec_rz26 71), most of which DiskSim's own quirks decide.
+/// hp_c3323a 2, dec_rz26 71; docs/tasks/conformance.md says which).
 const KNOWN_MISSES: [(&str, f64); 3] = [
     ("cheetah9LP", 0.1081),
     ("hp_c3323a", 0.3064),
@@ -42,8 +42,8 @@ fn figure(table: &[(&str, f64)], name: &str) -> Option<f64> {
         .map(|(_, value)| *value)
 }
 
-/// Demerits compared to 0.1 µs: DiskSim's own figure moves by that much between its exact
-/// response times and the six decimals it prints (hp_c2247a 0.089931 against 0.089932).
+/// Demerits compared to 0.1 µs: hp_c2247a's 0.089937 is DiskSim's 0.089931 at that precision,
+/// and DiskSim's own figure moves by 1 ns when its six-decimal response times are rescored.
 fn tenth_micro(ms: f64) -> i64 {
     (ms * 1e4).round() as i64
 }
