@@ -98,6 +98,16 @@ pub fn presets() -> Vec<DevicePreset> {
         build: || Box::new(hdd::HddDevice::new(hdd::HddParams::sas_10k())),
     },
     DevicePreset {
+        name: "hdd-7200-dsm",
+        summary: "hdd-7200 on the DiskSim-validated mechanism: 30 zones, 32 x 1 MiB segments, IBM 18ES overheads, SPTF over NCQ 31",
+        build: || Box::new(disksim::DiskSimDevice::new(&disksim::preset::hdd_7200())),
+    },
+    DevicePreset {
+        name: "sas-10k-dsm",
+        summary: "sas-10k on the DiskSim-validated mechanism: 24 zones, 32 x 512 KiB segments, Cheetah 9LP overheads, SPTF over TCQ 64",
+        build: || Box::new(disksim::DiskSimDevice::new(&disksim::preset::sas_10k())),
+    },
+    DevicePreset {
         name: "raid0-8x10k",
         summary: "LSI 1078 RAID-0, 8 x 10K SAS, 64 KiB stripe, 256 MiB BBU write cache, rotational LUN",
         build: || Box::new(raid0::Raid0Device::new(raid0::Raid0Params::lsi1078_8x10k())),

@@ -1,10 +1,16 @@
 //! The validated drive as a simulator [`Device`]: `--device DRIVE.toml` with
 //! `model = "disksim-hdd"`.
 //!
-//! It holds one command at a time, as every DiskSim validation run does ("Max queue length =
-//! 1"), so the simulator's scheduler sees a drive without command queueing. Reads and writes
-//! go through [`Drive::serve`]; a FUA write completes when its blocks are on the media; a
-//! flush when every buffered write is; a discard at once (the drives have no trim).
+//! The drive holds up to `queue.depth` commands (DiskSim's disk "Max queue length"; 1 in
+//! every validation run, and in every converted file). One is served at a time, through
+//! [`Drive::serve`]; when it completes the drive picks the next by `queue.policy`: first come
+//! first served, or shortest positioning time first (DiskSim's `SPTF_OPT`: the command whose
+//! first block the heads reach soonest, [`Drive::positioning_estimate_ms`]), a command that
+//! has waited `queue.age_limit_ms` going first. A flush is served in arrival order: the
+//! commands before it first, none after it before it (ATA's FLUSH CACHE is not a queued
+//! command, so the host's queue is empty when the drive sees one). A FUA write completes when
+//! its blocks are on the media; a flush when every buffered write is; a discard at once (the
+//! drives have no trim).
 //! Choice: the spindle starts at angle 0 at time 0, as in DiskSim, not at a drawn phase: the
 //! traces' long idle gaps already make each arrival's angle effectively random.
 
@@ -12,7 +18,7 @@ use iosched_core::{Op, RequestId, Time, NSEC_PER_MSEC};
 use rand_pcg::Pcg64Mcg;
 
 use super::drive::Drive;
-use super::spec::DiskSpec;
+use super::spec::{DiskSpec, QueueSpec, POLICY_SPTF};
 use crate::device::{Command, Device};
 
 /// A DiskSim-validated drive behind the [`Device`] interface.
@@ -20,8 +26,11 @@ use crate::device::{Command, Device};
 pub struct DiskSimDevice {
     name: String,
     drive: Drive,
-    /// The command in flight and its completion time.
+    queue_spec: QueueSpec,
+    /// The command being served and its completion time.
     in_flight: Option<(RequestId, Time)>,
+    /// Accepted commands not yet started, in arrival order.
+    queue: Vec<(Command, Time)>,
 }
 
 fn to_ms(time: Time) -> f64 {
@@ -37,34 +46,14 @@ impl DiskSimDevice {
         DiskSimDevice {
             name: spec.name.clone(),
             drive: Drive::new(spec),
+            queue_spec: spec.queue.clone(),
             in_flight: None,
+            queue: Vec::with_capacity(spec.queue.depth as usize),
         }
     }
-}
 
-impl Device for DiskSimDevice {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn rotational(&self) -> bool {
-        true
-    }
-
-    fn queue_depth(&self) -> u32 {
-        1
-    }
-
-    fn capacity_sectors(&self) -> u64 {
-        self.drive.capacity()
-    }
-
-    fn in_flight(&self) -> u32 {
-        u32::from(self.in_flight.is_some())
-    }
-
-    fn submit(&mut self, now: Time, command: Command, _rng: &mut Pcg64Mcg) {
-        assert!(self.in_flight.is_none(), "device queue overfilled");
+    /// Serves `command` from `now`; it completes when the drive says.
+    fn start(&mut self, now: Time, command: Command) {
         let now_ms = to_ms(now);
         let count = u64::from(command.nr_sectors);
         let done_ms = match command.op {
@@ -85,15 +74,102 @@ impl Device for DiskSimDevice {
         self.in_flight = Some((command.id, to_ns(done_ms).max(now)));
     }
 
+    /// The queued command to serve next at `now`, taken off the queue.
+    fn pick(&mut self, now: Time) -> Option<Command> {
+        if self.queue.is_empty() {
+            return None;
+        }
+        // Nothing passes a flush, and the flush waits for everything before it.
+        let limit = self
+            .queue
+            .iter()
+            .position(|(command, _)| command.op == Op::Flush)
+            .unwrap_or(self.queue.len());
+        if limit == 0 {
+            return Some(self.queue.remove(0).0);
+        }
+        let age_limit = to_ns(self.queue_spec.age_limit_ms);
+        let aged = age_limit > 0
+            && self.queue[..limit]
+                .iter()
+                .any(|&(_, at)| at + age_limit <= now);
+        let index = if aged || self.queue_spec.policy != POLICY_SPTF {
+            // The queue is in arrival order: its front is the oldest.
+            0
+        } else {
+            self.shortest_positioning(now, limit)
+        };
+        Some(self.queue.remove(index).0)
+    }
+
+    /// Of the first `limit` queued commands, the one whose first block the heads reach
+    /// soonest (the earliest arrival on a tie).
+    fn shortest_positioning(&self, now: Time, limit: usize) -> usize {
+        let now_ms = to_ms(now);
+        let mut best: Option<(f64, usize)> = None;
+        for (index, (command, _)) in self.queue[..limit].iter().enumerate() {
+            let cost = match command.op {
+                Op::Read | Op::Write if command.nr_sectors > 0 => self
+                    .drive
+                    .positioning_estimate_ms(now_ms, command.op == Op::Read, command.sector),
+                _ => 0.0,
+            };
+            if best.is_none_or(|(least, _)| cost < least) {
+                best = Some((cost, index));
+            }
+        }
+        best.map_or(0, |(_, index)| index)
+    }
+}
+
+impl Device for DiskSimDevice {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn rotational(&self) -> bool {
+        true
+    }
+
+    fn queue_depth(&self) -> u32 {
+        self.queue_spec.depth
+    }
+
+    fn capacity_sectors(&self) -> u64 {
+        self.drive.capacity()
+    }
+
+    fn in_flight(&self) -> u32 {
+        u32::from(self.in_flight.is_some()) + self.queue.len() as u32
+    }
+
+    fn submit(&mut self, now: Time, command: Command, _rng: &mut Pcg64Mcg) {
+        assert!(
+            self.in_flight() < self.queue_spec.depth,
+            "device queue overfilled"
+        );
+        if self.in_flight.is_none() {
+            assert!(self.queue.is_empty(), "an idle drive holds no queue");
+            self.start(now, command);
+        } else {
+            self.queue.push((command, now));
+        }
+    }
+
     fn next_event(&self) -> Option<Time> {
         self.in_flight.map(|(_, done)| done)
     }
 
     fn advance(&mut self, now: Time, _rng: &mut Pcg64Mcg, completed: &mut Vec<RequestId>) {
-        if let Some((id, done)) = self.in_flight {
-            if done <= now {
-                completed.push(id);
-                self.in_flight = None;
+        // Bounded: each pass completes one command and starts at most one queued one.
+        while let Some((id, done)) = self.in_flight {
+            if done > now {
+                break;
+            }
+            completed.push(id);
+            self.in_flight = None;
+            if let Some(next) = self.pick(done) {
+                self.start(done, next);
             }
         }
     }
