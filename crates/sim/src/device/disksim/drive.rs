@@ -948,4 +948,54 @@ mod tests {
             Some(2)
         );
     }
+
+    /// A host that sends the next sequential read the moment the last completes finds the
+    /// read-ahead's first block not yet in; the read still continues the read-ahead instead
+    /// of stopping it and waiting a revolution (10 ms) for the sector under the head.
+    #[test]
+    fn a_read_sent_as_the_last_completes_continues_the_read_ahead() {
+        let mut drive = Drive::new(&tiny());
+        let done = drive.serve(0.0, true, 0, 2);
+        let next = drive.serve(done, true, 2, 2);
+        assert!(next - done < 3.0, "{}", next - done);
+    }
+
+    /// A read running past the read-ahead's limit is served by the read-ahead moved on, not by
+    /// a new access that misses the sector the stopped read-ahead left under the head.
+    #[test]
+    fn a_partial_hit_past_the_read_ahead_extends_it() {
+        let mut drive = Drive::new(&tiny());
+        drive.serve(0.0, true, 0, 2);
+        // The read-ahead reads to block 18; block 3 is in at 14 ms, block 4 passes 14-15 ms.
+        let now = 13.95;
+        let done = drive.serve(now, true, 2, 20);
+        let mut cold = Drive::new(&tiny());
+        cold.serve(0.0, true, 0, 2);
+        cold.read_ahead = None;
+        let fresh = cold.serve(now, true, 2, 20);
+        assert!(
+            done < fresh - 5.0,
+            "extended {done} against a new access {fresh}"
+        );
+    }
+
+    /// Appending writes fill one segment, then take others, and wait once every write
+    /// segment is dirty instead of buffering without end.
+    #[test]
+    fn appending_writes_wait_once_every_write_segment_is_dirty() {
+        let mut spec = tiny();
+        spec.write_segments = 2;
+        let mut drive = Drive::new(&spec);
+        let mut now = 0.0;
+        let mut waited = false;
+        for index in 0..5 {
+            let done = drive.serve(now, false, 20 + index * 8, 8);
+            waited |= done - now > 5.0;
+            now = done;
+        }
+        assert!(
+            waited,
+            "five 8-block writes into 16-block segments never waited"
+        );
+    }
 }
