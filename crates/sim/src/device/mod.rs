@@ -10,6 +10,8 @@
 //! - [`hdd`]: a mechanical disk (zones, continuous rotation, Ruemmler–Wilkes seeks, read-ahead
 //!   segments, write-back cache with flush, SPTF over NCQ with ageing): `hdd-7200`,
 //!   `hdd-7200-wc5`, `sas-10k`;
+//! - [`disksim`]: the DiskSim-validated drive, with its own SPTF command queue:
+//!   `hdd-7200-dsm`, `sas-10k-dsm` (the two disks above on the validated mechanism);
 //! - [`raid0`]: striping over N [`hdd`] members behind a controller stage with a battery-backed
 //!   cache: `raid0-8x10k`;
 //! - [`flash`]: host link, controller cores, channels × units, write buffer and a simplified
