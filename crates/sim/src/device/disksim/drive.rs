@@ -84,6 +84,73 @@ impl Drive {
         done
     }
 
+    /// How long after `now_ms` the heads would reach the first block of a command arriving
+    /// then, without serving it: 0 for a read the buffer holds, the read-ahead's time for
+    /// one it is reading; otherwise the command overhead that comes before the heads move
+    /// (as [`Drive::serve`] charges it), the wait for the heads (a destage), the seek or
+    /// head switch, and the rotation to the block. Transfers are left out: the rule is
+    /// positioning time (DiskSim's `SPTF_OPT`).
+    pub fn positioning_estimate_ms(&self, now_ms: f64, read: bool, lbn: u64) -> f64 {
+        if read {
+            if let Some(ready) = self.buffered_ready_ms(now_ms, lbn) {
+                return (ready - now_ms).max(0.0);
+            }
+        }
+        let overhead = if read {
+            self.overhead(
+                self.spec.read_miss_after_read_ms,
+                self.spec.read_miss_after_write_ms,
+            )
+        } else {
+            self.write_protocol(lbn, self.spec.fast_write_level > 0)
+                .heads_after_ms
+        };
+        let free_ms = (now_ms + overhead).max(self.destage_until_ms);
+        let heads = self.heads_at(free_ms);
+        let place = self.layout.locate(lbn);
+        let target = Heads {
+            cylinder: place.cylinder,
+            head: place.head,
+        };
+        let arrive_ms = free_ms + self.mechanics.positioning_ms(heads, target, !read);
+        let rotation = self
+            .mechanics
+            .rotation_wait_ms(arrive_ms, self.layout.angle(&place));
+        arrive_ms + rotation - now_ms
+    }
+
+    /// When block `lbn` is (or will be, by the running read-ahead) in a readable segment.
+    fn buffered_ready_ms(&self, now_ms: f64, lbn: u64) -> Option<f64> {
+        if let Lookup::Whole(_) | Lookup::Partial { .. } = self.buffer.lookup(lbn, 1, now_ms) {
+            return Some(now_ms);
+        }
+        let ahead = self.read_ahead.as_ref()?;
+        let segment = self.buffer.segments[ahead.segment]?;
+        if segment.start <= lbn && lbn < ahead.end {
+            return Some(ahead.ready_ms(lbn).unwrap_or(now_ms));
+        }
+        None
+    }
+
+    /// Where the heads are at `at_ms`: on the track the read-ahead is reading then, else
+    /// where the last command (or the finished read-ahead) left them.
+    fn heads_at(&self, at_ms: f64) -> Heads {
+        let pass = self.read_ahead.as_ref().and_then(|ahead| {
+            ahead
+                .passes
+                .iter()
+                .rev()
+                .find(|pass| pass.start_ms <= at_ms)
+                .or(ahead.passes.first())
+        });
+        match pass {
+            Some(pass) if self.read_ahead.as_ref().is_some_and(|a| at_ms < a.end_ms()) => {
+                self.target(pass.first_lbn)
+            }
+            _ => self.heads,
+        }
+    }
+
     /// A block's time on the bus: the drive's own or its bus's, whichever is slower
     /// (`disk_get_blktranstime`).
     fn read_block_ms(&self) -> f64 {
@@ -206,7 +273,7 @@ impl Drive {
             self.spec.controller.data_prep_ms,
             self.spec.controller.read_completion_ms,
         );
-        match self.buffer.lookup(lbn, count, now_ms) {
+        match self.continues_read_ahead(self.buffer.lookup(lbn, count, now_ms), lbn) {
             Lookup::Whole(index) => {
                 self.buffer.touch(index);
                 // A hit on the segment being read ahead moves its limit on, as the hit's own
@@ -237,6 +304,27 @@ impl Drive {
                 cached_end,
             } => self.read_partial(now_ms, lbn, count, segment, cached_end) + completion,
             Lookup::Miss => self.read_miss(now_ms, lbn, count) + completion,
+        }
+    }
+
+    /// A read starting exactly where the running read-ahead has got to is a partial hit
+    /// with nothing cached yet: the read-ahead is about to read its first block. Without
+    /// this a read arriving before the read-ahead's first block is in (a host that sends
+    /// the next sequential read the moment the last one completes) would stop it and wait
+    /// a revolution for the very sector under the head.
+    fn continues_read_ahead(&self, found: Lookup, lbn: u64) -> Lookup {
+        let Lookup::Miss = found else { return found };
+        let Some(ahead) = &self.read_ahead else {
+            return found;
+        };
+        match self.buffer.segments[ahead.segment] {
+            Some(segment) if segment.end == lbn && lbn < ahead.end && !segment.written => {
+                Lookup::Partial {
+                    segment: ahead.segment,
+                    cached_end: lbn,
+                }
+            }
+            _ => found,
         }
     }
 
@@ -307,6 +395,19 @@ impl Drive {
         let bus = self.read_block_ms();
         let end = lbn + count;
         self.buffer.touch(index);
+        // Under the modes that read ahead past a request (3 and 4), the read-ahead streaming
+        // into this segment goes on to the request's end and the prefetch beyond it, as a
+        // hit on it would move it on, rather than stopping under the head and coming back a
+        // revolution later for the same blocks. Modes 1 and 2 stop at their track or
+        // cylinder.
+        if self.spec.prefetch_mode >= 3
+            && self
+                .read_ahead
+                .as_ref()
+                .is_some_and(|ahead| ahead.segment == index && ahead.end < end)
+        {
+            self.extend_read_ahead(lbn, count);
+        }
         let covered = self
             .read_ahead
             .as_ref()
@@ -586,9 +687,13 @@ impl Drive {
 
     /// Puts a write's blocks in a segment, dirty until `media_end`.
     fn buffer_write(&mut self, now_ms: f64, lbn: u64, count: u64, media_end: f64) {
-        let index =
-            self.buffer
-                .victim_for_write(lbn, count, self.spec.combine_sequential_writes, now_ms);
+        let index = self.buffer.victim_for_write(
+            lbn,
+            count,
+            self.spec.combine_sequential_writes,
+            u64::from(self.spec.segment_sectors),
+            now_ms,
+        );
         let joined = self.buffer.segments[index]
             .filter(|s| s.written && s.end == lbn && s.dirty_until_ms > now_ms);
         let start = joined.map_or(lbn, |s| s.start);
@@ -936,6 +1041,56 @@ mod tests {
         assert_eq!(
             drive.buffer.segments.iter().flatten().map(|s| s.end).max(),
             Some(2)
+        );
+    }
+
+    /// A host that sends the next sequential read the moment the last completes finds the
+    /// read-ahead's first block not yet in; the read still continues the read-ahead instead
+    /// of stopping it and waiting a revolution (10 ms) for the sector under the head.
+    #[test]
+    fn a_read_sent_as_the_last_completes_continues_the_read_ahead() {
+        let mut drive = Drive::new(&tiny());
+        let done = drive.serve(0.0, true, 0, 2);
+        let next = drive.serve(done, true, 2, 2);
+        assert!(next - done < 3.0, "{}", next - done);
+    }
+
+    /// A read running past the read-ahead's limit is served by the read-ahead moved on, not by
+    /// a new access that misses the sector the stopped read-ahead left under the head.
+    #[test]
+    fn a_partial_hit_past_the_read_ahead_extends_it() {
+        let mut drive = Drive::new(&tiny());
+        drive.serve(0.0, true, 0, 2);
+        // The read-ahead reads to block 18; block 3 is in at 14 ms, block 4 passes 14-15 ms.
+        let now = 13.95;
+        let done = drive.serve(now, true, 2, 20);
+        let mut cold = Drive::new(&tiny());
+        cold.serve(0.0, true, 0, 2);
+        cold.read_ahead = None;
+        let fresh = cold.serve(now, true, 2, 20);
+        assert!(
+            done < fresh - 5.0,
+            "extended {done} against a new access {fresh}"
+        );
+    }
+
+    /// Appending writes fill one segment, then take others, and wait once every write
+    /// segment is dirty instead of buffering without end.
+    #[test]
+    fn appending_writes_wait_once_every_write_segment_is_dirty() {
+        let mut spec = tiny();
+        spec.write_segments = 2;
+        let mut drive = Drive::new(&spec);
+        let mut now = 0.0;
+        let mut waited = false;
+        for index in 0..5 {
+            let done = drive.serve(now, false, 20 + index * 8, 8);
+            waited |= done - now > 5.0;
+            now = done;
+        }
+        assert!(
+            waited,
+            "five 8-block writes into 16-block segments never waited"
         );
     }
 }
