@@ -62,6 +62,7 @@ impl<X: Copy> Driver<'_, X> {
         trace.request(now, RqEvent::Complete, &request);
         if request.op != Op::Flush {
             let elevator = &mut self.elevator;
+            self.settled_until = None;
             b.in_scheduler(|| elevator.completed(&request, now, trace));
         }
         self.disk.done(now);

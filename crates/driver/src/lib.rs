@@ -241,6 +241,10 @@ pub struct Driver<'a, X> {
     pub now: Time,
     /// The scheduler's idle deadline, while one is armed.
     pub timer_at: Option<Time>,
+    /// Until when the scheduler's last "nothing now" answer stands (its
+    /// `dispatch_settled_until()`): dispatch is not asked again before then. Cleared by
+    /// every other call into the scheduler.
+    settled_until: Option<Time>,
     /// Requests inserted into the scheduler.
     pub requests: u64,
     next_request: u64,
@@ -334,6 +338,7 @@ impl<'a, X: Copy> Driver<'a, X> {
             disk: DiskAccounting::default(),
             now: 0,
             timer_at: None,
+            settled_until: None,
             requests: 0,
             next_request: 0,
             plug: Plug::Off,

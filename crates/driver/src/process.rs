@@ -141,6 +141,7 @@ impl<X: Copy> Driver<'_, X> {
         // served or idled on rather than idling on a process that will never ask again.
         let ioc = self.processes[index].ioc;
         let elevator = &mut self.elevator;
+        self.settled_until = None;
         b.in_scheduler(|| elevator.exit_ioc(ioc, now, trace));
         let finished = self.life.finish(self.jobs, index, now);
         self.stats[index].set_runtime(finished.stats_from, now);

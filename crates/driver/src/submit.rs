@@ -82,6 +82,7 @@ impl<X: Copy> Driver<'_, X> {
         io: X,
         trace: &mut dyn Trace,
     ) -> bool {
+        self.settled_until = None;
         let merged = match self.elevator.try_back_merge(request, self.now) {
             Some(target) => Some((target, RqEvent::BackMerge)),
             None => self
@@ -113,6 +114,7 @@ impl<X: Copy> Driver<'_, X> {
     /// sleep on the list (`S`) and answers false. Kernel: __get_request(), with the
     /// scheduler's elv_may_queue() asked first.
     fn allocate(&mut self, index: usize, request: &Request, trace: &mut dyn Trace) -> bool {
+        self.settled_until = None;
         let may_queue = self.elevator.may_queue(request);
         let sync = request.is_sync();
         let alloc = self
@@ -196,6 +198,7 @@ impl<X: Copy> Driver<'_, X> {
             self.requests += 1;
             let now = self.now;
             let elevator = &mut self.elevator;
+            self.settled_until = None;
             b.in_scheduler(|| elevator.insert(request, now, trace));
         }
     }

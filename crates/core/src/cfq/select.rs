@@ -24,6 +24,40 @@ impl Cfq {
         2 * self.jiffy()
     }
 
+    /// Until when (inclusive) `dispatch` would answer as it just did and change nothing
+    /// (see [`Elevator::dispatch_settled_until`]). Two states are known, both returning
+    /// before any rule that reads the clock or the trace: nothing queued (dispatch stops at
+    /// `busy_queues` or at rule 2's `rq_queued`), and idling on the empty active queue
+    /// (rule 7), which holds until rule 4 finds the slice used. Both end before the idle
+    /// timer is due, since the next call at or past it fires the timer (`catch_up_timer`).
+    ///
+    /// [`Elevator::dispatch_settled_until`]: crate::Elevator::dispatch_settled_until
+    pub(crate) fn settled_until(&self) -> Option<Time> {
+        let before_timer = match self.idle_timer {
+            Some(timer) => timer.until.checked_sub(1)?,
+            None => Time::MAX,
+        };
+        if self.busy_queues == 0 || (self.rq_queued == 0 && self.active_queue.is_some()) {
+            return Some(before_timer);
+        }
+        let q = self.active_queue?;
+        self.idle_timer?;
+        let cfqq = &self.queues[q];
+        // Rules 3 and 5 need requests. Only a completion arms the timer, so the call that
+        // just answered came to rule 7 in this same state: rule 6, which reads no clock,
+        // found no cooperator and would find none again.
+        if !cfqq.is_empty() {
+            return None;
+        }
+        // Rule 4: `slice_used()` turns true at `slice_end`.
+        let slice_left = if cfqq.slice_new || cfqq.must_dispatch {
+            Time::MAX
+        } else {
+            cfqq.slice_end.checked_sub(1)?
+        };
+        Some(before_timer.min(slice_left))
+    }
+
     /// Kernel: cfq_select_queue(). `None` means "dispatch nothing now" (idling, waiting for
     /// completions, or nothing to do).
     pub(crate) fn select_queue(&mut self, now: Time, trace: &mut dyn Trace) -> Option<QId> {
