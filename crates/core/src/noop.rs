@@ -73,7 +73,7 @@ impl Elevator for Noop {
     }
 
     /// `dispatch` answers `Empty` only when the FIFO is empty, and then keeps answering it.
-    fn dispatch_settled_until(&self) -> Option<Time> {
+    fn dispatch_settled_until(&self, _traced: bool) -> Option<Time> {
         self.fifo.is_empty().then_some(Time::MAX)
     }
 

@@ -150,9 +150,9 @@ impl Elevator for Uptime {
     }
 
     /// In the driver's clock; a bound before the origin (already past) settles nothing.
-    fn dispatch_settled_until(&self) -> Option<Time> {
+    fn dispatch_settled_until(&self, traced: bool) -> Option<Time> {
         self.inner
-            .dispatch_settled_until()?
+            .dispatch_settled_until(traced)?
             .checked_sub(self.origin)
     }
 

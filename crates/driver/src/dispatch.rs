@@ -35,11 +35,11 @@ impl<X: Copy> Driver<'_, X> {
                         self.timer_at = Some(until);
                         b.arm_idle_timer(until);
                     }
-                    self.settled_until = self.elevator.dispatch_settled_until();
+                    self.settled_until = self.elevator.dispatch_settled_until(trace.enabled());
                     break;
                 }
                 Dispatch::Empty => {
-                    self.settled_until = self.elevator.dispatch_settled_until();
+                    self.settled_until = self.elevator.dispatch_settled_until(trace.enabled());
                     break;
                 }
             }

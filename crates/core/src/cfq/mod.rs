@@ -382,8 +382,8 @@ impl Elevator for Cfq {
         }
     }
 
-    fn dispatch_settled_until(&self) -> Option<Time> {
-        self.settled_until()
+    fn dispatch_settled_until(&self, traced: bool) -> Option<Time> {
+        self.settled_until(traced)
     }
 
     fn completed(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {

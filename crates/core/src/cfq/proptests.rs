@@ -327,44 +327,64 @@ proptest! {
     }
 }
 
-/// Every line a scheduler writes to its trace, with its time.
+/// Every line a scheduler writes to its trace, with its time, when `on`.
 #[derive(Default)]
 struct Recorder {
+    on: bool,
     lines: Vec<String>,
 }
 
 impl Trace for Recorder {
     fn enabled(&self) -> bool {
-        true
+        self.on
     }
 
     fn request(&mut self, now: Time, event: RqEvent, rq: &Request) {
-        self.lines.push(format!("{now} {event:?} {}", rq.id.0));
+        if self.on {
+            self.lines.push(format!("{now} {event:?} {}", rq.id.0));
+        }
     }
 
     fn message(&mut self, now: Time, subject: MessageSubject, text: &str) {
-        self.lines.push(format!("{now} {subject:?} {text}"));
+        if self.on {
+            self.lines.push(format!("{now} {subject:?} {text}"));
+        }
     }
 
     fn decision(&mut self, now: Time, decision: &Decision<'_>) {
-        self.lines.push(format!("{now} {decision:?}"));
+        if self.on {
+            self.lines.push(format!("{now} {decision:?}"));
+        }
     }
 }
 
+/// How a [`Pumped`] CFQ is asked and traced.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Asking {
+    /// After every event, traced: what the simulator did before `settled_until`.
+    Always,
+    /// Only when the last answer no longer stands, traced.
+    SkipTraced,
+    /// Only when the last answer no longer stands, with no trace listening.
+    SkipUntraced,
+}
+
 /// One CFQ behind a depth-limited device, pumped after every event as the simulator's loop
-/// does; with `skip`, not asked while its last "nothing now" stands (`settled_until`).
+/// does, unless `asking` skips.
 struct Pumped {
     cfq: Cfq,
-    skip: bool,
+    asking: Asking,
     depth: usize,
     device: VecDeque<Request>,
     timer: Option<Time>,
     settled: Option<Time>,
     trace: Recorder,
+    /// What the harness saw: each dispatch and each new idle deadline.
+    seen: Vec<String>,
 }
 
 impl Pumped {
-    fn new(setup: Setup, skip: bool) -> Self {
+    fn new(setup: Setup, asking: Asking) -> Self {
         let Setup {
             rotational,
             depth,
@@ -397,36 +417,39 @@ impl Pumped {
         }
         Pumped {
             cfq,
-            skip,
+            asking,
             depth,
             device: VecDeque::new(),
             timer: None,
             settled: None,
-            trace: Recorder::default(),
+            trace: Recorder {
+                on: asking != Asking::SkipUntraced,
+                lines: Vec::new(),
+            },
+            seen: Vec::new(),
         }
     }
 
     fn pump(&mut self, now: Time) {
         while self.device.len() < self.depth {
-            if self.skip && self.settled.is_some_and(|until| now <= until) {
+            let skips = self.asking != Asking::Always;
+            if skips && self.settled.is_some_and(|until| now <= until) {
                 return;
             }
             self.settled = None;
             match self.cfq.dispatch(now, &mut self.trace) {
                 Dispatch::Request(rq) => {
-                    self.trace
-                        .lines
-                        .push(format!("{now} dispatched {}", rq.id.0));
+                    self.seen.push(format!("{now} dispatched {}", rq.id.0));
                     self.device.push_back(rq);
                 }
                 answer => {
                     if let Dispatch::IdleUntil(until) = answer {
                         if self.timer != Some(until) {
-                            self.trace.lines.push(format!("{now} idle until {until}"));
+                            self.seen.push(format!("{now} idle until {until}"));
                             self.timer = Some(until);
                         }
                     }
-                    self.settled = self.cfq.settled_until();
+                    self.settled = self.cfq.settled_until(self.trace.on);
                     return;
                 }
             }
@@ -491,10 +514,10 @@ fn event() -> impl Strategy<Value = Event> {
 }
 
 /// Runs `events` through CFQ asked after every event and through CFQ asked only when its
-/// settled answer no longer stands; answers the two traces (requests, messages, decisions,
-/// dispatches and idle deadlines).
-fn run_both(events: &[Event], setup: Setup, start: Time, dense: bool) -> [Vec<String>; 2] {
-    let mut sides = [false, true].map(|skip| Pumped::new(setup, skip));
+/// settled answer no longer stands, traced and not.
+fn run_all(events: &[Event], setup: Setup, start: Time, dense: bool) -> [Pumped; 3] {
+    let mut sides = [Asking::Always, Asking::SkipTraced, Asking::SkipUntraced]
+        .map(|asking| Pumped::new(setup, asking));
     let mut now = start;
     let mut next_id = 0;
     for event in events {
@@ -535,14 +558,34 @@ fn run_both(events: &[Event], setup: Setup, start: Time, dense: bool) -> [Vec<St
             side.event(step, rq, now);
         }
     }
-    sides.map(|side| side.trace.lines)
+    sides
+}
+
+/// Fails with the first differing line of two logs and the lines around it.
+fn same_lines(what: &str, a: &[String], b: &[String]) -> Result<(), TestCaseError> {
+    if a != b {
+        let at = a
+            .iter()
+            .zip(b)
+            .position(|(x, y)| x != y)
+            .unwrap_or(a.len().min(b.len()));
+        let lines = |v: &[String]| v[at.saturating_sub(5)..(at + 3).min(v.len())].to_vec();
+        prop_assert!(
+            false,
+            "{what}: first difference at line {at}:\n{:#?}\n{:#?}",
+            lines(a),
+            lines(b)
+        );
+    }
+    Ok(())
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 384, ..ProptestConfig::default() })]
 
-    /// `settled_until` is sound: skipping the asks it covers changes no answer, no dispatch
-    /// and no trace line (issue 34: the simulator asks only when an answer can change).
+    /// `settled_until` is sound: skipping the asks it covers changes no dispatch, no idle
+    /// deadline and, when traced, no trace line (issue 34: the simulator asks only when an
+    /// answer can change).
     #[test]
     fn skipping_settled_asks_changes_nothing(
         events in prop::collection::vec(event(), 1..300),
@@ -555,12 +598,9 @@ proptest! {
         dense in any::<bool>(),
     ) {
         let setup = Setup { rotational, depth, slice_idle, group_idle, slice_sync };
-        let [always, skipping] = run_both(&events, setup, start, dense);
-        if always != skipping {
-            let at = always.iter().zip(&skipping).position(|(a, b)| a != b).unwrap_or(0);
-            let lines = |v: &[String]| v[at.saturating_sub(5)..(at + 3).min(v.len())].to_vec();
-            prop_assert!(false, "first difference at line {at}:\nasked every event: {:#?}\nskipping: {:#?}",
-                lines(&always), lines(&skipping));
-        }
+        let [always, traced, untraced] = run_all(&events, setup, start, dense);
+        same_lines("traced skipping, trace", &always.trace.lines, &traced.trace.lines)?;
+        same_lines("traced skipping", &always.seen, &traced.seen)?;
+        same_lines("untraced skipping", &always.seen, &untraced.seen)?;
     }
 }

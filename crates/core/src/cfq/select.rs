@@ -16,7 +16,7 @@ use super::{
     SYNC_WORKLOAD,
 };
 use crate::request::Time;
-use crate::trace::{DecisionKind, Trace};
+use crate::trace::{DecisionKind, NoTrace, Trace};
 
 impl Cfq {
     /// Kernel: CFQ_MIN_TT: 2 jiffies, the floor of a workload slice.
@@ -25,14 +25,22 @@ impl Cfq {
     }
 
     /// Until when (inclusive) `dispatch` would answer as it just did and change nothing
-    /// (see [`Elevator::dispatch_settled_until`]). Two states are known, both returning
-    /// before any rule that reads the clock or the trace: nothing queued (dispatch stops at
-    /// `busy_queues` or at rule 2's `rq_queued`), and idling on the empty active queue
-    /// (rule 7), which holds until rule 4 finds the slice used. Both end before the idle
-    /// timer is due, since the next call at or past it fires the timer (`catch_up_timer`).
+    /// (see [`Elevator::dispatch_settled_until`]). Three states are known, each answered
+    /// before any rule that reads the clock could change the answer: nothing queued
+    /// (`busy_queues`, rule 2); idling on the empty active queue (rule 7); and, when no trace
+    /// listens, waiting for the empty active queue's requests (rule 9, which writes a
+    /// decision each time it answers). The last two hold until rule 4 finds the slice used,
+    /// and all end before the idle timer is due: the next call at or past it fires the timer
+    /// (`catch_up_timer`).
+    ///
+    /// Only a completion arms the timer or empties the active queue between calls, so the
+    /// call that just answered found the active queue empty in this same state and passed
+    /// rules 3 to 6: rule 6 reads no clock, so it would find no cooperator again; rule 8
+    /// compares the slice left with the slice used, which only shrinks as time passes (or
+    /// holds while `slice_new`), so it would not fire either.
     ///
     /// [`Elevator::dispatch_settled_until`]: crate::Elevator::dispatch_settled_until
-    pub(crate) fn settled_until(&self) -> Option<Time> {
+    pub(crate) fn settled_until(&self, traced: bool) -> Option<Time> {
         let before_timer = match self.idle_timer {
             Some(timer) => timer.until.checked_sub(1)?,
             None => Time::MAX,
@@ -41,11 +49,7 @@ impl Cfq {
             return Some(before_timer);
         }
         let q = self.active_queue?;
-        self.idle_timer?;
         let cfqq = &self.queues[q];
-        // Rules 3 and 5 need requests. Only a completion arms the timer, so the call that
-        // just answered came to rule 7 in this same state: rule 6, which reads no clock,
-        // found no cooperator and would find none again.
         if !cfqq.is_empty() {
             return None;
         }
@@ -55,7 +59,12 @@ impl Cfq {
         } else {
             cfqq.slice_end.checked_sub(1)?
         };
-        Some(before_timer.min(slice_left))
+        if self.idle_timer.is_some() {
+            return Some(before_timer.min(slice_left));
+        }
+        // `should_idle` writes only when it answers false.
+        let rule_9 = cfqq.dispatched > 0 && self.should_idle(q, 0, &mut NoTrace);
+        (rule_9 && !traced).then_some(slice_left)
     }
 
     /// Kernel: cfq_select_queue(). `None` means "dispatch nothing now" (idling, waiting for
