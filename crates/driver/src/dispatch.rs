@@ -4,12 +4,12 @@
 
 use iosched_core::{Dispatch, Request, RqEvent, Trace};
 
-use crate::{Backend, Driver};
+use crate::{Backend, Driver, Standing};
 
 impl<X: Copy> Driver<'_, X> {
     /// Offers free device slots to the scheduler until it has nothing for now. The
-    /// scheduler is not asked while its last "nothing now" stands (`settled_until`): nothing
-    /// has reached it since, and none of its clock-driven rules is due.
+    /// scheduler is not asked while its last "nothing now" stands: nothing has reached it
+    /// since, and it says none of its clock-driven rules is due yet.
     pub fn pump_dispatch<B: Backend<Io = X>>(&mut self, b: &mut B, trace: &mut dyn Trace) {
         let depth = b.queue_depth();
         // Bounded: each pass either hands over a request or stops.
@@ -20,13 +20,19 @@ impl<X: Copy> Driver<'_, X> {
                 continue;
             }
             let now = self.now;
-            if self.settled_until.is_some_and(|until| now <= until) {
-                break;
+            if let Standing::Unasked = self.standing {
+                let until = self.elevator.dispatch_settled_until(trace.enabled());
+                self.standing = Standing::Until(until);
+            }
+            if let Standing::Until(Some(until)) = self.standing {
+                if now <= until {
+                    break;
+                }
             }
             let elevator = &mut self.elevator;
             match b.in_scheduler(|| elevator.dispatch(now, trace)) {
                 Dispatch::Request(request) => {
-                    self.settled_until = None;
+                    self.standing = Standing::No;
                     self.issue(b, request, trace);
                 }
                 Dispatch::IdleUntil(until) => {
@@ -35,11 +41,11 @@ impl<X: Copy> Driver<'_, X> {
                         self.timer_at = Some(until);
                         b.arm_idle_timer(until);
                     }
-                    self.settled_until = self.elevator.dispatch_settled_until(trace.enabled());
+                    self.standing = Standing::Unasked;
                     break;
                 }
                 Dispatch::Empty => {
-                    self.settled_until = self.elevator.dispatch_settled_until(trace.enabled());
+                    self.standing = Standing::Unasked;
                     break;
                 }
             }
@@ -49,7 +55,7 @@ impl<X: Copy> Driver<'_, X> {
     /// The scheduler's idle deadline came (the backend checked it is the armed one).
     pub fn fire_idle_timer<B: Backend<Io = X>>(&mut self, b: &mut B, trace: &mut dyn Trace) {
         self.timer_at = None;
-        self.settled_until = None;
+        self.standing = Standing::No;
         let now = self.now;
         let elevator = &mut self.elevator;
         b.in_scheduler(|| elevator.timer(now, trace));
