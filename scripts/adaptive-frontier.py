@@ -82,7 +82,8 @@ def legend_lines(lx, y):
 
 
 def svg(points, path):
-    """One panel per case: x = total / noop's, y = largest relative share error (%); red
+    """One panel per case: x = total / noop's, y = largest relative share error against the
+    share owed while backlogged (%, the issue's bar); red
     dashed: the issue's bars (10 %, 0.95 x noop), grey: the weight-holding bound."""
     cases = sorted({p["case"] for p in points}, key=[p["case"] for p in points].index)
     colors = {"noop": "#888", "cfq gi=0": "#9ecae1", "cfq gi=1ms": "#4292c6",
@@ -112,7 +113,7 @@ def svg(points, path):
         xb = px0 + pw * min(bound, 1.1) / 1.1
         out.append(f'<line x1="{xb}" x2="{xb}" y1="{py0}" y2="{py0 + ph}" stroke="#999"/>')
         out.append(f'<text x="{ox + 10}" y="{py0 + ph / 2}" transform="rotate(-90 {ox + 10} '
-                   f'{py0 + ph / 2})" text-anchor="middle">max share error %</text>')
+                   f'{py0 + ph / 2})" text-anchor="middle">max share error while backlogged %</text>')
         for tick in (0, 0.5, 1.0):
             x = px0 + pw * tick / 1.1
             out.append(f'<text x="{x}" y="{py0 + ph + 12}" text-anchor="middle">{tick}</text>')
@@ -167,7 +168,7 @@ def main():
                 cap = min(noop, heavy / (1 - 1.1 * 900 / 1900))
                 ratio = r["total"] / noop
                 points.append({"case": f"{label} · {device}", "setting": name, "ratio": ratio,
-                               "error": r["error"], "bound": bound / noop})
+                               "error": r["berror"], "bound": bound / noop})
                 print(f"| {label} | {device} | {name} | {r['total']:.0f} | {ratio:.2f} | "
                       f"{r['total'] / bound:.2f} | {r['total'] / cap:.2f} | {r['error']:.1f} | "
                       f"{r['berror']:.1f} | {r['shares']} |", flush=True)

@@ -10,13 +10,31 @@
 /// `ELV_HASH_BITS`.
 const HASH_BITS: u32 = 6;
 
+/// No slot.
+const NIL: u32 = u32::MAX;
+
+fn opt(s: u32) -> Option<usize> {
+    (s != NIL).then_some(s as usize)
+}
+
+fn raw(s: Option<usize>) -> u32 {
+    match s {
+        Some(s) => u32::try_from(s)
+            .ok()
+            .filter(|&s| s != NIL)
+            .expect("hash slots fit in 32 bits"),
+        None => NIL,
+    }
+}
+
 /// A slot's place on the hash (`rq->hash`): the end it was added under and its neighbours
-/// in that end's bucket.
+/// in that end's bucket, as `u32`s (`NIL` for none): 16 bytes a slot, touched at every
+/// insert and dispatch.
 #[derive(Clone, Copy, Debug)]
 struct HashLink {
     end: u64,
-    newer: Option<usize>,
-    older: Option<usize>,
+    newer: u32,
+    older: u32,
 }
 
 /// Kernel: hash_min() on a 64-bit key: hash_64(end, ELV_HASH_BITS).
@@ -57,18 +75,25 @@ impl ElvHash {
     pub(crate) fn add(&mut self, slot: usize, end: u64) {
         debug_assert!(self.end_of(slot).is_none(), "slot {slot} is already hashed");
         if self.links.len() <= slot {
-            self.links.resize(slot + 1, None);
+            self.grow(slot);
         }
         let bucket = hash_bucket(end);
         let older = self.heads[bucket].replace(slot);
         self.links[slot] = Some(HashLink {
             end,
-            newer: None,
-            older,
+            newer: NIL,
+            older: raw(older),
         });
         if let Some(o) = older {
-            self.link_mut(o).newer = Some(slot);
+            self.link_mut(o).newer = raw(Some(slot));
         }
+    }
+
+    /// Room for `slot`'s link: once per slot ever used, out of the hot path.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, slot: usize) {
+        self.links.resize(slot + 1, None);
     }
 
     /// Kernel: elv_rqhash_del(): off its bucket, if on one.
@@ -76,12 +101,12 @@ impl ElvHash {
         let Some(link) = self.links.get_mut(slot).and_then(Option::take) else {
             return;
         };
-        if let Some(o) = link.older {
+        if let Some(o) = opt(link.older) {
             self.link_mut(o).newer = link.newer;
         }
-        match link.newer {
+        match opt(link.newer) {
             Some(n) => self.link_mut(n).older = link.older,
-            None => self.heads[hash_bucket(link.end)] = link.older,
+            None => self.heads[hash_bucket(link.end)] = opt(link.older),
         }
     }
 
@@ -96,7 +121,7 @@ impl ElvHash {
             } else if link.end == end {
                 return Some(slot);
             }
-            at = link.older;
+            at = opt(link.older);
         }
         None
     }
@@ -114,9 +139,9 @@ impl ElvHash {
                     bucket,
                     "slot {slot} in another bucket"
                 );
-                assert_eq!(link.newer, newer, "slot {slot}: chain links disagree");
+                assert_eq!(opt(link.newer), newer, "slot {slot}: chain links disagree");
                 out.push((slot, link.end));
-                (newer, at) = (Some(slot), link.older);
+                (newer, at) = (Some(slot), opt(link.older));
             }
         }
         let linked = self.links.iter().flatten().count();

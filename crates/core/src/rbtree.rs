@@ -117,10 +117,9 @@ impl RbForest {
         }
     }
 
+    /// The links of `n`, a node that has been inserted (so the arena holds it): every
+    /// write but [`RbForest::insert`]'s first is to a node in a tree.
     fn l_mut(&mut self, n: usize) -> &mut Node {
-        if self.links.len() <= n {
-            self.links.resize(n + 1, Node::default());
-        }
         &mut self.links[n]
     }
 
@@ -204,6 +203,9 @@ impl RbForest {
     /// ended (which must not have found an equal key), then the tree is rebalanced.
     pub(crate) fn insert(&mut self, tree: usize, node: usize, at: Search) {
         assert!(at.found.is_none(), "inserting over an equal key");
+        if self.links.len() <= node {
+            self.links.resize(node + 1, Node::default());
+        }
         *self.l_mut(node) = Node {
             parent: raw(at.parent),
             left: NIL,

@@ -9,51 +9,71 @@ use iosched_sim::device::disksim::replay::{default_data_dir, validate_drive};
 use iosched_sim::device::disksim::spec::{write_toml, Sources};
 use iosched_sim::device::disksim::DiskSpec;
 
-/// Demerits reached here, in ms: what each drive's test holds, with `MARGIN` on top.
-/// Target: at or below DiskSim's own (`valid/runvalid`): cheetah9LP 0.107, ibm18es 0.135,
-/// atlas10k 0.268, cheetah4LP 0.318, barracuda 0.349, atlas_III 0.378; then the older
-/// write-through drives hp_c2247a 0.090, hp_c3323a 0.306, hp_c2490a 0.254, dec_rz26 0.340.
-/// Reached: at or below DiskSim's on atlas10k, cheetah4LP, barracuda, atlas_III and
-/// hp_c2490a; within 0.001 ms above on cheetah9LP (0.1080) and ibm18es (0.1355), 0.002 on
-/// dec_rz26 (0.3419), 0.008 on hp_c3323a (0.3144); hp_c2247a 0.1713 (its shortest writes are
-/// 0.6 ms fast). The older drives' writes are fast throughout (0.3-1.5 ms on the mean), a
-/// difference with DiskSim's write path not yet found.
-const REACHED: [(&str, f64); 10] = [
-    ("cheetah9LP", 0.108),
-    ("ibm18es", 0.136),
-    ("atlas10k", 0.095),
-    ("cheetah4LP", 0.317),
-    ("barracuda", 0.344),
-    ("atlas_III", 0.376),
-    ("hp_c2247a", 0.172),
-    ("hp_c3323a", 0.315),
-    ("hp_c2490a", 0.248),
-    ("dec_rz26", 0.342),
+/// DiskSim 4.0's own demerits, in ms: `valid/runvalid` replayed by DiskSim itself (benh/disksim
+/// `e0d4cc91371b`, built for 32-bit x86 as its Makefiles ask) and scored by its `rms`. The
+/// script's comments round them to three decimals (barracuda's says 0.349).
+const DISKSIM_RUN: [(&str, f64); 10] = [
+    ("cheetah9LP", 0.106906),
+    ("ibm18es", 0.135884),
+    ("atlas10k", 0.267721),
+    ("cheetah4LP", 0.317972),
+    ("barracuda", 0.347570),
+    ("atlas_III", 0.377952),
+    ("hp_c2247a", 0.089931),
+    ("hp_c3323a", 0.305653),
+    ("hp_c2490a", 0.253762),
+    ("dec_rz26", 0.340367),
 ];
 
-/// Rounding of the reached figures plus a little room for float-order changes.
-const MARGIN: f64 = 0.002;
+/// Drives whose demerit is still above DiskSim's, with what each test holds instead (the
+/// demerit reached, rounded up). Replayed request by request beside DiskSim's own run, these
+/// differ from it in a few requests by a revolution either way (cheetah9LP 6 of 10,000,
+/// hp_c3323a 2, dec_rz26 71; docs/tasks/conformance.md says which).
+const KNOWN_MISSES: [(&str, f64); 3] = [
+    ("cheetah9LP", 0.1081),
+    ("hp_c3323a", 0.3064),
+    ("dec_rz26", 0.3420),
+];
 
-fn reached(name: &str) -> f64 {
-    REACHED
+fn figure(table: &[(&str, f64)], name: &str) -> Option<f64> {
+    table
         .iter()
         .find(|(drive, _)| *drive == name)
-        .expect("listed")
-        .1
+        .map(|(_, value)| *value)
+}
+
+/// Demerits compared to 0.1 µs: hp_c2247a's 0.089937 is DiskSim's 0.089931 at that precision,
+/// and DiskSim's own figure moves by 1 ns when its six-decimal response times are rescored.
+fn tenth_micro(ms: f64) -> i64 {
+    (ms * 1e4).round() as i64
 }
 
 fn check(name: &str) {
     let result = validate_drive(&default_data_dir(), name).unwrap();
-    let disksim = DRIVES.iter().find(|(drive, _)| *drive == name).unwrap().1;
+    let disksim = figure(&DISKSIM_RUN, name).expect("DiskSim's figure");
+    let demerit = result.demerit_ms;
     eprintln!(
-        "{name}: demerit {:.4} ms (DiskSim {disksim}), mean {:.3} ms simulated, {:.3} measured",
-        result.demerit_ms, result.simulated_mean_ms, result.measured_mean_ms
+        "{name}: demerit {demerit:.4} ms (DiskSim {disksim:.4}), mean {:.3} ms simulated, {:.3} measured",
+        result.simulated_mean_ms, result.measured_mean_ms
     );
-    assert!(
-        result.demerit_ms <= reached(name) + MARGIN,
-        "{name}: demerit {} ms",
-        result.demerit_ms
-    );
+    let within = tenth_micro(demerit) <= tenth_micro(disksim);
+    match figure(&KNOWN_MISSES, name) {
+        Some(reached) => {
+            eprintln!(
+                "{name}: known miss, {:.4} ms above DiskSim's",
+                demerit - disksim
+            );
+            assert!(demerit <= reached, "{name}: demerit {demerit} ms");
+            assert!(
+                !within,
+                "{name} now meets DiskSim's {disksim}: take it off KNOWN_MISSES"
+            );
+        }
+        None => assert!(
+            within,
+            "{name}: demerit {demerit} ms above DiskSim's {disksim}"
+        ),
+    }
     // The mean response time as well: within 5 % on every drive here (cheetah4LP 4.8 % low).
     let ratio = result.simulated_mean_ms / result.measured_mean_ms;
     assert!((0.95..=1.05).contains(&ratio), "{name}: mean ratio {ratio}");
@@ -107,6 +127,18 @@ fn hp_c2490a_matches_its_measured_response_times() {
 #[test]
 fn dec_rz26_matches_its_measured_response_times() {
     check("dec_rz26");
+}
+
+/// DiskSim's run agrees with the figures `valid/runvalid` publishes (barracuda's by 0.0014).
+#[test]
+fn disksim_run_figures_agree_with_runvalid() {
+    for (name, published) in DRIVES {
+        let run = figure(&DISKSIM_RUN, name).expect("listed");
+        assert!(
+            (run - published).abs() <= 0.0015,
+            "{name}: {run} against {published}"
+        );
+    }
 }
 
 /// The model files kept in the repository are exactly what the importer makes of the DiskSim

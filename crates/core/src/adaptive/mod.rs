@@ -23,6 +23,8 @@
 //! - [`device`]: the device's measured depth-1 service time and parallelism; a window pays
 //!   only while `window x parallelism` stays under `idle_cost` service times;
 //! - [`hier`]: the cgroup hierarchy: a child's weight splits its parent's share;
+//! - [`gap`]: a group thinking is owed nothing of what the device moves meanwhile: its
+//!   virtual time follows the backlogged groups' through its gap;
 //! - [`lend`]: work conservation: a group with nothing queued lends its unused share to
 //!   groups waiting behind it, while the window's shares stay within `lend` %;
 //! - [`select`]: the dispatch rule: anticipation of a sequential queue on a device measured
@@ -33,6 +35,7 @@
 //! `arm_idle`/`idle_end`/`no_idle`, `inject` (with its bound), `select_queue`/`slice_expired`.
 
 pub mod device;
+pub mod gap;
 pub mod hier;
 pub mod lend;
 pub mod select;
@@ -89,6 +92,9 @@ pub(crate) struct Group {
     pub queues: Vec<usize>,
     pub window_bytes: u64,
     pub left_in_window: bool,
+    /// While the group thinks (active, nothing queued or in flight): the backlogged groups'
+    /// virtual time ([`Adaptive::gps_vtime`]) it was last charged up to ([`gap`]).
+    pub gap_from: Option<u64>,
     pub summary: ServiceSummary,
 }
 
@@ -143,6 +149,10 @@ pub struct Adaptive {
     pub(crate) queued: usize,
     /// `V`: the smallest virtual time among active groups, never moving back.
     pub(crate) vclock: u64,
+    /// The virtual time of the backlogged groups, as generalized processor sharing keeps
+    /// it: each completed byte advances it by its charge at the backlogged groups' summed
+    /// weight ([`gap`]).
+    pub(crate) gps_vtime: u64,
     pub(crate) window: Option<ShareWindow>,
     /// On a serial device: the sequential queue being anticipated, and since when.
     pub(crate) active_queue: Option<(usize, Time)>,
@@ -163,6 +173,7 @@ impl Adaptive {
             in_flight: IdMap::default(),
             queued: 0,
             vclock: 0,
+            gps_vtime: 0,
             window: None,
             active_queue: None,
             idle: None,
@@ -197,6 +208,7 @@ impl Adaptive {
             queues: Vec::new(),
             window_bytes: 0,
             left_in_window: false,
+            gap_from: None,
             summary: ServiceSummary {
                 name: format!("group {}", cgroup.0),
                 ..ServiceSummary::default()

@@ -119,8 +119,8 @@ fn run(procs: &[Proc], weights: &[u32], units: usize, span: Time, warm: Time) ->
 }
 
 fn procs_strategy() -> impl Strategy<Value = (Vec<u32>, Vec<Proc>, usize)> {
-    (2usize..=4, 1usize..=16)
-        .prop_flat_map(|(groups, units)| {
+    (2usize..=4, 1usize..=16, any::<bool>())
+        .prop_flat_map(|(groups, units, thinking)| {
             let weights =
                 prop::collection::vec(prop::sample::select(vec![100u32, 300, 500, 1000]), groups);
             let procs = prop::collection::vec(
@@ -132,16 +132,16 @@ fn procs_strategy() -> impl Strategy<Value = (Vec<u32>, Vec<Proc>, usize)> {
                 ),
                 groups..=2 * groups,
             );
-            (weights, procs, Just(units))
+            (weights, procs, Just(units), Just(thinking))
         })
-        .prop_map(|(weights, raw, units)| {
+        .prop_map(|(weights, raw, units, thinking)| {
             let mut procs: Vec<Proc> = raw
                 .into_iter()
                 .map(|(cgroup, depth, sectors, think_ns)| Proc {
                     cgroup,
                     depth,
                     sectors,
-                    think_ns,
+                    think_ns: if thinking { think_ns } else { 0 },
                 })
                 .collect();
             // Every group has at least one process.
@@ -162,10 +162,19 @@ fn procs_strategy() -> impl Strategy<Value = (Vec<u32>, Vec<Proc>, usize)> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
-    /// Each group's share of the bytes is within 10 % (relative) of its weight's share.
+    /// Groups that always have a request out get their weights' shares within 10 %
+    /// (relative). With think time a group is owed only its share of the moments it has
+    /// one out (`gap`), which this closed-loop model phase-locks: a light group's every
+    /// completion can fall in a heavy one's 3 us gap, so those cases check the invariants
+    /// only (the shares owed while backlogged are checked on the simulator's devices,
+    /// tests/adaptive.rs).
     #[test]
     fn backlogged_groups_get_their_weights((weights, procs, units) in procs_strategy()) {
-        within_their_weights(&weights, &procs, units)?;
+        if procs.iter().all(|p| p.think_ns == 0) {
+            within_their_weights(&weights, &procs, units)?;
+        } else {
+            run(&procs, &weights, units, 1_000_000_000, 0);
+        }
     }
 }
 

@@ -71,6 +71,7 @@ impl Adaptive {
 
     /// Deactivates groups no longer expected, and advances the virtual clock.
     fn refresh(&mut self, now: Time) {
+        self.charge_gaps();
         for g in 0..self.groups.len() {
             if self.groups[g].active && self.groups[g].pending == 0 && !self.expected(g, now) {
                 self.groups[g].active = false;
@@ -423,6 +424,9 @@ impl Adaptive {
     /// clock, and an idle for it ends.
     pub(crate) fn arrive(&mut self, q: usize, rq: &Request, now: Time, trace: &mut dyn Trace) {
         let g = self.queues[q].group;
+        if self.groups[g].gap_from.is_some() {
+            self.gap_close(g);
+        }
         let rotational = self.rotational;
         let queue = &mut self.queues[q];
         if queue.fifo.is_empty() && queue.in_flight == 0 {
@@ -472,6 +476,7 @@ impl Adaptive {
         let dir = rq.op.data_dir();
         self.device
             .completed(dir, info.depth, now.saturating_sub(info.at));
+        self.gap_complete(info.group, rq.bytes(), now);
         let group = &mut self.groups[info.group];
         group.in_flight -= 1;
         group.last_end = Some(now);

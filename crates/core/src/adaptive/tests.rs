@@ -301,3 +301,36 @@ fn a_group_with_nothing_queued_lends_its_share_within_the_bound() {
     // hold 3 of 23, 143 %: past 106 %.
     assert_eq!(a.dispatch(100 * US, &mut NoTrace), Dispatch::Empty);
 }
+
+/// Group 1 (1000) thinks after its request; group 2 (1000) runs one 4 KiB request ahead.
+/// Without the gap charge group 2 would wait for group 1's window (`IdleUntil`); with it,
+/// group 2's completion moves group 1's virtual time on by the 4 KiB both would have
+/// moved under GPS, and group 2 goes on. A gap of no time is charged nothing.
+#[test]
+fn a_thinking_group_follows_the_backlogged_groups_clock() {
+    let mut a = sched(false, 4, &[(1, 1000), (2, 1000)]);
+    a.insert(rd(1, 1, 1, 0, 8), 0, &mut NoTrace);
+    let first = take(&mut a, 0);
+    a.completed(&first, 100 * US, &mut NoTrace);
+    for id in [2, 3] {
+        a.insert(rd(id, 2, 2, id * 1000, 8), 100 * US, &mut NoTrace);
+    }
+    let second = take(&mut a, 100 * US);
+    assert_eq!(a.groups[0].vtime, 4096);
+    a.completed(&second, 150 * US, &mut NoTrace);
+    assert_eq!(take(&mut a, 150 * US).id, RequestId(3));
+    assert_eq!(a.groups[0].vtime, 8192, "charged group 2's 4 KiB");
+    a.check_invariants();
+    // Group 1 comes back: not owed the gap, it restarts where the clock is.
+    a.insert(rd(4, 1, 1, 8, 8), 160 * US, &mut NoTrace);
+    assert_eq!(take(&mut a, 160 * US).id, RequestId(4));
+    assert_eq!(a.groups[0].vtime, 12_288);
+    // Its next request follows its completion at once, while group 2 dispatched in
+    // between: the gap lasted no time, so it is not charged.
+    a.insert(rd(5, 2, 2, 5000, 8), 200 * US, &mut NoTrace);
+    a.completed(&rd(4, 1, 1, 8, 8), 200 * US, &mut NoTrace);
+    assert_eq!(take(&mut a, 200 * US).id, RequestId(5));
+    a.insert(rd(6, 1, 1, 16, 8), 200 * US, &mut NoTrace);
+    assert_eq!(a.groups[0].vtime, 12_288, "a gap of no time");
+    a.check_invariants();
+}

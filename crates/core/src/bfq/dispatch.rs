@@ -26,7 +26,7 @@ impl Bfq {
             return None;
         }
         self.qm(q).fifo_expire = true;
-        let rq = *self.q(q).fifo.front()?;
+        let rq = self.q(q).fifo.front()?;
         if rq == last || now < self.h(rq).fifo_time {
             return None;
         }
@@ -65,13 +65,7 @@ impl Bfq {
             self.qm(q).next_rq = next;
             self.updated_next_req(q, now, trace);
         }
-        // Usually the FIFO's oldest; list_del_init() elsewhere.
-        let fifo = &mut self.qm(q).fifo;
-        if fifo.front() == Some(&slot) {
-            fifo.pop_front();
-        } else {
-            fifo.retain(|&s| s != slot);
-        }
+        self.fifo_remove(q, slot);
         self.qm(q).queued[usize::from(rq.is_sync())] -= 1;
         self.queued -= 1;
         assert!(self.h(slot).sorted, "queued request is sorted");
@@ -450,6 +444,16 @@ impl Bfq {
                 "queue {}: sort list and fifo",
                 b.id
             );
+            let fifo = self.fifo_slots(b.id);
+            assert_eq!(fifo.len(), b.fifo.len(), "queue {}: fifo links", b.id);
+            for &s in &fifo {
+                assert!(
+                    self.h(s).sorted,
+                    "queue {}: fifo holds a dispatched request",
+                    b.id
+                );
+                assert_eq!(self.h(s).bfqq, b.id, "queue {}: fifo holds another's", b.id);
+            }
             assert_eq!(
                 b.next_rq.is_some(),
                 !b.sort_list.is_empty(),

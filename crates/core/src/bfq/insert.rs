@@ -63,6 +63,7 @@ impl Bfq {
             sorted: false,
             started: false,
             nomerge: false,
+            fifo: Default::default(),
         });
         self.init_rq(slot, now, trace);
         slot
@@ -99,7 +100,7 @@ impl Bfq {
         self.add_request(slot, now, trace);
         let sync = usize::from(rq.is_sync());
         self.hm(slot).fifo_time = now + self.tun.fifo_expire[sync];
-        self.qm(q).fifo.push_back(slot);
+        self.fifo_push_back(q, slot);
         self.rq_enqueued(q, slot, now, trace);
     }
 

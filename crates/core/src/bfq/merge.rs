@@ -339,13 +339,8 @@ impl Bfq {
             && queued(next)
             && self.h(next).fifo_time < self.h(req).fifo_time
         {
-            let fifo = &mut self.qm(q).fifo;
-            fifo.retain(|&s| s != req);
-            let at = fifo
-                .iter()
-                .position(|&s| s == next)
-                .expect("next is queued");
-            fifo[at] = req;
+            self.fifo_remove(q, req);
+            self.fifo_replace(q, next, req);
             let t = self.h(next).fifo_time;
             self.hm(req).fifo_time = t;
         }

@@ -38,6 +38,7 @@ pub mod burst;
 pub mod cgroup;
 pub mod dispatch;
 pub mod expire;
+mod fifo;
 pub mod idle;
 pub mod inject;
 pub mod insert;
@@ -151,7 +152,7 @@ pub(crate) struct BfqQueue {
     pub next_rq: Option<Slot>,
     pub queued: [i32; 2],
     pub meta_pending: i32,
-    pub fifo: VecDeque<Slot>,
+    pub fifo: fifo::Fifo,
     /// The weight this queue is counted under in `queue_weights_tree`.
     pub weight_counter: Option<u32>,
     pub max_budget: i64,
@@ -281,6 +282,8 @@ pub(crate) struct Held {
     pub started: bool,
     /// Kernel: REQ_NOMERGE, set when a merge would have made it too large.
     pub nomerge: bool,
+    /// Its place on its queue's FIFO.
+    pub fifo: fifo::FifoLink,
 }
 
 /// Kernel: struct bfq_group.

@@ -256,6 +256,37 @@ fn idles_after_sync_read() {
     assert_eq!(cfq.queues[q].stats.idle_wasted_ns, 0);
 }
 
+/// Before 4.8 the idle timer was a jiffy timer, `mod_timer(jiffies + sl)`: it fires on a
+/// tick, `sl` jiffies after the one current at arming. Checked against seed 002's 4.4 trace
+/// (HZ=250: `arm_idle: 2` at 8.50 ms, "idle timer fired" at 16.00 ms).
+#[test]
+fn timer_hz_fires_the_idle_timer_on_a_tick() {
+    for (hz, until) in [(0, 16_502_000), (250, 16 * MS), (1000, 16 * MS)] {
+        let mut cfq = hdd();
+        cfq.set_tunable("timer_hz", &hz.to_string()).unwrap();
+        let mut rec = Rec::default();
+        let rq = read(1, 1, 2048);
+        insert(&mut cfq, rq, 0, &mut rec);
+        dispatch_id(&mut cfq, 0, &mut rec);
+        complete(&mut cfq, rq, 8_502_000, &mut rec);
+        assert_eq!(
+            cfq.dispatch(8_502_000, &mut rec),
+            Dispatch::IdleUntil(until),
+            "timer_hz={hz}"
+        );
+    }
+    // A window that is not a whole number of jiffies is rounded up (msecs_to_jiffies()).
+    let mut cfq = hdd();
+    cfq.set_tunable("timer_hz", "250").unwrap();
+    cfq.set_tunable("slice_idle", "5").unwrap();
+    let mut rec = Rec::default();
+    let rq = read(1, 1, 2048);
+    insert(&mut cfq, rq, 0, &mut rec);
+    dispatch_id(&mut cfq, 0, &mut rec);
+    complete(&mut cfq, rq, 4 * MS, &mut rec);
+    assert_eq!(cfq.dispatch(4 * MS, &mut rec), Dispatch::IdleUntil(12 * MS));
+}
+
 /// The process CFQ is idling for may allocate past a full request list, once a slice
 /// (cfq_may_queue's ELV_MQUEUE_MUST); any other process may not.
 #[test]

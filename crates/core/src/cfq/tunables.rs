@@ -30,6 +30,11 @@
 //! - `rampup_any_sync` (seed 003): 1 keys the low_latency async depth ramp-up on *every* sync
 //!   completion, as 2.6.32 did (`last_end_sync_rq`); 0 keys it on delayed sync completions
 //!   only (573412b29586, 2.6.33 onwards).
+//! - `timer_hz` (seeds on kernels before 4.8): 0 arms the idle timer to the nanosecond, as the
+//!   hrtimer of 4.8 onwards does; N > 0 arms it as the jiffy timer before that did,
+//!   `mod_timer(jiffies + sl)` with `sl` in jiffies at HZ = N (`msecs_to_jiffies()` rounds
+//!   up), so it fires on a tick: `sl` ticks after the one current at arming, less the time
+//!   already gone in the current tick.
 
 use crate::request::{Time, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
 use crate::tunable::{parse_tunable, TunableError, TunableSpec, TunableValue};
@@ -68,7 +73,7 @@ const fn switch(name: &'static str, default: u64, meaning: &'static str) -> Tuna
 }
 
 /// The table, in the kernel's `cfq_attrs[]` order, then iosched's switches.
-pub(crate) static TUNABLES: [TunableSpec; 24] = [
+pub(crate) static TUNABLES: [TunableSpec; 25] = [
     spec(
         "quantum",
         "requests",
@@ -240,6 +245,15 @@ pub(crate) static TUNABLES: [TunableSpec; 24] = [
         0,
         "seed 003: 2.6.32 async ramp-up keyed on any sync completion (pre-573412b29586)",
     ),
+    TunableSpec {
+        name: "timer_hz",
+        unit: "Hz",
+        default: 0,
+        min: 0,
+        max: 1000,
+        meaning: "kernels before 4.8: idle timer fires on a tick at this HZ; 0 = hrtimer",
+        extension: true,
+    },
 ];
 
 /// CFQ's settings, times in ns.
@@ -265,6 +279,8 @@ pub struct Tunables {
     pub deep_always_clear: bool,
     pub deep_seeky_fix: bool,
     pub rampup_any_sync: bool,
+    /// 0: the idle timer is an hrtimer (4.8+); otherwise the HZ of a jiffy timer.
+    pub timer_hz: u64,
 }
 
 impl Default for Tunables {
@@ -290,6 +306,7 @@ impl Default for Tunables {
             deep_always_clear: false,
             deep_seeky_fix: false,
             rampup_any_sync: false,
+            timer_hz: 0,
         }
     }
 }
@@ -334,6 +351,7 @@ impl Tunables {
             "deep_always_clear" => u64::from(self.deep_always_clear),
             "deep_seeky_fix" => u64::from(self.deep_seeky_fix),
             "rampup_any_sync" => u64::from(self.rampup_any_sync),
+            "timer_hz" => self.timer_hz,
             other => unreachable!("tunable {other} is in the table but not handled"),
         }
     }
@@ -368,6 +386,7 @@ impl Tunables {
             "deep_always_clear" => self.deep_always_clear = v != 0,
             "deep_seeky_fix" => self.deep_seeky_fix = v != 0,
             "rampup_any_sync" => self.rampup_any_sync = v != 0,
+            "timer_hz" => self.timer_hz = v,
             other => unreachable!("tunable {other} is in the table but not handled"),
         }
         Ok(())

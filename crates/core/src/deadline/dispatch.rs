@@ -20,6 +20,14 @@ impl Deadline {
             return Some(rq);
         }
         for prio in 0..PRIO_COUNT {
+            // A level with nothing queued has nothing to give, and looking costs nothing
+            // in the kernel's state: only whether it holds the levels below matters.
+            if self.fifo.is_empty(prio * 2 + READ) && self.fifo.is_empty(prio * 2 + WRITE) {
+                if self.dd_queued(prio) != 0 {
+                    return None;
+                }
+                continue;
+            }
             let rq = self.dispatch_from(prio, now_j, now_j);
             if rq.is_some() || self.dd_queued(prio) != 0 {
                 return rq;
@@ -43,9 +51,8 @@ impl Deadline {
     /// the position last dispatched from it.
     fn next_request(&self, prio: usize, dir: usize) -> Option<Slot> {
         let pos = self.latest_pos[prio][dir];
-        let slots = &self.slots;
         self.sort
-            .lower_bound(prio * 2 + dir, pos, Self::sector_of(slots))
+            .lower_bound(prio * 2 + dir, pos, Self::sector_of(&self.sectors))
             .map(|n| n as Slot)
     }
 
@@ -122,12 +129,10 @@ impl Deadline {
 
     /// Kernel: dd_start_request(): remember the position, count the dispatch.
     fn start_request(&mut self, dir: usize, slot: Slot) -> Request {
-        let (prio, sector) = {
-            let h = self.held(slot);
-            (h.prio, h.rq.sector)
-        };
-        self.latest_pos[prio][dir] = sector;
-        self.stats[prio].dispatched = self.stats[prio].dispatched.wrapping_add(1);
-        self.release(slot)
+        let held = self.release(slot);
+        self.latest_pos[held.prio][dir] = held.rq.sector;
+        let stats = &mut self.stats[held.prio];
+        stats.dispatched = stats.dispatched.wrapping_add(1);
+        held.rq
     }
 }

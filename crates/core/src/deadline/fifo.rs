@@ -7,36 +7,62 @@
 
 use super::Slot;
 
-/// Links of one slot: its neighbours on the list it is on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// No slot, no list.
+const NIL: u32 = u32::MAX;
+
+fn opt(s: u32) -> Option<Slot> {
+    (s != NIL).then_some(s)
+}
+
+/// Links of one slot: its neighbours on the list it is on, packed as `u32`s (`NIL` for
+/// none): 12 bytes a slot, touched at every insert and dispatch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Links {
-    prev: Option<Slot>,
-    next: Option<Slot>,
+    prev: u32,
+    next: u32,
     /// Which list, when linked.
-    list: Option<usize>,
+    list: u32,
+}
+
+impl Default for Links {
+    fn default() -> Links {
+        Links {
+            prev: NIL,
+            next: NIL,
+            list: NIL,
+        }
+    }
 }
 
 /// Doubly linked lists over one arena of slots (a slot is on at most one list).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Lists {
     links: Vec<Links>,
-    heads: Vec<(Option<Slot>, Option<Slot>)>,
+    /// Each list's (first, last).
+    heads: Vec<(u32, u32)>,
 }
 
 impl Lists {
     pub(super) fn new(lists: usize) -> Lists {
         Lists {
             links: Vec::new(),
-            heads: vec![(None, None); lists],
+            heads: vec![(NIL, NIL); lists],
         }
     }
 
     fn link_mut(&mut self, slot: Slot) -> &mut Links {
         let i = slot as usize;
         if self.links.len() <= i {
-            self.links.resize(i + 1, Links::default());
+            self.grow(i);
         }
         &mut self.links[i]
+    }
+
+    /// Room for slot `i`'s links: once per slot ever used, out of the hot path.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, i: usize) {
+        self.links.resize(i + 1, Links::default());
     }
 
     fn link(&self, slot: Slot) -> Links {
@@ -44,71 +70,78 @@ impl Lists {
     }
 
     pub(super) fn first(&self, list: usize) -> Option<Slot> {
-        self.heads[list].0
+        opt(self.heads[list].0)
     }
 
     pub(super) fn is_empty(&self, list: usize) -> bool {
-        self.heads[list].0.is_none()
+        self.heads[list].0 == NIL
     }
 
     /// `list_empty(&rq->queuelist)` is false: the slot is on some list.
     pub(super) fn is_linked(&self, slot: Slot) -> bool {
-        self.link(slot).list.is_some()
+        self.link(slot).list != NIL
     }
 
     /// Kernel: list_add_tail().
     pub(super) fn push_back(&mut self, list: usize, slot: Slot) {
-        assert!(!self.is_linked(slot), "slot {slot} is already on a list");
+        assert!(slot != NIL, "slot {slot} is the list end marker");
         let tail = self.heads[list].1;
-        *self.link_mut(slot) = Links {
+        let link = self.link_mut(slot);
+        assert!(link.list == NIL, "slot {slot} is already on a list");
+        *link = Links {
             prev: tail,
-            next: None,
-            list: Some(list),
+            next: NIL,
+            list: list as u32,
         };
-        match tail {
-            Some(t) => self.link_mut(t).next = Some(slot),
-            None => self.heads[list].0 = Some(slot),
+        if tail == NIL {
+            self.heads[list].0 = slot;
+        } else {
+            self.links[tail as usize].next = slot;
         }
-        self.heads[list].1 = Some(slot);
+        self.heads[list].1 = slot;
     }
 
     /// Kernel: list_move(slot, after): `slot` leaves its list and follows `after`.
     pub(super) fn move_after(&mut self, slot: Slot, after: Slot) {
         self.remove(slot);
         let at = self.link(after);
-        let list = at.list.expect("moving after a slot that is on no list");
+        assert!(at.list != NIL, "moving after a slot that is on no list");
         *self.link_mut(slot) = Links {
-            prev: Some(after),
+            prev: after,
             next: at.next,
-            list: Some(list),
+            list: at.list,
         };
-        match at.next {
-            Some(n) => self.link_mut(n).prev = Some(slot),
-            None => self.heads[list].1 = Some(slot),
+        if at.next == NIL {
+            self.heads[at.list as usize].1 = slot;
+        } else {
+            self.links[at.next as usize].prev = slot;
         }
-        self.link_mut(after).next = Some(slot);
+        self.links[after as usize].next = slot;
     }
 
     /// Kernel: list_del_init(); harmless on an unlinked slot.
     pub(super) fn remove(&mut self, slot: Slot) {
         let l = self.link(slot);
-        let Some(list) = l.list else {
+        if l.list == NIL {
             return;
-        };
-        match l.prev {
-            Some(p) => self.link_mut(p).next = l.next,
-            None => self.heads[list].0 = l.next,
         }
-        match l.next {
-            Some(n) => self.link_mut(n).prev = l.prev,
-            None => self.heads[list].1 = l.prev,
+        let list = l.list as usize;
+        if l.prev == NIL {
+            self.heads[list].0 = l.next;
+        } else {
+            self.links[l.prev as usize].next = l.next;
         }
-        *self.link_mut(slot) = Links::default();
+        if l.next == NIL {
+            self.heads[list].1 = l.prev;
+        } else {
+            self.links[l.next as usize].prev = l.prev;
+        }
+        self.links[slot as usize] = Links::default();
     }
 
     /// The slots of `list` in order (for invariant checks).
     pub(super) fn iter(&self, list: usize) -> impl Iterator<Item = Slot> + '_ {
-        std::iter::successors(self.heads[list].0, move |&s| self.link(s).next)
+        std::iter::successors(self.first(list), move |&s| opt(self.link(s).next))
     }
 }
 

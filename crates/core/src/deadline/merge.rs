@@ -111,7 +111,7 @@ impl Deadline {
         let tree = super::class_to_prio(bio.ioprio.class) * 2 + direction(bio);
         let found = self
             .sort
-            .search(tree, bio.end_sector(), Self::sector_of(&self.slots))
+            .search(tree, bio.end_sector(), Self::sector_of(&self.sectors))
             .found? as Slot;
         self.merge_ok(found, bio).then_some((found, Kind::Front))
     }
@@ -169,10 +169,10 @@ impl Deadline {
         if !self.fits_or_nomerge(slot, bio.nr_sectors) {
             return None;
         }
-        let rq = &mut self.held_mut(slot).rq;
         if kind == Kind::Front {
-            rq.sector = bio.sector;
+            self.set_sector(slot, bio.sector);
         }
+        let rq = &mut self.held_mut(slot).rq;
         rq.nr_sectors += bio.nr_sectors;
         Some(rq.id)
     }

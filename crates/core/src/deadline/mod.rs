@@ -94,6 +94,11 @@ struct Stats {
 #[derive(Debug)]
 pub struct Deadline {
     slots: Vec<Option<Held>>,
+    /// Each slot's request's start sector, the key of the sort trees: a dense copy that
+    /// the tree descents read (as the kernel reads `blk_rq_pos()` beside the node) instead
+    /// of each request's slab entry. Kept equal to `slots[s].rq.sector` (a front merge
+    /// moves both).
+    sectors: Vec<u64>,
     free_slots: Vec<Slot>,
     queued: usize,
     /// Tree `prio * 2 + dir`.
@@ -131,6 +136,7 @@ impl Deadline {
     pub fn new() -> Deadline {
         Deadline {
             slots: Vec::new(),
+            sectors: Vec::new(),
             free_slots: Vec::new(),
             queued: 0,
             sort: RbForest::new(PRIO_COUNT * 2),
@@ -190,64 +196,77 @@ impl Deadline {
 
     fn store(&mut self, held: Held) -> Slot {
         self.queued += 1;
+        let sector = held.rq.sector;
         match self.free_slots.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = Some(held);
+                self.sectors[slot as usize] = sector;
                 slot
             }
             None => {
                 self.slots.push(Some(held));
+                self.sectors.push(sector);
                 Slot::try_from(self.slots.len() - 1).expect("fewer than 2^32 queued requests")
             }
         }
     }
 
-    fn release(&mut self, slot: Slot) -> Request {
+    fn release(&mut self, slot: Slot) -> Held {
         let held = self.slots[slot as usize]
             .take()
             .expect("released slot holds a request");
         self.free_slots.push(slot);
         self.queued -= 1;
-        held.rq
+        held
     }
 
-    fn sector_of(slots: &[Option<Held>]) -> impl Fn(usize) -> u64 + '_ {
-        move |n| {
-            slots[n]
-                .as_ref()
-                .expect("tree node is a held request")
-                .rq
-                .sector
-        }
+    /// The sort trees' key of a node (a slot).
+    fn sector_of(sectors: &[u64]) -> impl Fn(usize) -> u64 + '_ {
+        move |n| sectors[n]
+    }
+
+    /// A front merge moved `slot`'s start to `sector`.
+    fn set_sector(&mut self, slot: Slot, sector: u64) {
+        self.held_mut(slot).rq.sector = sector;
+        self.sectors[slot as usize] = sector;
     }
 
     /// Kernel: deadline_add_rq_rb() / elv_rb_add().
     fn tree_add(&mut self, slot: Slot) {
-        let h = self.held(slot);
+        let h = self.held_mut(slot);
+        h.in_tree = true;
         let (tree, sector) = (h.prio * 2 + direction(&h.rq), h.rq.sector);
         let at = self
             .sort
-            .search_for_insert(tree, sector, Self::sector_of(&self.slots));
+            .search_for_insert(tree, sector, Self::sector_of(&self.sectors));
         self.sort.insert(tree, slot as usize, at);
-        self.held_mut(slot).in_tree = true;
     }
 
     /// Kernel: deadline_del_rq_rb() / elv_rb_del().
     fn tree_del(&mut self, slot: Slot) {
-        let h = self.held(slot);
-        assert!(h.in_tree, "request {:?} is not on its sort tree", h.rq.id);
+        assert!(
+            self.tree_del_if_sorted(slot),
+            "request is not on its sort tree"
+        );
+    }
+
+    /// [`Deadline::tree_del`] if the request is on its tree; whether it was.
+    fn tree_del_if_sorted(&mut self, slot: Slot) -> bool {
+        let h = self.held_mut(slot);
+        if !h.in_tree {
+            return false;
+        }
+        h.in_tree = false;
         let tree = h.prio * 2 + direction(&h.rq);
         self.sort.erase(tree, slot as usize);
-        self.held_mut(slot).in_tree = false;
+        true
     }
 
     /// Kernel: deadline_remove_request(): off the FIFO, the tree, the hash and the
     /// one-hit merge cache.
     fn remove_request(&mut self, slot: Slot) {
         self.fifo.remove(slot);
-        if self.held(slot).in_tree {
-            self.tree_del(slot);
-        }
+        self.tree_del_if_sorted(slot);
         self.hash_del(slot);
         if self.last_merge == Some(slot) {
             self.last_merge = None;
@@ -336,6 +355,9 @@ impl Deadline {
                 .iter()
                 .map(|&n| self.held(n as Slot).rq.sector)
                 .collect();
+            for &n in &in_tree {
+                assert_eq!(self.sectors[n], self.held(n as Slot).rq.sector, "stale key");
+            }
             assert!(
                 sectors.windows(2).all(|w| w[0] <= w[1]),
                 "tree {list} out of order"

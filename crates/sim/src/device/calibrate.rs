@@ -734,10 +734,12 @@ pub fn latency_targets_for(device: &str, spec: &LoopSpec) -> Vec<(Latency, Targe
 
 /// Whose published figures a model is held to: its own, except for a preset that is another
 /// preset's drive with one cache mechanism changed (`hdd-7200-wc5` is an `hdd-7200` whose
-/// write cache holds fewer runs, so the same measured figures apply).
+/// write cache holds fewer runs, so the same measured figures apply; `hdd-7200-dsm` and
+/// `sas-10k-dsm` are the same drives on the DiskSim-validated mechanism).
 fn figures_of(model: &str) -> &str {
     match model {
-        "hdd-7200-wc5" => "hdd-7200",
+        "hdd-7200-wc5" | "hdd-7200-dsm" => "hdd-7200",
+        "sas-10k-dsm" => "sas-10k",
         other => other,
     }
 }

@@ -10,6 +10,8 @@
 //! - [`hdd`]: a mechanical disk (zones, continuous rotation, Ruemmler–Wilkes seeks, read-ahead
 //!   segments, write-back cache with flush, SPTF over NCQ with ageing): `hdd-7200`,
 //!   `hdd-7200-wc5`, `sas-10k`;
+//! - [`disksim`]: the DiskSim-validated drive, with its own SPTF command queue:
+//!   `hdd-7200-dsm`, `sas-10k-dsm` (the two disks above on the validated mechanism);
 //! - [`raid0`]: striping over N [`hdd`] members behind a controller stage with a battery-backed
 //!   cache: `raid0-8x10k`;
 //! - [`flash`]: host link, controller cores, channels × units, write buffer and a simplified
@@ -96,6 +98,16 @@ pub fn presets() -> Vec<DevicePreset> {
         name: "sas-10k",
         summary: "10K RPM SAS disk (Maxtor Atlas 10K V seek curve): TCQ 64, read-ahead, write cache",
         build: || Box::new(hdd::HddDevice::new(hdd::HddParams::sas_10k())),
+    },
+    DevicePreset {
+        name: "hdd-7200-dsm",
+        summary: "hdd-7200 on the DiskSim-validated mechanism: 30 zones, 32 x 1 MiB segments, IBM 18ES overheads, SPTF over NCQ 31",
+        build: || Box::new(disksim::DiskSimDevice::new(&disksim::preset::hdd_7200())),
+    },
+    DevicePreset {
+        name: "sas-10k-dsm",
+        summary: "sas-10k on the DiskSim-validated mechanism: 24 zones, 32 x 512 KiB segments, Cheetah 9LP overheads, SPTF over TCQ 64",
+        build: || Box::new(disksim::DiskSimDevice::new(&disksim::preset::sas_10k())),
     },
     DevicePreset {
         name: "raid0-8x10k",

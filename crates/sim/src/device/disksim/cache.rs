@@ -13,7 +13,7 @@
 //! - **Written data** stays readable after it reaches the media only with "Allow read hits on
 //!   write data"; a write drops every other segment's copy of the blocks it overlaps.
 
-use super::mechanics::Pass;
+use super::mechanics::{Heads, Pass};
 
 /// One buffer segment.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -42,6 +42,9 @@ pub struct ReadAhead {
     /// The planned passes, in order, reading up to `end`.
     pub passes: Vec<Pass>,
     pub end: u64,
+    /// Where the heads were, and from when free, before the first pass.
+    pub origin: Heads,
+    pub origin_ms: f64,
 }
 
 impl ReadAhead {
@@ -141,16 +144,30 @@ impl Buffer {
         self.lru(first, now_ms).unwrap_or(first)
     }
 
-    /// The segment a write of `lbn..lbn + count` takes: the write segment, a written run it
-    /// appends to (when `combine`), a clean run it overlaps, or the least recently used clean
-    /// segment.
-    pub fn victim_for_write(&self, lbn: u64, count: u64, combine: bool, now_ms: f64) -> usize {
+    /// The segment a write of `lbn..lbn + count` takes: the write segment, a dirty written
+    /// run it appends to (when `combine`) while the run still fits in `segment_sectors`, a
+    /// clean run it overlaps, or the least recently used clean segment. A stream of appending
+    /// writes thus fills segment after segment, and waits once every write segment is dirty,
+    /// instead of buffering without end in one.
+    pub fn victim_for_write(
+        &self,
+        lbn: u64,
+        count: u64,
+        combine: bool,
+        segment_sectors: u64,
+        now_ms: f64,
+    ) -> usize {
         if self.separate_write_segment {
             return 0;
         }
         if combine {
             let appends = self.segments.iter().position(|segment| {
-                segment.is_some_and(|s| s.written && s.end == lbn && s.dirty_until_ms > now_ms)
+                segment.is_some_and(|s| {
+                    s.written
+                        && s.end == lbn
+                        && s.dirty_until_ms > now_ms
+                        && s.end - s.start + count <= segment_sectors
+                })
             });
             if let Some(index) = appends {
                 return index;
@@ -257,6 +274,11 @@ mod tests {
                 },
             ],
             end: 20,
+            origin: Heads {
+                cylinder: 0,
+                head: 0,
+            },
+            origin_ms: 0.0,
         };
         assert_eq!(ahead.reached(0.5), 10);
         assert_eq!(ahead.reached(2.0), 12);

@@ -396,6 +396,7 @@ fn empty_spec(name: &str) -> DiskSpec {
             other_reselect_ms: 0.0,
         },
         zone: Vec::new(),
+        queue: super::spec::QueueSpec::default(),
     }
 }
 

@@ -6,7 +6,8 @@
 //! ([`spec`]), models the drive mechanism by mechanism ([`layout`], [`mechanics`], [`cache`],
 //! [`drive`]), replays each trace as DiskSim's validation does ([`replay`]) and scores the
 //! result with DiskSim's demerit ([`demerit`]). [`device`] puts the drive behind the simulator's
-//! device interface (`--device DRIVE.toml`).
+//! device interface (`--device DRIVE.toml`), with the drive's own command queue; [`preset`]
+//! expresses `hdd-7200` and `sas-10k` on this mechanism (`hdd-7200-dsm`, `sas-10k-dsm`).
 
 pub mod cache;
 pub mod demerit;
@@ -15,6 +16,7 @@ pub mod drive;
 pub mod import;
 pub mod layout;
 pub mod mechanics;
+pub mod preset;
 pub mod replay;
 pub mod spec;
 

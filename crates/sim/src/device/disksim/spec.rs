@@ -87,7 +87,41 @@ pub struct DiskSpec {
     /// reselecting and completing.
     pub controller: ControllerSpec,
     pub zone: Vec<ZoneSpec>,
+    /// The drive's own command queue (DiskSim's disk `Max queue length` and `Scheduler`);
+    /// absent in the converted files, whose drives were validated one command at a time.
+    #[serde(default)]
+    pub queue: QueueSpec,
 }
+
+/// How many commands the drive holds and how it picks the next one.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSpec {
+    /// Commands held at once (DiskSim "Max queue length"; NCQ or TCQ tags). 1 in every
+    /// validation run of `valid/`.
+    pub depth: u32,
+    /// DiskSim "Scheduling policy" (`disksim_ioqueue.h`): 1 first come first served, 8
+    /// shortest positioning time first (`SPTF_OPT`).
+    pub policy: u32,
+    /// A command that has waited this long is served before any positioning-time choice,
+    /// oldest first (ms; 0: never).
+    pub age_limit_ms: f64,
+}
+
+impl Default for QueueSpec {
+    fn default() -> QueueSpec {
+        QueueSpec {
+            depth: 1,
+            policy: POLICY_FCFS,
+            age_limit_ms: 0.0,
+        }
+    }
+}
+
+/// DiskSim's `FCFS`.
+pub const POLICY_FCFS: u32 = 1;
+/// DiskSim's `SPTF_OPT`: the queued command the heads reach soonest.
+pub const POLICY_SPTF: u32 = 8;
 
 /// The drive's bus protocol (DiskSim's `disksim_disk` overheads and its bus's transfer
 /// times). The newer drives of `valid/` set every overhead here to 0; the older ones spend
@@ -187,6 +221,7 @@ impl DiskSpec {
         }
         self.validate_seek()?;
         self.validate_controller()?;
+        self.validate_queue()?;
         if self.segments == 0 || self.segment_sectors == 0 || self.prefetch_mode > 4 {
             return Err("segments, segment_sectors > 0 and prefetch_mode 0-4 are required".into());
         }
@@ -235,6 +270,23 @@ impl DiskSpec {
              first_ten_seeks_ms"
                 .to_string(),
         )
+    }
+
+    fn validate_queue(&self) -> Result<(), String> {
+        let q = &self.queue;
+        if !(1..=256).contains(&q.depth) {
+            return Err(format!("queue.depth {} must lie in 1..=256", q.depth));
+        }
+        if ![POLICY_FCFS, POLICY_SPTF].contains(&q.policy) {
+            return Err(format!(
+                "queue.policy {} is not {POLICY_FCFS} (FCFS) or {POLICY_SPTF} (SPTF)",
+                q.policy
+            ));
+        }
+        if !(0.0..1e7).contains(&q.age_limit_ms) {
+            return Err("queue.age_limit_ms must lie in 0..1e7 ms".to_string());
+        }
+        Ok(())
     }
 
     fn validate_controller(&self) -> Result<(), String> {
