@@ -103,6 +103,17 @@ pub trait Elevator: Send {
     /// The device has room for one more request.
     fn dispatch(&mut self, now: Time, trace: &mut dyn Trace) -> Dispatch;
 
+    /// Asked right after `dispatch` answered `Empty` or `IdleUntil`: until what time
+    /// (inclusive) would `dispatch`, asked again with no other call in between, give the same
+    /// answer and change nothing? `traced`: the driver's trace listens, so nothing also means
+    /// no trace line. `None` (the default, always correct): ask after every event. Lets a
+    /// driver skip asking after events that never reached the scheduler (a page-cache hit, a
+    /// process waking), as the kernel runs the queue only on an insert, a completion or a
+    /// timer.
+    fn dispatch_settled_until(&self, _traced: bool) -> Option<Time> {
+        None
+    }
+
     /// The device finished `rq`, which this scheduler dispatched earlier.
     fn completed(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace);
 

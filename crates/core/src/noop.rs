@@ -72,6 +72,11 @@ impl Elevator for Noop {
         }
     }
 
+    /// `dispatch` answers `Empty` only when the FIFO is empty, and then keeps answering it.
+    fn dispatch_settled_until(&self, _traced: bool) -> Option<Time> {
+        self.fifo.is_empty().then_some(Time::MAX)
+    }
+
     fn completed(&mut self, _rq: &Request, _now: Time, _trace: &mut dyn Trace) {}
 
     fn queued(&self) -> usize {

@@ -149,6 +149,13 @@ impl Elevator for Uptime {
         }
     }
 
+    /// In the driver's clock; a bound before the origin (already past) settles nothing.
+    fn dispatch_settled_until(&self, traced: bool) -> Option<Time> {
+        self.inner
+            .dispatch_settled_until(traced)?
+            .checked_sub(self.origin)
+    }
+
     fn completed(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {
         let at = self.abs(now);
         let mut t = self.shifted(trace);

@@ -6,7 +6,7 @@
 use iosched_core::{CgroupId, Op, RequestId, RqEvent, Time, Trace};
 use iosched_workload::generator::IoUnit;
 
-use crate::{Backend, Driver};
+use crate::{Backend, Driver, Standing};
 
 /// How one job I/O of a completed request ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +62,7 @@ impl<X: Copy> Driver<'_, X> {
         trace.request(now, RqEvent::Complete, &request);
         if request.op != Op::Flush {
             let elevator = &mut self.elevator;
+            self.standing = Standing::No;
             b.in_scheduler(|| elevator.completed(&request, now, trace));
         }
         self.disk.done(now);

@@ -4,10 +4,12 @@
 
 use iosched_core::{Dispatch, Request, RqEvent, Trace};
 
-use crate::{Backend, Driver};
+use crate::{Backend, Driver, Standing};
 
 impl<X: Copy> Driver<'_, X> {
-    /// Offers free device slots to the scheduler until it has nothing for now.
+    /// Offers free device slots to the scheduler until it has nothing for now. The
+    /// scheduler is not asked while its last "nothing now" stands: nothing has reached it
+    /// since, and it says none of its clock-driven rules is due yet.
     pub fn pump_dispatch<B: Backend<Io = X>>(&mut self, b: &mut B, trace: &mut dyn Trace) {
         let depth = b.queue_depth();
         // Bounded: each pass either hands over a request or stops.
@@ -18,18 +20,34 @@ impl<X: Copy> Driver<'_, X> {
                 continue;
             }
             let now = self.now;
+            if let Standing::Unasked = self.standing {
+                let until = self.elevator.dispatch_settled_until(trace.enabled());
+                self.standing = Standing::Until(until);
+            }
+            if let Standing::Until(Some(until)) = self.standing {
+                if now <= until {
+                    break;
+                }
+            }
             let elevator = &mut self.elevator;
             match b.in_scheduler(|| elevator.dispatch(now, trace)) {
-                Dispatch::Request(request) => self.issue(b, request, trace),
+                Dispatch::Request(request) => {
+                    self.standing = Standing::No;
+                    self.issue(b, request, trace);
+                }
                 Dispatch::IdleUntil(until) => {
                     assert!(until > now, "idle deadline not in the future");
                     if self.timer_at != Some(until) {
                         self.timer_at = Some(until);
                         b.arm_idle_timer(until);
                     }
+                    self.standing = Standing::Unasked;
                     break;
                 }
-                Dispatch::Empty => break,
+                Dispatch::Empty => {
+                    self.standing = Standing::Unasked;
+                    break;
+                }
             }
         }
     }
@@ -37,6 +55,7 @@ impl<X: Copy> Driver<'_, X> {
     /// The scheduler's idle deadline came (the backend checked it is the armed one).
     pub fn fire_idle_timer<B: Backend<Io = X>>(&mut self, b: &mut B, trace: &mut dyn Trace) {
         self.timer_at = None;
+        self.standing = Standing::No;
         let now = self.now;
         let elevator = &mut self.elevator;
         b.in_scheduler(|| elevator.timer(now, trace));

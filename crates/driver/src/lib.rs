@@ -190,6 +190,20 @@ struct Held<X> {
     io: X,
 }
 
+/// Whether the scheduler's last answer to `dispatch`, "nothing now", still stands.
+#[derive(Clone, Copy, Debug)]
+enum Standing {
+    /// A call reached the scheduler since, or its last answer was a request: ask.
+    No,
+    /// Nothing has reached it; how long the answer holds is not asked yet (asked only when
+    /// the driver would dispatch again, so runs whose every event reaches the scheduler
+    /// never pay for the question).
+    Unasked,
+    /// Nothing has reached it, and the answer holds until this time, inclusive
+    /// (`Elevator::dispatch_settled_until`; `None`: ask).
+    Until(Option<Time>),
+}
+
 /// The submitting process's plug, for the trace's `P`/`U` events.
 #[derive(Clone, Copy, Debug)]
 enum Plug {
@@ -241,6 +255,8 @@ pub struct Driver<'a, X> {
     pub now: Time,
     /// The scheduler's idle deadline, while one is armed.
     pub timer_at: Option<Time>,
+    /// Whether the scheduler's last "nothing now" still stands (see `pump_dispatch`).
+    standing: Standing,
     /// Requests inserted into the scheduler.
     pub requests: u64,
     next_request: u64,
@@ -334,6 +350,7 @@ impl<'a, X: Copy> Driver<'a, X> {
             disk: DiskAccounting::default(),
             now: 0,
             timer_at: None,
+            standing: Standing::No,
             requests: 0,
             next_request: 0,
             plug: Plug::Off,

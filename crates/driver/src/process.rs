@@ -4,7 +4,7 @@
 use iosched_core::{RqEvent, Time, Trace};
 use iosched_workload::lifecycle::Action;
 
-use crate::{Backend, Driver, Plug};
+use crate::{Backend, Driver, Plug, Standing};
 
 impl<X: Copy> Driver<'_, X> {
     /// Schedules the start of every job whose turn has come (`startdelay`, `wait_for`,
@@ -141,6 +141,7 @@ impl<X: Copy> Driver<'_, X> {
         // served or idled on rather than idling on a process that will never ask again.
         let ioc = self.processes[index].ioc;
         let elevator = &mut self.elevator;
+        self.standing = Standing::No;
         b.in_scheduler(|| elevator.exit_ioc(ioc, now, trace));
         let finished = self.life.finish(self.jobs, index, now);
         self.stats[index].set_runtime(finished.stats_from, now);

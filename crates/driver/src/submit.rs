@@ -8,7 +8,7 @@ use iosched_core::request_pool::Alloc;
 use iosched_core::{Op, ReqFlags, Request, RqEvent, Time, Trace, SECTOR_SIZE};
 use iosched_workload::generator::{IoKind, IoUnit};
 
-use crate::{Backend, Driver, Held, InFlight, Plug, Rider};
+use crate::{Backend, Driver, Held, InFlight, Plug, Rider, Standing};
 
 impl<X: Copy> Driver<'_, X> {
     /// The bio process `index` makes of `unit`.
@@ -82,6 +82,7 @@ impl<X: Copy> Driver<'_, X> {
         io: X,
         trace: &mut dyn Trace,
     ) -> bool {
+        self.standing = Standing::No;
         let merged = match self.elevator.try_back_merge(request, self.now) {
             Some(target) => Some((target, RqEvent::BackMerge)),
             None => self
@@ -113,6 +114,7 @@ impl<X: Copy> Driver<'_, X> {
     /// sleep on the list (`S`) and answers false. Kernel: __get_request(), with the
     /// scheduler's elv_may_queue() asked first.
     fn allocate(&mut self, index: usize, request: &Request, trace: &mut dyn Trace) -> bool {
+        self.standing = Standing::No;
         let may_queue = self.elevator.may_queue(request);
         let sync = request.is_sync();
         let alloc = self
@@ -196,6 +198,7 @@ impl<X: Copy> Driver<'_, X> {
             self.requests += 1;
             let now = self.now;
             let elevator = &mut self.elevator;
+            self.standing = Standing::No;
             b.in_scheduler(|| elevator.insert(request, now, trace));
         }
     }

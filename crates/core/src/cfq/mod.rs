@@ -382,6 +382,10 @@ impl Elevator for Cfq {
         }
     }
 
+    fn dispatch_settled_until(&self, traced: bool) -> Option<Time> {
+        self.settled_until(traced)
+    }
+
     fn completed(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {
         self.catch_up_timer(now, trace);
         self.completed_request(rq, now, trace);

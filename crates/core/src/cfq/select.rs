@@ -16,12 +16,55 @@ use super::{
     SYNC_WORKLOAD,
 };
 use crate::request::Time;
-use crate::trace::{DecisionKind, Trace};
+use crate::trace::{DecisionKind, NoTrace, Trace};
 
 impl Cfq {
     /// Kernel: CFQ_MIN_TT: 2 jiffies, the floor of a workload slice.
     fn min_tt(&self) -> Time {
         2 * self.jiffy()
+    }
+
+    /// Until when (inclusive) `dispatch` would answer as it just did and change nothing
+    /// (see [`Elevator::dispatch_settled_until`]). Three states are known, each answered
+    /// before any rule that reads the clock could change the answer: nothing queued
+    /// (`busy_queues`, rule 2); idling on the empty active queue (rule 7); and, when no trace
+    /// listens, waiting for the empty active queue's requests (rule 9, which writes a
+    /// decision each time it answers). The last two hold until rule 4 finds the slice used,
+    /// and all end before the idle timer is due: the next call at or past it fires the timer
+    /// (`catch_up_timer`).
+    ///
+    /// Only a completion arms the timer or empties the active queue between calls, so the
+    /// call that just answered found the active queue empty in this same state and passed
+    /// rules 3 to 6: rule 6 reads no clock, so it would find no cooperator again; rule 8
+    /// compares the slice left with the slice used, which only shrinks as time passes (or
+    /// holds while `slice_new`), so it would not fire either.
+    ///
+    /// [`Elevator::dispatch_settled_until`]: crate::Elevator::dispatch_settled_until
+    pub(crate) fn settled_until(&self, traced: bool) -> Option<Time> {
+        let before_timer = match self.idle_timer {
+            Some(timer) => timer.until.checked_sub(1)?,
+            None => Time::MAX,
+        };
+        if self.busy_queues == 0 || (self.rq_queued == 0 && self.active_queue.is_some()) {
+            return Some(before_timer);
+        }
+        let q = self.active_queue?;
+        let cfqq = &self.queues[q];
+        if !cfqq.is_empty() {
+            return None;
+        }
+        // Rule 4: `slice_used()` turns true at `slice_end`.
+        let slice_left = if cfqq.slice_new || cfqq.must_dispatch {
+            Time::MAX
+        } else {
+            cfqq.slice_end.checked_sub(1)?
+        };
+        if self.idle_timer.is_some() {
+            return Some(before_timer.min(slice_left));
+        }
+        // `should_idle` writes only when it answers false.
+        let rule_9 = cfqq.dispatched > 0 && self.should_idle(q, 0, &mut NoTrace);
+        (rule_9 && !traced).then_some(slice_left)
     }
 
     /// Kernel: cfq_select_queue(). `None` means "dispatch nothing now" (idling, waiting for
