@@ -124,27 +124,8 @@ impl Curve {
 /// six newer validated drives' extracted overheads (all 0) say of theirs.
 fn no_bus_protocol() -> ControllerSpec {
     ControllerSpec {
-        bus_read_block_ms: 0.0,
-        bus_write_block_ms: 0.0,
-        read_completion_ms: 0.0,
-        write_completion_ms: 0.0,
-        data_prep_ms: 0.0,
-        first_reselect_ms: 0.0,
-        read_disconnect_after_read_ms: 0.0,
-        read_disconnect_after_write_ms: 0.0,
-        write_disconnect_ms: 0.0,
-        read_water_mark: 0.0,
         water_mark_by_request_size: true,
-        never_disconnect: false,
-        read_ahead_on_idle_hit: false,
-        minimum_seek_ms: 0.0,
-        extra_write_disconnect: false,
-        extra_command_ms: 0.0,
-        extra_seek_delta_ms: 0.0,
-        extra_disconnect_ms: 0.0,
-        extra_inter_disconnect_ms: 0.0,
-        extra_second_disconnect_ms: 0.0,
-        other_reselect_ms: 0.0,
+        ..ControllerSpec::default()
     }
 }
 

@@ -126,7 +126,8 @@ pub const POLICY_SPTF: u32 = 8;
 /// The drive's bus protocol (DiskSim's `disksim_disk` overheads and its bus's transfer
 /// times). The newer drives of `valid/` set every overhead here to 0; the older ones spend
 /// most of a cache hit's time in them.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+/// `Default`: every overhead 0 and every protocol switch off (a drive with no bus protocol).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ControllerSpec {
     /// The bus's time per block read or written (`disksim_bus` "Read/Write block transfer
