@@ -320,6 +320,21 @@ impl Adaptive {
         let limit = units.saturating_sub(lag_in_flight.max(1)).max(1);
         let others = self.device.in_flight - lag_in_flight;
         if others >= limit && self.lag_is_owed(vtime) {
+            if trace.enabled() {
+                let reason = format!(
+                    "group {} held: {others} of {limit} others in flight beside group {} \
+                     behind it, short of its share",
+                    self.groups[g].id.0, self.groups[h].id.0
+                );
+                self.decide(
+                    trace,
+                    now,
+                    DecisionKind::DispatchLimit,
+                    Some(h),
+                    &reason,
+                    None,
+                );
+            }
             return Some(self.wait_for(h, None, now, trace));
         }
         if trace.enabled() {
