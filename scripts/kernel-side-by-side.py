@@ -101,8 +101,9 @@ def metrics(report, trace_path):
     flight = {}
     for j in jobs:
         read = j["read"]
-        flight[j["jobname"]] = (read["iops"] * read["clat_ns"]["mean"] / 1e9,
-                                read["iops"] * read["slat_ns"]["mean"] / 1e9)
+        iops = read.get("iops", 0)
+        flight[j["jobname"]] = tuple(iops * (read.get(kind) or {}).get("mean", 0) / 1e9
+                                     for kind in ("clat_ns", "slat_ns"))
     shares = {}
     for group in report.get("iosched", {}).get("cgroups") or []:
         shares[group["path"]] = (group["share"], group.get("ideal_share"))
@@ -350,6 +351,7 @@ def main():
                    help="also run the heaviest job alone through the kernel's none and the "
                         "engine's noop in each round, and print the total weight shares allow")
     args = p.parse_args()
+    heavy = heaviest(args.job) if args.cap else None
     if args.fifo is not None and not 1 <= args.fifo <= 99:
         sys.exit(f"--fifo: {args.fifo} is not a SCHED_FIFO priority (1-99)")
     if os.geteuid() != 0:
@@ -366,7 +368,6 @@ def main():
     engine_threads = args.engine_threads
     if engine_threads == "auto":
         engine_threads = "cgroups" if names_cgroups(args.job) else "1"
-    heavy = heaviest(args.job) if args.cap else None
     if args.cap and "none" not in schedulers:
         sys.exit("--cap: the cap is against the kernel's none: add none to --schedulers")
     device, made = (args.device, False) if args.device else attach(args.image, args.image_size)
