@@ -26,6 +26,7 @@ pub mod idle;
 pub mod merge;
 pub mod preempt;
 pub mod queue;
+pub mod rules_2632;
 pub mod select;
 pub mod service_tree;
 pub mod slice;
