@@ -247,7 +247,7 @@ mod tests {
             let mut cfq = cfq_2632(low_latency);
             let mut rec = Rec::default();
             let end = one_process(&mut cfq, &mut rec, 6, FAR, MS);
-            let q = cfq.active_queue.expect("the reader's queue is active");
+            let q = cfq.cic(crate::request::IoContextId(1)).sync_q.unwrap();
             assert_eq!(
                 cfq.queues[q].idle_window, low_latency,
                 "low_latency {low_latency}"
@@ -303,6 +303,32 @@ mod tests {
             .is_none_or(|arm| arm.0 < end));
     }
 
+    /// 2.6.32's cfq_select_queue() waits while a dry queue with an idle window has a request
+    /// in flight; select-time rule 8 (8e1ac6655104, 2.6.33), which would clear a seeky
+    /// queue's window early in its slice and hand the disk to a waiting process, is off.
+    #[test]
+    fn rules_2632_dry_seeky_queue_keeps_disk_while_in_flight() {
+        let mut cfq = cfq_2632(true);
+        let mut rec = Rec::default();
+        let mut now = UP;
+        for i in 0..6u64 {
+            let mut rq = read(i + 1, 1, FAR + i * FAR);
+            rq.nr_sectors = 16;
+            insert(&mut cfq, rq, now, &mut rec);
+            if i == 0 {
+                insert(&mut cfq, read(100, 2, 9 * FAR), now, &mut rec);
+            }
+            assert_eq!(dispatch_id(&mut cfq, now, &mut rec), i + 1);
+            // The driver asks again while the read is in flight and process 2 waits; by the
+            // sixth read process 1 is seeky by 4.20's history as well.
+            let again = cfq.dispatch(now, &mut rec);
+            assert!(!matches!(again, Dispatch::Request(_)), "read {i}");
+            now += MS;
+            complete(&mut cfq, rq, now, &mut rec);
+            now += MS;
+        }
+    }
+
     /// 2.6.32 had one service tree: a sync queue without an idle window is queued on the
     /// SYNC tree, not on 4.20's SYNC_NOIDLE one.
     #[test]
@@ -313,8 +339,14 @@ mod tests {
             let mut rec = Rec::default();
             // Nine far reads: seeky by 4.20's history too, so both rule sets drop the window.
             let end = one_process(&mut cfq, &mut rec, 9, FAR, MS);
-            let _ = cfq.dispatch(end + 20 * MS, &mut rec);
-            insert(&mut cfq, read(100, 1, 4 * FAR), end + 20 * MS, &mut rec);
+            // Another process takes the disk, so the reader's queue leaves the service tree
+            // and is queued anew by its next read.
+            let t = end + 20 * MS;
+            let other = read(200, 2, 8 * FAR);
+            insert(&mut cfq, other, t, &mut rec);
+            assert_eq!(dispatch_id(&mut cfq, t, &mut rec), 200);
+            complete(&mut cfq, other, t + MS, &mut rec);
+            insert(&mut cfq, read(100, 1, 4 * FAR), t + 2 * MS, &mut rec);
             let q = cfq.cic(crate::request::IoContextId(1)).sync_q.unwrap();
             assert!(!cfq.queues[q].idle_window);
             let wl = if rules == "1" {
