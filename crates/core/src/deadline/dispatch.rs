@@ -49,31 +49,11 @@ impl Deadline {
 
     /// Kernel: deadline_next_request(): the first request of `prio`'s `dir` tree at or after
     /// the position last dispatched from it.
-    /// The last dispatch's successor ([`Deadline::next_hint`]) is usually the answer and is
-    /// checked in O(1) (on the tree, at or after the position, its predecessor before it);
-    /// the descent runs only when it is not.
     fn next_request(&self, prio: usize, dir: usize) -> Option<Slot> {
-        let (tree, pos) = (prio * 2 + dir, self.latest_pos[prio][dir]);
-        if let Some(hint) = self.next_hint[tree].filter(|&h| self.is_first_from(tree, h, pos)) {
-            return Some(hint);
-        }
+        let pos = self.latest_pos[prio][dir];
         self.sort
-            .lower_bound(tree, pos, Self::sector_of(&self.sectors))
+            .lower_bound(prio * 2 + dir, pos, Self::sector_of(&self.sectors))
             .map(|n| n as Slot)
-    }
-
-    /// `slot` is on `tree` and the first request in its order whose sector is at least
-    /// `pos`: what the descent of deadline_from_pos() would find.
-    fn is_first_from(&self, tree: usize, slot: Slot, pos: u64) -> bool {
-        let on_tree = self.slots[slot as usize]
-            .as_ref()
-            .is_some_and(|h| h.in_tree && h.prio * 2 + direction(&h.rq) == tree);
-        on_tree
-            && self.sectors[slot as usize] >= pos
-            && self
-                .sort
-                .prev(slot as usize)
-                .is_none_or(|p| self.sectors[p] < pos)
     }
 
     /// Kernel: deadline_check_fifo(): the FIFO head's deadline has come.
@@ -142,11 +122,7 @@ impl Deadline {
             return None;
         }
         self.batching = self.batching.wrapping_add(1);
-        let h = self.held(slot);
-        let dir = direction(&h.rq);
-        if h.in_tree {
-            self.next_hint[h.prio * 2 + dir] = self.sort.next(slot as usize).map(|n| n as Slot);
-        }
+        let dir = direction(&self.held(slot).rq);
         self.remove_request(slot);
         Some(self.start_request(dir, slot))
     }

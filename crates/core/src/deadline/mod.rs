@@ -107,10 +107,6 @@ pub struct Deadline {
     fifo: Lists,
     dispatch: VecDeque<Slot>,
     latest_pos: [[u64; 2]; PRIO_COUNT],
-    /// Per tree, the in-order successor of the request last dispatched from it, which is
-    /// where the next batch step usually continues: a hint only, checked before use
-    /// (deadline_next_request() descends the tree each time; the answer is the same).
-    next_hint: [Option<Slot>; PRIO_COUNT * 2],
     stats: [Stats; PRIO_COUNT],
     last_dir: usize,
     batching: u32,
@@ -147,7 +143,6 @@ impl Deadline {
             fifo: Lists::new(PRIO_COUNT * 2),
             dispatch: VecDeque::new(),
             latest_pos: [[0; 2]; PRIO_COUNT],
-            next_hint: [None; PRIO_COUNT * 2],
             stats: [Stats::default(); PRIO_COUNT],
             last_dir: WRITE,
             batching: 0,
