@@ -127,34 +127,28 @@ impl RbForest {
         n.is_some_and(|n| self.l(n).red)
     }
 
-    /// The child of `n` on the `right` side (else left), picked by index rather than by a
-    /// branch: which way a descent turns follows the keys and is a coin toss to the branch
-    /// predictor (some five mispredicted branches per request in mq-deadline's two
-    /// descents, cachegrind `--branch-sim`), while an indexed load costs nothing extra.
-    fn child(&self, n: usize, right: bool) -> u32 {
-        let node = &self.links[n];
-        [node.left, node.right][usize::from(right)]
-    }
-
     /// Kernel: cfq_prio_tree_lookup(): descend by `key(node)` (smaller left, larger right)
     /// until an equal key or a leaf.
     pub(crate) fn search(&self, tree: usize, sector: u64, key: impl Fn(usize) -> u64) -> Search {
-        let mut at = self.roots[tree];
+        let mut at = opt(self.roots[tree]);
         let mut out = Search {
             found: None,
             parent: None,
             right: false,
         };
-        while at != NIL {
-            let n = at as usize;
+        while let Some(n) = at {
             out.parent = Some(n);
             let k = key(n);
-            if sector == k {
+            if sector > k {
+                out.right = true;
+                at = self.l(n).right;
+            } else if sector < k {
+                out.right = false;
+                at = self.l(n).left;
+            } else {
                 out.found = Some(n);
                 return out;
             }
-            out.right = sector > k;
-            at = self.child(n, out.right);
         }
         out
     }
@@ -167,17 +161,20 @@ impl RbForest {
         sector: u64,
         key: impl Fn(usize) -> u64,
     ) -> Search {
-        let mut at = self.roots[tree];
+        let mut at = opt(self.roots[tree]);
         let mut out = Search {
             found: None,
             parent: None,
             right: false,
         };
-        while at != NIL {
-            let n = at as usize;
+        while let Some(n) = at {
             out.parent = Some(n);
             out.right = sector >= key(n);
-            at = self.child(n, out.right);
+            at = if out.right {
+                self.l(n).right
+            } else {
+                self.l(n).left
+            };
         }
         out
     }
@@ -189,15 +186,17 @@ impl RbForest {
         pos: u64,
         key: impl Fn(usize) -> u64,
     ) -> Option<usize> {
-        let mut at = self.roots[tree];
-        let mut found = NIL;
-        while at != NIL {
-            let n = at as usize;
-            let at_or_after = key(n) >= pos;
-            found = if at_or_after { at } else { found };
-            at = self.child(n, !at_or_after);
+        let mut at = opt(self.roots[tree]);
+        let mut found = None;
+        while let Some(n) = at {
+            if key(n) >= pos {
+                found = Some(n);
+                at = self.l(n).left;
+            } else {
+                at = self.l(n).right;
+            }
         }
-        opt(found)
+        found
     }
 
     /// Kernel: rb_link_node() + rb_insert_color(): `node` becomes a red leaf where `at`
