@@ -200,6 +200,9 @@ pub fn hdd_7200() -> DiskSpec {
         read_hits_on_write_data: true,
         combine_sequential_writes: true,
         write_hit_stops_prefetch: true,
+        // Buffered writes wait in their segments and go to the media nearest first, while
+        // the drive is idle or when every write segment is dirty (`drive/destage.rs`).
+        deferred_destage: true,
         stop_prefetch_in_sector: false,
         controller: no_bus_protocol(),
         zone: zones(&geometry),
@@ -281,6 +284,9 @@ pub fn sas_10k() -> DiskSpec {
         read_hits_on_write_data: true,
         combine_sequential_writes: true,
         write_hit_stops_prefetch: true,
+        // Buffered writes wait in their segments and go to the media nearest first, while
+        // the drive is idle or when every write segment is dirty (`drive/destage.rs`).
+        deferred_destage: true,
         stop_prefetch_in_sector: false,
         controller: no_bus_protocol(),
         zone: zones(&geometry),
