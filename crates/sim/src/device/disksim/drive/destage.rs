@@ -159,3 +159,103 @@ impl Drive {
         end
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::spec::DiskSpec;
+    use super::*;
+
+    /// The tiny test drive (`testdata_small.toml`: 10 ms a revolution, 1 ms a sector) with
+    /// deferred destage and `write_segments` of its segments free for writes.
+    fn deferred(write_segments: u32) -> DiskSpec {
+        let mut spec = DiskSpec::parse(include_str!("../testdata_small.toml")).unwrap();
+        spec.segments = 3;
+        spec.write_segments = write_segments;
+        spec.deferred_destage = true;
+        spec
+    }
+
+    fn pending_count(drive: &Drive) -> usize {
+        drive.buffer.pending().count()
+    }
+
+    /// A write sent the moment the last completed finds the drive never idle: both stay
+    /// pending, and a flush then writes the near run (cylinder 0) before the far one
+    /// (cylinder 10), although the far one came first.
+    #[test]
+    fn a_flush_destages_the_nearest_run_first() {
+        let mut drive = Drive::new(&deferred(3));
+        let first = drive.serve(0.0, false, 90, 2);
+        let second = drive.serve(first, false, 12, 2);
+        assert_eq!(pending_count(&drive), 2);
+        let flushed = drive.flush(second);
+        assert_eq!(pending_count(&drive), 0);
+        let until = |lbn: u64| {
+            drive
+                .buffer
+                .segments
+                .iter()
+                .flatten()
+                .find(|s| s.contains(lbn))
+                .map(|s| s.dirty_until_ms)
+                .unwrap()
+        };
+        assert!(until(12) < until(90), "{} {}", until(12), until(90));
+        assert!((flushed - until(90)).abs() < 1e-9);
+    }
+
+    /// A read arriving as a buffered write completes does not wait for that write's media
+    /// write; without deferred destage it does.
+    #[test]
+    fn a_read_goes_before_a_pending_write() {
+        let read_after_write = |spec: &DiskSpec| {
+            let mut drive = Drive::new(spec);
+            let written = drive.serve(0.0, false, 90, 2);
+            drive.serve(written, true, 0, 2) - written
+        };
+        let mut in_order = deferred(3);
+        in_order.deferred_destage = false;
+        let held = read_after_write(&deferred(3));
+        let waited = read_after_write(&in_order);
+        assert!(held + 5.0 < waited, "deferred {held} ms, in order {waited} ms");
+    }
+
+    /// With every write segment dirty a new (non-appending) write waits for a destage to
+    /// empty one; with a segment free it is buffered at once.
+    #[test]
+    fn a_write_waits_only_when_every_write_segment_is_dirty() {
+        let mut drive = Drive::new(&deferred(2));
+        let mut now = 0.0;
+        for lbn in [90, 12] {
+            let done = drive.serve(now, false, lbn, 2);
+            assert!(done - now < 1.0, "buffered at once: {}", done - now);
+            now = done;
+        }
+        let done = drive.serve(now, false, 40, 2);
+        assert!(done - now > 2.0, "waited for a destage: {}", done - now);
+        assert_eq!(pending_count(&drive), 2, "one run written, the new one pending");
+    }
+
+    /// An idle drive destages at once: a read arriving long after a write finds the run
+    /// written and the heads free.
+    #[test]
+    fn an_idle_drive_destages_its_pending_runs() {
+        let mut drive = Drive::new(&deferred(2));
+        let written = drive.serve(0.0, false, 90, 2);
+        drive.serve(written + 100.0, true, 94, 1);
+        assert_eq!(pending_count(&drive), 0);
+        assert!(drive.destaged_ms() < written + 100.0);
+    }
+
+    /// A FUA write's own run reaches the media before it completes; another pending run
+    /// stays pending.
+    #[test]
+    fn a_fua_write_waits_for_its_own_run_only() {
+        let mut drive = Drive::new(&deferred(3));
+        let first = drive.serve(0.0, false, 90, 2);
+        let buffered = drive.serve(first, false, 12, 2);
+        let done = drive.force_unit_access(buffered, 12);
+        assert!(done > buffered + 0.5, "{done} against {buffered}");
+        assert_eq!(pending_count(&drive), 1);
+    }
+}
