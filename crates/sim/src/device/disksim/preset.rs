@@ -10,6 +10,8 @@
 //! same spindle class: IBM Ultrastar 18ES (7200 rpm, demerit 0.135 ms) for `hdd-7200-dsm`,
 //! Seagate Cheetah 9LP (10 025 rpm, Seagate as the Savvio, demerit 0.107 ms) for
 //! `sas-10k-dsm` (`tests/data/disksim/*.toml`, measurements of those drives, reused).
+//! Unlike those drives, which write each buffered write at once in arrival order (DiskSim's
+//! disk model), the presets defer destage as the manuals describe (`drive/destage.rs`).
 
 use super::spec::{ControllerSpec, DiskSpec, QueueSpec, ZoneSpec, MODEL, POLICY_SPTF};
 

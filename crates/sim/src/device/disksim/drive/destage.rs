@@ -30,10 +30,7 @@ impl Drive {
     /// its end. The read-ahead, if still running, keeps the heads.
     pub(super) fn destage_while_idle(&mut self, now_ms: f64) {
         let ahead_end = self.read_ahead.as_ref().map_or(0.0, |ahead| ahead.end_ms());
-        let mut from = self
-            .idle_from_ms
-            .max(self.destage_until_ms)
-            .max(ahead_end);
+        let mut from = self.idle_from_ms.max(self.destage_until_ms).max(ahead_end);
         if from >= now_ms {
             return;
         }
@@ -92,9 +89,10 @@ impl Drive {
     /// Writes the pending run holding block `lbn` now (or once the heads are free); returns
     /// when it is on the media.
     pub(super) fn destage_block(&mut self, now_ms: f64, lbn: u64) -> f64 {
-        let index = self.buffer.pending().find(|&index| {
-            self.buffer.segments[index].is_some_and(|s: Segment| s.contains(lbn))
-        });
+        let index = self
+            .buffer
+            .pending()
+            .find(|&index| self.buffer.segments[index].is_some_and(|s: Segment| s.contains(lbn)));
         let Some(index) = index else {
             return now_ms.max(self.destage_until_ms);
         };
@@ -217,7 +215,10 @@ mod tests {
         in_order.deferred_destage = false;
         let held = read_after_write(&deferred(3));
         let waited = read_after_write(&in_order);
-        assert!(held + 5.0 < waited, "deferred {held} ms, in order {waited} ms");
+        assert!(
+            held + 5.0 < waited,
+            "deferred {held} ms, in order {waited} ms"
+        );
     }
 
     /// With every write segment dirty a new (non-appending) write waits for a destage to
@@ -233,7 +234,11 @@ mod tests {
         }
         let done = drive.serve(now, false, 40, 2);
         assert!(done - now > 2.0, "waited for a destage: {}", done - now);
-        assert_eq!(pending_count(&drive), 2, "one run written, the new one pending");
+        assert_eq!(
+            pending_count(&drive),
+            2,
+            "one run written, the new one pending"
+        );
     }
 
     /// An idle drive destages at once: a read arriving long after a write finds the run
