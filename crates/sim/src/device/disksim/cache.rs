@@ -11,6 +11,9 @@
 //!   up to a limit set by the prefetch mode ([`super::drive::read_ahead_end`]). A command that needs the
 //!   heads stops it; the segment keeps what was read by then. A read hit does not stop it,
 //!   and a read that the running read-ahead will reach is served from it as it arrives.
+//! - **Deferred destage** ([`Buffer::deferred`]): a buffered write's segment stays *pending*
+//!   (dirty, not yet given to the heads) until the drive chooses to write it; only a pending
+//!   run takes appends, and a pending run that a later write only partly covers is kept.
 //! - **Written data** stays readable after it reaches the media only with "Allow read hits on
 //!   write data"; a write drops every other segment's copy of the blocks it overlaps.
 
@@ -28,9 +31,16 @@ pub struct Segment {
     pub dirty_until_ms: f64,
     /// The run came from host writes.
     pub written: bool,
+    /// When its last host write was in the buffer (a pending run can be destaged from then).
+    pub since_ms: f64,
 }
 
 impl Segment {
+    /// Dirty and not yet being written: its destage has not been planned.
+    pub fn pending(&self) -> bool {
+        self.dirty_until_ms == f64::INFINITY
+    }
+
     pub fn contains(&self, lbn: u64) -> bool {
         self.start <= lbn && lbn < self.end
     }
@@ -98,6 +108,8 @@ pub struct Buffer {
     stamp: u64,
     separate_write_segment: bool,
     hits_on_written: bool,
+    /// Writes wait pending in their segments (the spec's `deferred_destage`).
+    pub deferred: bool,
 }
 
 impl Buffer {
@@ -107,6 +119,7 @@ impl Buffer {
             stamp: 0,
             separate_write_segment: separate_write_segment && segments > 1,
             hits_on_written,
+            deferred: false,
         }
     }
 
@@ -167,10 +180,13 @@ impl Buffer {
         if combine {
             let appends = self.segments.iter().position(|segment| {
                 segment.is_some_and(|s| {
-                    s.written
-                        && s.end == lbn
-                        && s.dirty_until_ms > now_ms
-                        && s.end - s.start + count <= segment_sectors
+                    // Deferred: a run the heads are writing takes no more blocks.
+                    let open = if self.deferred {
+                        s.pending()
+                    } else {
+                        s.dirty_until_ms > now_ms
+                    };
+                    s.written && s.end == lbn && open && s.end - s.start + count <= segment_sectors
                 })
             });
             if let Some(index) = appends {
@@ -202,18 +218,40 @@ impl Buffer {
             .count()
     }
 
-    /// Drops every copy of blocks `lbn..lbn + count` except in segment `keep`.
+    /// Drops every copy of blocks `lbn..lbn + count` except in segment `keep`. A pending run
+    /// goes only when wholly covered: its other blocks still have to reach the media.
     pub fn invalidate(&mut self, lbn: u64, count: u64, keep: usize) {
         for (index, slot) in self.segments.iter_mut().enumerate() {
             if index == keep {
                 continue;
             }
             if let Some(segment) = slot {
-                if segment.start < lbn + count && lbn < segment.end {
+                let overlaps = segment.start < lbn + count && lbn < segment.end;
+                let covered = lbn <= segment.start && segment.end <= lbn + count;
+                if overlaps && (!segment.pending() || covered) {
                     *slot = None;
                 }
             }
         }
+    }
+
+    /// Indexes of the pending segments.
+    pub fn pending(&self) -> impl Iterator<Item = usize> + '_ {
+        self.segments
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_some_and(|s| s.pending()))
+            .map(|(index, _)| index)
+    }
+
+    /// The earliest time after `now_ms` a destage under way empties a segment.
+    pub fn next_destaged_ms(&self, now_ms: f64) -> Option<f64> {
+        self.segments
+            .iter()
+            .flatten()
+            .map(|s| s.dirty_until_ms)
+            .filter(|&until| until > now_ms && until.is_finite())
+            .min_by(f64::total_cmp)
     }
 }
 
@@ -228,6 +266,7 @@ mod tests {
             used,
             dirty_until_ms: 0.0,
             written: false,
+            since_ms: 0.0,
         })
     }
 

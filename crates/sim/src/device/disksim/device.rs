@@ -62,12 +62,12 @@ impl DiskSimDevice {
             Op::Write => {
                 let buffered = self.drive.serve(now_ms, false, command.sector, count);
                 if command.fua {
-                    buffered.max(self.drive.destaged_ms())
+                    self.drive.force_unit_access(buffered, command.sector)
                 } else {
                     buffered
                 }
             }
-            Op::Flush => now_ms.max(self.drive.destaged_ms()),
+            Op::Flush => self.drive.flush(now_ms),
             Op::Discard => now_ms,
         };
         // Never before `now`, even for a zero-length command.

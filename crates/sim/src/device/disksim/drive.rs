@@ -12,12 +12,15 @@
 //! - **Writes** with write-back ("Fast write level" 1 or 2) complete once their blocks are in
 //!   the buffer; the drive then writes them to the media (destage) while the host is away. A
 //!   write waits for the heads' destage only when every write segment is still dirty. Without
-//!   write-back a write completes when on the media.
+//!   write-back a write completes when on the media. With `deferred_destage` the drive holds
+//!   buffered writes and writes them when it chooses ([`destage`]).
 
 use super::cache::{Buffer, Lookup, ReadAhead, Segment};
 use super::layout::Layout;
 use super::mechanics::{Heads, Mechanics, Pass};
 use super::spec::DiskSpec;
+
+mod destage;
 
 /// A DiskSim-validated drive serving one command at a time.
 #[derive(Clone, Debug)]
@@ -34,15 +37,18 @@ pub struct Drive {
     /// One past the previous write's last block (an appending write skips the extra
     /// disconnect).
     last_write_end: Option<u64>,
+    /// When the last command completed: the drive is idle from then until the next arrives.
+    idle_from_ms: f64,
 }
 
 impl Drive {
     pub fn new(spec: &DiskSpec) -> Drive {
-        let buffer = Buffer::new(
+        let mut buffer = Buffer::new(
             spec.segments,
             spec.separate_write_segment,
             spec.read_hits_on_write_data,
         );
+        buffer.deferred = spec.deferred_destage && spec.fast_write_level > 0;
         Drive {
             layout: Layout::new(spec),
             mechanics: Mechanics::new(spec),
@@ -56,6 +62,7 @@ impl Drive {
             // DiskSim starts with `lastflags = READ` (disk_initialize).
             last_was_read: true,
             last_write_end: None,
+            idle_from_ms: 0.0,
             spec: spec.clone(),
         }
     }
@@ -64,7 +71,31 @@ impl Drive {
         self.layout.capacity()
     }
 
-    /// When every buffered write is on the media.
+    /// A flush at `now_ms`: writes every buffered run (deferred destage) and returns when all
+    /// buffered data is on the media.
+    pub fn flush(&mut self, now_ms: f64) -> f64 {
+        let done = if self.deferred() {
+            self.destage_all(now_ms)
+        } else {
+            now_ms.max(self.destage_until_ms)
+        };
+        self.idle_from_ms = self.idle_from_ms.max(done);
+        done
+    }
+
+    /// A FUA write of block `lbn` buffered by `buffered_ms`: returns when its data is on the
+    /// media (its own run, when destage is deferred; every earlier write otherwise).
+    pub fn force_unit_access(&mut self, buffered_ms: f64, lbn: u64) -> f64 {
+        let done = if self.deferred() {
+            self.destage_block(buffered_ms, lbn).max(buffered_ms)
+        } else {
+            buffered_ms.max(self.destage_until_ms)
+        };
+        self.idle_from_ms = self.idle_from_ms.max(done);
+        done
+    }
+
+    /// When every buffered write already planned is on the media.
     pub fn destaged_ms(&self) -> f64 {
         self.destage_until_ms
     }
@@ -74,13 +105,23 @@ impl Drive {
     pub fn serve(&mut self, now_ms: f64, read: bool, lbn: u64, count: u64) -> f64 {
         assert!(count > 0, "empty command");
         assert!(lbn + count <= self.capacity(), "command past the capacity");
+        if self.deferred() {
+            self.destage_while_idle(now_ms);
+        }
         self.settle_read_ahead(now_ms);
         let done = if read {
             self.read(now_ms, lbn, count)
+        } else if self.deferred() {
+            self.write_deferred(now_ms, lbn, count)
         } else {
             self.write(now_ms, lbn, count)
         };
         self.last_was_read = read;
+        // A buffered write under deferred destage never needs the heads: they stay free
+        // for destaging while its data crosses the bus.
+        if read || !self.deferred() {
+            self.idle_from_ms = done;
+        }
         done
     }
 
@@ -101,6 +142,9 @@ impl Drive {
                 self.spec.read_miss_after_read_ms,
                 self.spec.read_miss_after_write_ms,
             )
+        } else if self.deferred() && self.buffer.dirty_segments(now_ms) < self.write_limit() {
+            // A write the buffer takes needs no heads: its overhead alone.
+            return self.write_protocol(lbn, true).data_after_ms;
         } else {
             self.write_protocol(lbn, self.spec.fast_write_level > 0)
                 .heads_after_ms
@@ -490,6 +534,7 @@ impl Drive {
             used: 0,
             dirty_until_ms: 0.0,
             written: false,
+            since_ms: 0.0,
         });
         self.buffer.invalidate(lbn, count, index);
         self.buffer.touch(index);
@@ -625,7 +670,7 @@ impl Drive {
         let media_end = passes.last().map_or(write_from, Pass::end_ms);
         self.destage_until_ms = media_end;
         self.last_write_end = Some(lbn + count);
-        self.buffer_write(now_ms, lbn, count, media_end);
+        self.buffer_write(now_ms, lbn, count, media_end, now_ms);
         let completion = self.spec.controller.write_completion_ms;
         match protocol.reconnect {
             None => buffered + completion,
@@ -633,6 +678,37 @@ impl Drive {
                 media_end.max(buffered + disconnect_ms) + reselect_ms + completion
             }
         }
+    }
+
+    /// Write segments that may hold dirty data at once.
+    fn write_limit(&self) -> usize {
+        (self.spec.write_segments.max(1) as usize).min(self.buffer.segments.len().max(1))
+    }
+
+    /// A buffered write under deferred destage: the command overhead, a write segment (an
+    /// appending write extends its pending run; another may wait for a destage to empty one),
+    /// the data across the bus, and the run left pending.
+    fn write_deferred(&mut self, now_ms: f64, lbn: u64, count: u64) -> f64 {
+        let protocol = self.write_protocol(lbn, true);
+        if self.spec.write_hit_stops_prefetch {
+            self.stop_read_ahead(now_ms);
+        }
+        let ready = now_ms + protocol.data_after_ms;
+        let appends = self.buffer.segments.iter().flatten().any(|s| {
+            s.pending()
+                && s.end == lbn
+                && self.spec.combine_sequential_writes
+                && s.end - s.start + count <= u64::from(self.spec.segment_sectors)
+        });
+        let bus_start = if appends {
+            ready
+        } else {
+            self.free_write_segment(ready)
+        };
+        let buffered = bus_start + count as f64 * self.write_block_ms();
+        self.last_write_end = Some(lbn + count);
+        self.buffer_write(bus_start, lbn, count, f64::INFINITY, buffered);
+        buffered + self.spec.controller.write_completion_ms
     }
 
     /// Blocks of a write that must be in the buffer before the heads write any of them. A
@@ -695,8 +771,8 @@ impl Drive {
         }
     }
 
-    /// Puts a write's blocks in a segment, dirty until `media_end`.
-    fn buffer_write(&mut self, now_ms: f64, lbn: u64, count: u64, media_end: f64) {
+    /// Puts a write's blocks in a segment, dirty until `media_end`, buffered by `since_ms`.
+    fn buffer_write(&mut self, now_ms: f64, lbn: u64, count: u64, media_end: f64, since_ms: f64) {
         let index = self.buffer.victim_for_write(
             lbn,
             count,
@@ -713,6 +789,7 @@ impl Drive {
             used: 0,
             dirty_until_ms: media_end,
             written: true,
+            since_ms,
         });
         self.buffer.invalidate(lbn, count, index);
         self.buffer.touch(index);

@@ -370,6 +370,7 @@ fn empty_spec(name: &str) -> DiskSpec {
         fast_write_level: 0,
         read_hits_on_write_data: false,
         combine_sequential_writes: false,
+        deferred_destage: false,
         write_hit_stops_prefetch: false,
         stop_prefetch_in_sector: false,
         controller: ControllerSpec::default(),

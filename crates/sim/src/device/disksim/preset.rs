@@ -10,6 +10,8 @@
 //! same spindle class: IBM Ultrastar 18ES (7200 rpm, demerit 0.135 ms) for `hdd-7200-dsm`,
 //! Seagate Cheetah 9LP (10 025 rpm, Seagate as the Savvio, demerit 0.107 ms) for
 //! `sas-10k-dsm` (`tests/data/disksim/*.toml`, measurements of those drives, reused).
+//! Unlike those drives, which write each buffered write at once in arrival order (DiskSim's
+//! disk model), the presets defer destage as the manuals describe (`drive/destage.rs`).
 
 use super::spec::{ControllerSpec, DiskSpec, QueueSpec, ZoneSpec, MODEL, POLICY_SPTF};
 
@@ -200,6 +202,9 @@ pub fn hdd_7200() -> DiskSpec {
         read_hits_on_write_data: true,
         combine_sequential_writes: true,
         write_hit_stops_prefetch: true,
+        // Buffered writes wait in their segments and go to the media nearest first, while
+        // the drive is idle or when every write segment is dirty (`drive/destage.rs`).
+        deferred_destage: true,
         stop_prefetch_in_sector: false,
         controller: no_bus_protocol(),
         zone: zones(&geometry),
@@ -281,6 +286,9 @@ pub fn sas_10k() -> DiskSpec {
         read_hits_on_write_data: true,
         combine_sequential_writes: true,
         write_hit_stops_prefetch: true,
+        // Buffered writes wait in their segments and go to the media nearest first, while
+        // the drive is idle or when every write segment is dirty (`drive/destage.rs`).
+        deferred_destage: true,
         stop_prefetch_in_sector: false,
         controller: no_bus_protocol(),
         zone: zones(&geometry),

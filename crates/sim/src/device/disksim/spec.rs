@@ -81,6 +81,12 @@ pub struct DiskSpec {
     pub read_hits_on_write_data: bool,
     pub combine_sequential_writes: bool,
     pub write_hit_stops_prefetch: bool,
+    /// With write-back, buffered writes wait in their segments and the heads write them
+    /// later, nearest first: while the drive is idle, when a write finds every write segment
+    /// dirty, and for a flush or a FUA write. Off (every validated drive, as DiskSim's disk
+    /// model): each buffered write goes to the media at once, in arrival order.
+    #[serde(default)]
+    pub deferred_destage: bool,
     /// A read-ahead may stop in the middle of a sector; otherwise only at sector boundaries.
     pub stop_prefetch_in_sector: bool,
     /// The drive's side of the SCSI bus: transfer rates and the overheads of disconnecting,
