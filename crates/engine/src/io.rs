@@ -358,7 +358,7 @@ impl Backend for EngineBackend {
         };
         let entry = drv
             .in_flight
-            .get_mut(&id)
+            .get_mut(id)
             .expect("issued request in flight");
         for (part, &io) in parts.iter().zip(&ios) {
             match part.rider {
