@@ -86,7 +86,10 @@ impl LatStat {
                 return;
             }
         }
-        match self.buckets.binary_search_by_key(&index, |bucket| bucket.index) {
+        match self
+            .buckets
+            .binary_search_by_key(&index, |bucket| bucket.index)
+        {
             Ok(at) => {
                 self.buckets[at].count += count;
                 self.last = at;
