@@ -18,7 +18,14 @@ picks for such a job.
     sudo scripts/kernel-side-by-side.py examples/two-groups.fio --runs 3 \
         --schedulers none,mq-deadline,kyber,bfq --image /var/tmp/sbs.img
 
-Needs root, fio and a loop device; the image is made (sparse) if missing. Prints Markdown.
+`--cap` adds, in each round, the heaviest job alone (its own section of the job file, in its
+cgroup) through the kernel's `none` and the engine's noop: with weight shares the heavy job's
+own depth bounds the total to `alone / ideal share` (the real-device counterpart of the
+simulated *10 % cap*, docs/tasks/adaptive.md), and to `alone / (ideal − 0.02)` at the edge
+of a 2-point tolerance; both are printed ÷ the two-job `none` total of the same round.
+
+Needs root, fio and a loop device; the image is made (sparse) if missing and then removed
+with the loop device when the run ends. Prints Markdown.
 """
 
 import argparse
@@ -88,6 +95,15 @@ def metrics(report, trace_path):
         # io_uring) in slat, so only their sum compares.
         pct = j["read"]["lat_ns"].get("percentile") or {}
         lat[j["jobname"]] = (pct.get("50.000000", 0) / 1e3, pct.get("99.000000", 0) / 1e3)
+    # Little's law per job: I/Os per second x mean time in the device (fio's clat from the
+    # engine, which submits after its scheduler) and in the scheduler before it (slat). On
+    # the kernel clat holds the kernel scheduler's wait too, so only the engine's split.
+    flight = {}
+    for j in jobs:
+        read = j["read"]
+        iops = read.get("iops", 0)
+        flight[j["jobname"]] = tuple(iops * (read.get(kind) or {}).get("mean", 0) / 1e9
+                                     for kind in ("clat_ns", "slat_ns"))
     shares = {}
     for group in report.get("iosched", {}).get("cgroups") or []:
         shares[group["path"]] = (group["share"], group.get("ideal_share"))
@@ -100,7 +116,14 @@ def metrics(report, trace_path):
         kinds = message_kinds(trace_path)
     else:
         kinds = None
-    return {"mb_s": total, "lat": lat, "shares": shares, "messages": kinds}
+    # The engine's cross-thread traffic: a request its scheduler released on another job's
+    # thread is handed over to its own (a wake-up), and the CPU each request cost.
+    wall = report.get("iosched", {}).get("wall_clock") or {}
+    requests = max(report.get("iosched", {}).get("requests") or 1, 1)
+    threads = (wall.get("handed_over", 0) / requests, wall.get("cross_thread_wakes", 0) / requests,
+               wall.get("cpu_ns_per_request", 0) / 1e3)
+    return {"mb_s": total, "lat": lat, "shares": shares, "messages": kinds, "flight": flight,
+            "threads": threads}
 
 
 def with_lat_percentiles(job, out_dir):
@@ -111,6 +134,50 @@ def with_lat_percentiles(job, out_dir):
         text = f.read()
     with open(path, "w") as f:
         f.write("[global]\nlat_percentiles=1\n\n" + text)
+    return path
+
+
+def sections(job):
+    """The job file's sections in order, as (name, lines): fio's INI, `;`/`#` comments kept."""
+    out = []
+    with open(job) as f:
+        for number, line in enumerate(f, 1):
+            head = line.strip()
+            if head.startswith("[") and head.endswith("]"):
+                out.append((head[1:-1], []))
+            elif out:
+                out[-1][1].append(line)
+            elif head and head[0] not in ";#":
+                sys.exit(f"{job}:{number}: an option before the first section")
+    return out
+
+
+def heaviest(job):
+    """The heaviest job's name, its weight's ideal share among the jobs, and a job file of
+    the global section and that job alone. Every job must set `cgroup_weight`: the ideal
+    share is the weight's."""
+    weights = {}
+    for name, lines in sections(job):
+        if name == "global":
+            continue
+        values = [ln.split("=", 1)[1].strip() for ln in lines
+                  if ln.split("=")[0].strip() == "cgroup_weight" and "=" in ln]
+        if not values or not values[-1].isdigit() or int(values[-1]) == 0:
+            sys.exit(f"--cap: {job}: job [{name}] sets no cgroup_weight (1-10000)")
+        weights[name] = int(values[-1])
+    if len(weights) < 2:
+        sys.exit(f"--cap: {job}: needs two or more jobs with cgroup_weight")
+    name = max(weights, key=lambda n: (weights[n], n))
+    return name, weights[name] / sum(weights.values())
+
+
+def alone_job(job, name, out_dir):
+    """A copy of `job` with its [global] section and job `name` only."""
+    path = os.path.join(out_dir, "alone-" + os.path.basename(job))
+    with open(path, "w") as f:
+        for section, lines in sections(job):
+            if section in ("global", name):
+                f.write(f"[{section}]\n" + "".join(lines))
     return path
 
 
@@ -182,6 +249,44 @@ def table(results, schedulers):
     return "\n".join(rows)
 
 
+def flight_table(results, schedulers):
+    """The engine's requests per job in the device and in its scheduler (Little's law)."""
+    rows = ["\nIn flight per job, engine (IOPS × mean clat in the device, × mean slat in "
+            "the scheduler; medians and ranges):\n",
+            "| scheduler | job | in device | in scheduler | handed over / request "
+            "| cross-thread wakes / request | CPU µs / request |", "|---|---|---|---|---|---|---|"]
+    for sched in schedulers:
+        runs = results.get(("engine", sched)) or []
+        for name in sorted(runs[0]["flight"]) if runs else []:
+            device = spread([r["flight"][name][0] for r in runs], "{:.2f}")
+            queued = spread([r["flight"][name][1] for r in runs], "{:.2f}")
+            engine = " | ".join(spread([r["threads"][i] for r in runs], "{:.2f}")
+                                for i in range(3))
+            rows.append(f"| {sched} | {name} | {device} | {queued} | {engine} |")
+    return "\n".join(rows)
+
+
+def cap_table(results, name, share):
+    """The heavy job alone against the two jobs through the kernel's `none`, per round: the
+    total that weight shares allow, and the most a 2-point tolerance allows."""
+    pairs = results.get(("kernel", "none")) or []
+    rows = [f"\nThe cap: [{name}] alone (ideal share {share * 100:.1f} %), ÷ the two-job "
+            "kernel `none` total of the same round (medians and ranges):\n",
+            "| alone through | MB/s | alone ÷ two-job none | cap: alone / "
+            f"{share:.3f} ÷ none | edge: alone / {share - 0.02:.3f} ÷ none |",
+            "|---|---|---|---|---|"]
+    for driver in ("kernel", "engine"):
+        alone = results.get((driver, "alone")) or []
+        if not alone or not pairs:
+            continue
+        ratio = [a["mb_s"] / b["mb_s"] for a, b in zip(alone, pairs)]
+        rows.append(f"| {driver} {'none' if driver == 'kernel' else 'noop'} "
+                    f"| {spread([a['mb_s'] for a in alone])} | {spread(ratio, '{:.2f}')} "
+                    f"| {spread([r / share for r in ratio], '{:.2f}')} "
+                    f"| {spread([r / (share - 0.02) for r in ratio], '{:.2f}')} |")
+    return "\n".join(rows)
+
+
 def message_table(results, sched):
     kernel = results.get(("kernel", sched)) or []
     engine = results.get(("engine", sched)) or []
@@ -203,11 +308,19 @@ def message_table(results, sched):
 
 
 def attach(image, size):
-    if not os.path.exists(image):
+    """A loop device over `image`, and whether the image was made here (then it is removed
+    with the device)."""
+    made = not os.path.exists(image)
+    if made:
         with open(image, "wb") as f:
             f.truncate(size)
     # Direct I/O on the backing file, so the page cache does not serve the reads.
-    return sh(["losetup", "--direct-io=on", "-f", "--show", image]).stdout.strip()
+    try:
+        return sh(["losetup", "--direct-io=on", "-f", "--show", image]).stdout.strip(), made
+    except subprocess.CalledProcessError:
+        if made:
+            os.remove(image)
+        raise
 
 
 def main():
@@ -234,7 +347,11 @@ def main():
     p.add_argument("--no-trace", action="store_true",
                    help="trace neither driver, so that neither pays for a trace (throughput "
                         "like for like; no message tables)")
+    p.add_argument("--cap", action="store_true",
+                   help="also run the heaviest job alone through the kernel's none and the "
+                        "engine's noop in each round, and print the total weight shares allow")
     args = p.parse_args()
+    heavy = heaviest(args.job) if args.cap else None
     if args.fifo is not None and not 1 <= args.fifo <= 99:
         sys.exit(f"--fifo: {args.fifo} is not a SCHED_FIFO priority (1-99)")
     if os.geteuid() != 0:
@@ -251,12 +368,21 @@ def main():
     engine_threads = args.engine_threads
     if engine_threads == "auto":
         engine_threads = "cgroups" if names_cgroups(args.job) else "1"
-    device = args.device or attach(args.image, args.image_size)
+    if args.cap and "none" not in schedulers:
+        sys.exit("--cap: the cap is against the kernel's none: add none to --schedulers")
+    device, made = (args.device, False) if args.device else attach(args.image, args.image_size)
     results = collections.defaultdict(list)
     try:
         with tempfile.TemporaryDirectory() as out_dir:
             job = with_lat_percentiles(args.job, out_dir)
+            alone = heavy and with_lat_percentiles(alone_job(args.job, heavy[0], out_dir),
+                                                   out_dir)
             for index in range(args.runs):
+                if alone:
+                    for driver in ("kernel", "engine"):
+                        results[(driver, "alone")].append(
+                            run_one(args.iosched, driver, "none", alone, device, out_dir,
+                                    index, args.fifo, engine_threads, False))
                 for sched in schedulers + own:
                     for driver in ("kernel", "engine"):
                         if driver == "kernel" and sched in own:
@@ -270,10 +396,15 @@ def main():
     finally:
         if not args.device:
             subprocess.run(["losetup", "-d", device], check=False)
+        if made:
+            os.remove(args.image)
     load = open("/proc/loadavg").read().split()[:3]
     print(f"`{' '.join(sys.argv)}`, {args.runs} interleaved runs, engine_threads="
           f"{engine_threads}, load {' '.join(load)}\n")
     print(table(results, schedulers + own))
+    print(flight_table(results, schedulers + own))
+    if heavy:
+        print(cap_table(results, *heavy))
     for sched in schedulers:
         print(message_table(results, sched))
 

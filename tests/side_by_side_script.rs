@@ -181,3 +181,55 @@ fn cgroup_jobs_run_the_engine_per_cgroup_and_untraced_runs_count_no_messages() {
     );
     assert!(table.contains("| dispatch | 4 | — |"), "{table}");
 }
+
+/// `--cap`: the heaviest job alone (the [global] section and its own, so it runs in its
+/// cgroup as in the pair) and the total weight shares allow, `alone / ideal share`, with the
+/// 2-point edge, each over the same round's two-job `none` total. Issue 32's real-device
+/// counterpart of the simulated 10 % cap.
+#[test]
+fn cap_runs_the_heaviest_job_alone_and_divides_by_its_share() {
+    if !common::tool_available("python3") {
+        skip(
+            "cap_runs_the_heaviest_job_alone_and_divides_by_its_share",
+            "no python3",
+        );
+        return;
+    }
+    let scratch = Scratch::new("side-by-side-cap");
+    let job = scratch.file("two-groups.fio", JOB);
+    let alone = with_script(
+        "name, share = sbs.heaviest(sys.argv[2])\n\
+         print(name, round(share, 4))\n\
+         print(open(sbs.alone_job(sys.argv[2], name, sys.argv[3])).read())",
+        &[&job, &scratch.path("")],
+    );
+    assert!(alone.starts_with("heavy 0.9091\n[global]\n"), "{alone}");
+    assert!(alone.contains("[heavy]\ncgroup=heavy\n"), "{alone}");
+    assert!(!alone.contains("[light]"), "{alone}");
+    // Alone 80 MB/s against a pair's 100: 0.80 of it, 0.88 at exact shares, 0.90 at the
+    // 2-point edge (80 / 0.889 / 100).
+    let table = with_script(
+        "r = {('kernel', 'none'): [{'mb_s': 100.0}], ('kernel', 'alone'): [{'mb_s': 80.0}]}\n\
+         print(sbs.cap_table(r, 'heavy', 1000 / 1100))",
+        &[],
+    );
+    assert!(
+        table.contains("| kernel none | 80.0 (80.0–80.0) | 0.80 (0.80–0.80) | 0.88 (0.88–0.88) | 0.90 (0.90–0.90) |"),
+        "{table}"
+    );
+    let unweighted = scratch.file("plain.fio", "[a]\nrw=randread\n[b]\nrw=randread\n");
+    let out = Command::new("python3")
+        .args([
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/scripts/kernel-side-by-side.py"
+            ),
+            &unweighted,
+            "--cap",
+        ])
+        .output()
+        .expect("python3 runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("job [a] sets no cgroup_weight"), "{stderr}");
+}

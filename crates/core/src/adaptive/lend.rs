@@ -57,7 +57,7 @@ impl Adaptive {
 
     /// Group `g`'s window bytes, with `extra` more of them moved, as a percentage of its
     /// weight-ideal part.
-    fn window_percent(&self, g: usize, extra: u64) -> u64 {
+    pub(crate) fn window_percent(&self, g: usize, extra: u64) -> u64 {
         let (total, weights) = self.window_parts();
         let part = Part {
             bytes: self.groups[g].window_bytes + extra,

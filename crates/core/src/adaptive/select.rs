@@ -319,7 +319,22 @@ impl Adaptive {
         let units = (self.device.parallelism_centi() / CENTI) as u32;
         let limit = units.saturating_sub(lag_in_flight.max(1)).max(1);
         let others = self.device.in_flight - lag_in_flight;
-        if others >= limit {
+        if others >= limit && self.lag_is_owed(vtime) {
+            if trace.enabled() {
+                let reason = format!(
+                    "group {} held: {others} of {limit} others in flight beside group {} \
+                     behind it, short of its share",
+                    self.groups[g].id.0, self.groups[h].id.0
+                );
+                self.decide(
+                    trace,
+                    now,
+                    DecisionKind::DispatchLimit,
+                    Some(h),
+                    &reason,
+                    None,
+                );
+            }
             return Some(self.wait_for(h, None, now, trace));
         }
         if trace.enabled() {
@@ -330,6 +345,22 @@ impl Adaptive {
             self.decide(trace, now, DecisionKind::Inject, Some(g), &reason, None);
         }
         None
+    }
+
+    /// Whether a group behind `vtime` with nothing queued is short of its weight-ideal part
+    /// of the window's bytes. Choice: only then are others held to the parallelism its
+    /// requests leave. A group that has had its part is not owed a free unit: holding
+    /// the others for it idled the device: on the loop device the gauge reads 1.1–4.1
+    /// (issue 32's two QD8 readers, loaded) where 16 requests still gain, so a light
+    /// reader with its requests out, lent beyond its share, held the heavy one to 1–3.
+    fn lag_is_owed(&self, vtime: u64) -> bool {
+        (0..self.groups.len()).any(|x| {
+            let group = &self.groups[x];
+            group.active
+                && group.pending == 0
+                && group.vtime < vtime
+                && self.window_percent(x, 0) < 100
+        })
     }
 
     /// The group's queue with the smallest virtual time and a request queued.

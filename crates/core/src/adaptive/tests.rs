@@ -162,6 +162,37 @@ fn injection_stops_at_the_measured_parallelism() {
     assert_eq!(a.queued(), 2);
 }
 
+/// Group 2 (weight 100) ran alone first and had more than its share of the window; behind
+/// group 1 in virtual time with its one request out, it is not owed a free unit, so group 1
+/// keeps its 16 requests in the device on one measured to serve two at once (before: held
+/// to 11 while group 2's request was out). Issue 32, the loop device's two QD8 readers.
+#[test]
+fn a_group_behind_that_had_its_share_does_not_hold_the_others() {
+    let mut a = sched(false, 2, &[(1, 1000), (2, 100)]);
+    let mut w = ShareWindow::new(0, 0);
+    w.allowance = 1 << 20;
+    a.window = Some(w);
+    let early: Vec<Request> = (1..=3)
+        .map(|id| {
+            a.insert(rd(id, 2, 2, id * 1000, 8), 0, &mut NoTrace);
+            take(&mut a, 0)
+        })
+        .collect();
+    for rq in &early {
+        a.completed(rq, 100 * US, &mut NoTrace);
+    }
+    let t = 100 * US;
+    a.insert(rd(20, 2, 2, 20_000, 8), t, &mut NoTrace);
+    for id in 30..46 {
+        a.insert(rd(id, 1, 1, id * 1000, 8), t, &mut NoTrace);
+    }
+    while let Dispatch::Request(_) = a.dispatch(t, &mut NoTrace) {}
+    a.check_invariants();
+    assert_eq!(a.groups[1].in_flight, 1, "group 2's request is out");
+    assert!(a.groups[1].vtime < a.groups[0].vtime, "group 2 is behind");
+    assert_eq!(a.groups[0].in_flight, 16, "group 1 keeps its depth");
+}
+
 /// On a disk (measured serial) a sequential reader that just completed is waited for, not
 /// interrupted by another process's far request: CFQ's `slice_idle` gain, with the window
 /// from measured service time.

@@ -40,8 +40,9 @@ impl Cfq {
     /// The service tree a queue is on (or would be on).
     fn tree_of(&self, q: QId) -> usize {
         let cfqq = &self.queues[q];
-        cfqq.service_tree
-            .unwrap_or_else(|| super::service_tree::tree_index(cfqq.wl_class(), cfqq.wl_type()))
+        cfqq.service_tree.unwrap_or_else(|| {
+            super::service_tree::tree_index(cfqq.wl_class(), self.tree_wl_type(q))
+        })
     }
 
     /// Kernel: cfq_should_idle().
@@ -58,6 +59,11 @@ impl Cfq {
         if cfqq.idle_window && !nonrot_ncq {
             return true;
         }
+        if self.tun.rules_2632 {
+            // 2.6.32's cfq_arm_slice_timer() and cfq_select_queue() idle only on a queue with
+            // an idle window: there is no last-on-its-tree rule (2.6.33).
+            return false;
+        }
         let st = &self.groups[cfqq.group].trees[self.tree_of(q)];
         if st.count == 1 && cfqq.sync && !self.thinktime_big(&st.ttime, false) {
             return true;
@@ -72,7 +78,13 @@ impl Cfq {
         let q = self
             .active_queue
             .expect("arming idle without an active queue");
-        if !self.rotational && self.hw_tag != 0 && self.tun.group_idle_ns == 0 {
+        // 2.6.32 had no group_idle (2.6.37): under rules_2632 it never stands in.
+        let group_idle_ns = if self.tun.rules_2632 {
+            0
+        } else {
+            self.tun.group_idle_ns
+        };
+        if !self.rotational && self.hw_tag != 0 && group_idle_ns == 0 {
             self.decide(
                 trace,
                 now,
@@ -89,8 +101,8 @@ impl Cfq {
         );
         let mut group_idle = 0;
         if !self.should_idle(q, now, trace) {
-            if self.tun.group_idle_ns > 0 {
-                group_idle = self.tun.group_idle_ns;
+            if group_idle_ns > 0 {
+                group_idle = group_idle_ns;
             } else {
                 self.decide(
                     trace,
@@ -167,7 +179,7 @@ impl Cfq {
         let sl = if group_idle > 0 {
             group_idle
         } else {
-            self.tun.slice_idle_ns
+            self.queue_idle_ns()
         };
         self.idle_timer = Some(IdleTimer {
             until: self.idle_timer_expiry(now, sl),

@@ -12,7 +12,8 @@
 //! [`select`] (choice of group, workload and queue), [`dispatch`] (limits and request order),
 //! [`fifo`], [`slice`](mod@slice) (lengths and expiry), [`idle`] (idling, hw_tag, completion),
 //! [`preempt`], [`think_time`] (think time, seeks, idle window, `deep`), [`coop`]
-//! (cooperating-queue merge and split) and [`tunables`].
+//! (cooperating-queue merge and split), [`rules_2632`] (Linux 2.6.32's low_latency and
+//! idling rules, a seed-003 switch) and [`tunables`].
 //!
 //! Time is `now` in ns, passed in; the idle timer is returned from `dispatch` as
 //! [`Dispatch::IdleUntil`]. A timer the driver has not fired yet but whose time has come is
@@ -26,6 +27,7 @@ pub mod idle;
 pub mod merge;
 pub mod preempt;
 pub mod queue;
+pub mod rules_2632;
 pub mod select;
 pub mod service_tree;
 pub mod slice;

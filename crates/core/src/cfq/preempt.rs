@@ -84,7 +84,7 @@ impl Cfq {
         let a = self
             .active_queue
             .expect("preempting without an active queue");
-        let old_type = self.queues[a].wl_type();
+        let old_type = self.tree_wl_type(a);
         self.log_q(trace, now, new, format_args!("preempt"));
         if trace.enabled() {
             let reason = format!("rule {rule}: {}", rule_text(rule));
@@ -94,7 +94,7 @@ impl Cfq {
         let ag = self.queues[a].group;
         self.groups[ag].stats.preemptions += 1;
         self.slice_expired(true, ExpireCause::Preempted, now, trace);
-        if old_type != self.queues[new].wl_type() {
+        if old_type != self.tree_wl_type(new) {
             let g = self.queues[new].group;
             self.groups[g].saved_wl_slice = 0;
         }

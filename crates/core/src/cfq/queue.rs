@@ -80,6 +80,8 @@ pub(crate) struct Cic {
     pub cgroup: CgroupId,
     pub ioprio: IoPrio,
     pub ttime: Ttime,
+    /// 2.6.32's per-process seek mean (`rules_2632` only).
+    pub seek: super::rules_2632::SeekMean,
     /// `active_ref == 0`: the process exited; never idle for it.
     pub exited: bool,
 }
@@ -271,6 +273,7 @@ impl Cfq {
                     cgroup: rq.cgroup,
                     ioprio: rq.ioprio,
                     ttime: Ttime::starting(now),
+                    seek: super::rules_2632::SeekMean::default(),
                     exited: false,
                 });
                 self.cic_of.insert(rq.ioc, self.cics.len() - 1);
@@ -511,8 +514,12 @@ impl Cfq {
         }
         self.update_io_thinktime(q, c, now);
         self.update_io_seektime(q, &rq);
+        if self.tun.rules_2632 {
+            self.cics[c].seek.update(rq.sector);
+        }
         self.update_idle_window(q, c, now, trace);
         self.queues[q].last_request_pos = rq.end_sector();
+        self.cics[c].seek.last_request_pos = rq.end_sector();
 
         if self.active_queue == Some(q) {
             if self.queues[q].wait_request {

@@ -132,7 +132,9 @@ impl Cfq {
                 let fast_device = cfqq.slice_new
                     || cfqq.slice_end.wrapping_sub(now) > now.wrapping_sub(cfqq.slice_start);
                 // The seed 000 fix replaces the rule (see `update_idle_window`).
-                let rule_on = self.tun.deep_fast_clear && !self.tun.deep_seeky_fix;
+                // 2.6.32 predates the rule (rules_2632).
+                let rule_on =
+                    self.tun.deep_fast_clear && !self.tun.deep_seeky_fix && !self.tun.rules_2632;
                 if (rule_on || self.tun.deep_always_clear)
                     && seeky(cfqq.seek_history)
                     && cfqq.idle_window

@@ -81,7 +81,10 @@ impl Cfq {
     pub(crate) fn service_tree_add(&mut self, q: QId, add_front: bool, now: Time) {
         let (g, st) = {
             let cfqq = &self.queues[q];
-            (cfqq.group, tree_index(cfqq.wl_class(), cfqq.wl_type()))
+            (
+                cfqq.group,
+                tree_index(cfqq.wl_class(), self.tree_wl_type(q)),
+            )
         };
         let rb_key = if self.queues[q].class_idle() {
             // Choice: 4.20 looks up the tree's cached rightmost node, but for queue trees that

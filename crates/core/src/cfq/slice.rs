@@ -89,7 +89,8 @@ impl Cfq {
     pub(crate) fn scaled_slice(&mut self, q: QId) -> Time {
         let cfqq = &self.queues[q];
         let mut slice = self.prio_slice(cfqq.sync, cfqq.ioprio);
-        if self.tun.low_latency {
+        // 2.6.32's cfq_set_prio_slice() gave the priority's slice whatever low_latency said.
+        if self.tun.low_latency && !self.tun.rules_2632 {
             let iq = u64::from(self.group_get_avg_queues(q));
             let sync_slice = self.tun.slice_ns[1];
             let expect_latency = sync_slice * iq;

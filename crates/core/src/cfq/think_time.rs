@@ -112,6 +112,11 @@ impl Cfq {
         if !cfqq.sync || cfqq.class_idle() {
             return;
         }
+        if self.tun.rules_2632 {
+            // 2.6.32 had no `deep`: its rule reads the process's seek mean (rules_2632.rs).
+            self.update_idle_window_2632(q, c, now, trace);
+            return;
+        }
         let old_idle = cfqq.idle_window;
         let mut enable = old_idle;
         if self.tun.deep_mark && cfqq.queued[0] + cfqq.queued[1] >= DEEP_QUEUED {

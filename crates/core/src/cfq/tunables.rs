@@ -35,6 +35,12 @@
 //!   `mod_timer(jiffies + sl)` with `sl` in jiffies at HZ = N (`msecs_to_jiffies()` rounds
 //!   up), so it fires on a tick: `sl` ticks after the one current at arming, less the time
 //!   already gone in the current tick.
+//! - `rules_2632` (seed 003, Linux 2.6.32's cfq-iosched.c): 1 runs 2.6.32's low_latency and
+//!   idling rules in place of 4.20's (see `rules_2632.rs`): low_latency does not scale
+//!   slices; a sync queue's idle window follows its process's seek mean (a seeky process
+//!   keeps it only under low_latency or without NCQ, and is idled at most 2 ms); CFQ idles
+//!   only on a queue with an idle window (no SYNC_NOIDLE tree, no group_idle fallback, no
+//!   `deep`); every sync queue of a class shares one service tree.
 
 use crate::request::{Time, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
 use crate::tunable::{parse_tunable, TunableError, TunableSpec, TunableValue};
@@ -73,7 +79,7 @@ const fn switch(name: &'static str, default: u64, meaning: &'static str) -> Tuna
 }
 
 /// The table, in the kernel's `cfq_attrs[]` order, then iosched's switches.
-pub(crate) static TUNABLES: [TunableSpec; 25] = [
+pub(crate) static TUNABLES: [TunableSpec; 26] = [
     spec(
         "quantum",
         "requests",
@@ -254,6 +260,11 @@ pub(crate) static TUNABLES: [TunableSpec; 25] = [
         meaning: "kernels before 4.8: idle timer fires on a tick at this HZ; 0 = hrtimer",
         extension: true,
     },
+    switch(
+        "rules_2632",
+        0,
+        "seed 003: 2.6.32 low_latency/idling (seeky idle window, 2 ms cap, one sync tree)",
+    ),
 ];
 
 /// CFQ's settings, times in ns.
@@ -281,6 +292,7 @@ pub struct Tunables {
     pub rampup_any_sync: bool,
     /// 0: the idle timer is an hrtimer (4.8+); otherwise the HZ of a jiffy timer.
     pub timer_hz: u64,
+    pub rules_2632: bool,
 }
 
 impl Default for Tunables {
@@ -307,6 +319,7 @@ impl Default for Tunables {
             deep_seeky_fix: false,
             rampup_any_sync: false,
             timer_hz: 0,
+            rules_2632: false,
         }
     }
 }
@@ -352,6 +365,7 @@ impl Tunables {
             "deep_seeky_fix" => u64::from(self.deep_seeky_fix),
             "rampup_any_sync" => u64::from(self.rampup_any_sync),
             "timer_hz" => self.timer_hz,
+            "rules_2632" => u64::from(self.rules_2632),
             other => unreachable!("tunable {other} is in the table but not handled"),
         }
     }
@@ -387,6 +401,7 @@ impl Tunables {
             "deep_seeky_fix" => self.deep_seeky_fix = v != 0,
             "rampup_any_sync" => self.rampup_any_sync = v != 0,
             "timer_hz" => self.timer_hz = v,
+            "rules_2632" => self.rules_2632 = v != 0,
             other => unreachable!("tunable {other} is in the table but not handled"),
         }
         Ok(())

@@ -41,10 +41,31 @@ fn bucket_edges() -> Vec<i64> {
     edges
 }
 
+/// `(int)(value * scale)` as DiskSim's 32-bit build computes it: the x87 unit multiplies in
+/// 64-bit precision, where a double times 1000 is exact, and the cast truncates that exact
+/// product. In double precision 0.688 · 1000 rounds up to 688.0, while the exact product of
+/// the double nearest 0.688 is just below 688 and truncates to 687: a trace's 688 µs lands a
+/// bucket lower in DiskSim's own distribution. The fused multiply-add gives the rounding
+/// error, whose sign says which side of a whole product the exact one lies.
+fn scaled_micros(value_ms: f64) -> i64 {
+    let rounded = value_ms * SCALE;
+    let error = value_ms.mul_add(SCALE, -rounded);
+    let whole = rounded.trunc();
+    // Only a product rounded onto a whole number can truncate differently.
+    if rounded == whole && error != 0.0 {
+        if rounded > 0.0 && error < 0.0 {
+            return whole as i64 - 1;
+        }
+        if rounded < 0.0 && error > 0.0 {
+            return whole as i64 + 1;
+        }
+    }
+    whole as i64
+}
+
 /// The bucket a value in ms lands in (`stat_update` with `grow`).
 fn bucket_of(edges: &[i64], value_ms: f64) -> usize {
-    // DiskSim casts to int after scaling: truncation toward zero.
-    let micros = (value_ms * SCALE) as i64;
+    let micros = scaled_micros(value_ms);
     if micros < edges[0] {
         return 0;
     }
@@ -178,6 +199,24 @@ mod tests {
         let bucket = bucket_of(&edges, 1005.0 / 1000.0);
         assert_eq!((edges[bucket - 1], edges[bucket]), (995, 1005));
         assert_eq!(bucket_of(&edges, 1.0051), bucket + 1);
+    }
+
+    #[test]
+    fn binning_truncates_the_exact_product_as_disksims_x87_build_does() {
+        // DiskSim 4.0 built for 32-bit x86 bins a trace's 688 µs under 0.688 ms (its
+        // hp_c3323a.outv "VALIDATE Trace access time distribution" opens with 4 there):
+        // 688.0 / 1000.0 is just below 0.688, and so is its exact product by 1000.
+        let edges = bucket_edges();
+        assert_eq!(edges[bucket_of(&edges, 688.0 / 1000.0)], 688);
+        assert_eq!(
+            (688.0_f64 / 1000.0 * 1000.0) as i64,
+            688,
+            "double rounding differs"
+        );
+        assert_eq!(scaled_micros(688.0 / 1000.0), 687);
+        assert_eq!(scaled_micros(1.0), 1000);
+        assert_eq!(scaled_micros(0.6885), 688);
+        assert_eq!(scaled_micros(-688.0 / 1000.0), -687);
     }
 
     #[test]

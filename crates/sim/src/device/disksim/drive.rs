@@ -395,12 +395,11 @@ impl Drive {
         let bus = self.read_block_ms();
         let end = lbn + count;
         self.buffer.touch(index);
-        // Under the modes that read ahead past a request (3 and 4), the read-ahead streaming
-        // into this segment goes on to the request's end and the prefetch beyond it, as a
-        // hit on it would move it on, rather than stopping under the head and coming back a
-        // revolution later for the same blocks. Modes 1 and 2 stop at their track or
-        // cylinder.
-        if self.spec.prefetch_mode >= 3
+        // The read-ahead streaming into this segment goes on to the request's end and the
+        // prefetch beyond it (modes 1 and 2: to the end of the track or cylinder holding the
+        // request's last block), rather than stopping under the head and coming back a
+        // revolution later for the same blocks (`disk_buffer_attempt_access_swap`).
+        if self.spec.prefetch_mode >= 1
             && self
                 .read_ahead
                 .as_ref()
@@ -429,8 +428,15 @@ impl Drive {
         let start = self.buffer.segments[index].map_or(lbn, |s| s.start);
         // The drive holds the bus while the media catches up.
         let head_done = bus_start + cached as f64 * bus;
+        // The heads wait for the read-miss overhead, whatever the hit (`overhead_done` in
+        // `disk_request_arrive`): the bus starts on the cached blocks after the hit overhead.
+        let heads_from = now_ms
+            + self.overhead(
+                self.spec.read_miss_after_read_ms,
+                self.spec.read_miss_after_write_ms,
+            );
         self.read_media(
-            now_ms + overhead,
+            heads_from,
             BusStart::Held(head_done),
             cached_end,
             end - cached_end,
@@ -541,7 +547,8 @@ impl Drive {
         let passes = limit_passes(&self.spec, &self.layout, passes, first - 1);
         let Some(last) = passes.last() else { return };
         let end = last.first_lbn + last.sectors;
-        self.heads = heads;
+        // On the last track read, not where the unlimited plan would have gone on to.
+        self.heads = self.target(last.first_lbn);
         self.read_ahead = Some(ReadAhead {
             segment: index,
             passes,
@@ -569,11 +576,14 @@ impl Drive {
             self.mechanics
                 .access(&self.layout, &mut heads, from_ms, first, end - first, false);
         let more = limit_passes(&self.spec, &self.layout, more, lbn + count - 1);
-        if let (Some(ahead), Some(last)) = (&mut self.read_ahead, more.last()) {
+        let Some(last) = more.last().copied() else {
+            return;
+        };
+        if let Some(ahead) = &mut self.read_ahead {
             ahead.end = last.first_lbn + last.sectors;
             ahead.passes.extend(more);
-            self.heads = heads;
         }
+        self.heads = self.target(last.first_lbn);
     }
 
     fn write(&mut self, now_ms: f64, lbn: u64, count: u64) -> f64 {
@@ -790,12 +800,16 @@ pub fn read_ahead_end(
     limit.min(capacity)
 }
 
-/// Prefetch modes 1 and 2 stop at the end of the track or cylinder holding block `last`.
+/// Prefetch modes 1 and 2 stop at the end of the track or cylinder holding block `last`;
+/// passes up to `last` itself (a request's own blocks) are all kept.
 fn limit_passes(spec: &DiskSpec, layout: &Layout, passes: Vec<Pass>, last: u64) -> Vec<Pass> {
     let home = layout.locate(last);
     passes
         .into_iter()
         .take_while(|pass| {
+            if pass.first_lbn <= last {
+                return true;
+            }
             let place = layout.locate(pass.first_lbn);
             match spec.prefetch_mode {
                 1 => place.cylinder == home.cylinder && place.head == home.head,
@@ -847,6 +861,55 @@ mod tests {
             "without read-ahead it waits for the media: {}",
             done - 25.0
         );
+    }
+
+    #[test]
+    fn a_partial_hit_reads_the_rest_after_the_read_miss_overhead() {
+        // No read-ahead: blocks 0-1 stay buffered and the heads stay on track 0. Block 1 is a
+        // hit; blocks 2-3 come from the media. Arriving at 101.85 ms, the hit overhead (0.1)
+        // would have the heads ready before block 2's sector at 102 ms; the read-miss
+        // overhead (0.3) misses it, and blocks 2-3 are read at 112-114 ms, as DiskSim's
+        // `overhead_done` has it (Cheetah 9LP's trace request 5504: 6.6 ms in DiskSim).
+        let mut spec = tiny();
+        spec.prefetch_mode = 0;
+        let mut drive = Drive::new(&spec);
+        drive.serve(0.0, true, 0, 2);
+        let done = drive.serve(101.85, true, 1, 3);
+        assert!(close(done - 101.85, 12.25), "{}", done - 101.85);
+    }
+
+    #[test]
+    fn a_read_ahead_kept_to_its_track_leaves_the_heads_on_that_track() {
+        // Prefetch mode 1 stops at the end of the track (block 9); the 16 blocks the maximum
+        // allows would have gone on to the next track. The heads stay where the read-ahead
+        // ended, as in DiskSim (DEC RZ26's trace request 13 pays the head switch there).
+        let mut spec = tiny();
+        spec.prefetch_mode = 1;
+        let mut drive = Drive::new(&spec);
+        drive.serve(0.0, true, 0, 2);
+        drive.settle_read_ahead(100.0);
+        assert!(drive.read_ahead.is_none(), "finished by 100 ms");
+        assert_ne!(
+            drive.target(9),
+            drive.target(10),
+            "block 10 is on the next track"
+        );
+        assert_eq!(drive.heads, drive.target(9));
+    }
+
+    #[test]
+    fn a_read_into_the_running_track_read_ahead_takes_it_over() {
+        // Prefetch mode 1: the read-ahead after blocks 0-1 reads 2-9 from 12 to 20 ms. A read
+        // of 2-11 at 13 ms finds block 2 in and takes the read-ahead over to block 11 on the
+        // next track (DiskSim's `disk_buffer_attempt_access_swap`), instead of stopping it
+        // and waiting a revolution for block 3 (DEC RZ26: 71 requests apart from DiskSim
+        // fell to 10 with this and the rule above).
+        let mut spec = tiny();
+        spec.prefetch_mode = 1;
+        let mut drive = Drive::new(&spec);
+        drive.serve(0.0, true, 0, 2);
+        let done = drive.serve(13.0, true, 2, 10);
+        assert!(done - 13.0 < 12.0, "{}", done - 13.0);
     }
 
     #[test]
