@@ -14,10 +14,14 @@ iodepth=1: one process issuing them all (one CFQ queue) and 4096 processes issui
   (`Simulation::run_until_stopped`: what remains once the per-job setup and the per-job
   output are left out), and their ratios;
 * with --rss, the peak RSS of a 4096-process, 10 simulated-second run (the issue's
-  memory figure, < 256 MiB).
+  memory figure, < 256 MiB);
+* with --old OLD_BINARY, an interleaved A/B by time instead (old many, new many, old one,
+  new one... per round): each binary's 4096-process wall and CPU time per I/O, the ratio
+  new ÷ old per round, and each binary's many ÷ one ratio, medians and ranges, with the
+  load average (issue 34: a machine shared with other work moves both binaries alike).
 
 Usage: scripts/bench-scale.py [--binary target/release/iosched] [--ios 409600]
-                              [--rounds 5] [--no-callgrind] [--rss]
+                              [--rounds 5] [--no-callgrind] [--rss] [--old OLD_BINARY]
 """
 
 import argparse
@@ -135,6 +139,34 @@ def callgrind(binary, one, many, out, ios):
         print(f"  projected whole-process ratio at {each} I/Os per process: {projected:.2f}")
 
 
+def ab(old, new, one, many, out, ios, rounds):
+    """Interleaved A/B of two binaries on both runs: each round runs old and new on the
+    4096-process job, then on the one-process job, alternating which goes first."""
+    ratios = {"new/old many": [], "new/old one": [], "old many/one": [], "new many/one": []}
+    cpu = {key: [] for key in ratios}
+    for round_ in range(rounds):
+        order = [("old", old), ("new", new)]
+        if round_ % 2:
+            order.reverse()
+        got = {}
+        for job_name, job in (("many", many), ("one", one)):
+            for name, binary in order:
+                wall, cpu_s, n = timed(binary, job, out)
+                assert n == ios, (n, ios)
+                got[(name, job_name)] = (wall, cpu_s)
+        for index, store in ((0, ratios), (1, cpu)):
+            value = {k: v[index] for k, v in got.items()}
+            store["new/old many"].append(value[("new", "many")] / value[("old", "many")])
+            store["new/old one"].append(value[("new", "one")] / value[("old", "one")])
+            store["old many/one"].append(value[("old", "many")] / value[("old", "one")])
+            store["new many/one"].append(value[("new", "many")] / value[("new", "one")])
+        print(f"  round {round_ + 1} (load {load()}): many ns/IO old "
+              f"{got[('old', 'many')][0] / ios * 1e9:.0f} new {got[('new', 'many')][0] / ios * 1e9:.0f}; "
+              f"one old {got[('old', 'one')][0] / ios * 1e9:.0f} new {got[('new', 'one')][0] / ios * 1e9:.0f}")
+    for key in ratios:
+        print(f"{key}: wall {describe(ratios[key])}; CPU {describe(cpu[key])}")
+
+
 def load():
     return "/".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -151,6 +183,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--no-callgrind", action="store_true")
     parser.add_argument("--rss", action="store_true")
+    parser.add_argument("--old", help="an earlier binary: interleaved A/B by time against it")
     args = parser.parse_args()
     if args.ios % QUEUES:
         sys.exit("--ios must be a multiple of 4096")
@@ -162,6 +195,10 @@ def main():
         out = os.path.join(directory, "out.json")
         print(f"{args.ios} I/Os: 1 process vs {QUEUES} processes, nvme-gen4, cfq, "
               f"randread 4k direct iodepth=1; load before {load()}")
+        if args.old:
+            ab(os.path.abspath(args.old), binary, one, many, out, args.ios, args.rounds)
+            print(f"load after {load()}")
+            return
         ratios, cpu_ratios = [], []
         for round_ in range(args.rounds):
             t1, c1, n1 = timed(binary, one, out)

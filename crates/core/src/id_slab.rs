@@ -99,6 +99,16 @@ impl<K: TableKey, V> IdSlab<K, V> {
         self.values[i].as_mut().expect("indexed slot holds a value")
     }
 
+    /// Puts `value` under `id`, answering the value it replaces. A new id takes the slot
+    /// freed last, the one most likely still in cache.
+    pub fn insert(&mut self, id: K, value: V) -> Option<V> {
+        if let Some(i) = self.find(id) {
+            return self.values[i].replace(value);
+        }
+        self.get_or_insert_with(id, || value);
+        None
+    }
+
     pub fn remove(&mut self, id: K) -> Option<V> {
         let i = self.index.remove(id)?;
         if self.hint.get().is_some_and(|(hint, _)| hint == id) {
@@ -121,7 +131,7 @@ impl<K: TableKey, V> Index<&K> for IdSlab<K, V> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::IoContextId;
+    use crate::request::{IoContextId, RequestId};
     use std::collections::BTreeMap;
 
     /// Random inserts and removes agree with an ordered map, and freed slots are reused.
@@ -167,5 +177,22 @@ mod tests {
         slab.get_or_insert_with(b, || 3);
         assert!(slab.get(a).is_none());
         assert_eq!(slab[&b], 3);
+    }
+
+    /// `insert` answers the value it replaces, and a new id takes the slot freed last (the
+    /// driver's requests in flight rely on it to write into a slot still in cache).
+    #[test]
+    fn insert_replaces_and_reuses_the_last_freed_slot() {
+        let mut slab: IdSlab<RequestId, u64> = IdSlab::default();
+        for id in 0..4 {
+            assert_eq!(slab.insert(RequestId(id), id * 10), None);
+        }
+        assert_eq!(slab.insert(RequestId(2), 7), Some(20));
+        assert_eq!(slab[&RequestId(2)], 7);
+        assert_eq!(slab.remove(RequestId(1)), Some(10));
+        assert_eq!(slab.insert(RequestId(9), 90), None);
+        assert_eq!(slab.values.len(), 4, "the freed slot was reused");
+        assert_eq!(slab.values[1], Some(90));
+        assert_eq!(slab.len(), 4);
     }
 }

@@ -54,7 +54,7 @@ impl<X: Copy> Driver<'_, X> {
     ) {
         let entry = self
             .in_flight
-            .remove(&id)
+            .remove(id)
             .expect("device completed a request twice or one never issued");
         assert!(entry.issued_at.is_some(), "completed before issue");
         let request = entry.request;

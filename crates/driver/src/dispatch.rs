@@ -65,7 +65,7 @@ impl<X: Copy> Driver<'_, X> {
     fn issue<B: Backend<Io = X>>(&mut self, b: &mut B, request: Request, trace: &mut dyn Trace) {
         let entry = self
             .in_flight
-            .get_mut(&request.id)
+            .get_mut(request.id)
             .expect("dispatched request was never submitted");
         assert!(entry.issued_at.is_none(), "request dispatched twice");
         entry.issued_at = Some(self.now);

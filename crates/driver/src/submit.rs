@@ -98,7 +98,7 @@ impl<X: Copy> Driver<'_, X> {
         trace.request(self.now, event, request);
         self.disk.merged(request.op.data_dir());
         self.in_flight
-            .get_mut(&target)
+            .get_mut(target)
             .expect("merged into a request the driver never saw")
             .riders
             .push(Rider {

@@ -861,7 +861,7 @@ impl EngineBackend {
             return;
         }
         for id in self.unsent.drain(..taken) {
-            if let Some(entry) = drv.in_flight.get_mut(&id) {
+            if let Some(entry) = drv.in_flight.get_mut(id) {
                 entry.io.sent_at = Some(now);
                 for rider in &mut entry.riders {
                     rider.io.sent_at = Some(now);

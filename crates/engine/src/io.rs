@@ -356,10 +356,7 @@ impl Backend for EngineBackend {
         } else {
             self.vectored_sqe(id, &parts, &slots)
         };
-        let entry = drv
-            .in_flight
-            .get_mut(&id)
-            .expect("issued request in flight");
+        let entry = drv.in_flight.get_mut(id).expect("issued request in flight");
         for (part, &io) in parts.iter().zip(&ios) {
             match part.rider {
                 Some(rider) => entry.riders[rider].io = io,
