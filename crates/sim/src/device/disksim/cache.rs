@@ -177,21 +177,8 @@ impl Buffer {
         if self.separate_write_segment {
             return 0;
         }
-        if combine {
-            let appends = self.segments.iter().position(|segment| {
-                segment.is_some_and(|s| {
-                    // Deferred: a run the heads are writing takes no more blocks.
-                    let open = if self.deferred {
-                        s.pending()
-                    } else {
-                        s.dirty_until_ms > now_ms
-                    };
-                    s.written && s.end == lbn && open && s.end - s.start + count <= segment_sectors
-                })
-            });
-            if let Some(index) = appends {
-                return index;
-            }
+        if let Some(index) = self.appended_by(lbn, count, combine, segment_sectors, now_ms) {
+            return index;
         }
         // `disk_buffer_select_write_segment`: a clean run the write overlaps is emptied
         // anyway, so it goes before an empty or a merely old one.
@@ -200,6 +187,32 @@ impl Buffer {
                 .is_some_and(|s| s.dirty_until_ms <= now_ms && s.start < lbn + count && lbn < s.end)
         });
         overlapped.or_else(|| self.lru(0, now_ms)).unwrap_or(0)
+    }
+
+    /// The dirty written run a write of `lbn..lbn + count` appends to (when `combine`), while
+    /// the run still fits in `segment_sectors`.
+    pub fn appended_by(
+        &self,
+        lbn: u64,
+        count: u64,
+        combine: bool,
+        segment_sectors: u64,
+        now_ms: f64,
+    ) -> Option<usize> {
+        if !combine {
+            return None;
+        }
+        self.segments.iter().position(|segment| {
+            segment.is_some_and(|s| {
+                // Deferred: a run the heads are writing takes no more blocks.
+                let open = if self.deferred {
+                    s.pending()
+                } else {
+                    s.dirty_until_ms > now_ms
+                };
+                s.written && s.end == lbn && open && s.end - s.start + count <= segment_sectors
+            })
+        })
     }
 
     fn lru(&self, first: usize, now_ms: f64) -> Option<usize> {

@@ -694,13 +694,14 @@ impl Drive {
             self.stop_read_ahead(now_ms);
         }
         let ready = now_ms + protocol.data_after_ms;
-        let appends = self.buffer.segments.iter().flatten().any(|s| {
-            s.pending()
-                && s.end == lbn
-                && self.spec.combine_sequential_writes
-                && s.end - s.start + count <= u64::from(self.spec.segment_sectors)
-        });
-        let bus_start = if appends {
+        let appends = self.buffer.appended_by(
+            lbn,
+            count,
+            self.spec.combine_sequential_writes,
+            u64::from(self.spec.segment_sectors),
+            now_ms,
+        );
+        let bus_start = if appends.is_some() {
             ready
         } else {
             self.free_write_segment(ready)
