@@ -524,6 +524,24 @@ impl RbForest {
         self.l(n).parent
     }
 
+    /// Kernel: rb_first(): the leftmost node of `tree`.
+    pub(crate) fn first(&self, tree: usize) -> Option<usize> {
+        let mut at = opt(self.roots[tree])?;
+        while let Some(l) = self.l(at).left {
+            at = l;
+        }
+        Some(at)
+    }
+
+    /// Kernel: rb_last(): the rightmost node of `tree`.
+    pub(crate) fn last(&self, tree: usize) -> Option<usize> {
+        let mut at = opt(self.roots[tree])?;
+        while let Some(r) = self.l(at).right {
+            at = r;
+        }
+        Some(at)
+    }
+
     /// Kernel: rb_next(): the in-order successor.
     pub(crate) fn next(&self, n: usize) -> Option<usize> {
         if let Some(mut r) = self.l(n).right {

@@ -30,8 +30,8 @@ pub(crate) struct CfqGroup {
     pub new_weight: u32,
     pub new_leaf_weight: u32,
     pub vdisktime: u64,
-    /// Tie-break sequence while on the group tree.
-    pub tree_seq: Option<u64>,
+    /// On the group tree (`grp_tree`).
+    pub on_tree: bool,
     pub nr_active: u32,
     pub children_weight: u32,
     pub vfraction: u32,
@@ -67,7 +67,7 @@ impl CfqGroup {
             new_weight: 0,
             new_leaf_weight: 0,
             vdisktime: 0,
-            tree_seq: None,
+            on_tree: false,
             nr_active: 0,
             children_weight: 0,
             vfraction: 0,
@@ -135,6 +135,7 @@ impl Cfq {
             now,
         ));
         self.group_of.insert(spec.id, g);
+        self.st_forest.ensure_trees(self.groups.len() * 7);
     }
 
     /// Kernel: cfqg_is_descendant(): `g` equals `ancestor` or lies below it.
@@ -166,12 +167,12 @@ impl Cfq {
     /// Kernel: cfq_group_notify_queue_add().
     pub(crate) fn group_notify_queue_add(&mut self, g: GId) {
         self.groups[g].nr_cfqq += 1;
-        if self.groups[g].tree_seq.is_some() {
+        if self.groups[g].on_tree {
             return;
         }
         // Placed behind the rightmost active group: a returning group loses its credit.
-        self.groups[g].vdisktime = match self.grp_tree.last_key_value() {
-            Some((_, &last)) => self.groups[last].vdisktime + self.group_delay(),
+        self.groups[g].vdisktime = match self.grp_tree.last(0) {
+            Some(last) => self.groups[last].vdisktime + self.group_delay(),
             None => self.min_vdisktime,
         };
         self.group_tree_add(g);
@@ -195,17 +196,17 @@ impl Cfq {
     /// Kernel: cfq_group_service_tree_add(): insert, activate up the hierarchy and compute
     /// `vfraction` by compounding weight ratios to the root.
     pub(crate) fn group_tree_add(&mut self, g: GId) {
-        assert!(
-            self.groups[g].tree_seq.is_none(),
-            "group already on the tree"
-        );
+        assert!(!self.groups[g].on_tree, "group already on the tree");
         if self.groups[g].new_leaf_weight != 0 {
             self.groups[g].leaf_weight = self.groups[g].new_leaf_weight;
             self.groups[g].new_leaf_weight = 0;
         }
-        let seq = self.next_seq();
-        self.groups[g].tree_seq = Some(seq);
-        self.grp_tree.insert((self.groups[g].vdisktime, seq), g);
+        self.groups[g].on_tree = true;
+        let groups = &self.groups;
+        let at = self
+            .grp_tree
+            .search_for_insert(0, groups[g].vdisktime, |n| groups[n].vdisktime);
+        self.grp_tree.insert(0, g, at);
 
         let mut vfr: u64 = 1 << CFQ_SERVICE_SHIFT;
         let mut pos = g;
@@ -251,15 +252,15 @@ impl Cfq {
             self.groups[parent].children_weight -= self.groups[pos].weight;
             pos = parent;
         }
-        if let Some(seq) = self.groups[g].tree_seq.take() {
-            let removed = self.grp_tree.remove(&(self.groups[g].vdisktime, seq));
-            assert_eq!(removed, Some(g), "group tree key out of date");
+        if self.groups[g].on_tree {
+            self.groups[g].on_tree = false;
+            self.grp_tree.erase(0, g);
         }
     }
 
     /// Kernel: cfq_get_next_cfqg(): leftmost group, advancing `min_vdisktime`.
     pub(crate) fn get_next_group(&mut self) -> Option<GId> {
-        let (_, &g) = self.grp_tree.first_key_value()?;
+        let g = self.grp_tree.first(0)?;
         // update_min_vdisktime(): only forwards (signed difference).
         let v = self.groups[g].vdisktime;
         if (v.wrapping_sub(self.min_vdisktime) as i64) > 0 {

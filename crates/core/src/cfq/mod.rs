@@ -122,8 +122,11 @@ pub struct Cfq {
     pub(crate) free_queues: Vec<QId>,
     pub(crate) groups: Vec<CfqGroup>,
     pub(crate) group_of: BTreeMap<CgroupId, GId>,
-    /// Active groups by (vdisktime, insertion sequence). Kernel: grp_service_tree.
-    pub(crate) grp_tree: BTreeMap<(u64, u64), GId>,
+    /// Active groups by vdisktime (equal keys after existing ones), as one red-black tree
+    /// over group ids. Kernel: grp_service_tree.
+    pub(crate) grp_tree: rbtree::RbForest,
+    /// Every group's seven service trees, tree `group * 7 + index`, over queue ids.
+    pub(crate) st_forest: rbtree::RbForest,
     pub(crate) min_vdisktime: u64,
     /// Process contexts (slab) and their index by io context id.
     pub(crate) cics: Vec<Cic>,
@@ -198,7 +201,8 @@ impl Cfq {
             free_queues: Vec::new(),
             groups: Vec::new(),
             group_of: BTreeMap::new(),
-            grp_tree: BTreeMap::new(),
+            grp_tree: rbtree::RbForest::new(1),
+            st_forest: rbtree::RbForest::new(7),
             min_vdisktime: 0,
             cics: Vec::new(),
             merges_planned: false,
@@ -461,6 +465,25 @@ fn summary_of(name: String, stats: &Stats) -> ServiceSummary {
 
 impl Cfq {
     /// O(n) consistency walk over queues, trees and groups.
+    /// Group `g`'s service tree `st`: a valid red-black tree, in key order, of the queues
+    /// that say they sit on it, its count and cached leftmost right.
+    fn check_service_tree(&self, g: GId, st: usize) {
+        let t = service_tree::forest_tree(g, st);
+        self.st_forest.check(t);
+        let order = self.st_forest.in_order(t);
+        let tree = &self.groups[g].trees[st];
+        assert_eq!(tree.count as usize, order.len(), "group {g} tree {st} count");
+        assert_eq!(tree.leftmost, order.first().copied(), "group {g} tree {st} leftmost");
+        for pair in order.windows(2) {
+            let (a, b) = (&self.queues[pair[0]], &self.queues[pair[1]]);
+            assert!(a.rb_key <= b.rb_key, "group {g} tree {st} out of order");
+        }
+        for &q in &order {
+            assert_eq!(self.queues[q].group, g, "queue {q} on foreign tree");
+            assert_eq!(self.queues[q].service_tree, Some(st), "queue {q} tree index");
+        }
+    }
+
     fn check_all(&self) {
         let mut queued = 0u32;
         let mut busy = 0u32;
@@ -509,14 +532,9 @@ impl Cfq {
             if cfqq.on_rr {
                 busy += 1;
                 busy_sync += u32::from(cfqq.sync);
-                let st = cfqq
-                    .service_tree
-                    .expect("busy queue sits on a service tree");
-                let tree = &self.groups[cfqq.group].trees[st];
-                assert_eq!(
-                    tree.rb.get(&(cfqq.rb_key, cfqq.st_seq)),
-                    Some(&q),
-                    "queue {q} key"
+                assert!(
+                    cfqq.service_tree.is_some(),
+                    "busy queue {q} is on no service tree"
                 );
             } else {
                 assert!(cfqq.service_tree.is_none(), "idle queue {q} on a tree");
@@ -550,24 +568,18 @@ impl Cfq {
         );
         for (g, cfqg) in self.groups.iter().enumerate() {
             let mut nr = 0;
-            for tree in &cfqg.trees {
-                assert_eq!(tree.count as usize, tree.rb.len(), "group {g} tree count");
-                for &q in tree.rb.values() {
-                    assert_eq!(self.queues[q].group, g, "queue {q} on foreign tree");
-                }
+            for (st, tree) in cfqg.trees.iter().enumerate() {
+                self.check_service_tree(g, st);
                 nr += tree.count;
             }
             assert_eq!(nr, cfqg.nr_cfqq, "group {g} nr_cfqq");
-            let on_tree = cfqg.tree_seq.is_some();
+            let on_tree = cfqg.on_tree;
             assert_eq!(on_tree, cfqg.nr_cfqq > 0, "group {g} on tree iff busy");
-            if let Some(seq) = cfqg.tree_seq {
-                assert_eq!(
-                    self.grp_tree.get(&(cfqg.vdisktime, seq)),
-                    Some(&g),
-                    "group {g} key"
-                );
-            }
             if on_tree {
+                assert!(
+                    self.grp_tree.in_order(0).contains(&g),
+                    "group {g} not on the group tree"
+                );
                 assert!(cfqg.vfraction >= 1, "group {g} on the tree without a share");
             }
         }

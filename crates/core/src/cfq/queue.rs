@@ -109,9 +109,8 @@ pub(crate) struct CfqQueue {
     pub queued: [u32; 2],
     /// Service-tree key, in the kernel's wrapping u64 (see `service_tree`).
     pub rb_key: u64,
-    /// Index of the tree (in its group) the queue sits on, with its tie-break sequence.
+    /// Index of the tree (in its group) the queue sits on.
     pub service_tree: Option<usize>,
-    pub st_seq: u64,
     /// Prio-tree membership: the tree (original level) the queue is linked in
     /// (`cfqq->p_root`).
     pub p_key: Option<usize>,

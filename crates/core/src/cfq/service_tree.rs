@@ -7,26 +7,30 @@
 //! `prio_trees`, by the start sector of their next request, to find cooperators.
 //! Kernel: cfq_service_tree_add(), cfq_slice_offset(), cfq_add_cfqq_rr(),
 //! cfq_del_cfqq_rr(), cfq_resort_rr_list(), cfq_prio_tree_add(), st_for().
-
-use std::collections::BTreeMap;
+//!
+//! The trees are red-black trees over queue ids in one arena (`Cfq::st_forest`, tree
+//! `group * 7 + index`), with the leftmost queue cached as the kernel's `rb_root_cached`
+//! does. With thousands of queues a preemption takes one queue off and puts two back on
+//! every request (issue 34); a `BTreeMap` spent ~500 instructions and a node allocation or
+//! free on each, where relinking a node in place allocates nothing.
 
 use super::think_time::Ttime;
-use super::{Cfq, QId, CFQ_IDLE_DELAY, IDLE_WORKLOAD};
+use super::{Cfq, GId, QId, CFQ_IDLE_DELAY, IDLE_WORKLOAD};
 use crate::request::{Time, NSEC_PER_SEC};
 use crate::trace::Trace;
 
 /// One service tree. Kernel: struct cfq_rb_root.
 ///
-/// Keys are `u64`, computed with wrapping arithmetic and compared unsigned, as the kernel's
-/// are: a key that goes below zero (add-front's `leftmost - 1 s`, a group's first queue's
+/// Keys are `u64`, computed with wrapping arithmetic and compared unsigned (equal keys go
+/// after existing ones): a key that goes below zero (add-front's `leftmost - 1 s`, a group's first queue's
 /// negative `cfq_slice_offset()`, a large `slice_resid`) wraps and sorts *last*. That only
 /// happens while the clock is small (within a second or so of boot); a machine that has been
 /// up for a while never sees it, and neither does iosched's driver, whose clock starts at an
 /// origin well after boot.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ServiceTree {
-    /// (rb_key, insertion sequence) → queue: ties go after existing equal keys.
-    pub rb: BTreeMap<(u64, u64), QId>,
+    /// The first queue in key order. Kernel: `rb_root_cached.rb_leftmost`.
+    pub leftmost: Option<QId>,
     pub count: u32,
     pub ttime: Ttime,
 }
@@ -43,8 +47,13 @@ impl ServiceTree {
 
     /// Kernel: cfq_rb_first().
     pub(crate) fn first(&self) -> Option<QId> {
-        self.rb.first_key_value().map(|(_, &q)| q)
+        self.leftmost
     }
+}
+
+/// The forest tree of group `g`'s service tree `st`.
+pub(crate) fn forest_tree(g: GId, st: usize) -> usize {
+    g * 7 + st
 }
 
 /// Kernel: st_for(): index of the tree for (class, type).
@@ -113,29 +122,46 @@ impl Cfq {
             }
             self.tree_remove(q);
         }
-        let seq = self.next_seq();
-        let cfqq = &mut self.queues[q];
-        cfqq.rb_key = rb_key;
-        cfqq.st_seq = seq;
-        cfqq.service_tree = Some(st);
-        let tree = &mut self.groups[g].trees[st];
-        tree.rb.insert((rb_key, seq), q);
-        tree.count += 1;
+        self.queues[q].rb_key = rb_key;
+        self.queues[q].service_tree = Some(st);
+        self.tree_link(g, st, q);
         if add_front || !new_cfqq {
             return;
         }
         self.group_notify_queue_add(g);
     }
 
+    /// Links `q` into group `g`'s tree `st` by its `rb_key`, after queues of equal key.
+    /// Kernel: cfq_service_tree_add()'s descent, rb_insert_color_cached().
+    fn tree_link(&mut self, g: GId, st: usize, q: QId) {
+        let t = forest_tree(g, st);
+        let queues = &self.queues;
+        let key = queues[q].rb_key;
+        let at = self
+            .st_forest
+            .search_for_insert(t, key, |n| queues[n].rb_key);
+        self.st_forest.insert(t, q, at);
+        let tree = &mut self.groups[g].trees[st];
+        // Equal keys go right, so the new queue is leftmost only below the old leftmost.
+        if tree.leftmost.is_none_or(|first| key < queues[first].rb_key) {
+            tree.leftmost = Some(q);
+        }
+        tree.count += 1;
+    }
+
     /// Takes a queue off its service tree (not a group notification).
+    /// Kernel: cfq_rb_erase() (rb_erase_cached()).
     fn tree_remove(&mut self, q: QId) {
-        let cfqq = &mut self.queues[q];
-        let Some(st) = cfqq.service_tree.take() else {
+        let Some(st) = self.queues[q].service_tree.take() else {
             return;
         };
-        let tree = &mut self.groups[cfqq.group].trees[st];
-        let removed = tree.rb.remove(&(cfqq.rb_key, cfqq.st_seq));
-        assert_eq!(removed, Some(q), "service tree key out of date");
+        let g = self.queues[q].group;
+        let tree = &mut self.groups[g].trees[st];
+        assert!(tree.count > 0, "queue {q} off an empty service tree");
+        if tree.leftmost == Some(q) {
+            tree.leftmost = self.st_forest.next(q);
+        }
+        self.st_forest.erase(forest_tree(g, st), q);
         tree.count -= 1;
     }
 
