@@ -201,6 +201,8 @@ impl Cfq {
             self.groups[g].leaf_weight = self.groups[g].new_leaf_weight;
             self.groups[g].new_leaf_weight = 0;
         }
+        // Advanced as when it broke ties here: request numbers (printed in traces) stay.
+        self.next_seq();
         self.groups[g].on_tree = true;
         let groups = &self.groups;
         let at = self

@@ -122,6 +122,9 @@ impl Cfq {
             }
             self.tree_remove(q);
         }
+        // The shared sequence also numbers requests, and traces print those numbers (as
+        // `fifo=0x..`): it advances here as it did when it broke ties in this tree.
+        self.next_seq();
         self.queues[q].rb_key = rb_key;
         self.queues[q].service_tree = Some(st);
         self.tree_link(g, st, q);
