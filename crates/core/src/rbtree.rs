@@ -697,5 +697,33 @@ mod tests {
                 prop_assert_eq!(f.in_order(0), order);
             }
         }
+
+        /// CFQ's service and group trees (issue 34) replaced `BTreeMap`s keyed by (key,
+        /// insertion sequence): with `search_for_insert` (equal keys go right) the tree holds
+        /// the map's order, ties by insertion, and `first`/`last` are the map's ends.
+        #[test]
+        fn equal_keys_keep_insertion_order_as_keyed_map(
+            ops in prop::collection::vec((any::<bool>(), 0usize..40), 1..120),
+        ) {
+            let keys: Vec<u64> = (0..40).map(|n| n as u64 % 5).collect();
+            let mut f = RbForest::new(1);
+            let mut model = std::collections::BTreeMap::new();
+            let mut seq_of = [None; 40];
+            for (seq, (add, node)) in ops.into_iter().enumerate() {
+                if add && seq_of[node].is_none() {
+                    let at = f.search_for_insert(0, keys[node], |n| keys[n]);
+                    f.insert(0, node, at);
+                    model.insert((keys[node], seq), node);
+                    seq_of[node] = Some(seq);
+                } else if let (false, Some(s)) = (add, seq_of[node].take()) {
+                    f.erase(0, node);
+                    model.remove(&(keys[node], s));
+                }
+                let order: Vec<usize> = model.values().copied().collect();
+                prop_assert_eq!(f.in_order(0), order.clone());
+                prop_assert_eq!(f.first(0), order.first().copied());
+                prop_assert_eq!(f.last(0), order.last().copied());
+            }
+        }
     }
 }

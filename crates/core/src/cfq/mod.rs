@@ -472,15 +472,27 @@ impl Cfq {
         self.st_forest.check(t);
         let order = self.st_forest.in_order(t);
         let tree = &self.groups[g].trees[st];
-        assert_eq!(tree.count as usize, order.len(), "group {g} tree {st} count");
-        assert_eq!(tree.leftmost, order.first().copied(), "group {g} tree {st} leftmost");
+        assert_eq!(
+            tree.count as usize,
+            order.len(),
+            "group {g} tree {st} count"
+        );
+        assert_eq!(
+            tree.leftmost,
+            order.first().copied(),
+            "group {g} tree {st} leftmost"
+        );
         for pair in order.windows(2) {
             let (a, b) = (&self.queues[pair[0]], &self.queues[pair[1]]);
             assert!(a.rb_key <= b.rb_key, "group {g} tree {st} out of order");
         }
         for &q in &order {
             assert_eq!(self.queues[q].group, g, "queue {q} on foreign tree");
-            assert_eq!(self.queues[q].service_tree, Some(st), "queue {q} tree index");
+            assert_eq!(
+                self.queues[q].service_tree,
+                Some(st),
+                "queue {q} tree index"
+            );
         }
     }
 
