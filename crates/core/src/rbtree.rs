@@ -715,9 +715,11 @@ mod tests {
                     f.insert(0, node, at);
                     model.insert((keys[node], seq), node);
                     seq_of[node] = Some(seq);
-                } else if let (false, Some(s)) = (add, seq_of[node].take()) {
-                    f.erase(0, node);
-                    model.remove(&(keys[node], s));
+                } else if !add {
+                    if let Some(s) = seq_of[node].take() {
+                        f.erase(0, node);
+                        model.remove(&(keys[node], s));
+                    }
                 }
                 let order: Vec<usize> = model.values().copied().collect();
                 prop_assert_eq!(f.in_order(0), order.clone());
