@@ -657,6 +657,14 @@ fn a_completion_on_another_thread_wakes_the_owner() {
 
 // One worker per job cgroup, each in a blkio cgroup of its own (`engine_threads=cgroups`).
 
+/// The tests that place workers in cgroups run one at a time: a run's groups are named by the
+/// process id (`iosched-engine-PID`), which the tests of this binary share.
+static CGROUPS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn cgroups_to_ourselves() -> std::sync::MutexGuard<'static, ()> {
+    CGROUPS.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
 /// Two jobs at 1000:100 through adaptive, one worker thread per cgroup: the kernel charges
 /// every request to the cgroup of the job that made it. The witness is the kernel's own
 /// accounting, BFQ's `blkio.bfq.io_serviced` (the loop device runs BFQ below the engine for
@@ -665,6 +673,7 @@ fn a_completion_on_another_thread_wakes_the_owner() {
 /// groups hold every request the device served; and the groups are gone afterwards.
 #[test]
 fn each_request_is_charged_to_its_jobs_cgroup() {
+    let _cgroups = cgroups_to_ourselves();
     let scratch = Scratch::new("cgroups");
     let Some(device) = LoopDevice::attach(&scratch.path("backing.img"), 64 << 20, false) else {
         return;
@@ -736,6 +745,7 @@ fn each_request_is_charged_to_its_jobs_cgroup() {
 /// for a loaded machine).
 #[test]
 fn handed_requests_wait_for_the_owners_own_completion() {
+    let _cgroups = cgroups_to_ourselves();
     let scratch = Scratch::new("cgroups-batch");
     let Some(device) = LoopDevice::attach(&scratch.path("backing.img"), 64 << 20, false) else {
         return;
