@@ -385,6 +385,7 @@ pub fn write_toml(spec: &DiskSpec, sources: &Sources) -> String {
     write_cache(&mut out, spec, sources.diskspecs);
     write_controller(&mut out, spec, sources);
     write_zones(&mut out, spec, sources.model);
+    write_queue(&mut out, spec);
     out
 }
 
@@ -724,6 +725,28 @@ fn write_cache(out: &mut String, spec: &DiskSpec, d: &str) {
     for (param, key, value) in bools {
         push(out, &format!("{d}: {param}"), key, value);
     }
+    // iosched's own keys, written only where a drive departs from DiskSim's model (never
+    // for a converted drive), so a preset written out reads back as the same drive.
+    if spec.deferred_destage {
+        push(out, "iosched: destage deferred", "deferred_destage", true);
+    }
+}
+
+/// The `[queue]` table, when the drive holds more than DiskSim's one command.
+fn write_queue(out: &mut String, spec: &DiskSpec) {
+    let q = &spec.queue;
+    if *q == QueueSpec::default() {
+        return;
+    }
+    let _ = writeln!(out, "\n[queue]");
+    push(out, "iosched: commands held", "depth", q.depth);
+    push(out, "iosched: 1 FCFS, 8 SPTF", "policy", q.policy);
+    push(
+        out,
+        "iosched: oldest first after",
+        "age_limit_ms",
+        float(q.age_limit_ms),
+    );
 }
 
 fn write_zones(out: &mut String, spec: &DiskSpec, m: &str) {
