@@ -599,6 +599,12 @@ fn write_controller(out: &mut String, spec: &DiskSpec, sources: &Sources) {
 }
 
 fn write_cache(out: &mut String, spec: &DiskSpec, d: &str) {
+    write_cache_overheads(out, spec, d);
+    write_cache_segments(out, spec, d);
+}
+
+/// The controller's per-command overheads and the bus's transfer time.
+fn write_cache_overheads(out: &mut String, spec: &DiskSpec, d: &str) {
     let floats: [(&str, &str, f64); 9] = [
         (
             "Bulk sector transfer time",
@@ -649,6 +655,10 @@ fn write_cache(out: &mut String, spec: &DiskSpec, d: &str) {
     for (param, key, value) in floats {
         push(out, &format!("{d}: {param}"), key, float(value));
     }
+}
+
+/// How the buffer is cut into segments and how reads and writes use them.
+fn write_cache_segments(out: &mut String, spec: &DiskSpec, d: &str) {
     let ints: [(&str, &str, u32); 7] = [
         ("Number of buffer segments", "segments", spec.segments),
         (
