@@ -330,7 +330,11 @@ impl Bfq {
         // that stay in cache, where a table of every queued request (hundreds at 256
         // queues) missed the first-level cache at most completions.
         let previous = self.slot_of.insert(rq.id, slot);
-        assert!(previous.is_none(), "request {:?} in the device twice", rq.id);
+        assert!(
+            previous.is_none(),
+            "request {:?} in the device twice",
+            rq.id
+        );
         rq
     }
 
@@ -440,13 +444,22 @@ impl Bfq {
             in_driver as i32, self.tot_rq_in_driver,
             "requests in the device"
         );
-        assert_eq!(in_driver, self.slot_of.len(), "requests in the device by id");
+        assert_eq!(
+            in_driver,
+            self.slot_of.len(),
+            "requests in the device by id"
+        );
         let mut ids = std::collections::BTreeSet::new();
         for (slot, h) in self.held.iter().enumerate() {
             let Some(h) = h else { continue };
             assert!(ids.insert(h.rq.id), "request {:?} inserted twice", h.rq.id);
             if h.started {
-                assert_eq!(self.slot_of.get(h.rq.id), Some(&slot), "slot of {:?}", h.rq.id);
+                assert_eq!(
+                    self.slot_of.get(h.rq.id),
+                    Some(&slot),
+                    "slot of {:?}",
+                    h.rq.id
+                );
             }
         }
         for b in self.queues.iter().flatten() {
