@@ -148,13 +148,8 @@ pub fn lay_out_on(
 ) -> Result<Layout, LayoutError> {
     let whole = |name: &str| is_device_path(name) || is_target(name);
     let mut rng = Rng::for_stream(seed, u64::MAX);
-    let mut layout = Layout::default();
-    let mut needed: Vec<u64> = Vec::new();
-    // The job that named each file first: the one an error about the file points at.
-    let mut first_user: Vec<usize> = Vec::new();
-    // Each file's index in `layout.files` by name: one lookup per clone's file, not a walk
-    // of every file laid out so far (4096 clones of their own file took 8 M comparisons).
-    let mut index_of: BTreeMap<String, usize> = BTreeMap::new();
+    let mut files = FileTable::default();
+    let mut clones = Vec::new();
     for (job_index, spec) in jobs.iter().enumerate() {
         let error = |message: String| LayoutError {
             job: spec.name.clone(),
@@ -164,8 +159,12 @@ pub fn lay_out_on(
         for clone in 0..spec.numjobs.max(1) {
             let names = file_names(spec, clone);
             let nfiles = names.len() as u64;
-            let mut files = Vec::new();
-            let mut regions = Vec::new();
+            let mut plan = ClonePlan {
+                job: job_index,
+                clone,
+                files: Vec::new(),
+                regions: Vec::new(),
+            };
             for name in names {
                 let device = whole(&name);
                 let file_bytes = match (spec.filesize, device) {
@@ -175,79 +174,130 @@ pub fn lay_out_on(
                     })?),
                     (None, false) => None,
                 };
-                let region_bytes = match spec.size {
-                    Some(SizeOrPercent::Bytes(size)) => size / nfiles,
-                    // fio rounds a share down to the smallest block size.
-                    Some(SizeOrPercent::Percent(pct)) => match file_bytes {
-                        Some(bytes) => {
-                            let share = (bytes as f64 * pct / 100.0) as u64;
-                            share - share % min_bs(spec)
-                        }
-                        None => {
-                            return Err(error(format!(
-                                "size={pct}% needs an existing file or device to take a share of"
-                            )))
-                        }
-                    },
-                    None => match file_bytes {
-                        Some(bytes) => bytes,
-                        None => {
-                            return Err(error(
-                                "size= or filesize= is required (there is no file to size it \
-                                 from; filename=/dev/... takes the whole device or target)"
-                                    .to_string(),
-                            ))
-                        }
-                    },
-                };
-                let offset = start_offset(spec, clone, file_bytes.unwrap_or(region_bytes));
-                let region_len = match file_bytes {
-                    Some(bytes) if spec.size.is_none() => bytes.saturating_sub(offset),
-                    Some(bytes) => region_bytes.min(bytes.saturating_sub(offset)),
-                    None => region_bytes,
-                };
-                let min_block = spec.bs.iter().map(|bs| bs.max()).max().unwrap_or(4096);
-                if region_len < min_block {
-                    return Err(error(format!(
-                        "file '{name}' leaves {region_len} bytes at offset {offset}, less than one block of {min_block}"
-                    )));
-                }
-                let index = match index_of.get(&name) {
-                    Some(&index) => index,
-                    None => {
-                        index_of.insert(name.clone(), layout.files.len());
-                        layout.files.push(FileExtent {
-                            name: name.clone(),
-                            start: 0,
-                            bytes: 0,
-                        });
-                        needed.push(0);
-                        first_user.push(job_index);
-                        layout.files.len() - 1
-                    }
-                };
+                let region = clone_region(spec, clone, &name, nfiles, file_bytes).map_err(error)?;
                 let extent = if device {
                     capacity.unwrap_or(0)
                 } else {
-                    file_bytes.unwrap_or(offset + region_len)
+                    file_bytes.unwrap_or(region.start + region.len)
                 };
-                needed[index] = needed[index].max(extent).max(offset + region_len);
-                files.push(index);
-                regions.push(FileRegion {
-                    start: offset,
-                    len: region_len,
-                });
+                let index = files.note(&name, job_index, extent.max(region.start + region.len));
+                plan.files.push(index);
+                plan.regions.push(region);
             }
-            layout.clones.push(ClonePlan {
-                job: job_index,
-                clone,
-                files,
-                regions,
-            });
+            clones.push(plan);
         }
     }
+    let mut layout = Layout {
+        clones,
+        ..Layout::default()
+    };
+    place_files(&mut layout, files, jobs, capacity, &whole)?;
+    Ok(layout)
+}
+
+/// The files named so far, in order of first mention, with the bytes each must hold.
+#[derive(Default)]
+struct FileTable {
+    files: Vec<FileExtent>,
+    needed: Vec<u64>,
+    /// The job that named each file first: the one an error about the file points at.
+    first_user: Vec<usize>,
+    /// Each file's index by name: one lookup per clone's file, not a walk of every file laid
+    /// out so far (4096 clones of their own file took 8 M comparisons).
+    index_of: BTreeMap<String, usize>,
+}
+
+impl FileTable {
+    /// Records that `job` uses `name` up to byte `end`; returns the file's index.
+    fn note(&mut self, name: &str, job: usize, end: u64) -> usize {
+        let index = match self.index_of.get(name) {
+            Some(&index) => index,
+            None => {
+                self.index_of.insert(name.to_string(), self.files.len());
+                self.files.push(FileExtent {
+                    name: name.to_string(),
+                    start: 0,
+                    bytes: 0,
+                });
+                self.needed.push(0);
+                self.first_user.push(job);
+                self.files.len() - 1
+            }
+        };
+        self.needed[index] = self.needed[index].max(end);
+        index
+    }
+}
+
+/// The part of one file a clone works on, as fio sizes it: `size=` split over the clone's
+/// `nfiles` files or a share of an existing file, from the clone's start offset.
+fn clone_region(
+    spec: &JobSpec,
+    clone: u32,
+    name: &str,
+    nfiles: u64,
+    file_bytes: Option<u64>,
+) -> Result<FileRegion, String> {
+    let region_bytes = match spec.size {
+        Some(SizeOrPercent::Bytes(size)) => size / nfiles,
+        // fio rounds a share down to the smallest block size.
+        Some(SizeOrPercent::Percent(pct)) => match file_bytes {
+            Some(bytes) => {
+                let share = (bytes as f64 * pct / 100.0) as u64;
+                share - share % min_bs(spec)
+            }
+            None => {
+                return Err(format!(
+                    "size={pct}% needs an existing file or device to take a share of"
+                ))
+            }
+        },
+        None => match file_bytes {
+            Some(bytes) => bytes,
+            None => {
+                return Err(
+                    "size= or filesize= is required (there is no file to size it \
+                            from; filename=/dev/... takes the whole device or target)"
+                        .to_string(),
+                )
+            }
+        },
+    };
+    let offset = start_offset(spec, clone, file_bytes.unwrap_or(region_bytes));
+    let region_len = match file_bytes {
+        Some(bytes) if spec.size.is_none() => bytes.saturating_sub(offset),
+        Some(bytes) => region_bytes.min(bytes.saturating_sub(offset)),
+        None => region_bytes,
+    };
+    let min_block = spec.bs.iter().map(|bs| bs.max()).max().unwrap_or(4096);
+    if region_len < min_block {
+        return Err(format!(
+            "file '{name}' leaves {region_len} bytes at offset {offset}, less than one block of {min_block}"
+        ));
+    }
+    Ok(FileRegion {
+        start: offset,
+        len: region_len,
+    })
+}
+
+/// Gives each regular file its extent, in order of first mention from 1 MiB on, 1 MiB
+/// aligned; a whole-target name only has to fit the target.
+fn place_files(
+    layout: &mut Layout,
+    table: FileTable,
+    jobs: &[JobSpec],
+    capacity: Option<u64>,
+    whole: &dyn Fn(&str) -> bool,
+) -> Result<(), LayoutError> {
     let mut next_free = ALIGN_BYTES;
-    for ((file, bytes), user) in layout.files.iter_mut().zip(needed).zip(first_user) {
+    let FileTable {
+        mut files,
+        needed,
+        first_user,
+        ..
+    } = table;
+    for ((file, bytes), user) in files.iter_mut().zip(needed).zip(first_user) {
         file.bytes = bytes;
         let error = |message: String| LayoutError {
             job: jobs[user].name.clone(),
@@ -285,7 +335,8 @@ pub fn lay_out_on(
         layout.end_bytes = layout.end_bytes.max(next_free + bytes);
         next_free = (next_free + bytes).div_ceil(ALIGN_BYTES) * ALIGN_BYTES;
     }
-    Ok(layout)
+    layout.files = files;
+    Ok(())
 }
 
 #[cfg(test)]
