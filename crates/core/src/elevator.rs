@@ -114,6 +114,15 @@ pub trait Elevator: Send {
         None
     }
 
+    /// Whether a completion leaves a standing "nothing now" answer of `dispatch` standing
+    /// (see [`Elevator::dispatch_settled_until`]): true for a scheduler whose `completed`
+    /// changes nothing `dispatch` reads (noop), so a driver need not ask again after each
+    /// completion. Fixed for the scheduler's life (a driver asks once). `false` (the
+    /// default, always correct): a completion is asked after.
+    fn completion_keeps_dispatch_settled(&self) -> bool {
+        false
+    }
+
     /// The device finished `rq`, which this scheduler dispatched earlier.
     fn completed(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace);
 

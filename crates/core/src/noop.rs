@@ -77,6 +77,11 @@ impl Elevator for Noop {
         self.fifo.is_empty().then_some(Time::MAX)
     }
 
+    /// `completed` does nothing: an empty FIFO stays empty.
+    fn completion_keeps_dispatch_settled(&self) -> bool {
+        true
+    }
+
     fn completed(&mut self, _rq: &Request, _now: Time, _trace: &mut dyn Trace) {}
 
     fn queued(&self) -> usize {

@@ -52,6 +52,7 @@ use rand_pcg::Pcg64Mcg;
 
 use super::gc::GcCost;
 use super::{Command, Device};
+use crate::time_heap::{TimeHeap, Timed};
 
 /// Parameters of a flash device. Units in the names; sources at the presets.
 #[derive(Clone, Debug, PartialEq)]
@@ -358,7 +359,7 @@ pub struct FlashDevice {
     next_program_unit: u32,
     last_program_end: Time,
     last_write_end: u64,
-    done: BinaryHeap<Reverse<(Time, u64, RequestId)>>,
+    done: TimeHeap<RequestId>,
     next_seq: u64,
     in_flight: u32,
     peak_in_flight: u32,
@@ -416,7 +417,7 @@ impl FlashDevice {
             next_program_unit: 0,
             last_program_end: 0,
             last_write_end: u64::MAX,
-            done: BinaryHeap::with_capacity(params.queue_depth.min(4096) as usize),
+            done: TimeHeap::with_capacity(params.queue_depth.min(4096) as usize),
             next_seq: 0,
             in_flight: 0,
             peak_in_flight: 0,
@@ -657,7 +658,11 @@ impl FlashDevice {
     }
 
     fn finish(&mut self, time: Time, id: RequestId) {
-        self.done.push(Reverse((time, self.next_seq, id)));
+        self.done.push(Timed {
+            time,
+            seq: self.next_seq,
+            item: id,
+        });
         self.next_seq += 1;
     }
 }
@@ -723,11 +728,11 @@ impl Device for FlashDevice {
     }
 
     fn next_event(&self) -> Option<Time> {
-        self.done.peek().map(|Reverse((time, _, _))| *time)
+        self.done.peek().map(|entry| entry.time)
     }
 
     fn advance(&mut self, now: Time, _rng: &mut Pcg64Mcg, completed: &mut Vec<RequestId>) {
-        while let Some(&Reverse((time, _, id))) = self.done.peek() {
+        while let Some(&Timed { time, item: id, .. }) = self.done.peek() {
             if time > now {
                 break;
             }
