@@ -7,7 +7,7 @@
 //! reads a clock, sleeps, or performs I/O.
 
 use crate::request::{CgroupId, IoContextId, Request, RequestId, Time};
-use crate::trace::Trace;
+use crate::trace::{RqEvent, Trace};
 use crate::tunable::{TunableError, TunableValue};
 
 /// What `dispatch` answers.
@@ -90,6 +90,17 @@ pub trait Elevator: Send {
     /// elv_merge(). Schedulers that never merge keep the default.
     fn try_front_merge(&mut self, _bio: &Request, _now: Time) -> Option<RequestId> {
         None
+    }
+
+    /// A back merge, else a front merge, as the driver tries them: the request `bio` joined
+    /// and `RqEvent::BackMerge` or `RqEvent::FrontMerge`. One call for a wrapper to forward
+    /// instead of two (issue 34); schedulers keep the default.
+    fn try_merge(&mut self, bio: &Request, now: Time) -> Option<(RequestId, RqEvent)> {
+        if let Some(target) = self.try_back_merge(bio, now) {
+            return Some((target, RqEvent::BackMerge));
+        }
+        self.try_front_merge(bio, now)
+            .map(|target| (target, RqEvent::FrontMerge))
     }
 
     /// A request for `bio` is about to be allocated while its request list is full: may it

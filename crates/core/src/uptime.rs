@@ -136,6 +136,12 @@ impl Elevator for Uptime {
         self.inner.try_front_merge(bio, at)
     }
 
+    fn try_merge(&mut self, bio: &Request, now: Time) -> Option<(RequestId, RqEvent)> {
+        self.reach(bio.cgroup, now);
+        let at = self.abs(now);
+        self.inner.try_merge(bio, at)
+    }
+
     fn may_queue(&mut self, bio: &Request) -> bool {
         self.inner.may_queue(bio)
     }
