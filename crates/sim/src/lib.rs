@@ -10,7 +10,6 @@ pub mod device;
 pub mod event;
 pub mod fs;
 pub mod simulation;
-mod time_heap;
 
 /// Job-file placement and cgroup interning are shared with the real engine.
 pub use iosched_workload::{cgroups, layout};

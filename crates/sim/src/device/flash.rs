@@ -52,7 +52,6 @@ use rand_pcg::Pcg64Mcg;
 
 use super::gc::GcCost;
 use super::{Command, Device};
-use crate::time_heap::{TimeHeap, Timed};
 
 /// Parameters of a flash device. Units in the names; sources at the presets.
 #[derive(Clone, Debug, PartialEq)]
@@ -359,7 +358,7 @@ pub struct FlashDevice {
     next_program_unit: u32,
     last_program_end: Time,
     last_write_end: u64,
-    done: TimeHeap<RequestId>,
+    done: BinaryHeap<Reverse<(Time, u64, RequestId)>>,
     next_seq: u64,
     in_flight: u32,
     peak_in_flight: u32,
@@ -417,7 +416,7 @@ impl FlashDevice {
             next_program_unit: 0,
             last_program_end: 0,
             last_write_end: u64::MAX,
-            done: TimeHeap::with_capacity(params.queue_depth.min(4096) as usize),
+            done: BinaryHeap::with_capacity(params.queue_depth.min(4096) as usize),
             next_seq: 0,
             in_flight: 0,
             peak_in_flight: 0,
@@ -658,11 +657,7 @@ impl FlashDevice {
     }
 
     fn finish(&mut self, time: Time, id: RequestId) {
-        self.done.push(Timed {
-            time,
-            seq: self.next_seq,
-            item: id,
-        });
+        self.done.push(Reverse((time, self.next_seq, id)));
         self.next_seq += 1;
     }
 }
@@ -728,11 +723,11 @@ impl Device for FlashDevice {
     }
 
     fn next_event(&self) -> Option<Time> {
-        self.done.peek().map(|entry| entry.time)
+        self.done.peek().map(|Reverse((time, _, _))| *time)
     }
 
     fn advance(&mut self, now: Time, _rng: &mut Pcg64Mcg, completed: &mut Vec<RequestId>) {
-        while let Some(&Timed { time, item: id, .. }) = self.done.peek() {
+        while let Some(&Reverse((time, _, id))) = self.done.peek() {
             if time > now {
                 break;
             }
