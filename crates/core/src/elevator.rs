@@ -7,7 +7,7 @@
 //! reads a clock, sleeps, or performs I/O.
 
 use crate::request::{CgroupId, IoContextId, Request, RequestId, Time};
-use crate::trace::Trace;
+use crate::trace::{RqEvent, Trace};
 use crate::tunable::{TunableError, TunableValue};
 
 /// What `dispatch` answers.
@@ -92,6 +92,17 @@ pub trait Elevator: Send {
         None
     }
 
+    /// A back merge, else a front merge, as the driver tries them: the request `bio` joined
+    /// and `RqEvent::BackMerge` or `RqEvent::FrontMerge`. One call for a wrapper to forward
+    /// instead of two (issue 34); schedulers keep the default.
+    fn try_merge(&mut self, bio: &Request, now: Time) -> Option<(RequestId, RqEvent)> {
+        if let Some(target) = self.try_back_merge(bio, now) {
+            return Some((target, RqEvent::BackMerge));
+        }
+        self.try_front_merge(bio, now)
+            .map(|target| (target, RqEvent::FrontMerge))
+    }
+
     /// A request for `bio` is about to be allocated while its request list is full: may it
     /// be anyway? `true` is the kernel's ELV_MQUEUE_MUST (the scheduler is waiting for
     /// exactly this process); schedulers without an opinion keep the default.
@@ -112,6 +123,15 @@ pub trait Elevator: Send {
     /// timer.
     fn dispatch_settled_until(&self, _traced: bool) -> Option<Time> {
         None
+    }
+
+    /// Whether a completion leaves a standing "nothing now" answer of `dispatch` standing
+    /// (see [`Elevator::dispatch_settled_until`]): true for a scheduler whose `completed`
+    /// changes nothing `dispatch` reads (noop), so a driver need not ask again after each
+    /// completion. Fixed for the scheduler's life (a driver asks once). `false` (the
+    /// default, always correct): a completion is asked after.
+    fn completion_keeps_dispatch_settled(&self) -> bool {
+        false
     }
 
     /// The device finished `rq`, which this scheduler dispatched earlier.

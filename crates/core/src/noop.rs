@@ -43,6 +43,9 @@ impl Elevator for Noop {
     /// noop merges too (the kernel's elevator merge hash works for every scheduler); the
     /// newest request is the likely partner of a sequential stream.
     fn try_back_merge(&mut self, bio: &Request, _now: Time) -> Option<RequestId> {
+        if self.fifo.is_empty() {
+            return None;
+        }
         let target = self
             .fifo
             .iter_mut()
@@ -54,6 +57,9 @@ impl Elevator for Noop {
     }
 
     fn try_front_merge(&mut self, bio: &Request, _now: Time) -> Option<RequestId> {
+        if self.fifo.is_empty() {
+            return None;
+        }
         let target = self
             .fifo
             .iter_mut()
@@ -75,6 +81,11 @@ impl Elevator for Noop {
     /// `dispatch` answers `Empty` only when the FIFO is empty, and then keeps answering it.
     fn dispatch_settled_until(&self, _traced: bool) -> Option<Time> {
         self.fifo.is_empty().then_some(Time::MAX)
+    }
+
+    /// `completed` does nothing: an empty FIFO stays empty.
+    fn completion_keeps_dispatch_settled(&self) -> bool {
+        true
     }
 
     fn completed(&mut self, _rq: &Request, _now: Time, _trace: &mut dyn Trace) {}
@@ -112,6 +123,24 @@ mod tests {
             .collect();
         assert_eq!(order, [1, 2, 3]);
         assert_eq!(noop.dispatch(0, &mut NoTrace), Dispatch::Empty);
+    }
+
+    /// A completion changes nothing `dispatch` reads, so noop says a driver need not ask
+    /// again after one (issue 34: one scheduler call fewer per request): an empty noop's
+    /// settled answer stands across a completion, and asking shows the same `Empty`.
+    #[test]
+    fn completion_leaves_an_empty_fifo_settled() {
+        let mut noop = Noop::new();
+        noop.insert(read(1, 8, 8), 0, &mut NoTrace);
+        let Dispatch::Request(rq) = noop.dispatch(0, &mut NoTrace) else {
+            panic!("the request should dispatch");
+        };
+        assert_eq!(noop.dispatch(0, &mut NoTrace), Dispatch::Empty);
+        assert_eq!(noop.dispatch_settled_until(false), Some(Time::MAX));
+        noop.completed(&rq, 5, &mut NoTrace);
+        assert!(noop.completion_keeps_dispatch_settled());
+        assert_eq!(noop.dispatch_settled_until(false), Some(Time::MAX));
+        assert_eq!(noop.dispatch(5, &mut NoTrace), Dispatch::Empty);
     }
 
     /// A bio that continues a queued request joins it; one that does not stays apart.

@@ -136,6 +136,12 @@ impl Elevator for Uptime {
         self.inner.try_front_merge(bio, at)
     }
 
+    fn try_merge(&mut self, bio: &Request, now: Time) -> Option<(RequestId, RqEvent)> {
+        self.reach(bio.cgroup, now);
+        let at = self.abs(now);
+        self.inner.try_merge(bio, at)
+    }
+
     fn may_queue(&mut self, bio: &Request) -> bool {
         self.inner.may_queue(bio)
     }
@@ -150,6 +156,10 @@ impl Elevator for Uptime {
     }
 
     /// In the driver's clock; a bound before the origin (already past) settles nothing.
+    fn completion_keeps_dispatch_settled(&self) -> bool {
+        self.inner.completion_keeps_dispatch_settled()
+    }
+
     fn dispatch_settled_until(&self, traced: bool) -> Option<Time> {
         self.inner
             .dispatch_settled_until(traced)?

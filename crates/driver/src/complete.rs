@@ -62,7 +62,9 @@ impl<X: Copy> Driver<'_, X> {
         trace.request(now, RqEvent::Complete, &request);
         if request.op != Op::Flush {
             let elevator = &mut self.elevator;
-            self.standing = Standing::No;
+            if !self.completion_settles {
+                self.standing = Standing::No;
+            }
             b.in_scheduler(|| elevator.completed(&request, now, trace));
         }
         self.disk.done(now);

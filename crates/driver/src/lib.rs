@@ -259,6 +259,9 @@ pub struct Driver<'a, X> {
     pub timer_at: Option<Time>,
     /// Whether the scheduler's last "nothing now" still stands (see `pump_dispatch`).
     standing: Standing,
+    /// The scheduler's `completion_keeps_dispatch_settled()`, asked once: a completion
+    /// leaves `standing` as it was.
+    completion_settles: bool,
     /// Requests inserted into the scheduler.
     pub requests: u64,
     next_request: u64,
@@ -339,6 +342,7 @@ impl<'a, X: Copy> Driver<'a, X> {
         }
         let life = Lifecycle::new(jobs, &layout, seed)?;
         let clones = processes.len();
+        let completion_settles = elevator.completion_keeps_dispatch_settled();
         Ok(Driver {
             jobs,
             elevator,
@@ -353,6 +357,7 @@ impl<'a, X: Copy> Driver<'a, X> {
             now: 0,
             timer_at: None,
             standing: Standing::No,
+            completion_settles,
             requests: 0,
             next_request: 0,
             plug: Plug::Off,

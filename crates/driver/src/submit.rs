@@ -83,14 +83,7 @@ impl<X: Copy> Driver<'_, X> {
         trace: &mut dyn Trace,
     ) -> bool {
         self.standing = Standing::No;
-        let merged = match self.elevator.try_back_merge(request, self.now) {
-            Some(target) => Some((target, RqEvent::BackMerge)),
-            None => self
-                .elevator
-                .try_front_merge(request, self.now)
-                .map(|target| (target, RqEvent::FrontMerge)),
-        };
-        let Some((target, event)) = merged else {
+        let Some((target, event)) = self.elevator.try_merge(request, self.now) else {
             return false;
         };
         // The bio joins a queued request: no request of its own, no insert.

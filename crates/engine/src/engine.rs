@@ -55,7 +55,7 @@ use crate::buffer::BufferPool;
 use crate::cgroup::Placement;
 use crate::error::EngineError;
 use crate::gauge::{DepthGauge, InFlightSummary};
-use crate::io::{EngineIo, Scratch};
+use crate::io::{self, EngineIo, Scratch};
 use crate::setup;
 use crate::target::Target;
 use crate::threads::{self, LockSummary};
@@ -171,6 +171,9 @@ pub struct EngineOutcome {
     pub kernel_cgroup_ios: Vec<(String, u64)>,
     /// Requests dispatched on one thread and handed to their cgroup's thread to submit.
     pub handed_over: u64,
+    /// Wake-ups sent for them: a thread with nothing of its own out is woken once a batch
+    /// is handed or the first of it has waited long enough (`io.rs`, `handover`).
+    pub handover_wakes: u64,
 }
 
 /// [`EngineConfig::cgroup_threads`]: the workers' groups (the root first when a clone is in
@@ -363,7 +366,13 @@ pub(crate) struct EngineBackend {
     pub placement: Option<Placement>,
     /// Per thread: entries other threads dispatched for it to submit.
     pub outbox: Vec<Vec<(RequestId, squeue::Entry)>>,
+    /// Per thread: its clones' requests dispatched and not completed (in its outbox, its
+    /// ring or the device; a completion still in its ring counts until it is reaped).
+    pub owned_out: Vec<u32>,
+    /// Per thread: when the first request waiting in its outbox for a batch was handed.
+    pub handed_since: Vec<Option<Time>>,
     pub handed_over: u64,
+    pub handover_wakes: u64,
 }
 
 /// One run: [`Engine::new`] checks and opens everything, [`Engine::run`] performs it.
@@ -522,7 +531,10 @@ impl<'a> Engine<'a> {
             defer_submit: false,
             placement,
             outbox: vec![Vec::new(); workers],
+            owned_out: vec![0; workers],
+            handed_since: vec![None; workers],
             handed_over: 0,
+            handover_wakes: 0,
         };
         Ok(Engine { drv, back })
     }
@@ -695,6 +707,7 @@ impl<'a> Engine<'a> {
             cross_thread_wakes: back.cross_thread_wakes,
             kernel_cgroup_ios,
             handed_over: back.handed_over,
+            handover_wakes: back.handover_wakes,
         })
     }
 }
@@ -726,12 +739,18 @@ impl EngineBackend {
 
     /// The next wake-up or idle deadline.
     pub(crate) fn deadline(&self, drv: &EngineDriver<'_>) -> Option<Time> {
+        let handed = self
+            .handed_since
+            .iter()
+            .flatten()
+            .map(|&since| since + io::HANDOVER_WAIT_NS);
         self.wakes
             .keys()
             .next()
             .map(|&(at, _)| at)
             .into_iter()
             .chain(drv.timer_at)
+            .chain(handed)
             .min()
     }
 
@@ -965,6 +984,22 @@ impl EngineBackend {
             &mut self.enter_calls,
         )
         .map_err(|error| EngineError::io(&self.target.path, "io_uring_enter", error))
+    }
+
+    /// Wakes thread `owner` for the requests in its outbox.
+    pub(crate) fn wake_for_handover(&mut self, owner: usize) {
+        self.notify[owner] = true;
+        self.handed_since[owner] = None;
+        self.handover_wakes += 1;
+    }
+
+    /// Wakes every thread whose outbox has waited [`io::HANDOVER_WAIT_NS`] for a batch.
+    pub(crate) fn wake_overdue_handovers(&mut self, now: Time) {
+        for owner in 0..self.handed_since.len() {
+            if self.handed_since[owner].is_some_and(|since| since + io::HANDOVER_WAIT_NS <= now) {
+                self.wake_for_handover(owner);
+            }
+        }
     }
 
     /// Clone `index`, another thread's, was woken here: into its thread's mailbox.

@@ -106,38 +106,7 @@ pub fn probe(path: &str) -> Result<Target, EngineError> {
     let metadata = match fs::metadata(path) {
         Ok(metadata) => metadata,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            // A mistyped device name must not become a new regular file under /dev.
-            if path.starts_with("/dev/") {
-                return Err(EngineError::BadTarget {
-                    path: path.to_string(),
-                    reason: format!("no such device (not creating a file under /dev): {error}"),
-                });
-            }
-            let parent = Path::new(path)
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            if !parent.is_dir() {
-                return Err(EngineError::BadTarget {
-                    path: path.to_string(),
-                    reason: format!(
-                        "cannot create the file: directory {} does not exist",
-                        parent.display()
-                    ),
-                });
-            }
-            return Ok(Target {
-                path: path.to_string(),
-                kind: TargetKind::RegularFile,
-                exists: false,
-                capacity_bytes: None,
-                disk: None,
-                partition: None,
-                dev: None,
-                rotational: false,
-                queue_depth: holding_device_depth(parent),
-                kernel_scheduler: None,
-            });
+            return probe_missing(path, error)
         }
         Err(error) => return Err(EngineError::io(path, "cannot look at the path", error)),
     };
@@ -167,7 +136,49 @@ pub fn probe(path: &str) -> Result<Target, EngineError> {
             ),
         });
     }
-    let dev = metadata.rdev();
+    probe_block_device(path, metadata.rdev())
+}
+
+/// A path that does not exist yet: a regular file the engine may create, if its directory
+/// exists and it is not under /dev.
+fn probe_missing(path: &str, error: std::io::Error) -> Result<Target, EngineError> {
+    // A mistyped device name must not become a new regular file under /dev.
+    if path.starts_with("/dev/") {
+        return Err(EngineError::BadTarget {
+            path: path.to_string(),
+            reason: format!("no such device (not creating a file under /dev): {error}"),
+        });
+    }
+    let parent = Path::new(path)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(EngineError::BadTarget {
+            path: path.to_string(),
+            reason: format!(
+                "cannot create the file: directory {} does not exist",
+                parent.display()
+            ),
+        });
+    }
+    Ok(Target {
+        path: path.to_string(),
+        kind: TargetKind::RegularFile,
+        exists: false,
+        capacity_bytes: None,
+        disk: None,
+        partition: None,
+        dev: None,
+        rotational: false,
+        queue_depth: holding_device_depth(parent),
+        kernel_scheduler: None,
+    })
+}
+
+/// A block device: its disk (the parent of a partition) and that disk's queue settings
+/// from sysfs, and its size.
+fn probe_block_device(path: &str, dev: u64) -> Result<Target, EngineError> {
     let sys: PathBuf =
         fs::canonicalize(format!("/sys/dev/block/{}", dev_name(dev))).map_err(|error| {
             EngineError::io(path, "cannot find the device in /sys/dev/block", error)

@@ -461,6 +461,7 @@ fn work(
 /// What other workers dispatched for worker `index` to submit goes into its ring, in the
 /// order it was dispatched.
 fn take_handed(back: &mut EngineBackend, drv: &mut EngineDriver<'_>, index: usize) {
+    back.handed_since[index] = None;
     let mut handed = std::mem::take(&mut back.outbox[index]);
     for (id, sqe) in handed.drain(..) {
         back.push_here(drv, id, &sqe);
@@ -526,6 +527,7 @@ fn turn(state: &mut Shared<'_>, worker: &mut Worker, events: &[File], stop: &Ato
         tell_all(events, worker.index);
         return Next::Exit;
     }
+    back.wake_overdue_handovers(back.clock());
     let deadline = back.deadline(drv);
     // Everything that could still set a clone going is shared: requests in the device
     // (counted from their issue), the wake list and idle timer, the mailboxes.

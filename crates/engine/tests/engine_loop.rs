@@ -602,6 +602,7 @@ fn the_device_gauge_counts_every_workers_submissions() {
 /// measures 90.4-91.1 % for two threads).
 #[test]
 fn two_threads_keep_the_weights() {
+    let _alone = cgroups_to_ourselves();
     let scratch = Scratch::new("threads-weights");
     let Some(device) = LoopDevice::attach(&scratch.path("backing.img"), 64 << 20, false) else {
         return;
@@ -657,6 +658,16 @@ fn a_completion_on_another_thread_wakes_the_owner() {
 
 // One worker per job cgroup, each in a blkio cgroup of its own (`engine_threads=cgroups`).
 
+/// The tests that place workers in cgroups run one at a time: a run's groups are named by the
+/// process id (`iosched-engine-PID`), which the tests of this binary share. The threaded
+/// share test takes it too: it measures CFQ's time shares, which a second busy run beside
+/// it on this 2-CPU machine skews (72 % for the heavy group once, against 86-96 % alone).
+static CGROUPS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn cgroups_to_ourselves() -> std::sync::MutexGuard<'static, ()> {
+    CGROUPS.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
 /// Two jobs at 1000:100 through adaptive, one worker thread per cgroup: the kernel charges
 /// every request to the cgroup of the job that made it. The witness is the kernel's own
 /// accounting, BFQ's `blkio.bfq.io_serviced` (the loop device runs BFQ below the engine for
@@ -665,6 +676,7 @@ fn a_completion_on_another_thread_wakes_the_owner() {
 /// groups hold every request the device served; and the groups are gone afterwards.
 #[test]
 fn each_request_is_charged_to_its_jobs_cgroup() {
+    let _cgroups = cgroups_to_ourselves();
     let scratch = Scratch::new("cgroups");
     let Some(device) = LoopDevice::attach(&scratch.path("backing.img"), 64 << 20, false) else {
         return;
@@ -725,6 +737,59 @@ fn each_request_is_charged_to_its_jobs_cgroup() {
         })
         .unwrap_or(false);
     assert!(!left, "the run's cgroups were not removed");
+}
+
+/// Issue 32's two QD8 random readers at 1000:100 through adaptive, a worker per cgroup:
+/// the light group's requests, released mostly at the heavy job's completions on the heavy
+/// job's thread, are handed over without waking the light thread while one of its own
+/// requests is out (its completion takes them), so fewer than half the hand-overs wake it
+/// (every one did before); every request still completes once and the heavy job keeps its
+/// share (90.9 % ideal; adaptive holds 90.3 % on a loop device, and the bound here is wide
+/// for a loaded machine).
+#[test]
+fn handed_requests_wait_for_the_owners_own_completion() {
+    let _cgroups = cgroups_to_ourselves();
+    let scratch = Scratch::new("cgroups-batch");
+    let Some(device) = LoopDevice::attach(&scratch.path("backing.img"), 64 << 20, false) else {
+        return;
+    };
+    if iosched_engine::blkio_v1_mount().is_none() {
+        eprintln!(
+            "SKIPPED: handed_requests_wait_for_the_owners_own_completion: no cgroup v1 blkio"
+        );
+        return;
+    }
+    let mut jobs = vec![
+        job("heavy", RwMode::RandRead, 16 << 20),
+        job("light", RwMode::RandRead, 16 << 20),
+    ];
+    for (spec, weight) in jobs.iter_mut().zip([1000, 100]) {
+        spec.cgroup = Some(spec.name.clone());
+        spec.cgroup_weight = Some(weight);
+        spec.time_based = true;
+        spec.runtime_ns = Some(1_000_000_000);
+    }
+    let config = EngineConfig {
+        cgroup_threads: true,
+        ..config("adaptive")
+    };
+    let outcome = run_within(jobs, device.device.clone(), config);
+    assert_eq!(outcome.threads, 2);
+    assert!(
+        outcome.handed_over > 100,
+        "{} hand-overs",
+        outcome.handed_over
+    );
+    assert!(
+        2 * outcome.handover_wakes < outcome.handed_over,
+        "{} wake-ups for {} hand-overs",
+        outcome.handover_wakes,
+        outcome.handed_over
+    );
+    let ios: Vec<u64> = outcome.clones.iter().map(|c| c.dirs[0].total_ios).collect();
+    assert_eq!(ios[0] + ios[1], outcome.requests + outcome.disk.read_merges);
+    let heavy = 100.0 * ios[0] as f64 / (ios[0] + ios[1]) as f64;
+    assert!((heavy - 90.9).abs() < 5.0, "heavy share {heavy:.1} %");
 }
 
 /// Jobs that name no cgroup run as without `cgroup_threads` (one thread, nothing placed, no

@@ -93,8 +93,8 @@ impl IssueLog {
     /// The clone issued `unit` at `now`.
     /// A sync carries the offset of the clone's last data I/O, as fio's reused `io_u` does.
     pub fn issued(&mut self, clone: usize, now: Time, unit: &IoUnit) {
-        let file = self.clone_files[clone][unit.file];
         if let Some(issues) = self.clones[clone].as_mut() {
+            let file = self.clone_files[clone][unit.file];
             let offset = match unit.kind.ddir() {
                 Some(_) => unit.offset,
                 None => issues.records.last().map_or(0, |last| last.offset),

@@ -254,7 +254,16 @@ impl WritebackConfig {
             value: value.to_string(),
             expected,
         };
-        let number = || value.trim().parse::<u64>();
+        // A number in the knob's range, as u32, or the error naming that range.
+        let bounded = |range: std::ops::RangeInclusive<u64>, expected| {
+            value
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| range.contains(n))
+                .map(|n| n as u32)
+                .ok_or_else(|| invalid(expected))
+        };
         match name {
             "mem" => {
                 let bytes = parse_size(value).ok_or_else(|| invalid("a size like 4g"))?;
@@ -263,98 +272,75 @@ impl WritebackConfig {
                 }
                 self.mem_bytes = bytes;
             }
-            "dirty_ratio" | "dirty_background_ratio" => {
-                let ratio = number()
-                    .ok()
-                    .filter(|r| *r <= 100)
-                    .ok_or_else(|| invalid("a percentage 0..=100"))?
-                    as u32;
-                if name == "dirty_ratio" {
-                    self.dirty_ratio = ratio;
-                    self.dirty_bytes = 0;
-                } else {
-                    self.dirty_background_ratio = ratio;
-                    self.dirty_background_bytes = 0;
-                }
+            "dirty_ratio" => {
+                self.dirty_ratio = bounded(0..=100, "a percentage 0..=100")?;
+                self.dirty_bytes = 0;
+            }
+            "dirty_background_ratio" => {
+                self.dirty_background_ratio = bounded(0..=100, "a percentage 0..=100")?;
+                self.dirty_background_bytes = 0;
             }
             "dirty_bytes" => {
                 // Kernel: dirty_bytes_min is two pages.
-                let bytes = parse_size(value)
+                self.dirty_bytes = parse_size(value)
                     .filter(|b| *b >= 2 * PAGE_SIZE)
                     .ok_or_else(|| invalid("bytes >= 8192"))?;
-                self.dirty_bytes = bytes;
                 self.dirty_ratio = 0;
             }
             "dirty_background_bytes" => {
-                let bytes = parse_size(value)
+                self.dirty_background_bytes = parse_size(value)
                     .filter(|b| *b >= 1)
                     .ok_or_else(|| invalid("bytes >= 1"))?;
-                self.dirty_background_bytes = bytes;
                 self.dirty_background_ratio = 0;
             }
-            "dirty_expire_centisecs" | "dirty_writeback_centisecs" => {
-                let centisecs = number()
-                    .ok()
-                    .filter(|c| *c <= u64::from(u32::MAX))
-                    .ok_or_else(|| invalid("centiseconds"))? as u32;
-                if name == "dirty_expire_centisecs" {
-                    self.dirty_expire_centisecs = centisecs;
-                } else {
-                    self.dirty_writeback_centisecs = centisecs;
-                }
+            "dirty_expire_centisecs" => {
+                self.dirty_expire_centisecs = bounded(0..=u64::from(u32::MAX), "centiseconds")?;
             }
-            "read_ahead_kb" => {
-                self.read_ahead_kb = number()
-                    .ok()
-                    .filter(|kb| *kb <= 1 << 20)
-                    .ok_or_else(|| invalid("KiB 0..=1048576"))?
-                    as u32;
+            "dirty_writeback_centisecs" => {
+                self.dirty_writeback_centisecs = bounded(0..=u64::from(u32::MAX), "centiseconds")?;
             }
-            "max_sectors_kb" => {
-                self.max_sectors_kb = number()
-                    .ok()
-                    .filter(|kb| (4..=32768).contains(kb))
-                    .ok_or_else(|| invalid("KiB 4..=32768"))?
-                    as u32;
-            }
-            "nr_requests" => {
-                // The kernel's floor is BLKDEV_MIN_RQ (4).
-                self.nr_requests = number()
-                    .ok()
-                    .filter(|n| (4..=65_536).contains(n))
-                    .ok_or_else(|| invalid("requests 4..=65536"))?
-                    as u32;
-            }
+            "read_ahead_kb" => self.read_ahead_kb = bounded(0..=1 << 20, "KiB 0..=1048576")?,
+            "max_sectors_kb" => self.max_sectors_kb = bounded(4..=32768, "KiB 4..=32768")?,
+            // The kernel's floor is BLKDEV_MIN_RQ (4).
+            "nr_requests" => self.nr_requests = bounded(4..=65_536, "requests 4..=65536")?,
+            "flushers_per_bdi" => self.flushers_per_bdi = bounded(1..=64, "1..=64")?,
+            _ => return self.set_choice(name, value),
+        }
+        Ok(())
+    }
+
+    /// The knobs that take one of a few words.
+    fn set_choice(&mut self, name: &str, value: &str) -> Result<(), KnobError> {
+        let word = value.trim();
+        let invalid = |expected| KnobError::Invalid {
+            name: name.to_string(),
+            value: value.to_string(),
+            expected,
+        };
+        match name {
             "flusher" => {
-                self.flusher = match value.trim() {
+                self.flusher = match word {
                     "per-bdi" | "bdi" => FlusherMode::PerBdi,
                     "pdflush" => FlusherMode::Pdflush,
                     _ => return Err(invalid("per-bdi or pdflush")),
                 };
             }
-            "flushers_per_bdi" => {
-                self.flushers_per_bdi = number()
-                    .ok()
-                    .filter(|n| (1..=64).contains(n))
-                    .ok_or_else(|| invalid("1..=64"))?
-                    as u32;
-            }
             "dirty_throttle" => {
-                self.dirty_throttle = match value.trim() {
+                self.dirty_throttle = match word {
                     "io-less" => DirtyThrottle::IoLess,
                     "writeback" => DirtyThrottle::Writeback,
                     _ => return Err(invalid("io-less or writeback")),
                 };
             }
             "congestion" => {
-                self.congestion = match value.trim() {
+                self.congestion = match word {
                     "async" => CongestionList::Async,
                     "sync" => CongestionList::Sync,
                     _ => return Err(invalid("async or sync")),
                 };
             }
             "writepages" => {
-                self.writepages = match value.trim() {
+                self.writepages = match word {
                     "generic" => Writepages::Generic,
                     "ext4-2.6.30" => Writepages::Ext4Legacy,
                     _ => return Err(invalid("generic or ext4-2.6.30")),

@@ -184,15 +184,12 @@ impl Writeback {
         let mut plan = ReadPlan::default();
         let mut miss = None;
         for index in first..first + count {
-            match self.cache.probe(file, index) {
+            match self.cache.probe_touch(file, index) {
                 Probe::Absent => {
                     miss.get_or_insert(index);
                 }
                 Probe::Reading => plan.wait_others = true,
-                Probe::Cached => {
-                    plan.hit_pages += 1;
-                    self.cache.touch(file, index);
-                }
+                Probe::Cached => plan.hit_pages += 1,
             }
         }
         let limit = self.file_pages[file as usize].max(first + count);

@@ -237,20 +237,41 @@ impl PageCache {
 
     /// Marks a page used (moves a clean page to the young end of the LRU).
     pub fn touch(&mut self, file: FileId, index: u64) {
-        let on_lru = self.files[file as usize]
-            .pages
-            .get(&index)
-            .is_some_and(|page| page.lru != 0);
-        if on_lru {
-            self.take_off_lru(file, index);
-            self.put_on_lru(file, index);
+        self.probe_touch(file, index);
+    }
+
+    /// [`PageCache::probe`], then [`PageCache::touch`] when the page is `Cached`, through
+    /// one look-up: a buffered read's hit costs one probe of the page map.
+    pub fn probe_touch(&mut self, file: FileId, index: u64) -> Probe {
+        let Some(page) = self.files[file as usize].pages.get_mut(&index) else {
+            return Probe::Absent;
+        };
+        if page.reading {
+            return Probe::Reading;
         }
+        if page.lru != 0 {
+            page.lru = 0;
+            self.lru.forget();
+            if self.lru.sweep_due() {
+                self.put_on_lru(file, index);
+            } else {
+                // No sweep asks which entries are live: re-stamped in place.
+                page.lru = self.lru.push_unswept(file, index);
+            }
+        }
+        Probe::Cached
     }
 
     fn put_on_lru(&mut self, file: FileId, index: u64) {
-        let page = &self.files[file as usize].pages[&index];
+        let page = self.files[file as usize]
+            .pages
+            .get_mut(&index)
+            .expect("LRU insert of an absent page");
         debug_assert!(page.reclaimable());
-        if page.lru == 0 {
+        if page.lru == 0 && !self.lru.sweep_due() {
+            // No sweep asks which entries are live: stamped through the one look-up.
+            page.lru = self.lru.push_unswept(file, index);
+        } else if page.lru == 0 {
             let files = &self.files;
             let stamp = self.lru.push(file, index, |entry| is_live(files, entry));
             let page = self.files[file as usize]
@@ -258,15 +279,6 @@ impl PageCache {
                 .get_mut(&index)
                 .expect("LRU insert of an absent page");
             page.lru = stamp;
-        }
-    }
-
-    fn take_off_lru(&mut self, file: FileId, index: u64) {
-        if let Some(page) = self.files[file as usize].pages.get_mut(&index) {
-            if page.lru != 0 {
-                page.lru = 0;
-                self.lru.forget();
-            }
         }
     }
 
@@ -411,17 +423,29 @@ impl PageCache {
     pub fn dirty(&mut self, file: FileId, first: u64, count: u64, now: Time) -> u64 {
         let mut newly = 0;
         for index in first..first + count {
-            if !self.files[file as usize].pages.contains_key(&index) {
-                self.insert(file, index, Page::default());
-            }
-            self.take_off_lru(file, index);
+            // One look-up for a cached page (it leaves the LRU and turns dirty through it).
             let entry = &mut self.files[file as usize];
-            let page = entry.pages.get_mut(&index).expect("just inserted");
-            if !page.dirty {
-                page.dirty = true;
-                entry.dirty.insert(index);
-                newly += 1;
+            match entry.pages.get_mut(&index) {
+                Some(page) => {
+                    if page.lru != 0 {
+                        page.lru = 0;
+                        self.lru.forget();
+                    }
+                    if page.dirty {
+                        continue;
+                    }
+                    page.dirty = true;
+                }
+                None => {
+                    let page = Page {
+                        dirty: true,
+                        ..Page::default()
+                    };
+                    self.insert(file, index, page);
+                }
             }
+            self.files[file as usize].dirty.insert(index);
+            newly += 1;
         }
         if newly > 0 {
             let entry = &mut self.files[file as usize];

@@ -12,136 +12,208 @@ use iosched_writeback::{
 };
 use proptest::prelude::*;
 
-fn run(mode: FlusherMode, seed: u64, step_pages: u64) {
-    let mut config = WritebackConfig {
-        flusher: mode,
-        ..WritebackConfig::default()
-    };
-    config.set("mem", "64m").unwrap();
-    let mut wb = Writeback::new(config, 1);
-    let limit = wb.thresholds().limit;
-    let file_pages = 12_000u64;
-    let file = wb.add_file(0, file_pages * PAGE_SIZE);
-    // (completion time, range) of writeback in flight, FIFO like a device at depth 1.
-    let mut device: VecDeque<(Time, PageRange)> = VecDeque::new();
-    let mut flushers: Vec<(iosched_writeback::FlusherId, Time)> = Vec::new();
-    let mut rng = seed | 1;
-    let mut now: Time = 0;
-    let mut writer_at: Time = 0;
-    let mut written = 0u64;
-    let mut newly_dirtied = 0u64;
-    let service = 200 * NSEC_PER_USEC;
-    let mut peak = 0;
-    for _ in 0..400_000 {
-        // Next event: writer, a flusher, or the device.
-        let device_at = device.front().map(|(t, _)| *t).unwrap_or(Time::MAX);
-        let flusher_at = flushers.iter().map(|(_, t)| *t).min().unwrap_or(Time::MAX);
-        let timer_at = wb.timer_at().unwrap_or(Time::MAX);
-        now = writer_at.min(device_at).min(flusher_at).min(timer_at);
+const FILE_PAGES: u64 = 12_000;
+/// Every writeback request takes this long at the device.
+const SERVICE: Time = 200 * NSEC_PER_USEC;
+
+/// The policy with its scripted writer, flushers and depth-1 device.
+struct Rig {
+    wb: Writeback,
+    file: iosched_writeback::FileId,
+    limit: u64,
+    step_pages: u64,
+    /// (completion time, range) of writeback in flight, FIFO like a device at depth 1.
+    device: VecDeque<(Time, PageRange)>,
+    /// Each flusher and when it next runs.
+    flushers: Vec<(iosched_writeback::FlusherId, Time)>,
+    rng: u64,
+    writer_at: Time,
+    written: u64,
+    newly_dirtied: u64,
+    peak: u64,
+}
+
+impl Rig {
+    fn new(mode: FlusherMode, seed: u64, step_pages: u64) -> Rig {
+        let mut config = WritebackConfig {
+            flusher: mode,
+            ..WritebackConfig::default()
+        };
+        config.set("mem", "64m").unwrap();
+        let mut wb = Writeback::new(config, 1);
+        let limit = wb.thresholds().limit;
+        let file = wb.add_file(0, FILE_PAGES * PAGE_SIZE);
+        Rig {
+            wb,
+            file,
+            limit,
+            step_pages,
+            device: VecDeque::new(),
+            flushers: Vec::new(),
+            rng: seed | 1,
+            writer_at: 0,
+            written: 0,
+            newly_dirtied: 0,
+            peak: 0,
+        }
+    }
+
+    /// The next event: the writer, a flusher, the device or the policy's timer.
+    fn next_event(&self) -> Time {
+        let device_at = self.device.front().map(|(t, _)| *t).unwrap_or(Time::MAX);
+        let flusher_at = self.flushers.iter().map(|(_, t)| *t).min();
+        let timer_at = self.wb.timer_at().unwrap_or(Time::MAX);
+        let now = self
+            .writer_at
+            .min(device_at)
+            .min(flusher_at.unwrap_or(Time::MAX))
+            .min(timer_at);
         assert!(
             now < Time::MAX,
             "nothing left to run with writeback outstanding"
         );
-        if now == timer_at {
-            wb.timer(now);
+        now
+    }
+
+    fn device_completes(&mut self, now: Time) {
+        let (_, range) = self.device.pop_front().unwrap();
+        self.wb.writeback_done(range, now);
+        for entry in &mut self.flushers {
+            entry.1 = entry.1.min(now);
         }
-        if now == device_at {
-            let (_, range) = device.pop_front().unwrap();
-            wb.writeback_done(range, now);
-            for entry in &mut flushers {
-                entry.1 = entry.1.min(now);
+    }
+
+    /// The writer dirties `step_pages` at a random place unless the throttle blocks it,
+    /// and the hard limit is checked after each step.
+    fn writer_steps(&mut self, now: Time) {
+        match self.wb.balance_dirty_pages(self.step_pages, now) {
+            Throttle::Block(pause) => self.writer_at = now + pause,
+            throttle => {
+                self.rng ^= self.rng << 13;
+                self.rng ^= self.rng >> 7;
+                self.rng ^= self.rng << 17;
+                let page = self.rng % (FILE_PAGES - self.step_pages);
+                let bytes = self.step_pages * PAGE_SIZE;
+                self.newly_dirtied += self.wb.write(self.file, page * PAGE_SIZE, bytes, now);
+                self.written += self.step_pages;
+                let pause = match throttle {
+                    Throttle::Pause(p) => p,
+                    _ => 0,
+                };
+                self.writer_at = now + NSEC_PER_USEC + pause;
             }
         }
-        if now == writer_at {
-            match wb.balance_dirty_pages(step_pages, now) {
-                Throttle::Block(pause) => writer_at = now + pause,
-                throttle => {
-                    rng ^= rng << 13;
-                    rng ^= rng >> 7;
-                    rng ^= rng << 17;
-                    let page = rng % (file_pages - step_pages);
-                    newly_dirtied += wb.write(file, page * PAGE_SIZE, step_pages * PAGE_SIZE, now);
-                    written += step_pages;
-                    let pause = match throttle {
-                        Throttle::Pause(p) => p,
-                        _ => 0,
-                    };
-                    writer_at = now + NSEC_PER_USEC + pause;
-                }
-            }
-            let cache = wb.cache();
-            peak = peak.max(cache.nr_dirty() + cache.nr_writeback());
-            assert!(
-                cache.nr_dirty() + cache.nr_writeback() <= limit + step_pages,
-                "dirty {} + writeback {} over limit {limit} + {step_pages}",
-                cache.nr_dirty(),
-                cache.nr_writeback()
-            );
-        }
-        for notice in wb.take_notices() {
+        let cache = self.wb.cache();
+        let held = cache.nr_dirty() + cache.nr_writeback();
+        self.peak = self.peak.max(held);
+        assert!(
+            held <= self.limit + self.step_pages,
+            "dirty {} + writeback {} over limit {} + {}",
+            cache.nr_dirty(),
+            cache.nr_writeback(),
+            self.limit,
+            self.step_pages
+        );
+    }
+
+    /// Flushers the policy woke, and those due, run until they wait.
+    fn flushers_run(&mut self, now: Time) {
+        for notice in self.wb.take_notices() {
             let id = match notice {
                 Notice::Spawned { id, .. } | Notice::Wake { id } => id,
             };
-            flushers.retain(|(f, _)| *f != id);
-            flushers.push((id, now));
+            self.flushers.retain(|(f, _)| *f != id);
+            self.flushers.push((id, now));
         }
-        let due: Vec<_> = flushers
+        let due: Vec<_> = self
+            .flushers
             .iter()
             .filter(|(_, t)| *t <= now)
             .map(|(f, _)| *f)
             .collect();
         for id in due {
-            flushers.retain(|(f, _)| *f != id);
-            loop {
-                let queue = QueueState {
-                    async_requests: device.len() as u32,
-                    ..QueueState::default()
-                };
-                match wb.flusher_step(id, now, queue) {
-                    FlusherStep::Submit(range) => {
-                        let start = device.back().map(|(t, _)| *t).unwrap_or(now).max(now);
-                        device.push_back((start + service, range));
-                    }
-                    FlusherStep::WaitRequest => {
-                        flushers.push((id, device.front().map(|(t, _)| *t).unwrap_or(now + 1)));
-                        break;
-                    }
-                    FlusherStep::CongestionWait(t) | FlusherStep::SleepUntil(t) => {
-                        flushers.push((id, t));
-                        break;
-                    }
-                    FlusherStep::Idle | FlusherStep::Exit => break,
-                }
+            self.flushers.retain(|(f, _)| *f != id);
+            let wake_at = self.flusher_steps(id, now);
+            if let Some(at) = wake_at {
+                self.flushers.push((id, at));
             }
         }
+    }
+
+    /// One flusher submits until it waits; returns when it runs next (`None`: idle).
+    fn flusher_steps(&mut self, id: iosched_writeback::FlusherId, now: Time) -> Option<Time> {
+        loop {
+            let queue = QueueState {
+                async_requests: self.device.len() as u32,
+                ..QueueState::default()
+            };
+            match self.wb.flusher_step(id, now, queue) {
+                FlusherStep::Submit(range) => {
+                    let start = self.device.back().map(|(t, _)| *t).unwrap_or(now).max(now);
+                    self.device.push_back((start + SERVICE, range));
+                }
+                FlusherStep::WaitRequest => {
+                    return Some(self.device.front().map(|(t, _)| *t).unwrap_or(now + 1))
+                }
+                FlusherStep::CongestionWait(t) | FlusherStep::SleepUntil(t) => return Some(t),
+                FlusherStep::Idle | FlusherStep::Exit => return None,
+            }
+        }
+    }
+
+    /// end_fsync: every dirty page goes, and every page dirtied was written exactly once.
+    fn fsync_writes_every_dirtied_page(&mut self, now: Time) {
+        let wb = &mut self.wb;
+        let before = wb.cache().written_back();
+        let dirty = wb.cache().nr_dirty();
+        let runs = wb.fsync_start(self.file);
+        assert_eq!(runs.iter().map(|r| r.count).sum::<u64>(), dirty);
+        for range in runs {
+            wb.writeback_done(range, now);
+        }
+        assert_eq!(wb.cache().written_back() - before, dirty);
+        assert_eq!(wb.cache().nr_dirty(), 0);
+        assert!(wb.fsync_start(self.file).is_empty());
+        assert_eq!(wb.cache().written_back(), self.newly_dirtied);
+        wb.check_invariants();
+    }
+}
+
+fn run(mode: FlusherMode, seed: u64, step_pages: u64) {
+    let mut rig = Rig::new(mode, seed, step_pages);
+    let mut now: Time = 0;
+    for _ in 0..400_000 {
+        now = rig.next_event();
+        if Some(now) == rig.wb.timer_at() {
+            rig.wb.timer(now);
+        }
+        if rig.device.front().is_some_and(|(t, _)| *t == now) {
+            rig.device_completes(now);
+        }
+        if now == rig.writer_at {
+            rig.writer_steps(now);
+        }
+        rig.flushers_run(now);
         if now > 1_000 * NSEC_PER_MSEC {
             // The writer stops; let writeback in flight (and queued in flushers) finish.
-            writer_at = Time::MAX;
-            if device.is_empty() && wb.cache().nr_writeback() == 0 {
+            rig.writer_at = Time::MAX;
+            if rig.device.is_empty() && rig.wb.cache().nr_writeback() == 0 {
                 break;
             }
         }
     }
-    assert!(written > limit, "the writer never reached the limit");
     assert!(
-        peak >= wb.thresholds().freerun(),
-        "throttling never engaged: peak {peak}"
+        rig.written > rig.limit,
+        "the writer never reached the limit"
     );
-    wb.check_invariants();
-    assert_eq!(wb.cache().nr_writeback(), 0);
-    // end_fsync: every dirty page goes, and every page dirtied was written exactly once.
-    let before = wb.cache().written_back();
-    let dirty = wb.cache().nr_dirty();
-    let runs = wb.fsync_start(file);
-    assert_eq!(runs.iter().map(|r| r.count).sum::<u64>(), dirty);
-    for range in runs {
-        wb.writeback_done(range, now);
-    }
-    assert_eq!(wb.cache().written_back() - before, dirty);
-    assert_eq!(wb.cache().nr_dirty(), 0);
-    assert!(wb.fsync_start(file).is_empty());
-    assert_eq!(wb.cache().written_back(), newly_dirtied);
-    wb.check_invariants();
+    assert!(
+        rig.peak >= rig.wb.thresholds().freerun(),
+        "throttling never engaged: peak {}",
+        rig.peak
+    );
+    rig.wb.check_invariants();
+    assert_eq!(rig.wb.cache().nr_writeback(), 0);
+    rig.fsync_writes_every_dirtied_page(now);
 }
 
 #[test]

@@ -324,7 +324,18 @@ impl Bfq {
         let held = self.hm(slot);
         assert!(!held.started, "request dispatched twice");
         held.started = true;
-        held.rq
+        let rq = held.rq;
+        // The kernel finds a completed request's data through `rq->elv.priv`; iosched
+        // through the id, in a table of the requests in the device only: a few entries
+        // that stay in cache, where a table of every queued request (hundreds at 256
+        // queues) missed the first-level cache at most completions.
+        let previous = self.slot_of.insert(rq.id, slot);
+        assert!(
+            previous.is_none(),
+            "request {:?} in the device twice",
+            rq.id
+        );
+        rq
     }
 
     /// Kernel: bfq_completed_request().
@@ -396,12 +407,8 @@ impl Bfq {
         let slot = *self
             .slot_of
             .get(rq.id)
-            .unwrap_or_else(|| panic!("completion of request {:?} that BFQ never held", rq.id));
-        assert!(
-            self.h(slot).started,
-            "completion of request {:?} never dispatched",
-            rq.id
-        );
+            .unwrap_or_else(|| panic!("completion of request {:?} never dispatched", rq.id));
+        debug_assert!(self.h(slot).started, "slot_of holds only started requests");
         let q = self.h(slot).bfqq;
         if self.waited_rq == Some(rq.id) {
             self.update_inject_limit(q, now);
@@ -437,6 +444,24 @@ impl Bfq {
             in_driver as i32, self.tot_rq_in_driver,
             "requests in the device"
         );
+        assert_eq!(
+            in_driver,
+            self.slot_of.len(),
+            "requests in the device by id"
+        );
+        let mut ids = std::collections::BTreeSet::new();
+        for (slot, h) in self.held.iter().enumerate() {
+            let Some(h) = h else { continue };
+            assert!(ids.insert(h.rq.id), "request {:?} inserted twice", h.rq.id);
+            if h.started {
+                assert_eq!(
+                    self.slot_of.get(h.rq.id),
+                    Some(&slot),
+                    "slot of {:?}",
+                    h.rq.id
+                );
+            }
+        }
         for b in self.queues.iter().flatten() {
             assert_eq!(
                 b.sort_list.len(),

@@ -17,9 +17,11 @@ use crate::request::{Request, Time};
 use crate::trace::{DecisionKind, Trace};
 
 impl Bfq {
+    /// A slot for a new request. Only a request in the device is found by its id (at its
+    /// completion), so the id goes into `slot_of` at dispatch, not here; an id inserted
+    /// twice is caught by [`Bfq::check`], or at dispatch if both are in the device.
     fn store(&mut self, held: Held) -> Slot {
-        let id = held.rq.id;
-        let slot = match self.free_held.pop() {
+        match self.free_held.pop() {
             Some(slot) => {
                 self.held[slot] = Some(held);
                 slot
@@ -28,18 +30,17 @@ impl Bfq {
                 self.held.push(Some(held));
                 self.held.len() - 1
             }
-        };
-        let previous = self.slot_of.insert(id, slot);
-        assert!(previous.is_none(), "request {id:?} inserted twice");
-        slot
+        }
     }
 
-    /// Frees a finished request's slot.
+    /// Frees a finished (or merged-away) request's slot.
     pub(crate) fn release(&mut self, slot: Slot) -> Held {
         let held = self.held[slot]
             .take()
             .expect("released slot holds a request");
-        self.slot_of.remove(held.rq.id);
+        if held.started {
+            self.slot_of.remove(held.rq.id);
+        }
         self.free_held.push(slot);
         held
     }

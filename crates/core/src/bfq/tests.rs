@@ -501,3 +501,34 @@ fn bfq_is_registered_with_its_tunables() {
         Dispatch::Request(_)
     ));
 }
+
+/// The request-id table (`rq->elv.priv` for iosched, which has only the id a completion
+/// carries) holds the requests in the device, not the queued ones: it stays a few entries
+/// however many requests wait, and a completion still finds its request.
+#[test]
+fn id_table_holds_only_requests_in_the_device() {
+    let mut b = rot();
+    let mut t = crate::trace::NoTrace;
+    for id in 1..=6 {
+        b.insert(read(id, 10 + id as u32, 1000 * id, 8), UP, &mut t);
+    }
+    assert_eq!(b.slot_of.len(), 0, "queued requests are not in the table");
+    let rq = dispatched(&mut b, UP, &mut t);
+    assert_eq!(b.slot_of.len(), 1);
+    b.check_invariants();
+    b.completed(&rq, UP + MS, &mut t);
+    assert_eq!(b.slot_of.len(), 0, "a completion leaves the table");
+    b.check_invariants();
+}
+
+/// An id inserted twice is a driver bug; with ids looked up only at completion it is
+/// caught by the consistency check.
+#[test]
+#[should_panic(expected = "inserted twice")]
+fn id_inserted_twice_is_caught() {
+    let mut b = rot();
+    let mut t = crate::trace::NoTrace;
+    b.insert(read(7, 10, 1000, 8), UP, &mut t);
+    b.insert(read(7, 11, 9000, 8), UP, &mut t);
+    b.check_invariants();
+}

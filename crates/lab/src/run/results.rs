@@ -113,6 +113,7 @@ fn real_wall_clock(wall: WallClock, outcome: &EngineOutcome) -> Value {
         "lock_acquisitions_per_request": outcome.lock.acquisitions as f64 / requests,
         "cross_thread_wakes": outcome.cross_thread_wakes,
         "handed_over": outcome.handed_over,
+        "handover_wakes": outcome.handover_wakes,
         "engine_cgroups": outcome
             .kernel_cgroup_ios
             .iter()

@@ -165,95 +165,8 @@ impl SweepSpec {
             error(e.span().map(|s| s.start), message)
         })?;
         let base = path.parent().unwrap_or(Path::new(""));
-        let mut axes = Vec::new();
-        let push = |axes: &mut Vec<Axis>, name: &str, kind, values: Vec<String>, at| {
-            if values.is_empty() {
-                return Err(error(
-                    Some(at),
-                    format!("{name}: an empty list sweeps nothing"),
-                ));
-            }
-            if axes.iter().any(|a: &Axis| a.name == name) {
-                let message = format!("{name}: an input of that name exists");
-                return Err(error(Some(at), message));
-            }
-            axes.push(Axis {
-                name: name.to_string(),
-                values,
-                kind,
-            });
-            Ok(())
-        };
-        let jobs = file.jobs.get_ref().texts();
-        let jobs = jobs.iter().map(|job| tidy(&base.join(job))).collect();
-        push(
-            &mut axes,
-            "jobfile",
-            AxisKind::JobFile,
-            jobs,
-            file.jobs.span().start,
-        )?;
-        let devices = file.devices.as_ref().map_or(vec!["fixed".into()], |d| {
-            d.get_ref()
-                .texts()
-                .into_iter()
-                .map(|device| relative_device(base, device))
-                .collect()
-        });
-        let at = |s: &Option<Spanned<OneOrMany>>| s.as_ref().map_or(0, |s| s.span().start);
-        push(
-            &mut axes,
-            "device",
-            AxisKind::Device,
-            devices,
-            at(&file.devices),
-        )?;
-        let schedulers = file
-            .schedulers
-            .as_ref()
-            .map_or(vec!["noop".into()], |s| s.get_ref().texts());
-        push(
-            &mut axes,
-            "scheduler",
-            AxisKind::Scheduler,
-            schedulers,
-            at(&file.schedulers),
-        )?;
-        for (kind, entries) in [(AxisKind::Set, &file.set), (AxisKind::Env, &file.env)] {
-            // File order, which a BTreeMap loses: by where each value stands.
-            let mut entries: Vec<_> = entries.iter().collect();
-            entries.sort_by_key(|(_, value)| value.span().start);
-            for (name, value) in entries {
-                push(
-                    &mut axes,
-                    name,
-                    kind,
-                    value.get_ref().texts(),
-                    value.span().start,
-                )?;
-            }
-        }
-        let seeds = file.seeds.as_ref().map_or(vec![1], |s| s.get_ref().clone());
-        let seeds_at = file.seeds.as_ref().map_or(0, |s| s.span().start);
-        let seeds = seeds.iter().map(u64::to_string).collect();
-        push(&mut axes, "seed", AxisKind::Seed, seeds, seeds_at)?;
-        let x = match &file.x {
-            Some(x) => axes
-                .iter()
-                .position(|axis| &axis.name == x.get_ref())
-                .ok_or_else(|| {
-                    let names: Vec<_> = axes.iter().map(|a| a.name.as_str()).collect();
-                    let message = format!(
-                        "x = '{}': no such input (have: {})",
-                        x.get_ref(),
-                        names.join(", ")
-                    );
-                    error(Some(x.span().start), message)
-                })?,
-            // Choice: a `set` or `env` value is what a sweep is usually about, so the first
-            // swept one of those leads; else the first swept input; else the job file.
-            None => first_swept(&axes),
-        };
+        let axes = axes_of(&file, base, &error)?;
+        let x = x_axis(&file, &axes, &error)?;
         check_size(&axes).map_err(|message| error(None, message))?;
         let title = file
             .title
@@ -349,6 +262,109 @@ fn first_swept(axes: &[Axis]) -> usize {
         .position(|a| swept(&a) && matches!(a.kind, AxisKind::Set | AxisKind::Env))
         .or_else(|| axes.iter().position(|a| swept(&a)))
         .unwrap_or(0)
+}
+
+/// Where an error points (a byte offset in the spec, if known) and what it says.
+type ErrorAt<'a> = &'a dyn Fn(Option<usize>, String) -> SpecError;
+
+/// Every input the sweep varies, in the file's order: job files, devices, schedulers, each
+/// `set` and `env` entry, seeds.
+fn axes_of(file: &SpecFile, base: &Path, error: ErrorAt) -> Result<Vec<Axis>, SpecError> {
+    let mut axes = Vec::new();
+    let push = |axes: &mut Vec<Axis>, name: &str, kind, values: Vec<String>, at| {
+        if values.is_empty() {
+            return Err(error(
+                Some(at),
+                format!("{name}: an empty list sweeps nothing"),
+            ));
+        }
+        if axes.iter().any(|a: &Axis| a.name == name) {
+            let message = format!("{name}: an input of that name exists");
+            return Err(error(Some(at), message));
+        }
+        axes.push(Axis {
+            name: name.to_string(),
+            values,
+            kind,
+        });
+        Ok(())
+    };
+    let jobs = file.jobs.get_ref().texts();
+    let jobs = jobs.iter().map(|job| tidy(&base.join(job))).collect();
+    push(
+        &mut axes,
+        "jobfile",
+        AxisKind::JobFile,
+        jobs,
+        file.jobs.span().start,
+    )?;
+    let devices = file.devices.as_ref().map_or(vec!["fixed".into()], |d| {
+        d.get_ref()
+            .texts()
+            .into_iter()
+            .map(|device| relative_device(base, device))
+            .collect()
+    });
+    let at = |s: &Option<Spanned<OneOrMany>>| s.as_ref().map_or(0, |s| s.span().start);
+    push(
+        &mut axes,
+        "device",
+        AxisKind::Device,
+        devices,
+        at(&file.devices),
+    )?;
+    let schedulers = file
+        .schedulers
+        .as_ref()
+        .map_or(vec!["noop".into()], |s| s.get_ref().texts());
+    push(
+        &mut axes,
+        "scheduler",
+        AxisKind::Scheduler,
+        schedulers,
+        at(&file.schedulers),
+    )?;
+    for (kind, entries) in [(AxisKind::Set, &file.set), (AxisKind::Env, &file.env)] {
+        // File order, which a BTreeMap loses: by where each value stands.
+        let mut entries: Vec<_> = entries.iter().collect();
+        entries.sort_by_key(|(_, value)| value.span().start);
+        for (name, value) in entries {
+            push(
+                &mut axes,
+                name,
+                kind,
+                value.get_ref().texts(),
+                value.span().start,
+            )?;
+        }
+    }
+    let seeds = file.seeds.as_ref().map_or(vec![1], |s| s.get_ref().clone());
+    let seeds_at = file.seeds.as_ref().map_or(0, |s| s.span().start);
+    let seeds = seeds.iter().map(u64::to_string).collect();
+    push(&mut axes, "seed", AxisKind::Seed, seeds, seeds_at)?;
+    Ok(axes)
+}
+
+/// The input the plot's x axis follows: `x =` if given.
+fn x_axis(file: &SpecFile, axes: &[Axis], error: ErrorAt) -> Result<usize, SpecError> {
+    let x = match &file.x {
+        Some(x) => axes
+            .iter()
+            .position(|axis| &axis.name == x.get_ref())
+            .ok_or_else(|| {
+                let names: Vec<_> = axes.iter().map(|a| a.name.as_str()).collect();
+                let message = format!(
+                    "x = '{}': no such input (have: {})",
+                    x.get_ref(),
+                    names.join(", ")
+                );
+                error(Some(x.span().start), message)
+            })?,
+        // Choice: a `set` or `env` value is what a sweep is usually about, so the first
+        // swept one of those leads; else the first swept input; else the job file.
+        None => first_swept(axes),
+    };
+    Ok(x)
 }
 
 #[cfg(test)]

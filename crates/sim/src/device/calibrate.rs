@@ -115,6 +115,41 @@ pub fn run_closed_loop(device: &mut dyn Device, spec: &LoopSpec) -> LoopResult {
     run_closed_loop_until(device, spec, &AtomicBool::new(false)).expect("never stopped")
 }
 
+/// The loop's commands: its pattern over `blocks` blocks, from its own random streams.
+struct Commands<'a> {
+    spec: &'a LoopSpec,
+    offsets: Pcg64Mcg,
+    directions: Pcg64Mcg,
+    blocks: u64,
+    block_sectors: u64,
+    next_sequential: u64,
+}
+
+impl Commands<'_> {
+    fn next(&mut self, slot: u64) -> Command {
+        let op = match self.spec.pattern {
+            Pattern::RandomRead | Pattern::SequentialRead => Op::Read,
+            Pattern::RandomWrite | Pattern::SequentialWrite => Op::Write,
+            Pattern::RandomMix if self.directions.next_u64() % 10 < 7 => Op::Read,
+            Pattern::RandomMix => Op::Write,
+        };
+        let block = if self.spec.pattern.is_random() {
+            self.offsets.next_u64() % self.blocks
+        } else {
+            let block = self.next_sequential;
+            self.next_sequential = (self.next_sequential + 1) % self.blocks;
+            block
+        };
+        Command {
+            id: RequestId(slot),
+            op,
+            sector: block * self.block_sectors,
+            nr_sectors: self.block_sectors as u32,
+            fua: false,
+        }
+    }
+}
+
 /// [`run_closed_loop`], given up (`None`) within [`crate::STOP_POLL_EVENTS`] device events
 /// once `stop` is set (a signal): a loop cut short measures nothing its spec describes.
 pub fn run_closed_loop_until(
@@ -123,53 +158,33 @@ pub fn run_closed_loop_until(
     stop: &AtomicBool,
 ) -> Option<LoopResult> {
     let mut rng = Pcg64Mcg::seed_from_u64(spec.seed);
-    let mut offsets = Pcg64Mcg::seed_from_u64(spec.seed ^ 0x9e37_79b9_7f4a_7c15);
     let depth = spec.queue_depth.clamp(1, device.queue_depth().max(1));
     let block_sectors = (spec.block_bytes / SECTOR_SIZE).max(1);
-    let capacity = device.capacity_sectors();
-    let blocks = (capacity / block_sectors).max(1);
+    let blocks = (device.capacity_sectors() / block_sectors).max(1);
     let span_blocks = spec.ops.saturating_add(u64::from(depth)).min(blocks);
-    let mut next_sequential = match spec.region {
-        Region::Full | Region::Outer => 0,
-        Region::Inner => blocks - span_blocks,
+    let mut commands = Commands {
+        spec,
+        offsets: Pcg64Mcg::seed_from_u64(spec.seed ^ 0x9e37_79b9_7f4a_7c15),
+        directions: Pcg64Mcg::seed_from_u64(spec.seed ^ 0x5851_f42d_4c95_7f2d),
+        blocks,
+        block_sectors,
+        next_sequential: match spec.region {
+            Region::Full | Region::Outer => 0,
+            Region::Inner => blocks - span_blocks,
+        },
     };
     let warmup = spec.warmup_ops.min(spec.ops.saturating_sub(1));
-    let mut submit_time: Vec<Time> = Vec::with_capacity(depth as usize);
+    let mut submit_time: Vec<Time> = vec![0; depth as usize];
     let mut free_slots: Vec<u64> = (0..u64::from(depth)).rev().collect();
-    submit_time.resize(depth as usize, 0);
-    let mut directions = Pcg64Mcg::seed_from_u64(spec.seed ^ 0x5851_f42d_4c95_7f2d);
-    let mut next_command = |slot: u64, offsets: &mut Pcg64Mcg| {
-        let op = match spec.pattern {
-            Pattern::RandomRead | Pattern::SequentialRead => Op::Read,
-            Pattern::RandomWrite | Pattern::SequentialWrite => Op::Write,
-            Pattern::RandomMix if directions.next_u64() % 10 < 7 => Op::Read,
-            Pattern::RandomMix => Op::Write,
-        };
-        let block = if spec.pattern.is_random() {
-            offsets.next_u64() % blocks
-        } else {
-            let block = next_sequential;
-            next_sequential = (next_sequential + 1) % blocks;
-            block
-        };
-        Command {
-            id: RequestId(slot),
-            op,
-            sector: block * block_sectors,
-            nr_sectors: block_sectors as u32,
-            fua: false,
-        }
-    };
     let mut now: Time = 0;
     for _ in 0..depth {
         let slot = free_slots.pop().expect("free slot");
         submit_time[slot as usize] = now;
-        device.submit(now, next_command(slot, &mut offsets), &mut rng);
+        device.submit(now, commands.next(slot), &mut rng);
     }
     let mut max_in_flight = device.in_flight();
     let mut completed: Vec<RequestId> = Vec::with_capacity(depth as usize);
     let mut total: u64 = 0;
-    let mut counted: u64 = 0;
     let mut latencies: Vec<Time> = Vec::with_capacity(spec.ops.min(1 << 20) as usize);
     let mut window_start: Time = 0;
     // The warm-up ends after `warmup` completions or at half the time limit, whichever comes
@@ -189,7 +204,6 @@ pub fn run_closed_loop_until(
         for &id in &completed {
             total += 1;
             if !warming {
-                counted += 1;
                 latencies.push(now - submit_time[id.0 as usize]);
             } else if total >= warmup || now >= spec.time_limit_ns / 2 {
                 warming = false;
@@ -199,11 +213,19 @@ pub fn run_closed_loop_until(
         }
         while let Some(slot) = free_slots.pop() {
             submit_time[slot as usize] = now;
-            device.submit(now, next_command(slot, &mut offsets), &mut rng);
+            device.submit(now, commands.next(slot), &mut rng);
         }
         max_in_flight = max_in_flight.max(device.in_flight());
     }
     let elapsed = now.saturating_sub(window_start).max(1);
+    let mut result = summarize(latencies, elapsed, block_sectors * SECTOR_SIZE);
+    result.max_in_flight = max_in_flight;
+    Some(result)
+}
+
+/// Rate, mean and percentiles of the latencies measured over `elapsed` ns.
+fn summarize(mut latencies: Vec<Time>, elapsed: Time, block_bytes: u64) -> LoopResult {
+    let counted = latencies.len() as u64;
     let iops = counted as f64 * NSEC_PER_SEC as f64 / elapsed as f64;
     let latency_sum: u128 = latencies.iter().map(|&l| u128::from(l)).sum();
     latencies.sort_unstable();
@@ -212,9 +234,9 @@ pub fn run_closed_loop_until(
             .get((latencies.len() * p / 100).min(latencies.len().saturating_sub(1)))
             .map_or(0.0, |&l| l as f64 / 1e3)
     };
-    Some(LoopResult {
+    LoopResult {
         iops,
-        mb_per_s: iops * (block_sectors * SECTOR_SIZE) as f64 / 1e6,
+        mb_per_s: iops * block_bytes as f64 / 1e6,
         mean_latency_us: if counted == 0 {
             0.0
         } else {
@@ -223,9 +245,9 @@ pub fn run_closed_loop_until(
         p50_latency_us: percentile(50),
         p99_latency_us: percentile(99),
         ops: counted,
-        max_in_flight,
+        max_in_flight: 0,
         elapsed_ns: elapsed,
-    })
+    }
 }
 
 /// How a published figure is turned into a target: the wording of the coverage line.

@@ -92,22 +92,7 @@ impl Draft {
         } = self;
         spec.name = name.unwrap_or_else(|| section.to_string());
         spec.origin = origin;
-        let logs = [
-            ("write_bw_log", &mut spec.log_bw),
-            ("write_iops_log", &mut spec.log_iops),
-            ("write_lat_log", &mut spec.log_lat),
-            ("write_hist_log", &mut spec.log_hist),
-        ];
-        for (option, prefix) in logs {
-            let Some(prefix) = prefix else { continue };
-            if prefix.is_empty() {
-                // A bare log option: fio names the log after the job, so the job's name
-                // becomes a file name and must be one.
-                iosched_gate::check_name("the job name, which names its log files,", &spec.name)
-                    .map_err(|why| (option.to_string(), why))?;
-                prefix.clone_from(&spec.name);
-            }
-        }
+        name_bare_logs(&mut spec)?;
 
         // Choice: fio keeps bs, bsrange and bssplit in separate fields and bssplit wins at
         // I/O time; we rank bssplit over bsrange over bs per direction the same way.
@@ -127,85 +112,139 @@ impl Draft {
             ));
         }
 
-        // fio: a pattern with no method set selects verify=pattern.
-        if spec.verify_pattern.is_some() && spec.verify.is_none() {
-            spec.verify = Some("pattern".to_string());
-        }
-        if spec.verify_only {
-            // fio: "does not support workloads with the time_based option set".
-            if spec.time_based {
-                return Err((
-                    "verify_only".into(),
-                    "checks a sized workload's blocks once: it cannot run with time_based".into(),
-                ));
-            }
-            if spec.verify.is_none() {
-                return Err((
-                    "verify_only".into(),
-                    "needs verify= (the method the data was written with)".into(),
-                ));
-            }
-        }
+        check_verify(&mut spec)?;
 
-        // Depth knobs, with fio's fix-ups (fixup_options()).
-        if spec.iodepth == 0 {
-            return Err(("iodepth".into(), "must be at least 1".into()));
-        }
-        if spec.iodepth_batch_submit == 0 || spec.iodepth_batch_submit > spec.iodepth {
-            spec.iodepth_batch_submit = spec.iodepth;
-        }
-        let complete_min = spec.iodepth_batch_complete_min;
-        let complete_max = batch_complete_max.unwrap_or(complete_min);
-        if complete_max < complete_min {
-            return Err((
-                "iodepth_batch_complete_max".into(),
-                format!("{complete_max} is below iodepth_batch_complete_min ({complete_min})"),
-            ));
-        }
-        // Choice: nothing can complete more than is in flight; clamp both to iodepth.
-        spec.iodepth_batch_complete_max = complete_max.min(spec.iodepth);
-        spec.iodepth_batch_complete_min = complete_min.min(spec.iodepth_batch_complete_max);
-        spec.iodepth_low = match iodepth_low {
-            Some(low) if low != 0 && low <= spec.iodepth => low,
-            _ => spec.iodepth,
-        };
+        fix_depths(&mut spec, iodepth_low, batch_complete_max)?;
 
-        spec.zones = match zonemode_strided.unwrap_or(zonesize > 0) {
-            false => None,
-            true if zonesize == 0 => {
-                return Err((
-                    "zonemode".into(),
-                    "zonemode=strided needs a zonesize".into(),
-                ))
-            }
-            true => Some(StridedZones {
-                size: zonesize,
-                range: if zonerange == 0 { zonesize } else { zonerange },
-                skip: zoneskip,
-            }),
-        };
+        spec.zones = strided_zones(zonemode_strided, zonesize, zonerange, zoneskip)?;
 
         spec.ioprio = resolve_ioprio(prio, prioclass);
         crate::replay::finalize_job(&mut spec, warnings)
             .map_err(|why| ("read_iolog".into(), why))?;
-        if spec.pre_read {
-            // Pre-reading fills the cache that invalidation would drop.
-            spec.invalidate = false;
-        }
-        if spec.time_based && spec.runtime_ns.is_none() {
-            warnings.push("time_based without runtime: fio runs until it is stopped".to_string());
-        }
-        if spec.cgroup_weight.is_some() && spec.cgroup.is_none() {
-            warnings.push("cgroup_weight without cgroup has no effect".to_string());
-        }
-        if spec.thinktime_spin_ns > spec.thinktime_ns {
-            // The spin is the busy part of the think time; it cannot be longer.
-            warnings.push("thinktime_spin is longer than thinktime; using thinktime".to_string());
-            spec.thinktime_spin_ns = spec.thinktime_ns;
-        }
+        settle_late_options(&mut spec, warnings);
         assert!(spec.numjobs >= 1, "numjobs is range-checked at parse");
         assert!(spec.rwmixread <= 100, "rwmixread is range-checked at parse");
         Ok(spec)
+    }
+}
+
+type OptionError = (String, String);
+
+/// A bare log option names its log after the job, so the job's name must be a file name.
+fn name_bare_logs(spec: &mut JobSpec) -> Result<(), OptionError> {
+    let logs = [
+        ("write_bw_log", &mut spec.log_bw),
+        ("write_iops_log", &mut spec.log_iops),
+        ("write_lat_log", &mut spec.log_lat),
+        ("write_hist_log", &mut spec.log_hist),
+    ];
+    for (option, prefix) in logs {
+        let Some(prefix) = prefix else { continue };
+        if prefix.is_empty() {
+            // A bare log option: fio names the log after the job, so the job's name
+            // becomes a file name and must be one.
+            iosched_gate::check_name("the job name, which names its log files,", &spec.name)
+                .map_err(|why| (option.to_string(), why))?;
+            prefix.clone_from(&spec.name);
+        }
+    }
+    Ok(())
+}
+
+/// fio's verify fix-ups and the combinations it refuses.
+fn check_verify(spec: &mut JobSpec) -> Result<(), OptionError> {
+    // fio: a pattern with no method set selects verify=pattern.
+    if spec.verify_pattern.is_some() && spec.verify.is_none() {
+        spec.verify = Some("pattern".to_string());
+    }
+    if spec.verify_only {
+        // fio: "does not support workloads with the time_based option set".
+        if spec.time_based {
+            return Err((
+                "verify_only".into(),
+                "checks a sized workload's blocks once: it cannot run with time_based".into(),
+            ));
+        }
+        if spec.verify.is_none() {
+            return Err((
+                "verify_only".into(),
+                "needs verify= (the method the data was written with)".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Depth knobs, with fio's fix-ups (fixup_options()).
+fn fix_depths(
+    spec: &mut JobSpec,
+    iodepth_low: Option<u32>,
+    batch_complete_max: Option<u32>,
+) -> Result<(), OptionError> {
+    if spec.iodepth == 0 {
+        return Err(("iodepth".into(), "must be at least 1".into()));
+    }
+    if spec.iodepth_batch_submit == 0 || spec.iodepth_batch_submit > spec.iodepth {
+        spec.iodepth_batch_submit = spec.iodepth;
+    }
+    let complete_min = spec.iodepth_batch_complete_min;
+    let complete_max = batch_complete_max.unwrap_or(complete_min);
+    if complete_max < complete_min {
+        return Err((
+            "iodepth_batch_complete_max".into(),
+            format!("{complete_max} is below iodepth_batch_complete_min ({complete_min})"),
+        ));
+    }
+    // Choice: nothing can complete more than is in flight; clamp both to iodepth.
+    spec.iodepth_batch_complete_max = complete_max.min(spec.iodepth);
+    spec.iodepth_batch_complete_min = complete_min.min(spec.iodepth_batch_complete_max);
+    spec.iodepth_low = match iodepth_low {
+        Some(low) if low != 0 && low <= spec.iodepth => low,
+        _ => spec.iodepth,
+    };
+    Ok(())
+}
+
+/// `zonemode=strided` (or a bare zonesize) as one record.
+fn strided_zones(
+    strided: Option<bool>,
+    zonesize: u64,
+    zonerange: u64,
+    zoneskip: u64,
+) -> Result<Option<StridedZones>, OptionError> {
+    let zones = match strided.unwrap_or(zonesize > 0) {
+        false => None,
+        true if zonesize == 0 => {
+            return Err((
+                "zonemode".into(),
+                "zonemode=strided needs a zonesize".into(),
+            ))
+        }
+        true => Some(StridedZones {
+            size: zonesize,
+            range: if zonerange == 0 { zonesize } else { zonerange },
+            skip: zoneskip,
+        }),
+    };
+    Ok(zones)
+}
+
+/// Options whose meaning depends on others, settled once all are read.
+fn settle_late_options(spec: &mut JobSpec, warnings: &mut Vec<String>) {
+    if spec.pre_read {
+        // Pre-reading fills the cache that invalidation would drop.
+        spec.invalidate = false;
+    }
+    if spec.time_based && spec.runtime_ns.is_none() {
+        warnings.push("time_based without runtime: fio runs until it is stopped".to_string());
+    }
+    if spec.cgroup_weight.is_some() && spec.cgroup.is_none() {
+        warnings.push("cgroup_weight without cgroup has no effect".to_string());
+    }
+    if spec.thinktime_spin_ns > spec.thinktime_ns {
+        // The spin is the busy part of the think time; it cannot be longer.
+        warnings.push("thinktime_spin is longer than thinktime; using thinktime".to_string());
+        spec.thinktime_spin_ns = spec.thinktime_ns;
     }
 }
 

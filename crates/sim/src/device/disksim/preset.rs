@@ -323,6 +323,24 @@ mod tests {
         }
     }
 
+    /// A preset written as a model file reads back as the same drive, queue and deferred
+    /// destage included (they were dropped, so a variant measured with `--device FILE`
+    /// was silently a one-command drive destaging in order).
+    #[test]
+    fn a_preset_written_as_a_model_file_reads_back_unchanged() {
+        let sources = super::super::spec::Sources {
+            commit: "-",
+            parv: "-",
+            diskspecs: "-",
+            model: "-",
+            seek: "-",
+        };
+        for spec in [hdd_7200(), sas_10k(), sas_10k_write_through()] {
+            let text = super::super::spec::write_toml(&spec, &sources);
+            assert_eq!(DiskSpec::parse(&text), Ok(spec.clone()), "{}", spec.name);
+        }
+    }
+
     /// The `hdd` model's curve, carried over: §1.1's reference points for hdd-7200 (0.8 ms
     /// at one cylinder, average near 8.5 ms at a third of the stroke, full stroke 17 ms).
     #[test]

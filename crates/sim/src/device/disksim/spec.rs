@@ -385,6 +385,7 @@ pub fn write_toml(spec: &DiskSpec, sources: &Sources) -> String {
     write_cache(&mut out, spec, sources.diskspecs);
     write_controller(&mut out, spec, sources);
     write_zones(&mut out, spec, sources.model);
+    write_queue(&mut out, spec);
     out
 }
 
@@ -598,6 +599,12 @@ fn write_controller(out: &mut String, spec: &DiskSpec, sources: &Sources) {
 }
 
 fn write_cache(out: &mut String, spec: &DiskSpec, d: &str) {
+    write_cache_overheads(out, spec, d);
+    write_cache_segments(out, spec, d);
+}
+
+/// The controller's per-command overheads and the bus's transfer time.
+fn write_cache_overheads(out: &mut String, spec: &DiskSpec, d: &str) {
     let floats: [(&str, &str, f64); 9] = [
         (
             "Bulk sector transfer time",
@@ -648,6 +655,10 @@ fn write_cache(out: &mut String, spec: &DiskSpec, d: &str) {
     for (param, key, value) in floats {
         push(out, &format!("{d}: {param}"), key, float(value));
     }
+}
+
+/// How the buffer is cut into segments and how reads and writes use them.
+fn write_cache_segments(out: &mut String, spec: &DiskSpec, d: &str) {
     let ints: [(&str, &str, u32); 7] = [
         ("Number of buffer segments", "segments", spec.segments),
         (
@@ -724,6 +735,28 @@ fn write_cache(out: &mut String, spec: &DiskSpec, d: &str) {
     for (param, key, value) in bools {
         push(out, &format!("{d}: {param}"), key, value);
     }
+    // iosched's own keys, written only where a drive departs from DiskSim's model (never
+    // for a converted drive), so a preset written out reads back as the same drive.
+    if spec.deferred_destage {
+        push(out, "iosched: destage deferred", "deferred_destage", true);
+    }
+}
+
+/// The `[queue]` table, when the drive holds more than DiskSim's one command.
+fn write_queue(out: &mut String, spec: &DiskSpec) {
+    let q = &spec.queue;
+    if *q == QueueSpec::default() {
+        return;
+    }
+    let _ = writeln!(out, "\n[queue]");
+    push(out, "iosched: commands held", "depth", q.depth);
+    push(out, "iosched: 1 FCFS, 8 SPTF", "policy", q.policy);
+    push(
+        out,
+        "iosched: oldest first after",
+        "age_limit_ms",
+        float(q.age_limit_ms),
+    );
 }
 
 fn write_zones(out: &mut String, spec: &DiskSpec, m: &str) {
