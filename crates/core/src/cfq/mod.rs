@@ -464,7 +464,6 @@ fn summary_of(name: String, stats: &Stats) -> ServiceSummary {
 }
 
 impl Cfq {
-    /// O(n) consistency walk over queues, trees and groups.
     /// Group `g`'s service tree `st`: a valid red-black tree, in key order, of the queues
     /// that say they sit on it, its count and cached leftmost right.
     fn check_service_tree(&self, g: GId, st: usize) {
@@ -496,6 +495,7 @@ impl Cfq {
         }
     }
 
+    /// O(n) consistency walk over queues, trees and groups.
     fn check_all(&self) {
         let mut queued = 0u32;
         let mut busy = 0u32;
@@ -506,64 +506,11 @@ impl Cfq {
                 assert!(cfqq.sort_list.is_empty(), "freed queue {q} holds requests");
                 continue;
             }
-            let live_fifo = cfqq
-                .fifo
-                .iter()
-                .filter(|&&(seq, slot)| self.pending[slot as usize].seq == seq)
-                .count();
-            assert_eq!(
-                cfqq.sort_list.len(),
-                live_fifo,
-                "queue {q}: sort_list vs fifo"
-            );
-            for (key, &slot) in &cfqq.sort_list {
-                assert_eq!(
-                    self.pending[slot as usize].key(),
-                    *key,
-                    "queue {q}: slot key"
-                );
-            }
-            assert_eq!(
-                (cfqq.queued[0] + cfqq.queued[1]) as usize,
-                cfqq.sort_list.len(),
-                "queue {q}: queued counts"
-            );
-            assert_eq!(
-                cfqq.next_rq.is_some(),
-                !cfqq.sort_list.is_empty(),
-                "queue {q}: next_rq"
-            );
-            if let Some((key, _)) = cfqq.next_rq {
-                assert!(
-                    cfqq.sort_list.contains_key(&key),
-                    "queue {q}: next_rq not queued"
-                );
-            }
+            self.check_queue(q);
             queued += cfqq.queued[0] + cfqq.queued[1];
             dispatched += cfqq.dispatched;
-            if cfqq.on_rr {
-                busy += 1;
-                busy_sync += u32::from(cfqq.sync);
-                assert!(
-                    cfqq.service_tree.is_some(),
-                    "busy queue {q} is on no service tree"
-                );
-            } else {
-                assert!(cfqq.service_tree.is_none(), "idle queue {q} on a tree");
-                assert!(cfqq.p_key.is_none(), "idle queue {q} on a prio tree");
-            }
-            if !cfqq.sort_list.is_empty() {
-                assert!(
-                    cfqq.on_rr || Some(q) == self.active_queue,
-                    "queue {q} not busy"
-                );
-            }
-            if let Some(level) = cfqq.p_key {
-                assert!(
-                    self.prio_trees.in_order(level).contains(&q),
-                    "queue {q} not in prio tree {level}"
-                );
-            }
+            busy += u32::from(cfqq.on_rr);
+            busy_sync += u32::from(cfqq.on_rr && cfqq.sync);
         }
         assert_eq!(queued, self.rq_queued, "rq_queued");
         assert_eq!(busy, self.busy_queues, "busy_queues");
@@ -578,23 +525,7 @@ impl Cfq {
             self.in_flight.len(),
             "rq_in_driver"
         );
-        for (g, cfqg) in self.groups.iter().enumerate() {
-            let mut nr = 0;
-            for (st, tree) in cfqg.trees.iter().enumerate() {
-                self.check_service_tree(g, st);
-                nr += tree.count;
-            }
-            assert_eq!(nr, cfqg.nr_cfqq, "group {g} nr_cfqq");
-            let on_tree = cfqg.on_tree;
-            assert_eq!(on_tree, cfqg.nr_cfqq > 0, "group {g} on tree iff busy");
-            if on_tree {
-                assert!(
-                    self.grp_tree.in_order(0).contains(&g),
-                    "group {g} not on the group tree"
-                );
-                assert!(cfqg.vfraction >= 1, "group {g} on the tree without a share");
-            }
-        }
+        self.check_groups();
         for cic in &self.cics {
             if let Some(q) = cic.sync_q {
                 assert!(self.queues[q].live, "context points at freed queue {q}");
@@ -615,6 +546,89 @@ impl Cfq {
                 timer.queue, a,
                 "idle timer for a queue other than the active one"
             );
+        }
+    }
+
+    /// One live queue: its requests, sort list and FIFO agree, and it is on the trees its
+    /// state says.
+    fn check_queue(&self, q: QId) {
+        let cfqq = &self.queues[q];
+        let live_fifo = cfqq
+            .fifo
+            .iter()
+            .filter(|&&(seq, slot)| self.pending[slot as usize].seq == seq)
+            .count();
+        assert_eq!(
+            cfqq.sort_list.len(),
+            live_fifo,
+            "queue {q}: sort_list vs fifo"
+        );
+        for (key, &slot) in &cfqq.sort_list {
+            assert_eq!(
+                self.pending[slot as usize].key(),
+                *key,
+                "queue {q}: slot key"
+            );
+        }
+        assert_eq!(
+            (cfqq.queued[0] + cfqq.queued[1]) as usize,
+            cfqq.sort_list.len(),
+            "queue {q}: queued counts"
+        );
+        assert_eq!(
+            cfqq.next_rq.is_some(),
+            !cfqq.sort_list.is_empty(),
+            "queue {q}: next_rq"
+        );
+        if let Some((key, _)) = cfqq.next_rq {
+            assert!(
+                cfqq.sort_list.contains_key(&key),
+                "queue {q}: next_rq not queued"
+            );
+        }
+        if cfqq.on_rr {
+            assert!(
+                cfqq.service_tree.is_some(),
+                "busy queue {q} is on no service tree"
+            );
+        } else {
+            assert!(cfqq.service_tree.is_none(), "idle queue {q} on a tree");
+            assert!(cfqq.p_key.is_none(), "idle queue {q} on a prio tree");
+        }
+        if !cfqq.sort_list.is_empty() {
+            assert!(
+                cfqq.on_rr || Some(q) == self.active_queue,
+                "queue {q} not busy"
+            );
+        }
+        if let Some(level) = cfqq.p_key {
+            assert!(
+                self.prio_trees.in_order(level).contains(&q),
+                "queue {q} not in prio tree {level}"
+            );
+        }
+    }
+
+    /// Every group's service trees, and the group tree holding exactly the busy groups.
+    fn check_groups(&self) {
+        self.grp_tree.check(0);
+        let on_group_tree = self.grp_tree.in_order(0);
+        for (g, cfqg) in self.groups.iter().enumerate() {
+            let mut nr = 0;
+            for (st, tree) in cfqg.trees.iter().enumerate() {
+                self.check_service_tree(g, st);
+                nr += tree.count;
+            }
+            assert_eq!(nr, cfqg.nr_cfqq, "group {g} nr_cfqq");
+            assert_eq!(cfqg.on_tree, cfqg.nr_cfqq > 0, "group {g} on tree iff busy");
+            assert_eq!(
+                cfqg.on_tree,
+                on_group_tree.contains(&g),
+                "group {g} on the group tree"
+            );
+            if cfqg.on_tree {
+                assert!(cfqg.vfraction >= 1, "group {g} on the tree without a share");
+            }
         }
     }
 }
