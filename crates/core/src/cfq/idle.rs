@@ -85,15 +85,13 @@ impl Cfq {
             self.tun.group_idle_ns
         };
         if !self.rotational && self.hw_tag != 0 && group_idle_ns == 0 {
-            self.decide(
+            return self.no_idle(
                 trace,
                 now,
-                DecisionKind::NoIdle,
-                Some(q),
+                q,
                 "non-rotational NCQ device, group_idle 0",
                 None,
             );
-            return false;
         }
         assert!(
             self.queues[q].is_empty(),
@@ -104,62 +102,34 @@ impl Cfq {
             if group_idle_ns > 0 {
                 group_idle = group_idle_ns;
             } else {
-                self.decide(
+                return self.no_idle(
                     trace,
                     now,
-                    DecisionKind::NoIdle,
-                    Some(q),
+                    q,
                     "should_idle false (seeky or think time), group_idle 0",
                     None,
                 );
-                return false;
             }
         }
         if self.queues[q].dispatched > 0 {
-            self.decide(
-                trace,
-                now,
-                DecisionKind::NoIdle,
-                Some(q),
-                "requests still in flight",
-                None,
-            );
-            return false;
+            return self.no_idle(trace, now, q, "requests still in flight", None);
         }
         let Some(cic) = self.active_cic.map(|c| &self.cics[c]) else {
-            self.decide(
-                trace,
-                now,
-                DecisionKind::NoIdle,
-                Some(q),
-                "no active process context",
-                None,
-            );
-            return false;
+            return self.no_idle(trace, now, q, "no active process context", None);
         };
         if cic.exited {
-            self.decide(
-                trace,
-                now,
-                DecisionKind::NoIdle,
-                Some(q),
-                "process exited",
-                None,
-            );
-            return false;
+            return self.no_idle(trace, now, q, "process exited", None);
         }
         let mean = cic.ttime.ttime_mean;
         if cic.ttime.valid() && self.queues[q].slice_end.wrapping_sub(now) < mean {
             self.log_q(trace, now, q, format_args!("Not idling. think_time:{mean}"));
-            self.decide(
+            return self.no_idle(
                 trace,
                 now,
-                DecisionKind::NoIdle,
-                Some(q),
+                q,
                 "think time exceeds remaining slice",
                 Some(mean),
             );
-            return false;
         }
         if group_idle > 0 {
             let g = self.queues[q].group;
@@ -171,8 +141,7 @@ impl Cfq {
                 } else {
                     "group idle: other busy queues in the group"
                 };
-                self.decide(trace, now, DecisionKind::NoIdle, Some(q), why, None);
-                return false;
+                return self.no_idle(trace, now, q, why, None);
             }
         }
         self.queues[q].wait_request = true;
@@ -202,6 +171,19 @@ impl Cfq {
             Some(sl),
         );
         true
+    }
+
+    /// Records a decision not to idle for `q`, and why; returns false (no timer armed).
+    fn no_idle(
+        &self,
+        trace: &mut dyn Trace,
+        now: Time,
+        q: QId,
+        why: &'static str,
+        value: Option<u64>,
+    ) -> bool {
+        self.decide(trace, now, DecisionKind::NoIdle, Some(q), why, value);
+        false
     }
 
     /// When an idle timer armed at `now` for `sl` fires: `now + sl` for the hrtimer (4.8+);
