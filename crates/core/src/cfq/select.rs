@@ -94,15 +94,12 @@ impl Cfq {
                         && cfqq.dispatched > 0
                         && self.should_idle(q, now, trace)
                     {
-                        self.decide(
+                        return self.keep_queue(
                             trace,
                             now,
-                            DecisionKind::KeepQueue,
-                            Some(q),
+                            q,
                             "rule 4: slice used, sole queue of group, waiting for completion",
-                            None,
                         );
-                        return None;
                     }
                     break 'group_idle_check;
                 }
@@ -123,46 +120,15 @@ impl Cfq {
                 if self.idle_timer.is_some() {
                     return None;
                 }
-                // Rule 8 (8e1ac6655104): a deep seeky queue on a device faster than it.
-                // `deep_fast_clear = 0` removes the rule ("w/o 8e1ac6655104" in seed 000);
-                // `deep_always_clear = 1` is the seed's "always clear" experiment: the rule
-                // fires whenever the dry queue is seeky and idle-windowed, however far into
-                // its slice.
-                let cfqq = &self.queues[q];
-                let fast_device = cfqq.slice_new
-                    || cfqq.slice_end.wrapping_sub(now) > now.wrapping_sub(cfqq.slice_start);
-                // The seed 000 fix replaces the rule (see `update_idle_window`).
-                // 2.6.32 predates the rule (rules_2632).
-                let rule_on =
-                    self.tun.deep_fast_clear && !self.tun.deep_seeky_fix && !self.tun.rules_2632;
-                if (rule_on || self.tun.deep_always_clear)
-                    && seeky(cfqq.seek_history)
-                    && cfqq.idle_window
-                    && (fast_device || self.tun.deep_always_clear)
-                {
-                    let cfqq = &mut self.queues[q];
-                    cfqq.deep = false;
-                    cfqq.idle_window = false;
-                    self.decide(
-                        trace,
-                        now,
-                        DecisionKind::DeepCleared,
-                        Some(q),
-                        "rule 8: seeky queue, device faster than queue",
-                        None,
-                    );
-                }
+                self.clear_deep_if_device_faster(q, now, trace);
                 // Rule 9: wait for in-flight requests of a queue we would idle on.
                 if self.queues[q].dispatched > 0 && self.should_idle(q, now, trace) {
-                    self.decide(
+                    return self.keep_queue(
                         trace,
                         now,
-                        DecisionKind::KeepQueue,
-                        Some(q),
+                        q,
                         "rule 9: requests in flight, queue may idle",
-                        None,
                     );
-                    return None;
                 }
             }
             // Rule 10: group idling while the group's requests are in flight.
@@ -172,15 +138,12 @@ impl Cfq {
                 && self.groups[g].dispatched > 0
                 && !self.thinktime_big_group(g)
             {
-                self.decide(
+                return self.keep_queue(
                     trace,
                     now,
-                    DecisionKind::KeepQueue,
-                    Some(q),
+                    q,
                     "rule 10: group idle, group requests in flight",
-                    None,
                 );
-                return None;
             }
             cause = if self.slice_used(q, now) {
                 ExpireCause::SliceUsed
@@ -194,6 +157,50 @@ impl Cfq {
             self.choose_group(now, trace);
         }
         self.set_active_queue(new_cfqq, now, trace)
+    }
+
+    /// Records the decision to keep `q` in service and dispatch nothing now.
+    fn keep_queue(
+        &self,
+        trace: &mut dyn Trace,
+        now: Time,
+        q: QId,
+        why: &'static str,
+    ) -> Option<QId> {
+        self.decide(trace, now, DecisionKind::KeepQueue, Some(q), why, None);
+        None
+    }
+
+    /// Rule 8 of cfq_select_queue(), on the active queue `q` that ran dry.
+    fn clear_deep_if_device_faster(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
+        // Rule 8 (8e1ac6655104): a deep seeky queue on a device faster than it.
+        // `deep_fast_clear = 0` removes the rule ("w/o 8e1ac6655104" in seed 000);
+        // `deep_always_clear = 1` is the seed's "always clear" experiment: the rule
+        // fires whenever the dry queue is seeky and idle-windowed, however far into
+        // its slice.
+        let cfqq = &self.queues[q];
+        let fast_device =
+            cfqq.slice_new || cfqq.slice_end.wrapping_sub(now) > now.wrapping_sub(cfqq.slice_start);
+        // The seed 000 fix replaces the rule (see `update_idle_window`).
+        // 2.6.32 predates the rule (rules_2632).
+        let rule_on = self.tun.deep_fast_clear && !self.tun.deep_seeky_fix && !self.tun.rules_2632;
+        if (rule_on || self.tun.deep_always_clear)
+            && seeky(cfqq.seek_history)
+            && cfqq.idle_window
+            && (fast_device || self.tun.deep_always_clear)
+        {
+            let cfqq = &mut self.queues[q];
+            cfqq.deep = false;
+            cfqq.idle_window = false;
+            self.decide(
+                trace,
+                now,
+                DecisionKind::DeepCleared,
+                Some(q),
+                "rule 8: seeky queue, device faster than queue",
+                None,
+            );
+        }
     }
 
     /// Kernel: cfq_choose_cfqg().
