@@ -47,6 +47,7 @@ use iosched_core::{
 };
 use iosched_driver::{Driver, Outcome, RunProgress};
 use iosched_workload::generator::FileRegion;
+use iosched_workload::layout::Layout;
 use iosched_workload::pattern::Pattern;
 use iosched_workload::{JobSpec, RwMode};
 
@@ -394,6 +395,57 @@ impl Drop for EngineBackend {
     }
 }
 
+/// The scheduler named in `config`, behind the uptime clock, with its tunables set.
+fn build_elevator(
+    config: &EngineConfig,
+    info: DeviceInfo,
+) -> Result<Box<dyn Elevator>, EngineError> {
+    let elevator = new_elevator(&config.scheduler, info)
+        .map_err(|error| EngineError::UnknownScheduler(error.to_string()))?;
+    let mut elevator: Box<dyn Elevator> = Box::new(Uptime::new(elevator, config.uptime_ns));
+    for (name, value) in &config.tunables {
+        elevator
+            .set_tunable(name, value)
+            .map_err(|error| EngineError::Tunable(error.to_string()))?;
+    }
+    Ok(elevator)
+}
+
+/// Each clone's regions and verification, in layout order.
+fn io_processes(
+    jobs: &[JobSpec],
+    layout: &Layout,
+    methods: &[Option<VerifyMethod>],
+) -> Vec<IoProcess> {
+    layout
+        .clones
+        .iter()
+        .map(|plan| {
+            let spec = &jobs[plan.job];
+            let method = methods[plan.job];
+            let read_only = matches!(spec.rw, RwMode::Read | RwMode::RandRead) || spec.verify_only;
+            // Strided zones may lead I/O past the region, never past the file.
+            let regions = plan
+                .regions
+                .iter()
+                .zip(&plan.files)
+                .map(|(region, &file)| match spec.zones {
+                    Some(_) => FileRegion {
+                        start: region.start,
+                        len: layout.files[file].bytes - region.start,
+                    },
+                    None => *region,
+                })
+                .collect();
+            IoProcess {
+                regions,
+                verify: method,
+                check_reads: method.is_some() && read_only,
+            }
+        })
+        .collect()
+}
+
 impl<'a> Engine<'a> {
     /// Checks the jobs and the target, opens it, lays the jobs out and builds the scheduler.
     /// Nothing is written before [`Engine::run`].
@@ -412,45 +464,10 @@ impl<'a> Engine<'a> {
             rotational: target.rotational,
             queue_depth,
         };
-        let elevator = new_elevator(&config.scheduler, info)
-            .map_err(|error| EngineError::UnknownScheduler(error.to_string()))?;
-        let mut elevator: Box<dyn Elevator> = Box::new(Uptime::new(elevator, config.uptime_ns));
-        for (name, value) in &config.tunables {
-            elevator
-                .set_tunable(name, value)
-                .map_err(|error| EngineError::Tunable(error.to_string()))?;
-        }
+        let elevator = build_elevator(&config, info)?;
         let (ring, buffers, fixed_buffers) =
             setup::ring_and_buffers(jobs, &opened.layout, path, &opened.file, queue_depth)?;
-        let procs = opened
-            .layout
-            .clones
-            .iter()
-            .map(|plan| {
-                let spec = &jobs[plan.job];
-                let method = checks.methods[plan.job];
-                let read_only =
-                    matches!(spec.rw, RwMode::Read | RwMode::RandRead) || spec.verify_only;
-                // Strided zones may lead I/O past the region, never past the file.
-                let regions = plan
-                    .regions
-                    .iter()
-                    .zip(&plan.files)
-                    .map(|(region, &file)| match spec.zones {
-                        Some(_) => FileRegion {
-                            start: region.start,
-                            len: opened.layout.files[file].bytes - region.start,
-                        },
-                        None => *region,
-                    })
-                    .collect();
-                IoProcess {
-                    regions,
-                    verify: method,
-                    check_reads: method.is_some() && read_only,
-                }
-            })
-            .collect();
+        let procs = io_processes(jobs, &opened.layout, &checks.methods);
         let clone_jobs: Vec<usize> = opened.layout.clones.iter().map(|plan| plan.job).collect();
         let mut thread_cpus =
             threads::thread_cpus(config.threads, clone_jobs.len(), cpus.as_deref());
