@@ -581,13 +581,7 @@ impl RbForest {
     /// The nodes of `tree` in order.
     pub(crate) fn in_order(&self, tree: usize) -> Vec<usize> {
         let mut out = Vec::new();
-        let mut at = opt(self.roots[tree]);
-        while let Some(n) = at {
-            match self.l(n).left {
-                Some(l) => at = Some(l),
-                None => break,
-            }
-        }
+        let mut at = self.first(tree);
         while let Some(n) = at {
             out.push(n);
             at = self.next(n);
