@@ -8,28 +8,7 @@
 
 use std::fmt::Write as _;
 
-use super::harness::splitmix64;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        splitmix64(&mut self.0)
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
-    }
-
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[(self.next() % items.len() as u64) as usize]
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
+use super::draw::{device_line, DeviceChoices, Rng};
 
 /// The text of mq-deadline's scenario `index` of `seed`.
 pub fn scenario(seed: u64, index: u64) -> String {
@@ -39,7 +18,7 @@ pub fn scenario(seed: u64, index: u64) -> String {
 /// The text of scenario `index` of `seed` for scheduler `sched`.
 pub fn scenario_for(sched: &str, seed: u64, index: u64) -> String {
     let kyber = sched == "kyber";
-    let mut r = Rng(seed.wrapping_mul(1_000_003).wrapping_add(index));
+    let mut r = Rng::for_scenario(seed, index);
     let mut out = String::new();
     let end = if kyber {
         r.range(50, 1500)
@@ -69,61 +48,23 @@ pub fn scenario_for(sched: &str, seed: u64, index: u64) -> String {
 }
 
 fn device(r: &mut Rng, out: &mut String) {
-    let depth = r.pick(&[1, 1, 2, 4, 8, 32]);
-    let nr = r.pick(&[0, 0, 0, 2, 4, 8, 16, 64]);
-    let rot = r.chance(50);
-    let base = r.pick(&[20_000, 100_000, 500_000, 2_000_000]);
-    let per = r.pick(&[0, 100, 1000, 5000]);
-    let _ = write!(
-        out,
-        "device depth={depth} nr_requests={nr} rotational={} base_ns={base} per_sector_ns={per}",
-        u8::from(rot)
-    );
-    if rot {
-        let (smin, per_k, cap) = (
-            r.range(0, 3_000_000),
-            r.range(0, 50_000),
-            r.range(0, 8_000_000),
-        );
-        let _ = write!(
-            out,
-            " seek_min_ns={smin} seek_per_ksector_ns={per_k} seek_max_ns={cap}"
-        );
-    }
-    if r.chance(20) {
-        let _ = write!(out, " max_sectors={}", r.pick(&[16, 64, 256]));
-    }
-    out.push('\n');
+    let choices = DeviceChoices {
+        depths: &[1, 1, 2, 4, 8, 32],
+        nr_requests: &[0, 0, 0, 2, 4, 8, 16, 64],
+        base_ns: &[20_000, 100_000, 500_000, 2_000_000],
+    };
+    device_line(r, out, &choices);
 }
 
 /// Kyber's devices: deeper queues (tokens only bind below the device's depth), and no
 /// service under 200 µs, so that second-long runs stay a few ten thousand requests.
 fn kyber_device(r: &mut Rng, out: &mut String) {
-    let depth = r.pick(&[1, 2, 4, 8, 16, 32]);
-    let nr = r.pick(&[0, 0, 0, 8, 16, 64]);
-    let rot = r.chance(50);
-    let base = r.pick(&[200_000, 500_000, 1_000_000, 2_000_000, 5_000_000]);
-    let per = r.pick(&[0, 100, 1000, 5000]);
-    let _ = write!(
-        out,
-        "device depth={depth} nr_requests={nr} rotational={} base_ns={base} per_sector_ns={per}",
-        u8::from(rot)
-    );
-    if rot {
-        let (smin, per_k, cap) = (
-            r.range(0, 3_000_000),
-            r.range(0, 50_000),
-            r.range(0, 8_000_000),
-        );
-        let _ = write!(
-            out,
-            " seek_min_ns={smin} seek_per_ksector_ns={per_k} seek_max_ns={cap}"
-        );
-    }
-    if r.chance(20) {
-        let _ = write!(out, " max_sectors={}", r.pick(&[16, 64, 256]));
-    }
-    out.push('\n');
+    let choices = DeviceChoices {
+        depths: &[1, 2, 4, 8, 16, 32],
+        nr_requests: &[0, 0, 0, 8, 16, 64],
+        base_ns: &[200_000, 500_000, 1_000_000, 2_000_000, 5_000_000],
+    };
+    device_line(r, out, &choices);
 }
 
 fn tunable_value(r: &mut Rng, name: &str) -> String {

@@ -6,36 +6,11 @@
 
 use std::fmt::Write as _;
 
-use super::harness::splitmix64;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        splitmix64(&mut self.0)
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
-    }
-
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[(self.next() % items.len() as u64) as usize]
-    }
-
-    fn pick_str<'a>(&mut self, items: &'a [String]) -> &'a str {
-        &items[(self.next() % items.len() as u64) as usize]
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
+use super::draw::{device_line, DeviceChoices, Rng};
 
 /// The text of BFQ scenario `index` of `seed`.
 pub fn scenario(seed: u64, index: u64) -> String {
-    let mut r = Rng(seed.wrapping_mul(1_000_003).wrapping_add(index));
+    let mut r = Rng::for_scenario(seed, index);
     let mut out = String::new();
     let end = r.range(20, 150) * 1_000_000;
     let _ = writeln!(out, "# generated (bfq): seed {seed} scenario {index}");
@@ -56,31 +31,12 @@ pub fn scenario(seed: u64, index: u64) -> String {
 }
 
 fn device(r: &mut Rng, out: &mut String) {
-    let depth = r.pick(&[1, 1, 1, 2, 4, 32]);
-    let nr = r.pick(&[0, 0, 0, 4, 16, 64]);
-    let rot = r.chance(50);
-    let base = r.pick(&[20_000, 100_000, 500_000, 2_000_000]);
-    let per = r.pick(&[0, 100, 1000, 5000]);
-    let _ = write!(
-        out,
-        "device depth={depth} nr_requests={nr} rotational={} base_ns={base} per_sector_ns={per}",
-        u8::from(rot)
-    );
-    if rot {
-        let (smin, per_k, cap) = (
-            r.range(0, 3_000_000),
-            r.range(0, 50_000),
-            r.range(0, 8_000_000),
-        );
-        let _ = write!(
-            out,
-            " seek_min_ns={smin} seek_per_ksector_ns={per_k} seek_max_ns={cap}"
-        );
-    }
-    if r.chance(20) {
-        let _ = write!(out, " max_sectors={}", r.pick(&[16, 64, 256]));
-    }
-    out.push('\n');
+    let choices = DeviceChoices {
+        depths: &[1, 1, 1, 2, 4, 32],
+        nr_requests: &[0, 0, 0, 4, 16, 64],
+        base_ns: &[20_000, 100_000, 500_000, 2_000_000],
+    };
+    device_line(r, out, &choices);
 }
 
 /// Up to four cgroups, each below the root or an earlier one; their paths ("/" first).

@@ -29,6 +29,7 @@
 //! S T bfq.weight@PATH W     a cgroup's bfq.weight written (`cgweight`)
 //! ```
 
+mod draw;
 pub mod generate;
 pub mod generate_bfq;
 pub mod harness;
