@@ -5,7 +5,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{iosched, Scratch};
@@ -27,6 +27,43 @@ fn wait_for(path: &Path) {
     }
 }
 
+/// Starts `iosched run JOB` on a file target in `scratch`, JSON on stdout, and returns once
+/// the engine is running: it lays its target out only after its signal handler is in place.
+fn start_engine_run(scratch: &Scratch, job: &str) -> Child {
+    let target = scratch.0.join("target.img");
+    let child = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(["run", job, "--device"])
+        .arg(&target)
+        .args(["--output-format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_or_kill(&child, &target);
+    std::thread::sleep(Duration::from_millis(500));
+    child
+}
+
+/// Waits for `path`; a long run must not outlive a failed test, so `child` is killed when
+/// the wait fails.
+fn wait_or_kill(child: &Child, path: &Path) {
+    if let Err(failure) = std::panic::catch_unwind(|| wait_for(path)) {
+        let _ = Command::new("kill")
+            .args(["-KILL", &child.id().to_string()])
+            .status();
+        std::panic::resume_unwind(failure);
+    }
+}
+
+/// Sends `signal` (as `kill` spells it, "-INT") to `child`.
+fn send(child: &Child, signal: &str) {
+    let killed = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+}
+
 fn stopped_by(signal: &str, status: i32) {
     let scratch = Scratch::new(&format!("signal-{signal}"));
     let job = scratch.file("endless.fio", ENDLESS);
@@ -35,24 +72,12 @@ fn stopped_by(signal: &str, status: i32) {
         .args(["run", &job, "--device", "nvme-gen4", "--scheduler", "cfq"])
         .args(["--output-format", "json", "--output"])
         .arg(&output)
-        .stderr(std::process::Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let pid = child.id();
-    // An hour-long run must not outlive a failed test: killed when the wait fails.
-    let waited = std::panic::catch_unwind(|| wait_for(&scratch.0.join("out.json.partial")));
-    if let Err(failure) = waited {
-        let _ = Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .status();
-        std::panic::resume_unwind(failure);
-    }
+    wait_or_kill(&child, &scratch.0.join("out.json.partial"));
     std::thread::sleep(Duration::from_millis(200));
-    let killed = Command::new("kill")
-        .args([&format!("-{signal}"), &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    send(&child, &format!("-{signal}"));
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(status), "{stderr}");
@@ -192,23 +217,8 @@ fn sigterm_ends_an_engine_run_with_partial_results_and_status_143() {
         "long.fio",
         "[long]\nrw=randread\nbs=4k\nsize=4m\ndirect=1\ntime_based\nruntime=600\n",
     );
-    let target = scratch.0.join("target.img");
-    let child = Command::new(env!("CARGO_BIN_EXE_iosched"))
-        .args(["run", &job, "--device"])
-        .arg(&target)
-        .args(["--output-format", "json"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The engine creates its target after its handler is in place.
-    wait_for(&target);
-    std::thread::sleep(Duration::from_millis(500));
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    let child = start_engine_run(&scratch, &job);
+    send(&child, "-TERM");
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(143), "{stderr}");
@@ -314,24 +324,9 @@ fn sigint_ends_an_engine_run_waiting_in_the_kernel() {
         "late.fio",
         "[late]\nrw=read\nbs=4k\nsize=1m\ndirect=1\nstartdelay=60\n",
     );
-    let target = scratch.0.join("target.img");
-    let child = Command::new(env!("CARGO_BIN_EXE_iosched"))
-        .args(["run", &job, "--device"])
-        .arg(&target)
-        .args(["--output-format", "json"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The target is laid out after the handler is installed; then the engine waits.
-    wait_for(&target);
-    std::thread::sleep(Duration::from_millis(500));
+    let child = start_engine_run(&scratch, &job);
     let sent = Instant::now();
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    send(&child, "-INT");
     let out = child.wait_with_output().unwrap();
     let waited = sent.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
