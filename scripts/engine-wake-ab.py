@@ -109,6 +109,7 @@ def main():
     p.add_argument("--schedulers", default="adaptive,bfq")
     p.add_argument("--kernel", action="store_true",
                    help="also run the kernel's none first in each round (the ratio column)")
+    p.add_argument("--raw", metavar="FILE", help="also write every run as a JSON line here")
     args = p.parse_args()
     if os.geteuid() != 0:
         sys.exit("engine-wake-ab: needs root (perf, the device)")
@@ -136,6 +137,24 @@ def main():
         cells = [spread([r[key] for r in runs], fmt) if key in runs[0] else "—"
                  for _, key, fmt in COLUMNS]
         print(f"| {sched} {name} | " + " | ".join(cells) + " |")
+    # The same round's runs side by side: each binary after the first over the first.
+    first = binaries[0][0]
+    paired = [(name, sched) for sched in schedulers for name, _ in binaries[1:]]
+    if paired:
+        print(f"\nPer round, ÷ {first}'s run of the same round (medians and ranges):\n")
+        print("| run | CPU µs / req | switches / req | enters / req | MB/s |")
+        print("|---|---|---|---|---|")
+        for name, sched in paired:
+            pairs = list(zip(results[(name, sched)], results[(first, sched)]))
+            cells = [spread([a[key] / b[key] for a, b in pairs if b[key]])
+                     for key in ("cpu_us", "switches", "enters", "mb_s")]
+            print(f"| {sched} {name} ÷ {first} | " + " | ".join(cells) + " |")
+    if args.raw:
+        with open(args.raw, "w") as f:
+            for (name, sched), runs in results.items():
+                for index, run in enumerate(runs):
+                    f.write(json.dumps({"run": name, "scheduler": sched, "round": index,
+                                        **run}) + "\n")
 
 
 if __name__ == "__main__":
