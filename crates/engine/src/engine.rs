@@ -1000,6 +1000,7 @@ impl EngineBackend {
             deadline,
             &mut self.enter_calls,
         )
+        .map(|_| ())
         .map_err(|error| EngineError::io(&self.target.path, "io_uring_enter", error))
     }
 
@@ -1079,22 +1080,23 @@ pub(crate) fn commit_entries(ring: &mut IoUring) -> std::io::Result<usize> {
     }
 }
 
-/// One `io_uring_enter` that waits for `want` completions, until `deadline` on the run's clock
-/// (`now` reads it) or without one; none when the deadline has passed. Counted in `calls`.
-/// The outcomes that only mean "look again" (the timeout expired, a signal arrived, the
-/// completion queue was busy) are not errors.
+/// One `io_uring_enter` that submits what the ring holds queued and waits for `want`
+/// completions, until `deadline` on the run's clock (`now` reads it) or without one; none
+/// when the deadline has passed. Counted in `calls`. Returns how many entries the kernel
+/// took. The outcomes that only mean "look again" (the timeout expired, a signal arrived,
+/// the completion queue was busy) are not errors.
 pub(crate) fn wait_in_kernel(
     ring: &IoUring,
     want: usize,
     now: impl FnOnce() -> Time,
     deadline: Option<Time>,
     calls: &mut u64,
-) -> std::io::Result<()> {
+) -> std::io::Result<usize> {
     let result = match deadline {
         Some(at) => {
             let now = now();
             if at <= now {
-                return Ok(());
+                return Ok(0);
             }
             let wait = at - now;
             let timespec = types::Timespec::new()
@@ -1110,9 +1112,9 @@ pub(crate) fn wait_in_kernel(
         }
     };
     match result {
-        Ok(_) => Ok(()),
+        Ok(taken) => Ok(taken),
         Err(error) => match error.raw_os_error() {
-            Some(libc::ETIME | libc::EINTR | libc::EBUSY | libc::EAGAIN) => Ok(()),
+            Some(libc::ETIME | libc::EINTR | libc::EBUSY | libc::EAGAIN) => Ok(0),
             _ => Err(error),
         },
     }
