@@ -41,8 +41,9 @@
 //!
 //! Resources are reserved in submission order (first come, first served per resource, host
 //! reads ahead of queued programs per unit), so each command's completion is known when it is
-//! submitted: per-command work is O(pages · programs queued on a unit) plus O(log queue
-//! depth) for the completion heap.
+//! submitted: per-command work is O(pages · programs queued on a unit) plus the completion
+//! queue's insertion ([`Completions`]: O(1) when commands finish in about the order they came,
+//! as same-sized reads do).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -358,8 +359,9 @@ pub struct FlashDevice {
     next_program_unit: u32,
     last_program_end: Time,
     last_write_end: u64,
-    done: BinaryHeap<Reverse<(Time, u64, RequestId)>>,
-    next_seq: u64,
+    done: Completions,
+    /// Per-command constants worked out once (issue 34: a division each, per request).
+    shape: Shape,
     in_flight: u32,
     peak_in_flight: u32,
 }
@@ -370,6 +372,118 @@ fn transfer_ns(bytes: u64, rate: u64) -> u64 {
     match bytes.checked_mul(NSEC_PER_SEC) {
         Some(product) => product.div_ceil(rate),
         None => (u128::from(bytes) * u128::from(NSEC_PER_SEC)).div_ceil(u128::from(rate)) as u64,
+    }
+}
+
+/// A divisor fixed for the run, by a shift when it is a power of two (the presets' are): a
+/// 64-bit division costs tens of cycles, and a read needed three (issue 34).
+#[derive(Clone, Copy, Debug)]
+struct Divisor {
+    value: u64,
+    shift: Option<u32>,
+}
+
+impl Divisor {
+    fn new(value: u64) -> Divisor {
+        Divisor {
+            value,
+            shift: value.is_power_of_two().then(|| value.trailing_zeros()),
+        }
+    }
+
+    fn div(self, x: u64) -> u64 {
+        match self.shift {
+            Some(shift) => x >> shift,
+            None => x / self.value,
+        }
+    }
+
+    fn rem(self, x: u64) -> u64 {
+        match self.shift {
+            Some(_) => x & (self.value - 1),
+            None => x % self.value,
+        }
+    }
+}
+
+/// What every command of the device works out the same way.
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    page_sectors: Divisor,
+    units: Divisor,
+    channels: Divisor,
+    /// A whole page over a channel.
+    page_xfer_ns: u64,
+    /// The last transfer size asked for and its channel and host-link times (reads of one
+    /// size ask again and again).
+    last_bytes: u64,
+    last_channel_ns: u64,
+    last_link_ns: u64,
+}
+
+impl Shape {
+    fn new(params: &FlashParams) -> Shape {
+        let units = u64::from(params.channels * params.units_per_channel);
+        Shape {
+            page_sectors: Divisor::new(params.page_bytes / SECTOR_SIZE),
+            units: Divisor::new(units),
+            channels: Divisor::new(u64::from(params.channels)),
+            page_xfer_ns: transfer_ns(params.page_bytes, params.channel_bytes_per_s),
+            last_bytes: 0,
+            last_channel_ns: 0,
+            last_link_ns: 0,
+        }
+    }
+
+    /// `bytes` over a channel and over the host link.
+    fn read_xfers(&mut self, bytes: u64, params: &FlashParams) -> (u64, u64) {
+        if bytes != self.last_bytes {
+            self.last_bytes = bytes;
+            self.last_channel_ns = transfer_ns(bytes, params.channel_bytes_per_s);
+            self.last_link_ns = transfer_ns(bytes, params.host_link_bytes_per_s);
+        }
+        (self.last_channel_ns, self.last_link_ns)
+    }
+}
+
+/// Commands in flight by completion time, earliest first; equal times in submission order
+/// (what a heap of (time, sequence) pops). A sorted ring: a command finishing no earlier
+/// than every other (the common case: same-sized reads finish about in the order they came)
+/// goes on the back in O(1), others are placed by binary search; the earliest pops off the
+/// front. A binary heap's pop sifted through log2(depth) levels per request (issue 34).
+#[derive(Clone, Debug, Default)]
+struct Completions {
+    queue: std::collections::VecDeque<(Time, RequestId)>,
+}
+
+impl Completions {
+    fn with_capacity(capacity: usize) -> Completions {
+        Completions {
+            queue: std::collections::VecDeque::with_capacity(capacity),
+        }
+    }
+
+    fn push(&mut self, time: Time, id: RequestId) {
+        match self.queue.back() {
+            Some(&(last, _)) if last > time => {
+                // After every command finishing at or before `time`: ties keep their order.
+                let at = self.queue.partition_point(|&(t, _)| t <= time);
+                self.queue.insert(at, (time, id));
+            }
+            _ => self.queue.push_back((time, id)),
+        }
+    }
+
+    fn peek_time(&self) -> Option<Time> {
+        self.queue.front().map(|&(time, _)| time)
+    }
+
+    /// The earliest command, if it is done by `now`.
+    fn pop_due(&mut self, now: Time) -> Option<RequestId> {
+        match self.queue.front() {
+            Some(&(time, _)) if time <= now => self.queue.pop_front().map(|(_, id)| id),
+            _ => None,
+        }
     }
 }
 
@@ -416,8 +530,8 @@ impl FlashDevice {
             next_program_unit: 0,
             last_program_end: 0,
             last_write_end: u64::MAX,
-            done: BinaryHeap::with_capacity(params.queue_depth.min(4096) as usize),
-            next_seq: 0,
+            done: Completions::with_capacity(params.queue_depth.min(4096) as usize),
+            shape: Shape::new(&params),
             in_flight: 0,
             peak_in_flight: 0,
             params,
@@ -435,13 +549,14 @@ impl FlashDevice {
 
     /// Takes the earliest-free core at `ready`, busy for `cost`; returns when it is done.
     fn controller(&mut self, ready: Time, cost: u64) -> Time {
-        let (index, free) = self
-            .cores_free
-            .iter()
-            .copied()
-            .enumerate()
-            .min_by_key(|&(index, free)| (free, index))
-            .expect("at least one core");
+        // The first of the earliest-free cores.
+        let mut index = 0;
+        let mut free = self.cores_free[0];
+        for (i, &core_free) in self.cores_free.iter().enumerate().skip(1) {
+            if core_free < free {
+                (index, free) = (i, core_free);
+            }
+        }
         let end = ready.max(free) + cost;
         self.cores_free[index] = end;
         end
@@ -451,6 +566,11 @@ impl FlashDevice {
     /// link is one resource for both directions. Returns when the transfer ends.
     fn link(&mut self, ready: Time, bytes: u64, inbound: bool) -> Time {
         let xfer = transfer_ns(bytes, self.params.host_link_bytes_per_s);
+        self.link_for(ready, xfer, inbound)
+    }
+
+    /// [`FlashDevice::link`] for a transfer of `xfer` ns.
+    fn link_for(&mut self, ready: Time, xfer: u64, inbound: bool) -> Time {
         if self.params.host_link_full_duplex {
             let free = if inbound {
                 &mut self.link_in_free
@@ -471,8 +591,8 @@ impl FlashDevice {
     fn program_page(&mut self, ready: Time, bytes: u64, random: bool) -> Time {
         let unit = self.next_program_unit as usize;
         self.next_program_unit = (self.next_program_unit + 1) % self.units;
-        let channel = unit % self.params.channels as usize;
-        let xfer = transfer_ns(self.params.page_bytes, self.params.channel_bytes_per_s);
+        let channel = self.shape.channels.rem(unit as u64) as usize;
+        let xfer = self.shape.page_xfer_ns;
         let start = ready
             .max(self.channels_free[channel])
             .max(self.units_free[unit]);
@@ -536,12 +656,12 @@ impl FlashDevice {
     /// When a host read's data may cross `channel`, ready at `at`: after the reads before
     /// it and any program transfer under way then, not after program transfers queued later.
     fn channel_free_for_read(&self, channel: usize, at: Time) -> Time {
-        let xfer = transfer_ns(self.params.page_bytes, self.params.channel_bytes_per_s);
-        let channels = self.params.channels as usize;
         let mut t = at.max(self.channel_reads_free[channel]);
         if self.channel_programs[channel] == 0 {
             return t;
         }
+        let xfer = self.shape.page_xfer_ns;
+        let channels = self.params.channels as usize;
         loop {
             let busy_until = (channel..self.units as usize)
                 .step_by(channels)
@@ -560,9 +680,8 @@ impl FlashDevice {
     /// and for the flash operation running on the unit (a program's remainder, or one page
     /// copy of a GC busy period), not for programs queued behind; those move back by tR.
     /// Returns when the data is in the unit's register.
-    fn read_on_unit(&mut self, unit: usize, ready: Time) -> Time {
+    fn read_on_unit(&mut self, unit: usize, channel: usize, ready: Time) -> Time {
         let programs = &mut self.unit_programs[unit];
-        let channel = unit % self.params.channels as usize;
         while programs.front().is_some_and(|&(_, end, _)| end <= ready) {
             programs.pop_front();
             self.channel_programs[channel] -= 1;
@@ -597,24 +716,26 @@ impl FlashDevice {
             start + self.params.host_command_ns,
             self.params.controller_read_ns,
         );
-        let page_sectors = self.params.page_bytes / SECTOR_SIZE;
+        let shape = self.shape;
+        let page_sectors = shape.page_sectors.value;
         let mut done = ready;
         let mut sector = lba;
         let end = lba + sectors;
         while sector < end {
-            let page = sector / page_sectors;
+            let page = shape.page_sectors.div(sector);
             let chunk_end = ((page + 1) * page_sectors).min(end);
             let bytes = (chunk_end - sector) * SECTOR_SIZE;
-            let unit = (page % u64::from(self.units)) as usize;
-            let channel = unit % self.params.channels as usize;
-            let data = self.read_on_unit(unit, ready);
+            let unit = shape.units.rem(page) as usize;
+            let channel = shape.channels.rem(unit as u64) as usize;
+            let data = self.read_on_unit(unit, channel, ready);
             let xfer_start = self.channel_free_for_read(channel, data);
-            let xfer_end = xfer_start + transfer_ns(bytes, self.params.channel_bytes_per_s);
+            let (channel_ns, link_ns) = self.shape.read_xfers(bytes, &self.params);
+            let xfer_end = xfer_start + channel_ns;
             self.channel_reads_free[channel] = xfer_end;
             if self.channels_free[channel] <= xfer_start {
                 self.channels_free[channel] = xfer_end;
             }
-            done = done.max(self.link(xfer_end, bytes, false));
+            done = done.max(self.link_for(xfer_end, link_ns, false));
             sector = chunk_end;
         }
         done
@@ -657,8 +778,7 @@ impl FlashDevice {
     }
 
     fn finish(&mut self, time: Time, id: RequestId) {
-        self.done.push(Reverse((time, self.next_seq, id)));
-        self.next_seq += 1;
+        self.done.push(time, id);
     }
 }
 
@@ -723,15 +843,11 @@ impl Device for FlashDevice {
     }
 
     fn next_event(&self) -> Option<Time> {
-        self.done.peek().map(|Reverse((time, _, _))| *time)
+        self.done.peek_time()
     }
 
     fn advance(&mut self, now: Time, _rng: &mut Pcg64Mcg, completed: &mut Vec<RequestId>) {
-        while let Some(&Reverse((time, _, id))) = self.done.peek() {
-            if time > now {
-                break;
-            }
-            self.done.pop();
+        while let Some(id) = self.done.pop_due(now) {
             self.in_flight -= 1;
             completed.push(id);
         }
