@@ -43,6 +43,7 @@ impl LatStat {
 
     /// Adds one sample. Kernel-free analogue of fio's `add_stat_sample()` plus
     /// `add_lat_percentile_sample()`.
+    #[inline]
     pub fn record(&mut self, value_ns: u64) {
         if value_ns == 0 && self.max == 0 {
             // Every sample so far was 0 (the simulator's submission latencies): Welford's
@@ -262,6 +263,29 @@ mod tests {
             assert_eq!(s.kept_buckets(), fio_plat::PLAT_NR as usize);
             assert_eq!(s.buckets().map(|(_, c)| c).sum::<u64>(), round * 400_000);
         }
+    }
+
+    /// The kept span widens down and up as samples leave it, and buckets report only the
+    /// occupied ones, in order, as the sorted list of occupied buckets did.
+    #[test]
+    fn span_widens_both_ways_and_reports_occupied_buckets() {
+        let mut s = LatStat::new();
+        for v in [5_000u64, 70, 5_100, 3_000_000, 71, 5_000] {
+            s.record(v);
+        }
+        let got: Vec<(u64, u64)> = s.buckets().collect();
+        let mut want: Vec<(u64, u64)> = Vec::new();
+        for v in [70u64, 71, 5_000, 5_000, 5_100, 3_000_000] {
+            let index = fio_plat::bucket_index(v);
+            match want.last_mut() {
+                Some((last, count)) if *last == index => *count += 1,
+                _ => want.push((index, 1)),
+            }
+        }
+        assert_eq!(got, want);
+        assert_eq!(s.occupied_buckets(), want.len());
+        let span = fio_plat::bucket_index(3_000_000) - fio_plat::bucket_index(70) + 1;
+        assert_eq!(s.kept_buckets() as u64, span);
     }
 
     #[test]
