@@ -279,6 +279,9 @@ pub struct DirStats {
     bins: Vec<MsBin>,
     /// With one: the window completions currently fall in (`ms` is its start).
     open: Option<MsBin>,
+    /// The open window's span in ns, `from..until` (empty without one): a completion inside
+    /// it needs none of the window arithmetic (issue 34).
+    open_ns: (u64, u64),
     /// Complete windows folded in: bandwidth (KiB/s) and IOPS samples.
     bw: RunningStat,
     iops: RunningStat,
@@ -314,6 +317,15 @@ impl DirStats {
         origin_ms: Option<u64>,
         end_ms: Option<u64>,
     ) {
+        if end_ms.is_none() && (self.open_ns.0..self.open_ns.1).contains(&complete_ns) {
+            // The open window's own: what the arithmetic below finds (it starts at or after
+            // the origin, and its start is the one the completion's millisecond gives).
+            if let Some(window) = self.open.as_mut() {
+                window.bytes += bytes;
+                window.ios += 1;
+                return;
+            }
+        }
         let ms = complete_ns / NSEC_PER_MSEC;
         let Some(origin) = origin_ms else {
             match self.bins.last_mut() {
@@ -339,6 +351,10 @@ impl DirStats {
                 window.ios += 1;
             }
             _ => {
+                self.open_ns = (
+                    start * NSEC_PER_MSEC,
+                    (start + SAMPLE_WINDOW_MS) * NSEC_PER_MSEC,
+                );
                 if let Some(done) = self.open.replace(MsBin {
                     ms: start,
                     bytes,
@@ -502,6 +518,10 @@ impl JobStats {
     /// as they come, so a long rate-limited run keeps one bin per 500 ms, not per I/O.
     pub fn set_sample_origin(&mut self, start_ns: u64) {
         self.sample_origin_ms = Some(start_ns / NSEC_PER_MSEC);
+        for dir in &mut self.dirs {
+            // Windows cut from another origin are not this one's.
+            dir.open_ns = (0, 0);
+        }
     }
 
     /// The empty record of one clone of `spec`, keeping the log files the job asked for.
