@@ -102,7 +102,9 @@ pub fn latency_bucket_bounds(bucket: usize) -> (u64, u64) {
         0..=29 => {
             let unit = [1, 1_000, 1_000_000][bucket / 10];
             let k = bucket % 10;
-            (EDGES[k] * unit, EDGES[k + 1] * unit)
+            // The µs and ms bands' first buckets start at the band (1 µs, 1 ms), not at 0.
+            let band = [0, 1_000, 1_000_000][bucket / 10];
+            ((EDGES[k] * unit).max(band), EDGES[k + 1] * unit)
         }
         30 => (1_000_000_000, 2_000_000_000),
         _ => (2_000_000_000, u64::MAX),
