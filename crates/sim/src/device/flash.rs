@@ -981,10 +981,12 @@ mod tests {
         let mut x = 99u64;
         let mut now = 0;
         for seq in 0..20_000u64 {
-            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
             if (x >> 60) < 9 || ring.len == 0 {
                 // Mostly later than what is queued, often tied, sometimes earlier.
-                let time = now + (x >> 33) % 50 + if (x >> 20) % 5 == 0 { 0 } else { 40 };
+                let time = now + (x >> 33) % 50 + if (x >> 20).is_multiple_of(5) { 0 } else { 40 };
                 ring.push(time, RequestId(seq));
                 heap.push(Reverse((time, seq)));
             } else {
