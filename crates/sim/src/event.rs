@@ -53,6 +53,7 @@ impl EventQueue {
         EventQueue::default()
     }
 
+    #[inline]
     pub fn push(&mut self, time: Time, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -63,6 +64,7 @@ impl EventQueue {
         }
     }
 
+    #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         // The lane's front is its smallest (time, seq); an earlier-scheduled event of the
         // same instant, or one before it, may still be in the heap.

@@ -435,6 +435,13 @@ impl Shape {
         }
     }
 
+    /// The page holding `sector`, and the unit and channel it lives on.
+    fn locate(&self, sector: u64) -> (u64, usize, usize) {
+        let page = self.page_sectors.div(sector);
+        let unit = self.units.rem(page);
+        (page, unit as usize, self.channels.rem(unit) as usize)
+    }
+
     /// `bytes` over a channel and over the host link.
     fn read_xfers(&mut self, bytes: u64, params: &FlashParams) -> (u64, u64) {
         if bytes != self.last_bytes {
@@ -778,20 +785,13 @@ impl FlashDevice {
             start + self.params.host_command_ns,
             self.params.controller_read_ns,
         );
-        let (page_sectors, units, channels) = (
-            self.shape.page_sectors,
-            self.shape.units,
-            self.shape.channels,
-        );
         let mut done = ready;
         let mut sector = lba;
         let end = lba + sectors;
         while sector < end {
-            let page = page_sectors.div(sector);
-            let chunk_end = ((page + 1) * page_sectors.value).min(end);
+            let (page, unit, channel) = self.shape.locate(sector);
+            let chunk_end = ((page + 1) * self.shape.page_sectors.value).min(end);
             let bytes = (chunk_end - sector) * SECTOR_SIZE;
-            let unit = units.rem(page) as usize;
-            let channel = channels.rem(unit as u64) as usize;
             let data = self.read_on_unit(unit, channel, ready);
             let xfer_start = self.channel_free_for_read(channel, data);
             let (channel_ns, link_ns) = self.shape.read_xfers(bytes, &self.params);
