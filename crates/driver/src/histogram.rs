@@ -10,13 +10,13 @@
 //! parallel form of Welford's update and adds the histograms, so a merged series reports the
 //! same figures as one series that had seen every sample.
 //!
-//! Memory: fio holds each histogram dense (1856 counters, 14.5 KiB). Here only occupied
-//! buckets are kept — each bucket's index beside its count, in one sorted vector, so that a
-//! sample touches one cache line of the heap, not two (issue 34: with 4096 jobs each job's
-//! series is out of cache at every sample) — so a series that records nothing allocates
-//! nothing, and a busy one costs 16 bytes per occupied bucket.
-//! The number of buckets is fixed, so a series never grows past 1856 entries however long the
-//! run (issue 17: the earlier 3-significant-digit histogram kept gaining buckets as a
+//! Memory: fio holds each histogram dense (1856 counters, 14.5 KiB). Here only the span of
+//! buckets between the lowest and the highest occupied one is kept, dense, so a series that
+//! records nothing allocates nothing, a job's clustered latencies cost a few dozen counters,
+//! and a sample is an index and an add (issue 34: the sorted vector of occupied buckets
+//! before it cost a binary search per sample whenever a sample left the last bucket).
+//! The number of buckets is fixed, so a series never grows past 1856 counters however long
+//! the run (issue 17: the earlier 3-significant-digit histogram kept gaining buckets as a
 //! seeking disk's latencies spread, about 47 bytes per I/O in rate-limited jobs).
 
 use crate::fio_plat;
@@ -30,18 +30,9 @@ pub struct LatStat {
     mean: f64,
     /// Sum of squared deviations from the mean (Welford's `S`).
     m2: f64,
-    /// Occupied fio buckets, by increasing index.
-    buckets: Vec<Bucket>,
-    /// Position in `buckets` of the bucket last added to: a job's latencies cluster, so
-    /// most samples land there or beside it and skip the binary search (issue 34).
-    last: usize,
-}
-
-/// One occupied fio bucket: its index (below `PLAT_NR`, 1856) and its count.
-#[derive(Clone, Copy, Debug)]
-struct Bucket {
-    count: u64,
-    index: u16,
+    /// Counts of fio buckets `first..first + buckets.len()` (empty until a sample).
+    buckets: Vec<u64>,
+    first: u64,
 }
 
 impl LatStat {
@@ -52,6 +43,7 @@ impl LatStat {
 
     /// Adds one sample. Kernel-free analogue of fio's `add_stat_sample()` plus
     /// `add_lat_percentile_sample()`.
+    #[inline]
     pub fn record(&mut self, value_ns: u64) {
         if value_ns == 0 && self.max == 0 {
             // Every sample so far was 0 (the simulator's submission latencies): Welford's
@@ -76,28 +68,31 @@ impl LatStat {
         self.add_to_bucket(fio_plat::bucket_index(value_ns), 1);
     }
 
-    /// Adds `count` to bucket `index`, inserting it in order when new.
+    /// Adds `count` to bucket `index`, widening the span to reach it when outside.
     fn add_to_bucket(&mut self, index: u64, count: u64) {
-        // Indices are below PLAT_NR (1856), which a u16 holds.
-        let index = index as u16;
-        if let Some(bucket) = self.buckets.get_mut(self.last) {
-            if bucket.index == index {
-                bucket.count += count;
-                return;
-            }
+        // Below `first` wraps to a huge offset: outside too.
+        let offset = index.wrapping_sub(self.first);
+        if let Some(bucket) = self.buckets.get_mut(offset as usize) {
+            *bucket += count;
+            return;
         }
-        match self
-            .buckets
-            .binary_search_by_key(&index, |bucket| bucket.index)
-        {
-            Ok(at) => {
-                self.buckets[at].count += count;
-                self.last = at;
-            }
-            Err(at) => {
-                self.buckets.insert(at, Bucket { count, index });
-                self.last = at;
-            }
+        self.widen_to(index);
+        self.buckets[(index - self.first) as usize] += count;
+    }
+
+    /// Grows the span of kept buckets to include `index` (new ones at 0).
+    #[cold]
+    fn widen_to(&mut self, index: u64) {
+        if self.buckets.is_empty() {
+            self.first = index;
+            self.buckets.push(0);
+        } else if index < self.first {
+            let grow = (self.first - index) as usize;
+            self.buckets.splice(0..0, std::iter::repeat_n(0, grow));
+            self.first = index;
+        } else if index - self.first >= self.buckets.len() as u64 {
+            let len = (index - self.first) as usize + 1;
+            self.buckets.resize(len, 0);
         }
     }
 
@@ -118,8 +113,11 @@ impl LatStat {
         self.n = n;
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
-        for bucket in &other.buckets {
-            self.add_to_bucket(u64::from(bucket.index), bucket.count);
+        // Widened once to other's span, not a bucket at a time.
+        self.widen_to(other.first);
+        self.widen_to(other.first + other.buckets.len() as u64 - 1);
+        for (index, count) in other.buckets() {
+            self.add_to_bucket(index, count);
         }
     }
 
@@ -165,13 +163,19 @@ impl LatStat {
 
     /// Occupied fio buckets as `(bucket index, count)`, by increasing index.
     pub fn buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.buckets
-            .iter()
-            .map(|bucket| (u64::from(bucket.index), bucket.count))
+        (self.first..)
+            .zip(&self.buckets)
+            .filter(|&(_, &count)| count > 0)
+            .map(|(index, &count)| (index, count))
     }
 
-    /// Occupied histogram buckets (the series' memory, apart from a fixed 72 bytes).
+    /// Occupied histogram buckets.
     pub fn occupied_buckets(&self) -> usize {
+        self.buckets.iter().filter(|&&count| count > 0).count()
+    }
+
+    /// Histogram buckets held (the series' memory, 8 bytes each, apart from a fixed 72).
+    pub fn kept_buckets(&self) -> usize {
         self.buckets.len()
     }
 }
@@ -256,8 +260,32 @@ mod tests {
                 s.record((x >> 1) >> (63 - bits));
             }
             assert_eq!(s.occupied_buckets(), fio_plat::PLAT_NR as usize);
+            assert_eq!(s.kept_buckets(), fio_plat::PLAT_NR as usize);
             assert_eq!(s.buckets().map(|(_, c)| c).sum::<u64>(), round * 400_000);
         }
+    }
+
+    /// The kept span widens down and up as samples leave it, and buckets report only the
+    /// occupied ones, in order, as the sorted list of occupied buckets did.
+    #[test]
+    fn span_widens_both_ways_and_reports_occupied_buckets() {
+        let mut s = LatStat::new();
+        for v in [5_000u64, 70, 5_100, 3_000_000, 71, 5_000] {
+            s.record(v);
+        }
+        let got: Vec<(u64, u64)> = s.buckets().collect();
+        let mut want: Vec<(u64, u64)> = Vec::new();
+        for v in [70u64, 71, 5_000, 5_000, 5_100, 3_000_000] {
+            let index = fio_plat::bucket_index(v);
+            match want.last_mut() {
+                Some((last, count)) if *last == index => *count += 1,
+                _ => want.push((index, 1)),
+            }
+        }
+        assert_eq!(got, want);
+        assert_eq!(s.occupied_buckets(), want.len());
+        let span = fio_plat::bucket_index(3_000_000) - fio_plat::bucket_index(70) + 1;
+        assert_eq!(s.kept_buckets() as u64, span);
     }
 
     #[test]

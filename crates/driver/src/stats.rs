@@ -94,6 +94,23 @@ pub fn latency_bucket(nsec: u64) -> usize {
     }
 }
 
+/// The latencies [`latency_bucket`] puts in `bucket`: `lo..hi` ns (the last reaches up
+/// to, not including, `u64::MAX`).
+pub fn latency_bucket_bounds(bucket: usize) -> (u64, u64) {
+    const EDGES: [u64; 11] = [0, 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+    match bucket {
+        0..=29 => {
+            let unit = [1, 1_000, 1_000_000][bucket / 10];
+            let k = bucket % 10;
+            // The µs and ms bands' first buckets start at the band (1 µs, 1 ms), not at 0.
+            let band = [0, 1_000, 1_000_000][bucket / 10];
+            ((EDGES[k] * unit).max(band), EDGES[k + 1] * unit)
+        }
+        30 => (1_000_000_000, 2_000_000_000),
+        _ => (2_000_000_000, u64::MAX),
+    }
+}
+
 /// Bucket of an I/O depth (fio's `io_u_mark_depth()`).
 pub fn depth_bucket(depth: u32) -> usize {
     match depth {
@@ -264,6 +281,9 @@ pub struct DirStats {
     bins: Vec<MsBin>,
     /// With one: the window completions currently fall in (`ms` is its start).
     open: Option<MsBin>,
+    /// The open window's span in ns, `from..until` (empty without one): a completion inside
+    /// it needs none of the window arithmetic (issue 34).
+    open_ns: (u64, u64),
     /// Complete windows folded in: bandwidth (KiB/s) and IOPS samples.
     bw: RunningStat,
     iops: RunningStat,
@@ -299,6 +319,15 @@ impl DirStats {
         origin_ms: Option<u64>,
         end_ms: Option<u64>,
     ) {
+        if end_ms.is_none() && (self.open_ns.0..self.open_ns.1).contains(&complete_ns) {
+            // The open window's own: what the arithmetic below finds (it starts at or after
+            // the origin, and its start is the one the completion's millisecond gives).
+            if let Some(window) = self.open.as_mut() {
+                window.bytes += bytes;
+                window.ios += 1;
+                return;
+            }
+        }
         let ms = complete_ns / NSEC_PER_MSEC;
         let Some(origin) = origin_ms else {
             match self.bins.last_mut() {
@@ -324,6 +353,10 @@ impl DirStats {
                 window.ios += 1;
             }
             _ => {
+                self.open_ns = (
+                    start * NSEC_PER_MSEC,
+                    (start + SAMPLE_WINDOW_MS) * NSEC_PER_MSEC,
+                );
                 if let Some(done) = self.open.replace(MsBin {
                     ms: start,
                     bytes,
@@ -426,6 +459,9 @@ pub struct JobStats {
     sample_origin_ms: Option<u64>,
     /// [`JobStats::set_runtime`] was called: later completions fall outside the runtime.
     ended: bool,
+    /// The latency bucket last counted in and its bounds `(lo, hi, bucket)`: a job's
+    /// latencies cluster, and the bucket's walk of thresholds cost 25 instructions (issue 34).
+    lat_span: (u64, u64, usize),
     /// The runtimes `usr_cpu`/`sys_cpu` are over, summed by [`JobStats::merge`] (0: this
     /// clone's own).
     cpu_runtime_ns: u64,
@@ -475,6 +511,7 @@ impl JobStats {
             steadystate: None,
             sample_origin_ms: None,
             ended: false,
+            lat_span: (0, 0, 0),
         }
     }
 
@@ -483,6 +520,10 @@ impl JobStats {
     /// as they come, so a long rate-limited run keeps one bin per 500 ms, not per I/O.
     pub fn set_sample_origin(&mut self, start_ns: u64) {
         self.sample_origin_ms = Some(start_ns / NSEC_PER_MSEC);
+        for dir in &mut self.dirs {
+            // Windows cut from another origin are not this one's.
+            dir.open_ns = (0, 0);
+        }
     }
 
     /// The empty record of one clone of `spec`, keeping the log files the job asked for.
@@ -552,7 +593,13 @@ impl JobStats {
         let dir = &mut self.dirs[ddir];
         dir.add_completion(complete_ns, bytes, self.sample_origin_ms, end_ms);
         if self.measures_clat {
-            self.lat_buckets[latency_bucket(clat)] += 1;
+            let (lo, hi, mut bucket) = self.lat_span;
+            if !(lo..hi).contains(&clat) {
+                bucket = latency_bucket(clat);
+                let (lo, hi) = latency_bucket_bounds(bucket);
+                self.lat_span = (lo, hi, bucket);
+            }
+            self.lat_buckets[bucket] += 1;
         }
         if let Some(log) = self.log.as_mut() {
             log.record(complete_ns, ddir, bytes, submit_ns - issue_ns, clat);
@@ -1122,6 +1169,28 @@ mod tests {
         assert_eq!(d.clat.min(), 2000);
         assert_eq!(d.lat().min(), 2250);
         assert_eq!(j.lat_buckets[latency_bucket(2000)], 1);
+    }
+
+    /// The cached span of the bucket last counted in names the bucket `latency_bucket`
+    /// gives for every value inside it, and none outside (a mutation of an edge fails here).
+    #[test]
+    fn latency_bucket_bounds_hold_their_buckets_values() {
+        for bucket in 0..LAT_BUCKETS {
+            let (lo, hi) = latency_bucket_bounds(bucket);
+            assert_eq!(latency_bucket(lo), bucket, "lo of {bucket}");
+            assert_eq!(latency_bucket(hi - 1), bucket, "hi of {bucket}");
+            if bucket > 0 {
+                assert_eq!(latency_bucket(lo - 1), bucket - 1);
+            }
+        }
+        let mut j = JobStats::new("j", 0, &DEFAULT_PERCENTILES);
+        let mut expected = [0u64; LAT_BUCKETS];
+        for i in 0..5_000u64 {
+            let clat = (i * 7_919 % 1_000) * (i % 4 + 1) * 1_013 % 3_000_000 + i % 3;
+            j.record_io(DDIR_READ, 4096, 0, 0, clat);
+            expected[latency_bucket(clat)] += 1;
+        }
+        assert_eq!(j.lat_buckets, expected);
     }
 
     #[test]

@@ -12,8 +12,6 @@
 //! cost about 210 instructions per pop in issue 34's workload. (time, seq) pairs are
 //! unique, so the order is the same.
 
-use std::collections::VecDeque;
-
 use iosched_core::Time;
 
 /// What happens at an event.
@@ -39,8 +37,11 @@ pub enum Event {
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: TimeHeap,
-    /// Events at `lane_time`, in sequence order (each was pushed after the one before).
-    lane: VecDeque<(u64, Event)>,
+    /// Events at `lane_time`, in sequence order (each was pushed after the one before),
+    /// from `lane_head` on. A vector emptied whenever it is drained: cheaper than a
+    /// `VecDeque`'s wrapping, and the lane drains at every instant (issue 34).
+    lane: Vec<(u64, Event)>,
+    lane_head: usize,
     /// The instant of the lane: the time of the event last popped while the lane was empty.
     lane_time: Time,
     next_seq: u64,
@@ -52,26 +53,33 @@ impl EventQueue {
         EventQueue::default()
     }
 
+    #[inline]
     pub fn push(&mut self, time: Time, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
         if time == self.lane_time {
-            self.lane.push_back((seq, event));
+            self.lane.push((seq, event));
         } else {
             self.heap.push(Entry { time, seq, event });
         }
     }
 
+    #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         // The lane's front is its smallest (time, seq); an earlier-scheduled event of the
         // same instant, or one before it, may still be in the heap.
-        let from_lane = match (self.lane.front(), self.heap.peek()) {
+        let from_lane = match (self.lane.get(self.lane_head), self.heap.peek()) {
             (Some(&(seq, _)), Some(top)) => (self.lane_time, seq) < (top.time, top.seq),
             (Some(_), None) => true,
             (None, _) => false,
         };
         let (time, event) = if from_lane {
-            let (_, event) = self.lane.pop_front().expect("lane front");
+            let (_, event) = self.lane[self.lane_head];
+            self.lane_head += 1;
+            if self.lane_head == self.lane.len() {
+                self.lane.clear();
+                self.lane_head = 0;
+            }
             (self.lane_time, event)
         } else {
             let Entry { time, event, .. } = self.heap.pop()?;
