@@ -34,6 +34,8 @@ struct CloneState {
     /// Told to stop (exitall, steady state, a signal, an I/O error): it drains and ends,
     /// without a read-back.
     stopped: bool,
+    /// No read-back and no flow: its runner alone decides what it does next.
+    runner_only: bool,
 }
 
 /// What a clone does next, for its driver to carry out.
@@ -130,7 +132,9 @@ impl Lifecycle {
             .map(|(index, plan)| {
                 job_clones[plan.job].push(index);
                 let spec = &jobs[plan.job];
+                let verify = VerifyPass::for_job(spec);
                 CloneState {
+                    runner_only: verify.is_none() && spec.flow_weight == 0,
                     job: plan.job,
                     runner: None,
                     started_at: 0,
@@ -138,7 +142,7 @@ impl Lifecycle {
                     finished: false,
                     wake_armed: None,
                     flow_count: 0,
-                    verify: VerifyPass::for_job(spec),
+                    verify,
                     stopped: false,
                 }
             })
@@ -282,6 +286,22 @@ impl Lifecycle {
         let Some(runner) = state.runner.as_mut().filter(|_| !state.finished) else {
             return Action::Wait;
         };
+        if state.runner_only {
+            // What the rest comes to without a read-back or a flow.
+            return match runner.next(now) {
+                Step::Submit(unit) => {
+                    self.issues.issued(clone, now, &unit);
+                    Action::Submit {
+                        unit,
+                        verify_tag: None,
+                        woken: Vec::new(),
+                    }
+                }
+                Step::SleepUntil(at) => self.sleep_until(clone, at, true),
+                Step::Wait => Action::Wait,
+                Step::Done => Action::Finish,
+            };
+        }
         if let Some(pass) = state.verify.as_mut().filter(|pass| pass.is_active()) {
             return match pass.step(runner, now) {
                 VerifyStep::Read(unit, tag) => {
@@ -334,11 +354,15 @@ impl Lifecycle {
     /// Whether [`Lifecycle::next_action`] at `now` would answer [`Action::Wait`] and change
     /// nothing: the clone's runner waits ([`JobRunner::waits`]) with no read-back under way
     /// and no flow to consult. Asked after a submission instead of stepping again.
+    #[inline]
     pub fn waits(&self, jobs: &[JobSpec], clone: usize, now: Time) -> bool {
         let state = &self.clones[clone];
         let Some(runner) = state.runner.as_ref().filter(|_| !state.finished) else {
             return true;
         };
+        if state.runner_only {
+            return runner.waits(now);
+        }
         state.verify.as_ref().is_none_or(|pass| !pass.is_active())
             && jobs[state.job].flow_weight == 0
             && runner.waits(now)
@@ -475,6 +499,7 @@ impl Lifecycle {
     }
 
     /// I/Os the clone has in flight (0 before it starts).
+    #[inline]
     pub fn in_flight(&self, clone: usize) -> u32 {
         self.clones[clone]
             .runner
@@ -502,6 +527,7 @@ impl Lifecycle {
         now >= self.clones[clone].stats_from
     }
 
+    #[inline]
     pub fn job_of(&self, clone: usize) -> usize {
         self.clones[clone].job
     }

@@ -88,6 +88,12 @@ pub struct JobRunner {
     passes_until_runtime: bool,
     /// `read_iolog=`: the job replays a recorded workload instead of generating one.
     replay: Option<ReplaySource>,
+    /// Nothing but depth and limits decides the next step: no replay, rate limit, think
+    /// time, `fsync=`, `verify_only` or scripted unit (see [`JobRunner::next_plain`]).
+    plain: bool,
+    /// Bytes of this pass in the directions [`JobRunner::bytes_counted`] adds, kept as they
+    /// are issued.
+    pass_bytes_counted: u64,
 }
 
 impl JobRunner {
@@ -129,7 +135,16 @@ impl JobRunner {
             let log = replay.log.clone()?;
             Some(ReplaySource::new(log, replay, start, depth))
         });
+        let plain = replay.is_none()
+            && spec.rate.iter().chain(&spec.rate_iops).all(|r| r.is_none_or(|r| r == 0))
+            && poisson_iops.iter().all(Option::is_none)
+            && spec.thinktime_ns == 0
+            && !spec.verify_only
+            && spec.fsync.max(spec.fdatasync) == 0
+            && !generator.may_script();
         JobRunner {
+            plain,
+            pass_bytes_counted: 0,
             replay,
             generator,
             rng,
@@ -192,6 +207,7 @@ impl JobRunner {
         }
         self.bytes_issued = 0;
         self.pass_bytes_dir = [0; 3];
+        self.pass_bytes_counted = 0;
         self.finished_submitting = false;
         true
     }
@@ -240,10 +256,7 @@ impl JobRunner {
         if self.verify_only {
             return self.bytes_issued;
         }
-        self.counted_dirs
-            .iter()
-            .map(|&ddir| self.pass_bytes_dir[ddir])
-            .sum()
+        self.pass_bytes_counted
     }
 
     fn limits_reached(&self, now: Time) -> bool {
@@ -292,6 +305,9 @@ impl JobRunner {
                 self.ios_issued += 1;
                 self.bytes_issued_dir[ddir] += unit.len;
                 self.pass_bytes_dir[ddir] += unit.len;
+                if self.counted_dirs.contains(&ddir) {
+                    self.pass_bytes_counted += unit.len;
+                }
                 self.ios_issued_dir[ddir] += 1;
                 if let Some(iops) = self.poisson_iops[ddir] {
                     // Exponential gaps of mean 1/iops: fio's `-log(U) / iops`.
@@ -368,6 +384,15 @@ impl JobRunner {
 
     /// What the job wants at `now`.
     pub fn next(&mut self, now: Time) -> Step {
+        if self.plain
+            && !self.finished_submitting
+            && !self.sync_in_flight
+            && !self.draining_to_low
+            && self.think_until <= now
+            && !self.limits_reached(now)
+        {
+            return self.next_plain(now);
+        }
         if self.replay.is_some() {
             return self.next_replayed(now);
         }
@@ -462,6 +487,23 @@ impl JobRunner {
                 Step::SleepUntil(at)
             }
         }
+    }
+
+    /// [`JobRunner::next`] for a plain job (no replay, rate limit, think time, sync or
+    /// scripted unit, so none of those checks can answer) with submission under way and no
+    /// drain or limit reached: what the general steps come to then, without them (issue 34:
+    /// they were ~100 instructions of every I/O).
+    fn next_plain(&mut self, now: Time) -> Step {
+        if self.in_flight == self.depth {
+            return Step::Wait;
+        }
+        let kind = self.generator.choose_kind(&mut self.rng);
+        let unit = self.generator.next_of_kind(kind, &mut self.rng);
+        if self.generator.exhausted() {
+            self.finished_submitting = true;
+            return self.next(now);
+        }
+        self.issue(unit, now)
     }
 
     /// A replaying job's next step: its log's, until `runtime` or a stop ends it.
