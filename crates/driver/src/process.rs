@@ -113,6 +113,9 @@ impl<X: Copy> Driver<'_, X> {
     /// The I/Os submitted since the last commit count in `iodepth_level` at the depth the
     /// batch reached, as fio counts them when it commits.
     fn mark_depth(&mut self, index: usize) {
+        if self.unmarked == 0 {
+            return;
+        }
         let depth = self.life.in_flight(index);
         for _ in 0..std::mem::take(&mut self.unmarked) {
             self.stats[index].record_depth(depth);

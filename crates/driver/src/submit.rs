@@ -167,8 +167,8 @@ impl<X: Copy> Driver<'_, X> {
         trace: &mut dyn Trace,
     ) {
         let request = entry.request;
-        let previous = self.in_flight.insert(request.id, entry);
-        assert!(previous.is_none(), "a request id was used twice");
+        // Ids are never reused: a new one cannot be in flight (the slab panics if it were).
+        self.in_flight.insert_new(request.id, entry);
         self.disk.start(self.now);
         if own {
             trace.request(self.now, RqEvent::Queue, &request);
