@@ -76,6 +76,7 @@ impl<K: TableKey, V> IdSlab<K, V> {
     }
 
     /// The value of `id`, made by `make` when there is none.
+    #[inline]
     pub fn get_or_insert_with(&mut self, id: K, make: impl FnOnce() -> V) -> &mut V {
         let i = match self.find(id) {
             Some(i) => i,
@@ -111,6 +112,7 @@ impl<K: TableKey, V> IdSlab<K, V> {
 
     /// Puts `value` under `id`, which must be new (panics if it is not): one probe of the
     /// table where [`IdSlab::insert`] makes three (a request's id is new by construction).
+    #[inline]
     pub fn insert_new(&mut self, id: K, value: V) {
         let i = match self.free.pop() {
             Some(i) => {

@@ -139,6 +139,7 @@ impl RequestPool {
     /// Tries to allocate a request of direction `sync` in `cgroup` for process `ioc`.
     /// `may_queue` is the scheduler's answer (`Elevator::may_queue`): true lets the process
     /// past a full list. Kernel: __get_request().
+    #[inline]
     pub fn get(
         &mut self,
         cgroup: CgroupId,
@@ -183,7 +184,7 @@ impl RequestPool {
         self.lists
             .get_or_insert_with(cgroup, RequestList::default)
             .sleepers[usize::from(sync)]
-            .push_back(token);
+        .push_back(token);
         self.asleep += 1;
     }
 

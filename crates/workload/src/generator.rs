@@ -27,6 +27,7 @@ pub enum IoKind {
 impl IoKind {
     /// fio's direction index (read 0, write 1, trim 2); syncs report as writes' companion
     /// `sync` block and have none.
+    #[inline]
     pub fn ddir(self) -> Option<usize> {
         match self {
             IoKind::Read => Some(DDIR_READ),
@@ -215,6 +216,7 @@ impl IoGenerator {
 
     /// [`IoGenerator::next_of_kind`] where [`IoGenerator::uniform_blocks`] holds (`blocks`
     /// of them): the same draw, map look-up and marking, and the same state after.
+    #[inline]
     fn next_uniform(&mut self, kind: IoKind, ddir: usize, blocks: u64, rng: &mut Rng) -> IoUnit {
         let mut block = rng.below(blocks);
         if let Some(map) = self.maps[0].as_mut() {
@@ -283,6 +285,7 @@ impl IoGenerator {
     }
 
     /// The direction of the next I/O: fio draws it first, then size and place.
+    #[inline]
     pub fn choose_kind(&mut self, rng: &mut Rng) -> IoKind {
         let mixed = |rng: &mut Rng, mix: u32| {
             if (rng.below(100) as u32) < mix {
@@ -572,13 +575,20 @@ impl IoGenerator {
     /// The next I/O, of direction `kind` (from [`IoGenerator::choose_kind`], possibly
     /// switched by a rate limit). When the job's passes are over (see
     /// [`IoGenerator::exhausted`]) the unit returned is not to be issued.
+    #[inline]
     pub fn next_of_kind(&mut self, kind: IoKind, rng: &mut Rng) -> IoUnit {
-        assert!(!self.next_is_scripted(), "the next unit is scripted");
         let ddir = kind.ddir().expect("data I/O");
         let blocks = self.uniform_blocks[ddir];
         if blocks > 0 {
+            // uniform_blocks() holds nothing scripted.
             return self.next_uniform(kind, ddir, blocks, rng);
         }
+        self.next_placed(kind, ddir, rng)
+    }
+
+    /// [`IoGenerator::next_of_kind`] by the general rules.
+    fn next_placed(&mut self, kind: IoKind, ddir: usize, rng: &mut Rng) -> IoUnit {
+        assert!(!self.next_is_scripted(), "the next unit is scripted");
         let mut file = self.next_file(rng);
         let mut tries = 0;
         let (offset, len) = loop {
@@ -686,6 +696,7 @@ impl IoGenerator {
     }
 
     /// Whether the job's passes are over: its last I/O found no place, and the job ends.
+    #[inline]
     pub fn exhausted(&self) -> bool {
         self.exhausted
     }
@@ -901,18 +912,33 @@ mod tests {
     #[test]
     fn uniform_short_way_only_where_it_holds() {
         let two_files = vec![
-            FileRegion { start: 0, len: 1 << 20 },
-            FileRegion { start: 1 << 20, len: 1 << 20 },
+            FileRegion {
+                start: 0,
+                len: 1 << 20,
+            },
+            FileRegion {
+                start: 1 << 20,
+                len: 1 << 20,
+            },
         ];
         let spec = job(RwMode::RandRead);
         assert_eq!(IoGenerator::new(&spec, two_files).uniform_blocks, [0; 3]);
         let mut suffix = job(RwMode::RandRead);
         suffix.rw_suffix = 4;
-        assert_eq!(IoGenerator::new(&suffix, region(1 << 20)).uniform_blocks, [0; 3]);
+        assert_eq!(
+            IoGenerator::new(&suffix, region(1 << 20)).uniform_blocks,
+            [0; 3]
+        );
         let mut zipf = job(RwMode::RandRead);
         zipf.random_distribution = RandomDistribution::Zipf { theta: 1.2 };
-        assert_eq!(IoGenerator::new(&zipf, region(1 << 20)).uniform_blocks, [0; 3]);
-        assert_eq!(IoGenerator::new(&job(RwMode::Read), region(1 << 20)).uniform_blocks, [0; 3]);
+        assert_eq!(
+            IoGenerator::new(&zipf, region(1 << 20)).uniform_blocks,
+            [0; 3]
+        );
+        assert_eq!(
+            IoGenerator::new(&job(RwMode::Read), region(1 << 20)).uniform_blocks,
+            [0; 3]
+        );
     }
 
     #[test]

@@ -281,13 +281,16 @@ impl Lifecycle {
     /// What the clone does next at `now`: a read-back step while one is under way, else
     /// (when its flow lets it go) its runner's step; a finished runner starts the read-back of
     /// a job that verifies, unless it was told to stop.
+    #[inline]
     pub fn next_action(&mut self, jobs: &[JobSpec], clone: usize, now: Time) -> Action {
         let state = &mut self.clones[clone];
-        let Some(runner) = state.runner.as_mut().filter(|_| !state.finished) else {
-            return Action::Wait;
-        };
-        if state.runner_only {
-            // What the rest comes to without a read-back or a flow.
+        if let Some(runner) = state
+            .runner
+            .as_mut()
+            .filter(|_| state.runner_only && !state.finished)
+        {
+            // What the rest comes to without a read-back or a flow, inlined into the driver's
+            // step (issue 34: one call level less per I/O).
             return match runner.next(now) {
                 Step::Submit(unit) => {
                     self.issues.issued(clone, now, &unit);
@@ -302,6 +305,15 @@ impl Lifecycle {
                 Step::Done => Action::Finish,
             };
         }
+        self.next_action_of(jobs, clone, now)
+    }
+
+    /// [`Lifecycle::next_action`] of a clone with a read-back or a flow (or none to run).
+    fn next_action_of(&mut self, jobs: &[JobSpec], clone: usize, now: Time) -> Action {
+        let state = &mut self.clones[clone];
+        let Some(runner) = state.runner.as_mut().filter(|_| !state.finished) else {
+            return Action::Wait;
+        };
         if let Some(pass) = state.verify.as_mut().filter(|pass| pass.is_active()) {
             return match pass.step(runner, now) {
                 VerifyStep::Read(unit, tag) => {

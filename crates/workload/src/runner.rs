@@ -54,7 +54,7 @@ pub struct JobRunner {
     /// Bytes of this pass per direction as the job's mode counts them toward its size.
     pass_bytes_dir: [u64; 3],
     /// The directions whose bytes count toward the size (fio's `io_bytes_exceeded()`).
-    counted_dirs: &'static [usize],
+    counted: [bool; 3],
     /// `rate_process=poisson`: mean I/Os per second of each rate-limited direction, and when
     /// its next I/O is due.
     poisson_iops: [Option<f64>; 3],
@@ -136,7 +136,11 @@ impl JobRunner {
             Some(ReplaySource::new(log, replay, start, depth))
         });
         let plain = replay.is_none()
-            && spec.rate.iter().chain(&spec.rate_iops).all(|r| r.is_none_or(|r| r == 0))
+            && spec
+                .rate
+                .iter()
+                .chain(&spec.rate_iops)
+                .all(|r| r.is_none_or(|r| r == 0))
             && poisson_iops.iter().all(Option::is_none)
             && spec.thinktime_ns == 0
             && !spec.verify_only
@@ -168,7 +172,7 @@ impl JobRunner {
             bytes_issued_dir: [0; 3],
             ios_issued_dir: [0; 3],
             pass_bytes_dir: [0; 3],
-            counted_dirs: counted_dirs(spec.rw),
+            counted: [0, 1, 2].map(|ddir| counted_dirs(spec.rw).contains(&ddir)),
             poisson_iops,
             poisson_due: [start; 3],
             thinktime_ns: spec.thinktime_ns,
@@ -252,6 +256,7 @@ impl JobRunner {
     /// Bytes this pass toward the job's size: fio counts reads and writes of a mixed job,
     /// the writes of any other writing job (trimwrite's trims do not count, so it trims and
     /// writes `size` each), else the reads, else the trims.
+    #[inline]
     fn bytes_counted(&self) -> u64 {
         if self.verify_only {
             return self.bytes_issued;
@@ -259,6 +264,7 @@ impl JobRunner {
         self.pass_bytes_counted
     }
 
+    #[inline]
     fn limits_reached(&self, now: Time) -> bool {
         self.runtime_end.is_some_and(|end| now >= end)
             || self
@@ -305,7 +311,7 @@ impl JobRunner {
                 self.ios_issued += 1;
                 self.bytes_issued_dir[ddir] += unit.len;
                 self.pass_bytes_dir[ddir] += unit.len;
-                if self.counted_dirs.contains(&ddir) {
+                if self.counted[ddir] {
                     self.pass_bytes_counted += unit.len;
                 }
                 self.ios_issued_dir[ddir] += 1;
@@ -383,6 +389,7 @@ impl JobRunner {
     }
 
     /// What the job wants at `now`.
+    #[inline]
     pub fn next(&mut self, now: Time) -> Step {
         if self.plain
             && !self.finished_submitting
@@ -393,6 +400,11 @@ impl JobRunner {
         {
             return self.next_plain(now);
         }
+        self.next_general(now)
+    }
+
+    /// [`JobRunner::next`] by every rule.
+    fn next_general(&mut self, now: Time) -> Step {
         if self.replay.is_some() {
             return self.next_replayed(now);
         }
@@ -493,6 +505,7 @@ impl JobRunner {
     /// scripted unit, so none of those checks can answer) with submission under way and no
     /// drain or limit reached: what the general steps come to then, without them (issue 34:
     /// they were ~100 instructions of every I/O).
+    #[inline]
     fn next_plain(&mut self, now: Time) -> Step {
         if self.in_flight == self.depth {
             return Step::Wait;
@@ -503,7 +516,34 @@ impl JobRunner {
             self.finished_submitting = true;
             return self.next(now);
         }
-        self.issue(unit, now)
+        self.issue_plain(unit)
+    }
+
+    /// [`JobRunner::issue`] of a plain job's data I/O: no `verify_only`, Poisson rate, sync
+    /// count or think time to consult, so only the counters move.
+    #[inline]
+    fn issue_plain(&mut self, unit: IoUnit) -> Step {
+        let ddir = unit.kind.ddir().expect("a plain job issues data I/O");
+        self.in_flight += 1;
+        self.bytes_issued += unit.len;
+        self.ios_issued += 1;
+        self.bytes_issued_dir[ddir] += unit.len;
+        self.pass_bytes_dir[ddir] += unit.len;
+        if self.counted[ddir] {
+            self.pass_bytes_counted += unit.len;
+        }
+        self.ios_issued_dir[ddir] += 1;
+        if ddir == DDIR_WRITE {
+            self.wrote_anything = true;
+            self.writes_since_sync += 1;
+        }
+        if self.in_flight >= self.depth && self.iodepth_low < self.depth {
+            self.draining_to_low = true;
+        }
+        if self.thinktime_on_issue {
+            self.think_counter += 1;
+        }
+        Step::Submit(unit)
     }
 
     /// A replaying job's next step: its log's, until `runtime` or a stop ends it.
