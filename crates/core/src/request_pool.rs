@@ -87,6 +87,9 @@ pub struct RequestPool {
     lists: IdSlab<CgroupId, RequestList>,
     /// Processes asleep on any list: [`RequestPool::sleepers`] without a walk.
     asleep: usize,
+    /// [`congestion_on`] and [`congestion_off`] of `nr_requests`, worked out once.
+    on: u32,
+    off: u32,
     /// Batching state by io context (the kernel keeps it in the task's `io_context`).
     batches: IdMap<IoContextId, Batch>,
 }
@@ -101,20 +104,14 @@ impl RequestPool {
             nr_requests,
             lists: IdSlab::default(),
             asleep: 0,
+            on: congestion_on(nr_requests),
+            off: congestion_off(nr_requests),
             batches: IdMap::default(),
         }
     }
 
     pub fn nr_requests(&self) -> u32 {
         self.nr_requests
-    }
-
-    fn congestion_on(&self) -> u32 {
-        congestion_on(self.nr_requests)
-    }
-
-    fn congestion_off(&self) -> u32 {
-        congestion_off(self.nr_requests)
     }
 
     /// Kernel: ioc_batching(). Takes the batches alone, so that a caller may hold a list.
@@ -149,7 +146,7 @@ impl RequestPool {
         now: Time,
     ) -> Alloc {
         let dir = usize::from(sync);
-        let (on, nr) = (self.congestion_on(), self.nr_requests);
+        let (on, nr) = (self.on, self.nr_requests);
         // One look-up of the list (issue 34: this ran four per request).
         let list = self.lists.get_or_insert_with(cgroup, RequestList::default);
         let count = list.count[dir];
@@ -198,7 +195,7 @@ impl RequestPool {
     /// Kernel: freed_request() / __freed_request().
     pub fn put(&mut self, cgroup: CgroupId, sync: bool) -> Option<u64> {
         let dir = usize::from(sync);
-        let (off, nr) = (self.congestion_off(), self.nr_requests);
+        let (off, nr) = (self.off, self.nr_requests);
         let list = self
             .lists
             .get_mut(cgroup)

@@ -419,6 +419,10 @@ impl Lifecycle {
             return Vec::new();
         };
         runner.complete(now, unit);
+        if self.steady.is_empty() {
+            // No job watches for steady state (the common case): nothing to look up.
+            return Vec::new();
+        }
         let spec = &jobs[state.job];
         let watched = Self::watched(spec, clone);
         let Some(tracker) = self.steady.get_mut(&watched) else {
@@ -462,6 +466,7 @@ impl Lifecycle {
     }
 
     /// The driver woke the clone at `now` (for any reason): wake-ups due by now are spent.
+    #[inline]
     pub fn woken(&mut self, clone: usize, now: Time) {
         let armed = &mut self.clones[clone].wake_armed;
         if armed.is_some_and(|armed_at| armed_at <= now) {
