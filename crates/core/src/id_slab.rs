@@ -76,6 +76,7 @@ impl<K: TableKey, V> IdSlab<K, V> {
     }
 
     /// The value of `id`, made by `make` when there is none.
+    #[inline]
     pub fn get_or_insert_with(&mut self, id: K, make: impl FnOnce() -> V) -> &mut V {
         let i = match self.find(id) {
             Some(i) => i,
@@ -107,6 +108,25 @@ impl<K: TableKey, V> IdSlab<K, V> {
         }
         self.get_or_insert_with(id, || value);
         None
+    }
+
+    /// Puts `value` under `id`, which must be new (panics if it is not): one probe of the
+    /// table where [`IdSlab::insert`] makes three (a request's id is new by construction).
+    #[inline]
+    pub fn insert_new(&mut self, id: K, value: V) {
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.values[i] = Some(value);
+                i
+            }
+            None => {
+                self.values.push(Some(value));
+                self.values.len() - 1
+            }
+        };
+        let previous = self.index.insert(id, i);
+        assert!(previous.is_none(), "an id was inserted twice");
+        self.hint.set(Some((id, i)));
     }
 
     pub fn remove(&mut self, id: K) -> Option<V> {
@@ -152,6 +172,11 @@ mod tests {
                 assert_eq!(slab.remove(id), model.remove(&id));
             }
             assert_eq!(slab.len(), model.len());
+            // A new id by either way of inserting, then gone again.
+            let fresh = IoContextId(1_000 + (step % 3) as u32);
+            slab.insert_new(fresh, step);
+            assert_eq!(slab.get(fresh), Some(&step));
+            assert_eq!(slab.remove(fresh), Some(step));
             // A look-up of another id after the change: the hint must follow removals.
             let other = IoContextId(((x >> 20) % 200) as u32 * 3);
             assert_eq!(slab.get(other), model.get(&other));

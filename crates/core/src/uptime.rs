@@ -51,7 +51,15 @@ impl Uptime {
     }
 
     /// Creates `cgroup`'s group (ancestors first) if this is its first request.
+    #[inline]
     fn reach(&mut self, cgroup: CgroupId, now: Time) {
+        // Once every declared group exists (soon in any run), there is nothing to look for.
+        if !self.declared.is_empty() {
+            self.reach_declared(cgroup, now);
+        }
+    }
+
+    fn reach_declared(&mut self, cgroup: CgroupId, now: Time) {
         let Some(i) = self.declared.iter().position(|s| s.id == cgroup) else {
             return;
         };

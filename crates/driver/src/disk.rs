@@ -32,6 +32,7 @@ impl DiskAccounting {
     }
 
     /// A request was allocated (the device is busy from the first until the last is done).
+    #[inline]
     pub fn start(&mut self, now: Time) {
         self.account(now);
         if self.outstanding == 0 {

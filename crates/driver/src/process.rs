@@ -65,6 +65,10 @@ impl<X: Copy> Driver<'_, X> {
         trace: &mut dyn Trace,
         submitted: &mut u32,
     ) {
+        // fio commits every `iodepth_batch_submit` I/Os (one submit call).
+        let batch = self.jobs[self.life.job_of(index)]
+            .iodepth_batch_submit
+            .max(1);
         loop {
             // Asleep in the block layer: it submits nothing until its request is allocated.
             if self.held[index].is_some() {
@@ -78,14 +82,14 @@ impl<X: Copy> Driver<'_, X> {
                     verify_tag,
                 } => {
                     *submitted += 1;
-                    for other in woken {
-                        b.wake(other, now);
+                    if !woken.is_empty() {
+                        for other in woken {
+                            b.wake(other, now);
+                        }
                     }
                     let io = b.job_io(verify_tag);
                     self.submit(b, index, unit, io, trace);
-                    let batch = self.jobs[self.life.job_of(index)].iodepth_batch_submit;
-                    if *submitted >= batch.max(1) {
-                        // fio commits every `iodepth_batch_submit` I/Os (one submit call).
+                    if *submitted >= batch {
                         self.mark_depth(index);
                         self.stats[index].record_submit_batch(std::mem::take(submitted));
                         b.batch_submitted(self, index, trace);
@@ -113,6 +117,9 @@ impl<X: Copy> Driver<'_, X> {
     /// The I/Os submitted since the last commit count in `iodepth_level` at the depth the
     /// batch reached, as fio counts them when it commits.
     fn mark_depth(&mut self, index: usize) {
+        if self.unmarked == 0 {
+            return;
+        }
         let depth = self.life.in_flight(index);
         for _ in 0..std::mem::take(&mut self.unmarked) {
             self.stats[index].record_depth(depth);

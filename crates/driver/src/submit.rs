@@ -167,8 +167,8 @@ impl<X: Copy> Driver<'_, X> {
         trace: &mut dyn Trace,
     ) {
         let request = entry.request;
-        let previous = self.in_flight.insert(request.id, entry);
-        assert!(previous.is_none(), "a request id was used twice");
+        // Ids are never reused: a new one cannot be in flight (the slab panics if it were).
+        self.in_flight.insert_new(request.id, entry);
         self.disk.start(self.now);
         if own {
             trace.request(self.now, RqEvent::Queue, &request);
@@ -199,7 +199,15 @@ impl<X: Copy> Driver<'_, X> {
     /// Processes whose request list a completion freed a slot on retry as batchers:
     /// allocated, their I/O goes on and so do they, else they sleep again. Kernel:
     /// get_request() after io_schedule().
+    #[inline]
     pub fn retry_sleepers<B: Backend<Io = X>>(&mut self, b: &mut B, trace: &mut dyn Trace) {
+        // Asked after every batch of completions; almost always nobody sleeps.
+        if !self.freed_for.is_empty() {
+            self.retry_freed(b, trace);
+        }
+    }
+
+    fn retry_freed<B: Backend<Io = X>>(&mut self, b: &mut B, trace: &mut dyn Trace) {
         for index in std::mem::take(&mut self.freed_for) {
             let held = self.held[index].expect("woke a process that was not asleep");
             let request = held.request;

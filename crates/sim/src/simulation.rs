@@ -517,6 +517,7 @@ impl Backend for SimBackend {
         None
     }
 
+    #[inline]
     fn admit(
         &mut self,
         drv: &mut SimDriver<'_>,

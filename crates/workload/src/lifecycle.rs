@@ -34,6 +34,8 @@ struct CloneState {
     /// Told to stop (exitall, steady state, a signal, an I/O error): it drains and ends,
     /// without a read-back.
     stopped: bool,
+    /// No read-back and no flow: its runner alone decides what it does next.
+    runner_only: bool,
 }
 
 /// What a clone does next, for its driver to carry out.
@@ -130,7 +132,9 @@ impl Lifecycle {
             .map(|(index, plan)| {
                 job_clones[plan.job].push(index);
                 let spec = &jobs[plan.job];
+                let verify = VerifyPass::for_job(spec);
                 CloneState {
+                    runner_only: verify.is_none() && spec.flow_weight == 0,
                     job: plan.job,
                     runner: None,
                     started_at: 0,
@@ -138,7 +142,7 @@ impl Lifecycle {
                     finished: false,
                     wake_armed: None,
                     flow_count: 0,
-                    verify: VerifyPass::for_job(spec),
+                    verify,
                     stopped: false,
                 }
             })
@@ -277,7 +281,35 @@ impl Lifecycle {
     /// What the clone does next at `now`: a read-back step while one is under way, else
     /// (when its flow lets it go) its runner's step; a finished runner starts the read-back of
     /// a job that verifies, unless it was told to stop.
+    #[inline]
     pub fn next_action(&mut self, jobs: &[JobSpec], clone: usize, now: Time) -> Action {
+        let state = &mut self.clones[clone];
+        if let Some(runner) = state
+            .runner
+            .as_mut()
+            .filter(|_| state.runner_only && !state.finished)
+        {
+            // What the rest comes to without a read-back or a flow, inlined into the driver's
+            // step (issue 34: one call level less per I/O).
+            return match runner.next(now) {
+                Step::Submit(unit) => {
+                    self.issues.issued(clone, now, &unit);
+                    Action::Submit {
+                        unit,
+                        verify_tag: None,
+                        woken: Vec::new(),
+                    }
+                }
+                Step::SleepUntil(at) => self.sleep_until(clone, at, true),
+                Step::Wait => Action::Wait,
+                Step::Done => Action::Finish,
+            };
+        }
+        self.next_action_of(jobs, clone, now)
+    }
+
+    /// [`Lifecycle::next_action`] of a clone with a read-back or a flow (or none to run).
+    fn next_action_of(&mut self, jobs: &[JobSpec], clone: usize, now: Time) -> Action {
         let state = &mut self.clones[clone];
         let Some(runner) = state.runner.as_mut().filter(|_| !state.finished) else {
             return Action::Wait;
@@ -334,11 +366,15 @@ impl Lifecycle {
     /// Whether [`Lifecycle::next_action`] at `now` would answer [`Action::Wait`] and change
     /// nothing: the clone's runner waits ([`JobRunner::waits`]) with no read-back under way
     /// and no flow to consult. Asked after a submission instead of stepping again.
+    #[inline]
     pub fn waits(&self, jobs: &[JobSpec], clone: usize, now: Time) -> bool {
         let state = &self.clones[clone];
         let Some(runner) = state.runner.as_ref().filter(|_| !state.finished) else {
             return true;
         };
+        if state.runner_only {
+            return runner.waits(now);
+        }
         state.verify.as_ref().is_none_or(|pass| !pass.is_active())
             && jobs[state.job].flow_weight == 0
             && runner.waits(now)
@@ -383,6 +419,10 @@ impl Lifecycle {
             return Vec::new();
         };
         runner.complete(now, unit);
+        if self.steady.is_empty() {
+            // No job watches for steady state (the common case): nothing to look up.
+            return Vec::new();
+        }
         let spec = &jobs[state.job];
         let watched = Self::watched(spec, clone);
         let Some(tracker) = self.steady.get_mut(&watched) else {
@@ -426,6 +466,7 @@ impl Lifecycle {
     }
 
     /// The driver woke the clone at `now` (for any reason): wake-ups due by now are spent.
+    #[inline]
     pub fn woken(&mut self, clone: usize, now: Time) {
         let armed = &mut self.clones[clone].wake_armed;
         if armed.is_some_and(|armed_at| armed_at <= now) {
@@ -475,6 +516,7 @@ impl Lifecycle {
     }
 
     /// I/Os the clone has in flight (0 before it starts).
+    #[inline]
     pub fn in_flight(&self, clone: usize) -> u32 {
         self.clones[clone]
             .runner
@@ -502,6 +544,7 @@ impl Lifecycle {
         now >= self.clones[clone].stats_from
     }
 
+    #[inline]
     pub fn job_of(&self, clone: usize) -> usize {
         self.clones[clone].job
     }

@@ -28,10 +28,12 @@ impl RandomMap {
         }
     }
 
+    #[inline]
     pub fn is_full(&self) -> bool {
         self.used == self.blocks
     }
 
+    #[inline]
     pub fn is_free(&self, block: u64) -> bool {
         block < self.blocks && self.words[(block / 64) as usize] & (1 << (block % 64)) == 0
     }
@@ -83,6 +85,18 @@ impl RandomMap {
         };
         self.first_free_from(after)
             .or_else(|| self.first_free_from(0))
+    }
+
+    /// Marks the free `block` used: [`RandomMap::mark`] of one block, the common case.
+    #[inline]
+    pub fn mark_one(&mut self, block: u64) {
+        debug_assert!(self.is_free(block), "marking a used block");
+        let word = (block / 64) as usize;
+        self.words[word] |= 1 << (block % 64);
+        if self.words[word] == u64::MAX {
+            self.full_words[word / 64] |= 1 << (word % 64);
+        }
+        self.used += 1;
     }
 
     /// Marks up to `count` blocks from `block` used, stopping at the first one already used

@@ -26,11 +26,13 @@ impl Rng {
         Rng::new(mix(seed) ^ mix(index.wrapping_add(0x5851_f42d_4c95_7f2d)))
     }
 
+    #[inline]
     pub fn next_u64(&mut self) -> u64 {
         self.0.next_u64()
     }
 
     /// Uniform in `0..n` (n > 0), by widening multiply (bias below 2^-64 per draw).
+    #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
         assert!(n > 0, "below(0)");
         ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64

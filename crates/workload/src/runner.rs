@@ -54,7 +54,7 @@ pub struct JobRunner {
     /// Bytes of this pass per direction as the job's mode counts them toward its size.
     pass_bytes_dir: [u64; 3],
     /// The directions whose bytes count toward the size (fio's `io_bytes_exceeded()`).
-    counted_dirs: &'static [usize],
+    counted: [bool; 3],
     /// `rate_process=poisson`: mean I/Os per second of each rate-limited direction, and when
     /// its next I/O is due.
     poisson_iops: [Option<f64>; 3],
@@ -88,6 +88,12 @@ pub struct JobRunner {
     passes_until_runtime: bool,
     /// `read_iolog=`: the job replays a recorded workload instead of generating one.
     replay: Option<ReplaySource>,
+    /// Nothing but depth and limits decides the next step: no replay, rate limit, think
+    /// time, `fsync=`, `verify_only` or scripted unit (see [`JobRunner::next_plain`]).
+    plain: bool,
+    /// Bytes of this pass in the directions [`JobRunner::bytes_counted`] adds, kept as they
+    /// are issued.
+    pass_bytes_counted: u64,
 }
 
 impl JobRunner {
@@ -129,7 +135,20 @@ impl JobRunner {
             let log = replay.log.clone()?;
             Some(ReplaySource::new(log, replay, start, depth))
         });
+        let plain = replay.is_none()
+            && spec
+                .rate
+                .iter()
+                .chain(&spec.rate_iops)
+                .all(|r| r.is_none_or(|r| r == 0))
+            && poisson_iops.iter().all(Option::is_none)
+            && spec.thinktime_ns == 0
+            && !spec.verify_only
+            && spec.fsync.max(spec.fdatasync) == 0
+            && !generator.may_script();
         JobRunner {
+            plain,
+            pass_bytes_counted: 0,
             replay,
             generator,
             rng,
@@ -153,7 +172,7 @@ impl JobRunner {
             bytes_issued_dir: [0; 3],
             ios_issued_dir: [0; 3],
             pass_bytes_dir: [0; 3],
-            counted_dirs: counted_dirs(spec.rw),
+            counted: [0, 1, 2].map(|ddir| counted_dirs(spec.rw).contains(&ddir)),
             poisson_iops,
             poisson_due: [start; 3],
             thinktime_ns: spec.thinktime_ns,
@@ -192,6 +211,7 @@ impl JobRunner {
         }
         self.bytes_issued = 0;
         self.pass_bytes_dir = [0; 3];
+        self.pass_bytes_counted = 0;
         self.finished_submitting = false;
         true
     }
@@ -236,16 +256,15 @@ impl JobRunner {
     /// Bytes this pass toward the job's size: fio counts reads and writes of a mixed job,
     /// the writes of any other writing job (trimwrite's trims do not count, so it trims and
     /// writes `size` each), else the reads, else the trims.
+    #[inline]
     fn bytes_counted(&self) -> u64 {
         if self.verify_only {
             return self.bytes_issued;
         }
-        self.counted_dirs
-            .iter()
-            .map(|&ddir| self.pass_bytes_dir[ddir])
-            .sum()
+        self.pass_bytes_counted
     }
 
+    #[inline]
     fn limits_reached(&self, now: Time) -> bool {
         self.runtime_end.is_some_and(|end| now >= end)
             || self
@@ -292,6 +311,9 @@ impl JobRunner {
                 self.ios_issued += 1;
                 self.bytes_issued_dir[ddir] += unit.len;
                 self.pass_bytes_dir[ddir] += unit.len;
+                if self.counted[ddir] {
+                    self.pass_bytes_counted += unit.len;
+                }
                 self.ios_issued_dir[ddir] += 1;
                 if let Some(iops) = self.poisson_iops[ddir] {
                     // Exponential gaps of mean 1/iops: fio's `-log(U) / iops`.
@@ -367,7 +389,22 @@ impl JobRunner {
     }
 
     /// What the job wants at `now`.
+    #[inline]
     pub fn next(&mut self, now: Time) -> Step {
+        if self.plain
+            && !self.finished_submitting
+            && !self.sync_in_flight
+            && !self.draining_to_low
+            && self.think_until <= now
+            && !self.limits_reached(now)
+        {
+            return self.next_plain(now);
+        }
+        self.next_general(now)
+    }
+
+    /// [`JobRunner::next`] by every rule.
+    fn next_general(&mut self, now: Time) -> Step {
         if self.replay.is_some() {
             return self.next_replayed(now);
         }
@@ -462,6 +499,51 @@ impl JobRunner {
                 Step::SleepUntil(at)
             }
         }
+    }
+
+    /// [`JobRunner::next`] for a plain job (no replay, rate limit, think time, sync or
+    /// scripted unit, so none of those checks can answer) with submission under way and no
+    /// drain or limit reached: what the general steps come to then, without them (issue 34:
+    /// they were ~100 instructions of every I/O).
+    #[inline]
+    fn next_plain(&mut self, now: Time) -> Step {
+        if self.in_flight == self.depth {
+            return Step::Wait;
+        }
+        let kind = self.generator.choose_kind(&mut self.rng);
+        let unit = self.generator.next_of_kind(kind, &mut self.rng);
+        if self.generator.exhausted() {
+            self.finished_submitting = true;
+            return self.next(now);
+        }
+        self.issue_plain(unit)
+    }
+
+    /// [`JobRunner::issue`] of a plain job's data I/O: no `verify_only`, Poisson rate, sync
+    /// count or think time to consult, so only the counters move.
+    #[inline]
+    fn issue_plain(&mut self, unit: IoUnit) -> Step {
+        let ddir = unit.kind.ddir().expect("a plain job issues data I/O");
+        self.in_flight += 1;
+        self.bytes_issued += unit.len;
+        self.ios_issued += 1;
+        self.bytes_issued_dir[ddir] += unit.len;
+        self.pass_bytes_dir[ddir] += unit.len;
+        if self.counted[ddir] {
+            self.pass_bytes_counted += unit.len;
+        }
+        self.ios_issued_dir[ddir] += 1;
+        if ddir == DDIR_WRITE {
+            self.wrote_anything = true;
+            self.writes_since_sync += 1;
+        }
+        if self.in_flight >= self.depth && self.iodepth_low < self.depth {
+            self.draining_to_low = true;
+        }
+        if self.thinktime_on_issue {
+            self.think_counter += 1;
+        }
+        Step::Submit(unit)
     }
 
     /// A replaying job's next step: its log's, until `runtime` or a stop ends it.

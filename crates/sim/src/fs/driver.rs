@@ -54,6 +54,7 @@ pub(crate) fn kernel_thread(pid: u32) -> Who {
 
 impl SimBackend {
     /// Whether `unit` of process `index` goes through the page cache.
+    #[inline]
     pub(crate) fn fs_takes(&self, drv: &SimDriver<'_>, index: usize, unit: &IoUnit) -> bool {
         self.fs.is_some() && !drv.processes[index].direct && unit.kind != IoKind::Trim
     }
