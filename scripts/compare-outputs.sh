@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Byte-identity check for speed work (issue 34): runs the same set of simulations with two
-# iosched binaries and compares every output byte for byte: fio JSON (the wall-clock
-# `iosched` object removed), blkparse --trace, --decisions, and `iosched reproduce`.
+# iosched binaries and compares every output byte for byte: fio JSON and json+ (the
+# wall-clock `iosched` object removed; both as written and re-printed with sorted keys),
+# terse, blkparse --trace, --decisions, and `iosched reproduce`.
 #
 # Usage: scripts/compare-outputs.sh OLD_BINARY NEW_BINARY [--full]
 #   --full also runs `reproduce` on the whole seed set (minutes); by default its --short
@@ -53,6 +54,22 @@ json.dump(drop(data), sys.stdout, indent=1, sort_keys=True)
 ' "$1"
 }
 
+# The JSON text as written, with only the lines of its `wall_clock` objects removed: the
+# writer's own bytes (layout, number formatting), which the sorted dump above re-prints.
+wall_free_text() {
+    python3 -c '
+import sys
+depth = 0
+for line in open(sys.argv[1]):
+    if depth:
+        depth += line.count("{") - line.count("}")
+    elif line.lstrip().startswith("\"wall_clock\" : {"):
+        depth = line.count("{") - line.count("}")
+    else:
+        sys.stdout.write(line)
+' "$1"
+}
+
 run_set() {
     local bin=$1 out=$2
     mkdir -p "$out"
@@ -69,10 +86,13 @@ run_set() {
                 # the notes name the output files, which live in different folders
                 sed -i "s|$out/|OUT/|g" "$out/$tag.stderr"
                 strip_wall "$out/$tag.json" >"$out/$tag.stripped"
+                wall_free_text "$out/$tag.json" >"$out/$tag.text"
                 rm "$out/$tag.json"
-                # the same run without sinks (the path that skips tracing): normal output
+                # the same run without sinks (the path that skips tracing): terse and json+
                 (cd "$work" && "$bin" run --eta never --scheduler "$sched" --device "$device" \
-                    --output-format terse "$job.fio" >"$out/$tag.terse" 2>/dev/null)
+                    --output-format terse,json+ "$job.fio" >"$out/$tag.raw" 2>/dev/null)
+                wall_free_text "$out/$tag.raw" >"$out/$tag.terse"
+                rm "$out/$tag.raw"
             done
         done
     done

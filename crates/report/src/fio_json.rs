@@ -11,15 +11,24 @@
 //! `"global options"` and `"disk_util"` appear only when non-empty, as in fio.
 
 use crate::stats::{
-    GroupStats, JobStats, RunResult, BATCH_KEYS, DDIR_COUNT, DEPTH_KEYS, LAT_KEYS_MS,
+    GroupStats, JobStats, RunResult, SampleStat, BATCH_KEYS, DDIR_COUNT, DEPTH_KEYS, LAT_KEYS_MS,
     LAT_KEYS_SHORT,
 };
 use crate::LatStat;
-use emit::{Emit, Key, Tree};
+use emit::{baked, Baked, Emit, Key, Tree};
 use serde_json::{Map, Value};
 use std::io::{self, Write};
 
 mod emit;
+
+/// [`Emit::memo`] slots of a job's objects.
+mod memo {
+    /// `read`, `write`, `trim`.
+    pub(super) const DIRS: usize = 0;
+    pub(super) const SYNC: usize = 3;
+    /// `iodepth_level` .. `latency_ms`.
+    pub(super) const KEYED: usize = 4;
+}
 
 /// Names of the per-direction objects, by direction index.
 const DIR_NAMES: [&str; DDIR_COUNT] = ["read", "write", "trim"];
@@ -56,26 +65,26 @@ pub const JSON_PLUS: Flavor = Flavor { bins: true };
 /// is given and the series has samples. Kernel-free analogue of fio's `add_ddir_lat_json()`.
 fn emit_lat<E: Emit>(
     e: &mut E,
-    key: &str,
+    key: Key<'static>,
     stat: &LatStat,
     percentiles: Option<&[f64]>,
     flavor: Flavor,
 ) -> io::Result<()> {
     e.begin(key)?;
-    e.uint("min", stat.min())?;
-    e.uint("max", stat.max())?;
-    e.float("mean", stat.mean())?;
-    e.float("stddev", stat.stddev())?;
-    e.uint("N", stat.count())?;
+    e.uint(baked!("min"), stat.min())?;
+    e.uint(baked!("max"), stat.max())?;
+    e.float(baked!("mean"), stat.mean())?;
+    e.float(baked!("stddev"), stat.stddev())?;
+    e.uint(baked!("N"), stat.count())?;
     if let Some(list) = percentiles {
         if stat.count() > 0 {
-            e.begin("percentile")?;
+            e.begin(baked!("percentile"))?;
             for (pct, v) in stat.percentiles(list) {
                 e.uint(Key::Percentile(pct), v)?;
             }
             e.end()?;
             if flavor.bins {
-                e.begin("bins")?;
+                e.begin(baked!("bins"))?;
                 for (index, count) in stat.buckets() {
                     e.uint(Key::Number(crate::fio_plat::bucket_value(index)), count)?;
                 }
@@ -86,65 +95,192 @@ fn emit_lat<E: Emit>(
     e.end()
 }
 
+/// Whether [`emit_lat`] prints a `percentile` object (which no signature covers).
+fn prints_percentiles(stat: &LatStat, percentiles: Option<&[f64]>) -> bool {
+    percentiles.is_some() && stat.count() > 0
+}
+
+/// `stat`'s figures that [`emit_lat`] prints without percentiles, for a signature.
+fn lat_signature(stat: &LatStat) -> [u64; 5] {
+    [
+        stat.min(),
+        stat.max(),
+        stat.mean().to_bits(),
+        stat.stddev().to_bits(),
+        stat.count(),
+    ]
+}
+
 /// One direction's object (`jobs[i].read` etc.). Kernel-free analogue of fio's
 /// `add_ddir_status_json()`.
 pub fn ddir_object(job: &JobStats, ddir: usize, group: &GroupStats, flavor: Flavor) -> Value {
     let mut tree = Tree::new();
     // A tree never fails to take an entry.
-    let _ = emit_ddir(&mut tree, job, ddir, group, flavor);
+    let _ = emit_ddir(&mut tree, &DirFigures::of(job, ddir, group), flavor);
     tree.finish()
 }
 
-/// [`ddir_object`]'s entries, into `e`.
-fn emit_ddir<E: Emit>(
-    e: &mut E,
-    job: &JobStats,
-    ddir: usize,
-    group: &GroupStats,
-    flavor: Flavor,
-) -> io::Result<()> {
-    let d = &job.dirs[ddir];
-    let list = |on: bool| on.then_some(job.percentile_list.as_slice());
-    e.uint("io_bytes", d.io_bytes)?;
-    e.uint("io_kbytes", d.io_bytes / 1024)?;
-    e.uint("bw_bytes", job.bw_bytes(ddir))?;
-    e.uint("bw", job.bw_kib(ddir))?;
-    e.float("iops", job.iops(ddir))?;
-    e.uint("runtime", job.dir_runtime_ms(ddir))?;
-    e.uint("total_ios", d.total_ios + d.failed_ios)?;
-    e.uint("short_ios", d.short_ios)?;
-    e.uint("drop_ios", d.drop_ios)?;
-    emit_lat(e, "slat_ns", &d.slat, list(job.slat_percentiles), flavor)?;
-    emit_lat(e, "clat_ns", &d.clat, list(job.clat_percentiles), flavor)?;
-    emit_lat(e, "lat_ns", d.lat(), list(job.lat_percentiles), flavor)?;
-    let bw = job.bw_samples(ddir);
-    let agg = if bw.samples > 0 {
-        group.agg_percent(ddir, bw.mean)
-    } else {
-        0.0
-    };
-    e.uint("bw_min", bw.min)?;
-    e.uint("bw_max", bw.max)?;
-    e.float("bw_agg", agg)?;
-    e.float("bw_mean", bw.mean)?;
-    e.float("bw_dev", bw.stddev)?;
-    e.uint("bw_samples", bw.samples)?;
-    let io = job.iops_samples(ddir);
-    e.uint("iops_min", io.min)?;
-    e.uint("iops_max", io.max)?;
-    e.float("iops_mean", io.mean)?;
-    e.float("iops_stddev", io.stddev)?;
-    e.uint("iops_samples", io.samples)
+/// Everything a direction's object prints: its counts, its three latency series (with
+/// the percentiles each prints, if any) and its bandwidth and IOPS samples.
+struct DirFigures<'a> {
+    io_bytes: u64,
+    bw_bytes: u64,
+    bw_kib: u64,
+    iops: f64,
+    runtime_ms: u64,
+    total_ios: u64,
+    short_ios: u64,
+    drop_ios: u64,
+    /// slat, clat, lat.
+    lats: [(&'a LatStat, Option<&'a [f64]>); 3],
+    bw: SampleStat,
+    bw_agg: f64,
+    iops_samples: SampleStat,
 }
 
-/// An object of floats under `key`, one per name of `keys`.
-fn emit_keyed<E: Emit>(e: &mut E, key: &str, keys: &[&str], values: &[f64]) -> io::Result<()> {
-    e.begin(key)?;
-    for (k, &v) in keys.iter().zip(values) {
-        e.float(*k, v)?;
+/// Names of [`DirFigures::lats`].
+static LAT_BAKED: [Baked; 3] = bake_all(["slat_ns", "clat_ns", "lat_ns"]);
+
+impl<'a> DirFigures<'a> {
+    fn of(job: &'a JobStats, ddir: usize, group: &GroupStats) -> DirFigures<'a> {
+        let d = &job.dirs[ddir];
+        let list = |on: bool| on.then_some(job.percentile_list.as_slice());
+        let bw = job.bw_samples(ddir);
+        let bw_agg = if bw.samples > 0 {
+            group.agg_percent(ddir, bw.mean)
+        } else {
+            0.0
+        };
+        DirFigures {
+            io_bytes: d.io_bytes,
+            bw_bytes: job.bw_bytes(ddir),
+            bw_kib: job.bw_kib(ddir),
+            iops: job.iops(ddir),
+            runtime_ms: job.dir_runtime_ms(ddir),
+            total_ios: d.total_ios + d.failed_ios,
+            short_ios: d.short_ios,
+            drop_ios: d.drop_ios,
+            lats: [
+                (&d.slat, list(job.slat_percentiles)),
+                (&d.clat, list(job.clat_percentiles)),
+                (d.lat(), list(job.lat_percentiles)),
+            ],
+            bw,
+            bw_agg,
+            iops_samples: job.iops_samples(ddir),
+        }
     }
-    e.end()
+
+    /// Every figure the object prints, or `None` when it prints percentiles.
+    fn signature(&self) -> Option<[u64; 34]> {
+        if self
+            .lats
+            .iter()
+            .any(|&(stat, list)| prints_percentiles(stat, list))
+        {
+            return None;
+        }
+        let mut signature = [0u64; 34];
+        signature[..8].copy_from_slice(&[
+            self.io_bytes,
+            self.bw_bytes,
+            self.bw_kib,
+            self.iops.to_bits(),
+            self.runtime_ms,
+            self.total_ios,
+            self.short_ios,
+            self.drop_ios,
+        ]);
+        for (i, &(stat, _)) in self.lats.iter().enumerate() {
+            signature[8 + 5 * i..13 + 5 * i].copy_from_slice(&lat_signature(stat));
+        }
+        let (bw, io) = (&self.bw, &self.iops_samples);
+        signature[23..].copy_from_slice(&[
+            bw.min,
+            bw.max,
+            self.bw_agg.to_bits(),
+            bw.mean.to_bits(),
+            bw.stddev.to_bits(),
+            bw.samples,
+            io.min,
+            io.max,
+            io.mean.to_bits(),
+            io.stddev.to_bits(),
+            io.samples,
+        ]);
+        Some(signature)
+    }
 }
+
+/// [`ddir_object`]'s entries, into `e`.
+fn emit_ddir<E: Emit>(e: &mut E, f: &DirFigures<'_>, flavor: Flavor) -> io::Result<()> {
+    e.uint(baked!("io_bytes"), f.io_bytes)?;
+    e.uint(baked!("io_kbytes"), f.io_bytes / 1024)?;
+    e.uint(baked!("bw_bytes"), f.bw_bytes)?;
+    e.uint(baked!("bw"), f.bw_kib)?;
+    e.float(baked!("iops"), f.iops)?;
+    e.uint(baked!("runtime"), f.runtime_ms)?;
+    e.uint(baked!("total_ios"), f.total_ios)?;
+    e.uint(baked!("short_ios"), f.short_ios)?;
+    e.uint(baked!("drop_ios"), f.drop_ios)?;
+    for (name, &(stat, list)) in LAT_BAKED.iter().zip(&f.lats) {
+        emit_lat(e, Key::Baked(name), stat, list, flavor)?;
+    }
+    let bw = &f.bw;
+    e.uint(baked!("bw_min"), bw.min)?;
+    e.uint(baked!("bw_max"), bw.max)?;
+    e.float(baked!("bw_agg"), f.bw_agg)?;
+    e.float(baked!("bw_mean"), bw.mean)?;
+    e.float(baked!("bw_dev"), bw.stddev)?;
+    e.uint(baked!("bw_samples"), bw.samples)?;
+    let io = &f.iops_samples;
+    e.uint(baked!("iops_min"), io.min)?;
+    e.uint(baked!("iops_max"), io.max)?;
+    e.float(baked!("iops_mean"), io.mean)?;
+    e.float(baked!("iops_stddev"), io.stddev)?;
+    e.uint(baked!("iops_samples"), io.samples)
+}
+
+/// An object of floats under `key`, one per name of `keys`; memo `slot` (most clones print
+/// the same depth distributions).
+fn emit_keyed<E: Emit>(
+    e: &mut E,
+    slot: usize,
+    key: Key<'static>,
+    keys: &'static [Baked],
+    values: &[f64],
+) -> io::Result<()> {
+    let mut signature = [0u64; 16];
+    for (bits, v) in signature.iter_mut().zip(values) {
+        *bits = v.to_bits();
+    }
+    let signature = (values.len() <= signature.len()).then_some(&signature[..values.len()]);
+    e.memo(slot, signature, |e| {
+        e.begin(key)?;
+        for (k, &v) in keys.iter().zip(values) {
+            e.float(Key::Baked(k), v)?;
+        }
+        e.end()
+    })
+}
+
+/// Baked [`DEPTH_KEYS`] and the like, for [`emit_keyed`].
+const fn bake_all<const N: usize>(names: [&str; N]) -> [Baked; N] {
+    let mut baked = [Baked::EMPTY; N];
+    let mut i = 0;
+    while i < N {
+        baked[i] = Baked::new(names[i]);
+        i += 1;
+    }
+    baked
+}
+
+static DEPTH_BAKED: [Baked; DEPTH_KEYS.len()] = bake_all(DEPTH_KEYS);
+static BATCH_BAKED: [Baked; BATCH_KEYS.len()] = bake_all(BATCH_KEYS);
+static LAT_SHORT_BAKED: [Baked; LAT_KEYS_SHORT.len()] = bake_all(LAT_KEYS_SHORT);
+static LAT_MS_BAKED: [Baked; LAT_KEYS_MS.len()] = bake_all(LAT_KEYS_MS);
+/// [`DIR_NAMES`], baked.
+static DIR_BAKED: [Baked; DDIR_COUNT] = bake_all(DIR_NAMES);
 
 /// One element of `jobs[]`. Kernel-free analogue of fio's `show_thread_status_json()`.
 pub fn job_object(job: &JobStats, group: &GroupStats, flavor: Flavor) -> Value {
@@ -161,55 +297,76 @@ fn emit_job<E: Emit>(
     group: &GroupStats,
     flavor: Flavor,
 ) -> io::Result<()> {
-    e.string("jobname", &job.name)?;
-    e.uint("groupid", u64::from(job.groupid))?;
-    e.int("error", i64::from(job.error))?;
-    e.int("eta", ETA_FINISHED)?;
-    e.uint("elapsed", job.elapsed_s())?;
-    e.begin("job options")?;
+    e.string(baked!("jobname"), &job.name)?;
+    e.uint(baked!("groupid"), u64::from(job.groupid))?;
+    e.int(baked!("error"), i64::from(job.error))?;
+    e.int(baked!("eta"), ETA_FINISHED)?;
+    e.uint(baked!("elapsed"), job.elapsed_s())?;
+    e.begin(baked!("job options"))?;
     for (k, v) in &job.options {
-        e.string(k, v)?;
+        e.string(k.as_str(), v)?;
     }
     e.end()?;
-    for (ddir, name) in DIR_NAMES.iter().enumerate() {
-        e.begin(name)?;
-        emit_ddir(e, job, ddir, group, flavor)?;
-        e.end()?;
+    for (ddir, name) in DIR_BAKED.iter().enumerate() {
+        let figures = DirFigures::of(job, ddir, group);
+        let signature = figures.signature();
+        e.memo(memo::DIRS + ddir, signature.as_ref().map(|s| &s[..]), |e| {
+            e.begin(Key::Baked(name))?;
+            emit_ddir(e, &figures, flavor)?;
+            e.end()
+        })?;
     }
-    e.begin("sync")?;
-    e.uint("total_ios", job.sync.count())?;
     // fio reports the sync series' percentiles if either clat or lat percentiles are on.
     let on = job.clat_percentiles || job.lat_percentiles;
     let sync_list = on.then_some(job.percentile_list.as_slice());
-    emit_lat(e, "lat_ns", &job.sync, sync_list, flavor)?;
-    e.end()?;
-    e.uint("job_runtime", job.runtime_ms())?;
-    e.float("usr_cpu", job.usr_cpu)?;
-    e.float("sys_cpu", job.sys_cpu)?;
-    e.uint("ctx", job.ctx)?;
-    e.uint("majf", job.majf)?;
-    e.uint("minf", job.minf)?;
+    let signature = lat_signature(&job.sync);
+    let plain = !prints_percentiles(&job.sync, sync_list);
+    e.memo(memo::SYNC, plain.then_some(&signature[..]), |e| {
+        e.begin(baked!("sync"))?;
+        e.uint(baked!("total_ios"), job.sync.count())?;
+        emit_lat(e, baked!("lat_ns"), &job.sync, sync_list, flavor)?;
+        e.end()
+    })?;
+    e.uint(baked!("job_runtime"), job.runtime_ms())?;
+    e.float(baked!("usr_cpu"), job.usr_cpu)?;
+    e.float(baked!("sys_cpu"), job.sys_cpu)?;
+    e.uint(baked!("ctx"), job.ctx)?;
+    e.uint(baked!("majf"), job.majf)?;
+    e.uint(baked!("minf"), job.minf)?;
     emit_job_tail(e, job)
 }
 
 /// The job's entries after its CPU figures: depth and latency distributions, error counts,
 /// latency target settings and the steady-state criterion.
 fn emit_job_tail<E: Emit>(e: &mut E, job: &JobStats) -> io::Result<()> {
-    emit_keyed(e, "iodepth_level", &DEPTH_KEYS, &job.depth_dist())?;
-    emit_keyed(e, "iodepth_submit", &BATCH_KEYS, &job.submit_dist())?;
-    emit_keyed(e, "iodepth_complete", &BATCH_KEYS, &job.complete_dist())?;
+    let keyed: [(Key<'static>, &'static [Baked]); 6] = [
+        (baked!("iodepth_level"), &DEPTH_BAKED),
+        (baked!("iodepth_submit"), &BATCH_BAKED),
+        (baked!("iodepth_complete"), &BATCH_BAKED),
+        (baked!("latency_ns"), &LAT_SHORT_BAKED),
+        (baked!("latency_us"), &LAT_SHORT_BAKED),
+        (baked!("latency_ms"), &LAT_MS_BAKED),
+    ];
     let lat = job.lat_dist();
-    emit_keyed(e, "latency_ns", &LAT_KEYS_SHORT, &lat[0..10])?;
-    emit_keyed(e, "latency_us", &LAT_KEYS_SHORT, &lat[10..20])?;
-    emit_keyed(e, "latency_ms", &LAT_KEYS_MS, &lat[20..32])?;
-    if job.continue_on_error {
-        e.uint("total_err", job.total_err)?;
-        e.int("first_error", i64::from(job.first_error))?;
+    let values: [&[f64]; 6] = [
+        &job.depth_dist(),
+        &job.submit_dist(),
+        &job.complete_dist(),
+        &lat[0..10],
+        &lat[10..20],
+        &lat[20..32],
+    ];
+    for (i, ((key, names), values)) in keyed.into_iter().zip(values).enumerate() {
+        emit_keyed(e, memo::KEYED + i, key, names, values)?;
     }
-    e.uint("latency_depth", u64::from(job.latency_depth))?;
-    e.uint("latency_target", job.latency_target_ns)?;
-    e.float("latency_percentile", job.latency_percentile)?;
-    e.uint("latency_window", job.latency_window_ns)?;
+    if job.continue_on_error {
+        e.uint(baked!("total_err"), job.total_err)?;
+        e.int(baked!("first_error"), i64::from(job.first_error))?;
+    }
+    e.uint(baked!("latency_depth"), u64::from(job.latency_depth))?;
+    e.uint(baked!("latency_target"), job.latency_target_ns)?;
+    e.float(baked!("latency_percentile"), job.latency_percentile)?;
+    e.uint(baked!("latency_window"), job.latency_window_ns)?;
     if let Some(ss) = &job.steadystate {
         emit_steadystate(e, ss)?;
     }
@@ -284,6 +441,18 @@ fn group_of<'g>(groups: &'g [GroupStats], job: &JobStats) -> std::borrow::Cow<'g
 
 /// The document around `jobs`, keys in fio's order.
 fn document(run: &RunResult, jobs: Value) -> Value {
+    let (mut top, tail) = document_parts(run);
+    top.insert("jobs".into(), jobs);
+    top.extend(tail);
+    if !run.iosched.is_null() {
+        top.insert("iosched".into(), run.iosched.clone());
+    }
+    Value::Object(top)
+}
+
+/// The document's entries before `jobs` and after it but for `iosched` (which follows
+/// them), keys in fio's order.
+fn document_parts(run: &RunResult) -> (Map<String, Value>, Map<String, Value>) {
     let mut top = Map::new();
     top.insert("fio version".into(), Value::from(run.fio_version.as_str()));
     top.insert("timestamp".into(), Value::from(run.timestamp_s));
@@ -292,7 +461,7 @@ fn document(run: &RunResult, jobs: Value) -> Value {
     if !run.global_options.is_empty() {
         top.insert("global options".into(), options_object(&run.global_options));
     }
-    top.insert("jobs".into(), jobs);
+    let mut tail = Map::new();
     if !run.disks.is_empty() {
         // fio 3.33's keys: its `read_sectors`/`write_sectors` came in a later release.
         let disks = run
@@ -312,12 +481,9 @@ fn document(run: &RunResult, jobs: Value) -> Value {
                 Value::Object(m)
             })
             .collect();
-        top.insert("disk_util".into(), Value::Array(disks));
+        tail.insert("disk_util".into(), Value::Array(disks));
     }
-    if !run.iosched.is_null() {
-        top.insert("iosched".into(), run.iosched.clone());
-    }
-    Value::Object(top)
+    (top, tail)
 }
 
 /// serde_json formatter printing fio's style: 2-space indent, `" : "`, floats as `%f`.
@@ -424,50 +590,33 @@ pub fn write_json_plus<W: Write>(run: &RunResult, w: &mut W) -> io::Result<()> {
 }
 
 /// Writes the run in `flavor`, the same bytes as [`write_value`] of [`to_value_as`], but
-/// each job's object goes straight to `w` as text ([`emit::Text`]): a run of thousands of
-/// jobs never builds a job's object as values (4096 jobs: 25 MB of text; as values, about
-/// 480 K instructions per job to build, print and drop).
+/// as text straight from the figures ([`emit::Text`]): no job becomes values, and the
+/// `iosched` object (one entry per queue) is written where it lies, not copied. Each job's
+/// text goes to `w` as it is finished (4096 jobs: 25 MB of text; as values, about 480 K
+/// instructions per job to build, print and drop).
 pub fn write_json_as<W: Write>(run: &RunResult, flavor: Flavor, w: &mut W) -> io::Result<()> {
-    let Value::Object(top) = document(run, Value::Null) else {
-        unreachable!("the document is an object");
-    };
+    let (head, tail) = document_parts(run);
     let groups = run.groups();
-    w.write_all(b"{")?;
-    for (i, (key, value)) in top.iter().enumerate() {
-        w.write_all(if i == 0 { b"\n  " } else { b",\n  " })?;
-        serde_json::to_writer(&mut *w, key).map_err(io::Error::other)?;
-        w.write_all(b" : ")?;
-        if key == "jobs" {
-            write_jobs(run, &groups, flavor, w)?;
-        } else {
-            // An entry of the document, nested one level as the whole document would be.
-            let style = FioFormatter {
-                indent: 1,
-                has_value: false,
-            };
-            let mut ser = serde_json::Serializer::with_formatter(&mut *w, style);
-            serde::Serialize::serialize(value, &mut ser).map_err(io::Error::other)?;
-        }
-    }
-    w.write_all(if top.is_empty() { b"}\n" } else { b"\n}\n" })
-}
-
-/// The `jobs` array, each job written as text at nesting depth 2.
-fn write_jobs<W: Write>(
-    run: &RunResult,
-    groups: &[GroupStats],
-    flavor: Flavor,
-    w: &mut W,
-) -> io::Result<()> {
-    w.write_all(b"[")?;
     let mut text = emit::Text::default();
-    for (i, job) in run.jobs.iter().enumerate() {
-        w.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
-        text.open(2);
-        emit_job(&mut text, job, &group_of(groups, job), flavor)?;
-        text.close(2, w)?;
+    text.open();
+    for (key, value) in &head {
+        text.entry(key, value)?;
     }
-    w.write_all(if run.jobs.is_empty() { b"]" } else { b"\n  ]" })
+    text.begin_array(baked!("jobs"))?;
+    for job in &run.jobs {
+        text.item();
+        emit_job(&mut text, job, &group_of(&groups, job), flavor)?;
+        text.end()?;
+        text.flush(w)?;
+    }
+    text.end_array();
+    for (key, value) in &tail {
+        text.entry(key, value)?;
+    }
+    if !run.iosched.is_null() {
+        text.entry("iosched", &run.iosched)?;
+    }
+    text.finish(w)
 }
 
 /// The run as fio's JSON document, newline-terminated.

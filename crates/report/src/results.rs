@@ -8,15 +8,16 @@ use crate::stats::{DiskStats, JobStats, RunResult};
 
 pub use iosched_workload::processes::FIRST_PID;
 
-/// The entries fio would print: `clones[i]` ran job `clone_jobs[i]` of `jobs`.
-pub fn job_entries(clones: &[JobStats], clone_jobs: &[usize], jobs: &JobSet) -> Vec<JobStats> {
+/// The entries fio would print: `clones[i]` ran job `clone_jobs[i]` of `jobs`. The clones'
+/// figures become the entries (copying 4096 clones' histograms cost about 1.7 K
+/// instructions each).
+pub fn job_entries(clones: Vec<JobStats>, clone_jobs: &[usize], jobs: &JobSet) -> Vec<JobStats> {
     assert_eq!(clones.len(), clone_jobs.len(), "one job index per clone");
-    let mut entries: Vec<JobStats> = Vec::new();
+    let mut entries: Vec<JobStats> = Vec::with_capacity(clones.len());
     // Index of the merged entry of each reporting group that uses group_reporting.
     let mut group_entry: Vec<(u32, usize)> = Vec::new();
-    for (clone, stats) in clones.iter().enumerate() {
+    for (clone, mut stats) in clones.into_iter().enumerate() {
         let spec = &jobs.jobs[clone_jobs[clone]];
-        let mut stats = stats.clone();
         stats.options = spec.options.clone();
         stats.pid = FIRST_PID + clone as u32;
         if spec.group_reporting {
@@ -33,7 +34,7 @@ pub fn job_entries(clones: &[JobStats], clone_jobs: &[usize], jobs: &JobSet) -> 
 
 /// A [`RunResult`] with everything but the caller's `iosched` object filled in.
 pub fn run_result(
-    clones: &[JobStats],
+    clones: Vec<JobStats>,
     clone_jobs: &[usize],
     jobs: &JobSet,
     disk: &DiskStats,
@@ -66,7 +67,7 @@ mod tests {
         a.record_io(0, 4096, 0, 0, 10);
         let b = a.clone();
         let c = JobStats::new("alone", 0, &[50.0]);
-        let entries = job_entries(&[a, b, c], &[0, 0, 1], &jobs);
+        let entries = job_entries(vec![a, b, c], &[0, 0, 1], &jobs);
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[0].dirs[0].io_bytes, 8192);
         assert_eq!(entries[1].pid, FIRST_PID + 2);

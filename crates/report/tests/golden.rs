@@ -297,6 +297,54 @@ fn every_field_run() -> RunResult {
     bare.set_runtime(0, MS);
     RunResult {
         jobs: vec![full, bare],
+        // The document's own entries are written straight from the value too: nesting,
+        // empty containers, negative and fractional numbers, escapes.
+        iosched: serde_json::json!({
+            "scheduler": "cfq",
+            "service": [
+                {"name": "queue 1000", "served_ns": 100000000u64, "slices": 100},
+                {"name": "odd \"q\"\n", "served_ns": 0, "share": 0.0078125},
+                [],
+                {},
+                [-3, 2.5, -0.25, 1e-7, true, false, null, u64::MAX, i64::MIN],
+            ],
+            "empty": {},
+            "list": [[[]]],
+        }),
+        ..sample_run()
+    }
+}
+
+/// Jobs whose objects repeat in part (the text writer repeats an object's text when every
+/// figure it prints is the same as last time): alike jobs, one with a write, one whose
+/// depth distribution differs, one whose only difference is the sign of a zero, and the
+/// alike ones again after them.
+fn alike_jobs_run() -> RunResult {
+    let mut bare = JobStats::new("bare", 3, &[0.0]);
+    bare.record_io(0, 512, 0, 10, 20);
+    bare.set_runtime(0, MS);
+    let mut written = bare.clone();
+    written.record_io(1, 4096, 0, 10, 30);
+    let mut deeper = bare.clone();
+    deeper.record_io(0, 512, 10, 20, 25);
+    let mut signed = bare.clone();
+    signed.usr_cpu = -0.0;
+    signed.latency_percentile = -0.0;
+    let mut percentiles = bare.clone();
+    percentiles.clat_percentiles = true;
+    percentiles.lat_percentiles = true;
+    RunResult {
+        jobs: vec![
+            bare.clone(),
+            bare.clone(),
+            written,
+            bare.clone(),
+            deeper,
+            signed,
+            percentiles,
+            bare.clone(),
+            bare,
+        ],
         ..sample_run()
     }
 }
@@ -312,6 +360,8 @@ fn text_writer_matches_serde_for_every_field() {
         (sample_run(), fio_json::JSON_PLUS),
         (every_field_run(), fio_json::JSON),
         (every_field_run(), fio_json::JSON_PLUS),
+        (alike_jobs_run(), fio_json::JSON),
+        (alike_jobs_run(), fio_json::JSON_PLUS),
     ] {
         let mut whole = Vec::new();
         fio_json::write_value(&fio_json::to_value_as(&run, flavor), &mut whole).unwrap();
@@ -322,7 +372,7 @@ fn text_writer_matches_serde_for_every_field() {
             String::from_utf8(text).unwrap(),
         );
         assert_eq!(text, whole);
-        if run.jobs[0].name == "seqread" {
+        if run.jobs[0].name == "seqread" || run.jobs[0].name == "bare" {
             continue;
         }
         for needle in [

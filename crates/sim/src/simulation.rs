@@ -31,7 +31,7 @@ use crate::cpu::{CpuUse, Cpus};
 use crate::device::{Command, Device};
 use crate::event::{Event, EventQueue};
 use crate::fs::FsTag;
-use crate::layout::{lay_out, LayoutError};
+use crate::layout::{lay_out, Layout, LayoutError};
 
 /// 1,024 events: how often the loop reads the stop flag. At a few million events a second
 /// that is well under a millisecond of simulation after a signal.
@@ -260,6 +260,11 @@ impl<'a> Simulation<'a> {
             },
             drv,
         })
+    }
+
+    /// Where every clone's files lie on the device.
+    pub fn layout(&self) -> &Layout {
+        &self.drv.layout
     }
 
     /// Each simulated process's pid and command name (its job's name), for trace labels.

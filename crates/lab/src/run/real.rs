@@ -131,7 +131,7 @@ pub(super) fn run(
         (hooks.notify)(&format!("warning: {warning}"));
     }
     let device = device_json(&engine);
-    let mut sinks = Sinks::open(&spec.outputs, labels(&engine), spec.force)?;
+    let mut sinks = Sinks::open(&spec.outputs, || labels(&engine), spec.force)?;
     let planned = planned_ios(&jobs.jobs, capacity, spec.seed);
     let progress = &mut *hooks.progress;
     let outcome = engine

@@ -11,7 +11,7 @@ use iosched_workload::fio::{JobSource, ParseContext};
 use iosched_workload::JobSet;
 use serde_json::json;
 
-use super::sinks::{check_trace_size, planned_ios, trace_labels, Sinks};
+use super::sinks::{check_trace_size, planned_ios_in, trace_labels, Sinks};
 use super::{BackendOutcome, Hooks, Progress, RunError};
 
 /// The simulated machine the job files see: `$mb_memory` and `$ncpus` from the knobs
@@ -89,8 +89,8 @@ pub(super) fn run(
         ..SimConfig::default()
     };
     let simulation = Simulation::new(&jobs.jobs, device, config).map_err(RunError::SimSetup)?;
-    let mut sinks = Sinks::open(&spec.outputs, labels(&simulation), spec.force)?;
-    let planned = planned_ios(&jobs.jobs, capacity, spec.seed);
+    let mut sinks = Sinks::open(&spec.outputs, || labels(&simulation), spec.force)?;
+    let planned = planned_ios_in(&jobs.jobs, simulation.layout());
     let progress = &mut *hooks.progress;
     let mut fanout = sinks.fanout();
     // No --trace or --decisions: the scheduler's and the driver's trace calls (a dozen per
