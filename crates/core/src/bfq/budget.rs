@@ -83,7 +83,7 @@ impl Bfq {
             .max(self.qe(q).service);
         if self.qe(q).budget != new_budget {
             self.qem(q).budget = new_budget;
-            self.log_q(
+            bfq_log_q!(self, 
                 trace,
                 now,
                 q,
@@ -128,13 +128,13 @@ impl Bfq {
             2 * min_budget
         };
         let (b, left) = (self.qe(q).budget, self.budget_left(q));
-        self.log_q(
+        bfq_log_q!(self, 
             trace,
             now,
             q,
             format_args!("recalc_budg: last budg {b}, budg left {left}"),
         );
-        self.log_q(
+        bfq_log_q!(self, 
             trace,
             now,
             q,
@@ -142,7 +142,7 @@ impl Bfq {
         );
         let sync = self.q(q).sync;
         let seeky = self.in_service_queue.is_some_and(|s| self.bfqq_seeky(s));
-        self.log_q(
+        bfq_log_q!(self, 
             trace,
             now,
             q,
@@ -179,7 +179,7 @@ impl Bfq {
         }
         let head = next_rq.map_or(0, |s| self.h(s).rq.nr_sectors);
         let nb = self.qe(q).budget;
-        self.log_q(
+        bfq_log_q!(self, 
             trace,
             now,
             q,
@@ -222,20 +222,39 @@ impl Bfq {
         trace: &mut dyn Trace,
     ) -> bool {
         let bfqq = self.q(q);
-        let left_third = self.budget_left(q) >= self.qe(q).budget / 3;
+        let left_third = || {
+            let e = self.e(bfqq.entity);
+            e.budget - e.service >= e.budget / 3
+        };
         let timeout = self.budget_timeout(q, now);
-        self.log_q(
+        if self.tracing {
+            self.log_may_budget_timeout(q, left_third(), timeout, now, trace);
+        }
+        // Called on every dispatch and completion: the budget is read only once timed out.
+        timeout && (!bfqq.wait_request || left_third())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn log_may_budget_timeout(
+        &self,
+        q: QId,
+        left_third: bool,
+        timeout: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
+        bfq_log_q!(self, 
             trace,
             now,
             q,
             format_args!(
                 "may_budget_timeout: wait_request {} left {} timeout {}",
-                i32::from(bfqq.wait_request),
+                i32::from(self.q(q).wait_request),
                 i32::from(left_third),
                 i32::from(timeout)
             ),
         );
-        (!bfqq.wait_request || left_third) && timeout
     }
 
     /// Kernel: bfq_bfqq_is_slow(): whether the queue used its turn too slowly to be charged
@@ -269,7 +288,7 @@ impl Bfq {
         if delta_usecs > 20_000 {
             slow = self.qe(q).service < self.bfq_max_budget / 2;
         }
-        self.log_q(
+        bfq_log_q!(self, 
             trace,
             now,
             q,

@@ -110,7 +110,7 @@ impl Bfq {
         let (rq, q, bic) = (self.h(slot).rq, self.h(slot).bfqq, self.h(slot).bic);
         let old_wr_coeff = self.q(q).wr_coeff;
         let sync = rq.is_sync();
-        self.log_q(
+        bfq_log_q!(self, 
             trace,
             now,
             q,
@@ -382,6 +382,7 @@ impl Bfq {
     /// Kernel: bfq_limit_depth(): the shallow depth a request like `rq` may allocate its tag
     /// with, or `None` when it may use every tag.
     pub fn limit_depth(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) -> Option<u32> {
+        self.listen(trace);
         let sync = rq.is_sync();
         let mut limit = if sync && rq.op.data_dir() == 0 {
             self.nr_requests
@@ -397,7 +398,7 @@ impl Bfq {
                 limit = 1;
             }
         }
-        self.log(
+        bfq_log!(self, 
             trace,
             now,
             format_args!(
@@ -458,7 +459,7 @@ impl Bfq {
             limit = ((u64::from(limit) * weight + wsum / 2) / wsum) as u32;
             let allocated = self.e(e).allocated;
             if allocated >= limit as i32 {
-                self.log_q(
+                bfq_log_q!(self, 
                     trace,
                     now,
                     q,

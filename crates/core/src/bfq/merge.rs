@@ -218,6 +218,7 @@ impl Bfq {
         now: Time,
         trace: &mut dyn Trace,
     ) -> Option<BioMerge> {
+        self.listen(trace);
         let bic = self
             .bics
             .get(bio.ioc)
@@ -407,6 +408,7 @@ impl Bfq {
         now: Time,
         trace: &mut dyn Trace,
     ) -> Vec<(RequestId, RequestId)> {
+        self.listen(trace);
         let slot = self.prepare_insert(rq, now, trace);
         let merges = self.try_insert_merge(slot, now, trace);
         if merges.is_empty() {

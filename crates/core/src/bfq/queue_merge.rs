@@ -63,7 +63,7 @@ impl Bfq {
             .rq_pos_tree
             .search(0, sector, |n| self.next_pos(n));
         let pid = at.found.map_or(0, |q| self.q(q).pid);
-        self.log(
+        bfq_log!(self, 
             trace,
             now,
             format_args!("rq_pos_tree_lookup {sector}: returning {pid}"),
@@ -73,6 +73,15 @@ impl Bfq {
 
     /// Kernel: bfq_pos_tree_add_move(): (re)files the queue under its next request.
     pub(crate) fn pos_tree_add_move(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
+        if let Some(key) = self.pos_tree_stays(q, now) {
+            // The kernel's erase, lookup and re-link would leave the tree as it is.
+            bfq_log!(self, 
+                trace,
+                now,
+                format_args!("rq_pos_tree_lookup {key}: returning 0"),
+            );
+            return;
+        }
         if let Some(g) = self.qm(q).pos_root.take() {
             self.groups[g].rq_pos_tree.erase(0, q);
         }
@@ -85,6 +94,41 @@ impl Bfq {
             self.groups[g].rq_pos_tree.insert(0, q, at);
             self.qm(q).pos_root = Some(g);
         }
+    }
+
+    /// Whether bfq_pos_tree_add_move() would put `q` back where it is: it is on its group's
+    /// position tree and stays eligible for it, erasing and re-linking it there changes no
+    /// link or colour ([`crate::rbtree::RbForest::relink_is_identity`]), and the lookup of
+    /// its next request's sector would descend to its own place: below each ancestor on the
+    /// side the key compares to (strictly; an equal key would be "found" and not linked).
+    /// Answers that sector.
+    fn pos_tree_stays(&self, q: QId, now: Time) -> Option<u64> {
+        let b = self.q(q);
+        let g = b.pos_root?;
+        let next = b.next_rq?;
+        let tree = &self.groups[g].rq_pos_tree;
+        if !tree.relink_is_identity(q)
+            || g != self.bfqq_group(q)
+            || self.too_late_for_merging(q, now)
+            || self.class_idle(q)
+        {
+            return None;
+        }
+        let key = self.h(next).rq.sector;
+        let mut child = q;
+        while let Some(p) = tree.parent(child) {
+            let k = self.next_pos(p);
+            let same_side = if tree.left(p) == Some(child) {
+                key < k
+            } else {
+                key > k
+            };
+            if !same_side {
+                return None;
+            }
+            child = p;
+        }
+        Some(key)
     }
 
     /// Takes the queue off its position tree (its last request left).
@@ -145,7 +189,7 @@ impl Bfq {
             return None;
         }
         let pid = self.q(new).pid;
-        self.log_q(
+        bfq_log_q!(self, 
             trace,
             now,
             q,
@@ -287,7 +331,7 @@ impl Bfq {
     fn merge_bfqqs(&mut self, bic: IoContextId, q: QId, now: Time, trace: &mut dyn Trace) -> QId {
         let new = self.q(q).new_bfqq.expect("a scheduled merge");
         let pid = self.q(new).pid as i64 as u64;
-        self.log_q(trace, now, q, format_args!("merging with queue {pid}"));
+        bfq_log_q!(self, trace, now, q, format_args!("merging with queue {pid}"));
         self.save_state(q, now);
         self.save_state(new, now);
         if self.q(q).io_bound {
@@ -323,7 +367,7 @@ impl Bfq {
             }
         }
         let wr_busy = self.wr_busy_queues;
-        self.log_q(
+        bfq_log_q!(self, 
             trace,
             now,
             new,
@@ -473,7 +517,7 @@ impl Bfq {
                 b.last_wr_start_finish = b.wr_start_at_switch_to_srt;
             } else {
                 self.qm(q).wr_coeff = 1;
-                self.log_q(
+                bfq_log_q!(self, 
                     trace,
                     now,
                     q,
@@ -502,7 +546,7 @@ impl Bfq {
         now: Time,
         trace: &mut dyn Trace,
     ) -> Option<QId> {
-        self.log_q(trace, now, q, format_args!("splitting queue"));
+        bfq_log_q!(self, trace, now, q, format_args!("splitting queue"));
         if self.process_refs(q) == 1 && self.q(q).new_bfqq.is_none() {
             let b = self.qm(q);
             b.pid = pid as i32;
