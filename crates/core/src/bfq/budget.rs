@@ -57,6 +57,7 @@ impl Bfq {
 
     /// Kernel: bfq_serv_to_charge(): sectors, times three for async requests of a
     /// non-raised queue in a symmetric scenario.
+    #[inline]
     pub(crate) fn serv_to_charge(&self, slot: Slot, q: QId) -> i64 {
         let sectors = i64::from(self.h(slot).rq.nr_sectors);
         let bfqq = self.q(q);
@@ -68,14 +69,20 @@ impl Bfq {
     }
 
     /// Kernel: bfq_updated_next_req(): a queue not in service whose next request changed
-    /// gets a budget big enough for it, and is repositioned.
+    /// gets a budget big enough for it, and is repositioned. Mostly called for the queue in
+    /// service (its next request changes at each dispatch), which returns at once here.
+    #[inline(always)]
     pub(crate) fn updated_next_req(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
+        if self.in_service_queue != Some(q) {
+            self.updated_next_req_off_service(q, now, trace);
+        }
+    }
+
+    /// bfq_updated_next_req() for a queue not in service.
+    fn updated_next_req_off_service(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
         let Some(next_rq) = self.q(q).next_rq else {
             return;
         };
-        if self.in_service_queue == Some(q) {
-            return;
-        }
         let new_budget = self
             .q(q)
             .max_budget
@@ -215,6 +222,7 @@ impl Bfq {
 
     /// Kernel: bfq_may_expire_for_budg_timeout(): timed out, and not waiting for a request
     /// with less than a third of the budget left.
+    #[inline(always)]
     pub(crate) fn may_expire_for_budg_timeout(
         &self,
         q: QId,

@@ -298,9 +298,11 @@ impl Bfq {
         let Some(r2) = rq2 else {
             return rq1;
         };
-        let (a, b) = (self.h(r1).rq, self.h(r2).rq);
-        if a.is_sync() != b.is_sync() {
-            return Some(if a.is_sync() { r1 } else { r2 });
+        // The two requests by reference: this runs at every insertion and dispatch.
+        let (a, b) = (&self.h(r1).rq, &self.h(r2).rq);
+        let (sync1, sync2) = (a.is_sync(), b.is_sync());
+        if sync1 != sync2 {
+            return Some(if sync1 { r1 } else { r2 });
         }
         if a.flags.meta != b.flags.meta {
             return Some(if a.flags.meta { r1 } else { r2 });

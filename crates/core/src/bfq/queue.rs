@@ -361,16 +361,29 @@ impl Bfq {
     }
 
     /// Kernel: bfq_put_queue(): drops a reference; the last one frees the queue.
+    #[inline]
     pub(crate) fn put_queue(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
         if self.tracing {
-            let p = self.ptr(0, q as u64);
-            let r = self.q(q).ref_;
-            bfq_log_q!(self, trace, now, q, format_args!("put_queue: {p} {r}"));
+            self.log_put_queue(q, now, trace);
         }
-        self.qm(q).ref_ -= 1;
-        if self.q(q).ref_ > 0 {
-            return;
+        let b = self.qm(q);
+        b.ref_ -= 1;
+        if b.ref_ <= 0 {
+            self.free_queue(q);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn log_put_queue(&self, q: QId, now: Time, trace: &mut dyn Trace) {
+        let p = self.ptr(0, q as u64);
+        let r = self.q(q).ref_;
+        bfq_log_q!(self, trace, now, q, format_args!("put_queue: {p} {r}"));
+    }
+
+    /// The rest of bfq_put_queue(): the last reference is gone.
+    #[inline(never)]
+    fn free_queue(&mut self, q: QId) {
         if self.q(q).in_burst_list {
             self.burst_list_del(q);
             if self.q(q).bic.is_some() && self.burst_size > 0 {

@@ -71,8 +71,22 @@ impl Bfq {
         at
     }
 
-    /// Kernel: bfq_pos_tree_add_move(): (re)files the queue under its next request.
+    /// Kernel: bfq_pos_tree_add_move(): (re)files the queue under its next request. A queue
+    /// on no tree that may not go on one (too late for merging, mostly: the queue in service
+    /// after its first 100 ms) is the common case at dispatch, answered inline.
+    #[inline(always)]
     pub(crate) fn pos_tree_add_move(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
+        let b = self.q(q);
+        if b.pos_root.is_none()
+            && (self.too_late_for_merging(q, now) || self.class_idle(q) || b.next_rq.is_none())
+        {
+            return;
+        }
+        self.pos_tree_refile(q, now, trace);
+    }
+
+    /// bfq_pos_tree_add_move() for a queue on a tree or that may go on one.
+    fn pos_tree_refile(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
         if let Some(key) = self.pos_tree_stays(q, now) {
             // The kernel's erase, lookup and re-link would leave the tree as it is.
             bfq_log!(self, 
@@ -561,6 +575,7 @@ impl Bfq {
     }
 
     /// Kernel: __bfq_get_bfqq_handle_split(): the process's queue, created if missing.
+    #[inline]
     fn get_bfqq_inner(
         &mut self,
         bic: IoContextId,
@@ -573,6 +588,20 @@ impl Bfq {
         if let Some(q) = self.bics[&bic].bfqq[usize::from(is_sync)] {
             return (q, false);
         }
+        self.get_bfqq_new(bic, rq, split, is_sync, now, trace)
+    }
+
+    /// __bfq_get_bfqq_handle_split() for a process without its queue.
+    #[inline(never)]
+    fn get_bfqq_new(
+        &mut self,
+        bic: IoContextId,
+        rq: &Request,
+        split: bool,
+        is_sync: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> (QId, bool) {
         let q = self.get_queue(rq, is_sync, bic, split, now, trace);
         self.bic_set_bfqq(bic, Some(q), is_sync, now, trace);
         if split && is_sync {

@@ -420,15 +420,19 @@ impl Bfq {
             bfqq.service_from_wr = bfqq.service_from_wr.wrapping_add(served as u64);
         }
         bfqq.service_from_backlogged = bfqq.service_from_backlogged.wrapping_add(served as u64);
+        // The queue's entity is on its class's tree; every ancestor is a group's, on BE's
+        // (bfq_entity_service_tree(), without asking each level's owner).
+        let mut class = (bfqq.ioprio_class - 1) as usize;
         let mut at = Some(bfqq.entity);
         while let Some(e) = at {
-            let st = self.entity_service_tree(e);
-            self.em(e).service += served;
-            let wsum = self.st(st).wsum;
+            let ent = &mut self.entities[e];
+            ent.service += served;
+            let st = (ent.sched_data, class);
             let tree = self.st_mut(st);
-            tree.vtime = tree.vtime.wrapping_add(bfq_delta(served as u64, wsum));
+            tree.vtime = tree.vtime.wrapping_add(bfq_delta(served as u64, tree.wsum));
             self.forget_idle(st, now, trace);
-            at = self.e(e).parent;
+            at = self.entities[e].parent;
+            class = (CLASS_BE - 1) as usize;
         }
         bfq_log_q!(self, trace, now, q, format_args!("bfqq_served {served} secs"));
     }
