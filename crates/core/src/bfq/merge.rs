@@ -364,7 +364,7 @@ impl Bfq {
     }
 
     /// One request fewer holds the process context; an exited one goes with its last.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn drop_bic_request(&mut self, bic: IoContextId) {
         let b = self.bics.get_mut(bic).expect("bic of a held request");
         b.requests -= 1;

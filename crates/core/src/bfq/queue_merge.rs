@@ -32,6 +32,7 @@ const BFQ_LATE_STABLE_MERGING: u32 = 600;
 
 impl Bfq {
     /// The sector of a queue's next request (the position tree's key).
+    #[inline(always)]
     fn next_pos(&self, q: QId) -> u64 {
         self.h(self
             .q(q)
@@ -575,7 +576,7 @@ impl Bfq {
     }
 
     /// Kernel: __bfq_get_bfqq_handle_split(): the process's queue, created if missing.
-    #[inline]
+    #[inline(always)]
     fn get_bfqq_inner(
         &mut self,
         bic: IoContextId,
