@@ -90,7 +90,8 @@ impl Bfq {
             .max(self.qe(q).service);
         if self.qe(q).budget != new_budget {
             self.qem(q).budget = new_budget;
-            bfq_log_q!(self, 
+            bfq_log_q!(
+                self,
                 trace,
                 now,
                 q,
@@ -135,13 +136,15 @@ impl Bfq {
             2 * min_budget
         };
         let (b, left) = (self.qe(q).budget, self.budget_left(q));
-        bfq_log_q!(self, 
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,
             format_args!("recalc_budg: last budg {b}, budg left {left}"),
         );
-        bfq_log_q!(self, 
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,
@@ -149,7 +152,8 @@ impl Bfq {
         );
         let sync = self.q(q).sync;
         let seeky = self.in_service_queue.is_some_and(|s| self.bfqq_seeky(s));
-        bfq_log_q!(self, 
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,
@@ -186,7 +190,8 @@ impl Bfq {
         }
         let head = next_rq.map_or(0, |s| self.h(s).rq.nr_sectors);
         let nb = self.qe(q).budget;
-        bfq_log_q!(self, 
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,
@@ -252,7 +257,8 @@ impl Bfq {
         now: Time,
         trace: &mut dyn Trace,
     ) {
-        bfq_log_q!(self, 
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,
@@ -296,7 +302,8 @@ impl Bfq {
         if delta_usecs > 20_000 {
             slow = self.qe(q).service < self.bfq_max_budget / 2;
         }
-        bfq_log_q!(self, 
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,

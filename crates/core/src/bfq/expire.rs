@@ -71,7 +71,8 @@ impl Bfq {
             }
         }
         let bfqq = self.q(q);
-        bfq_log_q!(self, 
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,

@@ -110,7 +110,8 @@ impl Bfq {
         let (rq, q, bic) = (self.h(slot).rq, self.h(slot).bfqq, self.h(slot).bic);
         let old_wr_coeff = self.q(q).wr_coeff;
         let sync = rq.is_sync();
-        bfq_log_q!(self, 
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,
@@ -400,7 +401,8 @@ impl Bfq {
                 limit = 1;
             }
         }
-        bfq_log!(self, 
+        bfq_log!(
+            self,
             trace,
             now,
             format_args!(
@@ -461,7 +463,8 @@ impl Bfq {
             limit = ((u64::from(limit) * weight + wsum / 2) / wsum) as u32;
             let allocated = self.e(e).allocated;
             if allocated >= limit as i32 {
-                bfq_log_q!(self, 
+                bfq_log_q!(
+                    self,
                     trace,
                     now,
                     q,

@@ -632,7 +632,13 @@ impl Bfq {
     /// The text of bfq_log_bfqq() ([`bfq_log_q`]): the queue's name, then the message.
     #[cold]
     #[inline(never)]
-    pub(crate) fn log_q_text(&self, trace: &mut dyn Trace, now: Time, q: QId, args: fmt::Arguments) {
+    pub(crate) fn log_q_text(
+        &self,
+        trace: &mut dyn Trace,
+        now: Time,
+        q: QId,
+        args: fmt::Arguments,
+    ) {
         let text = format!("{} {}", self.bfqq_name(q), args);
         let cgroup = self.groups[self.bfqq_group(q)].cgroup;
         trace.message(now, MessageSubject::Group(cgroup), &text);

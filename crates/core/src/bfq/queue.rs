@@ -64,7 +64,8 @@ impl Bfq {
         bfqq.new_ioprio_class = class;
         let w = ioprio_to_weight(level);
         self.qem(q).new_weight = w;
-        bfq_log_q!(self, 
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,
@@ -268,7 +269,8 @@ impl Bfq {
                     if self.tracing {
                         let p = self.ptr(0, q as u64);
                         let r = self.q(q).ref_;
-                        bfq_log_q!(self, 
+                        bfq_log_q!(
+                            self,
                             trace,
                             now,
                             q,
@@ -325,7 +327,8 @@ impl Bfq {
             let prq = self.ptr(1, rq.id.0);
             let pq = self.ptr(0, q as u64);
             let r = self.q(q).ref_;
-            bfq_log_q!(self, 
+            bfq_log_q!(
+                self,
                 trace,
                 now,
                 q,

@@ -18,7 +18,7 @@
 
 use super::{time_after, time_after_eq, Bfq, QId};
 use crate::deadline::tunables::msecs_to_jiffies;
-use crate::rbtree::Search;
+use crate::rbtree::{RbForest, Search};
 use crate::request::{IoContextId, Request, Time};
 use crate::trace::Trace;
 
@@ -29,6 +29,37 @@ const BFQ_MERGE_TIME_LIMIT: u64 = 250 / 10;
 /// ms. Kernel: bfq_activation_stable_merging, bfq_late_stable_merging.
 const BFQ_ACTIVATION_STABLE_MERGING: u32 = 600;
 const BFQ_LATE_STABLE_MERGING: u32 = 600;
+
+/// Whether erasing node `n` from `tree` (tree 0 of the forest) and linking it again where a
+/// lookup of `key` ends (bfq_rq_pos_tree_lookup(): `key_of` is each node's live key; an
+/// equal key is "found" and not linked) leaves every link and colour as it is: the round
+/// trip changes nothing when `n` is a red leaf or the only node
+/// ([`RbForest::relink_is_identity`]) and the lookup descends to `n`'s own place, i.e. `key`
+/// compares (strictly) with each ancestor on the side `n` hangs from it.
+pub(crate) fn relinks_in_place(
+    tree: &RbForest,
+    n: usize,
+    key: u64,
+    key_of: impl Fn(usize) -> u64,
+) -> bool {
+    if !tree.relink_is_identity(n) {
+        return false;
+    }
+    let mut child = n;
+    while let Some(p) = tree.parent(child) {
+        let k = key_of(p);
+        let same_side = if tree.left(p) == Some(child) {
+            key < k
+        } else {
+            key > k
+        };
+        if !same_side {
+            return false;
+        }
+        child = p;
+    }
+    true
+}
 
 impl Bfq {
     /// The sector of a queue's next request (the position tree's key).
@@ -64,7 +95,8 @@ impl Bfq {
             .rq_pos_tree
             .search(0, sector, |n| self.next_pos(n));
         let pid = at.found.map_or(0, |q| self.q(q).pid);
-        bfq_log!(self, 
+        bfq_log!(
+            self,
             trace,
             now,
             format_args!("rq_pos_tree_lookup {sector}: returning {pid}"),
@@ -90,7 +122,8 @@ impl Bfq {
     fn pos_tree_refile(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
         if let Some(key) = self.pos_tree_stays(q, now) {
             // The kernel's erase, lookup and re-link would leave the tree as it is.
-            bfq_log!(self, 
+            bfq_log!(
+                self,
                 trace,
                 now,
                 format_args!("rq_pos_tree_lookup {key}: returning 0"),
@@ -112,38 +145,18 @@ impl Bfq {
     }
 
     /// Whether bfq_pos_tree_add_move() would put `q` back where it is: it is on its group's
-    /// position tree and stays eligible for it, erasing and re-linking it there changes no
-    /// link or colour ([`crate::rbtree::RbForest::relink_is_identity`]), and the lookup of
-    /// its next request's sector would descend to its own place: below each ancestor on the
-    /// side the key compares to (strictly; an equal key would be "found" and not linked).
-    /// Answers that sector.
+    /// position tree, stays eligible for it, and the erase and re-link under its next
+    /// request's sector change nothing ([`relinks_in_place`]). Answers that sector.
     fn pos_tree_stays(&self, q: QId, now: Time) -> Option<u64> {
         let b = self.q(q);
         let g = b.pos_root?;
         let next = b.next_rq?;
         let tree = &self.groups[g].rq_pos_tree;
-        if !tree.relink_is_identity(q)
-            || g != self.bfqq_group(q)
-            || self.too_late_for_merging(q, now)
-            || self.class_idle(q)
-        {
+        if g != self.bfqq_group(q) || self.too_late_for_merging(q, now) || self.class_idle(q) {
             return None;
         }
         let key = self.h(next).rq.sector;
-        let mut child = q;
-        while let Some(p) = tree.parent(child) {
-            let k = self.next_pos(p);
-            let same_side = if tree.left(p) == Some(child) {
-                key < k
-            } else {
-                key > k
-            };
-            if !same_side {
-                return None;
-            }
-            child = p;
-        }
-        Some(key)
+        relinks_in_place(tree, q, key, |n| self.next_pos(n)).then_some(key)
     }
 
     /// Takes the queue off its position tree (its last request left).
@@ -204,7 +217,8 @@ impl Bfq {
             return None;
         }
         let pid = self.q(new).pid;
-        bfq_log_q!(self, 
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,
@@ -346,7 +360,13 @@ impl Bfq {
     fn merge_bfqqs(&mut self, bic: IoContextId, q: QId, now: Time, trace: &mut dyn Trace) -> QId {
         let new = self.q(q).new_bfqq.expect("a scheduled merge");
         let pid = self.q(new).pid as i64 as u64;
-        bfq_log_q!(self, trace, now, q, format_args!("merging with queue {pid}"));
+        bfq_log_q!(
+            self,
+            trace,
+            now,
+            q,
+            format_args!("merging with queue {pid}")
+        );
         self.save_state(q, now);
         self.save_state(new, now);
         if self.q(q).io_bound {
@@ -382,7 +402,8 @@ impl Bfq {
             }
         }
         let wr_busy = self.wr_busy_queues;
-        bfq_log_q!(self, 
+        bfq_log_q!(
+            self,
             trace,
             now,
             new,
@@ -532,7 +553,8 @@ impl Bfq {
                 b.last_wr_start_finish = b.wr_start_at_switch_to_srt;
             } else {
                 self.qm(q).wr_coeff = 1;
-                bfq_log_q!(self, 
+                bfq_log_q!(
+                    self,
                     trace,
                     now,
                     q,

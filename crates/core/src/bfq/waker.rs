@@ -31,7 +31,13 @@ impl Bfq {
             b.num_waker_detections = 1;
             b.waker_detection_started = now;
             let name = self.bfqq_name(last);
-            bfq_log_q!(self, trace, now, q, format_args!("set tentative waker {name}"));
+            bfq_log_q!(
+                self,
+                trace,
+                now,
+                q,
+                format_args!("set tentative waker {name}")
+            );
         } else {
             self.qm(q).num_waker_detections += 1;
         }

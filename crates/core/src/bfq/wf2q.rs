@@ -196,13 +196,15 @@ impl Bfq {
         self.em(e).finish = start.wrapping_add(delta);
         if let Some(q) = self.entity_queue(e) {
             let finish = self.e(e).finish;
-            bfq_log_q!(self, 
+            bfq_log_q!(
+                self,
                 trace,
                 now,
                 q,
                 format_args!("calc_finish: serv {service}, w {weight}"),
             );
-            bfq_log_q!(self, 
+            bfq_log_q!(
+                self,
                 trace,
                 now,
                 q,
@@ -434,7 +436,13 @@ impl Bfq {
             at = self.entities[e].parent;
             class = (CLASS_BE - 1) as usize;
         }
-        bfq_log_q!(self, trace, now, q, format_args!("bfqq_served {served} secs"));
+        bfq_log_q!(
+            self,
+            trace,
+            now,
+            q,
+            format_args!("bfqq_served {served} secs")
+        );
     }
 
     /// Kernel: bfq_bfqq_charge_time(): charges a queue that used its time rather than its
