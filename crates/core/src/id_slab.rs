@@ -47,8 +47,6 @@ impl<K: TableKey, V> IdSlab<K, V> {
     }
 
     /// The index of `id`'s value: the hint's, or the table's (which becomes the hint).
-    /// Inline, the hint only: the table's probe is out of line, so that the few dozen
-    /// places BFQ looks a process up stay small.
     #[inline(always)]
     fn find(&self, id: K) -> Option<usize> {
         if let Some((hint, i)) = self.hint.get() {
@@ -56,11 +54,6 @@ impl<K: TableKey, V> IdSlab<K, V> {
                 return Some(i);
             }
         }
-        self.find_in_table(id)
-    }
-
-    #[inline(never)]
-    fn find_in_table(&self, id: K) -> Option<usize> {
         let i = *self.index.get(id)?;
         self.hint.set(Some((id, i)));
         Some(i)
