@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Byte-identity check for speed work (issue 34): runs the same set of simulations with two
 # iosched binaries and compares every output byte for byte: fio JSON (the wall-clock
-# `iosched` object removed), blkparse --trace, --decisions, and `iosched reproduce`.
+# `iosched` object removed), blkparse --trace (BFQ's bfq_log notes included), --decisions,
+# and `iosched reproduce`; noop, deadline, cfq and bfq.
 #
 # Usage: scripts/compare-outputs.sh OLD_BINARY NEW_BINARY [--full]
 #   --full also runs `reproduce` on the whole seed set (minutes); by default its --short
@@ -57,14 +58,17 @@ run_set() {
     local bin=$1 out=$2
     mkdir -p "$out"
     local i=0
-    for sched in noop deadline cfq; do
+    for sched in noop deadline cfq bfq; do
         for job in speed buffered; do
             for device in nvme-gen4 hdd-7200; do
                 i=$((i + 1))
                 local tag="$sched-$job-$device"
+                local trace=(--trace "$out/$tag.trace")
+                # BFQ's bfq_log notes of the 2 s buffered run pass --trace-limit (1 GiB)
+                [ "$sched-$job" = bfq-buffered ] && trace=()
                 (cd "$work" && "$bin" run --eta never --scheduler "$sched" --device "$device" \
                     --output-format json --output "$out/$tag.json" \
-                    --trace "$out/$tag.trace" --decisions "$out/$tag.decisions" \
+                    "${trace[@]}" --decisions "$out/$tag.decisions" \
                     "$job.fio" >/dev/null 2>"$out/$tag.stderr")
                 # the notes name the output files, which live in different folders
                 sed -i "s|$out/|OUT/|g" "$out/$tag.stderr"
@@ -79,6 +83,14 @@ run_set() {
     for example in two-groups slice-idle android-groups; do
         (cd "$root" && "$bin" run --eta never --scheduler cfq --device nvme-gen4 \
             --output-format terse "examples/$example.fio" >"$out/example-$example.terse" 2>&1) || true
+    done
+    # BFQ's groups, with its bfq_log messages (blkparse notes) and decisions
+    for example in two-groups android-groups; do
+        (cd "$root" && "$bin" run --eta never --scheduler bfq --device hdd-7200 \
+            --output-format terse --trace "$out/example-$example-bfq.trace" \
+            --decisions "$out/example-$example-bfq.decisions" \
+            "examples/$example.fio" >"$out/example-$example-bfq.terse" 2>&1) || true
+        sed -i "s|$out/|OUT/|g" "$out/example-$example-bfq.terse"
     done
     local short=--short
     [ "$full" = --full ] && short=
