@@ -2,7 +2,8 @@
 # Byte-identity check for speed work (issue 34): runs the same set of simulations with two
 # iosched binaries and compares every output byte for byte: fio JSON and json+ (the
 # wall-clock `iosched` object removed; both as written and re-printed with sorted keys),
-# terse, blkparse --trace, --decisions, and `iosched reproduce`.
+# terse, blkparse --trace (BFQ's bfq_log notes included), --decisions, and `iosched
+# reproduce`; noop, deadline, cfq and bfq.
 #
 # Usage: scripts/compare-outputs.sh OLD_BINARY NEW_BINARY [--full]
 #   --full also runs `reproduce` on the whole seed set (minutes); by default its --short
@@ -74,14 +75,17 @@ run_set() {
     local bin=$1 out=$2
     mkdir -p "$out"
     local i=0
-    for sched in noop deadline cfq; do
+    for sched in noop deadline cfq bfq; do
         for job in speed buffered; do
             for device in nvme-gen4 hdd-7200; do
                 i=$((i + 1))
                 local tag="$sched-$job-$device"
+                local trace=(--trace "$out/$tag.trace")
+                # BFQ's bfq_log notes of the 2 s buffered run pass --trace-limit (1 GiB)
+                [ "$sched-$job" = bfq-buffered ] && trace=()
                 (cd "$work" && "$bin" run --eta never --scheduler "$sched" --device "$device" \
                     --output-format json --output "$out/$tag.json" \
-                    --trace "$out/$tag.trace" --decisions "$out/$tag.decisions" \
+                    "${trace[@]}" --decisions "$out/$tag.decisions" \
                     "$job.fio" >/dev/null 2>"$out/$tag.stderr")
                 # the notes name the output files, which live in different folders
                 sed -i "s|$out/|OUT/|g" "$out/$tag.stderr"
@@ -99,6 +103,14 @@ run_set() {
     for example in two-groups slice-idle android-groups; do
         (cd "$root" && "$bin" run --eta never --scheduler cfq --device nvme-gen4 \
             --output-format terse "examples/$example.fio" >"$out/example-$example.terse" 2>&1) || true
+    done
+    # BFQ's groups, with its bfq_log messages (blkparse notes) and decisions
+    for example in two-groups android-groups; do
+        (cd "$root" && "$bin" run --eta never --scheduler bfq --device hdd-7200 \
+            --output-format terse --trace "$out/example-$example-bfq.trace" \
+            --decisions "$out/example-$example-bfq.decisions" \
+            "examples/$example.fio" >"$out/example-$example-bfq.terse" 2>&1) || true
+        sed -i "s|$out/|OUT/|g" "$out/example-$example-bfq.terse"
     done
     local short=--short
     [ "$full" = --full ] && short=

@@ -47,7 +47,7 @@ impl<K: TableKey, V> IdSlab<K, V> {
     }
 
     /// The index of `id`'s value: the hint's, or the table's (which becomes the hint).
-    #[inline]
+    #[inline(always)]
     fn find(&self, id: K) -> Option<usize> {
         if let Some((hint, i)) = self.hint.get() {
             if hint == id {
@@ -63,41 +63,45 @@ impl<K: TableKey, V> IdSlab<K, V> {
         self.find(id).is_some()
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, id: K) -> Option<&V> {
         let i = self.find(id)?;
         self.values[i].as_ref()
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get_mut(&mut self, id: K) -> Option<&mut V> {
         let i = self.find(id)?;
         self.values[i].as_mut()
     }
 
     /// The value of `id`, made by `make` when there is none.
-    #[inline]
+    #[inline(always)]
     pub fn get_or_insert_with(&mut self, id: K, make: impl FnOnce() -> V) -> &mut V {
         let i = match self.find(id) {
             Some(i) => i,
-            None => {
-                let value = Some(make());
-                let i = match self.free.pop() {
-                    Some(i) => {
-                        self.values[i] = value;
-                        i
-                    }
-                    None => {
-                        self.values.push(value);
-                        self.values.len() - 1
-                    }
-                };
-                self.index.insert(id, i);
-                self.hint.set(Some((id, i)));
-                i
-            }
+            None => self.insert_new(id, make),
         };
         self.values[i].as_mut().expect("indexed slot holds a value")
+    }
+
+    /// The rest of [`IdSlab::get_or_insert_with`]: `id` is new. Answers its index.
+    #[inline(never)]
+    fn insert_new(&mut self, id: K, make: impl FnOnce() -> V) -> usize {
+        let value = Some(make());
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.values[i] = value;
+                i
+            }
+            None => {
+                self.values.push(value);
+                self.values.len() - 1
+            }
+        };
+        self.index.insert(id, i);
+        self.hint.set(Some((id, i)));
+        i
     }
 
     /// Puts `value` under `id`, answering the value it replaces. A new id takes the slot
@@ -142,7 +146,7 @@ impl<K: TableKey, V> IdSlab<K, V> {
 impl<K: TableKey, V> Index<&K> for IdSlab<K, V> {
     type Output = V;
 
-    #[inline]
+    #[inline(always)]
     fn index(&self, id: &K) -> &V {
         self.get(*id).expect("id present in the slab")
     }

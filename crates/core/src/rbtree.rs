@@ -524,6 +524,15 @@ impl RbForest {
         self.l(n).parent
     }
 
+    /// Whether erasing `n` and linking it again at the same place (same parent, same side)
+    /// leaves the tree exactly as it was: `n` is a leaf, and red (rb_erase() of a red leaf
+    /// rebalances nothing, and a red leaf linked under its parent, black since `n` was red,
+    /// needs no fix-up) or the tree's only node (it goes back as a black root).
+    pub(crate) fn relink_is_identity(&self, n: usize) -> bool {
+        let l = self.l(n);
+        l.left.is_none() && l.right.is_none() && (l.red || l.parent.is_none())
+    }
+
     /// Kernel: rb_first(): the leftmost node of `tree`.
     pub(crate) fn first(&self, tree: usize) -> Option<usize> {
         let mut at = opt(self.roots[tree])?;

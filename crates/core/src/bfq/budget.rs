@@ -57,6 +57,7 @@ impl Bfq {
 
     /// Kernel: bfq_serv_to_charge(): sectors, times three for async requests of a
     /// non-raised queue in a symmetric scenario.
+    #[inline]
     pub(crate) fn serv_to_charge(&self, slot: Slot, q: QId) -> i64 {
         let sectors = i64::from(self.h(slot).rq.nr_sectors);
         let bfqq = self.q(q);
@@ -68,14 +69,20 @@ impl Bfq {
     }
 
     /// Kernel: bfq_updated_next_req(): a queue not in service whose next request changed
-    /// gets a budget big enough for it, and is repositioned.
+    /// gets a budget big enough for it, and is repositioned. Mostly called for the queue in
+    /// service (its next request changes at each dispatch), which returns at once here.
+    #[inline(always)]
     pub(crate) fn updated_next_req(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
+        if self.in_service_queue != Some(q) {
+            self.updated_next_req_off_service(q, now, trace);
+        }
+    }
+
+    /// bfq_updated_next_req() for a queue not in service.
+    fn updated_next_req_off_service(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
         let Some(next_rq) = self.q(q).next_rq else {
             return;
         };
-        if self.in_service_queue == Some(q) {
-            return;
-        }
         let new_budget = self
             .q(q)
             .max_budget
@@ -83,7 +90,8 @@ impl Bfq {
             .max(self.qe(q).service);
         if self.qe(q).budget != new_budget {
             self.qem(q).budget = new_budget;
-            self.log_q(
+            bfq_log_q!(
+                self,
                 trace,
                 now,
                 q,
@@ -128,13 +136,15 @@ impl Bfq {
             2 * min_budget
         };
         let (b, left) = (self.qe(q).budget, self.budget_left(q));
-        self.log_q(
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,
             format_args!("recalc_budg: last budg {b}, budg left {left}"),
         );
-        self.log_q(
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,
@@ -142,7 +152,8 @@ impl Bfq {
         );
         let sync = self.q(q).sync;
         let seeky = self.in_service_queue.is_some_and(|s| self.bfqq_seeky(s));
-        self.log_q(
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,
@@ -179,7 +190,8 @@ impl Bfq {
         }
         let head = next_rq.map_or(0, |s| self.h(s).rq.nr_sectors);
         let nb = self.qe(q).budget;
-        self.log_q(
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,
@@ -215,6 +227,7 @@ impl Bfq {
 
     /// Kernel: bfq_may_expire_for_budg_timeout(): timed out, and not waiting for a request
     /// with less than a third of the budget left.
+    #[inline(always)]
     pub(crate) fn may_expire_for_budg_timeout(
         &self,
         q: QId,
@@ -222,20 +235,40 @@ impl Bfq {
         trace: &mut dyn Trace,
     ) -> bool {
         let bfqq = self.q(q);
-        let left_third = self.budget_left(q) >= self.qe(q).budget / 3;
+        let left_third = || {
+            let e = self.e(bfqq.entity);
+            e.budget - e.service >= e.budget / 3
+        };
         let timeout = self.budget_timeout(q, now);
-        self.log_q(
+        if self.tracing {
+            self.log_may_budget_timeout(q, left_third(), timeout, now, trace);
+        }
+        // Called on every dispatch and completion: the budget is read only once timed out.
+        timeout && (!bfqq.wait_request || left_third())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn log_may_budget_timeout(
+        &self,
+        q: QId,
+        left_third: bool,
+        timeout: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,
             format_args!(
                 "may_budget_timeout: wait_request {} left {} timeout {}",
-                i32::from(bfqq.wait_request),
+                i32::from(self.q(q).wait_request),
                 i32::from(left_third),
                 i32::from(timeout)
             ),
         );
-        (!bfqq.wait_request || left_third) && timeout
     }
 
     /// Kernel: bfq_bfqq_is_slow(): whether the queue used its turn too slowly to be charged
@@ -269,7 +302,8 @@ impl Bfq {
         if delta_usecs > 20_000 {
             slow = self.qe(q).service < self.bfq_max_budget / 2;
         }
-        self.log_q(
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,

@@ -75,6 +75,7 @@ impl Bfq {
     }
 
     /// Kernel: bfq_bic_update_cgroup().
+    #[inline(always)]
     pub(crate) fn bic_update_cgroup(
         &mut self,
         bic: IoContextId,
@@ -84,9 +85,20 @@ impl Bfq {
     ) {
         // The bic's cgroup is one that had a group when it was set, and groups are never
         // removed: the same cgroup again maps to that group (skips the group look-up).
-        if self.bics[&bic].cgroup == Some(rq.cgroup) {
-            return;
+        if self.bics[&bic].cgroup != Some(rq.cgroup) {
+            self.bic_change_cgroup(bic, rq, now, trace);
         }
+    }
+
+    /// bfq_bic_update_cgroup() for a request of another cgroup than the process's last.
+    #[inline(never)]
+    fn bic_change_cgroup(
+        &mut self,
+        bic: IoContextId,
+        rq: &Request,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let g = self.bio_bfqg(rq);
         let cgroup = self.groups[g].cgroup;
         if self.bics[&bic].cgroup == Some(cgroup) {

@@ -30,9 +30,15 @@ impl Bfq {
         if rq == last || now < self.h(rq).fifo_time {
             return None;
         }
-        if trace.enabled() {
+        if self.tracing {
             let p = self.ptr(1, self.h(rq).rq.id.0);
-            self.log_q(trace, now, q, format_args!("check_fifo: returned {p}"));
+            bfq_log_q!(
+                self,
+                trace,
+                now,
+                q,
+                format_args!("check_fifo: returned {p}")
+            );
         }
         Some(rq)
     }
@@ -117,7 +123,8 @@ impl Bfq {
             }
             self.set_budget_timeout(q, now);
             let budget = self.qe(q).budget;
-            self.log_q(
+            bfq_log_q!(
+                self,
                 trace,
                 now,
                 q,
@@ -143,7 +150,8 @@ impl Bfq {
         let mut next = self.in_service_queue;
         let mut reason = Expiration::BudgetTimeout;
         if let Some(q) = next {
-            self.log_q(
+            bfq_log_q!(
+                self,
                 trace,
                 now,
                 q,
@@ -162,7 +170,8 @@ impl Bfq {
                     let Some(q) = self.set_in_service_queue(now, trace) else {
                         return self.keep_queue(None, now, trace);
                     };
-                    self.log_q(
+                    bfq_log_q!(
+                        self,
                         trace,
                         now,
                         q,
@@ -184,13 +193,19 @@ impl Bfq {
     /// The `keep_queue` label of bfq_select_queue().
     fn keep_queue(&self, q: Option<QId>, now: Time, trace: &mut dyn Trace) -> Option<QId> {
         match q {
-            Some(q) => self.log_q(
+            Some(q) => bfq_log_q!(
+                self,
                 trace,
                 now,
                 q,
                 format_args!("select_queue: returned this queue"),
             ),
-            None => self.log(trace, now, format_args!("select_queue: no queue returned")),
+            None => bfq_log!(
+                self,
+                trace,
+                now,
+                format_args!("select_queue: no queue returned")
+            ),
         }
         q
     }
@@ -302,7 +317,8 @@ impl Bfq {
             return Some(self.start_request(slot));
         }
         let busy = self.tot_busy_queues();
-        self.log(
+        bfq_log!(
+            self,
             trace,
             now,
             format_args!("dispatch requests: {busy} busy queues"),

@@ -71,7 +71,8 @@ impl Bfq {
             }
         }
         let bfqq = self.q(q);
-        self.log_q(
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,

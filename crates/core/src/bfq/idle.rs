@@ -233,7 +233,7 @@ impl Bfq {
     /// Kernel: bfq_schedule_dispatch() (the re-run is the driver's).
     pub(crate) fn schedule_dispatch(&self, now: Time, trace: &mut dyn Trace) {
         if self.queued != 0 {
-            self.log(trace, now, format_args!("schedule dispatch"));
+            bfq_log!(self, trace, now, format_args!("schedule dispatch"));
         }
     }
 

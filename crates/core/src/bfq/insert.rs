@@ -110,7 +110,8 @@ impl Bfq {
         let (rq, q, bic) = (self.h(slot).rq, self.h(slot).bfqq, self.h(slot).bic);
         let old_wr_coeff = self.q(q).wr_coeff;
         let sync = rq.is_sync();
-        self.log_q(
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,
@@ -298,9 +299,11 @@ impl Bfq {
         let Some(r2) = rq2 else {
             return rq1;
         };
-        let (a, b) = (self.h(r1).rq, self.h(r2).rq);
-        if a.is_sync() != b.is_sync() {
-            return Some(if a.is_sync() { r1 } else { r2 });
+        // The two requests by reference: this runs at every insertion and dispatch.
+        let (a, b) = (&self.h(r1).rq, &self.h(r2).rq);
+        let (sync1, sync2) = (a.is_sync(), b.is_sync());
+        if sync1 != sync2 {
+            return Some(if sync1 { r1 } else { r2 });
         }
         if a.flags.meta != b.flags.meta {
             return Some(if a.flags.meta { r1 } else { r2 });
@@ -382,6 +385,7 @@ impl Bfq {
     /// Kernel: bfq_limit_depth(): the shallow depth a request like `rq` may allocate its tag
     /// with, or `None` when it may use every tag.
     pub fn limit_depth(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) -> Option<u32> {
+        self.listen(trace);
         let sync = rq.is_sync();
         let mut limit = if sync && rq.op.data_dir() == 0 {
             self.nr_requests
@@ -397,7 +401,8 @@ impl Bfq {
                 limit = 1;
             }
         }
-        self.log(
+        bfq_log!(
+            self,
             trace,
             now,
             format_args!(
@@ -458,7 +463,8 @@ impl Bfq {
             limit = ((u64::from(limit) * weight + wsum / 2) / wsum) as u32;
             let allocated = self.e(e).allocated;
             if allocated >= limit as i32 {
-                self.log_q(
+                bfq_log_q!(
+                    self,
                     trace,
                     now,
                     q,

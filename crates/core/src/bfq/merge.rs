@@ -218,6 +218,7 @@ impl Bfq {
         now: Time,
         trace: &mut dyn Trace,
     ) -> Option<BioMerge> {
+        self.listen(trace);
         let bic = self
             .bics
             .get(bio.ioc)
@@ -363,6 +364,7 @@ impl Bfq {
     }
 
     /// One request fewer holds the process context; an exited one goes with its last.
+    #[inline(always)]
     pub(crate) fn drop_bic_request(&mut self, bic: IoContextId) {
         let b = self.bics.get_mut(bic).expect("bic of a held request");
         b.requests -= 1;
@@ -407,6 +409,7 @@ impl Bfq {
         now: Time,
         trace: &mut dyn Trace,
     ) -> Vec<(RequestId, RequestId)> {
+        self.listen(trace);
         let slot = self.prepare_insert(rq, now, trace);
         let merges = self.try_insert_merge(slot, now, trace);
         if merges.is_empty() {

@@ -33,6 +33,26 @@
 //! - merges: bio merges into a queued request are not offered (the trait's defaults); every
 //!   request is inserted on its own.
 
+/// Kernel: bfq_log_bfqq(): `bfq_log_q!(self, trace, now, q, format_args!(..))` notes the
+/// message under queue `q`'s group. A macro, so that with no trace listening
+/// ([`Bfq::tracing`]) the message's arguments are not even evaluated.
+macro_rules! bfq_log_q {
+    ($bfqd:expr, $trace:expr, $now:expr, $q:expr, $args:expr $(,)?) => {
+        if $bfqd.tracing {
+            $bfqd.log_q_text($trace, $now, $q, $args);
+        }
+    };
+}
+
+/// Kernel: bfq_log(): `bfq_log!(self, trace, now, format_args!(..))`, as [`bfq_log_q`].
+macro_rules! bfq_log {
+    ($bfqd:expr, $trace:expr, $now:expr, $args:expr $(,)?) => {
+        if $bfqd.tracing {
+            $crate::bfq::log_text($trace, $now, $args);
+        }
+    };
+}
+
 pub mod budget;
 pub mod burst;
 pub mod cgroup;
@@ -392,6 +412,9 @@ pub struct Bfq {
     pub(crate) bio_bic: Option<IoContextId>,
     /// Kernel: queue_max_sectors(): the largest a merge may make a request.
     pub max_sectors: u32,
+    /// `trace.enabled()` of the call in progress, read once as each call comes in
+    /// ([`Bfq::listen`]): messages and decisions are built only when it is set.
+    pub(crate) tracing: bool,
 }
 
 /// What happened to the idle slice timer (an hrtimer in the kernel), for comparison with
@@ -401,7 +424,7 @@ pub use crate::trace::TimerEvent;
 /// The text of bfq_log(), out of line (see [`Bfq::log_q`]).
 #[cold]
 #[inline(never)]
-fn log_text(trace: &mut dyn Trace, now: Time, args: fmt::Arguments) {
+pub(crate) fn log_text(trace: &mut dyn Trace, now: Time, args: fmt::Arguments) {
     let text = format!("bfq {args}");
     trace.message(now, MessageSubject::Text, &text);
 }
@@ -483,6 +506,7 @@ impl Bfq {
             bio_bfqq: None,
             bio_bic: None,
             max_sectors: 2560,
+            tracing: false,
         };
         bfqd.groups.push(BfqGroup::new(CgroupId::ROOT, None, now));
         bfqd.group_of.insert(CgroupId::ROOT, 0);
@@ -598,33 +622,30 @@ impl Bfq {
         }
     }
 
-    /// Kernel: bfq_log_bfqq(): the queue's name, then the message, noted under its group.
-    /// Inlined so that, with no trace listening, the message's arguments are never built
-    /// (the formatting is out of line, in [`Bfq::log_q_text`]).
-    #[inline(always)]
-    pub(crate) fn log_q(&self, trace: &mut dyn Trace, now: Time, q: QId, args: fmt::Arguments) {
-        if trace.enabled() {
-            self.log_q_text(trace, now, q, args);
-        }
+    /// Every call from outside that may trace starts here: whether `trace` listens is read
+    /// once per call, not at each of the few dozen messages a request passes (a call
+    /// through `dyn Trace` each).
+    pub(crate) fn listen(&mut self, trace: &dyn Trace) {
+        self.tracing = trace.enabled();
     }
 
+    /// The text of bfq_log_bfqq() ([`bfq_log_q`]): the queue's name, then the message.
     #[cold]
     #[inline(never)]
-    fn log_q_text(&self, trace: &mut dyn Trace, now: Time, q: QId, args: fmt::Arguments) {
+    pub(crate) fn log_q_text(
+        &self,
+        trace: &mut dyn Trace,
+        now: Time,
+        q: QId,
+        args: fmt::Arguments,
+    ) {
         let text = format!("{} {}", self.bfqq_name(q), args);
         let cgroup = self.groups[self.bfqq_group(q)].cgroup;
         trace.message(now, MessageSubject::Group(cgroup), &text);
     }
 
-    /// Kernel: bfq_log().
-    #[inline(always)]
-    pub(crate) fn log(&self, trace: &mut dyn Trace, now: Time, args: fmt::Arguments) {
-        if trace.enabled() {
-            log_text(trace, now, args);
-        }
-    }
-
     /// A structured decision about queue `q` (if any).
+    #[inline(always)]
     pub(crate) fn decide(
         &self,
         trace: &mut dyn Trace,
@@ -634,20 +655,34 @@ impl Bfq {
         reason: &str,
         value_ns: Option<u64>,
     ) {
-        if trace.enabled() {
-            let queue = q.map(|q| self.q(q).pid.max(0) as u32);
-            let group = q.map(|q| self.groups[self.bfqq_group(q)].cgroup);
-            trace.decision(
-                now,
-                &Decision {
-                    kind,
-                    queue,
-                    group,
-                    reason,
-                    value_ns,
-                },
-            );
+        if self.tracing {
+            self.decide_text(trace, now, kind, q, reason, value_ns);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn decide_text(
+        &self,
+        trace: &mut dyn Trace,
+        now: Time,
+        kind: DecisionKind,
+        q: Option<QId>,
+        reason: &str,
+        value_ns: Option<u64>,
+    ) {
+        let queue = q.map(|q| self.q(q).pid.max(0) as u32);
+        let group = q.map(|q| self.groups[self.bfqq_group(q)].cgroup);
+        trace.decision(
+            now,
+            &Decision {
+                kind,
+                queue,
+                group,
+                reason,
+                value_ns,
+            },
+        );
     }
 
     /// When the idle slice timer will fire, if it is armed.
@@ -690,16 +725,19 @@ impl Elevator for Bfq {
     }
 
     fn exit_ioc(&mut self, ioc: IoContextId, now: Time, trace: &mut dyn Trace) {
+        self.listen(trace);
         self.catch_up_timer(now, trace);
         self.exit_icq(ioc, now, trace);
     }
 
     fn insert(&mut self, rq: Request, now: Time, trace: &mut dyn Trace) {
+        self.listen(trace);
         self.catch_up_timer(now, trace);
         self.insert_request(rq, now, trace);
     }
 
     fn dispatch(&mut self, now: Time, trace: &mut dyn Trace) -> Dispatch {
+        self.listen(trace);
         self.catch_up_timer(now, trace);
         match self.dispatch_request(now, trace) {
             Some(rq) => Dispatch::Request(rq),
@@ -717,11 +755,13 @@ impl Elevator for Bfq {
     }
 
     fn completed(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {
+        self.listen(trace);
         self.catch_up_timer(now, trace);
         self.finish_request(rq, now, trace);
     }
 
     fn timer(&mut self, now: Time, trace: &mut dyn Trace) {
+        self.listen(trace);
         if let Some(until) = self.idle_timer.filter(|&u| u <= now) {
             self.idle_timer = None;
             self.record_timer(until, TimerEvent::Fire, trace);
@@ -730,6 +770,7 @@ impl Elevator for Bfq {
     }
 
     fn drain(&mut self, now: Time, trace: &mut dyn Trace) -> Vec<Request> {
+        self.listen(trace);
         self.catch_up_timer(now, trace);
         let mut out = Vec::new();
         // A forced drain ignores idling: expire the queue in service whenever it would wait.

@@ -40,7 +40,8 @@ impl Bfq {
         } else {
             self.peak_rate_samples = 0;
         }
-        self.log(
+        bfq_log!(
+            self,
             trace,
             now,
             format_args!(
@@ -88,7 +89,8 @@ impl Bfq {
         // Kernel: update_thr_responsiveness_params().
         if self.tun.user_max_budget == 0 {
             self.bfq_max_budget = self.calc_max_budget();
-            self.log(
+            bfq_log!(
+                self,
                 trace,
                 now,
                 format_args!("new max_budget = {}", self.bfq_max_budget),
@@ -99,7 +101,8 @@ impl Bfq {
     /// Kernel: bfq_update_peak_rate(): samples one dispatch.
     pub(crate) fn update_peak_rate(&mut self, slot: Slot, now: Time, trace: &mut dyn Trace) {
         if self.peak_rate_samples == 0 {
-            self.log(
+            bfq_log!(
+                self,
                 trace,
                 now,
                 format_args!(

@@ -64,7 +64,8 @@ impl Bfq {
         bfqq.new_ioprio_class = class;
         let w = ioprio_to_weight(level);
         self.qem(q).new_weight = w;
-        self.log_q(
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,
@@ -262,13 +263,14 @@ impl Bfq {
             Some(q) => q,
             None => {
                 let q = self.init_bfqq(g, Some(ioprio), rq.pid as i32, is_sync, now, trace);
-                self.log_q(trace, now, q, format_args!("allocated"));
+                bfq_log_q!(self, trace, now, q, format_args!("allocated"));
                 if !is_sync {
                     self.qm(q).ref_ += 1;
-                    if trace.enabled() {
+                    if self.tracing {
                         let p = self.ptr(0, q as u64);
                         let r = self.q(q).ref_;
-                        self.log_q(
+                        bfq_log_q!(
+                            self,
                             trace,
                             now,
                             q,
@@ -321,11 +323,12 @@ impl Bfq {
         self.request_allocated(q);
         self.qm(q).ref_ += 1;
         self.bics.get_mut(bic).expect("bic").requests += 1;
-        if trace.enabled() {
+        if self.tracing {
             let prq = self.ptr(1, rq.id.0);
             let pq = self.ptr(0, q as u64);
             let r = self.q(q).ref_;
-            self.log_q(
+            bfq_log_q!(
+                self,
                 trace,
                 now,
                 q,
@@ -361,16 +364,29 @@ impl Bfq {
     }
 
     /// Kernel: bfq_put_queue(): drops a reference; the last one frees the queue.
+    #[inline]
     pub(crate) fn put_queue(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
-        if trace.enabled() {
-            let p = self.ptr(0, q as u64);
-            let r = self.q(q).ref_;
-            self.log_q(trace, now, q, format_args!("put_queue: {p} {r}"));
+        if self.tracing {
+            self.log_put_queue(q, now, trace);
         }
-        self.qm(q).ref_ -= 1;
-        if self.q(q).ref_ > 0 {
-            return;
+        let b = self.qm(q);
+        b.ref_ -= 1;
+        if b.ref_ <= 0 {
+            self.free_queue(q);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn log_put_queue(&self, q: QId, now: Time, trace: &mut dyn Trace) {
+        let p = self.ptr(0, q as u64);
+        let r = self.q(q).ref_;
+        bfq_log_q!(self, trace, now, q, format_args!("put_queue: {p} {r}"));
+    }
+
+    /// The rest of bfq_put_queue(): the last reference is gone.
+    #[inline(never)]
+    fn free_queue(&mut self, q: QId) {
         if self.q(q).in_burst_list {
             self.burst_list_del(q);
             if self.q(q).bic.is_some() && self.burst_size > 0 {
@@ -437,10 +453,10 @@ impl Bfq {
             self.bfqq_expire_inner(q, super::Expiration::BudgetTimeout, now, trace);
             self.schedule_dispatch(now, trace);
         }
-        if trace.enabled() {
+        if self.tracing {
             let p = self.ptr(0, q as u64);
             let r = self.q(q).ref_;
-            self.log_q(trace, now, q, format_args!("exit_bfqq: {p}, {r}"));
+            bfq_log_q!(self, trace, now, q, format_args!("exit_bfqq: {p}, {r}"));
         }
         self.put_cooperator(q, now, trace);
         self.release_process_ref(q, now, trace);

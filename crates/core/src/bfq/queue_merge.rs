@@ -18,7 +18,7 @@
 
 use super::{time_after, time_after_eq, Bfq, QId};
 use crate::deadline::tunables::msecs_to_jiffies;
-use crate::rbtree::Search;
+use crate::rbtree::{RbForest, Search};
 use crate::request::{IoContextId, Request, Time};
 use crate::trace::Trace;
 
@@ -30,8 +30,40 @@ const BFQ_MERGE_TIME_LIMIT: u64 = 250 / 10;
 const BFQ_ACTIVATION_STABLE_MERGING: u32 = 600;
 const BFQ_LATE_STABLE_MERGING: u32 = 600;
 
+/// Whether erasing node `n` from `tree` (tree 0 of the forest) and linking it again where a
+/// lookup of `key` ends (bfq_rq_pos_tree_lookup(): `key_of` is each node's live key; an
+/// equal key is "found" and not linked) leaves every link and colour as it is: the round
+/// trip changes nothing when `n` is a red leaf or the only node
+/// ([`RbForest::relink_is_identity`]) and the lookup descends to `n`'s own place, i.e. `key`
+/// compares (strictly) with each ancestor on the side `n` hangs from it.
+pub(crate) fn relinks_in_place(
+    tree: &RbForest,
+    n: usize,
+    key: u64,
+    key_of: impl Fn(usize) -> u64,
+) -> bool {
+    if !tree.relink_is_identity(n) {
+        return false;
+    }
+    let mut child = n;
+    while let Some(p) = tree.parent(child) {
+        let k = key_of(p);
+        let same_side = if tree.left(p) == Some(child) {
+            key < k
+        } else {
+            key > k
+        };
+        if !same_side {
+            return false;
+        }
+        child = p;
+    }
+    true
+}
+
 impl Bfq {
     /// The sector of a queue's next request (the position tree's key).
+    #[inline(always)]
     fn next_pos(&self, q: QId) -> u64 {
         self.h(self
             .q(q)
@@ -63,7 +95,8 @@ impl Bfq {
             .rq_pos_tree
             .search(0, sector, |n| self.next_pos(n));
         let pid = at.found.map_or(0, |q| self.q(q).pid);
-        self.log(
+        bfq_log!(
+            self,
             trace,
             now,
             format_args!("rq_pos_tree_lookup {sector}: returning {pid}"),
@@ -71,8 +104,32 @@ impl Bfq {
         at
     }
 
-    /// Kernel: bfq_pos_tree_add_move(): (re)files the queue under its next request.
+    /// Kernel: bfq_pos_tree_add_move(): (re)files the queue under its next request. A queue
+    /// on no tree that may not go on one (too late for merging, mostly: the queue in service
+    /// after its first 100 ms) is the common case at dispatch, answered inline.
+    #[inline(always)]
     pub(crate) fn pos_tree_add_move(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
+        let b = self.q(q);
+        if b.pos_root.is_none()
+            && (self.too_late_for_merging(q, now) || self.class_idle(q) || b.next_rq.is_none())
+        {
+            return;
+        }
+        self.pos_tree_refile(q, now, trace);
+    }
+
+    /// bfq_pos_tree_add_move() for a queue on a tree or that may go on one.
+    fn pos_tree_refile(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
+        if let Some(key) = self.pos_tree_stays(q, now) {
+            // The kernel's erase, lookup and re-link would leave the tree as it is.
+            bfq_log!(
+                self,
+                trace,
+                now,
+                format_args!("rq_pos_tree_lookup {key}: returning 0"),
+            );
+            return;
+        }
         if let Some(g) = self.qm(q).pos_root.take() {
             self.groups[g].rq_pos_tree.erase(0, q);
         }
@@ -85,6 +142,21 @@ impl Bfq {
             self.groups[g].rq_pos_tree.insert(0, q, at);
             self.qm(q).pos_root = Some(g);
         }
+    }
+
+    /// Whether bfq_pos_tree_add_move() would put `q` back where it is: it is on its group's
+    /// position tree, stays eligible for it, and the erase and re-link under its next
+    /// request's sector change nothing ([`relinks_in_place`]). Answers that sector.
+    fn pos_tree_stays(&self, q: QId, now: Time) -> Option<u64> {
+        let b = self.q(q);
+        let g = b.pos_root?;
+        let next = b.next_rq?;
+        let tree = &self.groups[g].rq_pos_tree;
+        if g != self.bfqq_group(q) || self.too_late_for_merging(q, now) || self.class_idle(q) {
+            return None;
+        }
+        let key = self.h(next).rq.sector;
+        relinks_in_place(tree, q, key, |n| self.next_pos(n)).then_some(key)
     }
 
     /// Takes the queue off its position tree (its last request left).
@@ -145,7 +217,8 @@ impl Bfq {
             return None;
         }
         let pid = self.q(new).pid;
-        self.log_q(
+        bfq_log_q!(
+            self,
             trace,
             now,
             q,
@@ -287,7 +360,13 @@ impl Bfq {
     fn merge_bfqqs(&mut self, bic: IoContextId, q: QId, now: Time, trace: &mut dyn Trace) -> QId {
         let new = self.q(q).new_bfqq.expect("a scheduled merge");
         let pid = self.q(new).pid as i64 as u64;
-        self.log_q(trace, now, q, format_args!("merging with queue {pid}"));
+        bfq_log_q!(
+            self,
+            trace,
+            now,
+            q,
+            format_args!("merging with queue {pid}")
+        );
         self.save_state(q, now);
         self.save_state(new, now);
         if self.q(q).io_bound {
@@ -323,7 +402,8 @@ impl Bfq {
             }
         }
         let wr_busy = self.wr_busy_queues;
-        self.log_q(
+        bfq_log_q!(
+            self,
             trace,
             now,
             new,
@@ -473,7 +553,8 @@ impl Bfq {
                 b.last_wr_start_finish = b.wr_start_at_switch_to_srt;
             } else {
                 self.qm(q).wr_coeff = 1;
-                self.log_q(
+                bfq_log_q!(
+                    self,
                     trace,
                     now,
                     q,
@@ -502,7 +583,7 @@ impl Bfq {
         now: Time,
         trace: &mut dyn Trace,
     ) -> Option<QId> {
-        self.log_q(trace, now, q, format_args!("splitting queue"));
+        bfq_log_q!(self, trace, now, q, format_args!("splitting queue"));
         if self.process_refs(q) == 1 && self.q(q).new_bfqq.is_none() {
             let b = self.qm(q);
             b.pid = pid as i32;
@@ -517,6 +598,7 @@ impl Bfq {
     }
 
     /// Kernel: __bfq_get_bfqq_handle_split(): the process's queue, created if missing.
+    #[inline(always)]
     fn get_bfqq_inner(
         &mut self,
         bic: IoContextId,
@@ -529,6 +611,20 @@ impl Bfq {
         if let Some(q) = self.bics[&bic].bfqq[usize::from(is_sync)] {
             return (q, false);
         }
+        self.get_bfqq_new(bic, rq, split, is_sync, now, trace)
+    }
+
+    /// __bfq_get_bfqq_handle_split() for a process without its queue.
+    #[inline(never)]
+    fn get_bfqq_new(
+        &mut self,
+        bic: IoContextId,
+        rq: &Request,
+        split: bool,
+        is_sync: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> (QId, bool) {
         let q = self.get_queue(rq, is_sync, bic, split, now, trace);
         self.bic_set_bfqq(bic, Some(q), is_sync, now, trace);
         if split && is_sync {

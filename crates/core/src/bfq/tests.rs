@@ -532,3 +532,79 @@ fn id_inserted_twice_is_caught() {
     b.insert(read(7, 11, 9000, 8), UP, &mut t);
     b.check_invariants();
 }
+
+/// A `dyn Trace` read once per call ([`Bfq::listen`]) must be read again at the next call:
+/// a dispatch traced after an untraced insertion reports its messages and decisions.
+#[test]
+fn each_call_reads_whether_its_trace_listens() {
+    let mut b = rot();
+    b.insert(read(1, 10, 1000, 8), UP, &mut crate::trace::NoTrace);
+    let mut t = Rec::default();
+    dispatched(&mut b, UP, &mut t);
+    assert!(t.any("dispatch requests"), "{:?}", t.msgs);
+    assert!(t.last(DecisionKind::SelectQueue).is_some());
+    b.completed(&read(1, 10, 1000, 8), UP + MS, &mut crate::trace::NoTrace);
+    let mut t = Rec::default();
+    b.insert(read(2, 10, 1008, 8), UP + MS, &mut t);
+    assert!(t.any("add_request"), "{:?}", t.msgs);
+}
+
+/// pos_tree_add_move()'s shortcut ([`queue_merge::relinks_in_place`]): whenever it says the
+/// kernel's erase, lookup and re-link of a node under its new key would change nothing,
+/// doing them changes nothing (every link and colour), on trees grown and reshaped at
+/// random; and it says so often (a key moving a little at a red leaf).
+#[test]
+fn position_tree_round_trip_skipped_only_when_it_changes_nothing() {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rand = move |n: u64| {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) % n
+    };
+    let (mut skipped, mut moved) = (0, 0);
+    for _ in 0..40 {
+        let nodes = 1 + rand(40) as usize;
+        let mut keys: Vec<u64> = (0..nodes).map(|_| rand(1 << 20) * 64).collect();
+        let mut tree = RbForest::new(1);
+        let mut on: Vec<usize> = Vec::new();
+        for n in 0..nodes {
+            let at = tree.search(0, keys[n], |m| keys[m]);
+            if at.found.is_none() {
+                tree.insert(0, n, at);
+                on.push(n);
+            }
+        }
+        for _ in 0..200 {
+            let n = on[rand(on.len() as u64) as usize];
+            keys[n] = match rand(4) {
+                0 => rand(1 << 20) * 64,
+                1 => keys[n],
+                _ => keys[n].saturating_add(rand(129)).saturating_sub(64),
+            };
+            let stays = queue_merge::relinks_in_place(&tree, n, keys[n], |m| keys[m]);
+            let before = format!("{tree:?}");
+            tree.erase(0, n);
+            let at = tree.search(0, keys[n], |m| keys[m]);
+            if at.found.is_none() {
+                tree.insert(0, n, at);
+            } else {
+                on.retain(|&m| m != n);
+            }
+            tree.check(0);
+            if stays {
+                assert_eq!(before, format!("{tree:?}"), "node {n} key {}", keys[n]);
+                skipped += 1;
+            } else if before != format!("{tree:?}") {
+                moved += 1;
+            }
+            if on.is_empty() {
+                break;
+            }
+        }
+    }
+    assert!(
+        skipped > 1000 && moved > 1000,
+        "skipped {skipped}, moved {moved}"
+    );
+}

@@ -200,6 +200,7 @@ impl Bfq {
         now: Time,
         trace: &mut dyn Trace,
     ) -> Result<(), TunableError> {
+        self.listen(trace);
         let (spec, v) = parse_tunable("bfq", &TUNABLES, name, value)?;
         let t = &mut self.tun;
         match spec.name {

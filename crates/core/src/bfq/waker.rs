@@ -31,7 +31,13 @@ impl Bfq {
             b.num_waker_detections = 1;
             b.waker_detection_started = now;
             let name = self.bfqq_name(last);
-            self.log_q(trace, now, q, format_args!("set tentative waker {name}"));
+            bfq_log_q!(
+                self,
+                trace,
+                now,
+                q,
+                format_args!("set tentative waker {name}")
+            );
         } else {
             self.qm(q).num_waker_detections += 1;
         }
@@ -40,7 +46,7 @@ impl Bfq {
             b.waker_bfqq = Some(last);
             b.tentative_waker_bfqq = None;
             let name = self.bfqq_name(last);
-            self.log_q(trace, now, q, format_args!("set waker {name}"));
+            bfq_log_q!(self, trace, now, q, format_args!("set waker {name}"));
             self.woken_list_del(q);
             self.qm(last).woken_list.push_front(q);
             self.qm(q).woken_list_node = Some(last);

@@ -212,7 +212,8 @@ impl Bfq {
         if self.q(q).wr_coeff > 1 {
             let b = self.q(q);
             let e = self.qe(q);
-            self.log_q(
+            bfq_log_q!(
+                self,
                 trace,
                 now,
                 q,
@@ -226,7 +227,13 @@ impl Bfq {
                 ),
             );
             if self.qe(q).prio_changed {
-                self.log_q(trace, now, q, format_args!("WARN: pending prio change"));
+                bfq_log_q!(
+                    self,
+                    trace,
+                    now,
+                    q,
+                    format_args!("WARN: pending prio change")
+                );
             }
             let b = self.q(q);
             if b.in_large_burst {

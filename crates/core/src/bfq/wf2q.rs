@@ -196,13 +196,15 @@ impl Bfq {
         self.em(e).finish = start.wrapping_add(delta);
         if let Some(q) = self.entity_queue(e) {
             let finish = self.e(e).finish;
-            self.log_q(
+            bfq_log_q!(
+                self,
                 trace,
                 now,
                 q,
                 format_args!("calc_finish: serv {service}, w {weight}"),
             );
-            self.log_q(
+            bfq_log_q!(
+                self,
                 trace,
                 now,
                 q,
@@ -323,8 +325,19 @@ impl Bfq {
         self.forget_entity(st, e, in_service, now, trace);
     }
 
-    /// Kernel: bfq_forget_idle().
+    /// Kernel: bfq_forget_idle(). Called at every level on every dispatch: with no first
+    /// and no last idle entity (an empty idle tree) it does nothing.
+    #[inline(always)]
     fn forget_idle(&mut self, st: St, now: Time, trace: &mut dyn Trace) {
+        let tree = self.st(st);
+        if tree.first_idle.is_some() || tree.last_idle.is_some() {
+            self.forget_idle_entities(st, now, trace);
+        }
+    }
+
+    /// bfq_forget_idle() with an idle tree that is not empty.
+    #[inline(never)]
+    fn forget_idle_entities(&mut self, st: St, now: Time, trace: &mut dyn Trace) {
         let tree = self.st(st);
         let (first, last, vtime) = (tree.first_idle, tree.last_idle, tree.vtime);
         if tree.nr_active == 0 {
@@ -409,17 +422,27 @@ impl Bfq {
             bfqq.service_from_wr = bfqq.service_from_wr.wrapping_add(served as u64);
         }
         bfqq.service_from_backlogged = bfqq.service_from_backlogged.wrapping_add(served as u64);
+        // The queue's entity is on its class's tree; every ancestor is a group's, on BE's
+        // (bfq_entity_service_tree(), without asking each level's owner).
+        let mut class = (bfqq.ioprio_class - 1) as usize;
         let mut at = Some(bfqq.entity);
         while let Some(e) = at {
-            let st = self.entity_service_tree(e);
-            self.em(e).service += served;
-            let wsum = self.st(st).wsum;
+            let ent = &mut self.entities[e];
+            ent.service += served;
+            let st = (ent.sched_data, class);
             let tree = self.st_mut(st);
-            tree.vtime = tree.vtime.wrapping_add(bfq_delta(served as u64, wsum));
+            tree.vtime = tree.vtime.wrapping_add(bfq_delta(served as u64, tree.wsum));
             self.forget_idle(st, now, trace);
-            at = self.e(e).parent;
+            at = self.entities[e].parent;
+            class = (CLASS_BE - 1) as usize;
         }
-        self.log_q(trace, now, q, format_args!("bfqq_served {served} secs"));
+        bfq_log_q!(
+            self,
+            trace,
+            now,
+            q,
+            format_args!("bfqq_served {served} secs")
+        );
     }
 
     /// Kernel: bfq_bfqq_charge_time(): charges a queue that used its time rather than its
@@ -506,10 +529,10 @@ impl Bfq {
     fn get_entity(&mut self, e: EId, now: Time, trace: &mut dyn Trace) {
         if let Some(q) = self.entity_queue(e) {
             self.qm(q).ref_ += 1;
-            if trace.enabled() {
+            if self.tracing {
                 let p = self.ptr(0, q as u64);
                 let r = self.q(q).ref_;
-                self.log_q(trace, now, q, format_args!("get_entity: {p} {r}"));
+                bfq_log_q!(self, trace, now, q, format_args!("get_entity: {p} {r}"));
             }
         }
     }
@@ -1010,7 +1033,7 @@ impl Bfq {
         now: Time,
         trace: &mut dyn Trace,
     ) {
-        self.log_q(trace, now, q, format_args!("del from busy"));
+        bfq_log_q!(self, trace, now, q, format_args!("del from busy"));
         let class = self.q(q).ioprio_class as usize - 1;
         self.qm(q).busy = false;
         self.busy_queues[class] -= 1;
@@ -1026,7 +1049,7 @@ impl Bfq {
 
     /// Kernel: bfq_add_bfqq_busy().
     pub(crate) fn add_bfqq_busy(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
-        self.log_q(trace, now, q, format_args!("add to busy"));
+        bfq_log_q!(self, trace, now, q, format_args!("add to busy"));
         self.activate_bfqq(q, now, trace);
         self.qm(q).busy = true;
         let class = self.q(q).ioprio_class as usize - 1;
