@@ -80,14 +80,14 @@ impl<K: TableKey, V> IdSlab<K, V> {
     pub fn get_or_insert_with(&mut self, id: K, make: impl FnOnce() -> V) -> &mut V {
         let i = match self.find(id) {
             Some(i) => i,
-            None => self.insert_new(id, make),
+            None => self.insert_made(id, make),
         };
         self.values[i].as_mut().expect("indexed slot holds a value")
     }
 
     /// The rest of [`IdSlab::get_or_insert_with`]: `id` is new. Answers its index.
     #[inline(never)]
-    fn insert_new(&mut self, id: K, make: impl FnOnce() -> V) -> usize {
+    fn insert_made(&mut self, id: K, make: impl FnOnce() -> V) -> usize {
         let value = Some(make());
         let i = match self.free.pop() {
             Some(i) => {
