@@ -3,7 +3,9 @@
 //! deadline_check_fifo(), started_after(), dd_start_request().
 
 use super::tunables::jiffies;
-use super::{direction, time_after, Deadline, Slot, PRIO_COUNT, READ, WRITE};
+use super::{
+    direction, some_slot, time_after, Deadline, Slot, NO_SLOT, PRIO_COUNT, READ, UNKNOWN, WRITE,
+};
 use crate::request::{Request, Time};
 
 impl Deadline {
@@ -14,7 +16,7 @@ impl Deadline {
         let now_j = jiffies(now);
         if let Some(slot) = self.dispatch.pop_front() {
             let dir = direction(&self.held(slot).rq);
-            return Some(self.start_request(dir, slot));
+            return Some(self.start_request(dir, slot, false));
         }
         if let Some(rq) = self.dispatch_prio_aged(now_j) {
             return Some(rq);
@@ -49,11 +51,17 @@ impl Deadline {
 
     /// Kernel: deadline_next_request(): the first request of `prio`'s `dir` tree at or after
     /// the position last dispatched from it.
-    fn next_request(&self, prio: usize, dir: usize) -> Option<Slot> {
-        let pos = self.latest_pos[prio][dir];
-        self.sort
-            .lower_bound(prio * 2 + dir, pos, Self::sector_of(&self.sectors))
-            .map(|n| n as Slot)
+    /// Known while no dispatch moves `latest_pos` elsewhere ([`Deadline::next`]).
+    fn next_request(&mut self, prio: usize, dir: usize) -> Option<Slot> {
+        let tree = prio * 2 + dir;
+        if self.next[tree] == UNKNOWN {
+            let pos = self.latest_pos[prio][dir];
+            self.next[tree] = self
+                .sort
+                .lower_bound(tree, pos, Self::sector_of(&self.sectors))
+                .map_or(NO_SLOT, |n| n as Slot);
+        }
+        some_slot(self.next[tree])
     }
 
     /// Kernel: deadline_check_fifo(): the FIFO head's deadline has come.
@@ -123,13 +131,19 @@ impl Deadline {
         }
         self.batching = self.batching.wrapping_add(1);
         let dir = direction(&self.held(slot).rq);
+        let was_next = self.next[prio * 2 + dir] == slot;
         self.remove_request(slot);
-        Some(self.start_request(dir, slot))
+        Some(self.start_request(dir, slot, was_next))
     }
 
-    /// Kernel: dd_start_request(): remember the position, count the dispatch.
-    fn start_request(&mut self, dir: usize, slot: Slot) -> Request {
+    /// Kernel: dd_start_request(): remember the position, count the dispatch. When the
+    /// request was its tree's next one, its successor (now known as next) is the next one
+    /// at its position too; else the new position's next request is not known.
+    fn start_request(&mut self, dir: usize, slot: Slot, was_next: bool) -> Request {
         let held = self.release(slot);
+        if !was_next {
+            self.next[held.prio * 2 + dir] = UNKNOWN;
+        }
         self.latest_pos[held.prio][dir] = held.rq.sector;
         let stats = &mut self.stats[held.prio];
         stats.dispatched = stats.dispatched.wrapping_add(1);

@@ -38,7 +38,7 @@ use std::collections::VecDeque;
 
 use crate::elevator::{Dispatch, Elevator};
 use crate::elv_hash::ElvHash;
-use crate::rbtree::RbForest;
+use crate::rbtree::{RbForest, Search};
 use crate::request::{IoPrioClass, Request, RequestId, Time, MAX_MERGE_SECTORS};
 use crate::trace::Trace;
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
@@ -54,6 +54,14 @@ const PRIO_COUNT: usize = 3;
 
 /// Index of a queued request in [`Deadline::slots`].
 pub(crate) type Slot = u32;
+/// No request (an answer of [`Deadline::next`]).
+const NO_SLOT: Slot = u32::MAX;
+/// [`Deadline::next`] not looked up since `latest_pos` moved (no slot reaches it).
+const UNKNOWN: Slot = u32::MAX - 1;
+
+fn some_slot(s: Slot) -> Option<Slot> {
+    (s != NO_SLOT).then_some(s)
+}
 
 /// Kernel: ioprio_class_to_prio[]: no class is best effort.
 fn class_to_prio(class: IoPrioClass) -> usize {
@@ -103,6 +111,12 @@ pub struct Deadline {
     queued: usize,
     /// Tree `prio * 2 + dir`.
     sort: RbForest,
+    /// Each tree's answer to deadline_next_request() (the first request at or after
+    /// `latest_pos`) once looked up: kept exact as requests join and leave the tree (see
+    /// [`Deadline::tree_add`], [`Deadline::tree_del_if_sorted`]), so a batch's next request
+    /// and a sequential stream's insertion point take no descent. [`NO_SLOT`] for none,
+    /// [`UNKNOWN`] when not known.
+    next: [Slot; PRIO_COUNT * 2],
     /// List `prio * 2 + dir`.
     fifo: Lists,
     dispatch: VecDeque<Slot>,
@@ -140,6 +154,7 @@ impl Deadline {
             free_slots: Vec::new(),
             queued: 0,
             sort: RbForest::new(PRIO_COUNT * 2),
+            next: [UNKNOWN; PRIO_COUNT * 2],
             fifo: Lists::new(PRIO_COUNT * 2),
             dispatch: VecDeque::new(),
             latest_pos: [[0; 2]; PRIO_COUNT],
@@ -206,7 +221,10 @@ impl Deadline {
             None => {
                 self.slots.push(Some(held));
                 self.sectors.push(sector);
-                Slot::try_from(self.slots.len() - 1).expect("fewer than 2^32 queued requests")
+                Slot::try_from(self.slots.len() - 1)
+                    .ok()
+                    .filter(|&s| s < UNKNOWN)
+                    .expect("fewer than 2^32 - 2 queued requests")
             }
         }
     }
@@ -227,6 +245,10 @@ impl Deadline {
 
     /// A front merge moved `slot`'s start to `sector`.
     fn set_sector(&mut self, slot: Slot, sector: u64) {
+        // The request leaves its tree and rejoins it (dd_request_merged()) or is absorbed;
+        // until then it is out of place, so nothing known about its tree holds.
+        let h = self.held(slot);
+        self.next[h.prio * 2 + direction(&h.rq)] = UNKNOWN;
         self.held_mut(slot).rq.sector = sector;
         self.sectors[slot as usize] = sector;
     }
@@ -235,11 +257,53 @@ impl Deadline {
     fn tree_add(&mut self, slot: Slot) {
         let h = self.held_mut(slot);
         h.in_tree = true;
-        let (tree, sector) = (h.prio * 2 + direction(&h.rq), h.rq.sector);
-        let at = self
-            .sort
-            .search_for_insert(tree, sector, Self::sector_of(&self.sectors));
+        let (prio, dir, sector) = (h.prio, direction(&h.rq), h.rq.sector);
+        let tree = prio * 2 + dir;
+        let at = match self.insert_after_next(tree, sector) {
+            Some(at) => at,
+            None => self
+                .sort
+                .search_for_insert(tree, sector, Self::sector_of(&self.sectors)),
+        };
+        if cfg!(test) {
+            let descent = self
+                .sort
+                .search_for_insert(tree, sector, Self::sector_of(&self.sectors));
+            assert_eq!(at, descent, "the shortcut links where elv_rb_add() would");
+        }
         self.sort.insert(tree, slot as usize, at);
+        // A request between `latest_pos` and the known next one comes first now; one with
+        // the next one's sector goes after it (elv_rb_add() sends equal keys right).
+        let next = self.next[tree];
+        if next != UNKNOWN
+            && sector >= self.latest_pos[prio][dir]
+            && (next == NO_SLOT || sector < self.sectors[next as usize])
+        {
+            self.next[tree] = slot;
+        }
+    }
+
+    /// Where elv_rb_add() links a request at `sector` when it falls right after the known
+    /// next request `n` (a stream's next request while its batch runs): the empty slot
+    /// between `n` and its successor, `n`'s right or the successor's left; none otherwise.
+    fn insert_after_next(&self, tree: usize, sector: u64) -> Option<Search> {
+        let n = self.next[tree];
+        if n >= UNKNOWN || sector < self.sectors[n as usize] {
+            return None;
+        }
+        let succ = self.sort.next(n as usize);
+        if succ.is_some_and(|s| sector >= self.sectors[s]) {
+            return None;
+        }
+        let (parent, right) = match self.sort.right(n as usize) {
+            None => (n as usize, true),
+            Some(_) => (succ.expect("a right subtree holds the successor"), false),
+        };
+        Some(Search {
+            found: None,
+            parent: Some(parent),
+            right,
+        })
     }
 
     /// Kernel: deadline_del_rq_rb() / elv_rb_del().
@@ -258,6 +322,12 @@ impl Deadline {
         }
         h.in_tree = false;
         let tree = h.prio * 2 + direction(&h.rq);
+        // The next request leaving: its successor is the first at or after `latest_pos`
+        // (it was, and it is at or after it); and at or after the leaving request's sector,
+        // should it be dispatched (no request before it is at or after `latest_pos`).
+        if self.next[tree] == slot {
+            self.next[tree] = self.sort.next(slot as usize).map_or(NO_SLOT, |n| n as Slot);
+        }
         self.sort.erase(tree, slot as usize);
         true
     }
@@ -351,6 +421,14 @@ impl Deadline {
                 "tree {list} and FIFO {list} differ"
             );
             self.sort.check(list);
+            if self.next[list] != UNKNOWN {
+                let pos = self.latest_pos[list / 2][list % 2];
+                let descent = self
+                    .sort
+                    .lower_bound(list, pos, Self::sector_of(&self.sectors));
+                let next = some_slot(self.next[list]).map(|n| n as usize);
+                assert_eq!(next, descent, "next request {list} is stale");
+            }
             let sectors: Vec<u64> = in_tree
                 .iter()
                 .map(|&n| self.held(n as Slot).rq.sector)
