@@ -4,7 +4,8 @@
 
 use super::tunables::jiffies;
 use super::{
-    direction, some_slot, time_after, Deadline, Slot, NO_SLOT, PRIO_COUNT, READ, UNKNOWN, WRITE,
+    direction, some_slot, time_after, Deadline, Held, Slot, NO_SLOT, PRIO_COUNT, READ, UNKNOWN,
+    WRITE,
 };
 use crate::request::{Request, Time};
 
@@ -74,8 +75,7 @@ impl Deadline {
 
     /// Kernel: started_after(): inserted after `latest_start`, as far as the FIFO deadline
     /// and the *current* expiry tell.
-    fn started_after(&self, slot: Slot, latest_start: u64) -> bool {
-        let h = self.held(slot);
+    fn started_after(&self, h: &Held, latest_start: u64) -> bool {
         let expire = i64::from(self.fifo_expire[direction(&h.rq)]) as u64;
         time_after(h.fifo_time.wrapping_sub(expire), latest_start)
     }
@@ -126,21 +126,36 @@ impl Deadline {
             pick = Some(slot);
         }
         let slot = pick.expect("a request was picked");
-        if self.started_after(slot, latest_start) {
+        let held = self.held(slot);
+        if self.started_after(held, latest_start) {
             return None;
         }
+        let dir = direction(&held.rq);
         self.batching = self.batching.wrapping_add(1);
-        let dir = direction(&self.held(slot).rq);
         let was_next = self.next[prio * 2 + dir] == slot;
-        self.remove_request(slot);
-        Some(self.start_request(dir, slot, was_next))
+        // deadline_remove_request() on the request as it leaves its slot.
+        let held = self.release(slot);
+        self.fifo.remove(slot);
+        if held.in_tree {
+            self.tree_unlink(held.prio * 2 + dir, slot);
+        }
+        self.hash_del(slot);
+        if self.last_merge == Some(slot) {
+            self.last_merge = None;
+        }
+        Some(self.started(held, dir, was_next))
+    }
+
+    /// Kernel: dd_start_request() for the request in `slot`.
+    fn start_request(&mut self, dir: usize, slot: Slot, was_next: bool) -> Request {
+        let held = self.release(slot);
+        self.started(held, dir, was_next)
     }
 
     /// Kernel: dd_start_request(): remember the position, count the dispatch. When the
     /// request was its tree's next one, its successor (now known as next) is the next one
     /// at its position too; else the new position's next request is not known.
-    fn start_request(&mut self, dir: usize, slot: Slot, was_next: bool) -> Request {
-        let held = self.release(slot);
+    fn started(&mut self, held: Held, dir: usize, was_next: bool) -> Request {
         if !was_next {
             self.next[held.prio * 2 + dir] = UNKNOWN;
         }

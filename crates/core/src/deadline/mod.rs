@@ -258,6 +258,12 @@ impl Deadline {
         let h = self.held_mut(slot);
         h.in_tree = true;
         let (prio, dir, sector) = (h.prio, direction(&h.rq), h.rq.sector);
+        self.tree_link(slot, prio, dir, sector);
+    }
+
+    /// [`Deadline::tree_add`] once the request is marked as on its tree, with its level,
+    /// direction and sector.
+    fn tree_link(&mut self, slot: Slot, prio: usize, dir: usize, sector: u64) {
         let tree = prio * 2 + dir;
         let at = match self.insert_after_next(tree, sector) {
             Some(at) => at,
@@ -322,6 +328,12 @@ impl Deadline {
         }
         h.in_tree = false;
         let tree = h.prio * 2 + direction(&h.rq);
+        self.tree_unlink(tree, slot);
+        true
+    }
+
+    /// Kernel: elv_rb_del() of a request marked as off its tree.
+    fn tree_unlink(&mut self, tree: usize, slot: Slot) {
         // The next request leaving: its successor is the first at or after `latest_pos`
         // (it was, and it is at or after it); and at or after the leaving request's sector,
         // should it be dispatched (no request before it is at or after `latest_pos`).
@@ -329,7 +341,6 @@ impl Deadline {
             self.next[tree] = self.sort.next(slot as usize).map_or(NO_SLOT, |n| n as Slot);
         }
         self.sort.erase(tree, slot as usize);
-        true
     }
 
     /// Kernel: deadline_remove_request(): off the FIFO, the tree, the hash and the
@@ -366,37 +377,41 @@ impl Deadline {
     ) -> Vec<RequestMerge> {
         let prio = class_to_prio(rq.ioprio.class);
         self.stats[prio].inserted = self.stats[prio].inserted.wrapping_add(1);
+        let now_j = jiffies(now);
+        let dir = direction(&rq);
+        let fifo_time = if at_head {
+            now_j
+        } else {
+            now_j.wrapping_add(i64::from(self.fifo_expire[dir]) as u64)
+        };
+        // A new request is mergeable by its kind alone (nothing has marked it yet); it is
+        // on its tree from here when no merge can absorb it first.
+        let (sector, end, mergeable) = (rq.sector, rq.end_sector(), merge::op_mergeable(&rq));
         let slot = self.store(Held {
             rq,
-            fifo_time: 0,
+            fifo_time,
             prio,
-            in_tree: false,
+            in_tree: !at_head && !merge,
             nomerge: false,
         });
-        let merges = if merge {
-            self.insert_merge(slot)
-        } else {
-            Vec::new()
-        };
-        if !merges.is_empty() {
-            return merges;
+        if merge {
+            let merges = self.insert_merge(slot);
+            if !merges.is_empty() {
+                return merges;
+            }
+            self.held_mut(slot).in_tree = !at_head;
         }
-        let now_j = jiffies(now);
         if at_head {
-            self.held_mut(slot).fifo_time = now_j;
             self.dispatch.push_front(slot);
-            return merges;
+            return Vec::new();
         }
-        self.tree_add(slot);
-        if self.mergeable(slot) {
-            self.hash_add(slot);
+        self.tree_link(slot, prio, dir, sector);
+        if mergeable {
+            self.hash.add(slot as usize, end);
             self.last_merge.get_or_insert(slot);
         }
-        let dir = direction(&rq);
-        let expire = i64::from(self.fifo_expire[dir]) as u64;
-        self.held_mut(slot).fifo_time = now_j.wrapping_add(expire);
         self.fifo.push_back(prio * 2 + dir, slot);
-        merges
+        Vec::new()
     }
 
     /// Kernel: dd_finish_request(): a request handed out earlier is done.
