@@ -13,6 +13,7 @@ impl Deadline {
     /// Kernel: dd_dispatch_request(): the dispatch list first, then aged requests of the
     /// lower levels, then the levels in order; a level with requests queued or in flight
     /// holds back the ones below it.
+    #[inline]
     pub fn dispatch_request(&mut self, now: Time) -> Option<Request> {
         let now_j = jiffies(now);
         if let Some(slot) = self.dispatch.pop_front() {
@@ -53,6 +54,7 @@ impl Deadline {
     /// Kernel: deadline_next_request(): the first request of `prio`'s `dir` tree at or after
     /// the position last dispatched from it.
     /// Known while no dispatch moves `latest_pos` elsewhere ([`Deadline::next`]).
+    #[inline]
     fn next_request(&mut self, prio: usize, dir: usize) -> Option<Slot> {
         let tree = prio * 2 + dir;
         if self.next[tree] == UNKNOWN {
@@ -106,6 +108,7 @@ impl Deadline {
     /// direction and start a batch at the FIFO head (expired, or nothing further up) or
     /// where the last one left off; nothing if the pick was inserted after `latest_start`.
     /// The FIFO deadline is checked against the current jiffies `now_j`.
+    #[inline]
     fn dispatch_from(&mut self, prio: usize, latest_start: u64, now_j: u64) -> Option<Request> {
         // The kernel looks the next request up before testing the batch; the lookup has
         // no side effect, so an ended batch skips it.

@@ -209,6 +209,7 @@ impl Deadline {
             .expect("slot holds a request")
     }
 
+    #[inline]
     fn store(&mut self, held: Held) -> Slot {
         self.queued += 1;
         let sector = held.rq.sector;
@@ -229,6 +230,7 @@ impl Deadline {
         }
     }
 
+    #[inline]
     fn release(&mut self, slot: Slot) -> Held {
         let held = self.slots[slot as usize]
             .take()
@@ -368,6 +370,7 @@ impl Deadline {
         self.insert_with(rq, at_head, now, true)
     }
 
+    #[inline]
     fn insert_with(
         &mut self,
         rq: Request,
