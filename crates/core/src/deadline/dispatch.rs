@@ -63,6 +63,7 @@ impl Deadline {
                 .sort
                 .lower_bound(tree, pos, Self::sector_of(&self.sectors))
                 .map_or(NO_SLOT, |n| n as Slot);
+            self.after[tree] = UNKNOWN;
         }
         some_slot(self.next[tree])
     }
@@ -160,7 +161,7 @@ impl Deadline {
     /// at its position too; else the new position's next request is not known.
     fn started(&mut self, held: Held, dir: usize, was_next: bool) -> Request {
         if !was_next {
-            self.next[held.prio * 2 + dir] = UNKNOWN;
+            self.forget_next(held.prio * 2 + dir);
         }
         self.latest_pos[held.prio][dir] = held.rq.sector;
         let stats = &mut self.stats[held.prio];

@@ -117,6 +117,10 @@ pub struct Deadline {
     /// and a sequential stream's insertion point take no descent. [`NO_SLOT`] for none,
     /// [`UNKNOWN`] when not known.
     next: [Slot; PRIO_COUNT * 2],
+    /// The successor of each tree's known next request, once looked up ([`UNKNOWN`] when
+    /// not known, [`NO_SLOT`] when there is none): a dispatch of the next request moves
+    /// to it without a walk, and an insert after the next request is checked against it.
+    after: [Slot; PRIO_COUNT * 2],
     /// List `prio * 2 + dir`.
     fifo: Lists,
     dispatch: VecDeque<Slot>,
@@ -155,6 +159,7 @@ impl Deadline {
             queued: 0,
             sort: RbForest::new(PRIO_COUNT * 2),
             next: [UNKNOWN; PRIO_COUNT * 2],
+            after: [UNKNOWN; PRIO_COUNT * 2],
             fifo: Lists::new(PRIO_COUNT * 2),
             dispatch: VecDeque::new(),
             latest_pos: [[0; 2]; PRIO_COUNT],
@@ -250,7 +255,7 @@ impl Deadline {
         // The request leaves its tree and rejoins it (dd_request_merged()) or is absorbed;
         // until then it is out of place, so nothing known about its tree holds.
         let h = self.held(slot);
-        self.next[h.prio * 2 + direction(&h.rq)] = UNKNOWN;
+        self.forget_next(h.prio * 2 + direction(&h.rq));
         self.held_mut(slot).rq.sector = sector;
         self.sectors[slot as usize] = sector;
     }
@@ -267,7 +272,8 @@ impl Deadline {
     /// direction and sector.
     fn tree_link(&mut self, slot: Slot, prio: usize, dir: usize, sector: u64) {
         let tree = prio * 2 + dir;
-        let at = match self.insert_after_next(tree, sector) {
+        let shortcut = self.insert_after_next(tree, sector);
+        let at = match shortcut {
             Some(at) => at,
             None => self
                 .sort
@@ -280,37 +286,57 @@ impl Deadline {
             assert_eq!(at, descent, "the shortcut links where elv_rb_add() would");
         }
         self.sort.insert(tree, slot as usize, at);
-        // A request between `latest_pos` and the known next one comes first now; one with
-        // the next one's sector goes after it (elv_rb_add() sends equal keys right).
+        if shortcut.is_some() {
+            self.after[tree] = slot;
+            return;
+        }
+        // A request between `latest_pos` and the known next one comes first now, followed
+        // by it; one with the next one's sector goes after it (elv_rb_add() sends equal keys
+        // right), and one past the next one's successor changes neither.
         let next = self.next[tree];
         if next != UNKNOWN
             && sector >= self.latest_pos[prio][dir]
             && (next == NO_SLOT || sector < self.sectors[next as usize])
         {
             self.next[tree] = slot;
+            self.after[tree] = next;
         }
+    }
+
+    /// Nothing known of `tree`'s next request (its position moved, or a key is changing).
+    fn forget_next(&mut self, tree: usize) {
+        self.next[tree] = UNKNOWN;
+        self.after[tree] = UNKNOWN;
+    }
+
+    /// The successor of `tree`'s known next request `n`, looked up once.
+    fn after_next(&mut self, tree: usize, n: Slot) -> Slot {
+        if self.after[tree] == UNKNOWN {
+            self.after[tree] = self.sort.next(n as usize).map_or(NO_SLOT, |s| s as Slot);
+        }
+        self.after[tree]
     }
 
     /// Where elv_rb_add() links a request at `sector` when it falls right after the known
     /// next request `n` (a stream's next request while its batch runs): the empty slot
     /// between `n` and its successor, `n`'s right or the successor's left; none otherwise.
-    fn insert_after_next(&self, tree: usize, sector: u64) -> Option<Search> {
+    fn insert_after_next(&mut self, tree: usize, sector: u64) -> Option<Search> {
         let n = self.next[tree];
         if n >= UNKNOWN || sector < self.sectors[n as usize] {
             return None;
         }
-        let succ = self.sort.next(n as usize);
-        if succ.is_some_and(|s| sector >= self.sectors[s]) {
+        let succ = self.after_next(tree, n);
+        if succ != NO_SLOT && sector >= self.sectors[succ as usize] {
             return None;
         }
-        let (parent, right) = match self.sort.right(n as usize) {
-            None => (n as usize, true),
-            Some(_) => (succ.expect("a right subtree holds the successor"), false),
+        let parent = match self.sort.right(n as usize) {
+            None => n,
+            Some(_) => succ,
         };
         Some(Search {
             found: None,
-            parent: Some(parent),
-            right,
+            parent: Some(parent as usize),
+            right: parent == n,
         })
     }
 
@@ -340,7 +366,10 @@ impl Deadline {
         // (it was, and it is at or after it); and at or after the leaving request's sector,
         // should it be dispatched (no request before it is at or after `latest_pos`).
         if self.next[tree] == slot {
-            self.next[tree] = self.sort.next(slot as usize).map_or(NO_SLOT, |n| n as Slot);
+            self.next[tree] = self.after_next(tree, slot);
+            self.after[tree] = UNKNOWN;
+        } else if self.after[tree] == slot {
+            self.after[tree] = UNKNOWN;
         }
         self.sort.erase(tree, slot as usize);
     }
@@ -446,6 +475,14 @@ impl Deadline {
                     .lower_bound(list, pos, Self::sector_of(&self.sectors));
                 let next = some_slot(self.next[list]).map(|n| n as usize);
                 assert_eq!(next, descent, "next request {list} is stale");
+                if let Some(n) = next.filter(|_| self.after[list] != UNKNOWN) {
+                    let after = some_slot(self.after[list]).map(|s| s as usize);
+                    assert_eq!(
+                        after,
+                        self.sort.next(n),
+                        "next request's successor is stale"
+                    );
+                }
             }
             let sectors: Vec<u64> = in_tree
                 .iter()

@@ -214,7 +214,9 @@ fn bios_and_requests_of_two_cgroups_stay_apart() {
 /// The known next request of each tree (the batch's continuation and the insertion
 /// shortcut) always equals the kernel's descent: random inserts on few sectors (equal
 /// sectors and sequential runs), bio and insert merges (front merges move a start),
-/// requeues at the head and dispatches, with `check()` comparing the cache against
+/// requeues at the head and dispatches, some bios aimed at the end of a known next request
+/// (absorbing its successor), with `check()` comparing the cache (and the successor kept
+/// beside it) against
 /// deadline_from_pos()'s descent after every step and `tree_add()` its shortcut against
 /// elv_rb_add()'s (under `cfg(test)`).
 #[test]
@@ -239,6 +241,12 @@ fn known_next_request_matches_the_descent_under_random_traffic() {
         };
         if rand(8) == 0 {
             rq = with_class(rq, IoPrioClass::RealTime);
+        }
+        // Now and then a bio aimed at the end of the BE read tree's next request: a back
+        // merge into it that may absorb its successor.
+        let next = dd.next[2];
+        if next < UNKNOWN && rand(8) == 0 {
+            rq.sector = dd.held(next).rq.end_sector();
         }
         match rand(10) {
             0..=3 => dd.insert(rq, now, &mut NoTrace),
