@@ -551,40 +551,52 @@ impl RbForest {
         Some(at)
     }
 
-    /// Kernel: rb_next(): the in-order successor.
+    /// Kernel: rb_next(): the in-order successor of `n`, a node in a tree. Reads the stored
+    /// links directly: mq-deadline takes it at every dispatch and most inserts.
+    #[inline]
     pub(crate) fn next(&self, n: usize) -> Option<usize> {
-        if let Some(mut r) = self.l(n).right {
-            while let Some(l) = self.l(r).left {
-                r = l;
+        let links = &self.links;
+        let mut at = links[n].right;
+        if at != NIL {
+            loop {
+                let left = links[at as usize].left;
+                if left == NIL {
+                    return opt(at);
+                }
+                at = left;
             }
-            return Some(r);
         }
-        let mut n = n;
-        while let Some(p) = self.l(n).parent {
-            if self.l(p).right != Some(n) {
-                return Some(p);
+        let mut child = n as u32;
+        loop {
+            let parent = links[child as usize].parent;
+            if parent == NIL || links[parent as usize].right != child {
+                return opt(parent);
             }
-            n = p;
+            child = parent;
         }
-        None
     }
 
-    /// Kernel: rb_prev(): the in-order predecessor.
+    /// Kernel: rb_prev(): the in-order predecessor of `n`, a node in a tree.
     pub(crate) fn prev(&self, n: usize) -> Option<usize> {
-        if let Some(mut l) = self.l(n).left {
-            while let Some(r) = self.l(l).right {
-                l = r;
+        let links = &self.links;
+        let mut at = links[n].left;
+        if at != NIL {
+            loop {
+                let right = links[at as usize].right;
+                if right == NIL {
+                    return opt(at);
+                }
+                at = right;
             }
-            return Some(l);
         }
-        let mut n = n;
-        while let Some(p) = self.l(n).parent {
-            if self.l(p).left != Some(n) {
-                return Some(p);
+        let mut child = n as u32;
+        loop {
+            let parent = links[child as usize].parent;
+            if parent == NIL || links[parent as usize].left != child {
+                return opt(parent);
             }
-            n = p;
+            child = parent;
         }
-        None
     }
 
     /// The nodes of `tree` in order.

@@ -3,18 +3,22 @@
 //! deadline_check_fifo(), started_after(), dd_start_request().
 
 use super::tunables::jiffies;
-use super::{direction, time_after, Deadline, Slot, PRIO_COUNT, READ, WRITE};
+use super::{
+    direction, some_slot, time_after, Deadline, Held, Slot, NO_SLOT, PRIO_COUNT, READ, UNKNOWN,
+    WRITE,
+};
 use crate::request::{Request, Time};
 
 impl Deadline {
     /// Kernel: dd_dispatch_request(): the dispatch list first, then aged requests of the
     /// lower levels, then the levels in order; a level with requests queued or in flight
     /// holds back the ones below it.
+    #[inline]
     pub fn dispatch_request(&mut self, now: Time) -> Option<Request> {
         let now_j = jiffies(now);
         if let Some(slot) = self.dispatch.pop_front() {
             let dir = direction(&self.held(slot).rq);
-            return Some(self.start_request(dir, slot));
+            return Some(self.start_request(dir, slot, false));
         }
         if let Some(rq) = self.dispatch_prio_aged(now_j) {
             return Some(rq);
@@ -49,11 +53,19 @@ impl Deadline {
 
     /// Kernel: deadline_next_request(): the first request of `prio`'s `dir` tree at or after
     /// the position last dispatched from it.
-    fn next_request(&self, prio: usize, dir: usize) -> Option<Slot> {
-        let pos = self.latest_pos[prio][dir];
-        self.sort
-            .lower_bound(prio * 2 + dir, pos, Self::sector_of(&self.sectors))
-            .map(|n| n as Slot)
+    /// Known while no dispatch moves `latest_pos` elsewhere ([`Deadline::next`]).
+    #[inline]
+    fn next_request(&mut self, prio: usize, dir: usize) -> Option<Slot> {
+        let tree = prio * 2 + dir;
+        if self.next[tree] == UNKNOWN {
+            let pos = self.latest_pos[prio][dir];
+            self.next[tree] = self
+                .sort
+                .lower_bound(tree, pos, Self::sector_of(&self.sectors))
+                .map_or(NO_SLOT, |n| n as Slot);
+            self.after[tree] = UNKNOWN;
+        }
+        some_slot(self.next[tree])
     }
 
     /// Kernel: deadline_check_fifo(): the FIFO head's deadline has come.
@@ -66,8 +78,7 @@ impl Deadline {
 
     /// Kernel: started_after(): inserted after `latest_start`, as far as the FIFO deadline
     /// and the *current* expiry tell.
-    fn started_after(&self, slot: Slot, latest_start: u64) -> bool {
-        let h = self.held(slot);
+    fn started_after(&self, h: &Held, latest_start: u64) -> bool {
         let expire = i64::from(self.fifo_expire[direction(&h.rq)]) as u64;
         time_after(h.fifo_time.wrapping_sub(expire), latest_start)
     }
@@ -98,6 +109,7 @@ impl Deadline {
     /// direction and start a batch at the FIFO head (expired, or nothing further up) or
     /// where the last one left off; nothing if the pick was inserted after `latest_start`.
     /// The FIFO deadline is checked against the current jiffies `now_j`.
+    #[inline]
     fn dispatch_from(&mut self, prio: usize, latest_start: u64, now_j: u64) -> Option<Request> {
         // The kernel looks the next request up before testing the batch; the lookup has
         // no side effect, so an ended batch skips it.
@@ -118,18 +130,39 @@ impl Deadline {
             pick = Some(slot);
         }
         let slot = pick.expect("a request was picked");
-        if self.started_after(slot, latest_start) {
+        let held = self.held(slot);
+        if self.started_after(held, latest_start) {
             return None;
         }
+        let dir = direction(&held.rq);
         self.batching = self.batching.wrapping_add(1);
-        let dir = direction(&self.held(slot).rq);
-        self.remove_request(slot);
-        Some(self.start_request(dir, slot))
+        let was_next = self.next[prio * 2 + dir] == slot;
+        // deadline_remove_request() on the request as it leaves its slot.
+        let held = self.release(slot);
+        self.fifo.remove(slot);
+        if held.in_tree {
+            self.tree_unlink(held.prio * 2 + dir, slot);
+        }
+        self.hash_del(slot);
+        if self.last_merge == Some(slot) {
+            self.last_merge = None;
+        }
+        Some(self.started(held, dir, was_next))
     }
 
-    /// Kernel: dd_start_request(): remember the position, count the dispatch.
-    fn start_request(&mut self, dir: usize, slot: Slot) -> Request {
+    /// Kernel: dd_start_request() for the request in `slot`.
+    fn start_request(&mut self, dir: usize, slot: Slot, was_next: bool) -> Request {
         let held = self.release(slot);
+        self.started(held, dir, was_next)
+    }
+
+    /// Kernel: dd_start_request(): remember the position, count the dispatch. When the
+    /// request was its tree's next one, its successor (now known as next) is the next one
+    /// at its position too; else the new position's next request is not known.
+    fn started(&mut self, held: Held, dir: usize, was_next: bool) -> Request {
+        if !was_next {
+            self.forget_next(held.prio * 2 + dir);
+        }
         self.latest_pos[held.prio][dir] = held.rq.sector;
         let stats = &mut self.stats[held.prio];
         stats.dispatched = stats.dispatched.wrapping_add(1);

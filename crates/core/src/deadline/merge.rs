@@ -39,7 +39,7 @@ pub struct BioMerge {
     pub then: Option<RequestMerge>,
 }
 
-fn op_mergeable(rq: &Request) -> bool {
+pub(super) fn op_mergeable(rq: &Request) -> bool {
     matches!(rq.op, Op::Read | Op::Write) && !rq.flags.fua
 }
 

@@ -38,7 +38,7 @@ use std::collections::VecDeque;
 
 use crate::elevator::{Dispatch, Elevator};
 use crate::elv_hash::ElvHash;
-use crate::rbtree::RbForest;
+use crate::rbtree::{RbForest, Search};
 use crate::request::{IoPrioClass, Request, RequestId, Time, MAX_MERGE_SECTORS};
 use crate::trace::Trace;
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
@@ -54,6 +54,14 @@ const PRIO_COUNT: usize = 3;
 
 /// Index of a queued request in [`Deadline::slots`].
 pub(crate) type Slot = u32;
+/// No request (an answer of [`Deadline::next`]).
+const NO_SLOT: Slot = u32::MAX;
+/// [`Deadline::next`] not looked up since `latest_pos` moved (no slot reaches it).
+const UNKNOWN: Slot = u32::MAX - 1;
+
+fn some_slot(s: Slot) -> Option<Slot> {
+    (s != NO_SLOT).then_some(s)
+}
 
 /// Kernel: ioprio_class_to_prio[]: no class is best effort.
 fn class_to_prio(class: IoPrioClass) -> usize {
@@ -103,6 +111,16 @@ pub struct Deadline {
     queued: usize,
     /// Tree `prio * 2 + dir`.
     sort: RbForest,
+    /// Each tree's answer to deadline_next_request() (the first request at or after
+    /// `latest_pos`) once looked up: kept exact as requests join and leave the tree (see
+    /// [`Deadline::tree_add`], [`Deadline::tree_del_if_sorted`]), so a batch's next request
+    /// and a sequential stream's insertion point take no descent. [`NO_SLOT`] for none,
+    /// [`UNKNOWN`] when not known.
+    next: [Slot; PRIO_COUNT * 2],
+    /// The successor of each tree's known next request, once looked up ([`UNKNOWN`] when
+    /// not known, [`NO_SLOT`] when there is none): a dispatch of the next request moves
+    /// to it without a walk, and an insert after the next request is checked against it.
+    after: [Slot; PRIO_COUNT * 2],
     /// List `prio * 2 + dir`.
     fifo: Lists,
     dispatch: VecDeque<Slot>,
@@ -140,6 +158,8 @@ impl Deadline {
             free_slots: Vec::new(),
             queued: 0,
             sort: RbForest::new(PRIO_COUNT * 2),
+            next: [UNKNOWN; PRIO_COUNT * 2],
+            after: [UNKNOWN; PRIO_COUNT * 2],
             fifo: Lists::new(PRIO_COUNT * 2),
             dispatch: VecDeque::new(),
             latest_pos: [[0; 2]; PRIO_COUNT],
@@ -194,6 +214,7 @@ impl Deadline {
             .expect("slot holds a request")
     }
 
+    #[inline]
     fn store(&mut self, held: Held) -> Slot {
         self.queued += 1;
         let sector = held.rq.sector;
@@ -206,11 +227,15 @@ impl Deadline {
             None => {
                 self.slots.push(Some(held));
                 self.sectors.push(sector);
-                Slot::try_from(self.slots.len() - 1).expect("fewer than 2^32 queued requests")
+                Slot::try_from(self.slots.len() - 1)
+                    .ok()
+                    .filter(|&s| s < UNKNOWN)
+                    .expect("fewer than 2^32 - 2 queued requests")
             }
         }
     }
 
+    #[inline]
     fn release(&mut self, slot: Slot) -> Held {
         let held = self.slots[slot as usize]
             .take()
@@ -227,6 +252,10 @@ impl Deadline {
 
     /// A front merge moved `slot`'s start to `sector`.
     fn set_sector(&mut self, slot: Slot, sector: u64) {
+        // The request leaves its tree and rejoins it (dd_request_merged()) or is absorbed;
+        // until then it is out of place, so nothing known about its tree holds.
+        let h = self.held(slot);
+        self.forget_next(h.prio * 2 + direction(&h.rq));
         self.held_mut(slot).rq.sector = sector;
         self.sectors[slot as usize] = sector;
     }
@@ -235,11 +264,80 @@ impl Deadline {
     fn tree_add(&mut self, slot: Slot) {
         let h = self.held_mut(slot);
         h.in_tree = true;
-        let (tree, sector) = (h.prio * 2 + direction(&h.rq), h.rq.sector);
-        let at = self
-            .sort
-            .search_for_insert(tree, sector, Self::sector_of(&self.sectors));
+        let (prio, dir, sector) = (h.prio, direction(&h.rq), h.rq.sector);
+        self.tree_link(slot, prio, dir, sector);
+    }
+
+    /// [`Deadline::tree_add`] once the request is marked as on its tree, with its level,
+    /// direction and sector.
+    fn tree_link(&mut self, slot: Slot, prio: usize, dir: usize, sector: u64) {
+        let tree = prio * 2 + dir;
+        let shortcut = self.insert_after_next(tree, sector);
+        let at = match shortcut {
+            Some(at) => at,
+            None => self
+                .sort
+                .search_for_insert(tree, sector, Self::sector_of(&self.sectors)),
+        };
+        if cfg!(test) {
+            let descent = self
+                .sort
+                .search_for_insert(tree, sector, Self::sector_of(&self.sectors));
+            assert_eq!(at, descent, "the shortcut links where elv_rb_add() would");
+        }
         self.sort.insert(tree, slot as usize, at);
+        if shortcut.is_some() {
+            self.after[tree] = slot;
+            return;
+        }
+        // A request between `latest_pos` and the known next one comes first now, followed
+        // by it; one with the next one's sector goes after it (elv_rb_add() sends equal keys
+        // right), and one past the next one's successor changes neither.
+        let next = self.next[tree];
+        if next != UNKNOWN
+            && sector >= self.latest_pos[prio][dir]
+            && (next == NO_SLOT || sector < self.sectors[next as usize])
+        {
+            self.next[tree] = slot;
+            self.after[tree] = next;
+        }
+    }
+
+    /// Nothing known of `tree`'s next request (its position moved, or a key is changing).
+    fn forget_next(&mut self, tree: usize) {
+        self.next[tree] = UNKNOWN;
+        self.after[tree] = UNKNOWN;
+    }
+
+    /// The successor of `tree`'s known next request `n`, looked up once.
+    fn after_next(&mut self, tree: usize, n: Slot) -> Slot {
+        if self.after[tree] == UNKNOWN {
+            self.after[tree] = self.sort.next(n as usize).map_or(NO_SLOT, |s| s as Slot);
+        }
+        self.after[tree]
+    }
+
+    /// Where elv_rb_add() links a request at `sector` when it falls right after the known
+    /// next request `n` (a stream's next request while its batch runs): the empty slot
+    /// between `n` and its successor, `n`'s right or the successor's left; none otherwise.
+    fn insert_after_next(&mut self, tree: usize, sector: u64) -> Option<Search> {
+        let n = self.next[tree];
+        if n >= UNKNOWN || sector < self.sectors[n as usize] {
+            return None;
+        }
+        let succ = self.after_next(tree, n);
+        if succ != NO_SLOT && sector >= self.sectors[succ as usize] {
+            return None;
+        }
+        let parent = match self.sort.right(n as usize) {
+            None => n,
+            Some(_) => succ,
+        };
+        Some(Search {
+            found: None,
+            parent: Some(parent as usize),
+            right: parent == n,
+        })
     }
 
     /// Kernel: deadline_del_rq_rb() / elv_rb_del().
@@ -258,8 +356,22 @@ impl Deadline {
         }
         h.in_tree = false;
         let tree = h.prio * 2 + direction(&h.rq);
-        self.sort.erase(tree, slot as usize);
+        self.tree_unlink(tree, slot);
         true
+    }
+
+    /// Kernel: elv_rb_del() of a request marked as off its tree.
+    fn tree_unlink(&mut self, tree: usize, slot: Slot) {
+        // The next request leaving: its successor is the first at or after `latest_pos`
+        // (it was, and it is at or after it); and at or after the leaving request's sector,
+        // should it be dispatched (no request before it is at or after `latest_pos`).
+        if self.next[tree] == slot {
+            self.next[tree] = self.after_next(tree, slot);
+            self.after[tree] = UNKNOWN;
+        } else if self.after[tree] == slot {
+            self.after[tree] = UNKNOWN;
+        }
+        self.sort.erase(tree, slot as usize);
     }
 
     /// Kernel: deadline_remove_request(): off the FIFO, the tree, the hash and the
@@ -287,6 +399,7 @@ impl Deadline {
         self.insert_with(rq, at_head, now, true)
     }
 
+    #[inline]
     fn insert_with(
         &mut self,
         rq: Request,
@@ -296,37 +409,41 @@ impl Deadline {
     ) -> Vec<RequestMerge> {
         let prio = class_to_prio(rq.ioprio.class);
         self.stats[prio].inserted = self.stats[prio].inserted.wrapping_add(1);
+        let now_j = jiffies(now);
+        let dir = direction(&rq);
+        let fifo_time = if at_head {
+            now_j
+        } else {
+            now_j.wrapping_add(i64::from(self.fifo_expire[dir]) as u64)
+        };
+        // A new request is mergeable by its kind alone (nothing has marked it yet); it is
+        // on its tree from here when no merge can absorb it first.
+        let (sector, end, mergeable) = (rq.sector, rq.end_sector(), merge::op_mergeable(&rq));
         let slot = self.store(Held {
             rq,
-            fifo_time: 0,
+            fifo_time,
             prio,
-            in_tree: false,
+            in_tree: !at_head && !merge,
             nomerge: false,
         });
-        let merges = if merge {
-            self.insert_merge(slot)
-        } else {
-            Vec::new()
-        };
-        if !merges.is_empty() {
-            return merges;
+        if merge {
+            let merges = self.insert_merge(slot);
+            if !merges.is_empty() {
+                return merges;
+            }
+            self.held_mut(slot).in_tree = !at_head;
         }
-        let now_j = jiffies(now);
         if at_head {
-            self.held_mut(slot).fifo_time = now_j;
             self.dispatch.push_front(slot);
-            return merges;
+            return Vec::new();
         }
-        self.tree_add(slot);
-        if self.mergeable(slot) {
-            self.hash_add(slot);
+        self.tree_link(slot, prio, dir, sector);
+        if mergeable {
+            self.hash.add(slot as usize, end);
             self.last_merge.get_or_insert(slot);
         }
-        let dir = direction(&rq);
-        let expire = i64::from(self.fifo_expire[dir]) as u64;
-        self.held_mut(slot).fifo_time = now_j.wrapping_add(expire);
         self.fifo.push_back(prio * 2 + dir, slot);
-        merges
+        Vec::new()
     }
 
     /// Kernel: dd_finish_request(): a request handed out earlier is done.
@@ -351,6 +468,22 @@ impl Deadline {
                 "tree {list} and FIFO {list} differ"
             );
             self.sort.check(list);
+            if self.next[list] != UNKNOWN {
+                let pos = self.latest_pos[list / 2][list % 2];
+                let descent = self
+                    .sort
+                    .lower_bound(list, pos, Self::sector_of(&self.sectors));
+                let next = some_slot(self.next[list]).map(|n| n as usize);
+                assert_eq!(next, descent, "next request {list} is stale");
+                if let Some(n) = next.filter(|_| self.after[list] != UNKNOWN) {
+                    let after = some_slot(self.after[list]).map(|s| s as usize);
+                    assert_eq!(
+                        after,
+                        self.sort.next(n),
+                        "next request's successor is stale"
+                    );
+                }
+            }
             let sectors: Vec<u64> = in_tree
                 .iter()
                 .map(|&n| self.held(n as Slot).rq.sector)

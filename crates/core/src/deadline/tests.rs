@@ -210,3 +210,57 @@ fn bios_and_requests_of_two_cgroups_stay_apart() {
     assert_eq!((m.into, m.then), (RequestId(1), None));
     dd.check_invariants();
 }
+
+/// The known next request of each tree (the batch's continuation and the insertion
+/// shortcut) always equals the kernel's descent: random inserts on few sectors (equal
+/// sectors and sequential runs), bio and insert merges (front merges move a start),
+/// requeues at the head and dispatches, some bios aimed at the end of a known next request
+/// (absorbing its successor), with `check()` comparing the cache (and the successor kept
+/// beside it) against
+/// deadline_from_pos()'s descent after every step and `tree_add()` its shortcut against
+/// elv_rb_add()'s (under `cfg(test)`).
+#[test]
+fn known_next_request_matches_the_descent_under_random_traffic() {
+    let mut dd = Deadline::new();
+    dd.set_tunable("fifo_batch", "4").unwrap();
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut rand = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let (mut id, mut now, mut dispatched) = (0, 0, 0);
+    for _ in 0..20_000 {
+        id += 1;
+        let sector = rand(64) * 8;
+        let mut rq = if rand(4) == 0 {
+            async_write(id, sector, 8)
+        } else {
+            read(id, sector, 8)
+        };
+        if rand(8) == 0 {
+            rq = with_class(rq, IoPrioClass::RealTime);
+        }
+        // Now and then a bio aimed at the end of the BE read tree's next request: a back
+        // merge into it that may absorb its successor.
+        let next = dd.next[2];
+        if next < UNKNOWN && rand(8) == 0 {
+            rq.sector = dd.held(next).rq.end_sector();
+        }
+        match rand(10) {
+            0..=3 => dd.insert(rq, now, &mut NoTrace),
+            4 => drop(dd.insert_request(rq, rand(6) == 0, now)),
+            5 | 6 => drop(dd.bio_merge(&rq)),
+            _ => {
+                if let Dispatch::Request(rq) = dd.dispatch(now, &mut NoTrace) {
+                    dd.completed(&rq, now, &mut NoTrace);
+                    dispatched += 1;
+                }
+            }
+        }
+        now += rand(3) * NSEC_PER_MSEC;
+        dd.check_invariants();
+    }
+    assert!(dispatched > 5_000, "the traffic dispatched {dispatched}");
+}
