@@ -446,6 +446,44 @@ fn io_processes(
         .collect()
 }
 
+/// The engine's worker threads: each one's CPU (if pinned), each clone's worker, and the
+/// cgroup placement of the workers when they are one per cgroup.
+struct WorkerPlan {
+    thread_cpus: Vec<Option<u32>>,
+    owner: Vec<usize>,
+    placement: Option<Placement>,
+}
+
+fn plan_workers(
+    jobs: &[JobSpec],
+    clone_jobs: &[usize],
+    cpus: Option<&[u32]>,
+    config: &EngineConfig,
+    drv: &EngineDriver<'_>,
+) -> Result<WorkerPlan, EngineError> {
+    if !config.cgroup_threads {
+        let thread_cpus = threads::thread_cpus(config.threads, clone_jobs.len(), cpus);
+        let owner = threads::assign_clones(jobs, clone_jobs, &thread_cpus);
+        return Ok(WorkerPlan {
+            thread_cpus,
+            owner,
+            placement: None,
+        });
+    }
+    let (groups, owner) = cgroup_workers(jobs, drv)?;
+    // Jobs that name no cgroup run as they would without the setting: one thread.
+    let placement = if groups.iter().any(|group| group != "/") {
+        Some(Placement::new(&groups)?)
+    } else {
+        None
+    };
+    Ok(WorkerPlan {
+        thread_cpus: vec![None; groups.len()],
+        owner,
+        placement,
+    })
+}
+
 impl<'a> Engine<'a> {
     /// Checks the jobs and the target, opens it, lays the jobs out and builds the scheduler.
     /// Nothing is written before [`Engine::run`].
@@ -469,9 +507,6 @@ impl<'a> Engine<'a> {
             setup::ring_and_buffers(jobs, &opened.layout, path, &opened.file, queue_depth)?;
         let procs = io_processes(jobs, &opened.layout, &checks.methods);
         let clone_jobs: Vec<usize> = opened.layout.clones.iter().map(|plan| plan.job).collect();
-        let mut thread_cpus =
-            threads::thread_cpus(config.threads, clone_jobs.len(), cpus.as_deref());
-        let mut owner = threads::assign_clones(jobs, &clone_jobs, &thread_cpus);
         let drv = Driver::new(
             jobs,
             opened.layout,
@@ -483,16 +518,11 @@ impl<'a> Engine<'a> {
             job: e.job,
             target: e.target,
         })?;
-        let mut placement = None;
-        if config.cgroup_threads {
-            let (groups, by_cgroup) = cgroup_workers(jobs, &drv)?;
-            thread_cpus = vec![None; groups.len()];
-            owner = by_cgroup;
-            // Jobs that name no cgroup run as they would without the setting: one thread.
-            if groups.iter().any(|group| group != "/") {
-                placement = Some(Placement::new(&groups)?);
-            }
-        }
+        let WorkerPlan {
+            thread_cpus,
+            owner,
+            placement,
+        } = plan_workers(jobs, &clone_jobs, cpus.as_deref(), &config, &drv)?;
         let workers = thread_cpus.len();
         let back = EngineBackend {
             ring,

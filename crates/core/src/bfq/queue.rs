@@ -16,7 +16,7 @@ use super::{
     ioprio_to_weight, Bfq, BfqQueue, BfqqData, Bic, QId, Slot, Ttime, CLASS_BE, CLASS_IDLE,
     CLASS_RT,
 };
-use super::{GId, IOPRIO_NR_LEVELS};
+use super::{EId, GId, IOPRIO_NR_LEVELS};
 use crate::request::{IoContextId, IoPrioClass, Request, Time};
 use crate::trace::Trace;
 
@@ -134,76 +134,8 @@ impl Bfq {
         // Until bfq_init_entity() the queue belongs to no group: its messages go to the root
         // group's log, as the kernel's do (bfqq_group() of a NULL parent).
         self.entities.push(Entity::new(Owner::Queue(q), 0, None, 0));
-        let j = Bfq::jif(now);
-        let smallest = Bfq::smallest_from_now(now);
-        self.queues.push(Some(BfqQueue {
-            id: q,
-            entity: e,
-            ref_: 0,
-            stable_ref: 0,
-            // Set after the ioprio message, which shows pid 0 (`bfq0A`).
-            pid: 0,
-            bic: None,
-            ioprio: 0,
-            ioprio_class: 0,
-            new_ioprio: 0,
-            new_ioprio_class: 0,
-            last_serv_time_ns: 0,
-            inject_limit: 0,
-            decrease_time_jif: j,
-            new_bfqq: None,
-            pos_root: None,
-            sort_list: Default::default(),
-            next_rq: None,
-            queued: [0, 0],
-            meta_pending: 0,
-            fifo: Default::default(),
-            weight_counter: None,
-            max_budget: (2 * self.max_budget()) / 3,
-            budget_timeout: smallest,
-            dispatched: 0,
-            just_created: false,
-            busy: false,
-            wait_request: false,
-            non_blocking_wait_rq: false,
-            fifo_expire: false,
-            has_short_ttime: false,
-            // Marked after the ioprio message: `bfq%dA` there even for a sync queue.
-            sync: false,
-            io_bound: true,
-            in_large_burst: false,
-            softrt_update: false,
-            coop: false,
-            split_coop: false,
-            ttime: Ttime {
-                last_end_request: now + 1,
-                ..Ttime::default()
-            },
-            io_start_time: now,
-            tot_idle_time: 0,
-            seek_history: 1,
-            in_burst_list: false,
-            last_request_pos: 0,
-            wr_cur_max_time: 0,
-            soft_rt_next_start: j,
-            last_wr_start_finish: j,
-            wr_coeff: 1,
-            last_idle_bklogged: 0,
-            service_from_backlogged: 0,
-            service_from_wr: 0,
-            wr_start_at_switch_to_srt: smallest,
-            split_time: smallest,
-            first_io_time: 0,
-            creation_time: j,
-            waker_bfqq: None,
-            tentative_waker_bfqq: None,
-            num_waker_detections: 0,
-            waker_detection_started: 0,
-            woken_list_node: None,
-            woken_list: Default::default(),
-            served_ns: 0,
-            slices: 0,
-        }));
+        let max_budget = (2 * self.max_budget()) / 3;
+        self.queues.push(Some(new_queue(q, e, max_budget, now)));
         if let Some(ioprio) = ioprio {
             self.set_next_ioprio_data(q, ioprio, now, trace);
         }
@@ -482,5 +414,80 @@ impl Bfq {
         if self.bics[&ioc].requests == 0 {
             self.bics.remove(ioc);
         }
+    }
+}
+
+/// A queue as bfq_get_queue() zeroes it and bfq_init_bfqq() fills it, before its ioprio and
+/// bfq_init_entity(): entity `entity`, budget `max_budget`, created at `now`.
+fn new_queue(q: QId, entity: EId, max_budget: i64, now: Time) -> BfqQueue {
+    let j = Bfq::jif(now);
+    let smallest = Bfq::smallest_from_now(now);
+    BfqQueue {
+        id: q,
+        entity,
+        ref_: 0,
+        stable_ref: 0,
+        // Set after the ioprio message, which shows pid 0 (`bfq0A`).
+        pid: 0,
+        bic: None,
+        ioprio: 0,
+        ioprio_class: 0,
+        new_ioprio: 0,
+        new_ioprio_class: 0,
+        last_serv_time_ns: 0,
+        inject_limit: 0,
+        decrease_time_jif: j,
+        new_bfqq: None,
+        pos_root: None,
+        sort_list: Default::default(),
+        next_rq: None,
+        queued: [0, 0],
+        meta_pending: 0,
+        fifo: Default::default(),
+        weight_counter: None,
+        max_budget,
+        budget_timeout: smallest,
+        dispatched: 0,
+        just_created: false,
+        busy: false,
+        wait_request: false,
+        non_blocking_wait_rq: false,
+        fifo_expire: false,
+        has_short_ttime: false,
+        // Marked after the ioprio message: `bfq%dA` there even for a sync queue.
+        sync: false,
+        io_bound: true,
+        in_large_burst: false,
+        softrt_update: false,
+        coop: false,
+        split_coop: false,
+        ttime: Ttime {
+            last_end_request: now + 1,
+            ..Ttime::default()
+        },
+        io_start_time: now,
+        tot_idle_time: 0,
+        seek_history: 1,
+        in_burst_list: false,
+        last_request_pos: 0,
+        wr_cur_max_time: 0,
+        soft_rt_next_start: j,
+        last_wr_start_finish: j,
+        wr_coeff: 1,
+        last_idle_bklogged: 0,
+        service_from_backlogged: 0,
+        service_from_wr: 0,
+        wr_start_at_switch_to_srt: smallest,
+        split_time: smallest,
+        first_io_time: 0,
+        creation_time: j,
+        waker_bfqq: None,
+        tentative_waker_bfqq: None,
+        num_waker_detections: 0,
+        waker_detection_started: 0,
+        woken_list_node: None,
+        woken_list: Default::default(),
+        served_ns: 0,
+        slices: 0,
     }
 }
