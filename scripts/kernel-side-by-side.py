@@ -24,8 +24,10 @@ own depth bounds the total to `alone / ideal share` (the real-device counterpart
 simulated *10 % cap*, docs/tasks/adaptive.md), and to `alone / (ideal − 0.02)` at the edge
 of a 2-point tolerance; both are printed ÷ the two-job `none` total of the same round.
 
-Needs root, fio and a loop device; the image is made (sparse) if missing and then removed
-with the loop device when the run ends. Prints Markdown.
+Needs root, fio and a loop device; the image is made if missing and then removed with the
+loop device when the run ends. It is written through, so that reads reach the disk: a sparse
+file's holes read as zeros without any device I/O, which made earlier runs measure a CPU-bound
+device (`--sparse` keeps that for comparison). Prints Markdown.
 """
 
 import argparse
@@ -307,13 +309,27 @@ def message_table(results, sched):
     return "\n".join(rows)
 
 
-def attach(image, size):
+def make_image(image, size, sparse=False):
+    """Creates `image` of `size` bytes: written through (one random 4 MiB block repeated,
+    then fsync'd) unless `sparse`, whose holes would be read without touching the disk."""
+    with open(image, "wb") as f:
+        if sparse:
+            f.truncate(size)
+            return
+        block = os.urandom(4 << 20)
+        left = size
+        while left > 0:
+            left -= f.write(block[:min(left, len(block))])
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def attach(image, size, sparse=False):
     """A loop device over `image`, and whether the image was made here (then it is removed
     with the device)."""
     made = not os.path.exists(image)
     if made:
-        with open(image, "wb") as f:
-            f.truncate(size)
+        make_image(image, size, sparse)
     # Direct I/O on the backing file, so the page cache does not serve the reads.
     try:
         return sh(["losetup", "--direct-io=on", "-f", "--show", image]).stdout.strip(), made
@@ -329,6 +345,8 @@ def main():
     p.add_argument("--device", help="a block device to use (else a loop device over --image)")
     p.add_argument("--image", default="/var/tmp/iosched-side-by-side.img")
     p.add_argument("--image-size", type=int, default=1 << 30)
+    p.add_argument("--sparse", action="store_true",
+                   help="make a missing image sparse (reads of its holes touch no disk)")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--schedulers", default="none,mq-deadline,kyber,bfq")
     p.add_argument("--iosched", default="target/release/iosched")
@@ -370,7 +388,7 @@ def main():
         engine_threads = "cgroups" if names_cgroups(args.job) else "1"
     if args.cap and "none" not in schedulers:
         sys.exit("--cap: the cap is against the kernel's none: add none to --schedulers")
-    device, made = (args.device, False) if args.device else attach(args.image, args.image_size)
+    device, made = (args.device, False) if args.device else attach(args.image, args.image_size, args.sparse)
     results = collections.defaultdict(list)
     try:
         with tempfile.TemporaryDirectory() as out_dir:
