@@ -86,7 +86,7 @@ fn simulated_run_shows_simulated_time_of_total_with_eta() {
 
 /// A simulated run that ends when its bytes are done has no planned time; its line counts
 /// the I/Os done against the jobs' expected count (sizes over block sizes), with the
-/// simulator's clock and an ETA: `simulated 12.3 s, 1048576 of ~4194304 I/Os, ETA 00m:02s`.
+/// simulator's clock and an ETA: `simulated 12.3 s, 1048576 of ~16777216 I/Os, ETA 00m:02s`.
 #[test]
 fn size_bound_simulated_run_counts_ios_of_the_expected_total() {
     if !tool_available("script") {
@@ -98,9 +98,11 @@ fn size_bound_simulated_run_counts_ios_of_the_expected_total() {
     let scratch = Scratch::new("progress-size");
     let drawn = simulated_terminal_output(
         &scratch,
-        "[global]\ndirect=1\nsize=8g\nbs=4k\n[a]\nrw=randread\n[b]\nrw=randread\n",
+        "[global]\ndirect=1\nsize=32g\nbs=4k\n[a]\nrw=randread\n[b]\nrw=randread\n",
     );
-    // Two clones of 8 GiB in 4 KiB blocks.
-    assert!(drawn.contains(" of ~4194304 I/Os, ETA "), "{drawn:?}");
+    // Two clones of 32 GiB in 4 KiB blocks: sized to take several seconds, since the bar
+    // waits one second before it draws (8 GiB ran in about one second after session 20's
+    // speed-ups, and the bar did not always draw).
+    assert!(drawn.contains(" of ~16777216 I/Os, ETA "), "{drawn:?}");
     assert!(drawn.contains("simulated "), "{drawn:?}");
 }
