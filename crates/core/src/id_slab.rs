@@ -88,20 +88,26 @@ impl<K: TableKey, V> IdSlab<K, V> {
     /// The rest of [`IdSlab::get_or_insert_with`]: `id` is new. Answers its index.
     #[inline(never)]
     fn insert_made(&mut self, id: K, make: impl FnOnce() -> V) -> usize {
-        let value = Some(make());
+        self.store(id, make()).0
+    }
+
+    /// Puts `value` in the slot freed last (the one most likely still in cache) or a new
+    /// one, under `id`: the slot's index, and the index `id` had before (none if new).
+    #[inline]
+    fn store(&mut self, id: K, value: V) -> (usize, Option<usize>) {
         let i = match self.free.pop() {
             Some(i) => {
-                self.values[i] = value;
+                self.values[i] = Some(value);
                 i
             }
             None => {
-                self.values.push(value);
+                self.values.push(Some(value));
                 self.values.len() - 1
             }
         };
-        self.index.insert(id, i);
+        let previous = self.index.insert(id, i);
         self.hint.set(Some((id, i)));
-        i
+        (i, previous)
     }
 
     /// Puts `value` under `id`, answering the value it replaces. A new id takes the slot
@@ -118,19 +124,8 @@ impl<K: TableKey, V> IdSlab<K, V> {
     /// table where [`IdSlab::insert`] makes three (a request's id is new by construction).
     #[inline]
     pub fn insert_new(&mut self, id: K, value: V) {
-        let i = match self.free.pop() {
-            Some(i) => {
-                self.values[i] = Some(value);
-                i
-            }
-            None => {
-                self.values.push(Some(value));
-                self.values.len() - 1
-            }
-        };
-        let previous = self.index.insert(id, i);
+        let (_, previous) = self.store(id, value);
         assert!(previous.is_none(), "an id was inserted twice");
-        self.hint.set(Some((id, i)));
     }
 
     pub fn remove(&mut self, id: K) -> Option<V> {

@@ -117,6 +117,32 @@ impl std::fmt::Display for UnknownScheduler {
 
 impl std::error::Error for UnknownScheduler {}
 
+/// Why [`configured_elevator`] could not build a scheduler.
+#[derive(Debug)]
+pub enum ElevatorError {
+    Unknown(UnknownScheduler),
+    Tunable(TunableError),
+}
+
+/// The scheduler named `name` for `device` as a driver runs it: behind the uptime clock
+/// that starts it `uptime_ns` after boot ([`Uptime`]), with `tunables` set in order (what
+/// `--set` gives). The simulator and the engine build theirs here.
+pub fn configured_elevator(
+    name: &str,
+    device: DeviceInfo,
+    uptime_ns: Time,
+    tunables: &[(String, String)],
+) -> Result<Box<dyn Elevator>, ElevatorError> {
+    let elevator = new_elevator(name, device).map_err(ElevatorError::Unknown)?;
+    let mut elevator: Box<dyn Elevator> = Box::new(Uptime::new(elevator, uptime_ns));
+    for (tunable, value) in tunables {
+        elevator
+            .set_tunable(tunable, value)
+            .map_err(ElevatorError::Tunable)?;
+    }
+    Ok(elevator)
+}
+
 /// Builds the scheduler named `name` for a device.
 pub fn new_elevator(name: &str, device: DeviceInfo) -> Result<Box<dyn Elevator>, UnknownScheduler> {
     // An alias resolves through the one list `iosched schedulers` prints.

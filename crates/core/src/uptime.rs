@@ -163,11 +163,11 @@ impl Elevator for Uptime {
         }
     }
 
-    /// In the driver's clock; a bound before the origin (already past) settles nothing.
     fn completion_keeps_dispatch_settled(&self) -> bool {
         self.inner.completion_keeps_dispatch_settled()
     }
 
+    /// In the driver's clock; a bound before the origin (already past) settles nothing.
     fn dispatch_settled_until(&self, traced: bool) -> Option<Time> {
         self.inner
             .dispatch_settled_until(traced)?

@@ -82,10 +82,8 @@ impl<X: Copy> Driver<'_, X> {
                     verify_tag,
                 } => {
                     *submitted += 1;
-                    if !woken.is_empty() {
-                        for other in woken {
-                            b.wake(other, now);
-                        }
+                    for other in woken {
+                        b.wake(other, now);
                     }
                     let io = b.job_io(verify_tag);
                     self.submit(b, index, unit, io, trace);

@@ -61,20 +61,14 @@ pub const LAT_KEYS_MS: [&str; 12] = [
 /// Total latency buckets: 10 ns + 10 µs + 12 ms.
 pub const LAT_BUCKETS: usize = 32;
 
-/// Bucket of a value below 1000 in a 10-bucket unit band (fio's `io_u_mark_lat_nsec/usec`).
+/// Where each of a unit band's 10 buckets starts, and the band's end (fio's
+/// `io_u_mark_lat_nsec/usec/msec`): 0-1, 2-3, 4-9, 10-19, 20-49, 50-99, 100-249, 250-499,
+/// 500-749, 750-999.
+const SHORT_EDGES: [u64; 11] = [0, 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+
+/// Bucket of a value below 1000 in a 10-bucket unit band.
 fn short_bucket(v: u64) -> usize {
-    match v {
-        0..=1 => 0,
-        2..=3 => 1,
-        4..=9 => 2,
-        10..=19 => 3,
-        20..=49 => 4,
-        50..=99 => 5,
-        100..=249 => 6,
-        250..=499 => 7,
-        500..=749 => 8,
-        _ => 9,
-    }
+    SHORT_EDGES[1..10].partition_point(|&edge| edge <= v)
 }
 
 /// Index into the 32 latency buckets for a completion latency in ns.
@@ -97,14 +91,13 @@ pub fn latency_bucket(nsec: u64) -> usize {
 /// The latencies [`latency_bucket`] puts in `bucket`: `lo..hi` ns (the last reaches up
 /// to, not including, `u64::MAX`).
 pub fn latency_bucket_bounds(bucket: usize) -> (u64, u64) {
-    const EDGES: [u64; 11] = [0, 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
     match bucket {
         0..=29 => {
             let unit = [1, 1_000, 1_000_000][bucket / 10];
             let k = bucket % 10;
             // The µs and ms bands' first buckets start at the band (1 µs, 1 ms), not at 0.
             let band = [0, 1_000, 1_000_000][bucket / 10];
-            ((EDGES[k] * unit).max(band), EDGES[k + 1] * unit)
+            ((SHORT_EDGES[k] * unit).max(band), SHORT_EDGES[k + 1] * unit)
         }
         30 => (1_000_000_000, 2_000_000_000),
         _ => (2_000_000_000, u64::MAX),

@@ -43,7 +43,8 @@ use std::time::Instant;
 
 use io_uring::{squeue, types, IoUring};
 use iosched_core::{
-    new_elevator, CgroupId, DeviceInfo, Elevator, RequestId, Time, Trace, Uptime, DEFAULT_UPTIME_NS,
+    configured_elevator, CgroupId, DeviceInfo, Elevator, ElevatorError, RequestId, Time, Trace,
+    DEFAULT_UPTIME_NS,
 };
 use iosched_driver::{Driver, Outcome, RunProgress};
 use iosched_workload::generator::FileRegion;
@@ -400,15 +401,12 @@ fn build_elevator(
     config: &EngineConfig,
     info: DeviceInfo,
 ) -> Result<Box<dyn Elevator>, EngineError> {
-    let elevator = new_elevator(&config.scheduler, info)
-        .map_err(|error| EngineError::UnknownScheduler(error.to_string()))?;
-    let mut elevator: Box<dyn Elevator> = Box::new(Uptime::new(elevator, config.uptime_ns));
-    for (name, value) in &config.tunables {
-        elevator
-            .set_tunable(name, value)
-            .map_err(|error| EngineError::Tunable(error.to_string()))?;
-    }
-    Ok(elevator)
+    configured_elevator(&config.scheduler, info, config.uptime_ns, &config.tunables).map_err(
+        |error| match error {
+            ElevatorError::Unknown(unknown) => EngineError::UnknownScheduler(unknown.to_string()),
+            ElevatorError::Tunable(error) => EngineError::Tunable(error.to_string()),
+        },
+    )
 }
 
 /// Each clone's regions and verification, in layout order.

@@ -18,8 +18,8 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use iosched_core::{
-    new_elevator, CgroupId, DeviceInfo, Elevator, Request, RequestId, Time, Trace, TunableError,
-    Uptime, DEFAULT_UPTIME_NS, SECTOR_SIZE,
+    configured_elevator, CgroupId, DeviceInfo, ElevatorError, Request, RequestId, Time, Trace,
+    TunableError, DEFAULT_UPTIME_NS, SECTOR_SIZE,
 };
 use iosched_driver::{Backend, Driver, InFlight, Outcome, RunProgress, UnitDone};
 use iosched_workload::generator::IoUnit;
@@ -204,14 +204,14 @@ impl<'a> Simulation<'a> {
             rotational: device.rotational(),
             queue_depth: device.queue_depth(),
         };
-        let elevator = new_elevator(&config.scheduler, info)
-            .map_err(|error| SimError::UnknownScheduler(error.to_string()))?;
-        let mut elevator: Box<dyn Elevator> = Box::new(Uptime::new(elevator, config.uptime_ns));
-        for (name, value) in &config.tunables {
-            elevator
-                .set_tunable(name, value)
-                .map_err(SimError::Tunable)?;
-        }
+        let elevator =
+            configured_elevator(&config.scheduler, info, config.uptime_ns, &config.tunables)
+                .map_err(|error| match error {
+                    ElevatorError::Unknown(unknown) => {
+                        SimError::UnknownScheduler(unknown.to_string())
+                    }
+                    ElevatorError::Tunable(error) => SimError::Tunable(error),
+                })?;
         let layout = lay_out(
             jobs,
             Some(device.capacity_sectors() * SECTOR_SIZE),

@@ -307,25 +307,17 @@ impl JobRunner {
         self.in_flight += 1;
         match unit.kind.ddir() {
             Some(ddir) => {
-                self.bytes_issued += unit.len;
-                self.ios_issued += 1;
-                self.bytes_issued_dir[ddir] += unit.len;
-                self.pass_bytes_dir[ddir] += unit.len;
-                if self.counted[ddir] {
-                    self.pass_bytes_counted += unit.len;
-                }
-                self.ios_issued_dir[ddir] += 1;
+                self.count_data(ddir, unit.len);
                 if let Some(iops) = self.poisson_iops[ddir] {
                     // Exponential gaps of mean 1/iops: fio's `-log(U) / iops`.
                     let gap = -(1.0 - self.rng.unit()).ln() / iops;
                     self.poisson_due[ddir] += (gap * 1e9) as Time;
                 }
-                if ddir == DDIR_WRITE {
-                    self.wrote_anything = true;
-                    self.writes_since_sync += 1;
-                    if self.fsync_every > 0 && self.writes_since_sync >= self.fsync_every {
-                        self.sync_pending = true;
-                    }
+                if ddir == DDIR_WRITE
+                    && self.fsync_every > 0
+                    && self.writes_since_sync >= self.fsync_every
+                {
+                    self.sync_pending = true;
                 }
             }
             None => self.sync_in_flight = true,
@@ -519,24 +511,30 @@ impl JobRunner {
         self.issue_plain(unit)
     }
 
-    /// [`JobRunner::issue`] of a plain job's data I/O: no `verify_only`, Poisson rate, sync
-    /// count or think time to consult, so only the counters move.
+    /// The counters a data I/O of `len` bytes in direction `ddir` moves as it is issued.
     #[inline]
-    fn issue_plain(&mut self, unit: IoUnit) -> Step {
-        let ddir = unit.kind.ddir().expect("a plain job issues data I/O");
-        self.in_flight += 1;
-        self.bytes_issued += unit.len;
+    fn count_data(&mut self, ddir: usize, len: u64) {
+        self.bytes_issued += len;
         self.ios_issued += 1;
-        self.bytes_issued_dir[ddir] += unit.len;
-        self.pass_bytes_dir[ddir] += unit.len;
+        self.bytes_issued_dir[ddir] += len;
+        self.pass_bytes_dir[ddir] += len;
         if self.counted[ddir] {
-            self.pass_bytes_counted += unit.len;
+            self.pass_bytes_counted += len;
         }
         self.ios_issued_dir[ddir] += 1;
         if ddir == DDIR_WRITE {
             self.wrote_anything = true;
             self.writes_since_sync += 1;
         }
+    }
+
+    /// [`JobRunner::issue`] of a plain job's data I/O: no `verify_only`, Poisson rate, sync
+    /// count or think time to consult, so only the counters move.
+    #[inline]
+    fn issue_plain(&mut self, unit: IoUnit) -> Step {
+        let ddir = unit.kind.ddir().expect("a plain job issues data I/O");
+        self.in_flight += 1;
+        self.count_data(ddir, unit.len);
         if self.in_flight >= self.depth && self.iodepth_low < self.depth {
             self.draining_to_low = true;
         }

@@ -139,14 +139,7 @@ impl Deadline {
         let was_next = self.next[prio * 2 + dir] == slot;
         // deadline_remove_request() on the request as it leaves its slot.
         let held = self.release(slot);
-        self.fifo.remove(slot);
-        if held.in_tree {
-            self.tree_unlink(held.prio * 2 + dir, slot);
-        }
-        self.hash_del(slot);
-        if self.last_merge == Some(slot) {
-            self.last_merge = None;
-        }
+        self.unlink(slot, held.in_tree.then_some(held.prio * 2 + dir));
         Some(self.started(held, dir, was_next))
     }
 

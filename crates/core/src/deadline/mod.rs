@@ -377,8 +377,19 @@ impl Deadline {
     /// Kernel: deadline_remove_request(): off the FIFO, the tree, the hash and the
     /// one-hit merge cache.
     fn remove_request(&mut self, slot: Slot) {
+        let h = self.held_mut(slot);
+        let tree = h.in_tree.then(|| h.prio * 2 + direction(&h.rq));
+        h.in_tree = false;
+        self.unlink(slot, tree);
+    }
+
+    /// [`Deadline::remove_request`] once the request's record is read (or already taken
+    /// out of its slot): `tree` is its sort tree if it is on it.
+    fn unlink(&mut self, slot: Slot, tree: Option<usize>) {
         self.fifo.remove(slot);
-        self.tree_del_if_sorted(slot);
+        if let Some(tree) = tree {
+            self.tree_unlink(tree, slot);
+        }
         self.hash_del(slot);
         if self.last_merge == Some(slot) {
             self.last_merge = None;
