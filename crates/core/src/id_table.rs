@@ -153,6 +153,11 @@ impl<V: Copy, K: TableKey> IdTable<V, K> {
         }
     }
 
+    /// Every id with its value, in no meaningful order (for re-indexing, never a decision).
+    pub fn entries(&self) -> impl Iterator<Item = (K, &V)> {
+        self.slots.iter().flatten().map(|(k, v)| (*k, v))
+    }
+
     /// Every value, in no meaningful order (for invariant checks only).
     pub fn values(&self) -> impl Iterator<Item = &V> {
         self.slots.iter().flatten().map(|(_, v)| v)

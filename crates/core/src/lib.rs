@@ -27,6 +27,7 @@ pub mod noop;
 pub(crate) mod rbtree;
 pub mod request;
 pub mod request_pool;
+pub mod seq_table;
 pub mod testing;
 pub mod trace;
 pub mod tunable;

@@ -35,8 +35,8 @@ mod submit;
 use std::collections::VecDeque;
 
 use disk::DiskAccounting;
-use iosched_core::id_slab::IdSlab;
 use iosched_core::request_pool::RequestPool;
+use iosched_core::seq_table::SeqTable;
 use iosched_core::{
     CgroupId, Elevator, IoContextId, IoPrio, Request, RequestId, ServiceSummary, Time, Trace,
     TunableValue,
@@ -246,10 +246,10 @@ pub struct Driver<'a, X> {
     pub life: Lifecycle,
     pub stats: Vec<JobStats>,
     /// Every request between allocation and completion, exactly once (looked up by id,
-    /// never walked: its order means nothing). A slab: a new request reuses the slot the
-    /// last completion freed, still in cache, where a hash map of whole entries wrote each
-    /// to a cold slot (issue 34: 4096 processes' requests in flight at once).
-    pub in_flight: IdSlab<RequestId, InFlight<X>>,
+    /// never walked: its order means nothing). A slab indexed by the id's low bits
+    /// ([`SeqTable`]): a new request reuses the slot the last completion freed, still
+    /// in cache (issue 34).
+    pub in_flight: SeqTable<InFlight<X>>,
     /// Flushes bypass the scheduler, as the kernel's flush machinery does.
     pub bypass: VecDeque<RequestId>,
     pub disk: DiskAccounting,
@@ -351,7 +351,7 @@ impl<'a, X: Copy> Driver<'a, X> {
             processes,
             life,
             stats,
-            in_flight: IdSlab::default(),
+            in_flight: SeqTable::default(),
             bypass: VecDeque::new(),
             disk: DiskAccounting::default(),
             now: 0,

@@ -185,7 +185,8 @@ impl Cfq {
         let g = cfqq.group;
         self.groups[g].dispatched += 1;
         self.rq_in_flight[queue_sync] += 1;
-        let previous = self.in_flight.insert(
+        // Panics if the request was dispatched twice.
+        self.in_flight.insert_new(
             rq.id,
             InFlight {
                 queue: q,
@@ -195,7 +196,6 @@ impl Cfq {
                 in_driver_at_dispatch: self.rq_in_driver + 1,
             },
         );
-        assert!(previous.is_none(), "request dispatched twice");
 
         if self.active_cic.is_none() && self.active_queue == Some(q) {
             self.active_cic = Some(pending.cic);
@@ -208,7 +208,7 @@ impl Cfq {
     pub(crate) fn activate_request(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {
         let q = self
             .in_flight
-            .get(&rq.id)
+            .get(rq.id)
             .expect("an activated request was dispatched")
             .queue;
         self.rq_in_driver += 1;

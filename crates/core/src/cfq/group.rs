@@ -113,7 +113,7 @@ impl Cfq {
     pub(crate) fn add_group(&mut self, spec: CgroupSpec, now: Time) {
         let weight = spec.weight.clamp(1, 10_000);
         let leaf_weight = spec.leaf_weight.clamp(1, 10_000);
-        if let Some(&g) = self.group_of.get(&spec.id) {
+        if let Some(&g) = self.group_of.get(spec.id) {
             let cfqg = &mut self.groups[g];
             cfqg.new_weight = weight;
             cfqg.new_leaf_weight = leaf_weight;
@@ -125,7 +125,7 @@ impl Cfq {
             }
             return;
         }
-        let parent = self.group_of.get(&spec.parent).copied().unwrap_or(0);
+        let parent = self.group_of.get(spec.parent).copied().unwrap_or(0);
         let g = self.groups.len();
         self.groups.push(CfqGroup::new(
             spec.id,

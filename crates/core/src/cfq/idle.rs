@@ -324,7 +324,7 @@ impl Cfq {
             cic: c,
             dispatched_at,
             in_driver_at_dispatch,
-        }) = self.in_flight.remove(&rq.id)
+        }) = self.in_flight.remove(rq.id)
         else {
             // Not in flight here (a second completion): ignored rather than corrupting the
             // counters; the driver's own once-only check reports it.

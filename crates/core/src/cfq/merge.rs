@@ -19,7 +19,7 @@ impl Cfq {
     /// The queue `bio` would be queued on, if it exists already; merging never creates one.
     fn merge_queue(&self, bio: &Request) -> Option<QId> {
         if bio.is_sync() {
-            let cic = &self.cics[*self.cic_of.get(&bio.ioc)?];
+            let cic = &self.cics[*self.cic_of.get(bio.ioc)?];
             if cic.cgroup != bio.cgroup {
                 return None;
             }
@@ -29,7 +29,7 @@ impl Cfq {
             return cic.sync_q;
         }
         // cfq_allow_bio_merge(): only into the context's own async queue.
-        let cic = &self.cics[*self.cic_of.get(&bio.ioc)?];
+        let cic = &self.cics[*self.cic_of.get(bio.ioc)?];
         if cic.cgroup != bio.cgroup {
             return None;
         }
@@ -43,7 +43,7 @@ impl Cfq {
     /// level below NORM to NORM) or, without REQ_PRIO, drops it. A process CFQ is idling for
     /// may allocate past a full request list, once per slice.
     pub(crate) fn may_queue(&mut self, bio: &Request) -> bool {
-        let Some(&c) = self.cic_of.get(&bio.ioc) else {
+        let Some(&c) = self.cic_of.get(bio.ioc) else {
             return false;
         };
         let cic = &self.cics[c];

@@ -47,7 +47,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary};
-use crate::id_map::IdMap;
+use crate::id_table::IdTable;
+use crate::seq_table::SeqTable;
 use crate::request::{CgroupId, IoContextId, Request, RequestId, Time, NSEC_PER_SEC};
 use crate::trace::{Decision, DecisionKind, MessageSubject, Trace};
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
@@ -121,7 +122,7 @@ pub struct Cfq {
     pub(crate) queues: Vec<CfqQueue>,
     pub(crate) free_queues: Vec<QId>,
     pub(crate) groups: Vec<CfqGroup>,
-    pub(crate) group_of: BTreeMap<CgroupId, GId>,
+    pub(crate) group_of: IdTable<GId, CgroupId>,
     /// Active groups by vdisktime (equal keys after existing ones), as one red-black tree
     /// over group ids. Kernel: grp_service_tree.
     pub(crate) grp_tree: rbtree::RbForest,
@@ -133,7 +134,7 @@ pub struct Cfq {
     /// A merge of cooperating queues was planned at least once (some `new_cfqq` was set):
     /// until then, freeing a queue need not look through every queue and context.
     pub(crate) merges_planned: bool,
-    pub(crate) cic_of: IdMap<IoContextId, usize>,
+    pub(crate) cic_of: IdTable<usize, IoContextId>,
     /// Pending requests (slab) and free slots.
     pub(crate) pending: Vec<queue::Pending>,
     pub(crate) free_pending: Vec<queue::Slot>,
@@ -142,7 +143,7 @@ pub struct Cfq {
     pub(crate) prio_trees: rbtree::RbForest,
     /// Dispatched, not completed, by request id (the kernel reaches them through the
     /// request itself: O(1) however deep the device is).
-    pub(crate) in_flight: IdMap<RequestId, queue::InFlight>,
+    pub(crate) in_flight: SeqTable<queue::InFlight>,
     pub(crate) serving_wl_class: usize,
     pub(crate) serving_wl_type: usize,
     /// u64 as in the kernel: `now - 1` means "already expired", except at `now == 0` (only
@@ -200,17 +201,17 @@ impl Cfq {
             queues: Vec::new(),
             free_queues: Vec::new(),
             groups: Vec::new(),
-            group_of: BTreeMap::new(),
+            group_of: IdTable::default(),
             grp_tree: rbtree::RbForest::new(1),
             st_forest: rbtree::RbForest::new(7),
             min_vdisktime: 0,
             cics: Vec::new(),
             merges_planned: false,
-            cic_of: IdMap::default(),
+            cic_of: IdTable::default(),
             pending: Vec::new(),
             free_pending: Vec::new(),
             prio_trees: rbtree::RbForest::new(8),
-            in_flight: IdMap::default(),
+            in_flight: SeqTable::default(),
             serving_wl_class: BE_WORKLOAD,
             serving_wl_type: ASYNC_WORKLOAD,
             workload_expires: 0,

@@ -248,12 +248,12 @@ impl Cfq {
     /// The context of process `ioc`.
     #[cfg(test)]
     pub(crate) fn cic(&self, ioc: IoContextId) -> &Cic {
-        &self.cics[self.cic_of[&ioc]]
+        &self.cics[*self.cic_of.get(ioc).expect("a known io context")]
     }
 
     /// The group of a request's cgroup; unknown cgroups fall back to the root group.
     pub(crate) fn group_for(&self, cgroup: CgroupId) -> GId {
-        self.group_of.get(&cgroup).copied().unwrap_or(0)
+        self.group_of.get(cgroup).copied().unwrap_or(0)
     }
 
     /// Finds or creates the queue a request goes to, applying the context's pending
@@ -263,7 +263,7 @@ impl Cfq {
     fn queue_for(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) -> (QId, usize) {
         let g = self.group_for(rq.cgroup);
         let sync = rq.is_sync();
-        let c = match self.cic_of.get(&rq.ioc) {
+        let c = match self.cic_of.get(rq.ioc) {
             Some(&c) => c,
             None => {
                 self.cics.push(Cic {
@@ -428,7 +428,7 @@ impl Cfq {
     /// kernel); the shared async queue stays pinned by its group.
     /// Kernel: cfq_exit_icq() -> cfq_exit_cfqq() -> cfq_put_cooperator(), cfq_put_queue().
     pub(crate) fn exit_process(&mut self, ioc: IoContextId, now: Time, trace: &mut dyn Trace) {
-        let Some(&c) = self.cic_of.get(&ioc) else {
+        let Some(&c) = self.cic_of.get(ioc) else {
             return;
         };
         self.cics[c].exited = true;
