@@ -134,6 +134,18 @@ pub trait Elevator: Send {
         false
     }
 
+    /// Whether `dispatch`, asked while nothing is queued ([`Elevator::queued`] is 0), always
+    /// answers `Empty` and changes nothing (no state, no trace line), and keeps answering so
+    /// until a call other than `dispatch` reaches the scheduler: true for noop, so a driver
+    /// may read the count instead of asking (issue 34: the ask after each dispatched request
+    /// that drains the FIFO), and treat the answer as settled for good
+    /// ([`Elevator::dispatch_settled_until`]). Fixed for the scheduler's life (a driver asks
+    /// once). `false` (the default, always correct): ask. CFQ may idle or log with nothing
+    /// queued.
+    fn nothing_queued_answers_empty(&self) -> bool {
+        false
+    }
+
     /// The device finished `rq`, which this scheduler dispatched earlier.
     fn completed(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace);
 

@@ -88,6 +88,11 @@ impl Elevator for Noop {
         true
     }
 
+    /// An empty FIFO pops nothing and says nothing.
+    fn nothing_queued_answers_empty(&self) -> bool {
+        true
+    }
+
     fn completed(&mut self, _rq: &Request, _now: Time, _trace: &mut dyn Trace) {}
 
     fn queued(&self) -> usize {

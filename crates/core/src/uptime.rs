@@ -167,6 +167,10 @@ impl Elevator for Uptime {
         self.inner.completion_keeps_dispatch_settled()
     }
 
+    fn nothing_queued_answers_empty(&self) -> bool {
+        self.inner.nothing_queued_answers_empty()
+    }
+
     /// In the driver's clock; a bound before the origin (already past) settles nothing.
     fn dispatch_settled_until(&self, traced: bool) -> Option<Time> {
         self.inner

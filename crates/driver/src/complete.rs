@@ -6,7 +6,7 @@
 use iosched_core::{CgroupId, Op, RequestId, RqEvent, Time, Trace};
 use iosched_workload::generator::IoUnit;
 
-use crate::{Backend, Driver, Standing};
+use crate::{Backend, Driver, InFlight, Standing};
 
 /// How one job I/O of a completed request ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,16 +68,15 @@ impl<X: Copy> Driver<'_, X> {
             b.in_scheduler(|| elevator.completed(&request, now, trace));
         }
         self.disk.done(now);
-        let mut done = std::mem::take(&mut self.unit_scratch);
-        done.clear();
-        b.unit_results(self, &entry, result, &mut done);
-        assert_eq!(done.len(), entry.riders.len() + 1, "one result per I/O");
-        for (rider, outcome) in entry.riders.iter().zip(&done) {
-            self.complete_unit(b, rider.process, &rider.unit, rider.submitted_at, *outcome);
-            b.unit_completed(self, rider.process, true, trace);
-        }
-        let own = done[entry.riders.len()];
-        self.unit_scratch = done;
+        let single = if entry.riders.is_empty() {
+            b.unit_result(self, &entry, result)
+        } else {
+            None
+        };
+        let own = match single {
+            Some(own) => own,
+            None => self.complete_riders(b, &entry, result, trace),
+        };
         if b.own_completion(self, &entry, trace) {
             return;
         }
@@ -94,6 +93,28 @@ impl<X: Copy> Driver<'_, X> {
         }
         self.complete_unit(b, entry.process, &entry.unit, entry.submitted_at, own);
         b.unit_completed(self, entry.process, false, trace);
+    }
+
+    /// The results of every I/O `entry` carried: its riders complete (in their order), and
+    /// its own unit's result is answered.
+    fn complete_riders<B: Backend<Io = X>>(
+        &mut self,
+        b: &mut B,
+        entry: &InFlight<X>,
+        result: B::Result,
+        trace: &mut dyn Trace,
+    ) -> UnitDone {
+        let mut done = std::mem::take(&mut self.unit_scratch);
+        done.clear();
+        b.unit_results(self, entry, result, &mut done);
+        assert_eq!(done.len(), entry.riders.len() + 1, "one result per I/O");
+        for (rider, outcome) in entry.riders.iter().zip(&done) {
+            self.complete_unit(b, rider.process, &rider.unit, rider.submitted_at, *outcome);
+            b.unit_completed(self, rider.process, true, trace);
+        }
+        let own = done[entry.riders.len()];
+        self.unit_scratch = done;
+        own
     }
 
     /// One job I/O is done: its statistics, then [`Driver::unit_finished`].

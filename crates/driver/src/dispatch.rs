@@ -2,7 +2,7 @@
 //! it) until it has nothing for now or asks to idle. Kernel: __blk_run_queue() →
 //! elv_dispatch_sort()/blk_peek_request() → the driver's request_fn.
 
-use iosched_core::{Dispatch, Request, RqEvent, Trace};
+use iosched_core::{Dispatch, Request, RqEvent, Time, Trace};
 
 use crate::{Backend, Driver, Standing};
 
@@ -10,7 +10,20 @@ impl<X: Copy> Driver<'_, X> {
     /// Offers free device slots to the scheduler until it has nothing for now. The
     /// scheduler is not asked while its last "nothing now" stands: nothing has reached it
     /// since, and it says none of its clock-driven rules is due yet.
+    #[inline]
     pub fn pump_dispatch<B: Backend<Io = X>>(&mut self, b: &mut B, trace: &mut dyn Trace) {
+        // The usual answer after a completion under noop, found without the call: the
+        // scheduler's "nothing now" stands and no flush waits (the loop below would stop
+        // at its first pass).
+        if let Standing::Until(Some(until)) = self.standing {
+            if self.now <= until && self.bypass.is_empty() {
+                return;
+            }
+        }
+        self.pump(b, trace);
+    }
+
+    fn pump<B: Backend<Io = X>>(&mut self, b: &mut B, trace: &mut dyn Trace) {
         let depth = b.queue_depth();
         // Bounded: each pass either hands over a request or stops.
         while b.in_device() < depth {
@@ -27,6 +40,12 @@ impl<X: Copy> Driver<'_, X> {
                 if now <= until {
                     break;
                 }
+            }
+            if self.empty_when_drained && self.elevator.queued() == 0 {
+                // `dispatch` would answer `Empty`, and keep answering it until something
+                // reaches the scheduler (noop): not asked.
+                self.standing = Standing::Until(Some(Time::MAX));
+                break;
             }
             let elevator = &mut self.elevator;
             match b.in_scheduler(|| elevator.dispatch(now, trace)) {

@@ -102,6 +102,18 @@ pub trait Backend {
         result: Self::Result,
         out: &mut Vec<UnitDone>,
     );
+    /// How a completed request that carried no riders ended, when the backend can say it
+    /// without [`Backend::unit_results`]' vector (the simulator: always done); `None` (the
+    /// default): the driver asks `unit_results`.
+    fn unit_result(
+        &mut self,
+        _drv: &mut Driver<'_, Self::Io>,
+        _entry: &InFlight<Self::Io>,
+        _result: Self::Result,
+    ) -> Option<UnitDone> {
+        None
+    }
+
     /// A completed request that was the backend's own (not a job's, not on a request list):
     /// handle it and answer true. Called after its riders completed.
     fn own_completion(
@@ -262,6 +274,9 @@ pub struct Driver<'a, X> {
     /// The scheduler's `completion_keeps_dispatch_settled()`, asked once: a completion
     /// leaves `standing` as it was.
     completion_settles: bool,
+    /// The scheduler's `nothing_queued_answers_empty()`, asked once: with nothing queued
+    /// the pump need not ask it to dispatch.
+    empty_when_drained: bool,
     /// Requests inserted into the scheduler.
     pub requests: u64,
     next_request: u64,
@@ -343,6 +358,7 @@ impl<'a, X: Copy> Driver<'a, X> {
         let life = Lifecycle::new(jobs, &layout, seed)?;
         let clones = processes.len();
         let completion_settles = elevator.completion_keeps_dispatch_settled();
+        let empty_when_drained = elevator.nothing_queued_answers_empty();
         Ok(Driver {
             jobs,
             elevator,
@@ -358,6 +374,7 @@ impl<'a, X: Copy> Driver<'a, X> {
             timer_at: None,
             standing: Standing::No,
             completion_settles,
+            empty_when_drained,
             requests: 0,
             next_request: 0,
             plug: Plug::Off,

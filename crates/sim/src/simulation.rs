@@ -556,6 +556,16 @@ impl Backend for SimBackend {
         out.extend(std::iter::repeat_n(UnitDone::ok(0), entry.riders.len() + 1));
     }
 
+    #[inline]
+    fn unit_result(
+        &mut self,
+        _drv: &mut SimDriver<'_>,
+        _entry: &InFlight<SimIo>,
+        _result: (),
+    ) -> Option<UnitDone> {
+        Some(UnitDone::ok(0))
+    }
+
     fn own_completion(
         &mut self,
         drv: &mut SimDriver<'_>,

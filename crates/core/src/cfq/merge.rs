@@ -13,7 +13,7 @@
 use super::queue::{boost_on_prio, init_prio_data, Slot};
 use super::{Cfq, QId};
 use crate::request::{Request, RequestId, Time};
-use crate::trace::Trace;
+use crate::trace::{RqEvent, Trace};
 
 impl Cfq {
     /// The queue `bio` would be queued on, if it exists already; merging never creates one.
@@ -64,9 +64,24 @@ impl Cfq {
         false
     }
 
+    /// Kernel: elv_merge(): the back side, then the front side, within the bio's own queue
+    /// (found once for both).
+    pub(crate) fn merge(&mut self, bio: &Request) -> Option<(RequestId, RqEvent)> {
+        let q = self.merge_queue(bio)?;
+        if let Some(target) = self.back_merge_in(q, bio) {
+            return Some((target, RqEvent::BackMerge));
+        }
+        self.front_merge_in(q, bio)
+            .map(|target| (target, RqEvent::FrontMerge))
+    }
+
     /// Kernel: elv_merge() back side within the bio's own queue.
     pub(crate) fn back_merge(&mut self, bio: &Request) -> Option<RequestId> {
         let q = self.merge_queue(bio)?;
+        self.back_merge_in(q, bio)
+    }
+
+    fn back_merge_in(&mut self, q: QId, bio: &Request) -> Option<RequestId> {
         let (_, &slot) = self.queues[q]
             .sort_list
             .range(..(bio.sector, 0))
@@ -82,6 +97,10 @@ impl Cfq {
     /// Kernel: elv_merge() front side, then cfq_merged_request() → cfq_reposition_rq_rb().
     pub(crate) fn front_merge(&mut self, bio: &Request) -> Option<RequestId> {
         let q = self.merge_queue(bio)?;
+        self.front_merge_in(q, bio)
+    }
+
+    fn front_merge_in(&mut self, q: QId, bio: &Request) -> Option<RequestId> {
         let end = bio.end_sector();
         let (&key, &slot) = self.queues[q].sort_list.range((end, 0)..).next()?;
         let target = self.pending[slot as usize].rq;

@@ -50,7 +50,7 @@ use crate::elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary
 use crate::id_table::IdTable;
 use crate::seq_table::SeqTable;
 use crate::request::{CgroupId, IoContextId, Request, RequestId, Time, NSEC_PER_SEC};
-use crate::trace::{Decision, DecisionKind, MessageSubject, Trace};
+use crate::trace::{Decision, DecisionKind, MessageSubject, RqEvent, Trace};
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
 
 use group::CfqGroup;
@@ -370,6 +370,11 @@ impl Elevator for Cfq {
 
     fn try_front_merge(&mut self, bio: &Request, _now: Time) -> Option<RequestId> {
         self.front_merge(bio)
+    }
+
+    /// Back then front, as the default does, with the bio's queue found once.
+    fn try_merge(&mut self, bio: &Request, _now: Time) -> Option<(RequestId, RqEvent)> {
+        self.merge(bio)
     }
 
     fn dispatch(&mut self, now: Time, trace: &mut dyn Trace) -> Dispatch {
