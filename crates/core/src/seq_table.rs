@@ -87,7 +87,6 @@ impl<V> SeqTable<V> {
     /// Puts `value` under `id`, which must be new (panics if it is in the table).
     #[inline]
     pub fn insert_new(&mut self, id: RequestId, value: V) {
-        assert!(self.find(id).is_none(), "an id was inserted twice");
         if 2 * (self.len + 1) > self.index.len() {
             self.grow();
         }
@@ -105,14 +104,20 @@ impl<V> SeqTable<V> {
         self.place(id, slot);
     }
 
-    /// Indexes `id` at `slot`: in its home slot if free, else in the overflow table.
+    /// Indexes `id` at `slot`: in its home slot if free, else in the overflow table. An id
+    /// already indexed is either in its home slot or in the overflow table: found there, it
+    /// panics (a request id is new by construction).
     #[inline(always)]
     fn place(&mut self, id: RequestId, slot: u32) {
         let home = self.home(id);
-        if self.index[home].0 == EMPTY {
+        let key = self.index[home].0;
+        if key == EMPTY {
             self.index[home] = (id.0 + 1, slot);
         } else {
-            self.overflow.insert(id, slot);
+            assert!(
+                key != id.0 + 1 && self.overflow.insert(id, slot).is_none(),
+                "an id was inserted twice"
+            );
         }
     }
 

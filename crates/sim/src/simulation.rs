@@ -173,6 +173,8 @@ pub(crate) type SimDriver<'a> = Driver<'a, SimIo>;
 pub(crate) struct SimBackend {
     pub(crate) config: SimConfig,
     pub(crate) device: Box<dyn Device>,
+    /// `device.queue_depth()`, a device parameter, read once (the pump asks it each time).
+    queue_depth: u32,
     pub(crate) events: EventQueue,
     device_generation: u64,
     device_event_at: Option<Time>,
@@ -250,6 +252,7 @@ impl<'a> Simulation<'a> {
                 cpu,
                 device_rng: Rng::for_stream(config.seed, u64::MAX - 1),
                 config,
+                queue_depth: device.queue_depth(),
                 device,
                 events: EventQueue::new(),
                 device_generation: 0,
@@ -461,6 +464,17 @@ impl SimBackend {
         }
     }
 
+    #[inline(never)]
+    fn fs_own_completion(
+        &mut self,
+        drv: &mut SimDriver<'_>,
+        tag: FsTag,
+        entry: &InFlight<SimIo>,
+        trace: &mut dyn Trace,
+    ) {
+        self.fs_completed(drv, tag, entry, trace);
+    }
+
     fn device_completions(&mut self, drv: &mut SimDriver<'_>, trace: &mut dyn Trace) {
         let mut completed = std::mem::take(&mut self.completed_scratch);
         completed.clear();
@@ -479,7 +493,7 @@ impl Backend for SimBackend {
     type Result = ();
 
     fn queue_depth(&self) -> u32 {
-        self.device.queue_depth()
+        self.queue_depth
     }
 
     fn in_device(&self) -> u32 {
@@ -566,6 +580,9 @@ impl Backend for SimBackend {
         Some(UnitDone::ok(0))
     }
 
+    /// Inline: a job's request (no tag) answers at once; the file system's own requests go
+    /// out of line.
+    #[inline]
     fn own_completion(
         &mut self,
         drv: &mut SimDriver<'_>,
@@ -575,7 +592,7 @@ impl Backend for SimBackend {
         let Some(tag) = entry.io else {
             return false;
         };
-        self.fs_completed(drv, tag, entry, trace);
+        self.fs_own_completion(drv, tag, entry, trace);
         true
     }
 }
