@@ -206,7 +206,10 @@ mod tests {
             let probe = RequestId((x >> 20) % (next + 1));
             assert_eq!(table.get(probe), model.get(&probe));
         }
-        assert!(overflowed > 1_000, "the test hardly overflowed: {overflowed}");
+        assert!(
+            overflowed > 1_000,
+            "the test hardly overflowed: {overflowed}"
+        );
         for (id, value) in &model {
             assert_eq!(table[id], *value);
             assert_eq!(table.get_mut(*id).copied(), Some(*value));

@@ -27,17 +27,19 @@ use crate::tunable::{TunableError, TunableValue};
 /// 1000 s: where a run starts by default, measured from the scheduler's creation at boot.
 pub const DEFAULT_UPTIME_NS: Time = 1000 * NSEC_PER_SEC;
 
-/// A scheduler seen through a clock that started `origin` ns before the driver's.
-pub struct Uptime {
-    inner: Box<dyn Elevator>,
+/// A scheduler seen through a clock that started `origin` ns before the driver's. `E` is
+/// the scheduler's own type where its constructor knows it (noop, CFQ: the driver's one
+/// virtual call reaches the scheduler's code directly, issue 34), else `dyn Elevator`.
+pub struct Uptime<E: Elevator + ?Sized = dyn Elevator> {
+    inner: Box<E>,
     origin: Time,
     /// Declared cgroups whose group does not exist yet, parents before children.
     declared: Vec<CgroupSpec>,
 }
 
-impl Uptime {
+impl<E: Elevator + ?Sized> Uptime<E> {
     /// Wraps `inner`, which must be fresh (created "at boot").
-    pub fn new(inner: Box<dyn Elevator>, origin: Time) -> Uptime {
+    pub fn new(inner: Box<E>, origin: Time) -> Uptime<E> {
         Uptime {
             inner,
             origin,
@@ -94,7 +96,7 @@ impl Trace for Shifted<'_> {
     }
 }
 
-impl Uptime {
+impl<E: Elevator + ?Sized> Uptime<E> {
     fn shifted<'a>(&self, trace: &'a mut dyn Trace) -> Shifted<'a> {
         Shifted {
             inner: trace,
@@ -103,7 +105,7 @@ impl Uptime {
     }
 }
 
-impl Elevator for Uptime {
+impl<E: Elevator + ?Sized> Elevator for Uptime<E> {
     fn name(&self) -> &'static str {
         self.inner.name()
     }

@@ -48,8 +48,8 @@ use std::fmt;
 
 use crate::elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary};
 use crate::id_table::IdTable;
-use crate::seq_table::SeqTable;
 use crate::request::{CgroupId, IoContextId, Request, RequestId, Time, NSEC_PER_SEC};
+use crate::seq_table::SeqTable;
 use crate::trace::{Decision, DecisionKind, MessageSubject, RqEvent, Trace};
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
 
