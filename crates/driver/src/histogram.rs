@@ -161,6 +161,12 @@ impl LatStat {
         fio_plat::percentiles(self, list)
     }
 
+    /// The kept span: the index of its first bucket and the counts from there on, dense
+    /// (zeros between occupied buckets included).
+    pub(crate) fn span(&self) -> (u64, &[u64]) {
+        (self.first, &self.buckets)
+    }
+
     /// Occupied fio buckets as `(bucket index, count)`, by increasing index.
     pub fn buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         (self.first..)

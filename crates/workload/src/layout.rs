@@ -6,6 +6,7 @@
 //! target, allocated in order of first mention from 1 MiB on, 1 MiB aligned. A
 //! `filename=/dev/...` entry stands for the whole target from byte 0.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -162,8 +163,8 @@ pub fn lay_out_on(
             let mut plan = ClonePlan {
                 job: job_index,
                 clone,
-                files: Vec::new(),
-                regions: Vec::new(),
+                files: Vec::with_capacity(names.len()),
+                regions: Vec::with_capacity(names.len()),
             };
             for name in names {
                 let device = whole(&name);
@@ -180,7 +181,7 @@ pub fn lay_out_on(
                 } else {
                     file_bytes.unwrap_or(region.start + region.len)
                 };
-                let index = files.note(&name, job_index, extent.max(region.start + region.len));
+                let index = files.note(name, job_index, extent.max(region.start + region.len));
                 plan.files.push(index);
                 plan.regions.push(region);
             }
@@ -209,19 +210,22 @@ struct FileTable {
 
 impl FileTable {
     /// Records that `job` uses `name` up to byte `end`; returns the file's index.
-    fn note(&mut self, name: &str, job: usize, end: u64) -> usize {
-        let index = match self.index_of.get(name) {
-            Some(&index) => index,
-            None => {
-                self.index_of.insert(name.to_string(), self.files.len());
+    /// One search of the index (issue 34: a look-up, then an insert searching again, cost
+    /// ~1.2 K instructions per clone of a 4096-clone job).
+    fn note(&mut self, name: String, job: usize, end: u64) -> usize {
+        let index = match self.index_of.entry(name) {
+            Entry::Occupied(known) => *known.get(),
+            Entry::Vacant(new) => {
+                let index = self.files.len();
                 self.files.push(FileExtent {
-                    name: name.to_string(),
+                    name: new.key().clone(),
                     start: 0,
                     bytes: 0,
                 });
                 self.needed.push(0);
                 self.first_user.push(job);
-                self.files.len() - 1
+                new.insert(index);
+                index
             }
         };
         self.needed[index] = self.needed[index].max(end);
