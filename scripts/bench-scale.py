@@ -112,8 +112,11 @@ def instructions(binary, job, output):
             continue
         if "PROGRAM TOTALS" in line:
             found["whole"] = (ir, d1mr + d1mw)
-        elif "Simulation::run_until_stopped [" in line and "loop" not in found:
-            found["loop"] = (ir, d1mr + d1mw)
+        elif "Simulation::run_until_stopped" in line:
+            # Several lines can name it (a binary built elsewhere lists its inlined copies
+            # under other file names); the outermost, inclusive one is the largest.
+            if ir > found.get("loop", (0, 0))[0]:
+                found["loop"] = (ir, d1mr + d1mw)
     if len(found) < 2:
         raise RuntimeError("callgrind_annotate gave no totals (release build without symbols?)")
     return found
