@@ -228,12 +228,16 @@ impl SimBackend {
         tag: impl Fn(PageRange) -> FsTag,
         trace: &mut dyn Trace,
     ) -> u32 {
-        let fs = self.fs.as_ref().expect("file system");
-        let pieces = fs.files[range.file as usize].sectors(range);
+        let fs = self.fs.as_mut().expect("file system");
+        // Taken out while requests are submitted (a nested call finds an empty one).
+        let mut pieces = std::mem::take(&mut fs.pieces);
+        fs.files[range.file as usize].sectors_into(range, &mut pieces);
         for &(sector, sectors, piece) in &pieces {
             self.fs_request(drv, op, sector, sectors, flags, who, tag(piece), trace);
         }
-        pieces.len() as u32
+        let count = pieces.len() as u32;
+        self.fs.as_mut().expect("file system").pieces = pieces;
+        count
     }
 
     /// A buffered read's CPU (usr, sys) past its system call: the copy out of the cache

@@ -131,12 +131,17 @@ impl SimBackend {
             return;
         }
         let wakes_waiters = fs.queue_state().wakes_congestion_waiters(freed_sync);
+        let wakes = |&(_, deadline): &(u64, Option<Time>)| match deadline {
+            None => !freed_sync,
+            Some(_) => wakes_waiters,
+        };
+        // Most completions wake nobody: no lists are built then.
+        if !fs.writer_waiters.iter().any(wakes) {
+            return;
+        }
         let (wake, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut fs.writer_waiters)
             .into_iter()
-            .partition(|&(_, deadline)| match deadline {
-                None => !freed_sync,
-                Some(_) => wakes_waiters,
-            });
+            .partition(wakes);
         fs.writer_waiters = keep;
         for (token, _) in wake {
             self.fs_writer_writeback(drv, token, trace);

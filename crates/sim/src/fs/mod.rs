@@ -209,6 +209,13 @@ impl FileMap {
     /// Device runs (sector, sectors) covering `pages` of the file, split at extent ends.
     pub fn sectors(&self, range: PageRange) -> Vec<(u64, u64, PageRange)> {
         let mut out = Vec::new();
+        self.sectors_into(range, &mut out);
+        out
+    }
+
+    /// [`FileMap::sectors`] into `out` (cleared first): a caller's buffer, reused.
+    pub fn sectors_into(&self, range: PageRange, out: &mut Vec<(u64, u64, PageRange)>) {
+        out.clear();
         let mut page = range.first;
         let end = range.end();
         while page < end {
@@ -235,7 +242,6 @@ impl FileMap {
             ));
             page += count;
         }
-        out
     }
 }
 
@@ -507,6 +513,9 @@ pub(crate) struct FsState {
     /// Throttled writers waiting for an async request to free: (op, `None` for a full
     /// request pool, or `Some(deadline)` for `congestion_wait()`).
     pub writer_waiters: Vec<(u64, Option<Time>)>,
+    /// Scratch for a page range's pieces on disk ([`FileMap::sectors_into`]), kept between
+    /// submissions so each does not allocate.
+    pub pieces: Vec<(u64, u64, PageRange)>,
     pub wb_timer_at: Option<Time>,
     /// Async (writeback) requests allocated and not completed.
     pub async_requests: u32,
@@ -608,6 +617,7 @@ impl FsState {
             read_waiters: Vec::new(),
             writeback_waiters: Vec::new(),
             writer_waiters: Vec::new(),
+            pieces: Vec::new(),
             wb_timer_at: None,
             async_requests: 0,
             sync_requests: 0,
