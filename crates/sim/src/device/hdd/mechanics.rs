@@ -55,7 +55,7 @@ impl HddDevice {
     }
 
     /// [`Self::seek_ns`] from the curve itself.
-    fn seek_curve_ns(&self, distance: u32) -> u64 {
+    pub(super) fn seek_curve_ns(&self, distance: u32) -> u64 {
         if distance == 0 {
             return 0;
         }

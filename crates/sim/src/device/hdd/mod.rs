@@ -460,6 +460,19 @@ mod tests {
         unreachable!()
     }
 
+    /// The short-seek table holds the curve's own values, and longer seeks use the curve:
+    /// the table changes no positioning time.
+    #[test]
+    fn short_seek_table_is_the_curve() {
+        for params in [HddParams::hdd_7200(), HddParams::atlas_10k_v()] {
+            let device = HddDevice::new(params);
+            assert!(!device.short_seeks_ns.is_empty());
+            for distance in 0..device.params().cylinders.min(6000) {
+                assert_eq!(device.seek_ns(distance), device.seek_curve_ns(distance));
+            }
+        }
+    }
+
     /// The seek curve reproduces the reference's landmarks: 0.8 ms one cylinder, about 8.8 ms
     /// at a third of the stroke, 17 ms full stroke.
     #[test]
