@@ -214,13 +214,17 @@ impl Writeback {
                     continue;
                 }
                 if on_disk(index) {
-                    let runs = self.cache.start_read(file, index, 1);
-                    let target = if sync {
-                        &mut plan.sync
-                    } else {
-                        &mut plan.async_ahead
-                    };
-                    for run in runs {
+                    if self.cache.start_read_page(file, index) {
+                        let target = if sync {
+                            &mut plan.sync
+                        } else {
+                            &mut plan.async_ahead
+                        };
+                        let run = PageRange {
+                            file,
+                            first: index,
+                            count: 1,
+                        };
                         append_run(target, run, self.config.max_request_pages());
                     }
                 } else {

@@ -333,6 +333,23 @@ impl PageCache {
         runs
     }
 
+    /// [`PageCache::start_read`] of one page, without a run list: whether it started (the
+    /// page was absent).
+    pub fn start_read_page(&mut self, file: FileId, index: u64) -> bool {
+        if self.files[file as usize].pages.contains_key(&index) {
+            return false;
+        }
+        self.insert(
+            file,
+            index,
+            Page {
+                reading: true,
+                ..Page::default()
+            },
+        );
+        true
+    }
+
     /// A read of `range` (from [`PageCache::start_read`]) completed.
     pub fn read_done(&mut self, range: PageRange) {
         for index in range.first..range.end() {

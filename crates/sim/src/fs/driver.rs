@@ -108,27 +108,22 @@ impl SimBackend {
             .fs
             .as_mut()
             .expect("buffered I/O without a file system");
-        let token = fs.next_token;
-        fs.next_token += 1;
         let phase = match unit.kind {
             IoKind::Read => OpPhase::Read,
             IoKind::Write => OpPhase::Throttled,
             IoKind::Truncate => OpPhase::Finishing,
             _ => OpPhase::FsyncData,
         };
-        fs.ops.insert(
-            token,
-            FsOp {
-                process: index,
-                unit,
-                submitted_at: drv.now,
-                outstanding: 0,
-                phase,
-                round: 0,
-                balanced: false,
-                cpu_pages: 0,
-            },
-        );
+        let token = fs.ops.insert(FsOp {
+            process: index,
+            unit,
+            submitted_at: drv.now,
+            outstanding: 0,
+            phase,
+            round: 0,
+            balanced: false,
+            cpu_pages: 0,
+        });
         match unit.kind {
             IoKind::Read => self.fs_read(drv, token, trace),
             IoKind::Write => self.fs_write(drv, token, trace),
@@ -233,12 +228,16 @@ impl SimBackend {
         tag: impl Fn(PageRange) -> FsTag,
         trace: &mut dyn Trace,
     ) -> u32 {
-        let fs = self.fs.as_ref().expect("file system");
-        let pieces = fs.files[range.file as usize].sectors(range);
+        let fs = self.fs.as_mut().expect("file system");
+        // Taken out while requests are submitted (a nested call finds an empty one).
+        let mut pieces = std::mem::take(&mut fs.pieces);
+        fs.files[range.file as usize].sectors_into(range, &mut pieces);
         for &(sector, sectors, piece) in &pieces {
             self.fs_request(drv, op, sector, sectors, flags, who, tag(piece), trace);
         }
-        pieces.len() as u32
+        let count = pieces.len() as u32;
+        self.fs.as_mut().expect("file system").pieces = pieces;
+        count
     }
 
     /// A buffered read's CPU (usr, sys) past its system call: the copy out of the cache
@@ -259,7 +258,7 @@ impl SimBackend {
 
     fn fs_read(&mut self, drv: &mut SimDriver<'_>, token: u64, trace: &mut dyn Trace) {
         let fs = self.fs.as_mut().expect("file system");
-        let op = fs.ops[&token].clone();
+        let op = fs.ops[token].clone();
         let file = drv.layout.clones[op.process].files[op.unit.file];
         let crate::fs::FsState {
             wb, meta, opens, ..
@@ -276,7 +275,7 @@ impl SimBackend {
             .map(|r| r.count)
             .sum();
         fs.read_bytes += read_pages * PAGE_SIZE;
-        fs.ops.get_mut(&token).expect("op").cpu_pages += read_pages;
+        fs.ops.get_mut(token).expect("op").cpu_pages += read_pages;
         let who = who(drv, op.process);
         let sync_read = ReqFlags {
             sync: true,
@@ -311,7 +310,7 @@ impl SimBackend {
         }
         let cpu = self.cpu_ns(op.unit.len);
         let fs = self.fs.as_mut().expect("file system");
-        let entry = fs.ops.get_mut(&token).expect("op");
+        let entry = fs.ops.get_mut(token).expect("op");
         entry.outstanding += outstanding;
         if outstanding == 0 {
             if plan.wait_others {
@@ -327,10 +326,10 @@ impl SimBackend {
 
     pub(crate) fn fs_write(&mut self, drv: &mut SimDriver<'_>, token: u64, trace: &mut dyn Trace) {
         let now = drv.now;
-        let process = self.fs.as_ref().expect("file system").ops[&token].process;
+        let process = self.fs.as_ref().expect("file system").ops[token].process;
         let mmap = drv.jobs[drv.life.job_of(process)].ioengine == IoEngine::Mmap;
         let fs = self.fs.as_mut().expect("file system");
-        let op = fs.ops[&token].clone();
+        let op = fs.ops[token].clone();
         let file = drv.layout.clones[op.process].files[op.unit.file];
         let first = op.unit.offset / PAGE_SIZE;
         let count = (op.unit.offset + op.unit.len.max(1)).div_ceil(PAGE_SIZE) - first;
@@ -338,7 +337,7 @@ impl SimBackend {
         if mmap && (first..first + count).all(|page| fs.wb.cache().is_dirty(file as u32, page)) {
             // A store to a page that is already dirty and writable takes no fault: no
             // page_mkwrite, no balance_dirty_pages, just the copy (a quarter of the cost).
-            let entry = fs.ops.get_mut(&token).expect("op");
+            let entry = fs.ops.get_mut(token).expect("op");
             entry.phase = OpPhase::Finishing;
             cpu = (cpu / 4).max(1);
             let copy = self.era().map_or(0, |era| era.copy_ns(op.unit.len));
@@ -352,7 +351,7 @@ impl SimBackend {
         };
         let pause = match throttle {
             Throttle::WriteBack { chunk } => {
-                let entry = fs.ops.get_mut(&token).expect("op");
+                let entry = fs.ops.get_mut(token).expect("op");
                 entry.phase = OpPhase::WriterWriteback {
                     written: 0,
                     chunk,
@@ -391,7 +390,7 @@ impl SimBackend {
         let dirtied = fs.wb.write(file as u32, op.unit.offset, op.unit.len, now);
         let (usr, sys) = self.write_cpu(mmap, op.unit.len, absent, count, dirtied);
         let fs = self.fs.as_mut().expect("file system");
-        let entry = fs.ops.get_mut(&token).expect("op");
+        let entry = fs.ops.get_mut(token).expect("op");
         if drv.jobs[drv.life.job_of(op.process)].sync_writes {
             // O_SYNC: generic_write_sync() syncs before write() returns (data and metadata,
             // as fsync; the commit decision keys on the unit not being an fdatasync).
@@ -448,7 +447,7 @@ impl SimBackend {
     fn fs_truncate(&mut self, drv: &mut SimDriver<'_>, token: u64) {
         let now = drv.now;
         let fs = self.fs.as_mut().expect("file system");
-        let op = &fs.ops[&token];
+        let op = &fs.ops[token];
         let file = drv.layout.clones[op.process].files[op.unit.file];
         let dropped = fs.wb.truncate(file as u32);
         if !fs.files[file].is_device {
@@ -463,13 +462,13 @@ impl SimBackend {
         let cpu = fs.config.page_cpu_ns * (dropped + 1);
         // Choice: freeing a page costs what dirtying one does.
         let sys = self.era().map_or(0, |era| dropped * era.dirty_ns);
-        let process = fs.ops[&token].process;
+        let process = fs.ops[token].process;
         self.op_after_cpu(now, (process, token), cpu, (0, sys), 0);
     }
 
     /// fsync step: write the clone's dirty pages, wait for writeback in flight, commit.
     fn fs_fsync_data(&mut self, drv: &mut SimDriver<'_>, token: u64, trace: &mut dyn Trace) {
-        let op = self.fs.as_ref().expect("file system").ops[&token].clone();
+        let op = self.fs.as_ref().expect("file system").ops[token].clone();
         // A sync names one file of the clone (the runner turns end_fsync into one per file).
         let files = vec![drv.layout.clones[op.process].files[op.unit.file]];
         let who = who(drv, op.process);
@@ -509,7 +508,7 @@ impl SimBackend {
             }
         }
         let fs = self.fs.as_mut().expect("file system");
-        let entry = fs.ops.get_mut(&token).expect("op");
+        let entry = fs.ops.get_mut(token).expect("op");
         if outstanding > 0 {
             entry.round += 1;
             entry.outstanding += outstanding;
@@ -536,7 +535,7 @@ impl SimBackend {
         trace: &mut dyn Trace,
     ) {
         let fs = self.fs.as_mut().expect("file system");
-        let op = fs.ops[&token].clone();
+        let op = fs.ops[token].clone();
         let datasync = op.unit.kind == IoKind::Fdatasync;
         let need = files
             .iter()
@@ -554,11 +553,11 @@ impl SimBackend {
         if need > fs.journal.committed() {
             let ios = fs.journal.request_commit(need);
             fs.journal_waiters.push(token);
-            fs.ops.get_mut(&token).expect("op").phase = OpPhase::FsyncCommit(need);
+            fs.ops.get_mut(token).expect("op").phase = OpPhase::FsyncCommit(need);
             self.fs_journal_submit(drv, ios, trace);
         } else if fs.config.barrier {
-            fs.ops.get_mut(&token).expect("op").phase = OpPhase::FsyncFlush;
-            fs.ops.get_mut(&token).expect("op").outstanding += 1;
+            fs.ops.get_mut(token).expect("op").phase = OpPhase::FsyncFlush;
+            fs.ops.get_mut(token).expect("op").outstanding += 1;
             let who = who(drv, op.process);
             let flags = ReqFlags {
                 sync: true,
@@ -621,7 +620,7 @@ impl SimBackend {
     /// A buffered operation is over: report it to the job.
     fn fs_complete(&mut self, drv: &mut SimDriver<'_>, token: u64) {
         let fs = self.fs.as_mut().expect("file system");
-        let op = fs.ops.remove(&token).expect("op completed twice");
+        let op = fs.ops.remove(token).expect("op completed twice");
         let index = op.process;
         match op.unit.kind.ddir() {
             Some(ddir) => {
@@ -651,7 +650,7 @@ impl SimBackend {
         match event {
             FsEvent::Op(token) => {
                 let fs = self.fs.as_ref().expect("file system");
-                match fs.ops.get(&token).map(|op| op.phase.clone()) {
+                match fs.ops.get(token).map(|op| op.phase.clone()) {
                     Some(OpPhase::Throttled) => self.fs_write(drv, token, trace),
                     Some(OpPhase::WriterWriteback { .. }) => {
                         self.fs_writer_timer(drv, token, trace)
@@ -720,7 +719,7 @@ impl SimBackend {
                     (Some(range), false) => fs.wb.writeback_done(range, now),
                     (None, _) => {}
                 }
-                let op = fs.ops.get_mut(&token).expect("request of a finished op");
+                let op = fs.ops.get_mut(token).expect("request of a finished op");
                 assert!(op.outstanding > 0, "op outstanding count went negative");
                 op.outstanding -= 1;
                 let last = op.outstanding == 0;
@@ -769,7 +768,7 @@ impl SimBackend {
             let mut still = Vec::new();
             let mut done = Vec::new();
             for token in waiters {
-                match fs.ops.get(&token).map(|op| op.phase.clone()) {
+                match fs.ops.get(token).map(|op| op.phase.clone()) {
                     Some(OpPhase::FsyncCommit(need)) if need <= tid => done.push(token),
                     Some(_) => still.push(token),
                     None => {}

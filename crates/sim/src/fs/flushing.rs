@@ -24,13 +24,13 @@ impl SimBackend {
     ) {
         let who = {
             let fs = self.fs.as_ref().expect("file system");
-            who(drv, fs.ops[&token].process)
+            who(drv, fs.ops[token].process)
         };
         // Bounded: every round moves pages into writeback or returns.
         loop {
             let now = drv.now;
             let fs = self.fs.as_mut().expect("file system");
-            let op = &fs.ops[&token];
+            let op = &fs.ops[token];
             let OpPhase::WriterWriteback {
                 written,
                 chunk,
@@ -44,7 +44,7 @@ impl SimBackend {
             if written >= chunk || !fs.wb.over_dirty_limit() {
                 fs.wb.writer_done(token);
                 fs.throttled_ns[process] += now - since;
-                let entry = fs.ops.get_mut(&token).expect("op");
+                let entry = fs.ops.get_mut(token).expect("op");
                 entry.balanced = true;
                 entry.phase = OpPhase::Throttled;
                 return self.fs_write(drv, token, trace);
@@ -63,7 +63,7 @@ impl SimBackend {
             }
             let pages: u64 = runs.iter().map(|range| range.count).sum();
             if let Some(OpPhase::WriterWriteback { written, .. }) =
-                fs.ops.get_mut(&token).map(|op| &mut op.phase)
+                fs.ops.get_mut(token).map(|op| &mut op.phase)
             {
                 *written += pages;
             }
@@ -131,12 +131,17 @@ impl SimBackend {
             return;
         }
         let wakes_waiters = fs.queue_state().wakes_congestion_waiters(freed_sync);
+        let wakes = |&(_, deadline): &(u64, Option<Time>)| match deadline {
+            None => !freed_sync,
+            Some(_) => wakes_waiters,
+        };
+        // Most completions wake nobody: no lists are built then.
+        if !fs.writer_waiters.iter().any(wakes) {
+            return;
+        }
         let (wake, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut fs.writer_waiters)
             .into_iter()
-            .partition(|&(_, deadline)| match deadline {
-                None => !freed_sync,
-                Some(_) => wakes_waiters,
-            });
+            .partition(wakes);
         fs.writer_waiters = keep;
         for (token, _) in wake {
             self.fs_writer_writeback(drv, token, trace);

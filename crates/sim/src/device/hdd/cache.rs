@@ -142,16 +142,14 @@ impl HddDevice {
         assert!(rewritten <= sectors, "extents overlap");
         self.dirty_bytes += (sectors - rewritten) * SECTOR_SIZE;
         let location = self.locate(start);
-        self.dirty.insert(
-            start,
-            Dirty {
-                sectors: end - start,
-                seq: oldest.0,
-                arrival: oldest.1,
-                location,
-            },
-        );
-        self.dirty_order.insert(oldest.0, start);
+        let extent = Dirty {
+            sectors: end - start,
+            seq: oldest.0,
+            arrival: oldest.1,
+            location,
+        };
+        self.dirty.insert(start, extent);
+        self.dirty_order.insert(oldest.0, (start, extent));
     }
 
     /// Whether the write buffer can take a write now: its bytes fit and it either joins a

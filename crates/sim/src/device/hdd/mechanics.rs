@@ -3,6 +3,10 @@
 
 use super::*;
 
+/// Distances below this have their seek time in a table (16 KiB): a workload confined to a
+/// few GB of a disk seeks over a few hundred cylinders.
+const SHORT_SEEKS: u32 = 4096;
+
 impl HddDevice {
     /// Fills the seek lower-bound table: the suffix minimum of the seek time at each bucket's
     /// first distance. Exact lower bounds for seek curves that do not fall with distance (all
@@ -22,6 +26,11 @@ impl HddDevice {
         }
         self.seek_floor_ns = floor;
         self.seek_bucket_shift = shift;
+        let short = SHORT_SEEKS.min(cylinders.max(1));
+        // A model whose seeks overflow u32 ns keeps the table up to there (the curve beyond).
+        self.short_seeks_ns = (0..short)
+            .map_while(|distance| u32::try_from(self.seek_curve_ns(distance)).ok())
+            .collect();
     }
 
     /// A lower bound of the positioning time to `target` (seek only).
@@ -37,7 +46,16 @@ impl HddDevice {
     }
 
     /// Seek time over `distance` cylinders, before any write settle.
+    #[inline]
     pub fn seek_ns(&self, distance: u32) -> u64 {
+        match self.short_seeks_ns.get(distance as usize) {
+            Some(&ns) => u64::from(ns),
+            None => self.seek_curve_ns(distance),
+        }
+    }
+
+    /// [`Self::seek_ns`] from the curve itself.
+    pub(super) fn seek_curve_ns(&self, distance: u32) -> u64 {
         if distance == 0 {
             return 0;
         }
@@ -91,15 +109,27 @@ impl HddDevice {
         start: Time,
         write: bool,
     ) -> u64 {
-        let distance = self.cyl.abs_diff(target.cyl);
-        let mut seek = self.seek_ns(distance);
+        let seek = self.seek_ns(self.cyl.abs_diff(target.cyl));
+        self.positioning_after_seek(base_platter + (start - time), target, seek, write)
+    }
+
+    /// [`Self::positioning_from`] with the seek over the cylinders known (`seek`), the
+    /// platter at `platter` (any multiple of revolutions past it) when the arm starts.
+    #[inline]
+    pub(super) fn positioning_after_seek(
+        &self,
+        platter: u64,
+        target: &Location,
+        mut seek: u64,
+        write: bool,
+    ) -> u64 {
         if target.head != self.head {
             seek = seek.max(self.params.head_switch_ns);
         }
         if write && seek > 0 {
             seek += self.params.write_settle_ns;
         }
-        let mut platter = base_platter + (start - time) + seek;
+        let mut platter = platter + seek;
         while platter >= self.rev_ns {
             platter -= self.rev_ns;
         }

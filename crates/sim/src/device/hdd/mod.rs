@@ -195,6 +195,9 @@ pub struct HddDevice {
     /// to skip SPTF candidates that cannot win without evaluating their seek and rotation.
     seek_floor_ns: Vec<u64>,
     seek_bucket_shift: u32,
+    /// `seek_ns(d)` for the short distances (`d < SHORT_SEEKS`) most SPTF candidates lie at:
+    /// the curve's square root and float conversions once per distance, not per candidate.
+    short_seeks_ns: Vec<u32>,
     phase_ns: Option<u64>,
     /// Head position once the current work is done.
     cyl: u32,
@@ -208,8 +211,10 @@ pub struct HddDevice {
     /// Dirty extents by first LBA: disjoint and never touching (a write joins every extent it
     /// overlaps or abuts).
     dirty: BTreeMap<u64, Dirty>,
-    /// The same extents by the sequence of their oldest write: (seq → first LBA).
-    dirty_order: BTreeMap<u64, u64>,
+    /// The same extents by the sequence of their oldest write: (seq → first LBA and a copy
+    /// of the extent, kept in step: an extent only changes by removal and reinsertion in
+    /// both), so the ageing window reads its extents without a look-up in `dirty` each.
+    dirty_order: BTreeMap<u64, (u64, Dirty)>,
     /// Sequence of the oldest write in the piece being destaged, while one is.
     destaging_seq: Option<u64>,
     /// Bytes buffered and not yet on the media (the destage in progress included).
@@ -277,6 +282,7 @@ impl HddDevice {
             inverse_stroke: 1.0 / f64::from(params.cylinders.max(2) - 1),
             seek_floor_ns: Vec::new(),
             seek_bucket_shift: 0,
+            short_seeks_ns: Vec::new(),
             rev_ns,
             capacity: lba,
             zones,
@@ -452,6 +458,19 @@ mod tests {
             }
         }
         unreachable!()
+    }
+
+    /// The short-seek table holds the curve's own values, and longer seeks use the curve:
+    /// the table changes no positioning time.
+    #[test]
+    fn short_seek_table_is_the_curve() {
+        for params in [HddParams::hdd_7200(), HddParams::atlas_10k_v()] {
+            let device = HddDevice::new(params);
+            assert!(!device.short_seeks_ns.is_empty());
+            for distance in 0..device.params().cylinders.min(6000) {
+                assert_eq!(device.seek_ns(distance), device.seek_curve_ns(distance));
+            }
+        }
     }
 
     /// The seek curve reproduces the reference's landmarks: 0.8 ms one cylinder, about 8.8 ms

@@ -115,37 +115,24 @@ impl HddDevice {
         self.stop_stream(time);
         // Ageing bound first for host commands (dirty extents age inside `pick_destage`).
         if use_host {
-            let oldest = (0..self.queue.len())
-                .min_by_key(|&i| (self.queue[i].arrival, i))
-                .expect("queue not empty");
+            // The first of the oldest (ties to the lowest index).
+            let mut oldest = 0;
+            for (index, queued) in self.queue.iter().enumerate().skip(1) {
+                if queued.arrival < self.queue[oldest].arrival {
+                    oldest = index;
+                }
+            }
             if self.queue[oldest].arrival + self.params.sptf_age_limit_ns <= time {
                 self.start_host(oldest, time);
                 return;
             }
         }
-        // Shortest positioning time first over host commands.
-        let mut best_host: Option<(u64, usize)> = None;
         let base_platter = (time + self.phase_ns.unwrap_or(0)) % self.rev_ns;
-        if use_host {
-            for (index, queued) in self.queue.iter().enumerate() {
-                let start = time.max(queued.ready_at);
-                let floor = start - time + self.positioning_floor(&queued.location);
-                if best_host.is_some_and(|(c, _)| floor >= c) {
-                    continue;
-                }
-                let cost = start - time
-                    + self.positioning_from(
-                        base_platter,
-                        time,
-                        &queued.location,
-                        start,
-                        queued.write,
-                    );
-                if best_host.is_none_or(|(c, _)| cost < c) {
-                    best_host = Some((cost, index));
-                }
-            }
-        }
+        let best_host = if use_host {
+            self.pick_host(base_platter, time)
+        } else {
+            None
+        };
         let best_dirty = if use_dirty {
             self.pick_destage(base_platter, time)
         } else {
@@ -159,6 +146,32 @@ impl HddDevice {
             (Some((_, index)), None) => self.start_host(index, time),
             (None, None) => unreachable!("a candidate"),
         }
+    }
+
+    /// Shortest positioning time first over the host commands: (cost ns, index) of the
+    /// first cheapest. A candidate whose delay plus seek alone reaches the best cost so far
+    /// cannot win (rotation, head switch and settle only add), so its rotation is skipped.
+    fn pick_host(&self, base_platter: u64, time: Time) -> Option<(u64, usize)> {
+        let mut best: Option<(u64, usize)> = None;
+        for (index, queued) in self.queue.iter().enumerate() {
+            let delay = queued.ready_at.saturating_sub(time);
+            let distance = self.cyl.abs_diff(queued.location.cyl);
+            let seek = self.seek_ns(distance);
+            if best.is_some_and(|(c, _)| delay + seek >= c) {
+                continue;
+            }
+            let cost = delay
+                + self.positioning_after_seek(
+                    base_platter + delay,
+                    &queued.location,
+                    seek,
+                    queued.write,
+                );
+            if best.is_none_or(|(c, _)| cost < c) {
+                best = Some((cost, index));
+            }
+        }
+        best
     }
 
     /// Keeps the running read-ahead on the heads while no command needs them yet: until it has
@@ -208,13 +221,13 @@ impl HddDevice {
     pub(super) fn pick_destage(&self, base_platter: u64, time: Time) -> Option<(u64, u64)> {
         let max_sectors = (self.params.destage_max_bytes / SECTOR_SIZE).max(1);
         let depth = self.params.queue_depth as usize;
-        let (_, &oldest_lba) = self.dirty_order.iter().next()?;
-        let aged = self.dirty[&oldest_lba].arrival + self.params.sptf_age_limit_ns <= time;
+        let (_, (_, first)) = self.dirty_order.iter().next()?;
+        let aged = first.arrival + self.params.sptf_age_limit_ns <= time;
         let oldest = self
             .dirty_order
             .values()
             .take(if aged { depth } else { 0 })
-            .map(|lba| (lba, &self.dirty[lba]));
+            .map(|(lba, extent)| (lba, extent));
         let half = if aged { 0 } else { depth.div_ceil(2) };
         let after = self.dirty.range(self.head_lba..).take(half);
         let before = self.dirty.range(..self.head_lba).rev().take(half);
@@ -278,15 +291,13 @@ impl HddDevice {
         let sectors = extent.sectors.min(max_sectors);
         if sectors < extent.sectors {
             let rest = lba + sectors;
-            self.dirty.insert(
-                rest,
-                Dirty {
-                    sectors: extent.sectors - sectors,
-                    location: self.locate(rest),
-                    ..extent
-                },
-            );
-            self.dirty_order.insert(extent.seq, rest);
+            let rest_extent = Dirty {
+                sectors: extent.sectors - sectors,
+                location: self.locate(rest),
+                ..extent
+            };
+            self.dirty.insert(rest, rest_extent);
+            self.dirty_order.insert(extent.seq, (rest, rest_extent));
         }
         assert!(self.destaging_seq.is_none(), "one destage at a time");
         self.destaging_seq = Some(extent.seq);
