@@ -9,8 +9,8 @@
 //! device is waiting for.
 //!
 //! Rule: when a group is admitted by the ordinary checks (within the allowance or lent a
-//! share, and past the injection bound), it may send up to `burst - 1` more of its queued
-//! requests in the same turns without them, as long as it stays the candidate (the group
+//! share, and past the injection bound), it may send more of its queued requests without
+//! them until it has `burst` in the device, as long as it stays the candidate (the group
 //! with the smallest virtual time and a request queued: a group behind it still goes
 //! first) and as long as, after each one, the window's shares stay inside the tolerance:
 //! every other group counted in the window keeps at least `100 - share_tolerance` % of its
@@ -71,11 +71,20 @@ impl Adaptive {
         true
     }
 
-    /// Group `g` was admitted by the ordinary checks: it may send up to `burst - 1` more of
-    /// its queued requests without them.
+    /// Group `g` was admitted by the ordinary checks: it may send more of its queued
+    /// requests without them, up to `burst` in the device.
     pub(crate) fn start_burst(&mut self, g: usize, now: Time, trace: &mut dyn Trace) {
         let pending = self.groups[g].pending as u64;
-        let more = (self.tun.burst - 1).min(pending.saturating_sub(1)) as u32;
+        // Up to `burst` of its requests out, counting those already in the device: a group
+        // that keeps many out wakes its threads little anyway, and bursting it ahead only
+        // delays the others (seed 004's sixteen readers a group on nvme-gen4 lost 0.3-0.4 %
+        // of their total when every admitted group sent 8 more).
+        let out = u64::from(self.groups[g].in_flight) + 1;
+        let more = self
+            .tun
+            .burst
+            .saturating_sub(out)
+            .min(pending.saturating_sub(1)) as u32;
         self.groups[g].burst = more;
         if more > 0 && trace.enabled() {
             let reason = format!(

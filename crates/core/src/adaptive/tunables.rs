@@ -91,9 +91,9 @@ pub(super) static TUNABLES: [TunableSpec; 9] = [
         default: 8,
         min: 1,
         max: 64,
-        meaning: "a group admitted to the device sends up to this many of its queued requests \
-                  at once (one wake-up of its thread for several), while every group's window \
-                  share stays within share_tolerance; 1 sends one at a time",
+        meaning: "a group admitted to the device may send its queued requests together until \
+                  it has this many in the device (one wake-up of its thread for several), while \
+                  every group's window share stays within share_tolerance; 1 sends one at a time",
         extension: true,
     },
 ];
