@@ -48,7 +48,10 @@ impl Adaptive {
             self.groups[g].burst = 0;
             if trace.enabled() {
                 let bound = if x == g {
-                    format!("pass {} %", 100 + self.tun.lend_pct + self.tun.share_tolerance_pct)
+                    format!(
+                        "pass {} %",
+                        100 + self.tun.lend_pct + self.tun.share_tolerance_pct
+                    )
                 } else {
                     format!("fall under {} %", 100 - self.tun.share_tolerance_pct)
                 };
@@ -92,7 +95,14 @@ impl Adaptive {
                  while every share stays within {}% (burst {})",
                 self.groups[g].id.0, self.tun.share_tolerance_pct, self.tun.burst
             );
-            self.decide(trace, now, DecisionKind::SelectGroup, Some(g), &reason, None);
+            self.decide(
+                trace,
+                now,
+                DecisionKind::SelectGroup,
+                Some(g),
+                &reason,
+                None,
+            );
         }
     }
 
@@ -102,14 +112,15 @@ impl Adaptive {
     fn burst_breaks_shares(&self, g: usize, next: u64) -> Option<usize> {
         let tolerance = self.tun.share_tolerance_pct;
         let counted = |x: usize| self.groups[x].active || self.groups[x].window_bytes > 0;
-        let (total, weights) = (0..self.groups.len())
-            .filter(|&x| counted(x))
-            .fold((next, 0), |(bytes, weights), x| {
+        let (total, weights) = (0..self.groups.len()).filter(|&x| counted(x)).fold(
+            (next, 0),
+            |(bytes, weights), x| {
                 (
                     bytes + self.groups[x].window_bytes,
                     weights + self.weight_now(x),
                 )
-            });
+            },
+        );
         (0..self.groups.len()).filter(|&x| counted(x)).find(|&x| {
             let extra = if x == g { next } else { 0 };
             let part = Part {

@@ -421,10 +421,19 @@ fn an_admitted_group_sends_a_burst_within_the_shares() {
     let (one, _, share_one, _) = runs("1");
     let (several, longest, share, log) = runs("8");
     // Measured: 1.08 light requests back to back with burst=1, 5.5 (at most 8) by default.
-    assert!(one < 1.5, "burst=1 sends about one light request at a time: {one}");
-    assert!(several >= 4.0 && longest <= 8, "bursts of {several} (at most {longest})");
+    assert!(
+        one < 1.5,
+        "burst=1 sends about one light request at a time: {one}"
+    );
+    assert!(
+        several >= 4.0 && longest <= 8,
+        "bursts of {several} (at most {longest})"
+    );
     // The light group's ideal is 1/11 (9.09 %): within lend (6 %) and the tolerance (5 %).
-    assert!(share_one < 0.0909 * 1.11 && share < 0.0909 * 1.11, "{share_one} {share}");
+    assert!(
+        share_one < 0.0909 * 1.11 && share < 0.0909 * 1.11,
+        "{share_one} {share}"
+    );
     assert!(
         log.0
             .iter()
