@@ -19,14 +19,19 @@
 //! group leads the clock by the burst and then waits correspondingly longer: it moves the
 //! same bytes over the window, in bunches.
 //!
-//! Choice of default (8): what bounds a burst's cost on any device is the share check,
-//! which is relative to the window's measured bytes (early in a window, when one request
-//! is a large part of it, bursts stop by themselves), so the count only caps how bunched a
-//! group's latency may get; a burst saves at most `burst - 1` wake-ups of the group's
-//! thread, and 8 lets a reader at fio's common depth of 8 put its whole depth out at once,
-//! as BFQ does for the light queue on the loop device (7.9 of 8 out). The device's
-//! measured parallelism is not used: the loop device reads 1.1-4.1 (loaded) where 16
-//! requests still gain, which would leave no burst at all. `burst=1` turns it off.
+//! Choice of default: 1, the rule before, so bursts are off unless asked for. Measured,
+//! a burst costs the other groups on a device that limits them by depth: two QD8 readers at
+//! 1000:100 in simulation (no wake-up cost there) lose up to 2 % of the heavy job's MB/s at
+//! `burst=8` on ufs31 (309 -> 303), 0.6 % on nvme-gen4, since the light burst queues ahead of
+//! the heavy job's next requests; and on the loop device through the engine, loaded, the
+//! same binary at `burst=8` moved 0.71 x the MB/s of `burst=1` in 17 interleaved rounds
+//! while its switches per request fell to 0.69 x (`docs/tasks/adaptive.md`, session 21).
+//! Any value needs no per-device setting: what bounds a burst is the share check, relative
+//! to the window's measured bytes (a burst stops by itself early in a window, when one
+//! request is a large part of it); the count caps how bunched a group's latency gets. 8
+//! lets a QD8 reader put its depth out at once, as BFQ's light queue on the loop device has
+//! 7.9 of 8 out. The measured parallelism is not used: the loop device reads 1.1-4.1
+//! (loaded) where 16 requests still gain, which would leave no burst at all.
 
 use super::lend::{percent_of_ideal, Part};
 use super::Adaptive;

@@ -27,9 +27,9 @@
 //!   virtual time follows the backlogged groups' through its gap;
 //! - [`lend`]: work conservation: a group with nothing queued lends its unused share to
 //!   groups waiting behind it, while the window's shares stay within `lend` %;
-//! - [`burst`]: a group admitted sends its queued requests together, up to `burst` in the
-//!   device, while every window share stays within the tolerance (one wake-up of its
-//!   thread for several);
+//! - [`burst`]: a group admitted may send its queued requests together, up to `burst` in
+//!   the device, while every window share stays within the tolerance (one wake-up of its
+//!   thread for several; off by default, measured to cost throughput);
 //! - [`select`]: the dispatch rule: anticipation of a sequential queue on a device measured
 //!   serial, waiting for a group that is behind, and injection of others' requests while
 //!   waiting, bounded so the waited-for group finds a free unit of the device's parallelism.
