@@ -27,13 +27,19 @@
 //!   virtual time follows the backlogged groups' through its gap;
 //! - [`lend`]: work conservation: a group with nothing queued lends its unused share to
 //!   groups waiting behind it, while the window's shares stay within `lend` %;
+//! - [`burst`]: a group admitted may send its queued requests together, up to `burst` in
+//!   the device, while every window share stays within the tolerance (one wake-up of its
+//!   thread for several; off by default, measured to cost throughput);
 //! - [`select`]: the dispatch rule: anticipation of a sequential queue on a device measured
 //!   serial, waiting for a group that is behind, and injection of others' requests while
 //!   waiting, bounded so the waited-for group finds a free unit of the device's parallelism.
 //!
 //! Every adaptation is a decision (`--decisions`): `adapt` (allowance, windows, parallelism),
-//! `arm_idle`/`idle_end`/`no_idle`, `inject` (with its bound), `select_queue`/`slice_expired`.
+//! `arm_idle`/`idle_end`/`no_idle`, `inject` (with its bound), `select_queue`/`slice_expired`,
+//! `select_group` (a burst begins, with its length) and `dispatch_limit` (a wait, or a burst
+//! ended by the share check).
 
+pub mod burst;
 pub mod device;
 pub mod gap;
 pub mod hier;
@@ -95,6 +101,8 @@ pub(crate) struct Group {
     /// While the group thinks (active, nothing queued or in flight): the backlogged groups'
     /// virtual time ([`Adaptive::gps_vtime`]) it was last charged up to ([`gap`]).
     pub gap_from: Option<u64>,
+    /// Requests the group may still send in its current burst ([`burst`]).
+    pub burst: u32,
     pub summary: ServiceSummary,
 }
 
@@ -209,6 +217,7 @@ impl Adaptive {
             window_bytes: 0,
             left_in_window: false,
             gap_from: None,
+            burst: 0,
             summary: ServiceSummary {
                 name: format!("group {}", cgroup.0),
                 ..ServiceSummary::default()

@@ -149,12 +149,15 @@ impl Adaptive {
         let Some(g) = candidate else {
             return Dispatch::Empty;
         };
-        let allowance = self.window.map_or(0, |w| w.allowance);
-        if self.groups[g].vtime > self.vclock + allowance && !self.lend(g, now, trace) {
-            return self.wait_behind(g, now, trace);
-        }
-        if let Some(answer) = self.inject_bound(g, now, trace) {
-            return answer;
+        if !self.in_burst(g, now, trace) {
+            let allowance = self.window.map_or(0, |w| w.allowance);
+            if self.groups[g].vtime > self.vclock + allowance && !self.lend(g, now, trace) {
+                return self.wait_behind(g, now, trace);
+            }
+            if let Some(answer) = self.inject_bound(g, now, trace) {
+                return answer;
+            }
+            self.start_burst(g, now, trace);
         }
         let q = self.pick_queue(g);
         Dispatch::Request(self.dispatch_queue(q, now, trace))
@@ -385,6 +388,9 @@ impl Adaptive {
         let weight = self.weight_now(g);
         let group = &mut self.groups[g];
         group.pending -= 1;
+        if group.pending == 0 {
+            group.burst = 0;
+        }
         group.vtime += charge(rq.bytes(), weight);
         group.window_bytes += rq.bytes();
         group.in_flight += 1;

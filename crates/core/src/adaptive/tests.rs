@@ -299,6 +299,8 @@ fn a_group_with_nothing_queued_lends_its_share_within_the_bound() {
     let setup = |lend: &str| {
         let mut a = sched(false, 32, &[(1, 1000), (2, 100)]);
         a.set_tunable("lend", lend).unwrap();
+        // The loan alone: a burst would send group 2's next request without asking.
+        a.set_tunable("burst", "1").unwrap();
         for id in 0..20 {
             a.insert(rd(id, 1, 1, id * 8, 8), 0, &mut NoTrace);
         }
@@ -364,4 +366,78 @@ fn a_thinking_group_follows_the_backlogged_groups_clock() {
     a.insert(rd(6, 1, 1, 16, 8), 200 * US, &mut NoTrace);
     assert_eq!(a.groups[0].vtime, 12_288, "a gap of no time");
     a.check_invariants();
+}
+
+/// Issue 32, bursts: group 1 (1000) keeps one request in the device and nothing queued,
+/// group 2 (100) has 16 queued and has had its share of the window. Each time group 1
+/// sends 10 more (one light request's worth of share), group 2 is admitted again: with
+/// `burst=1` (the default) it sends one request and waits (one wake-up of its thread per
+/// request on a real engine); with `burst=8` it sends several at once, and over the run every group's
+/// window share stays within the tolerance and the lend bound.
+#[test]
+fn an_admitted_group_sends_a_burst_within_the_shares() {
+    let runs = |burst: &str| {
+        let mut a = sched(false, 64, &[(1, 1000), (2, 100)]);
+        a.set_tunable("burst", burst).unwrap();
+        let mut log = Recorder::default();
+        let mut id = 0;
+        let mut heavy_out: Vec<Request> = Vec::new();
+        let mut sent = Vec::new();
+        for round in 0..300u64 {
+            let t = round * 100 * US;
+            for rq in heavy_out.drain(..) {
+                a.completed(&rq, t, &mut NoTrace);
+            }
+            for _ in 0..10 {
+                id += 1;
+                a.insert(rd(id, 1, 1, id * 8, 8), t, &mut NoTrace);
+            }
+            while a.groups[1].pending < 16 {
+                id += 1;
+                a.insert(rd(id, 2, 2, id * 1000, 8), t, &mut NoTrace);
+            }
+            while let Dispatch::Request(rq) = a.dispatch(t, &mut log) {
+                sent.push(rq.cgroup.0);
+                if rq.cgroup == CgroupId(1) {
+                    heavy_out.push(rq);
+                } else {
+                    a.completed(&rq, t + 50 * US, &mut NoTrace);
+                }
+            }
+            a.check_invariants();
+        }
+        // Light requests sent back to back, once the window holds a few hundred requests.
+        let runs: Vec<usize> = sent
+            .split(|&cg| cg == 1)
+            .skip(100)
+            .map(<[u32]>::len)
+            .filter(|&n| n > 0)
+            .collect();
+        let longest = runs.iter().copied().max().unwrap_or(0);
+        let mean = runs.iter().sum::<usize>() as f64 / runs.len().max(1) as f64;
+        let light = sent.iter().filter(|&&cg| cg == 2).count() as f64;
+        (mean, longest, light / sent.len() as f64, log)
+    };
+    let (one, _, share_one, _) = runs("1");
+    let (several, longest, share, log) = runs("8");
+    // Measured: 1.08 light requests back to back with burst=1, 5.5 (at most 8) with 8.
+    assert!(
+        one < 1.5,
+        "burst=1 sends about one light request at a time: {one}"
+    );
+    assert!(
+        several >= 4.0 && longest <= 8,
+        "bursts of {several} (at most {longest})"
+    );
+    // The light group's ideal is 1/11 (9.09 %): within lend (6 %) and the tolerance (5 %).
+    assert!(
+        share_one < 0.0909 * 1.11 && share < 0.0909 * 1.11,
+        "{share_one} {share}"
+    );
+    assert!(
+        log.0
+            .iter()
+            .any(|(k, r)| *k == DecisionKind::SelectGroup && r.contains("more of its")),
+        "the burst is a decision"
+    );
 }
