@@ -402,6 +402,9 @@ struct Shape {
     page_sectors: Divisor,
     units: Divisor,
     channels: Divisor,
+    /// The three as a shift and two masks when all are powers of two (the presets'): one
+    /// test a look-up instead of one a divisor (issue 34).
+    pow2: Option<(u32, u64, u64)>,
     /// A whole page over a channel.
     page_xfer_ns: u64,
     /// The last transfer size asked for and its channel and host-link times (reads of one
@@ -413,11 +416,20 @@ struct Shape {
 
 impl Shape {
     fn new(params: &FlashParams) -> Shape {
-        let units = u64::from(params.channels * params.units_per_channel);
+        let units = Divisor::new(u64::from(params.channels * params.units_per_channel));
+        let page_sectors = Divisor::new(params.page_bytes / SECTOR_SIZE);
+        let channels = Divisor::new(u64::from(params.channels));
+        let pow2 = match (page_sectors.shift, units.shift, channels.shift) {
+            (Some(page_shift), Some(_), Some(_)) => {
+                Some((page_shift, units.value - 1, channels.value - 1))
+            }
+            _ => None,
+        };
         Shape {
-            page_sectors: Divisor::new(params.page_bytes / SECTOR_SIZE),
-            units: Divisor::new(units),
-            channels: Divisor::new(u64::from(params.channels)),
+            page_sectors,
+            units,
+            channels,
+            pow2,
             page_xfer_ns: transfer_ns(params.page_bytes, params.channel_bytes_per_s),
             last_bytes: 0,
             last_channel_ns: 0,
@@ -427,6 +439,11 @@ impl Shape {
 
     /// The page holding `sector`, and the unit and channel it lives on.
     fn locate(&self, sector: u64) -> (u64, usize, usize) {
+        if let Some((page_shift, unit_mask, channel_mask)) = self.pow2 {
+            let page = sector >> page_shift;
+            let unit = page & unit_mask;
+            return (page, unit as usize, (unit & channel_mask) as usize);
+        }
         let page = self.page_sectors.div(sector);
         let unit = self.units.rem(page);
         (page, unit as usize, self.channels.rem(unit) as usize)
