@@ -25,6 +25,7 @@ pub struct DiskAccounting {
 
 impl DiskAccounting {
     /// Time-weighted occupancy up to `now`; a clock that stands still adds nothing.
+    #[inline]
     fn account(&mut self, now: Time) {
         let since = now.saturating_sub(self.last_change);
         self.in_queue_ns += u128::from(self.outstanding) * u128::from(since);
@@ -42,6 +43,7 @@ impl DiskAccounting {
     }
 
     /// A request allocated with [`DiskAccounting::start`] completed.
+    #[inline]
     pub fn done(&mut self, now: Time) {
         self.account(now);
         assert!(self.outstanding > 0, "disk in-flight count went negative");

@@ -643,16 +643,19 @@ impl JobStats {
 
     /// Records the job's in-flight depth at one submission, this I/O included
     /// (fio's `io_u_mark_depth()`).
+    #[inline]
     pub fn record_depth(&mut self, depth_at_submit: u32) {
         self.depth_map[depth_bucket(depth_at_submit)] += 1;
     }
 
     /// Records how many I/Os one submit call carried.
+    #[inline]
     pub fn record_submit_batch(&mut self, ios: u32) {
         self.submit_map[batch_bucket(ios)] += 1;
     }
 
     /// Records how many I/Os one completion reap returned.
+    #[inline]
     pub fn record_complete_batch(&mut self, ios: u32) {
         self.complete_map[batch_bucket(ios)] += 1;
     }

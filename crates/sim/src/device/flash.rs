@@ -46,7 +46,7 @@
 //! as same-sized reads do).
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use iosched_core::{Op, RequestId, Time, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC, SECTOR_SIZE};
 use rand_pcg::Pcg64Mcg;
@@ -331,22 +331,12 @@ pub struct FlashDevice {
     link_in_free: Time,
     link_out_free: Time,
     cores_free: Vec<Time>,
-    channels_free: Vec<Time>,
-    units_free: Vec<Time>,
-    /// Programs reserved on each unit and not yet over: (start, end, whether a GC busy
-    /// period follows the program).
-    unit_programs: Vec<std::collections::VecDeque<(Time, Time, bool)>>,
-    /// Entries of `unit_programs` on each channel's units: a read on a channel with none
-    /// skips the walk over its units (a read-only run never programs; issue 34).
-    channel_programs: Vec<usize>,
-    /// When each unit's host reads are done (reads queue among themselves in order).
-    unit_reads_free: Vec<Time>,
-    /// When each channel's host read transfers are done.
-    channel_reads_free: Vec<Time>,
+    /// Each channel's and each unit's resources, one record apiece (issue 34: a read touched
+    /// six vectors, each a bounds-checked look-up).
+    channel_state: Vec<Channel>,
+    unit_state: Vec<Unit>,
     /// The longest a host read waits for a running GC busy period: one page copy.
     gc_op_ns: u64,
-    /// GC work each unit owes, paid once it reaches an erase time.
-    gc_debt_ns: Vec<u64>,
     /// GC per random page, following the hot span (`None`: a fresh drive, no GC).
     gc_cost: Option<GcCost>,
     gc_sequential_page_ns: u64,
@@ -412,6 +402,9 @@ struct Shape {
     page_sectors: Divisor,
     units: Divisor,
     channels: Divisor,
+    /// The three as a shift and two masks when all are powers of two (the presets'): one
+    /// test a look-up instead of one a divisor (issue 34).
+    pow2: Option<(u32, u64, u64)>,
     /// A whole page over a channel.
     page_xfer_ns: u64,
     /// The last transfer size asked for and its channel and host-link times (reads of one
@@ -423,11 +416,20 @@ struct Shape {
 
 impl Shape {
     fn new(params: &FlashParams) -> Shape {
-        let units = u64::from(params.channels * params.units_per_channel);
+        let units = Divisor::new(u64::from(params.channels * params.units_per_channel));
+        let page_sectors = Divisor::new(params.page_bytes / SECTOR_SIZE);
+        let channels = Divisor::new(u64::from(params.channels));
+        let pow2 = match (page_sectors.shift, units.shift, channels.shift) {
+            (Some(page_shift), Some(_), Some(_)) => {
+                Some((page_shift, units.value - 1, channels.value - 1))
+            }
+            _ => None,
+        };
         Shape {
-            page_sectors: Divisor::new(params.page_bytes / SECTOR_SIZE),
-            units: Divisor::new(units),
-            channels: Divisor::new(u64::from(params.channels)),
+            page_sectors,
+            units,
+            channels,
+            pow2,
             page_xfer_ns: transfer_ns(params.page_bytes, params.channel_bytes_per_s),
             last_bytes: 0,
             last_channel_ns: 0,
@@ -437,6 +439,11 @@ impl Shape {
 
     /// The page holding `sector`, and the unit and channel it lives on.
     fn locate(&self, sector: u64) -> (u64, usize, usize) {
+        if let Some((page_shift, unit_mask, channel_mask)) = self.pow2 {
+            let page = sector >> page_shift;
+            let unit = page & unit_mask;
+            return (page, unit as usize, (unit & channel_mask) as usize);
+        }
         let page = self.page_sectors.div(sector);
         let unit = self.units.rem(page);
         (page, unit as usize, self.channels.rem(unit) as usize)
@@ -451,6 +458,32 @@ impl Shape {
         }
         (self.last_channel_ns, self.last_link_ns)
     }
+}
+
+/// One flash channel (bus).
+#[derive(Clone, Copy, Debug, Default)]
+struct Channel {
+    /// When its last reserved transfer ends.
+    free: Time,
+    /// When its host read transfers are done.
+    reads_free: Time,
+    /// Entries of [`Unit::programs`] on its units: a read on a channel with none skips the
+    /// walk over its units (a read-only run never programs; issue 34).
+    programs: usize,
+}
+
+/// One flash unit (die or plane).
+#[derive(Clone, Debug, Default)]
+struct Unit {
+    /// When its last reserved operation ends.
+    free: Time,
+    /// When its host reads are done (reads queue among themselves in order).
+    reads_free: Time,
+    /// Programs reserved and not yet over: (start, end, whether a GC busy period follows
+    /// the program).
+    programs: VecDeque<(Time, Time, bool)>,
+    /// GC work it owes, paid once it reaches an erase time.
+    gc_debt_ns: u64,
 }
 
 /// Commands in flight by completion time, earliest first; equal times in submission order
@@ -577,14 +610,9 @@ impl FlashDevice {
             link_in_free: 0,
             link_out_free: 0,
             cores_free: vec![0; params.controller_cores as usize],
-            channels_free: vec![0; params.channels as usize],
-            units_free: vec![0; units as usize],
-            unit_programs: vec![std::collections::VecDeque::new(); units as usize],
-            channel_programs: vec![0; params.channels as usize],
-            unit_reads_free: vec![0; units as usize],
-            channel_reads_free: vec![0; params.channels as usize],
+            channel_state: vec![Channel::default(); params.channels as usize],
+            unit_state: vec![Unit::default(); units as usize],
             gc_op_ns: params.read_page_ns + 2 * page_xfer + params.program_page_ns,
-            gc_debt_ns: vec![0; units as usize],
             gc_cost,
             gc_sequential_page_ns,
             buffer_used: 0,
@@ -657,24 +685,25 @@ impl FlashDevice {
         self.next_program_unit = (self.next_program_unit + 1) % self.units;
         let channel = self.shape.channels.rem(unit as u64) as usize;
         let xfer = self.shape.page_xfer_ns;
-        let start = ready
-            .max(self.channels_free[channel])
-            .max(self.units_free[unit]);
-        self.channels_free[channel] = start + xfer;
-        let mut end = start + xfer + self.params.program_page_ns;
-        self.gc_debt_ns[unit] += if random {
+        let debt = if random {
             self.gc_cost.as_ref().map_or(0, GcCost::random_page_ns)
         } else {
             self.gc_sequential_page_ns
         };
-        let gc = self.gc_debt_ns[unit] >= self.params.erase_block_ns.max(1);
+        let on = &mut self.unit_state[unit];
+        let bus = &mut self.channel_state[channel];
+        let start = ready.max(bus.free).max(on.free);
+        bus.free = start + xfer;
+        let mut end = start + xfer + self.params.program_page_ns;
+        on.gc_debt_ns += debt;
+        let gc = on.gc_debt_ns >= self.params.erase_block_ns.max(1);
         if gc {
-            end += self.gc_debt_ns[unit];
-            self.gc_debt_ns[unit] = 0;
+            end += on.gc_debt_ns;
+            on.gc_debt_ns = 0;
         }
-        self.units_free[unit] = end;
-        self.unit_programs[unit].push_back((start, end, gc));
-        self.channel_programs[channel] += 1;
+        on.free = end;
+        on.programs.push_back((start, end, gc));
+        bus.programs += 1;
         self.releases.push(Reverse((end, bytes)));
         self.last_program_end = self.last_program_end.max(end);
         end
@@ -720,8 +749,9 @@ impl FlashDevice {
     /// When a host read's data may cross `channel`, ready at `at`: after the reads before
     /// it and any program transfer under way then, not after program transfers queued later.
     fn channel_free_for_read(&self, channel: usize, at: Time) -> Time {
-        let mut t = at.max(self.channel_reads_free[channel]);
-        if self.channel_programs[channel] == 0 {
+        let bus = &self.channel_state[channel];
+        let mut t = at.max(bus.reads_free);
+        if bus.programs == 0 {
             return t;
         }
         let xfer = self.shape.page_xfer_ns;
@@ -729,7 +759,7 @@ impl FlashDevice {
         loop {
             let busy_until = (channel..self.units as usize)
                 .step_by(channels)
-                .flat_map(|unit| self.unit_programs[unit].iter())
+                .flat_map(|unit| self.unit_state[unit].programs.iter())
                 .filter(|&&(start, _, _)| start <= t && t < start + xfer)
                 .map(|&(start, _, _)| start + xfer)
                 .max();
@@ -745,26 +775,29 @@ impl FlashDevice {
     /// copy of a GC busy period), not for programs queued behind; those move back by tR.
     /// Returns when the data is in the unit's register.
     fn read_on_unit(&mut self, unit: usize, channel: usize, ready: Time) -> Time {
-        let programs = &mut self.unit_programs[unit];
-        // A unit with no programs (every unit of a read-only run) skips the queue's walks.
-        let running_until = if programs.is_empty() {
-            ready
-        } else {
-            while programs.front().is_some_and(|&(_, end, _)| end <= ready) {
-                programs.pop_front();
-                self.channel_programs[channel] -= 1;
-            }
-            match programs.front() {
-                Some(&(start, end, true)) if start <= ready => end.min(ready + self.gc_op_ns),
-                Some(&(start, end, false)) if start <= ready => end,
-                _ => ready,
-            }
-        };
-        let start = running_until.max(self.unit_reads_free[unit]);
         let tr = self.params.read_page_ns;
+        let on = &mut self.unit_state[unit];
+        if on.programs.is_empty() {
+            // Every unit of a read-only run: nothing runs there, nothing moves back.
+            let start = ready.max(on.reads_free);
+            let data = start + tr;
+            on.reads_free = data;
+            on.free = if on.free > start { on.free + tr } else { data };
+            return data;
+        }
+        while on.programs.front().is_some_and(|&(_, end, _)| end <= ready) {
+            on.programs.pop_front();
+            self.channel_state[channel].programs -= 1;
+        }
+        let running_until = match on.programs.front() {
+            Some(&(start, end, true)) if start <= ready => end.min(ready + self.gc_op_ns),
+            Some(&(start, end, false)) if start <= ready => end,
+            _ => ready,
+        };
+        let start = running_until.max(on.reads_free);
         let data = start + tr;
-        self.unit_reads_free[unit] = data;
-        for (program_start, program_end, _) in programs.iter_mut() {
+        on.reads_free = data;
+        for (program_start, program_end, _) in on.programs.iter_mut() {
             if *program_end > start {
                 if *program_start >= start {
                     *program_start += tr;
@@ -772,11 +805,7 @@ impl FlashDevice {
                 *program_end += tr;
             }
         }
-        self.units_free[unit] = if self.units_free[unit] > start {
-            self.units_free[unit] + tr
-        } else {
-            data
-        };
+        on.free = if on.free > start { on.free + tr } else { data };
         data
     }
 
@@ -796,9 +825,10 @@ impl FlashDevice {
             let xfer_start = self.channel_free_for_read(channel, data);
             let (channel_ns, link_ns) = self.shape.read_xfers(bytes, &self.params);
             let xfer_end = xfer_start + channel_ns;
-            self.channel_reads_free[channel] = xfer_end;
-            if self.channels_free[channel] <= xfer_start {
-                self.channels_free[channel] = xfer_end;
+            let bus = &mut self.channel_state[channel];
+            bus.reads_free = xfer_end;
+            if bus.free <= xfer_start {
+                bus.free = xfer_end;
             }
             done = done.max(self.link_for(xfer_end, link_ns, false));
             sector = chunk_end;
@@ -934,7 +964,7 @@ mod tests {
         }
     }
 
-    /// `channel_programs` counts the programs queued on each channel's units, so a read
+    /// `Channel::programs` counts the programs queued on each channel's units, so a read
     /// that skips the walk when it is 0 skips only walks that would find nothing (issue 34).
     #[test]
     fn channel_program_counts_match_the_queues() {
@@ -957,16 +987,16 @@ mod tests {
             for channel in 0..channels {
                 let queued: usize = (channel..device.units as usize)
                     .step_by(channels)
-                    .map(|unit| device.unit_programs[unit].len())
+                    .map(|unit| device.unit_state[unit].programs.len())
                     .sum();
                 assert_eq!(
-                    device.channel_programs[channel], queued,
+                    device.channel_state[channel].programs, queued,
                     "channel {channel}"
                 );
             }
         }
         assert!(
-            device.channel_programs.iter().any(|&n| n > 0),
+            device.channel_state.iter().any(|c| c.programs > 0),
             "no program queued"
         );
     }
