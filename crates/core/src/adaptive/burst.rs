@@ -19,13 +19,15 @@
 //! group leads the clock by the burst and then waits correspondingly longer: it moves the
 //! same bytes over the window, in bunches.
 //!
-//! Choice of default: 1, the rule before, so bursts are off unless asked for. Measured,
-//! a burst costs the other groups on a device that limits them by depth: two QD8 readers at
-//! 1000:100 in simulation (no wake-up cost there) lose up to 2 % of the heavy job's MB/s at
-//! `burst=8` on ufs31 (309 -> 303), 0.6 % on nvme-gen4, since the light burst queues ahead of
-//! the heavy job's next requests; and on the loop device through the engine, loaded, the
-//! same binary at `burst=8` moved 0.71 x the MB/s of `burst=1` in 17 interleaved rounds
-//! while its switches per request fell to 0.69 x (`docs/tasks/adaptive.md`, session 21).
+//! Choice of default: 8. On the loop device through the engine, quiet (load 0.6-1.1), the
+//! same binary at `burst=8` moved 1.11 (0.94-1.16) and 1/0.89 (0.83-0.95) x the MB/s of
+//! `burst=1` in two passes of 5 interleaved rounds, one in either order, with 0.57 x the
+//! context switches and 0.79 x the CPU per request and the heavy share unchanged (90.3 %).
+//! Loaded (load 5-9, other builds competing for the two CPUs) the same comparison read 0.71 x
+//! in 17 rounds; the engine's CPU there, not the device, set the rate. What a burst costs:
+//! a light burst queues ahead of the heavy job's next requests, so in simulation (no
+//! wake-up cost) two QD8 readers at 1000:100 lose up to 2 % of the heavy job's MB/s on ufs31
+//! (309 -> 303) and 0.6 % on nvme-gen4 (`docs/tasks/adaptive.md`, session 21).
 //! Any value needs no per-device setting: what bounds a burst is the share check, relative
 //! to the window's measured bytes (a burst stops by itself early in a window, when one
 //! request is a large part of it); the count caps how bunched a group's latency gets. 8

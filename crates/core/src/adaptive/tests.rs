@@ -371,8 +371,8 @@ fn a_thinking_group_follows_the_backlogged_groups_clock() {
 /// Issue 32, bursts: group 1 (1000) keeps one request in the device and nothing queued,
 /// group 2 (100) has 16 queued and has had its share of the window. Each time group 1
 /// sends 10 more (one light request's worth of share), group 2 is admitted again: with
-/// `burst=1` (the default) it sends one request and waits (one wake-up of its thread per
-/// request on a real engine); with `burst=8` it sends several at once, and over the run every group's
+/// `burst=1` it sends one request and waits (one wake-up of its thread per
+/// request on a real engine); with `burst=8` (the default) it sends several at once, and over the run every group's
 /// window share stays within the tolerance and the lend bound.
 #[test]
 fn an_admitted_group_sends_a_burst_within_the_shares() {
