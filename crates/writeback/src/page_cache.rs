@@ -317,18 +317,9 @@ impl PageCache {
     pub fn start_read(&mut self, file: FileId, first: u64, count: u64) -> Vec<PageRange> {
         let mut runs: Vec<PageRange> = Vec::new();
         for index in first..first + count {
-            if self.files[file as usize].pages.contains_key(&index) {
-                continue;
+            if self.start_read_page(file, index) {
+                push_run(&mut runs, file, index, u64::MAX);
             }
-            self.insert(
-                file,
-                index,
-                Page {
-                    reading: true,
-                    ..Page::default()
-                },
-            );
-            push_run(&mut runs, file, index, u64::MAX);
         }
         runs
     }
