@@ -85,16 +85,11 @@ impl<K: TableKey, V> IdSlab<K, V> {
         self.values[i].as_mut().expect("indexed slot holds a value")
     }
 
-    /// The rest of [`IdSlab::get_or_insert_with`]: `id` is new. Answers its index.
+    /// The rest of [`IdSlab::get_or_insert_with`]: `id` is new. Its value goes in the slot
+    /// freed last (the one most likely still in cache) or a new one. Answers its index.
     #[inline(never)]
     fn insert_made(&mut self, id: K, make: impl FnOnce() -> V) -> usize {
-        self.store(id, make()).0
-    }
-
-    /// Puts `value` in the slot freed last (the one most likely still in cache) or a new
-    /// one, under `id`: the slot's index, and the index `id` had before (none if new).
-    #[inline]
-    fn store(&mut self, id: K, value: V) -> (usize, Option<usize>) {
+        let value = make();
         let i = match self.free.pop() {
             Some(i) => {
                 self.values[i] = Some(value);
@@ -105,9 +100,9 @@ impl<K: TableKey, V> IdSlab<K, V> {
                 self.values.len() - 1
             }
         };
-        let previous = self.index.insert(id, i);
+        self.index.insert(id, i);
         self.hint.set(Some((id, i)));
-        (i, previous)
+        i
     }
 
     /// Puts `value` under `id`, answering the value it replaces. A new id takes the slot
@@ -118,14 +113,6 @@ impl<K: TableKey, V> IdSlab<K, V> {
         }
         self.get_or_insert_with(id, || value);
         None
-    }
-
-    /// Puts `value` under `id`, which must be new (panics if it is not): one probe of the
-    /// table where [`IdSlab::insert`] makes three (a request's id is new by construction).
-    #[inline]
-    pub fn insert_new(&mut self, id: K, value: V) {
-        let (_, previous) = self.store(id, value);
-        assert!(previous.is_none(), "an id was inserted twice");
     }
 
     pub fn remove(&mut self, id: K) -> Option<V> {
@@ -171,9 +158,9 @@ mod tests {
                 assert_eq!(slab.remove(id), model.remove(&id));
             }
             assert_eq!(slab.len(), model.len());
-            // A new id by either way of inserting, then gone again.
+            // A new id by the other way of inserting, then gone again.
             let fresh = IoContextId(1_000 + (step % 3) as u32);
-            slab.insert_new(fresh, step);
+            assert_eq!(slab.insert(fresh, step), None);
             assert_eq!(slab.get(fresh), Some(&step));
             assert_eq!(slab.remove(fresh), Some(step));
             // A look-up of another id after the change: the hint must follow removals.
