@@ -118,28 +118,22 @@ impl Adaptive {
     /// part, or `g` over `100 + lend + tolerance` %.
     fn burst_breaks_shares(&self, g: usize, next: u64) -> Option<usize> {
         let tolerance = self.tun.share_tolerance_pct;
-        let counted = |x: usize| self.groups[x].active || self.groups[x].window_bytes > 0;
-        let (total, weights) = (0..self.groups.len()).filter(|&x| counted(x)).fold(
-            (next, 0),
-            |(bytes, weights), x| {
-                (
-                    bytes + self.groups[x].window_bytes,
-                    weights + self.weight_now(x),
-                )
-            },
-        );
-        (0..self.groups.len()).filter(|&x| counted(x)).find(|&x| {
-            let extra = if x == g { next } else { 0 };
-            let part = Part {
-                bytes: self.groups[x].window_bytes + extra,
-                weight: self.weight_now(x),
-            };
-            let percent = percent_of_ideal(part, total, weights.max(part.weight));
-            if x == g {
-                percent > 100 + self.tun.lend_pct + tolerance
-            } else {
-                percent + tolerance < 100
-            }
-        })
+        let (total, weights) = self.window_parts();
+        let total = total + next;
+        (0..self.groups.len())
+            .filter(|&x| self.owed_in_window(x))
+            .find(|&x| {
+                let extra = if x == g { next } else { 0 };
+                let part = Part {
+                    bytes: self.groups[x].window_bytes + extra,
+                    weight: self.weight_now(x),
+                };
+                let percent = percent_of_ideal(part, total, weights.max(part.weight));
+                if x == g {
+                    percent > 100 + self.tun.lend_pct + tolerance
+                } else {
+                    percent + tolerance < 100
+                }
+            })
     }
 }

@@ -44,15 +44,19 @@ impl Adaptive {
     /// active now or served in the window. Choice: a group away for part of the window is
     /// still owed its whole part, which only makes the bound stricter (it cannot open a
     /// loan that the groups' own shares would forbid).
-    fn window_parts(&self) -> (u64, u64) {
-        let counted = (0..self.groups.len())
-            .filter(|&x| self.groups[x].active || self.groups[x].window_bytes > 0);
+    pub(crate) fn window_parts(&self) -> (u64, u64) {
+        let counted = (0..self.groups.len()).filter(|&x| self.owed_in_window(x));
         counted.fold((0, 0), |(bytes, weights), x| {
             (
                 bytes + self.groups[x].window_bytes,
                 weights + self.weight_now(x),
             )
         })
+    }
+
+    /// Whether group `x` is owed a part of the window: active now or served in it.
+    pub(crate) fn owed_in_window(&self, x: usize) -> bool {
+        self.groups[x].active || self.groups[x].window_bytes > 0
     }
 
     /// Group `g`'s window bytes, with `extra` more of them moved, as a percentage of its
