@@ -8,7 +8,11 @@ context switches (`sched:sched_switch`, counted where its threads are switched o
 Per run: MB/s and its ratio to the kernel's `none` of the same round, the heavy job's
 share, the engine's CPU per request (its own getrusage), context switches per request (all
 threads, then per worker: worker 0 holds the first job's clones, worker 1 the next), the
-hand-overs and the wake-ups they cost per request, and the load average. Medians and
+hand-overs and the wake-ups they cost per request, the load average, the requests the
+kernel held on average (the device's time in queue over the run's time), and where the
+first (heavy) job's requests were, by Little's law: in the scheduler, between the dispatch
+and the `io_uring_enter` that took them, from there to the reaping thread's wake-up (the
+device, the kernel's completion and the wake-up), and in the turn that reaped them. Medians and
 ranges over the rounds. On a machine shared with other work the CPU and switches per
 request are the comparable figures; the throughput follows the load.
 
@@ -39,6 +43,35 @@ def kernel_none(iosched, job, device):
     return sum(j["read"]["bw_bytes"] + j["write"]["bw_bytes"] for j in report["jobs"]) / 1e6
 
 
+def kernel_inflight_ms(device):
+    """The device's time in queue (`/sys/block/X/stat` field 11: every request's time in the
+    block layer summed, ms): over a run's time, the mean requests the kernel held."""
+    name = os.path.basename(os.path.realpath(device))
+    with open(f"/sys/block/{name}/stat") as f:
+        return int(f.read().split()[10])
+
+
+def stage_counts(report):
+    """The heavy (first) job's requests by stage, by Little's law (the engine's
+    `inflight.jobs[].stages`, when the binary reports them)."""
+    jobs = report["iosched"].get("inflight", {}).get("jobs", [])
+    if not jobs or "stages" not in jobs[0]:
+        return {}
+    stages = jobs[0]["stages"]
+    return {f"heavy_{stage}": stages[stage]["mean_count"]
+            for stage in ("scheduler", "engine", "device", "reap")}
+
+
+def runqueue(workers, elapsed_ns):
+    """Worker 0's (the first job's) time runnable and not running, as a share of the run
+    and per time slice (the engine's `wall_clock.workers`, from the kernel's schedstat)."""
+    if not workers or not workers[0]["slices"]:
+        return {}
+    first = workers[0]
+    return {"runqueue_pct": 100 * first["runqueue_ns"] / max(elapsed_ns, 1),
+            "runqueue_us": first["runqueue_ns"] / first["slices"] / 1e3}
+
+
 def engine_run(iosched, sched, job, device, out_dir):
     data = os.path.join(out_dir, "perf.data")
     events = ["sched:sched_switch", "syscalls:sys_enter_io_uring_enter",
@@ -48,7 +81,9 @@ def engine_run(iosched, sched, job, device, out_dir):
         args += ["-e", event]
     args += ["--", iosched, "run", job, "--device", device, "--scheduler", sched,
              "--output-format", "json", "--eta", "never", "--set", "engine_threads=cgroups"]
+    queued_ms = kernel_inflight_ms(device)
     report = json.loads(sh(args).stdout)
+    queued_ms = kernel_inflight_ms(device) - queued_ms
     counts = collections.Counter()
     pid = None
     for line in sh(["perf", "script", "-i", data, "-F", "pid,tid,event"]).stdout.splitlines():
@@ -83,6 +118,9 @@ def engine_run(iosched, sched, job, device, out_dir):
         "writes": sum(counts[(tid, "syscalls:sys_enter_write")] for tid in tids) / requests,
         "handed": wall.get("handed_over", 0) / requests,
         "handover_wakes": wall.get("handover_wakes", 0) / requests,
+        "kernel_inflight": queued_ms * 1e6 / max(io["elapsed_ns"], 1),
+        **runqueue(wall.get("workers", []), io["elapsed_ns"]),
+        **stage_counts(report),
     }
 
 
@@ -97,7 +135,13 @@ COLUMNS = [("MB/s", "mb_s", "{:.0f}"), ("÷ kernel none", "ratio", "{:.2f}"),
            ("worker 1", "worker1", "{:.3f}"), ("worker 1 / light I/O", "light_wakes", "{:.2f}"),
            ("enters / req", "enters", "{:.3f}"), ("writes / req", "writes", "{:.4f}"),
            ("handed / req", "handed", "{:.4f}"), ("handover wakes / req", "handover_wakes",
-                                                  "{:.4f}")]
+                                                  "{:.4f}"),
+           ("kernel in flight", "kernel_inflight", "{:.2f}"),
+           ("worker 0 runnable %", "runqueue_pct", "{:.0f}"),
+           ("µs / slice", "runqueue_us", "{:.0f}"),
+           ("heavy: scheduler", "heavy_scheduler", "{:.2f}"),
+           ("engine", "heavy_engine", "{:.2f}"), ("device", "heavy_device", "{:.2f}"),
+           ("reap", "heavy_reap", "{:.2f}")]
 
 
 def main():
@@ -142,12 +186,12 @@ def main():
     paired = [(name, sched) for sched in schedulers for name, _ in binaries[1:]]
     if paired:
         print(f"\nPer round, ÷ {first}'s run of the same round (medians and ranges):\n")
-        print("| run | CPU µs / req | switches / req | enters / req | MB/s |")
-        print("|---|---|---|---|---|")
+        print("| run | CPU µs / req | switches / req | enters / req | MB/s | kernel in flight |")
+        print("|---|---|---|---|---|---|")
         for name, sched in paired:
             pairs = list(zip(results[(name, sched)], results[(first, sched)]))
             cells = [spread([a[key] / b[key] for a, b in pairs if b[key]])
-                     for key in ("cpu_us", "switches", "enters", "mb_s")]
+                     for key in ("cpu_us", "switches", "enters", "mb_s", "kernel_inflight")]
             print(f"| {sched} {name} ÷ {first} | " + " | ".join(cells) + " |")
     if args.raw:
         with open(args.raw, "w") as f:

@@ -56,11 +56,11 @@ use crate::affinity;
 use crate::buffer::BufferPool;
 use crate::cgroup::Placement;
 use crate::error::EngineError;
-use crate::gauge::{DepthGauge, InFlightSummary};
+use crate::gauge::{DepthGauge, InFlightSummary, StageSums};
 use crate::io::{self, EngineIo, Scratch};
 use crate::setup;
 use crate::target::Target;
-use crate::threads::{self, LockSummary};
+use crate::threads::{self, LockSummary, SchedStat};
 use crate::verify::VerifyMethod;
 
 /// How often a run reports its progress: often enough for a terminal, rarely enough to cost
@@ -176,6 +176,9 @@ pub struct EngineOutcome {
     /// Wake-ups sent for them: a thread with nothing of its own out is woken once a batch
     /// is handed or the first of it has waited long enough (`io.rs`, `handover`).
     pub handover_wakes: u64,
+    /// Each worker thread's time on a CPU and waiting on a run queue, in worker order (empty
+    /// with the single loop).
+    pub workers: Vec<SchedStat>,
 }
 
 /// [`EngineConfig::cgroup_threads`]: the workers' groups (the root first when a clone is in
@@ -375,6 +378,11 @@ pub(crate) struct EngineBackend {
     pub handed_since: Vec<Option<Time>>,
     pub handed_over: u64,
     pub handover_wakes: u64,
+    /// Per clone: its completed requests' time by stage.
+    pub stages: Vec<StageSums>,
+    /// When the thread holding the backend returned from its last wait (the start of the
+    /// stage a completion spends in the turn that reaps it).
+    pub woke_at: Time,
 }
 
 /// One run: [`Engine::new`] checks and opens everything, [`Engine::run`] performs it.
@@ -580,6 +588,8 @@ impl<'a> Engine<'a> {
             handed_since: vec![None; workers],
             handed_over: 0,
             handover_wakes: 0,
+            stages: vec![StageSums::default(); clone_jobs.len()],
+            woke_at: 0,
         };
         Ok(Engine { drv, back })
     }
@@ -682,6 +692,7 @@ impl<'a> Engine<'a> {
                 return Err(back.stalled(drv));
             }
             back.wait(drv, deadline)?;
+            back.woke_at = back.clock();
             back.reap(drv, trace);
             if let Some(error) = back.ring_error.take() {
                 return Err(EngineError::io(&back.target.path, "io_uring_enter", error));
@@ -745,6 +756,7 @@ impl<'a> Engine<'a> {
             inflight: InFlightSummary {
                 device: back.device_gauge.summary(),
                 clones: back.job_gauges.iter().map(DepthGauge::summary).collect(),
+                stages: back.stages.clone(),
             },
             enter_calls: back.enter_calls,
             threads: back.thread_cpus.len() as u32,
@@ -753,6 +765,7 @@ impl<'a> Engine<'a> {
             kernel_cgroup_ios,
             handed_over: back.handed_over,
             handover_wakes: back.handover_wakes,
+            workers: Vec::new(),
         })
     }
 }

@@ -230,11 +230,13 @@ impl EngineBackend {
     /// are made as before; only the submission waits, at most [`HANDOVER_WAIT_NS`].
     fn push(&mut self, drv: &mut EngineDriver<'_>, id: RequestId, sqe: &squeue::Entry) {
         if self.placement.is_some() {
-            let owner = self.owner[drv.in_flight[&id].process];
+            let process = drv.in_flight[&id].process;
+            let owner = self.owner[process];
             if owner != self.thread {
                 // Its cgroup's thread submits it, so the kernel charges it there.
                 self.outbox[owner].push((id, sqe.clone()));
                 self.handed_over += 1;
+                self.stages[process].handed += 1;
                 match handover(self.owned_out[owner], self.outbox[owner].len()) {
                     Handover::Wake => self.wake_for_handover(owner),
                     Handover::Hold => {
@@ -484,6 +486,9 @@ impl Backend for EngineBackend {
         if !entry.riders.is_empty() {
             self.iovecs.remove(&entry.request.id);
         }
+        let issued = entry.issued_at.unwrap_or(entry.submitted_at);
+        let sent = entry.io.sent_at.unwrap_or(issued);
+        self.stages[entry.process].add(entry.submitted_at, issued, sent, self.woke_at, self.now);
         let start = entry.request.sector * SECTOR_SIZE;
         let mut parts = std::mem::take(&mut self.scratch.parts);
         parts_into(drv, entry, &mut parts);

@@ -47,7 +47,7 @@ pub mod verify;
 
 pub use engine::{Engine, EngineConfig, EngineOutcome, VerifyFailure};
 pub use error::EngineError;
-pub use gauge::{DepthSummary, InFlightSummary};
+pub use gauge::{DepthSummary, InFlightSummary, StageSums};
 pub use target::{Target, TargetKind};
-pub use threads::LockSummary;
+pub use threads::{LockSummary, SchedStat};
 pub use verify::VerifyMethod;

@@ -156,6 +156,8 @@ struct Worker {
     /// took the last of them returned.
     sent: usize,
     sent_at: Time,
+    /// When its last wait returned.
+    woke_at: Time,
 }
 
 /// What a turn under the lock leaves the worker to do.
@@ -197,6 +199,7 @@ pub(crate) fn run(
     let mut worker0 = Worker::new(0, ring0, &shared);
     let mut lock = LockSummary::default();
     let mut enter_calls = 0;
+    let mut sched = vec![SchedStat::default(); threads];
     std::thread::scope(|scope| {
         let handles: Vec<_> = (1..threads)
             .map(|index| {
@@ -206,16 +209,19 @@ pub(crate) fn run(
             .collect();
         pin(&shared, 0, &events);
         place(&shared, 0, &events);
+        let at_start = SchedStat::now();
         work(&shared, &mut worker0, &events, stop, Some(progress));
+        sched[0] = SchedStat::now().since(at_start);
         worker0.release();
         go_home(&shared);
         lock.add(&worker0.lock);
         enter_calls += worker0.enter_calls;
         for handle in handles {
             match handle.join() {
-                Ok((worker_lock, calls)) => {
+                Ok((index, worker_lock, calls, worker_sched)) => {
                     lock.add(&worker_lock);
                     enter_calls += calls;
+                    sched[index] = worker_sched;
                 }
                 Err(panic) => std::panic::resume_unwind(panic),
             }
@@ -236,18 +242,20 @@ pub(crate) fn run(
     if let Some(error) = error {
         return Err(error);
     }
-    Engine { drv, back }.finish(usage, lock)
+    let mut outcome = Engine { drv, back }.finish(usage, lock)?;
+    outcome.workers = sched;
+    Ok(outcome)
 }
 
-/// A spawned worker: its ring, its loop, its ring's release; the lock's cost and its
-/// `io_uring_enter` calls back to worker 0.
+/// A spawned worker: its ring, its loop, its ring's release; its index, the lock's cost, its
+/// `io_uring_enter` calls and its scheduling back to worker 0.
 fn spawned(
     index: usize,
     entries: u32,
     shared: &Mutex<Shared<'_>>,
     events: &[File],
     stop: &AtomicBool,
-) -> (LockSummary, u64) {
+) -> (usize, LockSummary, u64, SchedStat) {
     // Into its cgroup before its ring exists, so that any worker the ring makes in the
     // kernel (io-wq's, created from this thread) is there too.
     place(shared, index, events);
@@ -255,7 +263,7 @@ fn spawned(
         Ok(ring) => ring,
         Err(error) => {
             fail(shared, error, events, index);
-            return (LockSummary::default(), 0);
+            return (index, LockSummary::default(), 0, SchedStat::default());
         }
     };
     let _alarm = PanicAlarm {
@@ -265,11 +273,13 @@ fn spawned(
     };
     let mut worker = Worker::new(index, ring, shared);
     pin(shared, index, events);
+    let at_start = SchedStat::now();
     work(shared, &mut worker, events, stop, None);
+    let sched = SchedStat::now().since(at_start);
     worker.release();
     let _ = worker.ring.submitter().unregister_files();
     let _ = worker.ring.submitter().unregister_buffers();
-    (worker.lock, worker.enter_calls)
+    (index, worker.lock, worker.enter_calls, sched)
 }
 
 /// Ends the run if a spawned worker panics: the others are told (a worker asleep on its
@@ -436,6 +446,12 @@ fn work(
         take_told(&mut state.back, &mut told);
         drop(guard);
         worker.lock.held_ns += since.elapsed().as_nanos() as u64;
+        // What the turn queued goes to the kernel first, in a call of its own; only then are
+        // other workers woken and does this one wait (`Worker::submit_and_wait`).
+        if let Err(error) = worker.submit() {
+            fail(shared, error, events, worker.index);
+            return;
+        }
         for &other in &told {
             tell(&events[other]);
         }
@@ -455,6 +471,7 @@ fn work(
             fail(shared, error, events, worker.index);
             return;
         }
+        worker.woke_at = worker.clock();
     }
 }
 
@@ -497,6 +514,7 @@ fn turn(state: &mut Shared<'_>, worker: &mut Worker, events: &[File], stop: &Ato
     back.defer_submit = true;
     let now = back.clock();
     back.set_now(drv, now);
+    back.woke_at = worker.woke_at;
     let sent = std::mem::take(&mut worker.sent);
     back.stamp_sent_at(drv, sent, worker.sent_at);
     if sent > 0 {
@@ -568,6 +586,7 @@ impl Worker {
             told: Vec::new(),
             sent: 0,
             sent_at: 0,
+            woke_at: 0,
         }
     }
 
@@ -621,17 +640,18 @@ impl Worker {
         }
     }
 
-    /// Hands what the turn queued to the kernel, outside the lock (the entries' time is
-    /// stamped at the next turn), without waiting.
+    /// Hands what the turn queued to the kernel, outside the lock (the entries' time, the
+    /// call's start, is stamped at the next turn), without waiting.
     fn submit(&mut self) -> Result<(), EngineError> {
         if self.ring.submission().is_empty() {
             return Ok(());
         }
         self.enter_calls += 1;
+        let now = self.clock();
         match crate::engine::commit_entries(&mut self.ring) {
             Ok(taken) => {
                 self.sent += taken;
-                self.sent_at = self.clock();
+                self.sent_at = now;
                 Ok(())
             }
             Err(error) => match error.raw_os_error() {
@@ -641,18 +661,19 @@ impl Worker {
         }
     }
 
-    /// Hands what the turn queued to the kernel and waits on the worker's ring for one
-    /// completion (an I/O or a wake-up) or `deadline`, in one `io_uring_enter`; a deadline
-    /// already past only submits.
+    /// Waits on the worker's ring for one completion (an I/O or a wake-up) or `deadline`;
+    /// a deadline already past only submits. The turn's entries went in before, with
+    /// [`Worker::submit`]; anything queued since (nothing, as the loop runs) goes in with
+    /// the wait.
     ///
-    /// Choice: one call, not a submit and then a wait. A worker's turn mostly queues
-    /// something (a refill, a released request), and issue 32's light thread wakes once
-    /// per light request (adaptive keeps about one of its requests in the device, so each
-    /// completion is its own wake-up): the second call was a system call per turn, half of
-    /// the workers' `io_uring_enter`s. The entries are stamped with the time the call began
-    /// (the kernel takes them before it waits), where the two calls stamped the submit's
-    /// return, a few microseconds later: the job's slat is that much shorter and its clat
-    /// longer, lat the same.
+    /// Choice: the submission and the wait are two calls, not one. Session 20 (`lightwake`)
+    /// joined them, to save a system call per turn; on issue 32's pair under CPU load the
+    /// heavy job's worker then spent 87 % of the run runnable and not running, about 1 ms
+    /// per time slice, and the kernel held about 1 of the engine's 9 requests, where with
+    /// the submit first 68 % and 0.1 ms, 3 requests, and 4-6x the MB/s in the same rounds
+    /// at a lower CPU cost per request (issue 32, `heavyqd`, docs/tasks/adaptive.md). A
+    /// thread that goes to sleep in the call that hands the device its work is woken late
+    /// on a loaded machine; one that returns first is not.
     fn submit_and_wait(&mut self, deadline: Option<Time>) -> Result<(), EngineError> {
         let now = self.clock();
         if deadline.is_some_and(|at| at <= now) {
@@ -722,5 +743,39 @@ mod tests {
             assign_clones(&jobs, &[2, 2, 2], &[None, None]),
             vec![0, 1, 0]
         );
+    }
+}
+
+/// What the kernel's scheduler did with one thread (`/proc/thread-self/schedstat`): its time
+/// on a CPU, its time runnable on a run queue waiting for one, and its time slices. Zero
+/// where the kernel keeps no such counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedStat {
+    pub run_ns: u64,
+    pub runqueue_ns: u64,
+    pub slices: u64,
+}
+
+impl SchedStat {
+    /// The calling thread's counts so far.
+    pub fn now() -> SchedStat {
+        let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+        let mut fields = text
+            .split_whitespace()
+            .map(|word| word.parse().unwrap_or(0));
+        SchedStat {
+            run_ns: fields.next().unwrap_or(0),
+            runqueue_ns: fields.next().unwrap_or(0),
+            slices: fields.next().unwrap_or(0),
+        }
+    }
+
+    /// What was counted between `earlier` and `self`.
+    pub fn since(self, earlier: SchedStat) -> SchedStat {
+        SchedStat {
+            run_ns: self.run_ns.saturating_sub(earlier.run_ns),
+            runqueue_ns: self.runqueue_ns.saturating_sub(earlier.runqueue_ns),
+            slices: self.slices.saturating_sub(earlier.slices),
+        }
     }
 }

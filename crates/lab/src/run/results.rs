@@ -130,6 +130,11 @@ fn real_wall_clock(wall: WallClock, outcome: &EngineOutcome) -> Value {
         "cross_thread_wakes": outcome.cross_thread_wakes,
         "handed_over": outcome.handed_over,
         "handover_wakes": outcome.handover_wakes,
+        "workers": outcome
+            .workers
+            .iter()
+            .map(|w| json!({"run_ns": w.run_ns, "runqueue_ns": w.runqueue_ns, "slices": w.slices}))
+            .collect::<Vec<_>>(),
         "engine_cgroups": outcome
             .kernel_cgroup_ios
             .iter()
@@ -181,6 +186,22 @@ fn real_fields(iosched: &mut Map<String, Value>, outcome: &EngineOutcome) {
 
 /// The engine's in-flight gauges: requests in the device and each clone's depth, mean and
 /// percent of the time in each of fio's depth buckets (`"4"`: 4–7), weighted by real time.
+/// A clone's requests by stage (`iosched_engine::StageSums`): each stage's mean count over
+/// the run (Little's law: its summed time over the run's) and mean time per request.
+fn stages_json(stages: &iosched_engine::StageSums, elapsed_ns: u64) -> Value {
+    let run = elapsed_ns.max(1) as f64;
+    let each = stages.requests.max(1) as f64;
+    let stage = |ns: u64| json!({"mean_count": ns as f64 / run, "mean_ns": ns as f64 / each});
+    json!({
+        "requests": stages.requests,
+        "handed": stages.handed,
+        "scheduler": stage(stages.queued_ns),
+        "engine": stage(stages.engine_ns),
+        "device": stage(stages.device_ns),
+        "reap": stage(stages.reap_ns),
+    })
+}
+
 fn inflight_json(outcome: &EngineOutcome, jobs: &[iosched_workload::JobSpec]) -> Value {
     let gauge = |summary: &iosched_engine::DepthSummary| {
         let percent: Map<String, Value> = summary
@@ -204,6 +225,9 @@ fn inflight_json(outcome: &EngineOutcome, jobs: &[iosched_workload::JobSpec]) ->
             let mut value = gauge(summary);
             value["jobname"] = jobs[outcome.clone_jobs[clone]].name.clone().into();
             value["clone"] = clone.into();
+            if let Some(stages) = outcome.inflight.stages.get(clone) {
+                value["stages"] = stages_json(stages, outcome.elapsed_ns);
+            }
             value
         })
         .collect();
