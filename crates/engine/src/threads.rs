@@ -70,6 +70,40 @@ impl LockSummary {
     }
 }
 
+/// What the kernel's scheduler did with one thread (`/proc/thread-self/schedstat`): its time
+/// on a CPU, its time runnable on a run queue waiting for one, and its time slices. Zero
+/// where the kernel keeps no such counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedStat {
+    pub run_ns: u64,
+    pub runqueue_ns: u64,
+    pub slices: u64,
+}
+
+impl SchedStat {
+    /// The calling thread's counts so far.
+    pub fn now() -> SchedStat {
+        let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+        let mut fields = text
+            .split_whitespace()
+            .map(|word| word.parse().unwrap_or(0));
+        SchedStat {
+            run_ns: fields.next().unwrap_or(0),
+            runqueue_ns: fields.next().unwrap_or(0),
+            slices: fields.next().unwrap_or(0),
+        }
+    }
+
+    /// What was counted between `earlier` and `self`.
+    pub fn since(self, earlier: SchedStat) -> SchedStat {
+        SchedStat {
+            run_ns: self.run_ns.saturating_sub(earlier.run_ns),
+            runqueue_ns: self.runqueue_ns.saturating_sub(earlier.runqueue_ns),
+            slices: self.slices.saturating_sub(earlier.slices),
+        }
+    }
+}
+
 /// The worker threads' CPUs: `threads` (0: one per CPU the jobs allow, or this process may
 /// use), capped by the clones. A worker is pinned to one CPU of the jobs' `cpus_allowed`
 /// (taken in turn) when they name any.
@@ -668,12 +702,12 @@ impl Worker {
     ///
     /// Choice: the submission and the wait are two calls, not one. Session 20 (`lightwake`)
     /// joined them, to save a system call per turn; on issue 32's pair under CPU load the
-    /// heavy job's worker then spent 87 % of the run runnable and not running, about 1 ms
-    /// per time slice, and the kernel held about 1 of the engine's 9 requests, where with
-    /// the submit first 68 % and 0.1 ms, 3 requests, and 4-6x the MB/s in the same rounds
-    /// at a lower CPU cost per request (issue 32, `heavyqd`, docs/tasks/adaptive.md). A
-    /// thread that goes to sleep in the call that hands the device its work is woken late
-    /// on a loaded machine; one that returns first is not.
+    /// heavy job's worker then spent 79-87 % of the run runnable and not running, about
+    /// 1 ms per time slice, and the kernel held about 1 of the engine's 9 requests; with the
+    /// submit first, about half the run and 0.05-0.08 ms, 4.4-4.7 requests, 3-5x the MB/s
+    /// in the same rounds and 0.84x the CPU per request (issue 32, `heavyqd`,
+    /// docs/tasks/adaptive.md). A thread that goes to sleep in the call that hands the
+    /// device its work is woken late on a loaded machine; one that returns first is not.
     fn submit_and_wait(&mut self, deadline: Option<Time>) -> Result<(), EngineError> {
         let now = self.clock();
         if deadline.is_some_and(|at| at <= now) {
@@ -731,6 +765,28 @@ mod tests {
         assert_eq!(thread_cpus(1, 0, None), vec![None]);
     }
 
+    /// A thread's schedstat counts its own CPU time: a busy loop shows in `run_ns` within a
+    /// few seconds however loaded the machine (unless the kernel keeps no schedstat, when
+    /// everything reads 0), and `since` never goes below 0.
+    #[test]
+    fn schedstat_counts_the_thread_s_own_time() {
+        let before = SchedStat::now();
+        if before == SchedStat::default() {
+            return;
+        }
+        let spin = Instant::now();
+        let mut sink = 0u64;
+        let mut used = SchedStat::default();
+        while used.run_ns < 2_000_000 && spin.elapsed().as_secs() < 10 {
+            for _ in 0..10_000 {
+                sink = std::hint::black_box(sink.wrapping_add(1));
+            }
+            used = SchedStat::now().since(before);
+        }
+        assert!(used.run_ns >= 2_000_000, "{used:?}");
+        assert_eq!(before.since(SchedStat::now()), SchedStat::default());
+    }
+
     /// A clone goes to a thread on a CPU its job allows, else to the least loaded.
     #[test]
     fn clones_go_to_threads_on_their_cpus() {
@@ -743,39 +799,5 @@ mod tests {
             assign_clones(&jobs, &[2, 2, 2], &[None, None]),
             vec![0, 1, 0]
         );
-    }
-}
-
-/// What the kernel's scheduler did with one thread (`/proc/thread-self/schedstat`): its time
-/// on a CPU, its time runnable on a run queue waiting for one, and its time slices. Zero
-/// where the kernel keeps no such counts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SchedStat {
-    pub run_ns: u64,
-    pub runqueue_ns: u64,
-    pub slices: u64,
-}
-
-impl SchedStat {
-    /// The calling thread's counts so far.
-    pub fn now() -> SchedStat {
-        let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-        let mut fields = text
-            .split_whitespace()
-            .map(|word| word.parse().unwrap_or(0));
-        SchedStat {
-            run_ns: fields.next().unwrap_or(0),
-            runqueue_ns: fields.next().unwrap_or(0),
-            slices: fields.next().unwrap_or(0),
-        }
-    }
-
-    /// What was counted between `earlier` and `self`.
-    pub fn since(self, earlier: SchedStat) -> SchedStat {
-        SchedStat {
-            run_ns: self.run_ns.saturating_sub(earlier.run_ns),
-            runqueue_ns: self.runqueue_ns.saturating_sub(earlier.runqueue_ns),
-            slices: self.slices.saturating_sub(earlier.slices),
-        }
     }
 }
