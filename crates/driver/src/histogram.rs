@@ -227,10 +227,18 @@ mod tests {
         let mut series = LatStat::new();
         let mut counts = std::collections::BTreeMap::new();
         let mut other = LatStat::new();
-        for (i, value) in [190_000_000u64, 9_000_000, 800_000, 60_000, 52_000, 70_000, 49_000]
-            .into_iter()
-            .chain((0..200).map(|i| 45_000 + i * 37))
-            .enumerate()
+        for (i, value) in [
+            190_000_000u64,
+            9_000_000,
+            800_000,
+            60_000,
+            52_000,
+            70_000,
+            49_000,
+        ]
+        .into_iter()
+        .chain((0..200).map(|i| 45_000 + i * 37))
+        .enumerate()
         {
             let target = if i % 3 == 0 { &mut other } else { &mut series };
             target.record(value);
@@ -242,7 +250,10 @@ mod tests {
         let highest = *counts.keys().last().unwrap();
         assert_eq!(first, lowest);
         assert_eq!(span.len() as u64, highest - lowest + 1);
-        assert_eq!(series.buckets().collect::<Vec<_>>(), counts.into_iter().collect::<Vec<_>>());
+        assert_eq!(
+            series.buckets().collect::<Vec<_>>(),
+            counts.into_iter().collect::<Vec<_>>()
+        );
     }
 
     /// Issue 34: an all-zero series keeps its bucket 0 implicit (no heap line per sample)

@@ -234,7 +234,10 @@ impl<X: Copy> Sleepers<X> {
 
     /// Process `process` sleeps on `held`.
     fn hold(&mut self, process: usize, held: Held<X>) {
-        debug_assert!(!self.is_asleep(process), "a process sleeps on one I/O at a time");
+        debug_assert!(
+            !self.is_asleep(process),
+            "a process sleeps on one I/O at a time"
+        );
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = held;

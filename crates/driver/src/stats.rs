@@ -1247,7 +1247,10 @@ mod tests {
         let mut a = JobStats::new("a", 0, &DEFAULT_PERCENTILES);
         let mut b = JobStats::new("b", 0, &DEFAULT_PERCENTILES);
         let mut expected = [0u64; LAT_BUCKETS];
-        for (i, clat) in [5_000u64, 5_100, 2_000_000, 5_200, 5_300].into_iter().enumerate() {
+        for (i, clat) in [5_000u64, 5_100, 2_000_000, 5_200, 5_300]
+            .into_iter()
+            .enumerate()
+        {
             let stats = if i % 2 == 0 { &mut a } else { &mut b };
             stats.record_io(DDIR_READ, 4096, 0, 0, clat);
             stats.record_depth(i as u32 + 1);
