@@ -22,17 +22,23 @@
 use crate::fio_plat;
 
 /// Exact moments and fio's percentile histogram of one latency series, in nanoseconds.
+///
+/// While every sample is 0 (`max == 0`: the simulator's submission latencies) the
+/// histogram is bucket 0 holding `n`, kept implicit: such a series touches only `n` and
+/// `max` per sample, and holds no heap line of its own (issue 34: one cache line less per
+/// I/O at 4096 clones). `repr(C)`: those two first.
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct LatStat {
     n: u64,
-    min: u64,
     max: u64,
+    min: u64,
     mean: f64,
     /// Sum of squared deviations from the mean (Welford's `S`).
     m2: f64,
-    /// Counts of fio buckets `first..first + buckets.len()` (empty until a sample).
-    buckets: Vec<u64>,
     first: u64,
+    /// Counts of fio buckets `first..first + buckets.len()`: empty while `max == 0`.
+    buckets: Vec<u64>,
 }
 
 impl LatStat {
@@ -45,13 +51,15 @@ impl LatStat {
     /// `add_lat_percentile_sample()`.
     #[inline]
     pub fn record(&mut self, value_ns: u64) {
-        if value_ns == 0 && self.max == 0 {
-            // Every sample so far was 0 (the simulator's submission latencies): Welford's
-            // update would leave the mean and `m2` at exactly 0.0, so only the counts move.
-            self.min = 0;
-            self.n += 1;
-            self.add_to_bucket(0, 1);
-            return;
+        if self.max == 0 {
+            if value_ns == 0 {
+                // Every sample so far was 0 (the simulator's submission latencies): Welford's
+                // update would leave the mean and `m2` at exactly 0.0 and `min` at 0, and
+                // bucket 0 is `n`: only the count moves.
+                self.n += 1;
+                return;
+            }
+            self.materialize_zeros();
         }
         if self.n == 0 {
             self.min = value_ns;
@@ -66,6 +74,16 @@ impl LatStat {
         self.mean += delta / self.n as f64;
         self.m2 += delta * (value - self.mean);
         self.add_to_bucket(fio_plat::bucket_index(value_ns), 1);
+    }
+
+    /// The implicit bucket 0 of an all-zero series made explicit, before a sample or a merge
+    /// that may leave `max` above 0.
+    #[cold]
+    fn materialize_zeros(&mut self) {
+        if self.max == 0 && self.n > 0 && self.buckets.is_empty() {
+            self.first = 0;
+            self.buckets.push(self.n);
+        }
     }
 
     /// Adds `count` to bucket `index`, widening the span to reach it when outside.
@@ -105,6 +123,7 @@ impl LatStat {
             *self = other.clone();
             return;
         }
+        self.materialize_zeros();
         let n = self.n + other.n;
         let delta = other.mean - self.mean;
         let (na, nb) = (self.n as f64, other.n as f64);
@@ -114,10 +133,16 @@ impl LatStat {
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
         // Widened once to other's span, not a bucket at a time.
-        self.widen_to(other.first);
-        self.widen_to(other.first + other.buckets.len() as u64 - 1);
+        let (first, counts) = other.span();
+        self.widen_to(first);
+        self.widen_to(first + counts.len() as u64 - 1);
         for (index, count) in other.buckets() {
             self.add_to_bucket(index, count);
+        }
+        if self.max == 0 {
+            // Still all zeros: bucket 0 implicit again.
+            self.buckets = Vec::new();
+            self.first = 0;
         }
     }
 
@@ -164,31 +189,113 @@ impl LatStat {
     /// The kept span: the index of its first bucket and the counts from there on, dense
     /// (zeros between occupied buckets included).
     pub(crate) fn span(&self) -> (u64, &[u64]) {
+        if self.max == 0 && self.n > 0 {
+            // All zeros: bucket 0 holds them all.
+            return (0, std::slice::from_ref(&self.n));
+        }
         (self.first, &self.buckets)
     }
 
     /// Occupied fio buckets as `(bucket index, count)`, by increasing index.
     pub fn buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        (self.first..)
-            .zip(&self.buckets)
+        let (first, counts) = self.span();
+        (first..)
+            .zip(counts)
             .filter(|&(_, &count)| count > 0)
             .map(|(index, &count)| (index, count))
     }
 
     /// Occupied histogram buckets.
     pub fn occupied_buckets(&self) -> usize {
-        self.buckets.iter().filter(|&&count| count > 0).count()
+        self.span().1.iter().filter(|&&count| count > 0).count()
     }
 
     /// Histogram buckets held (the series' memory, 8 bytes each, apart from a fixed 72).
     pub fn kept_buckets(&self) -> usize {
-        self.buckets.len()
+        self.span().1.len()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A span grown downwards (a job's first latencies its highest) and merged reports
+    /// exactly the buckets between the lowest and the highest occupied one, with their counts.
+    #[test]
+    fn a_span_grown_downwards_holds_every_count() {
+        let mut series = LatStat::new();
+        let mut counts = std::collections::BTreeMap::new();
+        let mut other = LatStat::new();
+        for (i, value) in [
+            190_000_000u64,
+            9_000_000,
+            800_000,
+            60_000,
+            52_000,
+            70_000,
+            49_000,
+        ]
+        .into_iter()
+        .chain((0..200).map(|i| 45_000 + i * 37))
+        .enumerate()
+        {
+            let target = if i % 3 == 0 { &mut other } else { &mut series };
+            target.record(value);
+            *counts.entry(fio_plat::bucket_index(value)).or_insert(0u64) += 1;
+        }
+        series.merge(&other);
+        let (first, span) = series.span();
+        let lowest = *counts.keys().next().unwrap();
+        let highest = *counts.keys().last().unwrap();
+        assert_eq!(first, lowest);
+        assert_eq!(span.len() as u64, highest - lowest + 1);
+        assert_eq!(
+            series.buckets().collect::<Vec<_>>(),
+            counts.into_iter().collect::<Vec<_>>()
+        );
+    }
+
+    /// Issue 34: an all-zero series keeps its bucket 0 implicit (no heap line per sample)
+    /// and reports, merges and goes on recording as one that kept it explicitly.
+    #[test]
+    fn implicit_zero_bucket_reads_and_merges_as_a_bucket() {
+        let zeros = |n: u64| {
+            let mut series = LatStat::new();
+            for _ in 0..n {
+                series.record(0);
+            }
+            series
+        };
+        let a = zeros(3);
+        assert_eq!(a.kept_buckets(), 1);
+        assert_eq!(a.buckets().collect::<Vec<_>>(), [(0, 3)]);
+        assert_eq!(a.percentiles(&[50.0, 99.0]), [(50.0, 0), (99.0, 0)]);
+        // Two all-zero series merged: still all zeros, and a later 0 counts in bucket 0.
+        let mut b = zeros(2);
+        b.merge(&a);
+        b.record(0);
+        assert_eq!(b.buckets().collect::<Vec<_>>(), [(0, 6)]);
+        b.record(7);
+        b.record(0);
+        assert_eq!(b.buckets().collect::<Vec<_>>(), [(0, 7), (7, 1)]);
+        assert_eq!((b.count(), b.min(), b.max()), (8, 0, 7));
+        // Merged both ways with a series holding other values.
+        let mut c = LatStat::new();
+        c.record(300);
+        c.record(0);
+        let mut d = zeros(4);
+        d.merge(&c);
+        c.merge(&zeros(4));
+        for merged in [&c, &d] {
+            assert_eq!(
+                merged.buckets().collect::<Vec<_>>(),
+                [(0, 5), (fio_plat::bucket_index(300), 1)]
+            );
+            assert_eq!((merged.count(), merged.min(), merged.max()), (6, 0, 300));
+        }
+        assert_eq!(c.mean().to_bits(), d.mean().to_bits());
+    }
 
     /// Issue 34: zeros recorded before and after other values leave the series exactly as
     /// Welford's update does (the zero fast path applies only while every sample was 0).

@@ -71,7 +71,7 @@ impl<X: Copy> Driver<'_, X> {
             .max(1);
         loop {
             // Asleep in the block layer: it submits nothing until its request is allocated.
-            if self.held[index].is_some() {
+            if self.held.is_asleep(index) {
                 return;
             }
             let now = self.now;

@@ -249,34 +249,40 @@ struct MsBin {
 }
 
 /// Everything recorded for one direction of one job.
+///
+/// Laid out in declaration order (`repr(C)`) from a cache-line boundary, the fields each
+/// completion touches first: counts and the open window in the first line, `lat_apart`,
+/// `clat` and `slat`'s count in the next two (issue 34: with 4096 clones every clone's
+/// statistics are out of cache at its next completion, so each line touched is a miss).
 #[derive(Clone, Debug, Default)]
+#[repr(C, align(64))]
 pub struct DirStats {
     pub io_bytes: u64,
     pub total_ios: u64,
+    /// The open window's span in ns, `from..until` (empty without one): a completion inside
+    /// it needs none of the window arithmetic (issue 34).
+    open_ns: (u64, u64),
+    /// With an announced start: the window completions currently fall in (`ms` is its start).
+    open: Option<MsBin>,
+    /// `lat` holds its own samples: some sample's total differed from its completion
+    /// latency, or one series was not measured.
+    lat_apart: bool,
+    /// Completion latency: submit to complete.
+    pub clat: LatStat,
+    /// Submission latency: issue to submit.
+    pub slat: LatStat,
     /// I/Os that transferred less than asked (fio's `short_ios`).
     pub short_ios: u64,
     /// I/Os dropped (fio's `drop_ios`).
     pub drop_ios: u64,
     /// I/Os that failed: issued (fio's `total_ios` counts them) but moved nothing.
     pub failed_ios: u64,
-    /// Submission latency: issue to submit.
-    pub slat: LatStat,
-    /// Completion latency: submit to complete.
-    pub clat: LatStat,
     /// Total latency: issue to complete; read it with [`DirStats::lat`]. While every sample
     /// had the same total as completion latency (no submission latency: the simulator's),
     /// it is `clat` and this stays empty (issue 34: one series recorded instead of two).
     lat: LatStat,
-    /// `lat` holds its own samples: some sample's total differed from its completion
-    /// latency, or one series was not measured.
-    lat_apart: bool,
     /// Without an announced start: completions per busy millisecond.
     bins: Vec<MsBin>,
-    /// With one: the window completions currently fall in (`ms` is its start).
-    open: Option<MsBin>,
-    /// The open window's span in ns, `from..until` (empty without one): a completion inside
-    /// it needs none of the window arithmetic (issue 34).
-    open_ns: (u64, u64),
     /// Complete windows folded in: bandwidth (KiB/s) and IOPS samples.
     bw: RunningStat,
     iops: RunningStat,
@@ -385,8 +391,40 @@ impl DirStats {
 }
 
 /// Statistics of one job (or of a group, after [`JobStats::merge`]), in fio's terms.
+///
+/// Laid out in declaration order (`repr(C)`) from a cache-line boundary, what every I/O
+/// touches first: the flags, window origin and latency-bucket hint of [`JobStats::record_io`]
+/// in the first line, the depth and batch maps in the next, then the directions (issue 34:
+/// with 4096 clones each clone's record is out of cache at its every I/O, and the fields it
+/// needed lay on a dozen lines).
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct JobStats {
+    /// Whether submission latency is sampled: fio samples it only where submitting is a step
+    /// of its own (an async engine queues the I/O); a sync engine's I/O has no `slat`.
+    pub measures_slat: bool,
+    /// `disable_clat` / `disable_lat` turn those series off (no buckets without clat).
+    pub measures_clat: bool,
+    pub measures_lat: bool,
+    /// [`JobStats::set_runtime`] was called: later completions fall outside the runtime.
+    ended: bool,
+    /// The clone's start in whole ms, announced when it started: sample bins are windows.
+    sample_origin_ms: Option<u64>,
+    /// The latency bucket last counted in and its bounds `(lo, hi, bucket)`: a job's
+    /// latencies cluster, and the bucket's walk of thresholds cost 25 instructions (issue 34).
+    lat_span: (u64, u64, usize),
+    /// Completions counted in `lat_span`'s bucket and not yet in `lat_buckets` (added when
+    /// the bucket changes, and by [`JobStats::lat_buckets`]): the 256-byte array stays out
+    /// of the way of every I/O.
+    lat_pending: u64,
+    /// fio's log files for this clone (`write_bw_log`...), when asked for; not merged.
+    pub log: Option<Box<IoLog>>,
+    /// Per bucket: the I/Os submitted at a depth in it (fio's `io_u_mark_depth()`, by
+    /// [`depth_bucket`]), submit calls and completion reaps of as many I/Os (by
+    /// [`batch_bucket`]). Bucket-major, so a job's usual three counters share a line.
+    io_maps: [[u64; 3]; 7],
+    /// Per direction, indexed by [`DDIR_READ`], [`DDIR_WRITE`], [`DDIR_TRIM`].
+    pub dirs: [DirStats; DDIR_COUNT],
     pub name: String,
     pub groupid: u32,
     /// Jobs folded into this one (1 unless merged for `group_reporting`).
@@ -401,16 +439,8 @@ pub struct JobStats {
     pub slat_percentiles: bool,
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
-    /// Whether submission latency is sampled: fio samples it only where submitting is a step
-    /// of its own (an async engine queues the I/O); a sync engine's I/O has no `slat`.
-    pub measures_slat: bool,
-    /// `disable_clat` / `disable_lat` turn those series off (no buckets without clat).
-    pub measures_clat: bool,
-    pub measures_lat: bool,
     /// Options echoed as `"job options"`, in the order the job file gave them.
     pub options: Vec<(String, String)>,
-    /// Per direction, indexed by [`DDIR_READ`], [`DDIR_WRITE`], [`DDIR_TRIM`].
-    pub dirs: [DirStats; DDIR_COUNT],
     /// fsync/fdatasync latencies (fio's `sync` object).
     pub sync: LatStat,
     /// Run start and end; see [`JobStats::set_runtime`].
@@ -421,14 +451,9 @@ pub struct JobStats {
     pub ctx: u64,
     pub majf: u64,
     pub minf: u64,
-    /// Depth at each submission, bucketed by [`depth_bucket`].
-    pub depth_map: [u64; 7],
-    /// I/Os per submit call, bucketed by [`batch_bucket`].
-    pub submit_map: [u64; 7],
-    /// I/Os reaped per completion call, bucketed by [`batch_bucket`].
-    pub complete_map: [u64; 7],
-    /// Completion-latency buckets (10 ns, 10 µs, 12 ms), counted over all directions.
-    pub lat_buckets: [u64; LAT_BUCKETS],
+    /// Completion-latency buckets (10 ns, 10 µs, 12 ms), counted over all directions, but
+    /// for `lat_pending`; read them with [`JobStats::lat_buckets`].
+    lat_buckets: [u64; LAT_BUCKETS],
     /// Echoed `latency_*` job settings (fio's `latency_target` machinery; not acted on here).
     pub latency_depth: u32,
     pub latency_target_ns: u64,
@@ -440,25 +465,21 @@ pub struct JobStats {
     pub total_err: u64,
     /// The first failed I/O's errno (fio's `first_error`).
     pub first_error: i32,
-    /// fio's log files for this clone (`write_bw_log`...), when asked for; not merged.
-    pub log: Option<IoLog>,
     /// A verify job's phase changes, in order: when a read-back began (`true`) or writing
     /// resumed (`false`, a time-based job's next pass). fio times writes and read-backs
     /// apart and adds up each direction's phases.
     pub verify_phases: Vec<(u64, bool)>,
     /// The steady-state criterion (`ss=`) the job ran under, as fio reports it.
     pub steadystate: Option<iosched_workload::steady_state::SteadyStateReport>,
-    /// The clone's start in whole ms, announced when it started: sample bins are windows.
-    sample_origin_ms: Option<u64>,
-    /// [`JobStats::set_runtime`] was called: later completions fall outside the runtime.
-    ended: bool,
-    /// The latency bucket last counted in and its bounds `(lo, hi, bucket)`: a job's
-    /// latencies cluster, and the bucket's walk of thresholds cost 25 instructions (issue 34).
-    lat_span: (u64, u64, usize),
     /// The runtimes `usr_cpu`/`sys_cpu` are over, summed by [`JobStats::merge`] (0: this
     /// clone's own).
     cpu_runtime_ns: u64,
 }
+
+/// Which of [`JobStats`]' `io_maps` columns a count goes to.
+const MAP_DEPTH: usize = 0;
+const MAP_SUBMIT: usize = 1;
+const MAP_COMPLETE: usize = 2;
 
 impl JobStats {
     /// An empty record for job `name` in group `groupid`, reporting `percentile_list`
@@ -488,10 +509,9 @@ impl JobStats {
             ctx: 0,
             majf: 0,
             minf: 0,
-            depth_map: [0; 7],
-            submit_map: [0; 7],
-            complete_map: [0; 7],
+            io_maps: [[0; 3]; 7],
             lat_buckets: [0; LAT_BUCKETS],
+            lat_pending: 0,
             latency_depth: 1,
             latency_target_ns: 0,
             latency_percentile: 100.0,
@@ -544,7 +564,7 @@ impl JobStats {
             hist_unfilled: !spec.clat_percentiles,
         };
         if !request.is_empty() {
-            stats.log = Some(IoLog::new(request));
+            stats.log = Some(Box::new(IoLog::new(request)));
         }
         stats
     }
@@ -586,13 +606,11 @@ impl JobStats {
         let dir = &mut self.dirs[ddir];
         dir.add_completion(complete_ns, bytes, self.sample_origin_ms, end_ms);
         if self.measures_clat {
-            let (lo, hi, mut bucket) = self.lat_span;
+            let (lo, hi, _) = self.lat_span;
             if !(lo..hi).contains(&clat) {
-                bucket = latency_bucket(clat);
-                let (lo, hi) = latency_bucket_bounds(bucket);
-                self.lat_span = (lo, hi, bucket);
+                self.enter_lat_bucket(clat);
             }
-            self.lat_buckets[bucket] += 1;
+            self.lat_pending += 1;
         }
         if let Some(log) = self.log.as_mut() {
             log.record(complete_ns, ddir, bytes, submit_ns - issue_ns, clat);
@@ -645,19 +663,19 @@ impl JobStats {
     /// (fio's `io_u_mark_depth()`).
     #[inline]
     pub fn record_depth(&mut self, depth_at_submit: u32) {
-        self.depth_map[depth_bucket(depth_at_submit)] += 1;
+        self.io_maps[depth_bucket(depth_at_submit)][MAP_DEPTH] += 1;
     }
 
     /// Records how many I/Os one submit call carried.
     #[inline]
     pub fn record_submit_batch(&mut self, ios: u32) {
-        self.submit_map[batch_bucket(ios)] += 1;
+        self.io_maps[batch_bucket(ios)][MAP_SUBMIT] += 1;
     }
 
     /// Records how many I/Os one completion reap returned.
     #[inline]
     pub fn record_complete_batch(&mut self, ios: u32) {
-        self.complete_map[batch_bucket(ios)] += 1;
+        self.io_maps[batch_bucket(ios)][MAP_COMPLETE] += 1;
     }
 
     /// Sets when the job started and stopped running; runtime and sample windows count from
@@ -839,40 +857,73 @@ impl JobStats {
         self.ctx += other.ctx;
         self.majf += other.majf;
         self.minf += other.minf;
-        for (a, b) in self.depth_map.iter_mut().zip(other.depth_map) {
+        for (a, b) in self.io_maps.iter_mut().zip(other.io_maps) {
+            for (a, b) in a.iter_mut().zip(b) {
+                *a += b;
+            }
+        }
+        let mut lat_buckets = self.lat_buckets();
+        for (a, b) in lat_buckets.iter_mut().zip(other.lat_buckets()) {
             *a += b;
         }
-        for (a, b) in self.submit_map.iter_mut().zip(other.submit_map) {
-            *a += b;
-        }
-        for (a, b) in self.complete_map.iter_mut().zip(other.complete_map) {
-            *a += b;
-        }
-        for (a, b) in self.lat_buckets.iter_mut().zip(other.lat_buckets) {
-            *a += b;
-        }
+        self.lat_buckets = lat_buckets;
+        self.lat_pending = 0;
     }
 
     /// `iodepth_level` percentages (fio's `stat_calc_dist()`: nonzero buckets show at least
     /// 0.1%).
     pub fn depth_dist(&self) -> [f64; 7] {
-        dist(&self.depth_map, self.depth_map.iter().sum(), 0.1)
+        let map = self.depth_map();
+        dist(&map, map.iter().sum(), 0.1)
     }
 
     /// `iodepth_submit` percentages.
     pub fn submit_dist(&self) -> [f64; 7] {
-        dist(&self.submit_map, self.submit_map.iter().sum(), 0.1)
+        let map = self.submit_map();
+        dist(&map, map.iter().sum(), 0.1)
     }
 
     /// `iodepth_complete` percentages.
     pub fn complete_dist(&self) -> [f64; 7] {
-        dist(&self.complete_map, self.complete_map.iter().sum(), 0.1)
+        let map = self.complete_map();
+        dist(&map, map.iter().sum(), 0.1)
+    }
+
+    /// Submissions by the depth they were made at, bucketed by [`depth_bucket`].
+    pub fn depth_map(&self) -> [u64; 7] {
+        self.io_maps.map(|counts| counts[MAP_DEPTH])
+    }
+
+    /// I/Os per submit call, bucketed by [`batch_bucket`].
+    pub fn submit_map(&self) -> [u64; 7] {
+        self.io_maps.map(|counts| counts[MAP_SUBMIT])
+    }
+
+    /// I/Os reaped per completion call, bucketed by [`batch_bucket`].
+    pub fn complete_map(&self) -> [u64; 7] {
+        self.io_maps.map(|counts| counts[MAP_COMPLETE])
+    }
+
+    /// Completion-latency bucket counts (10 ns, 10 µs, 12 ms), over all directions.
+    pub fn lat_buckets(&self) -> [u64; LAT_BUCKETS] {
+        let mut buckets = self.lat_buckets;
+        buckets[self.lat_span.2] += self.lat_pending;
+        buckets
+    }
+
+    /// A completion latency outside `lat_span`: the pending count goes to its bucket, and
+    /// the span becomes `clat`'s bucket's.
+    fn enter_lat_bucket(&mut self, clat: u64) {
+        self.lat_buckets[self.lat_span.2] += std::mem::take(&mut self.lat_pending);
+        let bucket = latency_bucket(clat);
+        let (lo, hi) = latency_bucket_bounds(bucket);
+        self.lat_span = (lo, hi, bucket);
     }
 
     /// Completion-latency bucket percentages of all I/Os (fio's `stat_calc_lat()`: nonzero
     /// buckets show at least 0.01%): 10 ns buckets, 10 µs buckets, 12 ms buckets.
     pub fn lat_dist(&self) -> [f64; LAT_BUCKETS] {
-        dist(&self.lat_buckets, self.total_rw_ios(), 0.01)
+        dist(&self.lat_buckets(), self.total_rw_ios(), 0.01)
     }
 }
 
@@ -1164,7 +1215,7 @@ mod tests {
         assert_eq!(d.slat.min(), 250);
         assert_eq!(d.clat.min(), 2000);
         assert_eq!(d.lat().min(), 2250);
-        assert_eq!(j.lat_buckets[latency_bucket(2000)], 1);
+        assert_eq!(j.lat_buckets()[latency_bucket(2000)], 1);
     }
 
     /// The cached span of the bucket last counted in names the bucket `latency_bucket`
@@ -1186,7 +1237,38 @@ mod tests {
             j.record_io(DDIR_READ, 4096, 0, 0, clat);
             expected[latency_bucket(clat)] += 1;
         }
-        assert_eq!(j.lat_buckets, expected);
+        assert_eq!(j.lat_buckets(), expected);
+    }
+
+    /// Issue 34: the latency bucket counts held back while latencies stay in one bucket,
+    /// and the bucket-major depth and batch maps, read and merge as plain counts.
+    #[test]
+    fn pending_latency_counts_and_maps_merge_as_counts() {
+        let mut a = JobStats::new("a", 0, &DEFAULT_PERCENTILES);
+        let mut b = JobStats::new("b", 0, &DEFAULT_PERCENTILES);
+        let mut expected = [0u64; LAT_BUCKETS];
+        for (i, clat) in [5_000u64, 5_100, 2_000_000, 5_200, 5_300]
+            .into_iter()
+            .enumerate()
+        {
+            let stats = if i % 2 == 0 { &mut a } else { &mut b };
+            stats.record_io(DDIR_READ, 4096, 0, 0, clat);
+            stats.record_depth(i as u32 + 1);
+            stats.record_submit_batch(1);
+            stats.record_complete_batch(i as u32);
+            expected[latency_bucket(clat)] += 1;
+        }
+        a.set_runtime(0, 1);
+        b.set_runtime(0, 1);
+        a.merge(&b);
+        assert_eq!(a.lat_buckets(), expected);
+        assert_eq!(a.depth_map(), [1, 2, 2, 0, 0, 0, 0]);
+        assert_eq!(a.submit_map(), [0, 5, 0, 0, 0, 0, 0]);
+        assert_eq!(a.complete_map(), [1, 4, 0, 0, 0, 0, 0]);
+        // Counting goes on after the merge.
+        a.record_io(DDIR_READ, 4096, 0, 0, 5_400);
+        expected[latency_bucket(5_400)] += 1;
+        assert_eq!(a.lat_buckets(), expected);
     }
 
     #[test]
@@ -1360,8 +1442,8 @@ mod tests {
         assert_eq!(a.nr_jobs, 2);
         assert_eq!(a.dirs[DDIR_READ].total_ios, 20);
         assert_eq!(a.runtime_ms(), 2000);
-        assert_eq!(a.depth_map[0], 1);
-        assert_eq!(a.depth_map[2], 10);
+        assert_eq!(a.depth_map()[0], 1);
+        assert_eq!(a.depth_map()[2], 10);
         // One window of 20 IOPS each, summed as fio sums them.
         let s = a.iops_samples(DDIR_READ);
         assert_eq!((s.samples, s.max), (2, 40));

@@ -25,7 +25,11 @@ impl<X: Copy> Driver<'_, X> {
             // (simulator) takes it, the engine refuses it.
             IoKind::Truncate => unreachable!("truncate outside the file system"),
         };
-        let sector = process.file_starts[unit.file] / SECTOR_SIZE + unit.offset / SECTOR_SIZE;
+        let file_start = match unit.file {
+            0 => process.first_file_start,
+            file => process.file_starts[file],
+        };
+        let sector = file_start / SECTOR_SIZE + unit.offset / SECTOR_SIZE;
         Request {
             id,
             sector: if op == Op::Flush { 0 } else { sector },
@@ -62,12 +66,13 @@ impl<X: Copy> Driver<'_, X> {
         }
         trace.request(self.now, RqEvent::Queue, &request);
         if !self.allocate(index, &request, trace) {
-            self.held[index] = Some(Held {
+            let held = Held {
                 unit,
                 request,
                 submitted_at: self.now,
                 io,
-            });
+            };
+            self.held.hold(index, held);
             return;
         }
         self.start_job_request(b, index, unit, request, self.now, io, trace);
@@ -209,13 +214,13 @@ impl<X: Copy> Driver<'_, X> {
 
     fn retry_freed<B: Backend<Io = X>>(&mut self, b: &mut B, trace: &mut dyn Trace) {
         for index in std::mem::take(&mut self.freed_for) {
-            let held = self.held[index].expect("woke a process that was not asleep");
+            let held = self.held.get(index);
             let request = held.request;
             self.pool.woke(request.ioc, self.now);
             if !self.allocate(index, &request, trace) {
                 continue;
             }
-            self.held[index] = None;
+            self.held.wake(index);
             self.start_job_request(
                 b,
                 index,

@@ -60,28 +60,47 @@ pub struct FileRegion {
 }
 
 /// Generates the I/O stream of one job clone.
+///
+/// Laid out in declaration order (`repr(C)`), what a uniform random I/O touches first
+/// ([`IoGenerator::next_uniform`]; issue 34: with 4096 clones every clone's generator is out
+/// of cache at its every I/O, and each line it touches is a miss).
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct IoGenerator {
     rw: RwMode,
+    /// The last placement drew a random offset (the random map marks it).
+    map_draw: bool,
+    exhausted: bool,
+    rwmixread: u32,
+    /// Per direction, the blocks a uniform random draw spans when the common case holds (see
+    /// [`IoGenerator::uniform_blocks`]); 0 when the general rules must run.
+    uniform_blocks: [u64; 3],
+    align: [u64; 3],
+    /// `regions[0].start`, inline for [`IoGenerator::next_uniform`].
+    region0_start: u64,
+    /// File 0's `last_pos`, inline as its random map `map0` is: a one-file clone's I/O then
+    /// reads no vector of its own but the map's bits (issue 34: with 4096 clones each vector
+    /// is a cache miss at every I/O).
+    seq_pos0: [u64; 3],
+    run_offset: Option<u64>,
+    map0: Option<RandomMap>,
+    regions: Vec<FileRegion>,
     rw_suffix: i64,
     sequencer: RwSequencer,
-    rwmixread: u32,
     bs: [BlockSizes; 3],
-    align: [u64; 3],
     bs_unaligned: bool,
     distribution: RandomDistribution,
     percentage_random: [u32; 3],
     file_service: FileService,
-    regions: Vec<FileRegion>,
     /// fio's `last_pos`: where each file's last I/O of each direction ended (relative to the
-    /// region start), one position per direction as fio keeps them.
+    /// region start), one position per direction as fio keeps them. File 0's is `seq_pos0`
+    /// (its entry here unused): read and written through [`IoGenerator::seq_pos_mut`].
     seq_pos: Vec<[u64; 3]>,
     current_file: usize,
     ios_on_current_file: u32,
     /// For random modes with `:N`: fio's `ddir_seq_nr` countdown to the next random offset,
     /// and where the last I/O started (for `rw_sequencer=identical`).
     run_countdown: u32,
-    run_offset: Option<u64>,
     /// fio's skewed distributions (zipf, pareto, normal), per file, made at its first draw.
     skewed: Vec<Option<crate::distribution::Skewed>>,
     /// Each file's size (fio's `real_file_size`), at least its region's end.
@@ -91,14 +110,12 @@ pub struct IoGenerator {
     /// Passes over the files left after this one (`loops - 1`); `None`: as many as the
     /// size takes (`io_size`, `time_based`).
     passes_left: Option<u32>,
-    /// The last placement drew a random offset (the random map marks it).
-    map_draw: bool,
-    exhausted: bool,
     /// trimwrite: a trim is followed by a write of the same range.
     pending_write_after_trim: Option<IoUnit>,
     /// `iosched_workload=dbench4`: the client's op stream replaces fio's.
     dbench: Option<crate::dbench::DbenchClient>,
-    /// fio's random map per file, in blocks of the smallest block size, when it keeps one.
+    /// fio's random map per file, in blocks of the smallest block size, when it keeps one;
+    /// file 0's is `map0` (its entry here `None`): reached through [`IoGenerator::map_mut`].
     maps: Vec<Option<RandomMap>>,
     map_unit: u64,
     keeps_map: bool,
@@ -107,9 +124,6 @@ pub struct IoGenerator {
     zones: Option<StridedZones>,
     zone_start: Vec<u64>,
     zone_bytes: u64,
-    /// Per direction, the blocks a uniform random draw spans when the common case holds (see
-    /// [`IoGenerator::uniform_blocks`]); 0 when the general rules must run.
-    uniform_blocks: [u64; 3],
 }
 
 impl IoGenerator {
@@ -141,6 +155,8 @@ impl IoGenerator {
         // Every direction starts at the region's start, a backwards job (`rw=read:-8k`) too:
         // fio moves back only from its second I/O on.
         let seq_pos = regions.iter().map(|region| [region.start; 3]).collect();
+        let seq_pos0 = [regions[0].start; 3];
+        let region0_start = regions[0].start;
         let file_bytes = regions.iter().map(|r| r.start + r.len).collect();
         let file_done = vec![false; regions.len()];
         let passes_left =
@@ -157,6 +173,8 @@ impl IoGenerator {
             percentage_random: spec.percentage_random,
             file_service: spec.file_service,
             seq_pos,
+            seq_pos0,
+            region0_start,
             regions,
             current_file: 0,
             ios_on_current_file: 0,
@@ -173,6 +191,7 @@ impl IoGenerator {
             dbench: (spec.workload == crate::job::Workload::Dbench4)
                 .then(|| crate::dbench::DbenchClient::new(regions_for_dbench)),
             maps: Vec::new(),
+            map0: None,
             map_unit,
             keeps_map,
             zones: spec.zones,
@@ -184,6 +203,7 @@ impl IoGenerator {
         generator.maps = (0..generator.regions.len())
             .map(|file| generator.fresh_map(file))
             .collect();
+        generator.map0 = generator.maps[0].take();
         generator.uniform_blocks = [0, 1, 2].map(|ddir| generator.uniform_blocks(ddir));
         generator
     }
@@ -204,7 +224,7 @@ impl IoGenerator {
             && matches!(self.distribution, RandomDistribution::Uniform)
             && matches!(self.bs[ddir], BlockSizes::Fixed(_))
             && self.align[ddir] == len
-            && (self.maps[0].is_none() || self.map_unit == len)
+            && (self.map0.is_none() || self.map_unit == len)
             && self.dbench.is_none()
             && !matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite);
         if !simple {
@@ -219,7 +239,7 @@ impl IoGenerator {
     #[inline]
     fn next_uniform(&mut self, kind: IoKind, ddir: usize, blocks: u64, rng: &mut Rng) -> IoUnit {
         let mut block = rng.below(blocks);
-        if let Some(map) = self.maps[0].as_mut() {
+        if let Some(map) = self.map0.as_mut() {
             if map.is_full() {
                 map.reset();
             }
@@ -231,9 +251,9 @@ impl IoGenerator {
             map.mark_one(block);
         }
         let len = self.align[ddir];
-        let offset = self.regions[0].start + block * len;
+        let offset = self.region0_start + block * len;
         self.map_draw = true;
-        self.seq_pos[0][ddir] = offset + len;
+        self.seq_pos0[ddir] = offset + len;
         self.run_offset = Some(offset);
         IoUnit {
             kind,
@@ -248,6 +268,24 @@ impl IoGenerator {
     fn fresh_map(&self, file: usize) -> Option<RandomMap> {
         let blocks = self.span(file).len / self.map_unit;
         (self.keeps_map && blocks > 0).then(|| RandomMap::new(blocks))
+    }
+
+    /// File `file`'s `last_pos` per direction.
+    #[inline]
+    fn seq_pos_mut(&mut self, file: usize) -> &mut [u64; 3] {
+        match file {
+            0 => &mut self.seq_pos0,
+            _ => &mut self.seq_pos[file],
+        }
+    }
+
+    /// File `file`'s random map, if the job keeps one.
+    #[inline]
+    fn map_mut(&mut self, file: usize) -> Option<&mut RandomMap> {
+        match file {
+            0 => self.map0.as_mut(),
+            _ => self.maps[file].as_mut(),
+        }
     }
 
     /// The clone's regions.
@@ -423,7 +461,7 @@ impl IoGenerator {
         } else {
             i128::from(self.rw_suffix)
         };
-        let mut last = self.seq_pos[file][ddir] as i128;
+        let mut last = self.seq_pos_mut(file)[ddir] as i128;
         if last >= real {
             return None;
         }
@@ -480,14 +518,19 @@ impl IoGenerator {
             if region_start + self.zone_start[file] >= self.file_bytes[file] {
                 self.zone_start[file] = 0;
             }
-            self.seq_pos[file][ddir] = region_start + self.zone_start[file];
+            self.seq_pos_mut(file)[ddir] = region_start + self.zone_start[file];
         }
         let zone = region_start + self.zone_start[file];
-        if self.seq_pos[file][ddir] >= zone + zones.range {
-            self.seq_pos[file][ddir] = zone;
+        let pos = &mut self.seq_pos_mut(file)[ddir];
+        if *pos >= zone + zones.range {
+            *pos = zone;
         }
         if self.zone_bytes.is_multiple_of(zones.range) {
-            self.maps[file] = self.fresh_map(file);
+            let map = self.fresh_map(file);
+            match file {
+                0 => self.map0 = map,
+                _ => self.maps[file] = map,
+            }
         }
     }
 
@@ -509,16 +552,17 @@ impl IoGenerator {
             return Some(span.start + (skewed.next(rng) % blocks) * align);
         }
         let mut block = self.random_block(blocks, rng);
-        if let Some(map) = self.maps[file].as_mut() {
+        let map_unit = self.map_unit;
+        if let Some(map) = self.map_mut(file) {
             if map.is_full() {
                 map.reset();
             }
-            let unit_block = block * align / self.map_unit;
+            let unit_block = block * align / map_unit;
             if !map.is_free(unit_block) {
                 let free = map
                     .next_free(unit_block)
                     .expect("a map that is not full has a free block");
-                block = free * self.map_unit / align;
+                block = free * map_unit / align;
             }
         }
         Some(span.start + block * align)
@@ -529,7 +573,7 @@ impl IoGenerator {
     fn mark_map(&mut self, file: usize, offset: u64, len: u64) -> u64 {
         let unit = self.map_unit;
         let span_start = self.span(file).start;
-        let Some(map) = self.maps[file].as_mut() else {
+        let Some(map) = self.map_mut(file) else {
             return len;
         };
         let block = (offset - span_start) / unit;
@@ -615,7 +659,7 @@ impl IoGenerator {
         } else {
             len
         };
-        self.seq_pos[file][ddir] = offset + len;
+        self.seq_pos_mut(file)[ddir] = offset + len;
         self.run_offset = Some(offset);
         if self.zones.is_some() {
             self.zone_bytes += len;
@@ -654,6 +698,7 @@ impl IoGenerator {
         for (pos, region) in self.seq_pos.iter_mut().zip(&self.regions) {
             *pos = [region.start; 3];
         }
+        self.seq_pos0 = [self.region0_start; 3];
         self.zone_start.fill(0);
         self.zone_bytes = 0;
         self.current_file = 0;
@@ -903,6 +948,7 @@ mod tests {
                 assert_eq!(short.next(&mut a), general.next(&mut b), "{:?}", spec.rw);
             }
             assert_eq!(short.seq_pos, general.seq_pos);
+            assert_eq!(short.seq_pos0, general.seq_pos0);
             assert_eq!(short.run_offset, general.run_offset);
             assert_eq!(a.next_u64(), b.next_u64(), "the same draws");
         }

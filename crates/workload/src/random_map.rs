@@ -6,13 +6,17 @@
 
 /// A bitmap over a file's blocks with a second level that marks full words, so finding the
 /// next free block costs a word scan, not a block scan.
+///
+/// `repr(C)`: the count, size and bits a draw reads first, the second level (touched when a
+/// word fills) last.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct RandomMap {
+    blocks: u64,
+    used: u64,
     words: Vec<u64>,
     /// Bit `i` set: `words[i]` is full.
     full_words: Vec<u64>,
-    blocks: u64,
-    used: u64,
 }
 
 impl RandomMap {
