@@ -205,12 +205,14 @@ impl Cfq {
 
     /// Kernel: cfq_activate_request(), run when the driver takes a dispatched request: after
     /// cfq_dispatch_requests() has returned (and logged "dispatched a request").
-    pub(crate) fn activate_request(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {
-        let q = self
-            .in_flight
-            .get(rq.id)
-            .expect("an activated request was dispatched")
-            .queue;
+    /// `q` is the queue it was dispatched from (the kernel reads it from the request).
+    pub(crate) fn activate_request(
+        &mut self,
+        q: QId,
+        rq: &Request,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         self.rq_in_driver += 1;
         let drv = self.rq_in_driver;
         self.log_q(trace, now, q, format_args!("activate rq, drv={drv}"));
@@ -266,7 +268,7 @@ impl Cfq {
         &mut self,
         now: Time,
         trace: &mut dyn Trace,
-    ) -> Option<Request> {
+    ) -> Option<(Request, QId)> {
         if self.busy_queues == 0 {
             return None;
         }
@@ -289,7 +291,7 @@ impl Cfq {
             self.slice_expired(false, cause, now, trace);
         }
         self.log_q(trace, now, q, format_args!("dispatched a request"));
-        Some(rq)
+        Some((rq, q))
     }
 
     /// Kernel: cfq_forced_dispatch(): expire the active queue, then empty every queue in

@@ -251,9 +251,26 @@ impl Cfq {
         &self.cics[*self.cic_of.get(ioc).expect("a known io context")]
     }
 
-    /// The group of a request's cgroup; unknown cgroups fall back to the root group.
+    /// The group of a request's cgroup; unknown cgroups fall back to the root group (group
+    /// 0 is the root's from the start, never replaced: no look-up for it).
     pub(crate) fn group_for(&self, cgroup: CgroupId) -> GId {
+        if cgroup == CgroupId::ROOT {
+            return 0;
+        }
         self.group_of.get(cgroup).copied().unwrap_or(0)
+    }
+
+    /// The context of process `ioc`, if it has one.
+    #[inline]
+    pub(crate) fn cic_index(&mut self, ioc: IoContextId) -> Option<usize> {
+        if let Some((id, c)) = self.cic_hint {
+            if id == ioc {
+                return Some(c);
+            }
+        }
+        let c = *self.cic_of.get(ioc)?;
+        self.cic_hint = Some((ioc, c));
+        Some(c)
     }
 
     /// Finds or creates the queue a request goes to, applying the context's pending
@@ -263,8 +280,8 @@ impl Cfq {
     fn queue_for(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) -> (QId, usize) {
         let g = self.group_for(rq.cgroup);
         let sync = rq.is_sync();
-        let c = match self.cic_of.get(rq.ioc) {
-            Some(&c) => c,
+        let c = match self.cic_index(rq.ioc) {
+            Some(c) => c,
             None => {
                 self.cics.push(Cic {
                     sync_q: None,
