@@ -509,6 +509,11 @@ impl RbForest {
         }
     }
 
+    /// Whether `n` is red (a node in no tree reads black). Kernel: `rb_is_red()`.
+    pub(crate) fn red(&self, n: usize) -> bool {
+        self.l(n).red
+    }
+
     /// The left child of `n` (BFQ's augmented walk reads the shape). Kernel: `rb_left`.
     pub(crate) fn left(&self, n: usize) -> Option<usize> {
         self.l(n).left

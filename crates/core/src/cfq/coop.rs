@@ -24,11 +24,13 @@ impl Cfq {
     /// search path* (which one depends on the tree's shape, see `rbtree`) if close, else
     /// that node's in-order neighbour toward the head if close. Only one candidate comes
     /// back; `close_cooperator` does not try another when it rejects it.
-    fn queue_close(&self, cur: QId) -> Option<QId> {
+    fn queue_close(&mut self, cur: QId) -> Option<QId> {
         let level = usize::from(self.queues[cur].org_ioprio.min(7));
-        self.prio_trees.root(level)?;
+        self.prio_trees.flush();
+        let trees = self.prio_trees.settled();
+        trees.root(level)?;
         let sector = self.last_position;
-        let at = self.prio_trees.search(level, sector, |n| self.prio_key(n));
+        let at = trees.search(level, sector, |n| self.prio_key(n));
         if let Some(q) = at.found {
             return Some(q);
         }
@@ -37,15 +39,15 @@ impl Cfq {
             return Some(parent);
         }
         let other = if self.prio_key(parent) < sector {
-            self.prio_trees.next(parent)
+            trees.next(parent)
         } else {
-            self.prio_trees.prev(parent)
+            trees.prev(parent)
         }?;
         self.rq_close(other).then_some(other)
     }
 
     /// Kernel: cfq_close_cooperator().
-    pub(crate) fn close_cooperator(&self, cur: QId) -> Option<QId> {
+    pub(crate) fn close_cooperator(&mut self, cur: QId) -> Option<QId> {
         let cq = &self.queues[cur];
         if cq.class_idle() || !cq.sync || seeky(cq.seek_history) {
             return None;
@@ -54,7 +56,7 @@ impl Cfq {
             return None;
         }
         let c = self.queue_close(cur)?;
-        let cand = &self.queues[c];
+        let (cq, cand) = (&self.queues[cur], &self.queues[c]);
         if c == cur || cand.group != cq.group || !cand.sync || seeky(cand.seek_history) {
             return None;
         }

@@ -151,11 +151,13 @@ impl Cfq {
         trace: &mut dyn Trace,
     ) -> Request {
         self.log_q(trace, now, q, format_args!("dispatch_insert"));
-        let next = self.find_next_rq(q, key);
-        let cfqq = &mut self.queues[q];
-        cfqq.next_rq = next;
-        let removed = cfqq.sort_list.remove(&key);
-        assert_eq!(removed, Some(slot), "dispatched request is queued");
+        // cfq_find_next_rq()'s candidates come from the removal's own search.
+        let (removed, prev, next) = self.queues[q]
+            .sort_list
+            .remove_between(&key)
+            .expect("dispatched request is queued");
+        assert_eq!(removed, slot, "dispatched request is queued");
+        self.queues[q].next_rq = self.choose_req(next, prev, key.0);
         let pending = self.free_pending_slot(slot);
         // Drop FIFO entries of dispatched requests from the front.
         let cfqq = &mut self.queues[q];

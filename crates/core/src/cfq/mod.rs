@@ -26,6 +26,7 @@ pub mod group;
 pub mod idle;
 pub mod merge;
 pub mod preempt;
+pub mod prio_tree;
 pub mod queue;
 pub mod rules_2632;
 pub mod select;
@@ -143,7 +144,7 @@ pub struct Cfq {
     pub(crate) free_pending: Vec<queue::Slot>,
     /// Busy queues by their `next_rq` start sector, one kernel-shaped red-black tree per
     /// original ioprio level (nodes are queue ids).
-    pub(crate) prio_trees: rbtree::RbForest,
+    pub(crate) prio_trees: prio_tree::PrioTrees,
     /// Dispatched, not completed, by request id (the kernel reaches them through the
     /// request itself: O(1) however deep the device is).
     pub(crate) in_flight: SeqTable<queue::InFlight>,
@@ -221,7 +222,7 @@ impl Cfq {
             cic_hint: None,
             pending: Vec::new(),
             free_pending: Vec::new(),
-            prio_trees: rbtree::RbForest::new(8),
+            prio_trees: prio_tree::PrioTrees::new(8),
             in_flight: SeqTable::default(),
             serving_wl_class: BE_WORKLOAD,
             serving_wl_type: ASYNC_WORKLOAD,
