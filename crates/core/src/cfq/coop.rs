@@ -46,12 +46,20 @@ impl Cfq {
         self.rq_close(other).then_some(other)
     }
 
-    /// Kernel: cfq_close_cooperator().
+    /// Kernel: cfq_close_cooperator(). Its first rule inline: a seeky queue (every random
+    /// reader) has none, and completions ask at every request.
+    #[inline]
     pub(crate) fn close_cooperator(&mut self, cur: QId) -> Option<QId> {
         let cq = &self.queues[cur];
         if cq.class_idle() || !cq.sync || seeky(cq.seek_history) {
             return None;
         }
+        self.close_cooperator_search(cur)
+    }
+
+    /// cfq_close_cooperator() past its first rule.
+    fn close_cooperator_search(&mut self, cur: QId) -> Option<QId> {
+        let cq = &self.queues[cur];
         if self.groups[cq.group].nr_cfqq == 1 {
             return None;
         }
@@ -96,6 +104,7 @@ impl Cfq {
     }
 
     /// Kernel: cfq_merge_cfqqs(), applied at the process's next insertion.
+    #[inline]
     pub(crate) fn follow_merge(
         &mut self,
         c: usize,
@@ -103,9 +112,21 @@ impl Cfq {
         now: Time,
         trace: &mut dyn Trace,
     ) -> QId {
-        let Some(target) = self.queues[q].new_cfqq else {
-            return q;
-        };
+        match self.queues[q].new_cfqq {
+            None => q,
+            Some(target) => self.merge_into(c, q, target, now, trace),
+        }
+    }
+
+    /// follow_merge() with a merge planned: the context moves to `target`.
+    fn merge_into(
+        &mut self,
+        c: usize,
+        q: QId,
+        target: QId,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> QId {
         // Choice: `%p` (the target's address) becomes the target's slab index in hex.
         self.log_q(
             trace,

@@ -306,22 +306,26 @@ impl Cfq {
         self.queues[q].stats.served_ns += used_sl;
         self.queues[q].stats.slices += 1;
 
-        let (vt, min_vt) = (self.groups[g].vdisktime, self.min_vdisktime);
-        self.log_g(
-            trace,
-            now,
-            g,
-            format_args!("served: vt={vt} min_vt={min_vt}"),
-        );
-        let cfqq = &self.queues[q];
-        let (disp, sect) = (cfqq.slice_dispatch, cfqq.nr_sectors);
         let iops = u8::from(self.iops_mode());
-        self.log_q(
-            trace,
-            now,
-            q,
-            format_args!("sl_used={used_sl} disp={disp} charge={charge} iops={iops} sect={sect}"),
-        );
+        if self.tracing {
+            let (vt, min_vt) = (self.groups[g].vdisktime, self.min_vdisktime);
+            self.log_g(
+                trace,
+                now,
+                g,
+                format_args!("served: vt={vt} min_vt={min_vt}"),
+            );
+            let cfqq = &self.queues[q];
+            let (disp, sect) = (cfqq.slice_dispatch, cfqq.nr_sectors);
+            self.log_q(
+                trace,
+                now,
+                q,
+                format_args!(
+                    "sl_used={used_sl} disp={disp} charge={charge} iops={iops} sect={sect}"
+                ),
+            );
+        }
         self.decide(
             trace,
             now,

@@ -385,11 +385,17 @@ impl Cfq {
     /// queue is the one being served, its slice ends first (untimed) and dispatch is
     /// rescheduled, as cfq_put_queue() does for the active queue: a queue whose process
     /// exited is let go at its last request's completion, not at the next queue selection.
+    #[inline]
     pub(crate) fn maybe_free(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
         let cfqq = &self.queues[q];
         if !cfqq.live || cfqq.proc_refs > 0 || !cfqq.is_empty() || cfqq.dispatched > 0 {
             return;
         }
+        self.free_unreferenced(q, now, trace);
+    }
+
+    /// maybe_free() of a queue with no reference, request or dispatch left.
+    fn free_unreferenced(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
         // A context still pointing here keeps the queue (a merge's pre-taken reference can
         // be released twice along odd merge/split chains; never free what is reachable).
         if self.reached_by_a_context(q) {

@@ -85,6 +85,11 @@ impl<K: Ord + Copy, V: Copy> SortList<K, V> {
 
     pub fn remove(&mut self, key: &K) -> Option<V> {
         let at = self.find(key).ok()?;
+        Some(self.remove_at(at))
+    }
+
+    /// Removes the live entry at `at`.
+    fn remove_at(&mut self, at: usize) -> V {
         let value = self.entries[self.head + at].1;
         if at > 0 {
             self.entries.remove(self.head + at);
@@ -98,7 +103,7 @@ impl<K: Ord + Copy, V: Copy> SortList<K, V> {
                 self.head = 0;
             }
         }
-        Some(value)
+        value
     }
 
     /// Removes `key`, answering its value and its neighbours in order: the entry before it
@@ -113,8 +118,7 @@ impl<K: Ord + Copy, V: Copy> SortList<K, V> {
             None if at > 0 => Some(live[0]),
             None => None,
         };
-        let value = self.remove(key).expect("found above");
-        Some((value, before, after))
+        Some((self.remove_at(at), before, after))
     }
 
     pub fn get(&self, key: &K) -> Option<&V> {
