@@ -509,6 +509,18 @@ impl RbForest {
         }
     }
 
+    /// Whether `n` is `tree`'s only node: erasing it and linking it again (any key) leaves
+    /// the tree as it was.
+    pub(crate) fn is_lone_root(&self, tree: usize, n: usize) -> bool {
+        let l = self.l(n);
+        self.root(tree) == Some(n) && l.left.is_none() && l.right.is_none()
+    }
+
+    /// Whether `n` is red (a node in no tree reads black). Kernel: `rb_is_red()`.
+    pub(crate) fn red(&self, n: usize) -> bool {
+        self.l(n).red
+    }
+
     /// The left child of `n` (BFQ's augmented walk reads the shape). Kernel: `rb_left`.
     pub(crate) fn left(&self, n: usize) -> Option<usize> {
         self.l(n).left
@@ -652,6 +664,24 @@ mod tests {
         }
         f.insert(0, node, at);
         true
+    }
+
+    /// Only a root without children is lone, and erasing and re-linking it changes nothing.
+    #[test]
+    fn a_lone_root_relinks_to_itself() {
+        let keys = [10u64, 20];
+        let mut f = RbForest::new(1);
+        insert_key(&mut f, &keys, 0);
+        assert!(f.is_lone_root(0, 0));
+        let before = f.clone();
+        f.erase(0, 0);
+        insert_key(&mut f, &[99, 20], 0);
+        assert_eq!(
+            (f.root(0), f.left(0), f.right(0), f.red(0)),
+            (before.root(0), None, None, false)
+        );
+        insert_key(&mut f, &keys, 1);
+        assert!(!f.is_lone_root(0, 0) && !f.is_lone_root(0, 1));
     }
 
     /// Ascending insertions rotate as the kernel's tree does: 1..=3 puts 2 at the root,

@@ -24,11 +24,13 @@ impl Cfq {
     /// search path* (which one depends on the tree's shape, see `rbtree`) if close, else
     /// that node's in-order neighbour toward the head if close. Only one candidate comes
     /// back; `close_cooperator` does not try another when it rejects it.
-    fn queue_close(&self, cur: QId) -> Option<QId> {
+    fn queue_close(&mut self, cur: QId) -> Option<QId> {
         let level = usize::from(self.queues[cur].org_ioprio.min(7));
-        self.prio_trees.root(level)?;
+        self.prio_trees.flush();
+        let trees = self.prio_trees.settled();
+        trees.root(level)?;
         let sector = self.last_position;
-        let at = self.prio_trees.search(level, sector, |n| self.prio_key(n));
+        let at = trees.search(level, sector, |n| self.prio_key(n));
         if let Some(q) = at.found {
             return Some(q);
         }
@@ -37,24 +39,32 @@ impl Cfq {
             return Some(parent);
         }
         let other = if self.prio_key(parent) < sector {
-            self.prio_trees.next(parent)
+            trees.next(parent)
         } else {
-            self.prio_trees.prev(parent)
+            trees.prev(parent)
         }?;
         self.rq_close(other).then_some(other)
     }
 
-    /// Kernel: cfq_close_cooperator().
-    pub(crate) fn close_cooperator(&self, cur: QId) -> Option<QId> {
+    /// Kernel: cfq_close_cooperator(). Its first rule inline: a seeky queue (every random
+    /// reader) has none, and completions ask at every request.
+    #[inline]
+    pub(crate) fn close_cooperator(&mut self, cur: QId) -> Option<QId> {
         let cq = &self.queues[cur];
         if cq.class_idle() || !cq.sync || seeky(cq.seek_history) {
             return None;
         }
+        self.close_cooperator_search(cur)
+    }
+
+    /// cfq_close_cooperator() past its first rule.
+    fn close_cooperator_search(&mut self, cur: QId) -> Option<QId> {
+        let cq = &self.queues[cur];
         if self.groups[cq.group].nr_cfqq == 1 {
             return None;
         }
         let c = self.queue_close(cur)?;
-        let cand = &self.queues[c];
+        let (cq, cand) = (&self.queues[cur], &self.queues[c]);
         if c == cur || cand.group != cq.group || !cand.sync || seeky(cand.seek_history) {
             return None;
         }
@@ -94,6 +104,7 @@ impl Cfq {
     }
 
     /// Kernel: cfq_merge_cfqqs(), applied at the process's next insertion.
+    #[inline]
     pub(crate) fn follow_merge(
         &mut self,
         c: usize,
@@ -101,9 +112,21 @@ impl Cfq {
         now: Time,
         trace: &mut dyn Trace,
     ) -> QId {
-        let Some(target) = self.queues[q].new_cfqq else {
-            return q;
-        };
+        match self.queues[q].new_cfqq {
+            None => q,
+            Some(target) => self.merge_into(c, q, target, now, trace),
+        }
+    }
+
+    /// follow_merge() with a merge planned: the context moves to `target`.
+    fn merge_into(
+        &mut self,
+        c: usize,
+        q: QId,
+        target: QId,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> QId {
         // Choice: `%p` (the target's address) becomes the target's slab index in hex.
         self.log_q(
             trace,

@@ -21,25 +21,31 @@ use crate::trace::{DecisionKind, Trace};
 impl Cfq {
     /// Kernel: cfq_choose_req(): which of two queued requests (of one queue) to serve first
     /// with the head at `last`.
+    /// Inline for its usual answer (one side empty: a queue's only request).
+    #[inline]
     pub(crate) fn choose_req(
         &self,
         a: Option<RqRef>,
         b: Option<RqRef>,
         last: u64,
     ) -> Option<RqRef> {
-        let (e1, e2) = match (a, b) {
-            (None, b) => return b,
-            (a, None) => return a,
-            (Some(e1), Some(e2)) if e1 == e2 => return Some(e2),
-            (Some(e1), Some(e2)) => (e1, e2),
-        };
+        match (a, b) {
+            (None, b) => b,
+            (a, None) => a,
+            (Some(e1), Some(e2)) if e1 == e2 => Some(e2),
+            (Some(e1), Some(e2)) => Some(self.choose_between(e1, e2, last)),
+        }
+    }
+
+    /// cfq_choose_req() of two distinct requests.
+    fn choose_between(&self, e1: RqRef, e2: RqRef, last: u64) -> RqRef {
         let r1 = &self.pending[e1.1 as usize].rq;
         let r2 = &self.pending[e2.1 as usize].rq;
         if r1.is_sync() != r2.is_sync() {
-            return Some(if r1.is_sync() { e1 } else { e2 });
+            return if r1.is_sync() { e1 } else { e2 };
         }
         if r1.flags.prio != r2.flags.prio {
-            return Some(if r1.flags.prio { e1 } else { e2 });
+            return if r1.flags.prio { e1 } else { e2 };
         }
         let (s1, s2) = (r1.sector, r2.sector);
         // back_seek_max is in KiB: 1 KiB is 2 sectors.
@@ -54,7 +60,7 @@ impl Cfq {
                 None // wrapped: behind the head beyond back_seek_max
             }
         };
-        let chosen = match (dist(s1), dist(s2)) {
+        match (dist(s1), dist(s2)) {
             (Some(d1), Some(d2)) => {
                 if d1 < d2 {
                     e1
@@ -75,8 +81,7 @@ impl Cfq {
                     e2
                 }
             }
-        };
-        Some(chosen)
+        }
     }
 
     /// Kernel: cfq_find_next_rq(): the best request after `last` is dispatched.
@@ -143,6 +148,7 @@ impl Cfq {
 
     /// Kernel: cfq_dispatch_insert() + cfq_remove_request(). The driver activates the request
     /// afterwards (`activate_request`).
+    #[inline]
     fn dispatch_insert(
         &mut self,
         q: QId,
@@ -151,11 +157,13 @@ impl Cfq {
         trace: &mut dyn Trace,
     ) -> Request {
         self.log_q(trace, now, q, format_args!("dispatch_insert"));
-        let next = self.find_next_rq(q, key);
-        let cfqq = &mut self.queues[q];
-        cfqq.next_rq = next;
-        let removed = cfqq.sort_list.remove(&key);
-        assert_eq!(removed, Some(slot), "dispatched request is queued");
+        // cfq_find_next_rq()'s candidates come from the removal's own search.
+        let (removed, prev, next) = self.queues[q]
+            .sort_list
+            .remove_between(&key)
+            .expect("dispatched request is queued");
+        assert_eq!(removed, slot, "dispatched request is queued");
+        self.queues[q].next_rq = self.choose_req(next, prev, key.0);
         let pending = self.free_pending_slot(slot);
         // Drop FIFO entries of dispatched requests from the front.
         let cfqq = &mut self.queues[q];
@@ -205,12 +213,15 @@ impl Cfq {
 
     /// Kernel: cfq_activate_request(), run when the driver takes a dispatched request: after
     /// cfq_dispatch_requests() has returned (and logged "dispatched a request").
-    pub(crate) fn activate_request(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {
-        let q = self
-            .in_flight
-            .get(rq.id)
-            .expect("an activated request was dispatched")
-            .queue;
+    /// `q` is the queue it was dispatched from (the kernel reads it from the request).
+    #[inline]
+    pub(crate) fn activate_request(
+        &mut self,
+        q: QId,
+        rq: &Request,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         self.rq_in_driver += 1;
         let drv = self.rq_in_driver;
         self.log_q(trace, now, q, format_args!("activate rq, drv={drv}"));
@@ -266,7 +277,7 @@ impl Cfq {
         &mut self,
         now: Time,
         trace: &mut dyn Trace,
-    ) -> Option<Request> {
+    ) -> Option<(Request, QId)> {
         if self.busy_queues == 0 {
             return None;
         }
@@ -289,7 +300,7 @@ impl Cfq {
             self.slice_expired(false, cause, now, trace);
         }
         self.log_q(trace, now, q, format_args!("dispatched a request"));
-        Some(rq)
+        Some((rq, q))
     }
 
     /// Kernel: cfq_forced_dispatch(): expire the active queue, then empty every queue in

@@ -196,6 +196,11 @@ impl Cfq {
     /// Kernel: cfq_group_service_tree_add(): insert, activate up the hierarchy and compute
     /// `vfraction` by compounding weight ratios to the root.
     pub(crate) fn group_tree_add(&mut self, g: GId) {
+        self.group_activate(g, true);
+    }
+
+    /// group_tree_add(), linking the group into the tree only with `link`.
+    fn group_activate(&mut self, g: GId, link: bool) {
         assert!(!self.groups[g].on_tree, "group already on the tree");
         if self.groups[g].new_leaf_weight != 0 {
             self.groups[g].leaf_weight = self.groups[g].new_leaf_weight;
@@ -204,11 +209,13 @@ impl Cfq {
         // Advanced as when it broke ties here: request numbers (printed in traces) stay.
         self.next_seq();
         self.groups[g].on_tree = true;
-        let groups = &self.groups;
-        let at = self
-            .grp_tree
-            .search_for_insert(0, groups[g].vdisktime, |n| groups[n].vdisktime);
-        self.grp_tree.insert(0, g, at);
+        if link {
+            let groups = &self.groups;
+            let at = self
+                .grp_tree
+                .search_for_insert(0, groups[g].vdisktime, |n| groups[n].vdisktime);
+            self.grp_tree.insert(0, g, at);
+        }
 
         let mut vfr: u64 = 1 << CFQ_SERVICE_SHIFT;
         let mut pos = g;
@@ -236,6 +243,11 @@ impl Cfq {
 
     /// Kernel: cfq_group_service_tree_del(): undo the activation, upwards while counts hit 0.
     pub(crate) fn group_tree_del(&mut self, g: GId) {
+        self.group_deactivate(g, true);
+    }
+
+    /// group_tree_del(), unlinking the group from the tree only with `unlink`.
+    fn group_deactivate(&mut self, g: GId, unlink: bool) {
         let mut pos = g;
         assert!(
             self.groups[pos].nr_active > 0,
@@ -256,7 +268,9 @@ impl Cfq {
         }
         if self.groups[g].on_tree {
             self.groups[g].on_tree = false;
-            self.grp_tree.erase(0, g);
+            if unlink {
+                self.grp_tree.erase(0, g);
+            }
         }
     }
 
@@ -288,11 +302,15 @@ impl Cfq {
             used_sl
         };
         let vfr = self.groups[g].vfraction;
-        self.group_tree_del(g);
+        // Alone on the group tree (every run without cgroups), the group's erasure and
+        // re-insertion leave the tree as it was (a black root without children): the
+        // accounting around them is done, the tree left alone.
+        let relink = !self.grp_tree.is_lone_root(0, g);
+        self.group_deactivate(g, relink);
         self.groups[g].vdisktime = self.groups[g]
             .vdisktime
             .wrapping_add(scale_charge(charge, vfr));
-        self.group_tree_add(g);
+        self.group_activate(g, relink);
 
         if self.workload_expires > now {
             self.groups[g].saved_wl_slice = self.workload_expires - now;
@@ -306,22 +324,26 @@ impl Cfq {
         self.queues[q].stats.served_ns += used_sl;
         self.queues[q].stats.slices += 1;
 
-        let (vt, min_vt) = (self.groups[g].vdisktime, self.min_vdisktime);
-        self.log_g(
-            trace,
-            now,
-            g,
-            format_args!("served: vt={vt} min_vt={min_vt}"),
-        );
-        let cfqq = &self.queues[q];
-        let (disp, sect) = (cfqq.slice_dispatch, cfqq.nr_sectors);
         let iops = u8::from(self.iops_mode());
-        self.log_q(
-            trace,
-            now,
-            q,
-            format_args!("sl_used={used_sl} disp={disp} charge={charge} iops={iops} sect={sect}"),
-        );
+        if self.tracing {
+            let (vt, min_vt) = (self.groups[g].vdisktime, self.min_vdisktime);
+            self.log_g(
+                trace,
+                now,
+                g,
+                format_args!("served: vt={vt} min_vt={min_vt}"),
+            );
+            let cfqq = &self.queues[q];
+            let (disp, sect) = (cfqq.slice_dispatch, cfqq.nr_sectors);
+            self.log_q(
+                trace,
+                now,
+                q,
+                format_args!(
+                    "sl_used={used_sl} disp={disp} charge={charge} iops={iops} sect={sect}"
+                ),
+            );
+        }
         self.decide(
             trace,
             now,

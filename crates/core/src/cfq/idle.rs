@@ -29,7 +29,7 @@ impl Cfq {
         } else {
             self.tun.slice_idle_ns
         };
-        ttime.ttime_mean > slice
+        ttime.mean() > slice
     }
 
     /// Kernel: cfq_io_thinktime_big(&cfqg->ttime, true).
@@ -45,12 +45,19 @@ impl Cfq {
         })
     }
 
-    /// Kernel: cfq_should_idle().
+    /// Kernel: cfq_should_idle(). Its first rule inline: `slice_idle = 0` (every
+    /// non-rotational device's default) answers at once, twice a request.
+    #[inline]
     pub(crate) fn should_idle(&self, q: QId, now: Time, trace: &mut dyn Trace) -> bool {
-        let cfqq = &self.queues[q];
         if self.tun.slice_idle_ns == 0 {
             return false;
         }
+        self.should_idle_rules(q, now, trace)
+    }
+
+    /// cfq_should_idle() past its first rule.
+    fn should_idle_rules(&self, q: QId, now: Time, trace: &mut dyn Trace) -> bool {
+        let cfqq = &self.queues[q];
         if cfqq.wl_class() == IDLE_WORKLOAD {
             return false;
         }
@@ -120,7 +127,7 @@ impl Cfq {
         if cic.exited {
             return self.no_idle(trace, now, q, "process exited", None);
         }
-        let mean = cic.ttime.ttime_mean;
+        let mean = cic.ttime.mean();
         if cic.ttime.valid() && self.queues[q].slice_end.wrapping_sub(now) < mean {
             self.log_q(trace, now, q, format_args!("Not idling. think_time:{mean}"));
             return self.no_idle(
@@ -234,7 +241,7 @@ impl Cfq {
         }
         let left = cfqq.slice_end.wrapping_sub(now);
         if let Some(cic) = self.active_cic.map(|c| &self.cics[c]) {
-            if cic.ttime.valid() && left < cic.ttime.ttime_mean {
+            if cic.ttime.valid() && left < cic.ttime.mean() {
                 return true;
             }
         }

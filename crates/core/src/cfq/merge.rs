@@ -17,9 +17,10 @@ use crate::trace::{RqEvent, Trace};
 
 impl Cfq {
     /// The queue `bio` would be queued on, if it exists already; merging never creates one.
-    fn merge_queue(&self, bio: &Request) -> Option<QId> {
+    fn merge_queue(&mut self, bio: &Request) -> Option<QId> {
+        let c = self.cic_index(bio.ioc)?;
         if bio.is_sync() {
-            let cic = &self.cics[*self.cic_of.get(bio.ioc)?];
+            let cic = &self.cics[c];
             if cic.cgroup != bio.cgroup {
                 return None;
             }
@@ -29,7 +30,7 @@ impl Cfq {
             return cic.sync_q;
         }
         // cfq_allow_bio_merge(): only into the context's own async queue.
-        let cic = &self.cics[*self.cic_of.get(bio.ioc)?];
+        let cic = &self.cics[c];
         if cic.cgroup != bio.cgroup {
             return None;
         }
@@ -43,7 +44,7 @@ impl Cfq {
     /// level below NORM to NORM) or, without REQ_PRIO, drops it. A process CFQ is idling for
     /// may allocate past a full request list, once per slice.
     pub(crate) fn may_queue(&mut self, bio: &Request) -> bool {
-        let Some(&c) = self.cic_of.get(bio.ioc) else {
+        let Some(c) = self.cic_index(bio.ioc) else {
             return false;
         };
         let cic = &self.cics[c];
@@ -167,6 +168,7 @@ impl Cfq {
         now: Time,
         trace: &mut dyn Trace,
     ) -> bool {
+        self.listen(trace);
         let (Some(a), Some(b)) = (self.slot_of(into), self.slot_of(next)) else {
             return false;
         };

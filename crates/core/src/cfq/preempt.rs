@@ -86,7 +86,7 @@ impl Cfq {
             .expect("preempting without an active queue");
         let old_type = self.tree_wl_type(a);
         self.log_q(trace, now, new, format_args!("preempt"));
-        if trace.enabled() {
+        if self.tracing {
             let reason = format!("rule {rule}: {}", rule_text(rule));
             self.decide(trace, now, DecisionKind::Preempt, Some(new), &reason, None);
         }

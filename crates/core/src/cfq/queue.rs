@@ -251,9 +251,26 @@ impl Cfq {
         &self.cics[*self.cic_of.get(ioc).expect("a known io context")]
     }
 
-    /// The group of a request's cgroup; unknown cgroups fall back to the root group.
+    /// The group of a request's cgroup; unknown cgroups fall back to the root group (group
+    /// 0 is the root's from the start, never replaced: no look-up for it).
     pub(crate) fn group_for(&self, cgroup: CgroupId) -> GId {
+        if cgroup == CgroupId::ROOT {
+            return 0;
+        }
         self.group_of.get(cgroup).copied().unwrap_or(0)
+    }
+
+    /// The context of process `ioc`, if it has one.
+    #[inline]
+    pub(crate) fn cic_index(&mut self, ioc: IoContextId) -> Option<usize> {
+        if let Some((id, c)) = self.cic_hint {
+            if id == ioc {
+                return Some(c);
+            }
+        }
+        let c = *self.cic_of.get(ioc)?;
+        self.cic_hint = Some((ioc, c));
+        Some(c)
     }
 
     /// Finds or creates the queue a request goes to, applying the context's pending
@@ -263,8 +280,8 @@ impl Cfq {
     fn queue_for(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) -> (QId, usize) {
         let g = self.group_for(rq.cgroup);
         let sync = rq.is_sync();
-        let c = match self.cic_of.get(rq.ioc) {
-            Some(&c) => c,
+        let c = match self.cic_index(rq.ioc) {
+            Some(c) => c,
             None => {
                 self.cics.push(Cic {
                     sync_q: None,
@@ -368,11 +385,17 @@ impl Cfq {
     /// queue is the one being served, its slice ends first (untimed) and dispatch is
     /// rescheduled, as cfq_put_queue() does for the active queue: a queue whose process
     /// exited is let go at its last request's completion, not at the next queue selection.
+    #[inline]
     pub(crate) fn maybe_free(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
         let cfqq = &self.queues[q];
         if !cfqq.live || cfqq.proc_refs > 0 || !cfqq.is_empty() || cfqq.dispatched > 0 {
             return;
         }
+        self.free_unreferenced(q, now, trace);
+    }
+
+    /// maybe_free() of a queue with no reference, request or dispatch left.
+    fn free_unreferenced(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
         // A context still pointing here keeps the queue (a merge's pre-taken reference can
         // be released twice along odd merge/split chains; never free what is reachable).
         if self.reached_by_a_context(q) {

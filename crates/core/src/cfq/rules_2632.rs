@@ -117,7 +117,7 @@ impl Cfq {
                 } else {
                     self.tun.slice_idle_ns
                 };
-                cic.ttime.ttime_mean <= bound
+                cic.ttime.mean() <= bound
             } else {
                 old_idle
             };

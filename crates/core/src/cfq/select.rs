@@ -218,7 +218,7 @@ impl Cfq {
         } else {
             self.workload_expires = now.wrapping_sub(1);
         }
-        if trace.enabled() {
+        if self.tracing {
             let vt = self.groups[g].vdisktime;
             trace.decision(
                 now,

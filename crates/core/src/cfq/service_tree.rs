@@ -227,9 +227,13 @@ impl Cfq {
         };
         let sector = next.rq.sector;
         let level = usize::from(cfqq.org_ioprio.min(7));
-        let at = self.prio_trees.search(level, sector, |n| self.prio_key(n));
+        self.prio_trees.flush();
+        let at = self
+            .prio_trees
+            .settled()
+            .search(level, sector, |n| self.prio_key(n));
         if at.found.is_none() {
-            self.prio_trees.insert(level, q, at);
+            self.prio_trees.link(level, q, at);
             self.queues[q].p_key = Some(level);
         }
     }

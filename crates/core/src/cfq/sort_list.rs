@@ -36,6 +36,9 @@ impl<K, V> Default for SortList<K, V> {
 
 type Pair<'a, K, V> = (&'a K, &'a V);
 
+/// A removed entry's value and its neighbours (see [`SortList::remove_between`]).
+pub type Between<K, V> = (V, Option<(K, V)>, Option<(K, V)>);
+
 fn as_refs<K, V>((key, value): &(K, V)) -> Pair<'_, K, V> {
     (key, value)
 }
@@ -82,6 +85,11 @@ impl<K: Ord + Copy, V: Copy> SortList<K, V> {
 
     pub fn remove(&mut self, key: &K) -> Option<V> {
         let at = self.find(key).ok()?;
+        Some(self.remove_at(at))
+    }
+
+    /// Removes the live entry at `at`.
+    fn remove_at(&mut self, at: usize) -> V {
         let value = self.entries[self.head + at].1;
         if at > 0 {
             self.entries.remove(self.head + at);
@@ -95,7 +103,22 @@ impl<K: Ord + Copy, V: Copy> SortList<K, V> {
                 self.head = 0;
             }
         }
-        Some(value)
+        value
+    }
+
+    /// Removes `key`, answering its value and its neighbours in order: the entry before it
+    /// and the one after it, wrapping to the first entry unless that is `key` itself
+    /// (`cfq_find_next_rq()`'s two candidates, found by the removal's own search).
+    pub fn remove_between(&mut self, key: &K) -> Option<Between<K, V>> {
+        let at = self.find(key).ok()?;
+        let live = self.live();
+        let before = at.checked_sub(1).map(|i| live[i]);
+        let after = match live.get(at + 1) {
+            Some(&entry) => Some(entry),
+            None if at > 0 => Some(live[0]),
+            None => None,
+        };
+        Some((self.remove_at(at), before, after))
     }
 
     pub fn get(&self, key: &K) -> Option<&V> {
@@ -170,9 +193,20 @@ mod tests {
         let mut model = BTreeMap::new();
         for &(op, a, b) in ops {
             let (ka, kb) = ((u64::from(a) % 16, 0u64), (u64::from(b) % 16, 1u64));
-            match op % 3 {
+            match op % 4 {
                 0 => assert_eq!(list.insert(ka, b), model.insert(ka, b)),
                 1 => assert_eq!(list.remove(&ka), model.remove(&ka)),
+                2 => {
+                    let entry = |(k, v): (&(u64, u64), &u8)| (*k, *v);
+                    let before = model.range(..ka).next_back().map(entry);
+                    let after = model
+                        .range((Bound::Excluded(ka), Bound::Unbounded))
+                        .next()
+                        .or_else(|| model.first_key_value().filter(|&(k, _)| *k != ka))
+                        .map(entry);
+                    let want = model.remove(&ka).map(|v| (v, before, after));
+                    assert_eq!(list.remove_between(&ka), want);
+                }
                 _ => {
                     let lo = ka.min(kb);
                     let hi = ka.max(kb);

@@ -1586,3 +1586,26 @@ fn failed_idle_clears_deep() {
     cfq.timer(t + 8 * MS, &mut rec);
     assert!(!cfq.queues[q].deep, "deep survives a failed idle");
 }
+
+/// Each call reads whether its own trace listens (`Cfq::listen`), whatever the call before
+/// it was given: a dispatch after a silent insertion logs its dispatch, an idle timer fired
+/// by a later dispatch (`catch_up_timer`, before the quick "nothing busy" answer) logs its
+/// expiry, and an insertion after silent calls logs its own.
+#[test]
+fn each_call_reads_whether_its_trace_listens() {
+    use crate::trace::NoTrace;
+    let mut cfq = hdd();
+    let mut rec = Rec::default();
+    cfq.insert(read(1, 1, 1000), UP, &mut NoTrace);
+    assert_eq!(dispatch_id(&mut cfq, UP, &mut rec), 1);
+    assert!(rec.has(UP, "dispatched a request"));
+    assert!(!rec.any("insert_request"));
+    cfq.completed(&read(1, 1, 1000), UP + MS, &mut NoTrace);
+    assert!(cfq.idle_timer.is_some(), "idling for pid 1");
+    assert!(!rec.any("arm_idle"));
+    assert_eq!(cfq.dispatch(UP + 20 * MS, &mut rec), Dispatch::Empty);
+    assert!(rec.has(UP + 20 * MS, "idle timer fired"));
+    cfq.insert(read(2, 2, 2000), UP + 21 * MS, &mut NoTrace);
+    insert(&mut cfq, read(3, 1, 3000), UP + 22 * MS, &mut rec);
+    assert!(rec.has(UP + 22 * MS, "insert_request"));
+}

@@ -18,13 +18,14 @@ pub(crate) const CFQQ_SECT_THR_NONROT: u64 = 64;
 /// A queue holding this many requests is marked `deep`.
 pub(crate) const DEEP_QUEUED: u32 = 4;
 
-/// Kernel: struct cfq_ttime.
+/// Kernel: struct cfq_ttime. Its `ttime_mean` is [`Ttime::mean`], worked out when read:
+/// the kernel divides at every sample (three or four a request), and nearly all are never
+/// read (issue 34); the quotient is the same whenever it is taken.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Ttime {
     pub last_end_request: Time,
     pub ttime_total: u64,
     pub ttime_samples: u64,
-    pub ttime_mean: u64,
 }
 
 impl Ttime {
@@ -50,7 +51,14 @@ impl Ttime {
     pub(crate) fn sample(&mut self, value: u64) {
         self.ttime_samples = (7 * self.ttime_samples + 256) / 8;
         self.ttime_total = (7 * self.ttime_total + 256 * value) / 8;
-        self.ttime_mean = (self.ttime_total + 128) / self.ttime_samples;
+    }
+
+    /// Kernel: `ttime_mean`, as the last sample set it (0 before any sample).
+    pub(crate) fn mean(&self) -> u64 {
+        if self.ttime_samples == 0 {
+            return 0;
+        }
+        (self.ttime_total + 128) / self.ttime_samples
     }
 }
 
@@ -118,10 +126,21 @@ impl Cfq {
             return;
         }
         let old_idle = cfqq.idle_window;
-        let mut enable = old_idle;
         if self.tun.deep_mark && cfqq.queued[0] + cfqq.queued[1] >= DEEP_QUEUED {
             self.queues[q].deep = true;
         }
+        // `slice_idle = 0` (non-rotational devices) turns idling off whatever the rest says:
+        // answered before the rest is worked out.
+        let enable = self.tun.slice_idle_ns != 0 && self.idle_window_rule(q, c, old_idle);
+        if old_idle != enable {
+            self.log_q(trace, now, q, format_args!("idle={}", u8::from(enable)));
+            self.queues[q].idle_window = enable;
+        }
+    }
+
+    /// cfq_update_idle_window()'s choice with `slice_idle` set, from the idle window `old`.
+    fn idle_window_rule(&self, q: QId, c: usize, old: bool) -> bool {
+        let mut enable = old;
         let cfqq = &self.queues[q];
         let is_seeky = seeky(cfqq.seek_history);
         let (exited, ttime) = (self.cics[c].exited, self.cics[c].ttime);
@@ -138,7 +157,7 @@ impl Cfq {
         let backlog =
             u64::from((cfqq.queued[0] + cfqq.queued[1] + cfqq.dispatched).max(DEEP_QUEUED));
         let device_slower_than_process = !cfqq.service_time.valid()
-            || cfqq.service_time.ttime_mean * backlog > self.tun.slice_idle_ns;
+            || cfqq.service_time.mean() * backlog > self.tun.slice_idle_ns;
         let deep_excuses_seeks =
             cfqq.deep && (!self.tun.deep_seeky_fix || device_slower_than_process);
         let next_noidle = self.next_pending(q).is_some_and(|p| req_noidle(&p.rq));
@@ -146,12 +165,9 @@ impl Cfq {
         {
             enable = false;
         } else if ttime.valid() {
-            enable = ttime.ttime_mean <= self.tun.slice_idle_ns;
+            enable = ttime.mean() <= self.tun.slice_idle_ns;
         }
-        if old_idle != enable {
-            self.log_q(trace, now, q, format_args!("idle={}", u8::from(enable)));
-            self.queues[q].idle_window = enable;
-        }
+        enable
     }
 }
 
@@ -172,7 +188,7 @@ mod tests {
         t.update(5_000_000, 8_000_000);
         assert_eq!(t.ttime_samples, 84);
         assert!(t.valid());
-        assert_eq!(t.ttime_mean, (t.ttime_total + 128) / 84);
+        assert_eq!(t.mean(), (t.ttime_total + 128) / 84);
     }
 
     #[test]
