@@ -285,6 +285,20 @@ impl PageCache {
         }
     }
 
+    /// Puts a clean, idle page on the LRU through the caller's look-up when no sweep is
+    /// due: false when one is (the caller then takes [`PageCache::put_on_lru`], whose
+    /// sweep looks pages up).
+    fn stamp_unswept(lru: &mut Lru, page: &mut Page, file: FileId, index: u64) -> bool {
+        if page.lru() != 0 {
+            return true;
+        }
+        if lru.sweep_due() {
+            return false;
+        }
+        page.set_lru(lru.push_unswept(file, index));
+        true
+    }
+
     /// Makes room for one page: evicts the least recently used clean page if the cache is
     /// full. Kernel: shrink_page_list(), reduced.
     fn make_room(&mut self) {
@@ -308,7 +322,14 @@ impl PageCache {
 
     fn insert(&mut self, file: FileId, index: u64, page: Page) {
         self.make_room();
-        let fresh = self.files[file as usize].pages.insert(index, page);
+        self.insert_made_room(file, index, page, false);
+    }
+
+    /// [`PageCache::insert`] after its [`PageCache::make_room`]; `dirty` tags the page.
+    fn insert_made_room(&mut self, file: FileId, index: u64, page: Page, dirty: bool) {
+        let fresh = self.files[file as usize]
+            .pages
+            .insert_tagged(index, page, dirty);
         assert!(fresh, "page inserted twice");
         self.nr_pages += 1;
     }
@@ -344,7 +365,7 @@ impl PageCache {
                 .expect("read completed for an absent page");
             assert!(page.reading(), "read completed twice");
             page.set(READING, false);
-            if page.reclaimable() {
+            if page.reclaimable() && !Self::stamp_unswept(&mut self.lru, page, range.file, index) {
                 self.put_on_lru(range.file, index);
             }
         }
@@ -354,8 +375,19 @@ impl PageCache {
     /// pages of a never-written extent).
     pub fn insert_clean(&mut self, range: PageRange) {
         for index in range.first..range.end() {
-            if !self.files[range.file as usize].pages.contains(index) {
-                self.insert(range.file, index, Page::default());
+            if self.files[range.file as usize].pages.contains(index) {
+                continue;
+            }
+            self.make_room();
+            // Stamped before it goes in when no sweep is due (the LRU as after the insert:
+            // the sweep's decision does not look at the page map), else put on after.
+            let stamp = if self.lru.sweep_due() {
+                0
+            } else {
+                self.lru.push_unswept(range.file, index)
+            };
+            self.insert_made_room(range.file, index, Page(stamp), false);
+            if stamp == 0 {
                 self.put_on_lru(range.file, index);
             }
         }
@@ -425,25 +457,25 @@ impl PageCache {
     pub fn dirty(&mut self, file: FileId, first: u64, count: u64, now: Time) -> u64 {
         let mut newly = 0;
         for index in first..first + count {
-            // One look-up for a cached page (it leaves the LRU and turns dirty through it).
+            // One look-up for a cached page: it leaves the LRU, turns dirty and is tagged
+            // (a page is dirty exactly when tagged) through it.
             let entry = &mut self.files[file as usize];
-            match entry.pages.get_mut(index) {
-                Some(page) => {
+            match entry.pages.tag_get_mut(index) {
+                Some((page, tagged_now)) => {
                     if page.lru() != 0 {
                         page.set_lru(0);
                         self.lru.forget();
                     }
-                    if page.dirty() {
+                    if !tagged_now {
                         continue;
                     }
                     page.set(DIRTY, true);
                 }
                 None => {
-                    let page = Page::with(DIRTY);
-                    self.insert(file, index, page);
+                    self.make_room();
+                    self.insert_made_room(file, index, Page::with(DIRTY), true);
                 }
             }
-            self.files[file as usize].pages.tag(index);
             newly += 1;
         }
         if newly > 0 {
@@ -536,7 +568,7 @@ impl PageCache {
                 .expect("writeback completed for an absent page");
             assert!(page.writeback(), "writeback completed twice");
             page.set(WRITEBACK, false);
-            if page.reclaimable() {
+            if page.reclaimable() && !Self::stamp_unswept(&mut self.lru, page, range.file, index) {
                 self.put_on_lru(range.file, index);
             }
         }

@@ -24,7 +24,8 @@ struct Leaf<T> {
     items: Box<[T; LEAF_PAGES as usize]>,
 }
 
-/// Values keyed by page index.
+/// Values keyed by page index, some of them tagged (the kernel's radix-tree tags, here
+/// one: the page cache's dirty tag), walked in index order.
 #[derive(Clone, Debug)]
 pub struct PageMap<T> {
     /// Block (index / 64) to its leaf's slot, `NO_LEAF` for a block without pages.
@@ -89,7 +90,13 @@ impl<T: Copy + Default> PageMap<T> {
     }
 
     /// Adds `value` at `index`; false (and the map unchanged) if a value is there already.
+    #[cfg(test)]
     pub fn insert(&mut self, index: u64, value: T) -> bool {
+        self.insert_tagged(index, value, false)
+    }
+
+    /// [`PageMap::insert`], tagged when `tagged`, through one look-up.
+    pub fn insert_tagged(&mut self, index: u64, value: T, tagged: bool) -> bool {
         let (block, offset) = split(index);
         let slot = match self.slot(block) {
             Some(slot) => slot,
@@ -102,6 +109,9 @@ impl<T: Copy + Default> PageMap<T> {
         leaf.items[offset] = value;
         leaf.present |= 1 << offset;
         self.len += 1;
+        if tagged {
+            self.tag_at(block, slot, offset);
+        }
         true
     }
 
@@ -176,13 +186,32 @@ impl<T: Copy + Default> PageMap<T> {
         }
     }
 
-    /// Tags the page at `index` (present); false if it was tagged already. The kernel's
-    /// radix-tree tags, here one: the page cache's dirty tag.
+    /// Tags the page at `index` (present); false if it was tagged already.
+    #[cfg(test)]
     pub fn tag(&mut self, index: u64) -> bool {
         let (block, offset) = split(index);
         let slot = self.slot(block).expect("tagging an absent page");
+        debug_assert!(
+            self.leaves[slot].present & (1 << offset) != 0,
+            "tagging an absent page"
+        );
+        self.tag_at(block, slot, offset)
+    }
+
+    /// Tags the page at `index` if present and returns it, with whether the tag is new:
+    /// [`PageMap::get_mut`] and [`PageMap::tag`] through one look-up.
+    pub fn tag_get_mut(&mut self, index: u64) -> Option<(&mut T, bool)> {
+        let (block, offset) = split(index);
+        let slot = self.slot(block)?;
+        if self.leaves[slot].present & (1 << offset) == 0 {
+            return None;
+        }
+        let newly = self.tag_at(block, slot, offset);
+        Some((&mut self.leaves[slot].items[offset], newly))
+    }
+
+    fn tag_at(&mut self, block: usize, slot: usize, offset: usize) -> bool {
         let leaf = &mut self.leaves[slot];
-        debug_assert!(leaf.present & (1 << offset) != 0, "tagging an absent page");
         if leaf.tagged & (1 << offset) != 0 {
             return false;
         }
@@ -368,10 +397,19 @@ mod tests {
             for (step, (op, index)) in ops.into_iter().enumerate() {
                 let value = step as u64;
                 match op {
-                    0 | 1 => {
+                    0 => {
                         let fresh = !reference.contains_key(&index);
                         prop_assert_eq!(map.insert(index, value), fresh);
                         reference.entry(index).or_insert(value);
+                    }
+                    1 => {
+                        // Odd steps insert tagged; an existing value is left as it was.
+                        let fresh = !reference.contains_key(&index);
+                        prop_assert_eq!(map.insert_tagged(index, value, step % 2 == 1), fresh);
+                        reference.entry(index).or_insert(value);
+                        if fresh && step % 2 == 1 {
+                            tags.insert(index);
+                        }
                     }
                     2 => {
                         prop_assert_eq!(map.remove(index), reference.remove(&index));
@@ -387,8 +425,13 @@ mod tests {
                         reference.retain(|&i, v| keep(i, v));
                         tags.retain(|i| reference.contains_key(i));
                     }
-                    4 if reference.contains_key(&index) => {
+                    4 if reference.contains_key(&index) && step % 2 == 0 => {
                         prop_assert_eq!(map.tag(index), tags.insert(index));
+                    }
+                    4 => {
+                        let got = map.tag_get_mut(index).map(|(v, newly)| (*v, newly));
+                        let want = reference.get(&index).map(|&v| (v, tags.insert(index)));
+                        prop_assert_eq!(got, want);
                     }
                     5 => prop_assert_eq!(map.untag(index), tags.remove(&index)),
                     6 if index % 50 == 0 => {
