@@ -181,15 +181,18 @@ impl PageCache {
     pub fn files(&self) -> usize {
         self.files.len()
     }
+    #[inline]
     pub fn file_bdi(&self, file: FileId) -> BdiId {
         self.files[file as usize].bdi
     }
     pub fn nr_pages(&self) -> u64 {
         self.nr_pages
     }
+    #[inline]
     pub fn nr_dirty(&self) -> u64 {
         self.nr_dirty
     }
+    #[inline]
     pub fn nr_writeback(&self) -> u64 {
         self.nr_writeback
     }
@@ -222,6 +225,7 @@ impl PageCache {
     }
 
     /// What is cached at one page.
+    #[inline]
     pub fn probe(&self, file: FileId, index: u64) -> Probe {
         match self.files[file as usize].pages.get(index) {
             None => Probe::Absent,
@@ -231,6 +235,7 @@ impl PageCache {
     }
 
     /// Whether a page is cached and dirty.
+    #[inline]
     pub fn is_dirty(&self, file: FileId, index: u64) -> bool {
         self.files[file as usize]
             .pages
@@ -245,6 +250,7 @@ impl PageCache {
 
     /// [`PageCache::probe`], then [`PageCache::touch`] when the page is `Cached`, through
     /// one look-up: a buffered read's hit costs one probe of the page map.
+    #[inline]
     pub fn probe_touch(&mut self, file: FileId, index: u64) -> Probe {
         let Some(page) = self.files[file as usize].pages.get_mut(index) else {
             return Probe::Absent;
@@ -288,6 +294,7 @@ impl PageCache {
     /// Puts a clean, idle page on the LRU through the caller's look-up when no sweep is
     /// due: false when one is (the caller then takes [`PageCache::put_on_lru`], whose
     /// sweep looks pages up).
+    #[inline]
     fn stamp_unswept(lru: &mut Lru, page: &mut Page, file: FileId, index: u64) -> bool {
         if page.lru() != 0 {
             return true;
