@@ -35,6 +35,7 @@ impl HddDevice {
 
     /// A lower bound of the positioning time to `target` (seek only).
     #[inline]
+    #[inline]
     pub(super) fn positioning_floor(&self, target: &Location) -> u64 {
         let distance = self.cyl.abs_diff(target.cyl);
         self.seek_floor_ns[(distance >> self.seek_bucket_shift) as usize]
@@ -46,6 +47,7 @@ impl HddDevice {
     }
 
     /// Seek time over `distance` cylinders, before any write settle.
+    #[inline]
     #[inline]
     pub fn seek_ns(&self, distance: u32) -> u64 {
         match self.short_seeks_ns.get(distance as usize) {
@@ -101,6 +103,7 @@ impl HddDevice {
     /// [`Self::positioning_ns`] for many candidates at one decision time: the platter's
     /// position at `time` is computed once, and each candidate's only by additions.
     #[inline]
+    #[inline]
     pub(super) fn positioning_from(
         &self,
         base_platter: u64,
@@ -115,6 +118,7 @@ impl HddDevice {
 
     /// [`Self::positioning_from`] with the seek over the cylinders known (`seek`), the
     /// platter at `platter` (any multiple of revolutions past it) when the arm starts.
+    #[inline]
     #[inline]
     pub(super) fn positioning_after_seek(
         &self,
@@ -138,6 +142,7 @@ impl HddDevice {
 
     /// Media transfer of `sectors` starting at `location`: sector times plus a skew per
     /// track crossing.
+    #[inline]
     pub(super) fn transfer_ns(&self, location: &Location, sectors: u64) -> u64 {
         let zone = &self.zones[location.zone as usize];
         let crossings = (location.sector + sectors.max(1) - 1) / zone.spt;
