@@ -35,7 +35,6 @@ impl HddDevice {
 
     /// A lower bound of the positioning time to `target` (seek only).
     #[inline]
-    #[inline]
     pub(super) fn positioning_floor(&self, target: &Location) -> u64 {
         let distance = self.cyl.abs_diff(target.cyl);
         self.seek_floor_ns[(distance >> self.seek_bucket_shift) as usize]
@@ -47,7 +46,6 @@ impl HddDevice {
     }
 
     /// Seek time over `distance` cylinders, before any write settle.
-    #[inline]
     #[inline]
     pub fn seek_ns(&self, distance: u32) -> u64 {
         match self.short_seeks_ns.get(distance as usize) {
@@ -103,7 +101,6 @@ impl HddDevice {
     /// [`Self::positioning_ns`] for many candidates at one decision time: the platter's
     /// position at `time` is computed once, and each candidate's only by additions.
     #[inline]
-    #[inline]
     pub(super) fn positioning_from(
         &self,
         base_platter: u64,
@@ -118,7 +115,6 @@ impl HddDevice {
 
     /// [`Self::positioning_from`] with the seek over the cylinders known (`seek`), the
     /// platter at `platter` (any multiple of revolutions past it) when the arm starts.
-    #[inline]
     #[inline]
     pub(super) fn positioning_after_seek(
         &self,
