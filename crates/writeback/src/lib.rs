@@ -29,11 +29,11 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
-mod dirty_index;
 pub mod dirty_limits;
 pub mod flusher;
 mod lru;
 pub mod page_cache;
+mod page_map;
 pub mod readahead;
 pub mod sweep;
 

@@ -63,6 +63,7 @@ impl Lru {
     /// Whether the next [`Lru::push`] sweeps out stale entries first. When it does not, a
     /// caller may call [`Lru::push_unswept`] with no liveness check: the page cache then
     /// looks its page up once per use instead of three times.
+    #[inline]
     pub fn sweep_due(&self) -> bool {
         let stale = self.entries.len() - self.live;
         // A sweep frees a quarter of the storage at least, so sweeps cost O(1) a push.
@@ -72,6 +73,7 @@ impl Lru {
     }
 
     /// [`Lru::push`] when no sweep is due ([`Lru::sweep_due`] is false).
+    #[inline]
     pub fn push_unswept(&mut self, file: FileId, index: u64) -> u64 {
         debug_assert!(!self.sweep_due(), "a sweep is due: use push");
         let stamp = self.next_stamp;
@@ -83,6 +85,7 @@ impl Lru {
 
     /// A page left the list: its entry is stale. The caller clears the page's stamp before
     /// the next [`Lru::push`].
+    #[inline]
     pub fn forget(&mut self) {
         assert!(self.live > 0, "LRU count went negative");
         self.live -= 1;

@@ -15,6 +15,7 @@ impl HddDevice {
     }
 
     /// Where the prefetch stream has read up to at `time`.
+    #[inline]
     pub(super) fn stream_position(&self, stream: &Stream, time: Time) -> u64 {
         if time <= stream.origin_time {
             return stream.origin_lba;
@@ -32,6 +33,7 @@ impl HddDevice {
         stream.origin_time + (sectors * stream.track_ns).div_ceil(stream.spt)
     }
 
+    #[inline]
     pub(super) fn segment_end(&self, index: usize, time: Time) -> u64 {
         match self.stream {
             Some(stream) if stream.segment == index => self.stream_position(&stream, time),

@@ -11,12 +11,14 @@ impl HddDevice {
             / u128::from(zone.track_ns)) as u64
     }
 
+    #[inline]
     pub(super) fn zone_of(&self, lba: u64) -> usize {
         self.zones
             .partition_point(|zone| zone.first_lba <= lba)
             .saturating_sub(1)
     }
 
+    #[inline]
     pub(super) fn locate(&self, lba: u64) -> Location {
         let lba = lba.min(self.capacity - 1);
         let zone_index = self.zone_of(lba);

@@ -138,6 +138,7 @@ impl HddDevice {
 
     /// Media transfer of `sectors` starting at `location`: sector times plus a skew per
     /// track crossing.
+    #[inline]
     pub(super) fn transfer_ns(&self, location: &Location, sectors: u64) -> u64 {
         let zone = &self.zones[location.zone as usize];
         let crossings = (location.sector + sectors.max(1) - 1) / zone.spt;
