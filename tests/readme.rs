@@ -20,9 +20,17 @@ fn the_readme_is_short_and_opens_with_the_two_commands() {
         .skip(1)
         .filter(|l| !l.trim().is_empty())
         .collect();
+    // The main job runs on the `dist` build (whole-program optimised), which Cargo.toml
+    // must then define.
     assert!(
-        first_block[0].starts_with("cargo run --release -- reproduce"),
+        first_block[0].starts_with("cargo run --profile dist -- reproduce"),
         "{first_block:?}"
+    );
+    let manifest =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains("[profile.dist]"),
+        "Cargo.toml defines no dist profile"
     );
     assert!(
         first_block[1].starts_with("cargo test --workspace"),
