@@ -150,8 +150,8 @@ impl HddDevice {
 
     /// Shortest positioning time first over the host commands (at least one): the first
     /// cheapest, and in the same pass the first of the oldest for the ageing bound. A
-    /// candidate whose delay plus seek alone reaches the best cost so far cannot win
-    /// (rotation, head switch and settle only add), so its rotation is skipped.
+    /// candidate whose delay plus settled seek alone reaches the best cost so far cannot win
+    /// (rotation only adds), so its rotation is skipped.
     fn pick_host(&self, base_platter: u64, time: Time) -> HostPick {
         let mut best: Option<(u64, usize)> = None;
         let (mut oldest, mut oldest_arrival) = (0, self.queue[0].arrival);
@@ -161,17 +161,12 @@ impl HddDevice {
             }
             let delay = queued.ready_at.saturating_sub(time);
             let distance = self.cyl.abs_diff(queued.location.cyl);
-            let seek = self.seek_ns(distance);
+            let seek = self.settled_seek(&queued.location, self.seek_ns(distance), queued.write);
             if best.is_some_and(|(c, _)| delay + seek >= c) {
                 continue;
             }
-            let cost = delay
-                + self.positioning_after_seek(
-                    base_platter + delay,
-                    &queued.location,
-                    seek,
-                    queued.write,
-                );
+            let cost =
+                delay + self.positioning_after_settle(base_platter + delay, &queued.location, seek);
             if best.is_none_or(|(c, _)| cost < c) {
                 best = Some((cost, index));
             }
