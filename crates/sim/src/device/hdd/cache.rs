@@ -143,15 +143,27 @@ impl HddDevice {
         }
         assert!(rewritten <= sectors, "extents overlap");
         self.dirty_bytes += (sectors - rewritten) * SECTOR_SIZE;
-        let location = self.locate(start);
-        let extent = Dirty {
-            sectors: end - start,
-            seq: oldest.0,
-            arrival: oldest.1,
-            location,
-        };
+        let extent = self.dirty_extent(start, end - start, oldest.0, oldest.1);
         self.dirty.insert(start, extent);
         self.dirty_order.insert(oldest.0, (start, extent));
+    }
+
+    /// A dirty extent of `sectors` from `lba`, its destage piece's transfer time included.
+    pub(super) fn dirty_extent(&self, lba: u64, sectors: u64, seq: u64, arrival: Time) -> Dirty {
+        let location = self.locate(lba);
+        let piece = sectors.min(self.destage_max_sectors());
+        Dirty {
+            sectors,
+            seq,
+            arrival,
+            location,
+            destage_ns: self.transfer_ns(&location, piece),
+        }
+    }
+
+    /// The most sectors one destage writes.
+    pub(super) fn destage_max_sectors(&self) -> u64 {
+        (self.params.destage_max_bytes / SECTOR_SIZE).max(1)
     }
 
     /// Whether the write buffer can take a write now: its bytes fit and it either joins a

@@ -120,15 +120,34 @@ impl HddDevice {
         &self,
         platter: u64,
         target: &Location,
-        mut seek: u64,
+        seek: u64,
         write: bool,
     ) -> u64 {
+        self.positioning_after_settle(platter, target, self.settled_seek(target, seek, write))
+    }
+
+    /// The arm's time to `target` before the rotational wait: the seek over the cylinders
+    /// (`seek`), at least a head switch, plus the write settle. A lower bound of the
+    /// positioning time.
+    #[inline]
+    pub(super) fn settled_seek(&self, target: &Location, mut seek: u64, write: bool) -> u64 {
         if target.head != self.head {
             seek = seek.max(self.params.head_switch_ns);
         }
         if write && seek > 0 {
             seek += self.params.write_settle_ns;
         }
+        seek
+    }
+
+    /// [`Self::positioning_after_seek`] with the seek already settled ([`Self::settled_seek`]).
+    #[inline]
+    pub(super) fn positioning_after_settle(
+        &self,
+        platter: u64,
+        target: &Location,
+        seek: u64,
+    ) -> u64 {
         let mut platter = platter + seek;
         while platter >= self.rev_ns {
             platter -= self.rev_ns;

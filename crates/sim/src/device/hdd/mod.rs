@@ -118,6 +118,9 @@ struct Dirty {
     /// When the oldest write in it entered the buffer.
     arrival: Time,
     location: Location,
+    /// Media transfer of its next destage piece (up to `destage_max_bytes`), computed once
+    /// when the extent is made: the destage choice reads it for every window candidate.
+    destage_ns: u64,
 }
 
 /// What the mechanism is doing.

@@ -3,6 +3,14 @@
 
 use super::*;
 
+/// [`HddDevice::pick_host`]'s answer: the cheapest command (cost ns and index) and the oldest.
+struct HostPick {
+    cost: u64,
+    index: usize,
+    oldest: usize,
+    oldest_arrival: Time,
+}
+
 impl HddDevice {
     /// Earliest internal event (completion or end of mechanism work), even with nothing in
     /// flight: destaging continues in the background.
@@ -113,23 +121,15 @@ impl HddDevice {
             return;
         }
         self.stop_stream(time);
-        // Ageing bound first for host commands (dirty extents age inside `pick_destage`).
-        if use_host {
-            // The first of the oldest (ties to the lowest index).
-            let mut oldest = 0;
-            for (index, queued) in self.queue.iter().enumerate().skip(1) {
-                if queued.arrival < self.queue[oldest].arrival {
-                    oldest = index;
-                }
-            }
-            if self.queue[oldest].arrival + self.params.sptf_age_limit_ns <= time {
-                self.start_host(oldest, time);
-                return;
-            }
-        }
         let base_platter = (time + self.phase_ns.unwrap_or(0)) % self.rev_ns;
         let best_host = if use_host {
-            self.pick_host(base_platter, time)
+            let pick = self.pick_host(base_platter, time);
+            // Ageing bound first for host commands (dirty extents age inside `pick_destage`).
+            if pick.oldest_arrival + self.params.sptf_age_limit_ns <= time {
+                self.start_host(pick.oldest, time, None);
+                return;
+            }
+            Some((pick.cost, pick.index))
         } else {
             None
         };
@@ -140,38 +140,44 @@ impl HddDevice {
         };
         match (best_host, best_dirty) {
             (Some((host_cost, index)), Some((dirty_cost, _))) if host_cost <= dirty_cost => {
-                self.start_host(index, time)
+                self.start_host(index, time, Some(host_cost))
             }
             (_, Some((_, lba))) => self.start_destage(lba, time),
-            (Some((_, index)), None) => self.start_host(index, time),
+            (Some((host_cost, index)), None) => self.start_host(index, time, Some(host_cost)),
             (None, None) => unreachable!("a candidate"),
         }
     }
 
-    /// Shortest positioning time first over the host commands: (cost ns, index) of the
-    /// first cheapest. A candidate whose delay plus seek alone reaches the best cost so far
-    /// cannot win (rotation, head switch and settle only add), so its rotation is skipped.
-    fn pick_host(&self, base_platter: u64, time: Time) -> Option<(u64, usize)> {
+    /// Shortest positioning time first over the host commands (at least one): the first
+    /// cheapest, and in the same pass the first of the oldest for the ageing bound. A
+    /// candidate whose delay plus settled seek alone reaches the best cost so far cannot win
+    /// (rotation only adds), so its rotation is skipped.
+    fn pick_host(&self, base_platter: u64, time: Time) -> HostPick {
         let mut best: Option<(u64, usize)> = None;
+        let (mut oldest, mut oldest_arrival) = (0, self.queue[0].arrival);
         for (index, queued) in self.queue.iter().enumerate() {
+            if queued.arrival < oldest_arrival {
+                (oldest, oldest_arrival) = (index, queued.arrival);
+            }
             let delay = queued.ready_at.saturating_sub(time);
             let distance = self.cyl.abs_diff(queued.location.cyl);
-            let seek = self.seek_ns(distance);
+            let seek = self.settled_seek(&queued.location, self.seek_ns(distance), queued.write);
             if best.is_some_and(|(c, _)| delay + seek >= c) {
                 continue;
             }
-            let cost = delay
-                + self.positioning_after_seek(
-                    base_platter + delay,
-                    &queued.location,
-                    seek,
-                    queued.write,
-                );
+            let cost =
+                delay + self.positioning_after_settle(base_platter + delay, &queued.location, seek);
             if best.is_none_or(|(c, _)| cost < c) {
                 best = Some((cost, index));
             }
         }
-        best
+        let (cost, index) = best.expect("a host command");
+        HostPick {
+            cost,
+            index,
+            oldest,
+            oldest_arrival,
+        }
     }
 
     /// Keeps the running read-ahead on the heads while no command needs them yet: until it has
@@ -219,46 +225,68 @@ impl HddDevice {
     /// Choice: the window keeps the cost per decision at O(queue depth + log n) like the host
     /// side's SPTF.
     pub(super) fn pick_destage(&self, base_platter: u64, time: Time) -> Option<(u64, u64)> {
-        let max_sectors = (self.params.destage_max_bytes / SECTOR_SIZE).max(1);
+        let max_sectors = self.destage_max_sectors();
         let depth = self.params.queue_depth as usize;
         let (_, (_, first)) = self.dirty_order.iter().next()?;
-        let aged = first.arrival + self.params.sptf_age_limit_ns <= time;
-        let oldest = self
-            .dirty_order
-            .values()
-            .take(if aged { depth } else { 0 })
-            .map(|(lba, extent)| (lba, extent));
-        let half = if aged { 0 } else { depth.div_ceil(2) };
-        let after = self.dirty.range(self.head_lba..).take(half);
-        let before = self.dirty.range(..self.head_lba).rev().take(half);
         // (positioning, positioning + transfer, sectors, lba)
         let mut best: Option<(u64, u64, u64, u64)> = None;
-        for (&lba, extent) in oldest.chain(after).chain(before) {
-            let sectors = extent.sectors.min(max_sectors);
-            let transfer = self.transfer_ns(&extent.location, sectors);
-            // Worse per sector than the best even with the shortest seek: skip.
-            let beats = |total: u64, best: &(u64, u64, u64, u64)| {
-                u128::from(total) * u128::from(best.2) < u128::from(best.1) * u128::from(sectors)
-            };
-            let floor = self.positioning_floor(&extent.location) + transfer;
-            if best.as_ref().is_some_and(|b| !beats(floor, b)) {
-                continue;
+        // Plain loops over one inlined step rather than a chain of three iterators: the
+        // chain's state checks cost more than the step's arithmetic (callgrind, seed 003).
+        if first.arrival + self.params.sptf_age_limit_ns <= time {
+            for (lba, extent) in self.dirty_order.values().take(depth) {
+                self.destage_candidate(*lba, extent, max_sectors, base_platter, time, &mut best);
             }
-            // Destage is the drive's own work: no host command overhead.
-            let positioning =
-                self.positioning_from(base_platter, time, &extent.location, time, true);
-            let total = positioning + transfer;
-            if best.as_ref().is_none_or(|b| beats(total, b)) {
-                best = Some((positioning, total, sectors, lba));
+        } else {
+            let half = depth.div_ceil(2);
+            for (&lba, extent) in self.dirty.range(self.head_lba..).take(half) {
+                self.destage_candidate(lba, extent, max_sectors, base_platter, time, &mut best);
+            }
+            for (&lba, extent) in self.dirty.range(..self.head_lba).rev().take(half) {
+                self.destage_candidate(lba, extent, max_sectors, base_platter, time, &mut best);
             }
         }
         best.map(|(positioning, _, _, lba)| (positioning, lba))
     }
 
-    pub(super) fn start_host(&mut self, index: usize, time: Time) {
+    /// One candidate of [`Self::pick_destage`]: replaces `best` if it writes more per unit
+    /// of mechanism time (the first such wins ties).
+    #[inline(always)]
+    fn destage_candidate(
+        &self,
+        lba: u64,
+        extent: &Dirty,
+        max_sectors: u64,
+        base_platter: u64,
+        time: Time,
+        best: &mut Option<(u64, u64, u64, u64)>,
+    ) {
+        let sectors = extent.sectors.min(max_sectors);
+        let transfer = extent.destage_ns;
+        // Worse per sector than the best even with the shortest seek: skip.
+        let beats = |total: u64, best: &(u64, u64, u64, u64)| {
+            u128::from(total) * u128::from(best.2) < u128::from(best.1) * u128::from(sectors)
+        };
+        let floor = self.positioning_floor(&extent.location) + transfer;
+        if best.as_ref().is_some_and(|b| !beats(floor, b)) {
+            return;
+        }
+        // Destage is the drive's own work: no host command overhead.
+        let positioning = self.positioning_from(base_platter, time, &extent.location, time, true);
+        let total = positioning + transfer;
+        if best.as_ref().is_none_or(|b| beats(total, b)) {
+            *best = Some((positioning, total, sectors, lba));
+        }
+    }
+
+    /// Starts the host command at `index`; `cost`, when [`Self::pick_host`] computed it, is
+    /// its delay plus positioning (the same sum `positioning_ns` makes, without its division).
+    pub(super) fn start_host(&mut self, index: usize, time: Time, cost: Option<u64>) {
         let queued = self.queue.swap_remove(index);
         let start = time.max(queued.ready_at);
-        let positioning = self.positioning_ns(&queued.location, start, queued.write);
+        let positioning = match cost {
+            Some(cost) => cost - (start - time),
+            None => self.positioning_ns(&queued.location, start, queued.write),
+        };
         let transfer = self.transfer_ns(&queued.location, queued.sectors);
         let end = self.locate(queued.lba + queued.sectors - 1);
         self.cyl = end.cyl;
@@ -287,22 +315,18 @@ impl HddDevice {
     pub(super) fn start_destage(&mut self, lba: u64, time: Time) {
         let extent = self.dirty.remove(&lba).expect("dirty extent");
         self.dirty_order.remove(&extent.seq);
-        let max_sectors = (self.params.destage_max_bytes / SECTOR_SIZE).max(1);
-        let sectors = extent.sectors.min(max_sectors);
+        let sectors = extent.sectors.min(self.destage_max_sectors());
         if sectors < extent.sectors {
             let rest = lba + sectors;
-            let rest_extent = Dirty {
-                sectors: extent.sectors - sectors,
-                location: self.locate(rest),
-                ..extent
-            };
+            let rest_extent =
+                self.dirty_extent(rest, extent.sectors - sectors, extent.seq, extent.arrival);
             self.dirty.insert(rest, rest_extent);
             self.dirty_order.insert(extent.seq, (rest, rest_extent));
         }
         assert!(self.destaging_seq.is_none(), "one destage at a time");
         self.destaging_seq = Some(extent.seq);
         let positioning = self.positioning_ns(&extent.location, time, true);
-        let transfer = self.transfer_ns(&extent.location, sectors);
+        let transfer = extent.destage_ns;
         let end = self.locate(lba + sectors - 1);
         self.cyl = end.cyl;
         self.head = end.head;
