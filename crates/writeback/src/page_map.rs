@@ -169,10 +169,8 @@ impl<T: Copy + Default> PageMap<T> {
                 continue;
             };
             let base = block as u64 * LEAF_PAGES;
-            let mut bits = self.leaves[slot].present;
-            while bits != 0 {
-                let offset = bits.trailing_zeros() as usize;
-                bits &= bits - 1;
+            for offset in Bits(self.leaves[slot].present) {
+                let offset = offset as usize;
                 let leaf = &mut self.leaves[slot];
                 if !keep(base + offset as u64, &mut leaf.items[offset]) {
                     leaf.present &= !(1 << offset);
@@ -312,15 +310,7 @@ impl<T: Copy + Default> PageMap<T> {
             .flat_map(move |(block, slot)| {
                 let leaf = &self.leaves[slot];
                 let base = block as u64 * LEAF_PAGES;
-                let mut bits = leaf.present;
-                std::iter::from_fn(move || {
-                    if bits == 0 {
-                        return None;
-                    }
-                    let offset = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    Some((base + offset as u64, &leaf.items[offset]))
-                })
+                Bits(leaf.present).map(move |offset| (base + offset, &leaf.items[offset as usize]))
             })
     }
 
