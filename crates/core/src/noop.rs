@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 
-use crate::elevator::{Dispatch, Elevator};
+use crate::elevator::{Dispatch, Elevator, Then};
 use crate::request::{Request, RequestId, Time};
 use crate::trace::Trace;
 use crate::tunable::{parse_tunable, TunableError, TunableSpec, TunableValue};
@@ -76,6 +76,17 @@ impl Elevator for Noop {
             Some(rq) => Dispatch::Request(rq),
             None => Dispatch::Empty,
         }
+    }
+
+    /// Quiet once the FIFO is empty: the driver need not ask again to learn it.
+    fn dispatch_then(&mut self, now: Time, trace: &mut dyn Trace) -> (Dispatch, Then) {
+        let answer = self.dispatch(now, trace);
+        let then = if self.fifo.is_empty() {
+            Then::Quiet
+        } else {
+            Then::Ask
+        };
+        (answer, then)
     }
 
     /// `dispatch` answers `Empty` only when the FIFO is empty, and then keeps answering it.

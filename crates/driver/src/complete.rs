@@ -62,10 +62,15 @@ impl<X: Copy> Driver<'_, X> {
         trace.request(now, RqEvent::Complete, &request);
         if request.op != Op::Flush {
             let elevator = &mut self.elevator;
-            if !self.completion_settles {
-                self.standing = Standing::No;
-            }
-            b.in_scheduler(|| elevator.completed(&request, now, trace));
+            let then = b.in_scheduler(|| elevator.completed_then(&request, now, trace));
+            // Asking, a completion leaves a standing answer standing only where the
+            // scheduler says completions never change it.
+            let kept = if self.completion_settles {
+                self.standing
+            } else {
+                Standing::No
+            };
+            self.standing = Standing::after(then, kept);
         }
         self.disk.done(now);
         let single = if entry.riders.is_empty() {

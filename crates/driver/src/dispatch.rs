@@ -48,9 +48,12 @@ impl<X: Copy> Driver<'_, X> {
                 break;
             }
             let elevator = &mut self.elevator;
-            match b.in_scheduler(|| elevator.dispatch(now, trace)) {
+            let (answer, then) = b.in_scheduler(|| elevator.dispatch_then(now, trace));
+            match answer {
                 Dispatch::Request(request) => {
-                    self.standing = Standing::No;
+                    // Set before the issue: a call the backend's issue makes into the
+                    // scheduler resets it. Quiet, the next pass stops without asking.
+                    self.standing = Standing::after(then, Standing::No);
                     self.issue(b, request, trace);
                 }
                 Dispatch::IdleUntil(until) => {
@@ -63,7 +66,7 @@ impl<X: Copy> Driver<'_, X> {
                     break;
                 }
                 Dispatch::Empty => {
-                    self.standing = Standing::Unasked;
+                    self.standing = Standing::after(then, Standing::Unasked);
                     break;
                 }
             }

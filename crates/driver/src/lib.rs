@@ -280,6 +280,17 @@ enum Standing {
     Until(Option<Time>),
 }
 
+impl Standing {
+    /// After a call that answered `then`: settled for good when quiet, else `otherwise`.
+    #[inline]
+    fn after(then: iosched_core::Then, otherwise: Standing) -> Standing {
+        match then {
+            iosched_core::Then::Quiet => Standing::Until(Some(Time::MAX)),
+            iosched_core::Then::Ask => otherwise,
+        }
+    }
+}
+
 /// The submitting process's plug, for the trace's `P`/`U` events.
 #[derive(Clone, Copy, Debug)]
 enum Plug {
