@@ -159,6 +159,20 @@ mod tests {
         assert_eq!(noop.dispatch(5, &mut NoTrace), Dispatch::Empty);
     }
 
+    /// `dispatch_then` says the last queued request is the last: a driver need not ask
+    /// again to hear `Empty` (issue 34), and asking does hear it.
+    #[test]
+    fn the_last_request_dispatches_quiet() {
+        let mut noop = Noop::new();
+        noop.insert(read(1, 8, 8), 0, &mut NoTrace);
+        noop.insert(read(2, 80, 8), 0, &mut NoTrace);
+        let first = noop.dispatch_then(0, &mut NoTrace);
+        assert!(matches!(first, (Dispatch::Request(_), Then::Ask)));
+        let last = noop.dispatch_then(0, &mut NoTrace);
+        assert!(matches!(last, (Dispatch::Request(_), Then::Quiet)));
+        assert_eq!(noop.dispatch(0, &mut NoTrace), Dispatch::Empty);
+    }
+
     /// A bio that continues a queued request joins it; one that does not stays apart.
     #[test]
     fn contiguous_bio_back_merges() {
