@@ -170,6 +170,14 @@ pub trait Elevator: Send {
     /// The device finished `rq`, which this scheduler dispatched earlier.
     fn completed(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace);
 
+    /// Whether `dispatch_then` and `completed_then` ever answer [`Then::Quiet`]. Fixed for
+    /// the scheduler's life (a driver asks once). `false` (the default): a driver calls
+    /// `dispatch` and `completed` instead, which return less (noop's path is as short as it
+    /// was).
+    fn answers_then(&self) -> bool {
+        false
+    }
+
     /// `completed`, and whether `dispatch` is worth asking right after ([`Then`]): a
     /// driver skips the ask a completion would otherwise cost. The default asks; a
     /// scheduler that overrides it does exactly what `completed` does.

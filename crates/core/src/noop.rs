@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 
-use crate::elevator::{Dispatch, Elevator, Then};
+use crate::elevator::{Dispatch, Elevator};
 use crate::request::{Request, RequestId, Time};
 use crate::trace::Trace;
 use crate::tunable::{parse_tunable, TunableError, TunableSpec, TunableValue};
@@ -78,17 +78,6 @@ impl Elevator for Noop {
         }
     }
 
-    /// Quiet once the FIFO is empty: the driver need not ask again to learn it.
-    fn dispatch_then(&mut self, now: Time, trace: &mut dyn Trace) -> (Dispatch, Then) {
-        let answer = self.dispatch(now, trace);
-        let then = if self.fifo.is_empty() {
-            Then::Quiet
-        } else {
-            Then::Ask
-        };
-        (answer, then)
-    }
-
     /// `dispatch` answers `Empty` only when the FIFO is empty, and then keeps answering it.
     fn dispatch_settled_until(&self, _traced: bool) -> Option<Time> {
         self.fifo.is_empty().then_some(Time::MAX)
@@ -157,20 +146,6 @@ mod tests {
         assert!(noop.completion_keeps_dispatch_settled());
         assert_eq!(noop.dispatch_settled_until(false), Some(Time::MAX));
         assert_eq!(noop.dispatch(5, &mut NoTrace), Dispatch::Empty);
-    }
-
-    /// `dispatch_then` says the last queued request is the last: a driver need not ask
-    /// again to hear `Empty` (issue 34), and asking does hear it.
-    #[test]
-    fn the_last_request_dispatches_quiet() {
-        let mut noop = Noop::new();
-        noop.insert(read(1, 8, 8), 0, &mut NoTrace);
-        noop.insert(read(2, 80, 8), 0, &mut NoTrace);
-        let first = noop.dispatch_then(0, &mut NoTrace);
-        assert!(matches!(first, (Dispatch::Request(_), Then::Ask)));
-        let last = noop.dispatch_then(0, &mut NoTrace);
-        assert!(matches!(last, (Dispatch::Request(_), Then::Quiet)));
-        assert_eq!(noop.dispatch(0, &mut NoTrace), Dispatch::Empty);
     }
 
     /// A bio that continues a queued request joins it; one that does not stays apart.

@@ -168,10 +168,16 @@ impl<E: Elevator + ?Sized> Elevator for Uptime<E> {
     fn dispatch_then(&mut self, now: Time, trace: &mut dyn Trace) -> (Dispatch, Then) {
         let at = self.abs(now);
         let mut t = self.shifted(trace);
-        match self.inner.dispatch_then(at, &mut t) {
-            (Dispatch::IdleUntil(until), then) => (Dispatch::IdleUntil(until - self.origin), then),
-            other => other,
+        // Changed in place: the answer is not copied on its way out.
+        let mut answer = self.inner.dispatch_then(at, &mut t);
+        if let (Dispatch::IdleUntil(until), _) = &mut answer {
+            *until -= self.origin;
         }
+        answer
+    }
+
+    fn answers_then(&self) -> bool {
+        self.inner.answers_then()
     }
 
     fn completion_keeps_dispatch_settled(&self) -> bool {

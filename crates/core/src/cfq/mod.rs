@@ -501,6 +501,10 @@ impl Elevator for Cfq {
         (answer, self.then())
     }
 
+    fn answers_then(&self) -> bool {
+        true
+    }
+
     fn dispatch_settled_until(&self, traced: bool) -> Option<Time> {
         self.settled_until(traced)
     }
