@@ -280,6 +280,12 @@ enum Standing {
     Until(Option<Time>),
 }
 
+impl Standing {
+    /// After an answer of [`iosched_core::Then::Quiet`]: settled until a call reaches the
+    /// scheduler.
+    const QUIET: Standing = Standing::Until(Some(Time::MAX));
+}
+
 /// The submitting process's plug, for the trace's `P`/`U` events.
 #[derive(Clone, Copy, Debug)]
 enum Plug {
@@ -338,6 +344,9 @@ pub struct Driver<'a, X> {
     /// The scheduler's `completion_keeps_dispatch_settled()`, asked once: a completion
     /// leaves `standing` as it was.
     completion_settles: bool,
+    /// The scheduler's `answers_then()`, asked once: `dispatch_then` and `completed_then`
+    /// are called instead of `dispatch` and `completed`.
+    answers_then: bool,
     /// The scheduler's `nothing_queued_answers_empty()`, asked once: with nothing queued
     /// the pump need not ask it to dispatch.
     empty_when_drained: bool,
@@ -425,6 +434,7 @@ impl<'a, X: Copy> Driver<'a, X> {
         let clones = processes.len();
         let completion_settles = elevator.completion_keeps_dispatch_settled();
         let empty_when_drained = elevator.nothing_queued_answers_empty();
+        let answers_then = elevator.answers_then();
         Ok(Driver {
             jobs,
             elevator,
@@ -440,6 +450,7 @@ impl<'a, X: Copy> Driver<'a, X> {
             timer_at: None,
             standing: Standing::No,
             completion_settles,
+            answers_then,
             empty_when_drained,
             requests: 0,
             next_request: 0,

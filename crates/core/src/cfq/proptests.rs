@@ -437,10 +437,17 @@ impl Pumped {
                 return;
             }
             self.settled = None;
-            match self.cfq.dispatch(now, &mut self.trace) {
+            // Skipping, asked as the driver asks: with the answer, whether to ask again.
+            let (answer, then) = if skips {
+                self.cfq.dispatch_then(now, &mut self.trace)
+            } else {
+                (self.cfq.dispatch(now, &mut self.trace), Then::Ask)
+            };
+            match answer {
                 Dispatch::Request(rq) => {
                     self.seen.push(format!("{now} dispatched {}", rq.id.0));
                     self.device.push_back(rq);
+                    self.settled = quiet(then);
                 }
                 answer => {
                     if let Dispatch::IdleUntil(until) = answer {
@@ -449,7 +456,7 @@ impl Pumped {
                             self.timer = Some(until);
                         }
                     }
-                    self.settled = self.cfq.settled_until(self.trace.on);
+                    self.settled = quiet(then).or(self.cfq.settled_until(self.trace.on));
                     return;
                 }
             }
@@ -467,7 +474,12 @@ impl Pumped {
             Step::Complete => {
                 if let Some(rq) = self.device.pop_front() {
                     self.settled = None;
-                    self.cfq.completed(&rq, now, &mut self.trace);
+                    if self.asking == Asking::Always {
+                        self.cfq.completed(&rq, now, &mut self.trace);
+                    } else {
+                        let then = self.cfq.completed_then(&rq, now, &mut self.trace);
+                        self.settled = quiet(then);
+                    }
                 }
             }
             Step::Exit(pid) => {
@@ -488,6 +500,11 @@ impl Pumped {
             self.pump(at);
         }
     }
+}
+
+/// A [`Then::Quiet`] answer stands until the next call: as long as any time.
+fn quiet(then: Then) -> Option<Time> {
+    (then == Then::Quiet).then_some(Time::MAX)
 }
 
 /// A device and CFQ's idling tunables (`slice_sync` in ms: short slices end while CFQ idles).
@@ -583,9 +600,9 @@ fn same_lines(what: &str, a: &[String], b: &[String]) -> Result<(), TestCaseErro
 proptest! {
     #![proptest_config(ProptestConfig { cases: 384, ..ProptestConfig::default() })]
 
-    /// `settled_until` is sound: skipping the asks it covers changes no dispatch, no idle
-    /// deadline and, when traced, no trace line (issue 34: the simulator asks only when an
-    /// answer can change).
+    /// `settled_until`, and the `Then::Quiet` of `dispatch_then` and `completed_then`, are
+    /// sound: skipping the asks they cover changes no dispatch, no idle deadline and, when
+    /// traced, no trace line (issue 34: the simulator asks only when an answer can change).
     #[test]
     fn skipping_settled_asks_changes_nothing(
         events in prop::collection::vec(event(), 1..300),
