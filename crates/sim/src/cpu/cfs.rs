@@ -158,6 +158,10 @@ impl Cfs {
             "thread already waits"
         );
         self.started.clear();
+        if let Some(end) = self.run_uncontended(thread, now, ns) {
+            self.started.push((thread, now, end));
+            return;
+        }
         self.settle(now);
         match self.cpus.iter().position(|cpu| cpu.current == Some(thread)) {
             Some(cpu) => {
@@ -170,6 +174,62 @@ impl Cfs {
             None => self.wake(thread, now, ns),
         }
         self.update_min_vruntime();
+    }
+
+    /// [`Cfs::request`] when it runs the thread at once because no thread waits: when its
+    /// burst ends, without touching [`Cfs::started`]. In one pass over the CPUs: the
+    /// settling, the look-ups of the thread's own CPU and of a free one, and
+    /// `update_min_vruntime()`'s minimum are what the general path computes, found together
+    /// (reproduce's runs ask for a burst millions of times, and almost always find a CPU).
+    /// None when a thread waits or every CPU is busy: [`Cfs::request`] then decides, and
+    /// the settling this may have done changes nothing it would do.
+    pub fn run_uncontended(&mut self, thread: usize, now: Time, ns: Time) -> Option<Time> {
+        if !self.queue.is_empty() {
+            return None;
+        }
+        assert!(ns > 0, "a burst takes time");
+        if thread >= self.threads.len() {
+            self.threads.resize(thread + 1, Thread::default());
+        }
+        let (mut own, mut free) = (None, None);
+        // The other running threads: how many, and their least vruntime.
+        let (mut others, mut least) = (0, Time::MAX);
+        for (index, cpu) in self.cpus.iter_mut().enumerate() {
+            match cpu.current {
+                // The thread on it slept (see `settle`).
+                Some(_) if cpu.burst_end < now => {
+                    cpu.current = None;
+                    cpu.resched = false;
+                    free = free.or(Some(index));
+                }
+                Some(current) if current == thread => own = Some(index),
+                Some(current) => {
+                    others += 1;
+                    least = least.min(self.threads[current].vruntime);
+                }
+                None => free = free.or(Some(index)),
+            }
+        }
+        let cpu = match (own, free) {
+            (Some(cpu), _) => {
+                assert!(
+                    self.cpus[cpu].burst_end == now,
+                    "a burst is not interrupted"
+                );
+                cpu
+            }
+            (None, Some(cpu)) => {
+                self.place_with(thread, others + 1);
+                let this = &mut self.threads[thread];
+                this.prev_sum_exec = this.sum_exec;
+                cpu
+            }
+            (None, None) => return None,
+        };
+        let end = self.burst(cpu, thread, now, ns);
+        let least = least.min(self.threads[thread].vruntime);
+        self.min_vruntime = self.min_vruntime.max(least);
+        Some(end)
     }
 
     /// The instant a CPU may free for a waiting thread: one ns after the earliest burst end
@@ -260,8 +320,12 @@ impl Cfs {
     /// Kernel: place_entity(): a sleeper gets at most half a latency of credit; a new
     /// thread starts a virtual slice behind (START_DEBIT).
     fn place(&mut self, thread: usize) {
-        let nr = self.runnable_per_cpu_with(1);
-        let slice = self.tunables.slice_ns(nr);
+        let running = self.cpus.iter().filter(|c| c.current.is_some()).count();
+        self.place_with(thread, running + self.queue.len() + 1);
+    }
+
+    /// [`Cfs::place`] with `runnable` threads, this one included.
+    fn place_with(&mut self, thread: usize, runnable: usize) {
         let floor = self.min_vruntime;
         let this = &mut self.threads[thread];
         if this.seen {
@@ -269,7 +333,8 @@ impl Cfs {
             this.vruntime = this.vruntime.max(floor.saturating_sub(credit));
         } else {
             this.seen = true;
-            this.vruntime = this.vruntime.max(floor + slice);
+            let nr = runnable.div_ceil(self.cpus.len()) as u64;
+            this.vruntime = this.vruntime.max(floor + self.tunables.slice_ns(nr));
         }
     }
 
@@ -285,6 +350,13 @@ impl Cfs {
     }
 
     fn run(&mut self, cpu: usize, thread: usize, start: Time, ns: Time) {
+        let end = self.burst(cpu, thread, start, ns);
+        self.started.push((thread, start, end));
+    }
+
+    /// `thread` runs on `cpu` from `start` for `ns`: when it is done.
+    #[inline]
+    fn burst(&mut self, cpu: usize, thread: usize, start: Time, ns: Time) -> Time {
         let this = &mut self.threads[thread];
         this.sum_exec += ns;
         this.vruntime += ns;
@@ -294,7 +366,7 @@ impl Cfs {
         }
         cpu.current = Some(thread);
         cpu.burst_end = start + ns;
-        self.started.push((thread, start, start + ns));
+        start + ns
     }
 
     fn enqueue(&mut self, thread: usize, now: Time, ns: Time) {
@@ -321,12 +393,8 @@ impl Cfs {
 
     /// Runnable threads per CPU, as a balanced machine spreads them.
     fn runnable_per_cpu(&self) -> u64 {
-        self.runnable_per_cpu_with(0)
-    }
-
-    fn runnable_per_cpu_with(&self, extra: usize) -> u64 {
         let running = self.cpus.iter().filter(|c| c.current.is_some()).count();
-        let runnable = running + self.queue.len() + extra;
+        let runnable = running + self.queue.len();
         runnable.div_ceil(self.cpus.len()) as u64
     }
 
