@@ -123,6 +123,9 @@ pub struct Cfs {
     pub started: Vec<(usize, Time, Time)>,
     /// Time threads spent waiting in the queue.
     pub waited_ns: Time,
+    /// Tests: every request takes the general path (see [`Cfs::run_uncontended`]).
+    #[cfg(test)]
+    general_only: bool,
 }
 
 impl Cfs {
@@ -138,6 +141,8 @@ impl Cfs {
             min_vruntime: 0,
             started: Vec::new(),
             waited_ns: 0,
+            #[cfg(test)]
+            general_only: false,
         }
     }
 
@@ -184,6 +189,10 @@ impl Cfs {
     /// None when a thread waits or every CPU is busy: [`Cfs::request`] then decides, and
     /// the settling this may have done changes nothing it would do.
     pub fn run_uncontended(&mut self, thread: usize, now: Time, ns: Time) -> Option<Time> {
+        #[cfg(test)]
+        if self.general_only {
+            return None;
+        }
         if !self.queue.is_empty() {
             return None;
         }
@@ -532,6 +541,49 @@ mod tests {
             busy += own.iter().map(|&(s, e)| e.min(120 * MS) - s).sum::<Time>();
         }
         assert!(busy >= 2 * 120 * MS - 4 * 100 * US, "busy {busy}");
+    }
+
+    /// The one-pass path for a request while nothing waits decides as the general path:
+    /// eight threads asking for bursts (continuing on their CPU or after a sleep) on 1
+    /// to 3 CPUs, with the CPU checks run when due, start the same bursts in both, with the
+    /// same waits and min_vruntime. (The general path alone is what the kernel-derived
+    /// tests above pin down.)
+    #[test]
+    fn the_uncontended_path_decides_as_the_general_one() {
+        use proptest::prelude::*;
+        let steps = proptest::collection::vec((0usize..8, 0u64..4, 1u64..2_000), 1..400);
+        proptest!(|(ncpus in 1usize..4, steps in steps)| {
+            let mut fast = cfs(ncpus, ncpus);
+            let mut general = cfs(ncpus, ncpus);
+            general.general_only = true;
+            // When each thread's burst ends; None while it waits for a CPU.
+            let mut ends: Vec<Option<Time>> = vec![Some(0); 8];
+            let mut now = 0;
+            for (thread, gap, ns) in steps {
+                let Some(end) = ends[thread] else { continue };
+                // Continuing on its CPU (asks as its burst ends) or after a sleep.
+                let at = now.max(end + [0, 0, 10, 5 * MS][gap as usize]);
+                while let Some(check) = fast.next_check().filter(|&c| c <= at) {
+                    prop_assert_eq!(general.next_check(), Some(check));
+                    fast.check(check);
+                    general.check(check);
+                    prop_assert_eq!(&fast.started, &general.started);
+                    for &(t, _, e) in &fast.started {
+                        ends[t] = Some(e);
+                    }
+                }
+                now = at;
+                fast.request(thread, now, ns);
+                general.request(thread, now, ns);
+                prop_assert_eq!(&fast.started, &general.started);
+                prop_assert_eq!(fast.waited_ns, general.waited_ns);
+                prop_assert_eq!(fast.min_vruntime, general.min_vruntime);
+                ends[thread] = None;
+                for &(t, _, e) in &fast.started {
+                    ends[t] = Some(e);
+                }
+            }
+        });
     }
 
     /// When a thread sleeps, the waiting one takes its CPU at the instant it freed (found by
