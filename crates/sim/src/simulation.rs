@@ -178,6 +178,9 @@ pub(crate) struct SimBackend {
     pub(crate) events: EventQueue,
     device_generation: u64,
     device_event_at: Option<Time>,
+    /// The device was submitted to or advanced since its next event was last asked for:
+    /// only then can the answer differ (`Device::next_event` reads the device alone).
+    device_changed: bool,
     timer_generation: u64,
     device_rng: Rng,
     completed_scratch: Vec<RequestId>,
@@ -257,6 +260,7 @@ impl<'a> Simulation<'a> {
                 events: EventQueue::new(),
                 device_generation: 0,
                 device_event_at: None,
+                device_changed: false,
                 timer_generation: 0,
                 completed_scratch: Vec::new(),
                 interrupted: false,
@@ -449,6 +453,11 @@ impl SimBackend {
     }
 
     fn arm_device_event(&mut self, now: Time) {
+        // Most events leave the device alone: its next event is the one already armed.
+        if !self.device_changed {
+            return;
+        }
+        self.device_changed = false;
         let next = self.device.next_event();
         if next != self.device_event_at {
             self.device_generation += 1;
@@ -478,6 +487,7 @@ impl SimBackend {
     fn device_completions(&mut self, drv: &mut SimDriver<'_>, trace: &mut dyn Trace) {
         let mut completed = std::mem::take(&mut self.completed_scratch);
         completed.clear();
+        self.device_changed = true;
         self.device
             .advance(drv.now, self.device_rng.pcg(), &mut completed);
         for &id in &completed {
@@ -501,6 +511,7 @@ impl Backend for SimBackend {
     }
 
     fn issue(&mut self, drv: &mut SimDriver<'_>, request: &Request, _trace: &mut dyn Trace) {
+        self.device_changed = true;
         self.device.submit(
             drv.now,
             Command {

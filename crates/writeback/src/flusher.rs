@@ -298,6 +298,12 @@ impl Flushers {
         std::mem::take(&mut self.notices)
     }
 
+    /// Whether [`Flushers::take_notices`] has any to give.
+    #[inline]
+    pub fn has_notices(&self) -> bool {
+        !self.notices.is_empty()
+    }
+
     /// The pdflush periodic timer, if armed.
     pub fn timer_at(&self) -> Option<Time> {
         self.timer_at

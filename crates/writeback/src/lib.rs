@@ -398,6 +398,12 @@ impl Writeback {
         self.flushers.take_notices()
     }
 
+    /// Whether [`Writeback::take_notices`] has any to give (most calls have none).
+    #[inline]
+    pub fn has_notices(&self) -> bool {
+        self.flushers.has_notices()
+    }
+
     /// When the pdflush periodic timer wants [`Writeback::timer`] called.
     pub fn timer_at(&self) -> Option<Time> {
         self.flushers.timer_at()

@@ -123,6 +123,9 @@ pub struct Cfs {
     pub started: Vec<(usize, Time, Time)>,
     /// Time threads spent waiting in the queue.
     pub waited_ns: Time,
+    /// Tests: every request takes the general path (see [`Cfs::run_uncontended`]).
+    #[cfg(test)]
+    general_only: bool,
 }
 
 impl Cfs {
@@ -138,6 +141,8 @@ impl Cfs {
             min_vruntime: 0,
             started: Vec::new(),
             waited_ns: 0,
+            #[cfg(test)]
+            general_only: false,
         }
     }
 
@@ -158,6 +163,10 @@ impl Cfs {
             "thread already waits"
         );
         self.started.clear();
+        if let Some(end) = self.run_uncontended(thread, now, ns) {
+            self.started.push((thread, now, end));
+            return;
+        }
         self.settle(now);
         match self.cpus.iter().position(|cpu| cpu.current == Some(thread)) {
             Some(cpu) => {
@@ -170,6 +179,66 @@ impl Cfs {
             None => self.wake(thread, now, ns),
         }
         self.update_min_vruntime();
+    }
+
+    /// [`Cfs::request`] when it runs the thread at once because no thread waits: when its
+    /// burst ends, without touching [`Cfs::started`]. In one pass over the CPUs: the
+    /// settling, the look-ups of the thread's own CPU and of a free one, and
+    /// `update_min_vruntime()`'s minimum are what the general path computes, found together
+    /// (reproduce's runs ask for a burst millions of times, and almost always find a CPU).
+    /// None when a thread waits or every CPU is busy: [`Cfs::request`] then decides, and
+    /// the settling this may have done changes nothing it would do.
+    pub fn run_uncontended(&mut self, thread: usize, now: Time, ns: Time) -> Option<Time> {
+        #[cfg(test)]
+        if self.general_only {
+            return None;
+        }
+        if !self.queue.is_empty() {
+            return None;
+        }
+        assert!(ns > 0, "a burst takes time");
+        if thread >= self.threads.len() {
+            self.threads.resize(thread + 1, Thread::default());
+        }
+        let (mut own, mut free) = (None, None);
+        // The other running threads: how many, and their least vruntime.
+        let (mut others, mut least) = (0, Time::MAX);
+        for (index, cpu) in self.cpus.iter_mut().enumerate() {
+            match cpu.current {
+                // The thread on it slept (see `settle`).
+                Some(_) if cpu.burst_end < now => {
+                    cpu.current = None;
+                    cpu.resched = false;
+                    free = free.or(Some(index));
+                }
+                Some(current) if current == thread => own = Some(index),
+                Some(current) => {
+                    others += 1;
+                    least = least.min(self.threads[current].vruntime);
+                }
+                None => free = free.or(Some(index)),
+            }
+        }
+        let cpu = match (own, free) {
+            (Some(cpu), _) => {
+                assert!(
+                    self.cpus[cpu].burst_end == now,
+                    "a burst is not interrupted"
+                );
+                cpu
+            }
+            (None, Some(cpu)) => {
+                self.place_with(thread, others + 1);
+                let this = &mut self.threads[thread];
+                this.prev_sum_exec = this.sum_exec;
+                cpu
+            }
+            (None, None) => return None,
+        };
+        let end = self.burst(cpu, thread, now, ns);
+        let least = least.min(self.threads[thread].vruntime);
+        self.min_vruntime = self.min_vruntime.max(least);
+        Some(end)
     }
 
     /// The instant a CPU may free for a waiting thread: one ns after the earliest burst end
@@ -260,8 +329,12 @@ impl Cfs {
     /// Kernel: place_entity(): a sleeper gets at most half a latency of credit; a new
     /// thread starts a virtual slice behind (START_DEBIT).
     fn place(&mut self, thread: usize) {
-        let nr = self.runnable_per_cpu_with(1);
-        let slice = self.tunables.slice_ns(nr);
+        let running = self.cpus.iter().filter(|c| c.current.is_some()).count();
+        self.place_with(thread, running + self.queue.len() + 1);
+    }
+
+    /// [`Cfs::place`] with `runnable` threads, this one included.
+    fn place_with(&mut self, thread: usize, runnable: usize) {
         let floor = self.min_vruntime;
         let this = &mut self.threads[thread];
         if this.seen {
@@ -269,7 +342,8 @@ impl Cfs {
             this.vruntime = this.vruntime.max(floor.saturating_sub(credit));
         } else {
             this.seen = true;
-            this.vruntime = this.vruntime.max(floor + slice);
+            let nr = runnable.div_ceil(self.cpus.len()) as u64;
+            this.vruntime = this.vruntime.max(floor + self.tunables.slice_ns(nr));
         }
     }
 
@@ -285,6 +359,13 @@ impl Cfs {
     }
 
     fn run(&mut self, cpu: usize, thread: usize, start: Time, ns: Time) {
+        let end = self.burst(cpu, thread, start, ns);
+        self.started.push((thread, start, end));
+    }
+
+    /// `thread` runs on `cpu` from `start` for `ns`: when it is done.
+    #[inline]
+    fn burst(&mut self, cpu: usize, thread: usize, start: Time, ns: Time) -> Time {
         let this = &mut self.threads[thread];
         this.sum_exec += ns;
         this.vruntime += ns;
@@ -294,7 +375,7 @@ impl Cfs {
         }
         cpu.current = Some(thread);
         cpu.burst_end = start + ns;
-        self.started.push((thread, start, start + ns));
+        start + ns
     }
 
     fn enqueue(&mut self, thread: usize, now: Time, ns: Time) {
@@ -321,12 +402,8 @@ impl Cfs {
 
     /// Runnable threads per CPU, as a balanced machine spreads them.
     fn runnable_per_cpu(&self) -> u64 {
-        self.runnable_per_cpu_with(0)
-    }
-
-    fn runnable_per_cpu_with(&self, extra: usize) -> u64 {
         let running = self.cpus.iter().filter(|c| c.current.is_some()).count();
-        let runnable = running + self.queue.len() + extra;
+        let runnable = running + self.queue.len();
         runnable.div_ceil(self.cpus.len()) as u64
     }
 
@@ -464,6 +541,49 @@ mod tests {
             busy += own.iter().map(|&(s, e)| e.min(120 * MS) - s).sum::<Time>();
         }
         assert!(busy >= 2 * 120 * MS - 4 * 100 * US, "busy {busy}");
+    }
+
+    /// The one-pass path for a request while nothing waits decides as the general path:
+    /// eight threads asking for bursts (continuing on their CPU or after a sleep) on 1
+    /// to 3 CPUs, with the CPU checks run when due, start the same bursts in both, with the
+    /// same waits and min_vruntime. (The general path alone is what the kernel-derived
+    /// tests above pin down.)
+    #[test]
+    fn the_uncontended_path_decides_as_the_general_one() {
+        use proptest::prelude::*;
+        let steps = proptest::collection::vec((0usize..8, 0u64..4, 1u64..2_000), 1..400);
+        proptest!(|(ncpus in 1usize..4, steps in steps)| {
+            let mut fast = cfs(ncpus, ncpus);
+            let mut general = cfs(ncpus, ncpus);
+            general.general_only = true;
+            // When each thread's burst ends; None while it waits for a CPU.
+            let mut ends: Vec<Option<Time>> = vec![Some(0); 8];
+            let mut now = 0;
+            for (thread, gap, ns) in steps {
+                let Some(end) = ends[thread] else { continue };
+                // Continuing on its CPU (asks as its burst ends) or after a sleep.
+                let at = now.max(end + [0, 0, 10, 5 * MS][gap as usize]);
+                while let Some(check) = fast.next_check().filter(|&c| c <= at) {
+                    prop_assert_eq!(general.next_check(), Some(check));
+                    fast.check(check);
+                    general.check(check);
+                    prop_assert_eq!(&fast.started, &general.started);
+                    for &(t, _, e) in &fast.started {
+                        ends[t] = Some(e);
+                    }
+                }
+                now = at;
+                fast.request(thread, now, ns);
+                general.request(thread, now, ns);
+                prop_assert_eq!(&fast.started, &general.started);
+                prop_assert_eq!(fast.waited_ns, general.waited_ns);
+                prop_assert_eq!(fast.min_vruntime, general.min_vruntime);
+                ends[thread] = None;
+                for &(t, _, e) in &fast.started {
+                    ends[t] = Some(e);
+                }
+            }
+        });
     }
 
     /// When a thread sleeps, the waiting one takes its CPU at the instant it freed (found by

@@ -192,6 +192,10 @@ impl Cpus {
         if ns == 0 {
             return Some(ready);
         }
+        // Nothing waits and a CPU is free (the usual case): no run queue, no check to arm.
+        if let Some(end) = self.cfs.run_uncontended(thread, ready, ns) {
+            return Some(end);
+        }
         self.cfs.request(thread, ready, ns);
         let mut own = None;
         for index in 0..self.cfs.started.len() {

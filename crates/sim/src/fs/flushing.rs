@@ -148,9 +148,29 @@ impl SimBackend {
         }
     }
 
-    /// Acts on the writeback policy's notices and re-arms its timer.
+    /// Acts on the writeback policy's notices and re-arms its timer. Inline: it runs after
+    /// every buffered operation and event, and there is seldom a notice to act on.
+    #[inline]
     pub(crate) fn fs_notices(&mut self, drv: &mut SimDriver<'_>) {
         let Some(fs) = self.fs.as_mut() else { return };
+        if fs.wb.has_notices() {
+            self.fs_take_notices(drv);
+        }
+        let fs = self.fs.as_mut().expect("file system");
+        let timer = fs.wb.timer_at();
+        if let Some(at) = timer {
+            if timer != fs.wb_timer_at && !fs.shutting_down {
+                fs.wb_timer_at = timer;
+                self.events
+                    .push(at.max(drv.now), Event::Fs(FsEvent::WbTimer));
+            }
+        }
+    }
+
+    /// Flushers spawned or woken: each steps at once.
+    #[inline(never)]
+    fn fs_take_notices(&mut self, drv: &mut SimDriver<'_>) {
+        let fs = self.fs.as_mut().expect("file system");
         for notice in fs.wb.take_notices() {
             let id = match notice {
                 Notice::Spawned { id, pid } => {
@@ -177,14 +197,6 @@ impl SimBackend {
                         generation: proc_.generation,
                     }),
                 );
-            }
-        }
-        let timer = fs.wb.timer_at();
-        if let Some(at) = timer {
-            if timer != fs.wb_timer_at && !fs.shutting_down {
-                fs.wb_timer_at = timer;
-                self.events
-                    .push(at.max(drv.now), Event::Fs(FsEvent::WbTimer));
             }
         }
     }
