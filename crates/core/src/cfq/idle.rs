@@ -296,13 +296,21 @@ impl Cfq {
     }
 
     /// Kernel: cfq_update_hw_tag().
+    #[inline]
     fn update_hw_tag(&mut self) {
         if self.rq_in_driver > self.hw_tag_est_depth {
             self.hw_tag_est_depth = self.rq_in_driver;
         }
-        if self.hw_tag == 1 {
-            return;
+        if self.hw_tag != 1 {
+            self.sample_hw_tag();
         }
+    }
+
+    /// update_hw_tag()'s sampling, done until the device is found to queue (`hw_tag` 1,
+    /// which then stays): out of the completion's hot code.
+    #[cold]
+    #[inline(never)]
+    fn sample_hw_tag(&mut self) {
         if self.rq_queued <= CFQ_HW_QUEUE_MIN && self.rq_in_driver <= CFQ_HW_QUEUE_MIN {
             return;
         }
