@@ -305,12 +305,7 @@ impl Cfq {
     /// [`Cfq::queue_for`] in full.
     #[cold]
     #[inline(never)]
-    fn queue_for_slow(
-        &mut self,
-        rq: &Request,
-        now: Time,
-        trace: &mut dyn Trace,
-    ) -> (QId, usize) {
+    fn queue_for_slow(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) -> (QId, usize) {
         let g = self.group_for(rq.cgroup);
         let sync = rq.is_sync();
         let c = match self.cic_index(rq.ioc) {
