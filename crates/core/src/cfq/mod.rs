@@ -307,8 +307,15 @@ impl Cfq {
     #[inline(always)]
     pub(crate) fn log_q(&self, trace: &mut dyn Trace, now: Time, q: QId, args: fmt::Arguments) {
         if self.tracing {
-            self.message(trace, now, self.queue_subject(q), args);
+            self.message_q(trace, now, q, args);
         }
+    }
+
+    /// The listening half of [`Cfq::log_q`]: the subject is built here, out of line too.
+    #[cold]
+    #[inline(never)]
+    fn message_q(&self, trace: &mut dyn Trace, now: Time, q: QId, args: fmt::Arguments) {
+        self.message(trace, now, self.queue_subject(q), args);
     }
 
     /// Kernel: cfq_log_cfqg().

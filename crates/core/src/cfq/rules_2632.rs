@@ -49,6 +49,10 @@ pub(crate) struct SeekMean {
 impl SeekMean {
     /// Kernel 2.6.32: cfq_update_io_seektime(): the distance from the end of the process's
     /// previous request, folded into a decaying mean.
+    // Out of line: run at every insertion only under `rules_2632` (issue 34: the default
+    // insertion's hot code keeps out what it never runs).
+    #[cold]
+    #[inline(never)]
     pub(crate) fn update(&mut self, sector: u64) {
         let sdist = if self.last_request_pos == 0 {
             0
@@ -94,6 +98,8 @@ impl Cfq {
     /// NCQ disk with low_latency off, loses its idle window; otherwise, once its think time
     /// is known, it keeps the window while that think time is at most `slice_idle` (at most
     /// `CFQ_MIN_TT` for a seeky process). This is the rule low_latency changed in 2.6.32.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn update_idle_window_2632(
         &mut self,
         q: QId,
