@@ -167,14 +167,14 @@ impl<X: Copy> Driver<'_, X> {
         if weights.len() < 2 {
             return;
         }
+        if !self.backlog.has_members() {
+            let groups = self.processes.iter().map(|proc_| proc_.cgroup);
+            self.backlog.set_members(groups);
+        }
         let life = &self.life;
-        let backlogged = self
-            .processes
-            .iter()
-            .enumerate()
-            .filter(|&(p, _)| p == process || life.in_flight(p) > 0)
-            .map(|(_, proc_)| proc_.cgroup);
-        self.backlog.completed(bytes, backlogged);
+        let own = self.processes[process].cgroup;
+        self.backlog
+            .completed_by(bytes, own, |p| life.in_flight(p) > 0);
     }
 
     /// A job I/O's end reaches its job: the state machine (a steady-state criterion met stops
