@@ -91,19 +91,32 @@ impl<K: Ord + Copy, V: Copy> SortList<K, V> {
     /// Removes the live entry at `at`.
     fn remove_at(&mut self, at: usize) -> V {
         let value = self.entries[self.head + at].1;
-        if at > 0 {
+        if at > 0 && 2 * at < self.len() {
+            // Nearer the front: the entries before it move up one, and `head` with them
+            // (a dispatch that walks up a deep queue removes mid-way, where moving the
+            // shorter side halves the copying).
+            let head = self.head;
+            self.entries.copy_within(head..head + at, head + 1);
+            self.head += 1;
+            self.compact();
+        } else if at > 0 {
             self.entries.remove(self.head + at);
         } else if self.head + 1 == self.entries.len() {
             self.entries.clear();
             self.head = 0;
         } else {
             self.head += 1;
-            if self.head >= COMPACT_AFTER && 2 * self.head >= self.entries.len() {
-                self.entries.drain(..self.head);
-                self.head = 0;
-            }
+            self.compact();
         }
         value
+    }
+
+    /// Drops the dead front once it is long enough and half the vector.
+    fn compact(&mut self) {
+        if self.head >= COMPACT_AFTER && 2 * self.head >= self.entries.len() {
+            self.entries.drain(..self.head);
+            self.head = 0;
+        }
     }
 
     /// Removes `key`, answering its value and its neighbours in order: the entry before it
