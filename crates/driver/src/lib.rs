@@ -402,8 +402,10 @@ impl<'a, X: Copy> Driver<'a, X> {
         nr_requests: u32,
     ) -> Result<Driver<'a, X>, WaitForError> {
         let (identities, cgroups) = identities(jobs, &layout);
-        let mut processes = Vec::new();
-        let mut stats = Vec::new();
+        // Sized up front: 4096 clones' records grown by doubling were copied ~twice over
+        // (12 reallocations of up to ~7 MiB of statistics, issue 34).
+        let mut processes = Vec::with_capacity(layout.clones.len());
+        let mut stats = Vec::with_capacity(layout.clones.len());
         for (plan, identity) in layout.clones.iter().zip(&identities) {
             let spec = &jobs[plan.job];
             let file_starts: Vec<u64> = plan.files.iter().map(|&f| layout.files[f].start).collect();

@@ -61,6 +61,9 @@ pub const LAT_KEYS_MS: [&str; 12] = [
 /// Total latency buckets: 10 ns + 10 µs + 12 ms.
 pub const LAT_BUCKETS: usize = 32;
 
+/// [`JobStats`]' `sample_origin_ms` before its clone's start is announced.
+const NO_ORIGIN: u64 = u64::MAX;
+
 /// Where each of a unit band's 10 buckets starts, and the band's end (fio's
 /// `io_u_mark_lat_nsec/usec/msec`): 0-1, 2-3, 4-9, 10-19, 20-49, 50-99, 100-249, 250-499,
 /// 500-749, 750-999.
@@ -393,10 +396,10 @@ impl DirStats {
 /// Statistics of one job (or of a group, after [`JobStats::merge`]), in fio's terms.
 ///
 /// Laid out in declaration order (`repr(C)`) from a cache-line boundary, what every I/O
-/// touches first: the flags, window origin and latency-bucket hint of [`JobStats::record_io`]
-/// in the first line, the depth and batch maps in the next, then the directions (issue 34:
-/// with 4096 clones each clone's record is out of cache at its every I/O, and the fields it
-/// needed lay on a dozen lines).
+/// touches first: the flags, window origin, latency-bucket hint and the pending depth and
+/// batch counts of [`JobStats::record_io`] and its siblings in the first line, then the
+/// directions (issue 34: with 4096 clones each clone's record is out of cache at its every
+/// I/O, and the fields it needed lay on a dozen lines, then on six).
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct JobStats {
@@ -408,21 +411,34 @@ pub struct JobStats {
     pub measures_lat: bool,
     /// [`JobStats::set_runtime`] was called: later completions fall outside the runtime.
     ended: bool,
-    /// The clone's start in whole ms, announced when it started: sample bins are windows.
-    sample_origin_ms: Option<u64>,
-    /// The latency bucket last counted in and its bounds `(lo, hi, bucket)`: a job's
-    /// latencies cluster, and the bucket's walk of thresholds cost 25 instructions (issue 34).
-    lat_span: (u64, u64, usize),
-    /// Completions counted in `lat_span`'s bucket and not yet in `lat_buckets` (added when
-    /// the bucket changes, and by [`JobStats::lat_buckets`]): the 256-byte array stays out
-    /// of the way of every I/O.
+    /// `log` is set (asked here, in the first line, rather than the pointer).
+    logs: bool,
+    /// The latency bucket last counted in, and its bounds `lat_lo..lat_hi` (the last
+    /// bucket's end held as `u32::MAX`: a longer latency finds its bucket again, and
+    /// counts the same): a job's latencies cluster, and the bucket's walk of thresholds
+    /// cost 25 instructions (issue 34).
+    lat_bucket: u8,
+    /// Per `io_maps` column, the bucket whose count is pending in `map_pending`.
+    map_bucket: [u8; 3],
+    lat_lo: u32,
+    lat_hi: u32,
+    /// The clone's start in whole ms, announced when it started (`NO_ORIGIN`: not
+    /// announced): sample bins are windows.
+    sample_origin_ms: u64,
+    /// Completions counted in `lat_bucket` and not yet in `lat_buckets` (added when the
+    /// bucket changes, and by [`JobStats::lat_buckets`]): the 256-byte array stays out of
+    /// the way of every I/O.
     lat_pending: u64,
-    /// fio's log files for this clone (`write_bw_log`...), when asked for; not merged.
-    pub log: Option<Box<IoLog>>,
+    /// Per `io_maps` column, counts of `map_bucket`'s bucket not yet in `io_maps` (added
+    /// when the bucket changes, and by the maps' readers): a job's depth and batch sizes
+    /// repeat, and the maps' line stays out of the way of every I/O.
+    map_pending: [u64; 3],
     /// Per bucket: the I/Os submitted at a depth in it (fio's `io_u_mark_depth()`, by
     /// [`depth_bucket`]), submit calls and completion reaps of as many I/Os (by
-    /// [`batch_bucket`]). Bucket-major, so a job's usual three counters share a line.
+    /// [`batch_bucket`]), but for `map_pending`.
     io_maps: [[u64; 3]; 7],
+    /// fio's log files for this clone (`write_bw_log`...), when asked for; not merged.
+    log: Option<Box<IoLog>>,
     /// Per direction, indexed by [`DDIR_READ`], [`DDIR_WRITE`], [`DDIR_TRIM`].
     pub dirs: [DirStats; DDIR_COUNT],
     pub name: String,
@@ -510,6 +526,8 @@ impl JobStats {
             majf: 0,
             minf: 0,
             io_maps: [[0; 3]; 7],
+            map_bucket: [0; 3],
+            map_pending: [0; 3],
             lat_buckets: [0; LAT_BUCKETS],
             lat_pending: 0,
             latency_depth: 1,
@@ -520,11 +538,14 @@ impl JobStats {
             total_err: 0,
             first_error: 0,
             log: None,
+            logs: false,
             verify_phases: Vec::new(),
             steadystate: None,
-            sample_origin_ms: None,
+            sample_origin_ms: NO_ORIGIN,
             ended: false,
-            lat_span: (0, 0, 0),
+            lat_bucket: 0,
+            lat_lo: 0,
+            lat_hi: 0,
         }
     }
 
@@ -532,7 +553,7 @@ impl JobStats {
     /// [`JobStats::set_runtime`] will be given: completions are then binned by sample window
     /// as they come, so a long rate-limited run keeps one bin per 500 ms, not per I/O.
     pub fn set_sample_origin(&mut self, start_ns: u64) {
-        self.sample_origin_ms = Some(start_ns / NSEC_PER_MSEC);
+        self.sample_origin_ms = start_ns / NSEC_PER_MSEC;
         for dir in &mut self.dirs {
             // Windows cut from another origin are not this one's.
             dir.open_ns = (0, 0);
@@ -565,6 +586,7 @@ impl JobStats {
         };
         if !request.is_empty() {
             stats.log = Some(Box::new(IoLog::new(request)));
+            stats.logs = true;
         }
         stats
     }
@@ -603,14 +625,17 @@ impl JobStats {
         let end_ms = self
             .ended
             .then(|| self.start_ns / NSEC_PER_MSEC + self.runtime_ms());
+        let origin_ms = self.sample_origin();
         let dir = &mut self.dirs[ddir];
-        dir.add_completion(complete_ns, bytes, self.sample_origin_ms, end_ms);
+        dir.add_completion(complete_ns, bytes, origin_ms, end_ms);
         if self.measures_clat {
-            let (lo, hi, _) = self.lat_span;
-            if !(lo..hi).contains(&clat) {
+            if !(u64::from(self.lat_lo)..u64::from(self.lat_hi)).contains(&clat) {
                 self.enter_lat_bucket(clat);
             }
             self.lat_pending += 1;
+        }
+        if !self.logs {
+            return;
         }
         if let Some(log) = self.log.as_mut() {
             log.record(complete_ns, ddir, bytes, submit_ns - issue_ns, clat);
@@ -663,19 +688,46 @@ impl JobStats {
     /// (fio's `io_u_mark_depth()`).
     #[inline]
     pub fn record_depth(&mut self, depth_at_submit: u32) {
-        self.io_maps[depth_bucket(depth_at_submit)][MAP_DEPTH] += 1;
+        self.count_in_map(MAP_DEPTH, depth_bucket(depth_at_submit));
     }
 
     /// Records how many I/Os one submit call carried.
     #[inline]
     pub fn record_submit_batch(&mut self, ios: u32) {
-        self.io_maps[batch_bucket(ios)][MAP_SUBMIT] += 1;
+        self.count_in_map(MAP_SUBMIT, batch_bucket(ios));
     }
 
     /// Records how many I/Os one completion reap returned.
     #[inline]
     pub fn record_complete_batch(&mut self, ios: u32) {
-        self.io_maps[batch_bucket(ios)][MAP_COMPLETE] += 1;
+        self.count_in_map(MAP_COMPLETE, batch_bucket(ios));
+    }
+
+    /// One more count in `bucket` of `io_maps` column `column`, pending while the column's
+    /// bucket stays the same.
+    #[inline]
+    fn count_in_map(&mut self, column: usize, bucket: usize) {
+        if usize::from(self.map_bucket[column]) != bucket {
+            self.flush_map(column);
+            self.map_bucket[column] = bucket as u8;
+        }
+        self.map_pending[column] += 1;
+    }
+
+    /// `io_maps` column `column`'s pending count moved to its bucket.
+    fn flush_map(&mut self, column: usize) {
+        let bucket = usize::from(self.map_bucket[column]);
+        self.io_maps[bucket][column] += std::mem::take(&mut self.map_pending[column]);
+    }
+
+    /// fio's log files for this clone (`write_bw_log`...), when asked for.
+    pub fn log(&self) -> Option<&IoLog> {
+        self.log.as_deref()
+    }
+
+    /// The clone's start in whole ms, once announced ([`JobStats::set_sample_origin`]).
+    fn sample_origin(&self) -> Option<u64> {
+        (self.sample_origin_ms != NO_ORIGIN).then_some(self.sample_origin_ms)
     }
 
     /// Sets when the job started and stopped running; runtime and sample windows count from
@@ -788,7 +840,7 @@ impl JobStats {
             bw.add(b);
             iops.add(i);
         };
-        if self.sample_origin_ms.is_none() {
+        if self.sample_origin().is_none() {
             for (bytes, ios) in self.windows(ddir) {
                 add(bytes, ios);
             }
@@ -857,9 +909,11 @@ impl JobStats {
         self.ctx += other.ctx;
         self.majf += other.majf;
         self.minf += other.minf;
-        for (a, b) in self.io_maps.iter_mut().zip(other.io_maps) {
-            for (a, b) in a.iter_mut().zip(b) {
-                *a += b;
+        for column in [MAP_DEPTH, MAP_SUBMIT, MAP_COMPLETE] {
+            self.flush_map(column);
+            let theirs = other.map(column);
+            for (counts, b) in self.io_maps.iter_mut().zip(theirs) {
+                counts[column] += b;
             }
         }
         let mut lat_buckets = self.lat_buckets();
@@ -891,33 +945,44 @@ impl JobStats {
 
     /// Submissions by the depth they were made at, bucketed by [`depth_bucket`].
     pub fn depth_map(&self) -> [u64; 7] {
-        self.io_maps.map(|counts| counts[MAP_DEPTH])
+        self.map(MAP_DEPTH)
     }
 
     /// I/Os per submit call, bucketed by [`batch_bucket`].
     pub fn submit_map(&self) -> [u64; 7] {
-        self.io_maps.map(|counts| counts[MAP_SUBMIT])
+        self.map(MAP_SUBMIT)
     }
 
     /// I/Os reaped per completion call, bucketed by [`batch_bucket`].
     pub fn complete_map(&self) -> [u64; 7] {
-        self.io_maps.map(|counts| counts[MAP_COMPLETE])
+        self.map(MAP_COMPLETE)
+    }
+
+    /// `io_maps` column `column` with its pending count.
+    fn map(&self, column: usize) -> [u64; 7] {
+        let mut map = self.io_maps.map(|counts| counts[column]);
+        map[usize::from(self.map_bucket[column])] += self.map_pending[column];
+        map
     }
 
     /// Completion-latency bucket counts (10 ns, 10 µs, 12 ms), over all directions.
     pub fn lat_buckets(&self) -> [u64; LAT_BUCKETS] {
         let mut buckets = self.lat_buckets;
-        buckets[self.lat_span.2] += self.lat_pending;
+        buckets[usize::from(self.lat_bucket)] += self.lat_pending;
         buckets
     }
 
-    /// A completion latency outside `lat_span`: the pending count goes to its bucket, and
+    /// A completion latency outside `lat_lo..lat_hi`: the pending count goes to its bucket, and
     /// the span becomes `clat`'s bucket's.
     fn enter_lat_bucket(&mut self, clat: u64) {
-        self.lat_buckets[self.lat_span.2] += std::mem::take(&mut self.lat_pending);
+        self.lat_buckets[usize::from(self.lat_bucket)] += std::mem::take(&mut self.lat_pending);
         let bucket = latency_bucket(clat);
         let (lo, hi) = latency_bucket_bounds(bucket);
-        self.lat_span = (lo, hi, bucket);
+        // Every bound but the last bucket's end fits (2 s); that end is held short, so a
+        // latency past it comes back here and lands in the same bucket.
+        self.lat_lo = u32::try_from(lo).expect("bucket bounds below 2^32 ns");
+        self.lat_hi = u32::try_from(hi).unwrap_or(u32::MAX);
+        self.lat_bucket = bucket as u8;
     }
 
     /// Completion-latency bucket percentages of all I/Os (fio's `stat_calc_lat()`: nonzero
@@ -1268,6 +1333,18 @@ mod tests {
         // Counting goes on after the merge.
         a.record_io(DDIR_READ, 4096, 0, 0, 5_400);
         expected[latency_bucket(5_400)] += 1;
+        assert_eq!(a.lat_buckets(), expected);
+        a.record_depth(1);
+        a.record_depth(1);
+        a.record_complete_batch(9);
+        assert_eq!(a.depth_map(), [3, 2, 2, 0, 0, 0, 0]);
+        assert_eq!(a.complete_map(), [1, 4, 0, 1, 0, 0, 0]);
+        // The last bucket's end is held short of its own (u64::MAX): latencies past it,
+        // and between, still count there.
+        for clat in [5_000_000_000, 3_000_000_000, 5_000_000_000, 2_000_000_000] {
+            a.record_io(DDIR_READ, 4096, 0, 0, clat);
+        }
+        expected[LAT_BUCKETS - 1] += 4;
         assert_eq!(a.lat_buckets(), expected);
     }
 

@@ -20,26 +20,35 @@ use crate::verify_pass::{VerifyPass, VerifyStep};
 /// One clone from its job's start to its end.
 ///
 /// Laid out in declaration order (`repr(C)`) from a cache-line boundary: what every I/O
-/// reads (its job, statistics start, flags) beside the start of its runner (issue 34).
+/// reads (its job, statistics start, flags, armed wake-up) beside the start of its runner
+/// (issue 34: the wake-up, asked at every wake, lay past the runner, a line of its own).
 #[derive(Debug)]
 #[repr(C, align(64))]
 struct CloneState {
-    job: usize,
-    stats_from: Time,
+    /// Its job's index (read through [`CloneState::job`]).
+    job: u32,
     /// No read-back and no flow: its runner alone decides what it does next.
     runner_only: bool,
     finished: bool,
     /// Told to stop (exitall, steady state, a signal, an I/O error): it drains and ends,
     /// without a read-back.
     stopped: bool,
+    /// The driver holds a timed wake-up for this clone, at `wake_at` (the earliest).
+    wake_armed: bool,
+    stats_from: Time,
+    wake_at: Time,
     runner: Option<JobRunner>,
-    /// The earliest timed wake-up the driver holds for this clone, if any.
-    wake_armed: Option<Time>,
     started_at: Time,
     /// Iterations counted in its flow (`flow=`).
     flow_count: u64,
     /// fio's verify read-back of what the clone writes.
     verify: Option<VerifyPass>,
+}
+
+impl CloneState {
+    fn job(&self) -> usize {
+        self.job as usize
+    }
 }
 
 /// What a clone does next, for its driver to carry out.
@@ -139,12 +148,13 @@ impl Lifecycle {
                 let verify = VerifyPass::for_job(spec);
                 CloneState {
                     runner_only: verify.is_none() && spec.flow_weight == 0,
-                    job: plan.job,
+                    job: u32::try_from(plan.job).expect("fewer than 2^32 jobs"),
                     runner: None,
                     started_at: 0,
                     stats_from: 0,
                     finished: false,
-                    wake_armed: None,
+                    wake_armed: false,
+                    wake_at: 0,
                     flow_count: 0,
                     verify,
                     stopped: false,
@@ -269,7 +279,7 @@ impl Lifecycle {
         jobs: &[JobSpec],
         clone: usize,
     ) -> Option<crate::steady_state::SteadyStateReport> {
-        let spec = &jobs[self.clones[clone].job];
+        let spec = &jobs[self.clones[clone].job()];
         let watched = Self::watched(spec, clone);
         self.steady.get(&watched).map(SteadyState::report)
     }
@@ -336,7 +346,7 @@ impl Lifecycle {
         if !self.flow_permits(jobs, clone) {
             // Held by its flow: woken when another clone of the flow moves, or after
             // `flow_sleep`.
-            let sleep = jobs[self.clones[clone].job].flow_sleep_ns;
+            let sleep = jobs[self.clones[clone].job()].flow_sleep_ns;
             return self.sleep_until(clone, now + sleep, sleep > 0);
         }
         let state = &mut self.clones[clone];
@@ -380,7 +390,7 @@ impl Lifecycle {
             return runner.waits(now);
         }
         state.verify.as_ref().is_none_or(|pass| !pass.is_active())
-            && jobs[state.job].flow_weight == 0
+            && jobs[state.job()].flow_weight == 0
             && runner.waits(now)
     }
 
@@ -388,11 +398,12 @@ impl Lifecycle {
     /// already (stepping then asks again): without this every completion of a rate-limited
     /// job re-armed the same wake-up, and the copies grew with the run.
     fn sleep_until(&mut self, clone: usize, at: Time, timed: bool) -> Action {
-        let armed = &mut self.clones[clone].wake_armed;
-        if !timed || armed.is_some_and(|armed_at| armed_at <= at) {
+        let state = &mut self.clones[clone];
+        if !timed || (state.wake_armed && state.wake_at <= at) {
             return Action::Wait;
         }
-        *armed = Some(at);
+        state.wake_armed = true;
+        state.wake_at = at;
         Action::Sleep(at)
     }
 
@@ -433,7 +444,7 @@ impl Lifecycle {
             // No job watches for steady state (the common case): nothing to look up.
             return Vec::new();
         }
-        let spec = &jobs[state.job];
+        let spec = &jobs[state.job()];
         let watched = Self::watched(spec, clone);
         let Some(tracker) = self.steady.get_mut(&watched) else {
             return Vec::new();
@@ -460,7 +471,7 @@ impl Lifecycle {
     fn stop_where(&mut self, in_scope: impl Fn(usize, usize) -> bool) -> Vec<usize> {
         let mut stopped = Vec::new();
         for (index, state) in self.clones.iter_mut().enumerate() {
-            if state.finished || !in_scope(index, state.job) {
+            if state.finished || !in_scope(index, state.job()) {
                 continue;
             }
             if let Some(runner) = state.runner.as_mut() {
@@ -478,9 +489,9 @@ impl Lifecycle {
     /// The driver woke the clone at `now` (for any reason): wake-ups due by now are spent.
     #[inline]
     pub fn woken(&mut self, clone: usize, now: Time) {
-        let armed = &mut self.clones[clone].wake_armed;
-        if armed.is_some_and(|armed_at| armed_at <= now) {
-            *armed = None;
+        let state = &mut self.clones[clone];
+        if state.wake_armed && state.wake_at <= now {
+            state.wake_armed = false;
         }
     }
 
@@ -488,7 +499,7 @@ impl Lifecycle {
     /// flow's count not above its share of the flow's weight. When it may not, it waits to be
     /// woken by another clone of the flow moving (see [`Lifecycle::flow_moved`]).
     fn flow_permits(&mut self, jobs: &[JobSpec], clone: usize) -> bool {
-        let spec = &jobs[self.clones[clone].job];
+        let spec = &jobs[self.clones[clone].job()];
         if spec.flow_weight == 0 {
             return true;
         }
@@ -512,7 +523,7 @@ impl Lifecycle {
     /// The clone went on (issued an I/O): it counts in its flow, and the clones the flow held
     /// back are returned for the driver to wake.
     fn flow_moved(&mut self, jobs: &[JobSpec], clone: usize) -> Vec<usize> {
-        let spec = &jobs[self.clones[clone].job];
+        let spec = &jobs[self.clones[clone].job()];
         if spec.flow_weight == 0 {
             return Vec::new();
         }
@@ -556,12 +567,12 @@ impl Lifecycle {
 
     #[inline]
     pub fn job_of(&self, clone: usize) -> usize {
-        self.clones[clone].job
+        self.clones[clone].job()
     }
 
     /// Each clone's job, in clone order.
     pub fn clone_jobs(&self) -> Vec<usize> {
-        self.clones.iter().map(|clone| clone.job).collect()
+        self.clones.iter().map(CloneState::job).collect()
     }
 
     pub fn all_finished(&self) -> bool {
@@ -608,7 +619,7 @@ impl Lifecycle {
         let stats_from = state.stats_from.min(now);
         self.issues.finished(clone, now);
         self.last_finish = self.last_finish.max(now);
-        let spec = &jobs[state.job];
+        let spec = &jobs[state.job()];
         // fio's flow_exit_job(): the others of its flow are no longer held to it.
         let mut released = Vec::new();
         if spec.flow_weight > 0 {
@@ -662,11 +673,11 @@ impl Lifecycle {
     fn never_start_where(&mut self, now: Time, in_scope: impl Fn(usize) -> bool) -> Vec<usize> {
         let mut never_started = Vec::new();
         for (index, clone) in self.clones.iter_mut().enumerate() {
-            if !clone.finished && clone.runner.is_none() && in_scope(clone.job) {
+            if !clone.finished && clone.runner.is_none() && in_scope(clone.job()) {
                 clone.finished = true;
                 self.unfinished -= 1;
                 self.last_finish = self.last_finish.max(now);
-                self.job_released[clone.job] = true;
+                self.job_released[clone.job()] = true;
                 never_started.push(index);
             }
         }

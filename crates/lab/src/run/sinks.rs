@@ -357,7 +357,7 @@ pub(crate) fn write_job_logs(clones: &[JobStats], force: bool) -> Vec<RunError> 
         .iter()
         .enumerate()
         .filter_map(|(index, stats)| {
-            let log = stats.log.as_ref()?;
+            let log = stats.log()?;
             log.write(Path::new("."), index + 1, stats.start_ns, force)
                 .map_err(|error| RunError::Gate {
                     what: "fio log file".to_string(),
