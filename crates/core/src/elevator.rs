@@ -24,20 +24,6 @@ pub enum Dispatch {
     Empty,
 }
 
-/// Whether `dispatch` is worth asking right after a call (issue 34: under a process's
-/// queue depth two asks in three answered only "nothing", each a call through the wrapper
-/// and the driver's loop). Answered by [`Elevator::dispatch_then`] and
-/// [`Elevator::completed_then`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Then {
-    /// Ask (always correct).
-    Ask,
-    /// `dispatch`, asked now or at any later time before another call reaches the
-    /// scheduler, answers `Empty` and changes nothing (no state, no trace line): the driver
-    /// need not ask until then.
-    Quiet,
-}
-
 /// What the scheduler knows about the device it serves, fixed at registration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeviceInfo {
@@ -128,13 +114,6 @@ pub trait Elevator: Send {
     /// The device has room for one more request.
     fn dispatch(&mut self, now: Time, trace: &mut dyn Trace) -> Dispatch;
 
-    /// `dispatch`, and whether asking it again right after is worth it ([`Then`]): one call
-    /// where a driver that drains the scheduler made two. The default asks again; a
-    /// scheduler that overrides it answers exactly as `dispatch` does.
-    fn dispatch_then(&mut self, now: Time, trace: &mut dyn Trace) -> (Dispatch, Then) {
-        (self.dispatch(now, trace), Then::Ask)
-    }
-
     /// Asked right after `dispatch` answered `Empty` or `IdleUntil`: until what time
     /// (inclusive) would `dispatch`, asked again with no other call in between, give the same
     /// answer and change nothing? `traced`: the driver's trace listens, so nothing also means
@@ -169,22 +148,6 @@ pub trait Elevator: Send {
 
     /// The device finished `rq`, which this scheduler dispatched earlier.
     fn completed(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace);
-
-    /// Whether `dispatch_then` and `completed_then` ever answer [`Then::Quiet`]. Fixed for
-    /// the scheduler's life (a driver asks once). `false` (the default): a driver calls
-    /// `dispatch` and `completed` instead, which return less (noop's path is as short as it
-    /// was).
-    fn answers_then(&self) -> bool {
-        false
-    }
-
-    /// `completed`, and whether `dispatch` is worth asking right after ([`Then`]): a
-    /// driver skips the ask a completion would otherwise cost. The default asks; a
-    /// scheduler that overrides it does exactly what `completed` does.
-    fn completed_then(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) -> Then {
-        self.completed(rq, now, trace);
-        Then::Ask
-    }
 
     /// An idle deadline returned by `dispatch` has passed. Stale calls (the idle period was
     /// already ended by an arrival) must be harmless.

@@ -33,7 +33,7 @@ pub mod trace;
 pub mod tunable;
 pub mod uptime;
 
-pub use elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary, Then};
+pub use elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary};
 pub use request::{
     CgroupId, IoContextId, IoPrio, IoPrioClass, Op, ReqFlags, Request, RequestId, Time,
     NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC, SECTOR_SIZE,

@@ -19,7 +19,7 @@
 //! boot and takes its weights at once, the others (and their ancestors, parents first) are
 //! created at the first request that names them.
 
-use crate::elevator::{CgroupSpec, Dispatch, Elevator, ServiceSummary, Then};
+use crate::elevator::{CgroupSpec, Dispatch, Elevator, ServiceSummary};
 use crate::request::{CgroupId, IoContextId, Request, RequestId, Time, NSEC_PER_SEC};
 use crate::trace::{Decision, MessageSubject, RqEvent, Trace};
 use crate::tunable::{TunableError, TunableValue};
@@ -165,21 +165,6 @@ impl<E: Elevator + ?Sized> Elevator for Uptime<E> {
         }
     }
 
-    fn dispatch_then(&mut self, now: Time, trace: &mut dyn Trace) -> (Dispatch, Then) {
-        let at = self.abs(now);
-        let mut t = self.shifted(trace);
-        // Changed in place: the answer is not copied on its way out.
-        let mut answer = self.inner.dispatch_then(at, &mut t);
-        if let (Dispatch::IdleUntil(until), _) = &mut answer {
-            *until -= self.origin;
-        }
-        answer
-    }
-
-    fn answers_then(&self) -> bool {
-        self.inner.answers_then()
-    }
-
     fn completion_keeps_dispatch_settled(&self) -> bool {
         self.inner.completion_keeps_dispatch_settled()
     }
@@ -199,12 +184,6 @@ impl<E: Elevator + ?Sized> Elevator for Uptime<E> {
         let at = self.abs(now);
         let mut t = self.shifted(trace);
         self.inner.completed(rq, at, &mut t);
-    }
-
-    fn completed_then(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) -> Then {
-        let at = self.abs(now);
-        let mut t = self.shifted(trace);
-        self.inner.completed_then(rq, at, &mut t)
     }
 
     fn timer(&mut self, now: Time, trace: &mut dyn Trace) {

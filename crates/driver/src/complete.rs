@@ -3,7 +3,7 @@
 //! state machine, a wake-up. Kernel: blk_finish_request() → elv_completed_request(),
 //! blk_put_request() → freed_request(); the bio's end_io.
 
-use iosched_core::{CgroupId, Op, RequestId, RqEvent, Then, Time, Trace};
+use iosched_core::{CgroupId, Op, RequestId, RqEvent, Time, Trace};
 use iosched_workload::generator::IoUnit;
 
 use crate::{Backend, Driver, InFlight, Standing};
@@ -65,13 +65,7 @@ impl<X: Copy> Driver<'_, X> {
             if !self.completion_settles {
                 self.standing = Standing::No;
             }
-            if !self.answers_then {
-                b.in_scheduler(|| elevator.completed(&request, now, trace));
-            } else if b.in_scheduler(|| elevator.completed_then(&request, now, trace))
-                == Then::Quiet
-            {
-                self.standing = Standing::QUIET;
-            }
+            b.in_scheduler(|| elevator.completed(&request, now, trace));
         }
         self.disk.done(now);
         let single = if entry.riders.is_empty() {

@@ -2,7 +2,7 @@
 //! it) until it has nothing for now or asks to idle. Kernel: __blk_run_queue() →
 //! elv_dispatch_sort()/blk_peek_request() → the driver's request_fn.
 
-use iosched_core::{Dispatch, Request, RqEvent, Then, Time, Trace};
+use iosched_core::{Dispatch, Request, RqEvent, Time, Trace};
 
 use crate::{Backend, Driver, Standing};
 
@@ -48,20 +48,9 @@ impl<X: Copy> Driver<'_, X> {
                 break;
             }
             let elevator = &mut self.elevator;
-            // Quiet: the next pass stops without asking (`Elevator::dispatch_then`).
-            let mut quiet = false;
-            let answer = if self.answers_then {
-                let (answer, then) = b.in_scheduler(|| elevator.dispatch_then(now, trace));
-                quiet = then == Then::Quiet;
-                answer
-            } else {
-                b.in_scheduler(|| elevator.dispatch(now, trace))
-            };
-            match answer {
+            match b.in_scheduler(|| elevator.dispatch(now, trace)) {
                 Dispatch::Request(request) => {
-                    // Set before the issue: a call the backend's issue makes into the
-                    // scheduler resets it.
-                    self.standing = if quiet { Standing::QUIET } else { Standing::No };
+                    self.standing = Standing::No;
                     self.issue(b, request, trace);
                 }
                 Dispatch::IdleUntil(until) => {
@@ -74,11 +63,7 @@ impl<X: Copy> Driver<'_, X> {
                     break;
                 }
                 Dispatch::Empty => {
-                    self.standing = if quiet {
-                        Standing::QUIET
-                    } else {
-                        Standing::Unasked
-                    };
+                    self.standing = Standing::Unasked;
                     break;
                 }
             }

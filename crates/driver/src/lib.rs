@@ -280,12 +280,6 @@ enum Standing {
     Until(Option<Time>),
 }
 
-impl Standing {
-    /// After an answer of [`iosched_core::Then::Quiet`]: settled until a call reaches the
-    /// scheduler.
-    const QUIET: Standing = Standing::Until(Some(Time::MAX));
-}
-
 /// The submitting process's plug, for the trace's `P`/`U` events.
 #[derive(Clone, Copy, Debug)]
 enum Plug {
@@ -344,9 +338,6 @@ pub struct Driver<'a, X> {
     /// The scheduler's `completion_keeps_dispatch_settled()`, asked once: a completion
     /// leaves `standing` as it was.
     completion_settles: bool,
-    /// The scheduler's `answers_then()`, asked once: `dispatch_then` and `completed_then`
-    /// are called instead of `dispatch` and `completed`.
-    answers_then: bool,
     /// The scheduler's `nothing_queued_answers_empty()`, asked once: with nothing queued
     /// the pump need not ask it to dispatch.
     empty_when_drained: bool,
@@ -436,7 +427,6 @@ impl<'a, X: Copy> Driver<'a, X> {
         let clones = processes.len();
         let completion_settles = elevator.completion_keeps_dispatch_settled();
         let empty_when_drained = elevator.nothing_queued_answers_empty();
-        let answers_then = elevator.answers_then();
         Ok(Driver {
             jobs,
             elevator,
@@ -452,7 +442,6 @@ impl<'a, X: Copy> Driver<'a, X> {
             timer_at: None,
             standing: Standing::No,
             completion_settles,
-            answers_then,
             empty_when_drained,
             requests: 0,
             next_request: 0,

@@ -47,7 +47,7 @@ use crate::rbtree;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary, Then};
+use crate::elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary};
 use crate::id_table::IdTable;
 use crate::request::{CgroupId, IoContextId, Request, RequestId, Time, NSEC_PER_SEC};
 use crate::seq_table::SeqTable;
@@ -301,9 +301,6 @@ impl Cfq {
     // Always inlined, as the three below: the caller's format arguments are then built only
     // when a sink listens (issue 34: out of line, the untraced calls cost 3 % of a CFQ run).
     // `trace` is the call's own sink, whose `enabled()` was read into `tracing` (`listen`).
-    // The listening branch calls a cold function: the compiler moves the arguments' code out
-    // of the hot path, whose instructions then fit in fewer cache lines (issue 34: a CFQ
-    // request missed the 32 KiB L1 instruction cache ~190 times in callgrind's model).
     #[inline(always)]
     pub(crate) fn log_q(&self, trace: &mut dyn Trace, now: Time, q: QId, args: fmt::Arguments) {
         if self.tracing {
@@ -315,15 +312,16 @@ impl Cfq {
     #[cold]
     #[inline(never)]
     fn message_q(&self, trace: &mut dyn Trace, now: Time, q: QId, args: fmt::Arguments) {
-        self.message(trace, now, self.queue_subject(q), args);
+        let text = fmt::format(args);
+        trace.message(now, self.queue_subject(q), &text);
     }
 
     /// Kernel: cfq_log_cfqg().
     #[inline(always)]
     pub(crate) fn log_g(&self, trace: &mut dyn Trace, now: Time, g: GId, args: fmt::Arguments) {
         if self.tracing {
-            let subject = MessageSubject::Group(self.groups[g].cgroup);
-            self.message(trace, now, subject, args);
+            let text = fmt::format(args);
+            trace.message(now, MessageSubject::Group(self.groups[g].cgroup), &text);
         }
     }
 
@@ -331,22 +329,9 @@ impl Cfq {
     #[inline(always)]
     pub(crate) fn log(&self, trace: &mut dyn Trace, now: Time, args: fmt::Arguments) {
         if self.tracing {
-            self.message(trace, now, MessageSubject::Device, args);
+            let text = fmt::format(args);
+            trace.message(now, MessageSubject::Device, &text);
         }
-    }
-
-    /// The listening half of the log helpers, out of the hot path.
-    #[cold]
-    #[inline(never)]
-    fn message(
-        &self,
-        trace: &mut dyn Trace,
-        now: Time,
-        subject: MessageSubject,
-        args: fmt::Arguments,
-    ) {
-        let text = fmt::format(args);
-        trace.message(now, subject, &text);
     }
 
     /// A structured decision about queue `q` (if any).
@@ -361,34 +346,19 @@ impl Cfq {
         value_ns: Option<u64>,
     ) {
         if self.tracing {
-            self.decision(trace, now, kind, q, reason, value_ns);
+            let queue = q.map(|q| self.queues[q].pid);
+            let group = q.map(|q| self.groups[self.queues[q].group].cgroup);
+            trace.decision(
+                now,
+                &Decision {
+                    kind,
+                    queue,
+                    group,
+                    reason,
+                    value_ns,
+                },
+            );
         }
-    }
-
-    /// The listening half of [`Cfq::decide`], out of the hot path.
-    #[cold]
-    #[inline(never)]
-    fn decision(
-        &self,
-        trace: &mut dyn Trace,
-        now: Time,
-        kind: DecisionKind,
-        q: Option<QId>,
-        reason: &str,
-        value_ns: Option<u64>,
-    ) {
-        let queue = q.map(|q| self.queues[q].pid);
-        let group = q.map(|q| self.groups[self.queues[q].group].cgroup);
-        trace.decision(
-            now,
-            &Decision {
-                kind,
-                queue,
-                group,
-                reason,
-                value_ns,
-            },
-        );
     }
 
     /// Fires an idle timer whose time has come before handling a later event.
@@ -397,25 +367,6 @@ impl Cfq {
         if self.idle_timer.is_some_and(|t| t.until <= now) {
             self.listen(trace);
             self.idle_timer_fired(now, trace);
-        }
-    }
-
-    /// `dispatch`'s quick answer holds: nothing busy, or nothing queued while a queue is
-    /// active (select_queue()'s first rule); it reads no clock and changes nothing.
-    #[inline]
-    pub(crate) fn quick_nothing(&self) -> bool {
-        self.busy_queues == 0 || (self.rq_queued == 0 && self.active_queue.is_some())
-    }
-
-    /// [`Then::Quiet`] when `dispatch`, asked now, ends at its quick answer with no idle
-    /// timer armed: `Empty`, until a call reaches CFQ (with no timer, nothing in that answer
-    /// depends on the time).
-    #[inline]
-    fn then(&self) -> Then {
-        if self.idle_timer.is_none() && self.quick_nothing() {
-            Then::Quiet
-        } else {
-            Then::Ask
         }
     }
 
@@ -446,8 +397,6 @@ impl Cfq {
     }
 }
 
-// The hot calls are `#[inline]`: `Uptime<Cfq>` (the driver's wrapper) calls them statically,
-// and folded into its methods they cost one call a request each, not two (issue 34).
 impl Elevator for Cfq {
     fn name(&self) -> &'static str {
         "cfq"
@@ -463,7 +412,6 @@ impl Elevator for Cfq {
         self.exit_process(ioc, now, trace);
     }
 
-    #[inline]
     fn insert(&mut self, rq: Request, now: Time, trace: &mut dyn Trace) {
         self.listen(trace);
         self.catch_up_timer(now, trace);
@@ -474,7 +422,6 @@ impl Elevator for Cfq {
         self.back_merge(bio)
     }
 
-    #[inline]
     fn may_queue(&mut self, bio: &Request) -> bool {
         Cfq::may_queue(self, bio)
     }
@@ -484,49 +431,29 @@ impl Elevator for Cfq {
     }
 
     /// Back then front, as the default does, with the bio's queue found once.
-    #[inline]
     fn try_merge(&mut self, bio: &Request, _now: Time) -> Option<(RequestId, RqEvent)> {
         self.merge(bio)
     }
 
-    #[inline]
     fn dispatch(&mut self, now: Time, trace: &mut dyn Trace) -> Dispatch {
         self.catch_up_timer(now, trace);
         // What dispatch_requests() answers first, with no side effect and no message:
         // nothing busy, or nothing queued while a queue is active (select_queue()'s first
-        // rule). Under a process's QD4 two asks in three a request ended here before the
-        // driver asked `dispatch_then` and `completed_then`.
-        if self.quick_nothing() {
+        // rule). Under a process's QD4 two asks in three a request end here.
+        if self.busy_queues == 0 || (self.rq_queued == 0 && self.active_queue.is_some()) {
             return self.nothing_to_dispatch(now);
         }
         self.dispatch_listening(now, trace)
-    }
-
-    #[inline]
-    fn dispatch_then(&mut self, now: Time, trace: &mut dyn Trace) -> (Dispatch, Then) {
-        let answer = Elevator::dispatch(self, now, trace);
-        (answer, self.then())
-    }
-
-    fn answers_then(&self) -> bool {
-        true
     }
 
     fn dispatch_settled_until(&self, traced: bool) -> Option<Time> {
         self.settled_until(traced)
     }
 
-    #[inline]
     fn completed(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {
         self.listen(trace);
         self.catch_up_timer(now, trace);
         self.completed_request(rq, now, trace);
-    }
-
-    #[inline]
-    fn completed_then(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) -> Then {
-        Elevator::completed(self, rq, now, trace);
-        self.then()
     }
 
     fn timer(&mut self, now: Time, trace: &mut dyn Trace) {

@@ -437,17 +437,10 @@ impl Pumped {
                 return;
             }
             self.settled = None;
-            // Skipping, asked as the driver asks: with the answer, whether to ask again.
-            let (answer, then) = if skips {
-                self.cfq.dispatch_then(now, &mut self.trace)
-            } else {
-                (self.cfq.dispatch(now, &mut self.trace), Then::Ask)
-            };
-            match answer {
+            match self.cfq.dispatch(now, &mut self.trace) {
                 Dispatch::Request(rq) => {
                     self.seen.push(format!("{now} dispatched {}", rq.id.0));
                     self.device.push_back(rq);
-                    self.settled = quiet(then);
                 }
                 answer => {
                     if let Dispatch::IdleUntil(until) = answer {
@@ -456,7 +449,7 @@ impl Pumped {
                             self.timer = Some(until);
                         }
                     }
-                    self.settled = quiet(then).or(self.cfq.settled_until(self.trace.on));
+                    self.settled = self.cfq.settled_until(self.trace.on);
                     return;
                 }
             }
@@ -474,12 +467,7 @@ impl Pumped {
             Step::Complete => {
                 if let Some(rq) = self.device.pop_front() {
                     self.settled = None;
-                    if self.asking == Asking::Always {
-                        self.cfq.completed(&rq, now, &mut self.trace);
-                    } else {
-                        let then = self.cfq.completed_then(&rq, now, &mut self.trace);
-                        self.settled = quiet(then);
-                    }
+                    self.cfq.completed(&rq, now, &mut self.trace);
                 }
             }
             Step::Exit(pid) => {
@@ -500,11 +488,6 @@ impl Pumped {
             self.pump(at);
         }
     }
-}
-
-/// A [`Then::Quiet`] answer stands until the next call: as long as any time.
-fn quiet(then: Then) -> Option<Time> {
-    (then == Then::Quiet).then_some(Time::MAX)
 }
 
 /// A device and CFQ's idling tunables (`slice_sync` in ms: short slices end while CFQ idles).
@@ -600,9 +583,9 @@ fn same_lines(what: &str, a: &[String], b: &[String]) -> Result<(), TestCaseErro
 proptest! {
     #![proptest_config(ProptestConfig { cases: 384, ..ProptestConfig::default() })]
 
-    /// `settled_until`, and the `Then::Quiet` of `dispatch_then` and `completed_then`, are
-    /// sound: skipping the asks they cover changes no dispatch, no idle deadline and, when
-    /// traced, no trace line (issue 34: the simulator asks only when an answer can change).
+    /// `settled_until` is sound: skipping the asks it covers changes no dispatch, no idle
+    /// deadline and, when traced, no trace line (issue 34: the simulator asks only when an
+    /// answer can change).
     #[test]
     fn skipping_settled_asks_changes_nothing(
         events in prop::collection::vec(event(), 1..300),

@@ -45,7 +45,7 @@ impl Cfq {
             Some(timer) => timer.until.checked_sub(1)?,
             None => Time::MAX,
         };
-        if self.quick_nothing() {
+        if self.busy_queues == 0 || (self.rq_queued == 0 && self.active_queue.is_some()) {
             return Some(before_timer);
         }
         let q = self.active_queue?;
