@@ -123,9 +123,6 @@ pub struct Cfs {
     pub started: Vec<(usize, Time, Time)>,
     /// Time threads spent waiting in the queue.
     pub waited_ns: Time,
-    /// Tests: every request takes the general path (see [`Cfs::run_uncontended`]).
-    #[cfg(test)]
-    general_only: bool,
 }
 
 impl Cfs {
@@ -141,8 +138,6 @@ impl Cfs {
             min_vruntime: 0,
             started: Vec::new(),
             waited_ns: 0,
-            #[cfg(test)]
-            general_only: false,
         }
     }
 
@@ -163,10 +158,6 @@ impl Cfs {
             "thread already waits"
         );
         self.started.clear();
-        if let Some(end) = self.run_uncontended(thread, now, ns) {
-            self.started.push((thread, now, end));
-            return;
-        }
         self.settle(now);
         match self.cpus.iter().position(|cpu| cpu.current == Some(thread)) {
             Some(cpu) => {
@@ -182,17 +173,13 @@ impl Cfs {
     }
 
     /// [`Cfs::request`] when it runs the thread at once because no thread waits: when its
-    /// burst ends, without touching [`Cfs::started`]. In one pass over the CPUs: the
+    /// burst ends, without touching [`Cfs::started`]; callers try it first. In one pass over the CPUs: the
     /// settling, the look-ups of the thread's own CPU and of a free one, and
     /// `update_min_vruntime()`'s minimum are what the general path computes, found together
     /// (reproduce's runs ask for a burst millions of times, and almost always find a CPU).
     /// None when a thread waits or every CPU is busy: [`Cfs::request`] then decides, and
     /// the settling this may have done changes nothing it would do.
     pub fn run_uncontended(&mut self, thread: usize, now: Time, ns: Time) -> Option<Time> {
-        #[cfg(test)]
-        if self.general_only {
-            return None;
-        }
         if !self.queue.is_empty() {
             return None;
         }
@@ -329,8 +316,7 @@ impl Cfs {
     /// Kernel: place_entity(): a sleeper gets at most half a latency of credit; a new
     /// thread starts a virtual slice behind (START_DEBIT).
     fn place(&mut self, thread: usize) {
-        let running = self.cpus.iter().filter(|c| c.current.is_some()).count();
-        self.place_with(thread, running + self.queue.len() + 1);
+        self.place_with(thread, self.runnable() + 1);
     }
 
     /// [`Cfs::place`] with `runnable` threads, this one included.
@@ -402,9 +388,12 @@ impl Cfs {
 
     /// Runnable threads per CPU, as a balanced machine spreads them.
     fn runnable_per_cpu(&self) -> u64 {
-        let running = self.cpus.iter().filter(|c| c.current.is_some()).count();
-        let runnable = running + self.queue.len();
-        runnable.div_ceil(self.cpus.len()) as u64
+        self.runnable().div_ceil(self.cpus.len()) as u64
+    }
+
+    /// Threads running or waiting for a CPU.
+    fn runnable(&self) -> usize {
+        self.cpus.iter().filter(|c| c.current.is_some()).count() + self.queue.len()
     }
 
     /// Kernel: update_min_vruntime(): never backwards.
@@ -555,7 +544,6 @@ mod tests {
         proptest!(|(ncpus in 1usize..4, steps in steps)| {
             let mut fast = cfs(ncpus, ncpus);
             let mut general = cfs(ncpus, ncpus);
-            general.general_only = true;
             // When each thread's burst ends; None while it waits for a CPU.
             let mut ends: Vec<Option<Time>> = vec![Some(0); 8];
             let mut now = 0;
@@ -573,7 +561,12 @@ mod tests {
                     }
                 }
                 now = at;
-                fast.request(thread, now, ns);
+                // The simulator's order (`Cpus::request`): the one-pass path first.
+                fast.started.clear();
+                match fast.run_uncontended(thread, now, ns) {
+                    Some(end) => fast.started.push((thread, now, end)),
+                    None => fast.request(thread, now, ns),
+                }
                 general.request(thread, now, ns);
                 prop_assert_eq!(&fast.started, &general.started);
                 prop_assert_eq!(fast.waited_ns, general.waited_ns);
