@@ -139,15 +139,7 @@ impl<X: Copy> Driver<'_, X> {
         io: X,
         trace: &mut dyn Trace,
     ) {
-        let entry = InFlight {
-            process: index,
-            unit,
-            request,
-            submitted_at,
-            issued_at: None,
-            io,
-            riders: Vec::new(),
-        };
+        let entry = InFlight::new(index, unit, request, submitted_at, io);
         self.enqueue(b, entry, false, trace);
     }
 

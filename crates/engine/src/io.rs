@@ -486,7 +486,7 @@ impl Backend for EngineBackend {
         if !entry.riders.is_empty() {
             self.iovecs.remove(&entry.request.id);
         }
-        let issued = entry.issued_at.unwrap_or(entry.submitted_at);
+        let issued = entry.issued_at().unwrap_or(entry.submitted_at);
         let sent = entry.io.sent_at.unwrap_or(issued);
         self.stages[entry.process].add(entry.submitted_at, issued, sent, self.woke_at, self.now);
         let start = entry.request.sector * SECTOR_SIZE;

@@ -339,6 +339,37 @@ pub enum FsTag {
     Journal,
 }
 
+/// The tags of requests in flight, each in a slot its request carries; a freed slot is
+/// taken again first.
+#[derive(Debug, Default)]
+pub(crate) struct FsTags {
+    slots: Vec<Option<FsTag>>,
+    free: Vec<u32>,
+}
+
+impl FsTags {
+    /// Keeps `tag` and answers its slot.
+    pub fn put(&mut self, tag: FsTag) -> u32 {
+        match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = Some(tag);
+                slot
+            }
+            None => {
+                self.slots.push(Some(tag));
+                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 requests in flight")
+            }
+        }
+    }
+
+    /// The tag kept in `slot`, which is freed.
+    pub fn take(&mut self, slot: u32) -> FsTag {
+        let tag = self.slots[slot as usize].take().expect("a tag kept once");
+        self.free.push(slot);
+        tag
+    }
+}
+
 /// File-system events in the simulator's queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum FsEvent {
@@ -457,6 +488,8 @@ pub(crate) struct FsState {
     /// not completed. Choice: a job's own O_DIRECT requests are not counted.
     pub sync_requests: u32,
     pub throttled_ns: Vec<Time>,
+    /// The tags of the file system's requests in flight, by the slot each carries.
+    pub tags: FsTags,
     pub series: Vec<WbSample>,
     pub next_sample: Time,
     pub shutting_down: bool,
@@ -556,6 +589,7 @@ impl FsState {
             async_requests: 0,
             sync_requests: 0,
             throttled_ns: vec![0; processes],
+            tags: FsTags::default(),
             series: Vec::new(),
             next_sample: 0,
             shutting_down: false,
