@@ -27,7 +27,7 @@ impl<X: Copy> Driver<'_, X> {
         };
         let file_start = match unit.file {
             0 => process.first_file_start,
-            file => process.file_starts[file],
+            file => self.file_starts[index][file],
         };
         let sector = file_start / SECTOR_SIZE + unit.offset / SECTOR_SIZE;
         Request {

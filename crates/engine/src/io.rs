@@ -93,7 +93,7 @@ fn handover(owned_out: u32, outboxed: usize) -> Handover {
 /// one vector, so a request costs no allocation).
 fn parts_into(drv: &EngineDriver<'_>, entry: &InFlight<EngineIo>, parts: &mut Vec<Part>) {
     let byte =
-        |process: usize, unit: &IoUnit| drv.processes[process].file_starts[unit.file] + unit.offset;
+        |process: usize, unit: &IoUnit| drv.file_start(process, unit.file) + unit.offset;
     parts.clear();
     parts.push(Part {
         process: entry.process,
