@@ -92,8 +92,7 @@ fn handover(owned_out: u32, outboxed: usize) -> Handover {
 /// The I/Os `entry` carries, in byte order, into `parts` (cleared first: the engine reuses
 /// one vector, so a request costs no allocation).
 fn parts_into(drv: &EngineDriver<'_>, entry: &InFlight<EngineIo>, parts: &mut Vec<Part>) {
-    let byte =
-        |process: usize, unit: &IoUnit| drv.file_start(process, unit.file) + unit.offset;
+    let byte = |process: usize, unit: &IoUnit| drv.file_start(process, unit.file) + unit.offset;
     parts.clear();
     parts.push(Part {
         process: entry.process,
