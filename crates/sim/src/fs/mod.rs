@@ -709,4 +709,28 @@ mod tests {
         assert!(config.set("barrier", "2").is_err());
         assert!(FsConfig::is_knob("flusher") && !FsConfig::is_knob("slice_idle"));
     }
+
+    /// Each request's slot gives back its own tag, and a freed slot is the next one taken
+    /// (the in-flight entry carries the slot, not the tag).
+    #[test]
+    fn tags_come_back_by_slot_and_freed_slots_are_reused() {
+        let mut tags = FsTags::default();
+        let first = tags.put(FsTag::Journal);
+        let second = tags.put(FsTag::Op {
+            token: 7,
+            range: None,
+            read: true,
+        });
+        assert_ne!(first, second);
+        assert_eq!(tags.take(first), FsTag::Journal);
+        assert_eq!(tags.put(FsTag::Journal), first, "the slot just freed");
+        assert_eq!(
+            tags.take(second),
+            FsTag::Op {
+                token: 7,
+                range: None,
+                read: true
+            }
+        );
+    }
 }
