@@ -56,7 +56,7 @@ impl<X: Copy> Driver<'_, X> {
             .in_flight
             .remove(id)
             .expect("device completed a request twice or one never issued");
-        assert!(entry.issued_at.is_some(), "completed before issue");
+        assert!(entry.issued_at().is_some(), "completed before issue");
         let request = entry.request;
         let now = self.now;
         trace.request(now, RqEvent::Complete, &request);

@@ -95,8 +95,8 @@ impl<X: Copy> Driver<'_, X> {
             .in_flight
             .get_mut(request.id)
             .expect("dispatched request was never submitted");
-        assert!(entry.issued_at.is_none(), "request dispatched twice");
-        entry.issued_at = Some(self.now);
+        assert!(entry.issued_at().is_none(), "request dispatched twice");
+        entry.issued_at = self.now;
         // The scheduler's copy may have grown by merges (a front merge moves its start).
         assert!(
             request.sector <= entry.request.sector

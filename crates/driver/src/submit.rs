@@ -27,7 +27,7 @@ impl<X: Copy> Driver<'_, X> {
         };
         let file_start = match unit.file {
             0 => process.first_file_start,
-            file => process.file_starts[file],
+            file => self.file_starts[index][file],
         };
         let sector = file_start / SECTOR_SIZE + unit.offset / SECTOR_SIZE;
         Request {
@@ -139,15 +139,7 @@ impl<X: Copy> Driver<'_, X> {
         io: X,
         trace: &mut dyn Trace,
     ) {
-        let entry = InFlight {
-            process: index,
-            unit,
-            request,
-            submitted_at,
-            issued_at: None,
-            io,
-            riders: Vec::new(),
-        };
+        let entry = InFlight::new(index, unit, request, submitted_at, io);
         self.enqueue(b, entry, false, trace);
     }
 

@@ -92,8 +92,7 @@ fn handover(owned_out: u32, outboxed: usize) -> Handover {
 /// The I/Os `entry` carries, in byte order, into `parts` (cleared first: the engine reuses
 /// one vector, so a request costs no allocation).
 fn parts_into(drv: &EngineDriver<'_>, entry: &InFlight<EngineIo>, parts: &mut Vec<Part>) {
-    let byte =
-        |process: usize, unit: &IoUnit| drv.processes[process].file_starts[unit.file] + unit.offset;
+    let byte = |process: usize, unit: &IoUnit| drv.file_start(process, unit.file) + unit.offset;
     parts.clear();
     parts.push(Part {
         process: entry.process,
@@ -486,7 +485,7 @@ impl Backend for EngineBackend {
         if !entry.riders.is_empty() {
             self.iovecs.remove(&entry.request.id);
         }
-        let issued = entry.issued_at.unwrap_or(entry.submitted_at);
+        let issued = entry.issued_at().unwrap_or(entry.submitted_at);
         let sent = entry.io.sent_at.unwrap_or(issued);
         self.stages[entry.process].add(entry.submitted_at, issued, sent, self.woke_at, self.now);
         let start = entry.request.sector * SECTOR_SIZE;

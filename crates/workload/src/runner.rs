@@ -599,8 +599,12 @@ impl JobRunner {
 
     /// One of the job's I/Os completed at `now`.
     pub fn complete(&mut self, now: Time, unit: &IoUnit) {
-        if let Some(source) = self.replay.as_mut() {
-            source.complete(now, unit);
+        // A replaying runner is never `plain`, nor one with a think time: a plain runner's
+        // completion reads neither `replay` nor `thinktime_ns` (issue 34: a line less).
+        if !self.plain {
+            if let Some(source) = self.replay.as_mut() {
+                source.complete(now, unit);
+            }
         }
         assert!(
             self.in_flight > self.completed_unreaped,
@@ -619,7 +623,9 @@ impl JobRunner {
             // Completions while quiescing count toward the next think, as fio's `io_blocks`
             // do (its `last_thinktime_blocks` is taken before `io_u_quiesce()`).
             self.think_counter += 1;
-            self.check_think(now);
+            if !self.plain {
+                self.check_think(now);
+            }
         }
         if self.think_after_quiesce && self.in_flight == 0 {
             self.think_after_quiesce = false;

@@ -196,22 +196,17 @@ impl SimBackend {
             Op::Flush => IoKind::Fsync,
             _ => IoKind::Write,
         };
-        let entry = InFlight {
-            process: who.process,
-            unit: IoUnit {
-                kind,
-                file: 0,
-                offset: 0,
-                len: nr_sectors * iosched_core::SECTOR_SIZE,
-            },
-            request,
-            submitted_at: drv.now,
-            issued_at: None,
-            io: Some(tag),
-            riders: Vec::new(),
+        let unit = IoUnit {
+            kind,
+            file: 0,
+            offset: 0,
+            len: nr_sectors * iosched_core::SECTOR_SIZE,
         };
+        let fs = self.fs.as_mut().expect("file system");
+        let slot = fs.tags.put(tag);
+        let entry = InFlight::new(who.process, unit, request, drv.now, Some(slot));
         if flags.sync {
-            self.fs.as_mut().expect("file system").sync_requests += 1;
+            fs.sync_requests += 1;
         }
         drv.submit_own(self, entry, trace);
     }

@@ -339,6 +339,37 @@ pub enum FsTag {
     Journal,
 }
 
+/// The tags of requests in flight, each in a slot its request carries; a freed slot is
+/// taken again first.
+#[derive(Debug, Default)]
+pub(crate) struct FsTags {
+    slots: Vec<Option<FsTag>>,
+    free: Vec<u32>,
+}
+
+impl FsTags {
+    /// Keeps `tag` and answers its slot.
+    pub fn put(&mut self, tag: FsTag) -> u32 {
+        match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = Some(tag);
+                slot
+            }
+            None => {
+                self.slots.push(Some(tag));
+                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 requests in flight")
+            }
+        }
+    }
+
+    /// The tag kept in `slot`, which is freed.
+    pub fn take(&mut self, slot: u32) -> FsTag {
+        let tag = self.slots[slot as usize].take().expect("a tag kept once");
+        self.free.push(slot);
+        tag
+    }
+}
+
 /// File-system events in the simulator's queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum FsEvent {
@@ -457,6 +488,8 @@ pub(crate) struct FsState {
     /// not completed. Choice: a job's own O_DIRECT requests are not counted.
     pub sync_requests: u32,
     pub throttled_ns: Vec<Time>,
+    /// The tags of the file system's requests in flight, by the slot each carries.
+    pub tags: FsTags,
     pub series: Vec<WbSample>,
     pub next_sample: Time,
     pub shutting_down: bool,
@@ -556,6 +589,7 @@ impl FsState {
             async_requests: 0,
             sync_requests: 0,
             throttled_ns: vec![0; processes],
+            tags: FsTags::default(),
             series: Vec::new(),
             next_sample: 0,
             shutting_down: false,
@@ -674,5 +708,29 @@ mod tests {
         assert_eq!(config.writeback.dirty_ratio, 40);
         assert!(config.set("barrier", "2").is_err());
         assert!(FsConfig::is_knob("flusher") && !FsConfig::is_knob("slice_idle"));
+    }
+
+    /// Each request's slot gives back its own tag, and a freed slot is the next one taken
+    /// (the in-flight entry carries the slot, not the tag).
+    #[test]
+    fn tags_come_back_by_slot_and_freed_slots_are_reused() {
+        let mut tags = FsTags::default();
+        let first = tags.put(FsTag::Journal);
+        let second = tags.put(FsTag::Op {
+            token: 7,
+            range: None,
+            read: true,
+        });
+        assert_ne!(first, second);
+        assert_eq!(tags.take(first), FsTag::Journal);
+        assert_eq!(tags.put(FsTag::Journal), first, "the slot just freed");
+        assert_eq!(
+            tags.take(second),
+            FsTag::Op {
+                token: 7,
+                range: None,
+                read: true
+            }
+        );
     }
 }
