@@ -164,15 +164,9 @@ impl Cfq {
             .expect("dispatched request is queued");
         assert_eq!(removed, slot, "dispatched request is queued");
         self.queues[q].next_rq = self.choose_req(next, prev, key.0);
+        self.fifo_unlink(q, slot);
         let pending = self.free_pending_slot(slot);
-        // Drop FIFO entries of dispatched requests from the front.
         let cfqq = &mut self.queues[q];
-        while let Some(&(seq, s)) = cfqq.fifo.front() {
-            if self.pending[s as usize].seq == seq {
-                break;
-            }
-            cfqq.fifo.pop_front();
-        }
         let rq = pending.rq;
         let sync = usize::from(rq.is_sync());
         assert!(cfqq.queued[sync] > 0, "queued count underflow");

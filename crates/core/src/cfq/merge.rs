@@ -202,14 +202,8 @@ impl Cfq {
         if pb.fifo_time >= pa.fifo_time {
             return;
         }
-        let fifo = &mut self.queues[q].fifo;
-        let at_a = fifo.iter().position(|&e| e == (pa.seq, a));
-        let at_b = fifo.iter().position(|&e| e == (pb.seq, b));
-        let (Some(at_a), Some(at_b)) = (at_a, at_b) else {
-            return;
-        };
-        fifo[at_b] = (pa.seq, a);
-        fifo.remove(at_a);
+        self.fifo_unlink(q, a);
+        self.fifo_replace(q, b, a);
         self.pending[a as usize].fifo_time = pb.fifo_time;
     }
 
@@ -221,12 +215,13 @@ impl Cfq {
             let next = self.find_next_rq(q, key);
             self.queues[q].next_rq = next;
         }
+        if self.fifo_linked(q, b) {
+            self.fifo_unlink(q, b);
+        }
         let pending = self.free_pending_slot(b);
         let cfqq = &mut self.queues[q];
         let removed = cfqq.sort_list.remove(&key);
         assert_eq!(removed, Some(b), "merged request is queued");
-        cfqq.fifo
-            .retain(|&(seq, s)| !(s == b && seq == pending.seq));
         let sync = usize::from(pending.rq.is_sync());
         assert!(cfqq.queued[sync] > 0, "queued count underflow");
         cfqq.queued[sync] -= 1;

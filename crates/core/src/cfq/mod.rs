@@ -618,16 +618,24 @@ impl Cfq {
     /// state says.
     fn check_queue(&self, q: QId) {
         let cfqq = &self.queues[q];
-        let live_fifo = cfqq
-            .fifo
-            .iter()
-            .filter(|&&(seq, slot)| self.pending[slot as usize].seq == seq)
-            .count();
+        let fifo = self.fifo_slots(q);
         assert_eq!(
             cfqq.sort_list.len(),
-            live_fifo,
+            fifo.len(),
             "queue {q}: sort_list vs fifo"
         );
+        let mut prev = fifo::NO_SLOT;
+        for &slot in &fifo {
+            let p = &self.pending[slot as usize];
+            assert_ne!(p.seq, u64::MAX, "queue {q}: freed slot {slot} in the fifo");
+            assert_eq!(p.fifo_prev, prev, "queue {q}: fifo links");
+            assert!(
+                cfqq.sort_list.contains_key(&p.key()),
+                "queue {q}: fifo slot {slot} not queued"
+            );
+            prev = slot;
+        }
+        assert_eq!(cfqq.fifo.tail, prev, "queue {q}: fifo tail");
         for (key, &slot) in &cfqq.sort_list {
             assert_eq!(
                 self.pending[slot as usize].key(),

@@ -9,8 +9,6 @@
 //! check_blkcg_changed(), cfq_set_request(), cfq_insert_request(), cfq_add_rq_rb(),
 //! cfq_rq_enqueued(), cfq_put_queue().
 
-use std::collections::VecDeque;
-
 use super::slice::ExpireCause;
 use super::sort_list::SortList;
 use super::think_time::Ttime;
@@ -42,6 +40,9 @@ pub(crate) struct Pending {
     pub seq: u64,
     /// The submitting process's context (`RQ_CIC(rq)`).
     pub cic: usize,
+    /// Neighbours in the queue's FIFO (`fifo::NO_SLOT` for none; see `fifo`).
+    pub fifo_prev: Slot,
+    pub fifo_next: Slot,
 }
 
 impl Pending {
@@ -101,9 +102,8 @@ pub(crate) struct CfqQueue {
     pub org_ioprio_class: Option<IoPrioClass>,
     /// Pending requests by (sector, seq) → slab slot.
     pub sort_list: SortList<SortKey, Slot>,
-    /// Arrival order as (seq, slot); entries whose slot no longer holds `seq` were dispatched
-    /// and are skipped (lazy deletion keeps dispatch O(log n) without a second tree).
-    pub fifo: VecDeque<(u64, Slot)>,
+    /// Arrival order: the ends of a list linked through the request slab (see `fifo`).
+    pub fifo: super::fifo::FifoEnds,
     pub next_rq: Option<RqRef>,
     /// Pending requests by request sync-ness (0 async, 1 sync).
     pub queued: [u32; 2],
@@ -535,10 +535,12 @@ impl Cfq {
             start_time: now,
             seq,
             cic: c,
+            fifo_prev: super::fifo::NO_SLOT,
+            fifo_next: super::fifo::NO_SLOT,
         });
+        self.fifo_push(q, slot);
         {
             let cfqq = &mut self.queues[q];
-            cfqq.fifo.push_back((seq, slot));
             cfqq.sort_list.insert(key, slot);
             cfqq.queued[usize::from(sync)] += 1;
         }
