@@ -52,6 +52,7 @@ impl Cfq {
     }
 
     /// Appends `slot` (not linked) to queue `q`'s FIFO. Kernel: list_add_tail().
+    #[inline]
     pub(crate) fn fifo_push(&mut self, q: QId, slot: Slot) {
         let tail = self.queues[q].fifo.tail;
         let p = &mut self.pending[slot as usize];
@@ -62,6 +63,7 @@ impl Cfq {
     }
 
     /// Takes `slot` out of queue `q`'s FIFO. Kernel: list_del_init().
+    #[inline]
     pub(crate) fn fifo_unlink(&mut self, q: QId, slot: Slot) {
         let p = &mut self.pending[slot as usize];
         let (prev, next) = (p.fifo_prev, p.fifo_next);
@@ -102,6 +104,7 @@ impl Cfq {
     }
 
     /// The link after `at` (or the head, when `at` is none) becomes `to`.
+    #[inline]
     fn fifo_set_next(&mut self, q: QId, at: Slot, to: Slot) {
         if at == NO_SLOT {
             self.queues[q].fifo.head = to;
@@ -111,6 +114,7 @@ impl Cfq {
     }
 
     /// The link before `at` (or the tail, when `at` is none) becomes `to`.
+    #[inline]
     fn fifo_set_prev(&mut self, q: QId, at: Slot, to: Slot) {
         if at == NO_SLOT {
             self.queues[q].fifo.tail = to;

@@ -40,7 +40,7 @@ impl Cfq {
     /// The service tree a queue is on (or would be on).
     fn tree_of(&self, q: QId) -> usize {
         let cfqq = &self.queues[q];
-        cfqq.service_tree.unwrap_or_else(|| {
+        cfqq.service_tree.map(usize::from).unwrap_or_else(|| {
             super::service_tree::tree_index(cfqq.wl_class(), self.tree_wl_type(q))
         })
     }

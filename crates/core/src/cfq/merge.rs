@@ -83,6 +83,10 @@ impl Cfq {
     }
 
     fn back_merge_in(&mut self, q: QId, bio: &Request) -> Option<RequestId> {
+        // An empty queue (every process at iodepth 1) answers before the search.
+        if self.queues[q].sort_list.is_empty() {
+            return None;
+        }
         let (_, &slot) = self.queues[q]
             .sort_list
             .range(..(bio.sector, 0))
@@ -102,6 +106,9 @@ impl Cfq {
     }
 
     fn front_merge_in(&mut self, q: QId, bio: &Request) -> Option<RequestId> {
+        if self.queues[q].sort_list.is_empty() {
+            return None;
+        }
         let end = bio.end_sector();
         let (&key, &slot) = self.queues[q].sort_list.range((end, 0)..).next()?;
         let target = self.pending[slot as usize].rq;

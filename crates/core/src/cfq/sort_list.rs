@@ -60,6 +60,7 @@ fn as_refs<K, V>((key, value): &(K, V)) -> Pair<'_, K, V> {
 const COMPACT_AFTER: usize = 32;
 
 impl<K: Ord + Copy, V: Copy> SortList<K, V> {
+    #[inline]
     fn live(&self) -> &[(K, V)] {
         if self.lone {
             std::slice::from_ref(&self.one)
@@ -68,6 +69,7 @@ impl<K: Ord + Copy, V: Copy> SortList<K, V> {
         }
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         if self.lone {
             1
@@ -76,8 +78,9 @@ impl<K: Ord + Copy, V: Copy> SortList<K, V> {
         }
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        !self.lone && self.entries.is_empty()
     }
 
     fn find(&self, key: &K) -> Result<usize, usize> {
