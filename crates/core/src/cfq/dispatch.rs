@@ -190,12 +190,13 @@ impl Cfq {
         // Panics if the request was dispatched twice.
         self.in_flight.insert_new(
             rq.id,
+            // Queue and context slabs of 2^32 entries would take terabytes: the ids fit.
             InFlight {
-                queue: q,
+                queue: q as u32,
                 start_time: pending.start_time,
-                cic: pending.cic,
+                cic: pending.cic as u32,
                 dispatched_at: now,
-                in_driver_at_dispatch: self.rq_in_driver + 1,
+                in_driver_at_dispatch: std::num::NonZeroU32::MIN.saturating_add(self.rq_in_driver),
             },
         );
 

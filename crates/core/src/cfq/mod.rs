@@ -469,7 +469,7 @@ impl Elevator for Cfq {
                 .in_flight
                 .get(rq.id)
                 .expect("a drained request was dispatched")
-                .queue;
+                .queue as usize;
             self.activate_request(q, rq, now, trace);
         }
         out
