@@ -164,15 +164,9 @@ impl Cfq {
             .expect("dispatched request is queued");
         assert_eq!(removed, slot, "dispatched request is queued");
         self.queues[q].next_rq = self.choose_req(next, prev, key.0);
+        self.fifo_unlink(q, slot);
         let pending = self.free_pending_slot(slot);
-        // Drop FIFO entries of dispatched requests from the front.
         let cfqq = &mut self.queues[q];
-        while let Some(&(seq, s)) = cfqq.fifo.front() {
-            if self.pending[s as usize].seq == seq {
-                break;
-            }
-            cfqq.fifo.pop_front();
-        }
         let rq = pending.rq;
         let sync = usize::from(rq.is_sync());
         assert!(cfqq.queued[sync] > 0, "queued count underflow");
@@ -196,12 +190,13 @@ impl Cfq {
         // Panics if the request was dispatched twice.
         self.in_flight.insert_new(
             rq.id,
+            // Queue and context slabs of 2^32 entries would take terabytes: the ids fit.
             InFlight {
-                queue: q,
+                queue: q as u32,
                 start_time: pending.start_time,
-                cic: pending.cic,
+                cic: pending.cic as u32,
                 dispatched_at: now,
-                in_driver_at_dispatch: self.rq_in_driver + 1,
+                in_driver_at_dispatch: std::num::NonZeroU32::MIN.saturating_add(self.rq_in_driver),
             },
         );
 

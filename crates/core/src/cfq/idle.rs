@@ -40,7 +40,7 @@ impl Cfq {
     /// The service tree a queue is on (or would be on).
     fn tree_of(&self, q: QId) -> usize {
         let cfqq = &self.queues[q];
-        cfqq.service_tree.unwrap_or_else(|| {
+        cfqq.service_tree.map(usize::from).unwrap_or_else(|| {
             super::service_tree::tree_index(cfqq.wl_class(), self.tree_wl_type(q))
         })
     }
@@ -349,9 +349,9 @@ impl Cfq {
     /// Kernel: cfq_completed_request().
     pub(crate) fn completed_request(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) {
         let Some(InFlight {
-            queue: q,
+            queue,
             start_time,
-            cic: c,
+            cic,
             dispatched_at,
             in_driver_at_dispatch,
         }) = self.in_flight.remove(rq.id)
@@ -360,9 +360,10 @@ impl Cfq {
             // counters; the driver's own once-only check reports it.
             return;
         };
+        let (q, c) = (queue as usize, cic as usize);
         self.queues[q]
             .service_time
-            .sample(now.saturating_sub(dispatched_at) / u64::from(in_driver_at_dispatch.max(1)));
+            .sample(now.saturating_sub(dispatched_at) / u64::from(in_driver_at_dispatch.get()));
         let sync = rq.is_sync();
         self.log_q(
             trace,

@@ -137,11 +137,10 @@ fn merged_requests_take_the_older_fifo_deadline() {
     assert_eq!(survivor.fifo_time, UP + MS + fifo_expire);
     assert_eq!(survivor.start_time, UP + MS);
     // FIFO order: request 1, then the survivor in request 2's place.
-    let live: Vec<u64> = cfq.queues[q]
-        .fifo
+    let live: Vec<u64> = cfq
+        .fifo_slots(q)
         .iter()
-        .filter(|&&(seq, s)| cfq.pending[s as usize].seq == seq)
-        .map(|&(_, s)| cfq.pending[s as usize].rq.id.0)
+        .map(|&s| cfq.pending[s as usize].rq.id.0)
         .collect();
     assert_eq!(live, [1, 3]);
     // A younger `next` leaves the deadline alone.

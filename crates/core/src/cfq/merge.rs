@@ -83,6 +83,10 @@ impl Cfq {
     }
 
     fn back_merge_in(&mut self, q: QId, bio: &Request) -> Option<RequestId> {
+        // An empty queue (every process at iodepth 1) answers before the search.
+        if self.queues[q].sort_list.is_empty() {
+            return None;
+        }
         let (_, &slot) = self.queues[q]
             .sort_list
             .range(..(bio.sector, 0))
@@ -102,6 +106,9 @@ impl Cfq {
     }
 
     fn front_merge_in(&mut self, q: QId, bio: &Request) -> Option<RequestId> {
+        if self.queues[q].sort_list.is_empty() {
+            return None;
+        }
         let end = bio.end_sector();
         let (&key, &slot) = self.queues[q].sort_list.range((end, 0)..).next()?;
         let target = self.pending[slot as usize].rq;
@@ -202,14 +209,8 @@ impl Cfq {
         if pb.fifo_time >= pa.fifo_time {
             return;
         }
-        let fifo = &mut self.queues[q].fifo;
-        let at_a = fifo.iter().position(|&e| e == (pa.seq, a));
-        let at_b = fifo.iter().position(|&e| e == (pb.seq, b));
-        let (Some(at_a), Some(at_b)) = (at_a, at_b) else {
-            return;
-        };
-        fifo[at_b] = (pa.seq, a);
-        fifo.remove(at_a);
+        self.fifo_unlink(q, a);
+        self.fifo_replace(q, b, a);
         self.pending[a as usize].fifo_time = pb.fifo_time;
     }
 
@@ -221,12 +222,13 @@ impl Cfq {
             let next = self.find_next_rq(q, key);
             self.queues[q].next_rq = next;
         }
+        if self.fifo_linked(q, b) {
+            self.fifo_unlink(q, b);
+        }
         let pending = self.free_pending_slot(b);
         let cfqq = &mut self.queues[q];
         let removed = cfqq.sort_list.remove(&key);
         assert_eq!(removed, Some(b), "merged request is queued");
-        cfqq.fifo
-            .retain(|&(seq, s)| !(s == b && seq == pending.seq));
         let sync = usize::from(pending.rq.is_sync());
         assert!(cfqq.queued[sync] > 0, "queued count underflow");
         cfqq.queued[sync] -= 1;

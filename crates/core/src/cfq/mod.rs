@@ -135,7 +135,7 @@ pub struct Cfq {
     /// A merge of cooperating queues was planned at least once (some `new_cfqq` was set):
     /// until then, freeing a queue need not look through every queue and context.
     pub(crate) merges_planned: bool,
-    pub(crate) cic_of: IdTable<usize, IoContextId>,
+    pub(crate) cic_of: queue::CicIndex,
     /// The context last found by id: a request's allocation, merge attempt and insertion
     /// each look its process up (contexts are never removed, so the pair stays true).
     pub(crate) cic_hint: Option<(IoContextId, usize)>,
@@ -218,7 +218,7 @@ impl Cfq {
             min_vdisktime: 0,
             cics: Vec::new(),
             merges_planned: false,
-            cic_of: IdTable::default(),
+            cic_of: queue::CicIndex::default(),
             cic_hint: None,
             pending: Vec::new(),
             free_pending: Vec::new(),
@@ -469,7 +469,7 @@ impl Elevator for Cfq {
                 .in_flight
                 .get(rq.id)
                 .expect("a drained request was dispatched")
-                .queue;
+                .queue as usize;
             self.activate_request(q, rq, now, trace);
         }
         out
@@ -553,7 +553,7 @@ impl Cfq {
         for &q in &order {
             assert_eq!(self.queues[q].group, g, "queue {q} on foreign tree");
             assert_eq!(
-                self.queues[q].service_tree,
+                self.queues[q].service_tree.map(usize::from),
                 Some(st),
                 "queue {q} tree index"
             );
@@ -600,7 +600,11 @@ impl Cfq {
         for level in 0..8 {
             self.prio_trees.check(level);
             for q in self.prio_trees.in_order(level) {
-                assert_eq!(self.queues[q].p_key, Some(level), "prio tree entry {q}");
+                assert_eq!(
+                    self.queues[q].p_key.map(usize::from),
+                    Some(level),
+                    "prio tree entry {q}"
+                );
             }
         }
         if let Some(timer) = self.idle_timer {
@@ -618,16 +622,24 @@ impl Cfq {
     /// state says.
     fn check_queue(&self, q: QId) {
         let cfqq = &self.queues[q];
-        let live_fifo = cfqq
-            .fifo
-            .iter()
-            .filter(|&&(seq, slot)| self.pending[slot as usize].seq == seq)
-            .count();
+        let fifo = self.fifo_slots(q);
         assert_eq!(
             cfqq.sort_list.len(),
-            live_fifo,
+            fifo.len(),
             "queue {q}: sort_list vs fifo"
         );
+        let mut prev = fifo::NO_SLOT;
+        for &slot in &fifo {
+            let p = &self.pending[slot as usize];
+            assert_ne!(p.seq, u64::MAX, "queue {q}: freed slot {slot} in the fifo");
+            assert_eq!(p.fifo_prev, prev, "queue {q}: fifo links");
+            assert!(
+                cfqq.sort_list.contains_key(&p.key()),
+                "queue {q}: fifo slot {slot} not queued"
+            );
+            prev = slot;
+        }
+        assert_eq!(cfqq.fifo.tail, prev, "queue {q}: fifo tail");
         for (key, &slot) in &cfqq.sort_list {
             assert_eq!(
                 self.pending[slot as usize].key(),
@@ -666,7 +678,7 @@ impl Cfq {
                 "queue {q} not busy"
             );
         }
-        if let Some(level) = cfqq.p_key {
+        if let Some(level) = cfqq.p_key.map(usize::from) {
             assert!(
                 self.prio_trees.in_order(level).contains(&q),
                 "queue {q} not in prio tree {level}"

@@ -56,7 +56,7 @@ impl Cfq {
         let tree_pair = self.tun.ancestor_preempt
             || newq
                 .service_tree
-                .is_some_and(|st| self.groups[newq.group].trees[st].count == 2);
+                .is_some_and(|st| self.groups[newq.group].trees[usize::from(st)].count == 2);
         if self.serving_wl_type == SYNC_NOIDLE_WORKLOAD
             && newq.wl_type() == SYNC_NOIDLE_WORKLOAD
             && tree_pair

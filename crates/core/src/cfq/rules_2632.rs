@@ -37,6 +37,7 @@ pub(crate) const CFQ_MIN_TT_NS: Time = 2 * NSEC_PER_MSEC;
 /// A process's seek statistics as 2.6.32 kept them in its io context (`cic->seek_*`,
 /// `cic->last_request_pos`), sync and async requests alike.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)] // `last_request_pos` first: it sits in the context's first line (see `Cic`).
 pub(crate) struct SeekMean {
     pub last_request_pos: u64,
     /// Fixed point, 256 per sample, decaying by 7/8 (as think time's samples).
@@ -361,7 +362,7 @@ mod tests {
                 SYNC_NOIDLE_WORKLOAD
             };
             assert_eq!(
-                cfq.queues[q].service_tree,
+                cfq.queues[q].service_tree.map(usize::from),
                 Some(tree_index(BE_WORKLOAD, wl))
             );
         }

@@ -115,7 +115,7 @@ impl Cfq {
         };
 
         let mut new_cfqq = true;
-        if let Some(old_st) = self.queues[q].service_tree {
+        if let Some(old_st) = self.queues[q].service_tree.map(usize::from) {
             new_cfqq = false;
             if rb_key == self.queues[q].rb_key && old_st == st {
                 return;
@@ -126,7 +126,8 @@ impl Cfq {
         // `fifo=0x..`): it advances here as it did when it broke ties in this tree.
         self.next_seq();
         self.queues[q].rb_key = rb_key;
-        self.queues[q].service_tree = Some(st);
+        // Seven trees: the index fits a byte.
+        self.queues[q].service_tree = Some(st as u8);
         self.tree_link(g, st, q);
         if add_front || !new_cfqq {
             return;
@@ -155,7 +156,7 @@ impl Cfq {
     /// Takes a queue off its service tree (not a group notification).
     /// Kernel: cfq_rb_erase() (rb_erase_cached()).
     fn tree_remove(&mut self, q: QId) {
-        let Some(st) = self.queues[q].service_tree.take() else {
+        let Some(st) = self.queues[q].service_tree.take().map(usize::from) else {
             return;
         };
         let g = self.queues[q].group;
@@ -234,12 +235,12 @@ impl Cfq {
             .search(level, sector, |n| self.prio_key(n));
         if at.found.is_none() {
             self.prio_trees.link(level, q, at);
-            self.queues[q].p_key = Some(level);
+            self.queues[q].p_key = Some(level as u8); // eight levels
         }
     }
 
     pub(crate) fn prio_tree_remove(&mut self, q: QId) {
-        if let Some(level) = self.queues[q].p_key.take() {
+        if let Some(level) = self.queues[q].p_key.take().map(usize::from) {
             self.prio_trees.erase(level, q);
         }
     }

@@ -79,7 +79,7 @@ impl Cfq {
         let group_idle = self.tun.group_idle_ns;
         let (sync, g, st) = {
             let cfqq = &self.queues[q];
-            (cfqq.sync, cfqq.group, cfqq.service_tree)
+            (cfqq.sync, cfqq.group, cfqq.service_tree.map(usize::from))
         };
         if sync {
             self.cics[c].ttime.update(now, slice_idle);
