@@ -599,12 +599,8 @@ impl JobRunner {
 
     /// One of the job's I/Os completed at `now`.
     pub fn complete(&mut self, now: Time, unit: &IoUnit) {
-        // A replaying runner is never `plain`, nor one with a think time: a plain runner's
-        // completion reads neither `replay` nor `thinktime_ns` (issue 34: a line less).
-        if !self.plain {
-            if let Some(source) = self.replay.as_mut() {
-                source.complete(now, unit);
-            }
+        if let Some(source) = self.replay.as_mut() {
+            source.complete(now, unit);
         }
         assert!(
             self.in_flight > self.completed_unreaped,
@@ -623,9 +619,7 @@ impl JobRunner {
             // Completions while quiescing count toward the next think, as fio's `io_blocks`
             // do (its `last_thinktime_blocks` is taken before `io_u_quiesce()`).
             self.think_counter += 1;
-            if !self.plain {
-                self.check_think(now);
-            }
+            self.check_think(now);
         }
         if self.think_after_quiesce && self.in_flight == 0 {
             self.think_after_quiesce = false;
