@@ -48,7 +48,8 @@ impl Cfq {
 
     /// Kernel: cfq_close_cooperator(). Its first rule inline: a seeky queue (every random
     /// reader) has none, and completions ask at every request.
-    #[inline]
+    // Always inline: out of line (three callers) the call cost more than the rule (issue 34).
+    #[inline(always)]
     pub(crate) fn close_cooperator(&mut self, cur: QId) -> Option<QId> {
         let cq = &self.queues[cur];
         if cq.class_idle() || !cq.sync || seeky(cq.seek_history) {
@@ -58,6 +59,7 @@ impl Cfq {
     }
 
     /// cfq_close_cooperator() past its first rule.
+    #[inline(never)]
     fn close_cooperator_search(&mut self, cur: QId) -> Option<QId> {
         let cq = &self.queues[cur];
         if self.groups[cq.group].nr_cfqq == 1 {

@@ -609,18 +609,26 @@ impl Cfq {
         let sync = rq.is_sync();
         let seq = self.next_seq();
         let key = (rq.sector, seq);
+        // Linked at the FIFO's tail as it is stored (list_add_tail()).
+        let tail = self.queues[q].fifo.tail;
         let slot = self.alloc_pending(Pending {
             rq,
             fifo_time: now + self.tun.fifo_expire_ns[usize::from(sync)],
             start_time: now,
             seq,
             cic: c,
-            fifo_prev: super::fifo::NO_SLOT,
+            fifo_prev: tail,
             fifo_next: super::fifo::NO_SLOT,
         });
-        self.fifo_push(q, slot);
+        if tail != super::fifo::NO_SLOT {
+            self.pending[tail as usize].fifo_next = slot;
+        }
         {
             let cfqq = &mut self.queues[q];
+            if tail == super::fifo::NO_SLOT {
+                cfqq.fifo.head = slot;
+            }
+            cfqq.fifo.tail = slot;
             cfqq.sort_list.insert(key, slot);
             cfqq.queued[usize::from(sync)] += 1;
         }
@@ -644,14 +652,7 @@ impl Cfq {
         if rq.flags.prio {
             self.queues[q].prio_pending += 1;
         }
-        self.update_io_thinktime(q, c, now);
-        self.update_io_seektime(q, &rq);
-        if self.tun.rules_2632 {
-            self.cics[c].seek.update(rq.sector);
-        }
-        self.update_idle_window(q, c, now, trace);
-        self.queues[q].last_request_pos = rq.end_sector();
-        self.cics[c].seek.last_request_pos = rq.end_sector();
+        self.update_on_arrival(q, c, &rq, now, trace);
 
         if self.active_queue == Some(q) {
             if self.queues[q].wait_request {

@@ -62,6 +62,23 @@ impl Ttime {
     }
 }
 
+/// Kernel: cfq_update_io_seektime() on the queue itself.
+#[inline]
+fn seek_sample(cfqq: &mut super::queue::CfqQueue, rq: &Request, rotational: bool) {
+    let sdist = if cfqq.last_request_pos != 0 {
+        cfqq.last_request_pos.abs_diff(rq.sector)
+    } else {
+        0
+    };
+    cfqq.seek_history <<= 1;
+    let bit = if rotational {
+        sdist > CFQQ_SEEK_THR
+    } else {
+        u64::from(rq.nr_sectors) < CFQQ_SECT_THR_NONROT
+    };
+    cfqq.seek_history |= u32::from(bit);
+}
+
 /// Kernel: CFQQ_SEEKY(): more than 4 of the last 32 arrivals were seeky.
 pub(crate) fn seeky(history: u32) -> bool {
     history.count_ones() > 32 / 8
@@ -73,39 +90,54 @@ pub(crate) fn req_noidle(rq: &Request) -> bool {
 }
 
 impl Cfq {
-    /// Kernel: cfq_update_io_thinktime(): process and service tree (sync queues), group always.
-    pub(crate) fn update_io_thinktime(&mut self, q: QId, c: usize, now: Time) {
+    /// cfq_rq_enqueued()'s per-arrival bookkeeping of queue `q` and context `c`, in the
+    /// kernel's order: think time, seekiness (and 2.6.32's seek mean), the idle window, then
+    /// the last positions. One look-up each of the queue, the context and the group (issue
+    /// 34: the four helpers looked each up again, ~40 instructions a request in index
+    /// checks).
+    /// Kernel: cfq_update_io_thinktime(), cfq_update_io_seektime(), cfq_update_idle_window().
+    #[inline]
+    pub(crate) fn update_on_arrival(
+        &mut self,
+        q: QId,
+        c: usize,
+        rq: &Request,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let slice_idle = self.tun.slice_idle_ns;
-        let group_idle = self.tun.group_idle_ns;
-        let (sync, g, st) = {
-            let cfqq = &self.queues[q];
-            (cfqq.sync, cfqq.group, cfqq.service_tree.map(usize::from))
-        };
-        if sync {
-            self.cics[c].ttime.update(now, slice_idle);
-            if let Some(st) = st {
-                self.groups[g].trees[st].ttime.update(now, slice_idle);
+        let cfqq = &mut self.queues[q];
+        let cic = &mut self.cics[c];
+        let cfqg = &mut self.groups[cfqq.group];
+        if cfqq.sync {
+            cic.ttime.update(now, slice_idle);
+            if let Some(st) = cfqq.service_tree {
+                cfqg.trees[usize::from(st)].ttime.update(now, slice_idle);
             }
         }
-        self.groups[g].ttime.update(now, group_idle);
-    }
-
-    /// Kernel: cfq_update_io_seektime().
-    pub(crate) fn update_io_seektime(&mut self, q: QId, rq: &Request) {
-        let rotational = self.rotational;
-        let cfqq = &mut self.queues[q];
-        let sdist = if cfqq.last_request_pos != 0 {
-            cfqq.last_request_pos.abs_diff(rq.sector)
-        } else {
-            0
-        };
-        cfqq.seek_history <<= 1;
-        let bit = if rotational {
-            sdist > CFQQ_SEEK_THR
-        } else {
-            u64::from(rq.nr_sectors) < CFQQ_SECT_THR_NONROT
-        };
-        cfqq.seek_history |= u32::from(bit);
+        cfqg.ttime.update(now, self.tun.group_idle_ns);
+        seek_sample(cfqq, rq, self.rotational);
+        let end = rq.end_sector();
+        if self.tun.rules_2632 {
+            cic.seek.update(rq.sector);
+        }
+        if cfqq.sync && !cfqq.class_idle() {
+            if self.tun.rules_2632 || slice_idle != 0 {
+                self.update_idle_window(q, c, now, trace);
+            } else {
+                // `slice_idle = 0` turns idling off whatever the rest says (see
+                // update_idle_window): only the `deep` mark and the change remain.
+                if self.tun.deep_mark && cfqq.queued[0] + cfqq.queued[1] >= DEEP_QUEUED {
+                    cfqq.deep = true;
+                }
+                if cfqq.idle_window {
+                    self.log_q(trace, now, q, format_args!("idle=0"));
+                    self.queues[q].idle_window = false;
+                }
+            }
+        }
+        self.queues[q].last_request_pos = end;
+        self.cics[c].seek.last_request_pos = end;
     }
 
     /// Kernel: cfq_update_idle_window(), with the seed-000 switches.
