@@ -216,6 +216,10 @@ pub(crate) struct CfqQueue {
     pub slice_new: bool,
     pub deep: bool,
     pub wait_busy: bool,
+    /// How many of `seek_history`'s bits are set, kept as arrivals shift them in and out:
+    /// CFQQ_SEEKY() without a population count (software, on the baseline x86-64 target)
+    /// at every completion (issue 34).
+    pub seeky_arrivals: u8,
 }
 
 // The lines as laid out above: the first ends with the flags, the pending requests fill the
@@ -263,6 +267,12 @@ impl CfqQueue {
 
     pub(crate) fn is_empty(&self) -> bool {
         self.sort_list.is_empty()
+    }
+
+    /// Kernel: CFQQ_SEEKY(): more than 4 of the last 32 arrivals were seeky.
+    #[inline]
+    pub(crate) fn seeky(&self) -> bool {
+        self.seeky_arrivals > 32 / 8
     }
 }
 

@@ -70,16 +70,17 @@ fn seek_sample(cfqq: &mut super::queue::CfqQueue, rq: &Request, rotational: bool
     } else {
         0
     };
-    cfqq.seek_history <<= 1;
     let bit = if rotational {
         sdist > CFQQ_SEEK_THR
     } else {
         u64::from(rq.nr_sectors) < CFQQ_SECT_THR_NONROT
     };
-    cfqq.seek_history |= u32::from(bit);
+    let dropped = (cfqq.seek_history >> 31) as u8;
+    cfqq.seek_history = (cfqq.seek_history << 1) | u32::from(bit);
+    cfqq.seeky_arrivals = cfqq.seeky_arrivals + u8::from(bit) - dropped;
 }
 
-/// Kernel: CFQQ_SEEKY(): more than 4 of the last 32 arrivals were seeky.
+/// Kernel: CFQQ_SEEKY() of a history (CFQ's queues keep their count, `CfqQueue::seeky`).
 pub(crate) fn seeky(history: u32) -> bool {
     history.count_ones() > 32 / 8
 }
@@ -174,7 +175,7 @@ impl Cfq {
     fn idle_window_rule(&self, q: QId, c: usize, old: bool) -> bool {
         let mut enable = old;
         let cfqq = &self.queues[q];
-        let is_seeky = seeky(cfqq.seek_history);
+        let is_seeky = cfqq.seeky();
         let (exited, ttime) = (self.cics[c].exited, self.cics[c].ttime);
         // Seed 000 fix (iosched's reading of Patlasov's two complaints about 8e1ac6655104:
         // the flags outlive the condition until select time, and "slice half used" misjudges
@@ -221,6 +222,21 @@ mod tests {
         assert_eq!(t.ttime_samples, 84);
         assert!(t.valid());
         assert_eq!(t.mean(), (t.ttime_total + 128) / 84);
+    }
+
+    /// The queue's count of seeky arrivals follows its 32-arrival history as bits shift
+    /// in and out (a pattern of runs longer and shorter than the window), and answers
+    /// CFQQ_SEEKY() as the history's population count does.
+    #[test]
+    fn seeky_count_follows_the_history() {
+        let mut cfqq = super::super::queue::CfqQueue::default();
+        let mut rq = crate::testing::request(1, crate::request::Op::Read, 0, 8, 1);
+        for i in 0..400u64 {
+            rq.nr_sectors = if (i / 7 + i / 40) % 3 == 0 { 128 } else { 8 };
+            seek_sample(&mut cfqq, &rq, false);
+            assert_eq!(u32::from(cfqq.seeky_arrivals), cfqq.seek_history.count_ones());
+            assert_eq!(cfqq.seeky(), seeky(cfqq.seek_history));
+        }
     }
 
     #[test]
