@@ -225,9 +225,10 @@ impl Cfq {
 
     /// Kernel: cfq_prio_tree_add(): (re)link the queue by its next request's sector in the
     /// tree of its original level; a queue whose sector is already there is left out.
-    // Inline up to the empty tree's answer: a queue that gets a request finds its level's
-    // tree empty under a process's small iodepth (every queue runs dry at each dispatch).
-    #[inline]
+    // Always inline up to the empty tree's answer: a queue that gets a request finds its
+    // level's tree empty under a process's small iodepth (every queue runs dry at each
+    // dispatch), and the call cost a third of the rest.
+    #[inline(always)]
     pub(crate) fn prio_tree_add(&mut self, q: QId) {
         self.prio_tree_remove(q);
         let cfqq = &self.queues[q];

@@ -18,6 +18,9 @@ pub(crate) const CFQQ_SECT_THR_NONROT: u64 = 64;
 /// A queue holding this many requests is marked `deep`.
 pub(crate) const DEEP_QUEUED: u32 = 4;
 
+/// Where a record's sample weight settles: `(7 * 249 + 256) / 8 == 249`, reached from 0.
+const SETTLED_SAMPLES: u64 = 249;
+
 /// Kernel: struct cfq_ttime. Its `ttime_mean` is [`Ttime::mean`], worked out when read:
 /// the kernel divides at every sample (three or four a request), and nearly all are never
 /// read (issue 34); the quotient is the same whenever it is taken.
@@ -49,7 +52,12 @@ impl Ttime {
 
     /// Folds one observation into the decaying average (weight 1/8, as think time does).
     pub(crate) fn sample(&mut self, value: u64) {
-        self.ttime_samples = (7 * self.ttime_samples + 256) / 8;
+        // The weight climbs from 0 (32, 60, 84, ..., 248) to 249, where the kernel's
+        // formula gives 249 again: from there on it is left as it stands (issue 34: four
+        // samples a request; `sample_weight_settles_at_249`).
+        if self.ttime_samples < SETTLED_SAMPLES {
+            self.ttime_samples = (7 * self.ttime_samples + 256) / 8;
+        }
         self.ttime_total = (7 * self.ttime_total + 256 * value) / 8;
     }
 
@@ -224,6 +232,21 @@ mod tests {
         assert_eq!(t.mean(), (t.ttime_total + 128) / 84);
     }
 
+    /// The sample weight left alone once settled is the kernel's at every step: from 0 it
+    /// climbs to 249 and the formula then keeps it there.
+    #[test]
+    fn sample_weight_settles_at_249() {
+        let mut t = Ttime::starting(0);
+        let mut kernel = 0u64;
+        for i in 0..200u64 {
+            t.sample(i * 1000);
+            kernel = (7 * kernel + 256) / 8;
+            assert_eq!(t.ttime_samples, kernel, "sample {i}");
+        }
+        assert_eq!(kernel, SETTLED_SAMPLES);
+        assert_eq!((7 * SETTLED_SAMPLES + 256) / 8, SETTLED_SAMPLES);
+    }
+
     /// The queue's count of seeky arrivals follows its 32-arrival history as bits shift
     /// in and out (a pattern of runs longer and shorter than the window), and answers
     /// CFQQ_SEEKY() as the history's population count does.
@@ -234,7 +257,10 @@ mod tests {
         for i in 0..400u64 {
             rq.nr_sectors = if (i / 7 + i / 40) % 3 == 0 { 128 } else { 8 };
             seek_sample(&mut cfqq, &rq, false);
-            assert_eq!(u32::from(cfqq.seeky_arrivals), cfqq.seek_history.count_ones());
+            assert_eq!(
+                u32::from(cfqq.seeky_arrivals),
+                cfqq.seek_history.count_ones()
+            );
             assert_eq!(cfqq.seeky(), seeky(cfqq.seek_history));
         }
     }
