@@ -159,10 +159,12 @@ impl<E: Elevator + ?Sized> Elevator for Uptime<E> {
     fn dispatch(&mut self, now: Time, trace: &mut dyn Trace) -> Dispatch {
         let at = self.abs(now);
         let mut t = self.shifted(trace);
-        match self.inner.dispatch(at, &mut t) {
-            Dispatch::IdleUntil(until) => Dispatch::IdleUntil(until - self.origin),
-            other => other,
+        // Adjusted in place: the answer (a request, mostly) is not copied into a new one.
+        let mut answer = self.inner.dispatch(at, &mut t);
+        if let Dispatch::IdleUntil(until) = &mut answer {
+            *until -= self.origin;
         }
+        answer
     }
 
     fn completion_keeps_dispatch_settled(&self) -> bool {

@@ -9,7 +9,6 @@
 //! Kernel: cfq_close_cooperator(), cfqq_close(), cfq_prio_tree_lookup(), cfq_setup_merge(),
 //! cfq_merge_cfqqs(), split_cfqq(), cfq_put_cooperator().
 
-use super::think_time::seeky;
 use super::{Cfq, QId, CFQQ_CLOSE_THR};
 use crate::request::Time;
 use crate::trace::{DecisionKind, Trace};
@@ -48,16 +47,18 @@ impl Cfq {
 
     /// Kernel: cfq_close_cooperator(). Its first rule inline: a seeky queue (every random
     /// reader) has none, and completions ask at every request.
-    #[inline]
+    // Always inline: out of line (three callers) the call cost more than the rule (issue 34).
+    #[inline(always)]
     pub(crate) fn close_cooperator(&mut self, cur: QId) -> Option<QId> {
         let cq = &self.queues[cur];
-        if cq.class_idle() || !cq.sync || seeky(cq.seek_history) {
+        if cq.class_idle() || !cq.sync || cq.seeky() {
             return None;
         }
         self.close_cooperator_search(cur)
     }
 
     /// cfq_close_cooperator() past its first rule.
+    #[inline(never)]
     fn close_cooperator_search(&mut self, cur: QId) -> Option<QId> {
         let cq = &self.queues[cur];
         if self.groups[cq.group].nr_cfqq == 1 {
@@ -65,7 +66,7 @@ impl Cfq {
         }
         let c = self.queue_close(cur)?;
         let (cq, cand) = (&self.queues[cur], &self.queues[c]);
-        if c == cur || cand.group != cq.group || !cand.sync || seeky(cand.seek_history) {
+        if c == cur || cand.group != cq.group || !cand.sync || cand.seeky() {
             return None;
         }
         if cand.class_rt() != cq.class_rt() {

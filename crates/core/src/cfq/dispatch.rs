@@ -12,6 +12,7 @@
 
 use std::ops::Bound;
 
+use super::fifo::NO_SLOT;
 use super::queue::{InFlight, RqRef, SortKey};
 use super::slice::ExpireCause;
 use super::{Cfq, QId};
@@ -157,34 +158,57 @@ impl Cfq {
         trace: &mut dyn Trace,
     ) -> Request {
         self.log_q(trace, now, q, format_args!("dispatch_insert"));
+        // The request's slot read once and freed (its FIFO links cleared), its FIFO
+        // neighbours joined, and the queue updated through one look-up (issue 34: each
+        // helper looked slot and queue up again).
+        let p = &mut self.pending[slot as usize];
+        let (rq, start_time, cic) = (p.rq, p.start_time, p.cic);
+        let (before, after) = (p.fifo_prev, p.fifo_next);
+        p.fifo_prev = NO_SLOT;
+        p.fifo_next = NO_SLOT;
+        p.seq = u64::MAX;
+        self.free_pending.push(slot);
+        if before != NO_SLOT {
+            self.pending[before as usize].fifo_next = after;
+        }
+        if after != NO_SLOT {
+            self.pending[after as usize].fifo_prev = before;
+        }
+        let cfqq = &mut self.queues[q];
+        if before == NO_SLOT {
+            cfqq.fifo.head = after;
+        }
+        if after == NO_SLOT {
+            cfqq.fifo.tail = before;
+        }
         // cfq_find_next_rq()'s candidates come from the removal's own search.
-        let (removed, prev, next) = self.queues[q]
+        let (removed, prev, next) = cfqq
             .sort_list
             .remove_between(&key)
             .expect("dispatched request is queued");
         assert_eq!(removed, slot, "dispatched request is queued");
-        self.queues[q].next_rq = self.choose_req(next, prev, key.0);
-        self.fifo_unlink(q, slot);
-        let pending = self.free_pending_slot(slot);
-        let cfqq = &mut self.queues[q];
-        let rq = pending.rq;
         let sync = usize::from(rq.is_sync());
         assert!(cfqq.queued[sync] > 0, "queued count underflow");
         cfqq.queued[sync] -= 1;
         if rq.flags.prio {
             cfqq.prio_pending -= 1;
         }
-        if cfqq.on_rr && cfqq.sort_list.is_empty() {
-            // The queue stays on its service tree until it expires; only the prio tree
-            // forgets it.
-            self.prio_tree_remove(q);
-        }
-        self.rq_queued -= 1;
-        let cfqq = &mut self.queues[q];
         cfqq.dispatched += 1;
         cfqq.nr_sectors += u64::from(rq.nr_sectors);
         let queue_sync = usize::from(cfqq.sync);
         let g = cfqq.group;
+        // The queue stays on its service tree until it expires; only the prio tree
+        // forgets it once empty.
+        let emptied = cfqq.on_rr && cfqq.sort_list.is_empty();
+        if prev.is_none() && next.is_none() {
+            cfqq.next_rq = None;
+        } else {
+            self.queues[q].next_rq = self.choose_req(next, prev, key.0);
+        }
+        if emptied {
+            self.prio_tree_remove(q);
+        }
+        self.rq_queued -= 1;
         self.groups[g].dispatched += 1;
         self.rq_in_flight[queue_sync] += 1;
         // Panics if the request was dispatched twice.
@@ -193,15 +217,15 @@ impl Cfq {
             // Queue and context slabs of 2^32 entries would take terabytes: the ids fit.
             InFlight {
                 queue: q as u32,
-                start_time: pending.start_time,
-                cic: pending.cic as u32,
+                start_time,
+                cic: cic as u32,
                 dispatched_at: now,
                 in_driver_at_dispatch: std::num::NonZeroU32::MIN.saturating_add(self.rq_in_driver),
             },
         );
 
         if self.active_cic.is_none() && self.active_queue == Some(q) {
-            self.active_cic = Some(pending.cic);
+            self.active_cic = Some(cic);
         }
         rq
     }
@@ -224,6 +248,9 @@ impl Cfq {
     }
 
     /// Kernel: cfq_dispatch_request(): one request from the active queue, if allowed.
+    // This and dispatch_requests() inline into `dispatch_listening`: the request is then
+    // built once where it is returned, not copied out through each call (issue 34).
+    #[inline]
     fn dispatch_request(&mut self, q: QId, now: Time, trace: &mut dyn Trace) -> Option<Request> {
         assert!(
             !self.queues[q].is_empty(),
@@ -268,6 +295,7 @@ impl Cfq {
     }
 
     /// Kernel: cfq_dispatch_requests() with force = 0.
+    #[inline]
     pub(crate) fn dispatch_requests(
         &mut self,
         now: Time,

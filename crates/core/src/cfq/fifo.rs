@@ -51,17 +51,6 @@ impl Cfq {
         Some((head.key(), slot))
     }
 
-    /// Appends `slot` (not linked) to queue `q`'s FIFO. Kernel: list_add_tail().
-    #[inline]
-    pub(crate) fn fifo_push(&mut self, q: QId, slot: Slot) {
-        let tail = self.queues[q].fifo.tail;
-        let p = &mut self.pending[slot as usize];
-        p.fifo_prev = tail;
-        p.fifo_next = NO_SLOT;
-        self.fifo_set_next(q, tail, slot);
-        self.queues[q].fifo.tail = slot;
-    }
-
     /// Takes `slot` out of queue `q`'s FIFO. Kernel: list_del_init().
     #[inline]
     pub(crate) fn fifo_unlink(&mut self, q: QId, slot: Slot) {

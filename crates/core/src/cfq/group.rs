@@ -285,6 +285,45 @@ impl Cfq {
         Some(g)
     }
 
+    /// cfq_group_served()'s move of group `g` on the group tree: off, forward by `charge`
+    /// scaled by its share, and on again (its share worked out anew).
+    #[inline]
+    fn charge_group(&mut self, g: GId, charge: u64) {
+        let cfqg = &mut self.groups[g];
+        // Alone on the group tree (every run without cgroups), the group's erasure and
+        // re-insertion leave the tree as it was (a black root without children). The root
+        // group (no parent) with no new leaf weight to take then comes back with its
+        // counts as they were: deactivation takes its leaf weight from `children_weight`
+        // and `nr_active` down by one, activation puts both back, and neither goes up the
+        // hierarchy. What changes is the share, recomputed from those counts (the same
+        // quotient), and the shared sequence's step (`root_group_charged_in_place`).
+        if cfqg.parent.is_none()
+            && cfqg.new_leaf_weight == 0
+            && cfqg.nr_active > 0
+            && self.grp_tree.is_lone_root(0, g)
+        {
+            let vfr = cfqg.vfraction;
+            cfqg.vdisktime = cfqg.vdisktime.wrapping_add(scale_charge(charge, vfr));
+            let share = (1u64 << CFQ_SERVICE_SHIFT) * u64::from(cfqg.leaf_weight)
+                / u64::from(cfqg.children_weight);
+            cfqg.vfraction = (share as u32).max(1);
+            self.next_seq();
+            return;
+        }
+        self.charge_group_moving(g, charge);
+    }
+
+    /// charge_group() by the kernel's steps: deactivation, the charge, activation.
+    fn charge_group_moving(&mut self, g: GId, charge: u64) {
+        let vfr = self.groups[g].vfraction;
+        let relink = !self.grp_tree.is_lone_root(0, g);
+        self.group_deactivate(g, relink);
+        self.groups[g].vdisktime = self.groups[g]
+            .vdisktime
+            .wrapping_add(scale_charge(charge, vfr));
+        self.group_activate(g, relink);
+    }
+
     /// Kernel: cfq_group_served(): charge the group for the expiring queue's service.
     pub(crate) fn group_served(&mut self, g: GId, q: QId, now: Time, trace: &mut dyn Trace) {
         let cfqg = &self.groups[g];
@@ -301,16 +340,7 @@ impl Cfq {
         } else {
             used_sl
         };
-        let vfr = self.groups[g].vfraction;
-        // Alone on the group tree (every run without cgroups), the group's erasure and
-        // re-insertion leave the tree as it was (a black root without children): the
-        // accounting around them is done, the tree left alone.
-        let relink = !self.grp_tree.is_lone_root(0, g);
-        self.group_deactivate(g, relink);
-        self.groups[g].vdisktime = self.groups[g]
-            .vdisktime
-            .wrapping_add(scale_charge(charge, vfr));
-        self.group_activate(g, relink);
+        self.charge_group(g, charge);
 
         if self.workload_expires > now {
             self.groups[g].saved_wl_slice = self.workload_expires - now;
@@ -393,6 +423,50 @@ mod tests {
         assert_eq!(cfq.groups[2].vfraction, 910); // 4096 * 500/1500 * 500/750
         assert_eq!(cfq.groups[3].vfraction, 1820);
         assert_eq!(cfq.groups[4].vfraction, 1365);
+    }
+
+    /// The root group alone on the group tree, charged in place, ends as the kernel's
+    /// deactivation, charge and activation leave it, with or without busy child groups
+    /// counted in its `children_weight` (checked: it fails without the sequence step or
+    /// with the share left as it was).
+    #[test]
+    fn root_group_charged_in_place() {
+        let state = |cfq: &Cfq, g: GId| {
+            let c = &cfq.groups[g];
+            (
+                c.vdisktime,
+                c.vfraction,
+                c.nr_active,
+                c.children_weight,
+                c.on_tree,
+                c.weight,
+                c.leaf_weight,
+                cfq.grp_tree.root(0),
+                cfq.seq,
+            )
+        };
+        for children in [false, true] {
+            let setup = || {
+                let mut cfq = Cfq::new(DeviceInfo {
+                    rotational: true,
+                    queue_depth: 1,
+                });
+                cfq.add_group(cg(1, 0, 300), 0);
+                cfq.group_notify_queue_add(0);
+                if children {
+                    // A child's activation adds its weight to the root's children_weight;
+                    // then only the root stays on the group tree, as charging finds it.
+                    cfq.group_tree_add(1);
+                    cfq.grp_tree.erase(0, 1);
+                }
+                cfq
+            };
+            let (mut fast, mut slow) = (setup(), setup());
+            assert!(fast.grp_tree.is_lone_root(0, 0));
+            fast.charge_group(0, 3_000_000);
+            slow.charge_group_moving(0, 3_000_000);
+            assert_eq!(state(&fast, 0), state(&slow, 0), "children: {children}");
+        }
     }
 
     #[test]

@@ -361,9 +361,6 @@ impl Cfq {
             return;
         };
         let (q, c) = (queue as usize, cic as usize);
-        self.queues[q]
-            .service_time
-            .sample(now.saturating_sub(dispatched_at) / u64::from(in_driver_at_dispatch.get()));
         let sync = rq.is_sync();
         self.log_q(
             trace,
@@ -371,24 +368,27 @@ impl Cfq {
             q,
             format_args!("complete rqnoidle {}", u8::from(req_noidle(rq))),
         );
+        // Before the counts below drop: the sampling reads them as the kernel's does.
         self.update_hw_tag();
         assert!(self.rq_in_driver > 0, "rq_in_driver underflow");
         self.rq_in_driver -= 1;
-        let g = self.queues[q].group;
-        self.queues[q].dispatched -= 1;
-        self.groups[g].dispatched -= 1;
-        let queue_sync = usize::from(self.queues[q].sync);
-        self.rq_in_flight[queue_sync] -= 1;
-
+        let st = if sync { self.tree_of(q) } else { 0 };
+        // The queue, its group and the context looked up once each (issue 34).
+        let cfqq = &mut self.queues[q];
+        cfqq.service_time
+            .sample(now.saturating_sub(dispatched_at) / u64::from(in_driver_at_dispatch.get()));
+        cfqq.dispatched -= 1;
+        self.rq_in_flight[usize::from(cfqq.sync)] -= 1;
+        let cfqg = &mut self.groups[cfqq.group];
+        cfqg.dispatched -= 1;
         if sync {
             self.cics[c].ttime.last_end_request = now;
-            let st = self.tree_of(q);
-            self.groups[g].trees[st].ttime.last_end_request = now;
+            cfqg.trees[st].ttime.last_end_request = now;
             if start_time + self.tun.fifo_expire_ns[1] <= now || self.tun.rampup_any_sync {
                 self.last_delayed_sync = now;
             }
         }
-        self.groups[g].ttime.last_end_request = now;
+        cfqg.ttime.last_end_request = now;
 
         if self.active_queue == Some(q) {
             let empty = self.queues[q].is_empty();

@@ -17,6 +17,7 @@ use crate::trace::{RqEvent, Trace};
 
 impl Cfq {
     /// The queue `bio` would be queued on, if it exists already; merging never creates one.
+    #[inline(always)]
     fn merge_queue(&mut self, bio: &Request) -> Option<QId> {
         let c = self.cic_index(bio.ioc)?;
         if bio.is_sync() {
@@ -67,8 +68,20 @@ impl Cfq {
 
     /// Kernel: elv_merge(): the back side, then the front side, within the bio's own queue
     /// (found once for both).
+    // Inline up to an empty queue's answer (no request to merge with: every process at a
+    // small iodepth, whose requests are dispatched as they come), the searches out of line.
+    #[inline]
     pub(crate) fn merge(&mut self, bio: &Request) -> Option<(RequestId, RqEvent)> {
         let q = self.merge_queue(bio)?;
+        if self.queues[q].sort_list.is_empty() {
+            return None;
+        }
+        self.merge_bio_into(q, bio)
+    }
+
+    /// merge() into a queue holding requests.
+    #[inline(never)]
+    fn merge_bio_into(&mut self, q: QId, bio: &Request) -> Option<(RequestId, RqEvent)> {
         if let Some(target) = self.back_merge_in(q, bio) {
             return Some((target, RqEvent::BackMerge));
         }

@@ -663,6 +663,11 @@ impl Cfq {
                 "queue {q}: next_rq not queued"
             );
         }
+        assert_eq!(
+            u32::from(cfqq.seeky_arrivals),
+            cfqq.seek_history.count_ones(),
+            "queue {q}: seeky arrivals"
+        );
         if cfqq.on_rr {
             assert!(
                 cfqq.service_tree.is_some(),

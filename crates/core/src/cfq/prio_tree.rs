@@ -59,7 +59,28 @@ impl PrioTrees {
         }
     }
 
+    /// What [`PrioTrees::flush`], a search and [`PrioTrees::link`] do when no link is held
+    /// and `tree` is empty (the search ends at once, without a parent, and the link is held
+    /// back), without the search; answers whether it did.
+    #[inline]
+    pub(crate) fn hold_in_empty(&mut self, tree: usize, node: usize) -> bool {
+        if self.held.is_some() || self.forest.root(tree).is_some() {
+            return false;
+        }
+        self.held = Some((
+            tree,
+            node,
+            Search {
+                found: None,
+                parent: None,
+                right: false,
+            },
+        ));
+        true
+    }
+
     /// Unlinks `node` from `tree` (or forgets its held link).
+    #[inline]
     pub(crate) fn erase(&mut self, tree: usize, node: usize) {
         if let Some((t, n, _)) = self.held {
             if (t, n) == (tree, node) {
@@ -67,6 +88,12 @@ impl PrioTrees {
                 return;
             }
         }
+        self.erase_linked(tree, node);
+    }
+
+    /// [`PrioTrees::erase`] of a node linked in its tree.
+    #[inline(never)]
+    fn erase_linked(&mut self, tree: usize, node: usize) {
         self.flush();
         self.forest.erase(tree, node);
     }

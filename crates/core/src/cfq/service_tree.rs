@@ -120,6 +120,14 @@ impl Cfq {
             if rb_key == self.queues[q].rb_key && old_st == st {
                 return;
             }
+            if old_st == st && self.groups[g].trees[st].count == 1 {
+                // The tree's only node: its erasure and re-insertion leave it the same black
+                // root without children, and leftmost (the kernel's moves of a preempting
+                // queue under one busy queue, every preemption; `lone_queue_rekeyed_in_place`).
+                self.next_seq();
+                self.queues[q].rb_key = rb_key;
+                return;
+            }
             self.tree_remove(q);
         }
         // The shared sequence also numbers requests, and traces print those numbers (as
@@ -217,17 +225,31 @@ impl Cfq {
 
     /// Kernel: cfq_prio_tree_add(): (re)link the queue by its next request's sector in the
     /// tree of its original level; a queue whose sector is already there is left out.
+    // Always inline up to the empty tree's answer: a queue that gets a request finds its
+    // level's tree empty under a process's small iodepth (every queue runs dry at each
+    // dispatch), and the call cost a third of the rest.
+    #[inline(always)]
     pub(crate) fn prio_tree_add(&mut self, q: QId) {
         self.prio_tree_remove(q);
         let cfqq = &self.queues[q];
         if cfqq.class_idle() {
             return;
         }
-        let Some(next) = self.next_pending(q) else {
+        let Some((_, slot)) = cfqq.next_rq else {
             return;
         };
-        let sector = next.rq.sector;
         let level = usize::from(cfqq.org_ioprio.min(7));
+        if self.prio_trees.hold_in_empty(level, q) {
+            self.queues[q].p_key = Some(level as u8); // eight levels
+            return;
+        }
+        self.prio_tree_link(q, slot, level);
+    }
+
+    /// prio_tree_add() into a tree that is not empty (or past a held link).
+    #[inline(never)]
+    fn prio_tree_link(&mut self, q: QId, slot: super::queue::Slot, level: usize) {
+        let sector = self.pending[slot as usize].rq.sector;
         self.prio_trees.flush();
         let at = self
             .prio_trees
@@ -243,5 +265,58 @@ impl Cfq {
         if let Some(level) = self.queues[q].p_key.take().map(usize::from) {
             self.prio_trees.erase(level, q);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{insert, read, ssd, Rec, UP};
+    use super::*;
+    use crate::elevator::Elevator;
+    use crate::request::IoContextId;
+
+    /// A queue alone on its tree, re-keyed (a preemption's move to the front), ends as the
+    /// erasure and re-insertion leave it: the same root, links, colour, leftmost and count,
+    /// its new key, and the shared sequence advanced once.
+    #[test]
+    fn lone_queue_rekeyed_in_place() {
+        let lone = || {
+            let mut cfq = ssd();
+            insert(&mut cfq, read(1, 100, 0), UP, &mut Rec::default());
+            let q = cfq.cic(IoContextId(100)).sync_q.expect("a sync queue");
+            // Onto the tree its type now names (the insertion turned its idle window off).
+            cfq.service_tree_add(q, false, UP + 1);
+            (cfq, q)
+        };
+        let (mut fast, q) = lone();
+        let (mut plain, _) = lone();
+        let st = usize::from(fast.queues[q].service_tree.expect("on a tree"));
+        assert_eq!(fast.groups[0].trees[st].count, 1);
+        fast.service_tree_add(q, true, UP + 5);
+        // The kernel's moves, one by one: erase, then link with the front key.
+        let key = plain.queues[q].rb_key.wrapping_sub(NSEC_PER_SEC);
+        plain.tree_remove(q);
+        plain.next_seq();
+        plain.queues[q].rb_key = key;
+        plain.queues[q].service_tree = Some(st as u8);
+        plain.tree_link(0, st, q);
+        let t = forest_tree(0, st);
+        let shape = |cfq: &Cfq| {
+            let f = &cfq.st_forest;
+            let tree = &cfq.groups[0].trees[st];
+            (
+                f.root(t),
+                f.left(q),
+                f.right(q),
+                f.parent(q),
+                f.red(q),
+                tree.leftmost,
+                tree.count,
+                cfq.queues[q].rb_key,
+                cfq.seq,
+            )
+        };
+        assert_eq!(shape(&fast), shape(&plain));
+        fast.check_invariants();
     }
 }

@@ -166,7 +166,7 @@ impl Cfq {
         let cfqq = &mut self.queues[q];
         cfqq.wait_request = false;
         cfqq.wait_busy = false;
-        if cfqq.coop && super::think_time::seeky(cfqq.seek_history) {
+        if cfqq.coop && cfqq.seeky() {
             cfqq.split_coop = true;
         }
         if timed_out {

@@ -88,13 +88,22 @@ impl<K: Ord + Copy, V: Copy> SortList<K, V> {
     }
 
     /// Inserts `value` at `key`, answering the value it replaces.
+    // Inline for the first entry (an empty queue's request, every request under a small
+    // iodepth), the rest out of line.
+    #[inline]
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
+        if !self.lone && self.entries.is_empty() {
+            self.one = (key, value);
+            self.lone = true;
+            return None;
+        }
+        self.insert_more(key, value)
+    }
+
+    /// [`SortList::insert`] into a list holding entries.
+    #[inline(never)]
+    fn insert_more(&mut self, key: K, value: V) -> Option<V> {
         if self.entries.is_empty() {
-            if !self.lone {
-                self.one = (key, value);
-                self.lone = true;
-                return None;
-            }
             if self.one.0 == key {
                 return Some(std::mem::replace(&mut self.one.1, value));
             }
@@ -167,7 +176,23 @@ impl<K: Ord + Copy, V: Copy> SortList<K, V> {
     /// Removes `key`, answering its value and its neighbours in order: the entry before it
     /// and the one after it, wrapping to the first entry unless that is `key` itself
     /// (`cfq_find_next_rq()`'s two candidates, found by the removal's own search).
+    // Inline for a lone entry (a queue's only request: every dispatch under a small
+    // iodepth), which has no neighbours; the search of a vector out of line.
+    #[inline]
     pub fn remove_between(&mut self, key: &K) -> Option<Between<K, V>> {
+        if self.lone {
+            if self.one.0 != *key {
+                return None;
+            }
+            self.lone = false;
+            return Some((self.one.1, None, None));
+        }
+        self.remove_between_in_vector(key)
+    }
+
+    /// [`SortList::remove_between`] of an entry of the vector.
+    #[inline(never)]
+    fn remove_between_in_vector(&mut self, key: &K) -> Option<Between<K, V>> {
         let at = self.find(key).ok()?;
         let live = self.live();
         let before = at.checked_sub(1).map(|i| live[i]);

@@ -18,6 +18,9 @@ pub(crate) const CFQQ_SECT_THR_NONROT: u64 = 64;
 /// A queue holding this many requests is marked `deep`.
 pub(crate) const DEEP_QUEUED: u32 = 4;
 
+/// Where a record's sample weight settles: `(7 * 249 + 256) / 8 == 249`, reached from 0.
+const SETTLED_SAMPLES: u64 = 249;
+
 /// Kernel: struct cfq_ttime. Its `ttime_mean` is [`Ttime::mean`], worked out when read:
 /// the kernel divides at every sample (three or four a request), and nearly all are never
 /// read (issue 34); the quotient is the same whenever it is taken.
@@ -49,7 +52,12 @@ impl Ttime {
 
     /// Folds one observation into the decaying average (weight 1/8, as think time does).
     pub(crate) fn sample(&mut self, value: u64) {
-        self.ttime_samples = (7 * self.ttime_samples + 256) / 8;
+        // The weight climbs from 0 (32, 60, 84, ..., 248) to 249, where the kernel's
+        // formula gives 249 again: from there on it is left as it stands (issue 34: four
+        // samples a request; `sample_weight_settles_at_249`).
+        if self.ttime_samples < SETTLED_SAMPLES {
+            self.ttime_samples = (7 * self.ttime_samples + 256) / 8;
+        }
         self.ttime_total = (7 * self.ttime_total + 256 * value) / 8;
     }
 
@@ -62,7 +70,25 @@ impl Ttime {
     }
 }
 
-/// Kernel: CFQQ_SEEKY(): more than 4 of the last 32 arrivals were seeky.
+/// Kernel: cfq_update_io_seektime() on the queue itself.
+#[inline]
+fn seek_sample(cfqq: &mut super::queue::CfqQueue, rq: &Request, rotational: bool) {
+    let sdist = if cfqq.last_request_pos != 0 {
+        cfqq.last_request_pos.abs_diff(rq.sector)
+    } else {
+        0
+    };
+    let bit = if rotational {
+        sdist > CFQQ_SEEK_THR
+    } else {
+        u64::from(rq.nr_sectors) < CFQQ_SECT_THR_NONROT
+    };
+    let dropped = (cfqq.seek_history >> 31) as u8;
+    cfqq.seek_history = (cfqq.seek_history << 1) | u32::from(bit);
+    cfqq.seeky_arrivals = cfqq.seeky_arrivals + u8::from(bit) - dropped;
+}
+
+/// Kernel: CFQQ_SEEKY() of a history (CFQ's queues keep their count, `CfqQueue::seeky`).
 pub(crate) fn seeky(history: u32) -> bool {
     history.count_ones() > 32 / 8
 }
@@ -73,39 +99,54 @@ pub(crate) fn req_noidle(rq: &Request) -> bool {
 }
 
 impl Cfq {
-    /// Kernel: cfq_update_io_thinktime(): process and service tree (sync queues), group always.
-    pub(crate) fn update_io_thinktime(&mut self, q: QId, c: usize, now: Time) {
+    /// cfq_rq_enqueued()'s per-arrival bookkeeping of queue `q` and context `c`, in the
+    /// kernel's order: think time, seekiness (and 2.6.32's seek mean), the idle window, then
+    /// the last positions. One look-up each of the queue, the context and the group (issue
+    /// 34: the four helpers looked each up again, ~40 instructions a request in index
+    /// checks).
+    /// Kernel: cfq_update_io_thinktime(), cfq_update_io_seektime(), cfq_update_idle_window().
+    #[inline]
+    pub(crate) fn update_on_arrival(
+        &mut self,
+        q: QId,
+        c: usize,
+        rq: &Request,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
         let slice_idle = self.tun.slice_idle_ns;
-        let group_idle = self.tun.group_idle_ns;
-        let (sync, g, st) = {
-            let cfqq = &self.queues[q];
-            (cfqq.sync, cfqq.group, cfqq.service_tree.map(usize::from))
-        };
-        if sync {
-            self.cics[c].ttime.update(now, slice_idle);
-            if let Some(st) = st {
-                self.groups[g].trees[st].ttime.update(now, slice_idle);
+        let cfqq = &mut self.queues[q];
+        let cic = &mut self.cics[c];
+        let cfqg = &mut self.groups[cfqq.group];
+        if cfqq.sync {
+            cic.ttime.update(now, slice_idle);
+            if let Some(st) = cfqq.service_tree {
+                cfqg.trees[usize::from(st)].ttime.update(now, slice_idle);
             }
         }
-        self.groups[g].ttime.update(now, group_idle);
-    }
-
-    /// Kernel: cfq_update_io_seektime().
-    pub(crate) fn update_io_seektime(&mut self, q: QId, rq: &Request) {
-        let rotational = self.rotational;
-        let cfqq = &mut self.queues[q];
-        let sdist = if cfqq.last_request_pos != 0 {
-            cfqq.last_request_pos.abs_diff(rq.sector)
-        } else {
-            0
-        };
-        cfqq.seek_history <<= 1;
-        let bit = if rotational {
-            sdist > CFQQ_SEEK_THR
-        } else {
-            u64::from(rq.nr_sectors) < CFQQ_SECT_THR_NONROT
-        };
-        cfqq.seek_history |= u32::from(bit);
+        cfqg.ttime.update(now, self.tun.group_idle_ns);
+        seek_sample(cfqq, rq, self.rotational);
+        let end = rq.end_sector();
+        if self.tun.rules_2632 {
+            cic.seek.update(rq.sector);
+        }
+        if cfqq.sync && !cfqq.class_idle() {
+            if self.tun.rules_2632 || slice_idle != 0 {
+                self.update_idle_window(q, c, now, trace);
+            } else {
+                // `slice_idle = 0` turns idling off whatever the rest says (see
+                // update_idle_window): only the `deep` mark and the change remain.
+                if self.tun.deep_mark && cfqq.queued[0] + cfqq.queued[1] >= DEEP_QUEUED {
+                    cfqq.deep = true;
+                }
+                if cfqq.idle_window {
+                    self.log_q(trace, now, q, format_args!("idle=0"));
+                    self.queues[q].idle_window = false;
+                }
+            }
+        }
+        self.queues[q].last_request_pos = end;
+        self.cics[c].seek.last_request_pos = end;
     }
 
     /// Kernel: cfq_update_idle_window(), with the seed-000 switches.
@@ -142,7 +183,7 @@ impl Cfq {
     fn idle_window_rule(&self, q: QId, c: usize, old: bool) -> bool {
         let mut enable = old;
         let cfqq = &self.queues[q];
-        let is_seeky = seeky(cfqq.seek_history);
+        let is_seeky = cfqq.seeky();
         let (exited, ttime) = (self.cics[c].exited, self.cics[c].ttime);
         // Seed 000 fix (iosched's reading of Patlasov's two complaints about 8e1ac6655104:
         // the flags outlive the condition until select time, and "slice half used" misjudges
@@ -189,6 +230,39 @@ mod tests {
         assert_eq!(t.ttime_samples, 84);
         assert!(t.valid());
         assert_eq!(t.mean(), (t.ttime_total + 128) / 84);
+    }
+
+    /// The sample weight left alone once settled is the kernel's at every step: from 0 it
+    /// climbs to 249 and the formula then keeps it there.
+    #[test]
+    fn sample_weight_settles_at_249() {
+        let mut t = Ttime::starting(0);
+        let mut kernel = 0u64;
+        for i in 0..200u64 {
+            t.sample(i * 1000);
+            kernel = (7 * kernel + 256) / 8;
+            assert_eq!(t.ttime_samples, kernel, "sample {i}");
+        }
+        assert_eq!(kernel, SETTLED_SAMPLES);
+        assert_eq!((7 * SETTLED_SAMPLES + 256) / 8, SETTLED_SAMPLES);
+    }
+
+    /// The queue's count of seeky arrivals follows its 32-arrival history as bits shift
+    /// in and out (a pattern of runs longer and shorter than the window), and answers
+    /// CFQQ_SEEKY() as the history's population count does.
+    #[test]
+    fn seeky_count_follows_the_history() {
+        let mut cfqq = super::super::queue::CfqQueue::default();
+        let mut rq = crate::testing::request(1, crate::request::Op::Read, 0, 8, 1);
+        for i in 0..400u64 {
+            rq.nr_sectors = if (i / 7 + i / 40) % 3 == 0 { 128 } else { 8 };
+            seek_sample(&mut cfqq, &rq, false);
+            assert_eq!(
+                u32::from(cfqq.seeky_arrivals),
+                cfqq.seek_history.count_ones()
+            );
+            assert_eq!(cfqq.seeky(), seeky(cfqq.seek_history));
+        }
     }
 
     #[test]
