@@ -468,7 +468,7 @@ impl SimBackend {
             self.device_generation += 1;
             self.device_event_at = next;
             if let Some(time) = next {
-                self.events.push(
+                self.events.push_armed(
                     time.max(now),
                     Event::Device {
                         generation: self.device_generation,
