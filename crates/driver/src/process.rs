@@ -119,9 +119,7 @@ impl<X: Copy> Driver<'_, X> {
             return;
         }
         let depth = self.life.in_flight(index);
-        for _ in 0..std::mem::take(&mut self.unmarked) {
-            self.stats[index].record_depth(depth);
-        }
+        self.stats[index].record_depths(depth, std::mem::take(&mut self.unmarked));
     }
 
     /// Ends the plug of the submission batch in progress (`U`) and arms the next one, for a
