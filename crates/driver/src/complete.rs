@@ -52,10 +52,9 @@ impl<X: Copy> Driver<'_, X> {
         result: B::Result,
         trace: &mut dyn Trace,
     ) {
-        let entry = self
-            .in_flight
-            .remove(id)
-            .expect("device completed a request twice or one never issued");
+        let Some(entry) = self.in_flight.remove(id) else {
+            panic!("device completed a request twice or one never issued");
+        };
         assert!(entry.issued_at().is_some(), "completed before issue");
         let request = entry.request;
         let now = self.now;
