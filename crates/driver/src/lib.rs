@@ -38,8 +38,8 @@ use disk::DiskAccounting;
 use iosched_core::request_pool::RequestPool;
 use iosched_core::seq_table::SeqTable;
 use iosched_core::{
-    CgroupId, Elevator, IoContextId, IoPrio, Request, RequestId, RqEvent, ServiceSummary, Time, Trace,
-    TunableValue,
+    CgroupId, Elevator, IoContextId, IoPrio, Request, RequestId, RqEvent, ServiceSummary, Time,
+    Trace, TunableValue,
 };
 use iosched_workload::cgroups::Cgroups;
 use iosched_workload::generator::IoUnit;

@@ -498,15 +498,12 @@ impl SimBackend {
     fn device_completions(&mut self, drv: &mut SimDriver<'_>, trace: &mut dyn Trace) {
         self.completed_scratch.clear();
         self.device_changed = true;
-        self.device.advance(
-            drv.now,
-            self.device_rng.pcg(),
-            &mut self.completed_scratch,
-        );
-        // Read in place, by index: only this event fills the scratch list (taking it out and
-        // back cost some 20 instructions a request, issue 34).
+        self.device
+            .advance(drv.now, self.device_rng.pcg(), &mut self.completed_scratch);
         self.in_device -= self.completed_scratch.len() as u32;
         debug_assert_eq!(self.in_device, self.device.in_flight());
+        // Read in place, by index: only this event fills the scratch list (taking it out and
+        // back cost some 20 instructions a request, issue 34).
         let mut next = 0;
         while let Some(&id) = self.completed_scratch.get(next) {
             drv.complete(self, id, (), trace);

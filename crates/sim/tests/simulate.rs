@@ -316,11 +316,18 @@ fn a_sink_taking_no_requests_gets_none() {
             .unwrap()
             .run(&mut sink, &mut |_| {})
             .unwrap();
-        (sink.seen, outcome.run.clones[0].dirs[0].total_ios, outcome.sim_time_ns)
+        (
+            sink.seen,
+            outcome.run.clones[0].dirs[0].total_ios,
+            outcome.sim_time_ns,
+        )
     };
     let (seen_all, ios_all, end_all) = run(true);
     let (seen_none, ios_none, end_none) = run(false);
-    assert!(seen_all >= 6 * ios_all, "{seen_all} events for {ios_all} I/Os");
+    assert!(
+        seen_all >= 6 * ios_all,
+        "{seen_all} events for {ios_all} I/Os"
+    );
     assert_eq!(seen_none, 0);
     assert_eq!((ios_none, end_none), (ios_all, end_all));
 }
