@@ -254,6 +254,10 @@ impl RequestPool {
         }
         if list.count[dir] < nr {
             list.full[dir] = false;
+            if self.asleep == 0 {
+                // No list has a sleeper (the usual case): none to pop.
+                return None;
+            }
             let woken = list.sleepers[dir].pop_front();
             self.asleep -= usize::from(woken.is_some());
             return woken;

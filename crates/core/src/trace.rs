@@ -206,6 +206,13 @@ pub trait Trace {
     /// A request lifecycle event (emitted by drivers, and by schedulers for merges).
     fn request(&mut self, _now: Time, _event: RqEvent, _rq: &Request) {}
 
+    /// Whether [`Trace::request`] does anything. A driver asks once at the start of a run
+    /// and, on false, skips its own lifecycle calls (issue 34: eight a request); a sink
+    /// that answers false must drop them for the whole run.
+    fn takes_requests(&self) -> bool {
+        true
+    }
+
     /// A free-form scheduler message: blktrace's `m N` note.
     fn message(&mut self, _now: Time, _subject: MessageSubject, _text: &str) {}
 
@@ -241,7 +248,11 @@ pub enum TimerEvent {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoTrace;
 
-impl Trace for NoTrace {}
+impl Trace for NoTrace {
+    fn takes_requests(&self) -> bool {
+        false
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -52,14 +52,13 @@ impl<X: Copy> Driver<'_, X> {
         result: B::Result,
         trace: &mut dyn Trace,
     ) {
-        let entry = self
-            .in_flight
-            .remove(id)
-            .expect("device completed a request twice or one never issued");
+        let Some(entry) = self.in_flight.remove(id) else {
+            panic!("device completed a request twice or one never issued");
+        };
         assert!(entry.issued_at().is_some(), "completed before issue");
         let request = entry.request;
         let now = self.now;
-        trace.request(now, RqEvent::Complete, &request);
+        self.trace_request(trace, RqEvent::Complete, &request);
         if request.op != Op::Flush {
             let elevator = &mut self.elevator;
             if !self.completion_settles {
@@ -182,17 +181,24 @@ impl<X: Copy> Driver<'_, X> {
     ) {
         let now = self.now;
         let tag = if outcome.failed { None } else { outcome.tag };
-        let before = self.life.in_flight(process);
-        for other in self.life.complete(self.jobs, process, now, unit, tag) {
-            b.wake(other, now);
+        // fio's `iodepth_complete` counts events per reap: with `iodepth_batch_complete_min`
+        // above 1 the job reaps them in groups (the runner's depth drops by the group).
+        let grouped = self.jobs[self.life.job_of(process)].iodepth_batch_complete_min > 1;
+        let before = if grouped {
+            self.life.in_flight(process)
+        } else {
+            0
+        };
+        let woken = self.life.complete(self.jobs, process, now, unit, tag);
+        if !woken.is_empty() {
+            for other in woken {
+                b.wake(other, now);
+            }
         }
         if outcome.fail_job {
             self.life.fail(process);
         }
-        // fio's `iodepth_complete` counts events per reap: with `iodepth_batch_complete_min`
-        // above 1 the job reaps them in groups (the runner's depth drops by the group).
-        let job = &self.jobs[self.life.job_of(process)];
-        if job.iodepth_batch_complete_min <= 1 {
+        if !grouped {
             self.stats[process].record_complete_batch(1);
         } else {
             let reaped = before.saturating_sub(self.life.in_flight(process));

@@ -104,7 +104,7 @@ impl<X: Copy> Driver<'_, X> {
             "merges only grow a request"
         );
         entry.request = request;
-        trace.request(self.now, RqEvent::Issue, &request);
+        self.trace_request(trace, RqEvent::Issue, &request);
         b.issue(self, &request, trace);
     }
 }

@@ -38,8 +38,8 @@ use disk::DiskAccounting;
 use iosched_core::request_pool::RequestPool;
 use iosched_core::seq_table::SeqTable;
 use iosched_core::{
-    CgroupId, Elevator, IoContextId, IoPrio, Request, RequestId, ServiceSummary, Time, Trace,
-    TunableValue,
+    CgroupId, Elevator, IoContextId, IoPrio, Request, RequestId, RqEvent, ServiceSummary, Time,
+    Trace, TunableValue,
 };
 use iosched_workload::cgroups::Cgroups;
 use iosched_workload::generator::IoUnit;
@@ -378,6 +378,9 @@ pub struct Driver<'a, X> {
     /// Requests inserted into the scheduler.
     pub requests: u64,
     next_request: u64,
+    /// Whether the run's trace takes request events ([`Trace::takes_requests`]); when not,
+    /// neither the events nor the plug they describe are kept.
+    trace_requests: bool,
     plug: Plug,
     /// I/Os of the step in progress not yet counted in fio's `iodepth_level`: fio counts a
     /// batch at its commit, each at the depth the whole batch reached (`io_u_mark_depth()`).
@@ -481,6 +484,7 @@ impl<'a, X: Copy> Driver<'a, X> {
             empty_when_drained,
             requests: 0,
             next_request: 0,
+            trace_requests: true,
             plug: Plug::Off,
             unmarked: 0,
             pool: RequestPool::new(nr_requests),
@@ -517,6 +521,20 @@ impl<'a, X: Copy> Driver<'a, X> {
     /// The size of each request list.
     pub fn nr_requests(&self) -> u32 {
         self.pool.nr_requests()
+    }
+
+    /// Takes request events to `trace` for the run ahead only if it says it takes them
+    /// ([`Trace::takes_requests`]); without this call every event is sent.
+    pub fn trace_requests_to(&mut self, trace: &dyn Trace) {
+        self.trace_requests = trace.takes_requests();
+    }
+
+    /// A request lifecycle event, if the run's trace takes them.
+    #[inline(always)]
+    fn trace_request(&self, trace: &mut dyn Trace, event: RqEvent, request: &Request) {
+        if self.trace_requests {
+            trace.request(self.now, event, request);
+        }
     }
 
     /// Processes asleep on a full request list.

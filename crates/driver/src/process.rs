@@ -51,7 +51,7 @@ impl<X: Copy> Driver<'_, X> {
         self.run_process(b, index, trace, &mut submitted);
         self.mark_depth(index);
         if let Plug::Plugged(last) = std::mem::replace(&mut self.plug, Plug::Off) {
-            trace.request(self.now, RqEvent::Unplug, &last);
+            self.trace_request(trace, RqEvent::Unplug, &last);
         }
         if submitted > 0 {
             self.stats[index].record_submit_batch(submitted);
@@ -114,14 +114,13 @@ impl<X: Copy> Driver<'_, X> {
 
     /// The I/Os submitted since the last commit count in `iodepth_level` at the depth the
     /// batch reached, as fio counts them when it commits.
+    #[inline]
     fn mark_depth(&mut self, index: usize) {
         if self.unmarked == 0 {
             return;
         }
         let depth = self.life.in_flight(index);
-        for _ in 0..std::mem::take(&mut self.unmarked) {
-            self.stats[index].record_depth(depth);
-        }
+        self.stats[index].record_depths(depth, std::mem::take(&mut self.unmarked));
     }
 
     /// Ends the plug of the submission batch in progress (`U`) and arms the next one, for a
@@ -129,7 +128,7 @@ impl<X: Copy> Driver<'_, X> {
     /// ([`Backend::batch_submitted`]). Outside a process's step nothing is plugged.
     pub fn unplug(&mut self, trace: &mut dyn Trace) {
         if let Plug::Plugged(last) = self.plug {
-            trace.request(self.now, RqEvent::Unplug, &last);
+            self.trace_request(trace, RqEvent::Unplug, &last);
             self.plug = Plug::Armed;
         }
     }

@@ -688,7 +688,13 @@ impl JobStats {
     /// (fio's `io_u_mark_depth()`).
     #[inline]
     pub fn record_depth(&mut self, depth_at_submit: u32) {
-        self.count_in_map(MAP_DEPTH, depth_bucket(depth_at_submit));
+        self.record_depths(depth_at_submit, 1);
+    }
+
+    /// [`JobStats::record_depth`] for `ios` submissions at the same depth.
+    #[inline]
+    pub fn record_depths(&mut self, depth_at_submit: u32, ios: u32) {
+        self.count_in_map_n(MAP_DEPTH, depth_bucket(depth_at_submit), ios);
     }
 
     /// Records how many I/Os one submit call carried.
@@ -707,11 +713,17 @@ impl JobStats {
     /// bucket stays the same.
     #[inline]
     fn count_in_map(&mut self, column: usize, bucket: usize) {
+        self.count_in_map_n(column, bucket, 1);
+    }
+
+    /// `n` more counts in `bucket` of `io_maps` column `column`.
+    #[inline]
+    fn count_in_map_n(&mut self, column: usize, bucket: usize, n: u32) {
         if usize::from(self.map_bucket[column]) != bucket {
             self.flush_map(column);
             self.map_bucket[column] = bucket as u8;
         }
-        self.map_pending[column] += 1;
+        self.map_pending[column] += u64::from(n);
     }
 
     /// `io_maps` column `column`'s pending count moved to its bucket.

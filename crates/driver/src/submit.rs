@@ -64,7 +64,7 @@ impl<X: Copy> Driver<'_, X> {
         if request.op != Op::Flush && self.try_merge(index, unit, &request, io, trace) {
             return;
         }
-        trace.request(self.now, RqEvent::Queue, &request);
+        self.trace_request(trace, RqEvent::Queue, &request);
         if !self.allocate(index, &request, trace) {
             let held = Held {
                 unit,
@@ -92,8 +92,8 @@ impl<X: Copy> Driver<'_, X> {
             return false;
         };
         // The bio joins a queued request: no request of its own, no insert.
-        trace.request(self.now, RqEvent::Queue, request);
-        trace.request(self.now, event, request);
+        self.trace_request(trace, RqEvent::Queue, request);
+        self.trace_request(trace, event, request);
         self.disk.merged(request.op.data_dir());
         self.in_flight
             .get_mut(target)
@@ -119,7 +119,7 @@ impl<X: Copy> Driver<'_, X> {
             .pool
             .get(request.cgroup, sync, request.ioc, may_queue, self.now);
         if alloc == Alloc::Sleep {
-            trace.request(self.now, RqEvent::SleepRq, request);
+            self.trace_request(trace, RqEvent::SleepRq, request);
             self.pool.sleep(request.cgroup, sync, index as u64);
             return false;
         }
@@ -167,29 +167,37 @@ impl<X: Copy> Driver<'_, X> {
         // Ids are never reused: a new one cannot be in flight (the slab panics if it were).
         self.in_flight.insert_new(request.id, entry);
         self.disk.start(self.now);
-        if own {
-            trace.request(self.now, RqEvent::Queue, &request);
-        }
-        trace.request(self.now, RqEvent::GetRq, &request);
-        if !own {
-            match self.plug {
-                Plug::Armed => {
-                    trace.request(self.now, RqEvent::Plug, &request);
-                    self.plug = Plug::Plugged(request);
-                }
-                Plug::Plugged(_) => self.plug = Plug::Plugged(request),
-                Plug::Off => {}
-            }
+        if self.trace_requests {
+            self.trace_queued(trace, &request, own);
         }
         if request.op == Op::Flush {
             self.bypass.push_back(request.id);
         } else {
-            trace.request(self.now, RqEvent::Insert, &request);
+            self.trace_request(trace, RqEvent::Insert, &request);
             self.requests += 1;
             let now = self.now;
             let elevator = &mut self.elevator;
             self.standing = Standing::No;
             b.in_scheduler(|| elevator.insert(request, now, trace));
+        }
+    }
+
+    /// A new request's `Q` (one of the backend's own), `G`, and for a job's its plug (`P`
+    /// on the first of a step): only for a trace that takes them.
+    fn trace_queued(&mut self, trace: &mut dyn Trace, request: &Request, own: bool) {
+        if own {
+            trace.request(self.now, RqEvent::Queue, request);
+        }
+        trace.request(self.now, RqEvent::GetRq, request);
+        if !own {
+            match self.plug {
+                Plug::Armed => {
+                    trace.request(self.now, RqEvent::Plug, request);
+                    self.plug = Plug::Plugged(*request);
+                }
+                Plug::Plugged(_) => self.plug = Plug::Plugged(*request),
+                Plug::Off => {}
+            }
         }
     }
 

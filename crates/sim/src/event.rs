@@ -7,6 +7,11 @@
 //! is exactly the one a single heap gives, at a queue push instead of a heap sift per
 //! same-instant event (issue 34).
 //!
+//! The device's armed event (at most one is live: re-arming supersedes it) waits in a slot
+//! of its own beside the heap, since each request arms one: the pop compares it like any
+//! other (time, sequence), and a superseded one still queued moves to the heap, where it
+//! pops as before (issue 34).
+//!
 //! The heap is [`TimeHeap`], a binary min-heap compared on (time, sequence) alone: `std`'s
 //! `BinaryHeap` of `Reverse((time, seq, event))` compiled the whole tuple's comparison and
 //! cost about 210 instructions per pop in issue 34's workload. (time, seq) pairs are
@@ -44,6 +49,8 @@ pub struct EventQueue {
     lane_head: usize,
     /// The instant of the lane: the time of the event last popped while the lane was empty.
     lane_time: Time,
+    /// The event last given to [`EventQueue::push_armed`], while queued.
+    armed: Option<Entry>,
     next_seq: u64,
     processed: u64,
 }
@@ -64,8 +71,35 @@ impl EventQueue {
         }
     }
 
+    /// Queues `event` as the armed one: the event armed before it, if still queued, moves
+    /// to the heap (it keeps its time and sequence, so the order is a single heap's).
+    #[inline]
+    pub fn push_armed(&mut self, time: Time, event: Event) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        if let Some(old) = self.armed.replace(Entry { time, seq, event }) {
+            self.heap.push(old);
+        }
+    }
+
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
+        if let Some(armed) = self.armed {
+            let lane_first = match self.lane.get(self.lane_head) {
+                Some(&(seq, _)) => (self.lane_time, seq) < (armed.time, armed.seq),
+                None => false,
+            };
+            let heap_first = self.heap.peek().is_some_and(|top| top.before(&armed));
+            if !lane_first && !heap_first {
+                self.armed = None;
+                // As a pop from the heap: an empty lane moves to this instant.
+                if self.lane.is_empty() {
+                    self.lane_time = armed.time;
+                }
+                self.processed += 1;
+                return Some((armed.time, armed.event));
+            }
+        }
         // The lane's front is its smallest (time, seq); an earlier-scheduled event of the
         // same instant, or one before it, may still be in the heap.
         let from_lane = match (self.lane.get(self.lane_head), self.heap.peek()) {
@@ -100,7 +134,7 @@ impl EventQueue {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty() && self.lane.is_empty()
+        self.heap.is_empty() && self.lane.is_empty() && self.armed.is_none()
     }
 }
 
@@ -200,7 +234,7 @@ mod tests {
     #[test]
     fn lane_pops_as_a_single_heap() {
         use proptest::prelude::*;
-        let steps = proptest::collection::vec((0u8..4, 0u64..3, 0usize..50), 1..400);
+        let steps = proptest::collection::vec((0u8..5, 0u64..3, 0usize..50), 1..400);
         proptest!(|(steps in steps)| {
             let mut queue = EventQueue::new();
             let mut reference = BinaryHeap::new();
@@ -214,13 +248,18 @@ mod tests {
                         now = time;
                     }
                 } else {
-                    // Mostly the current instant; sometimes later, or (kind 3) earlier.
+                    // Mostly the current instant; sometimes later, or (kind 3) earlier;
+                    // kind 4 arms an event at the instant or later (superseding the last).
                     let time = match kind {
                         1 => now,
-                        2 => now + offset,
+                        2 | 4 => now + offset,
                         _ => now.saturating_sub(offset),
                     };
-                    queue.push(time, Event::Wake(process));
+                    if kind == 4 {
+                        queue.push_armed(time, Event::Wake(process));
+                    } else {
+                        queue.push(time, Event::Wake(process));
+                    }
                     reference.push(Reverse((time, seq, Event::Wake(process))));
                     seq += 1;
                 }

@@ -180,6 +180,10 @@ pub(crate) struct SimBackend {
     pub(crate) device: Box<dyn Device>,
     /// `device.queue_depth()`, a device parameter, read once (the pump asks it each time).
     queue_depth: u32,
+    /// `device.in_flight()`, counted here (a submit adds one, each completion `advance`
+    /// reports takes one: the trait's meaning): the pump asks it twice a request, and the
+    /// device is behind a virtual call (issue 34).
+    in_device: u32,
     pub(crate) events: EventQueue,
     device_generation: u64,
     device_event_at: Option<Time>,
@@ -261,6 +265,7 @@ impl<'a> Simulation<'a> {
                 device_rng: Rng::for_stream(config.seed, u64::MAX - 1),
                 config,
                 queue_depth: device.queue_depth(),
+                in_device: device.in_flight(),
                 device,
                 events: EventQueue::new(),
                 device_generation: 0,
@@ -309,6 +314,7 @@ impl<'a> Simulation<'a> {
         stop: &AtomicBool,
     ) -> Result<SimOutcome, SimError> {
         let (drv, back) = (&mut self.drv, &mut self.back);
+        drv.trace_requests_to(trace);
         drv.start_ready_jobs(back);
         while let Some((time, event)) = back.events.pop() {
             assert!(time >= drv.now, "virtual time ran backwards");
@@ -468,7 +474,7 @@ impl SimBackend {
             self.device_generation += 1;
             self.device_event_at = next;
             if let Some(time) = next {
-                self.events.push(
+                self.events.push_armed(
                     time.max(now),
                     Event::Device {
                         generation: self.device_generation,
@@ -490,15 +496,19 @@ impl SimBackend {
     }
 
     fn device_completions(&mut self, drv: &mut SimDriver<'_>, trace: &mut dyn Trace) {
-        let mut completed = std::mem::take(&mut self.completed_scratch);
-        completed.clear();
+        self.completed_scratch.clear();
         self.device_changed = true;
         self.device
-            .advance(drv.now, self.device_rng.pcg(), &mut completed);
-        for &id in &completed {
+            .advance(drv.now, self.device_rng.pcg(), &mut self.completed_scratch);
+        self.in_device -= self.completed_scratch.len() as u32;
+        debug_assert_eq!(self.in_device, self.device.in_flight());
+        // Read in place, by index: only this event fills the scratch list (taking it out and
+        // back cost some 20 instructions a request, issue 34).
+        let mut next = 0;
+        while let Some(&id) = self.completed_scratch.get(next) {
             drv.complete(self, id, (), trace);
+            next += 1;
         }
-        self.completed_scratch = completed;
         drv.retry_sleepers(self, trace);
     }
 }
@@ -512,12 +522,14 @@ impl Backend for SimBackend {
     }
 
     fn in_device(&self) -> u32 {
-        self.device.in_flight()
+        debug_assert_eq!(self.in_device, self.device.in_flight());
+        self.in_device
     }
 
     fn issue(&mut self, drv: &mut SimDriver<'_>, request: &Request, _trace: &mut dyn Trace) {
-        self.device_changed = true;
-        self.device.submit(
+        self.in_device += 1;
+        // An unmoved next event is the one armed (or the device changed earlier this event).
+        self.device_changed |= self.device.submit_moves_next(
             drv.now,
             Command {
                 id: request.id,

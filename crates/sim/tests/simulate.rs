@@ -290,6 +290,48 @@ fn submissions_are_bracketed_by_plug_and_unplug() {
     assert_eq!(plugs_count, unplugs);
 }
 
+/// A sink that says it takes no request events gets none from the driver for the whole run
+/// (issue 34: the driver skips its eight calls a request), and the run's results are the
+/// ones a sink taking them all sees.
+#[test]
+fn a_sink_taking_no_requests_gets_none() {
+    struct Count {
+        takes: bool,
+        seen: u64,
+    }
+    impl Trace for Count {
+        fn request(&mut self, _now: Time, _event: RqEvent, _rq: &Request) {
+            self.seen += 1;
+        }
+        fn takes_requests(&self) -> bool {
+            self.takes
+        }
+    }
+    let run = |takes: bool| {
+        let mut spec = reader("count", RwMode::RandRead, 1 << 20);
+        spec.ioengine = IoEngine::Libaio;
+        spec.iodepth = 4;
+        let mut sink = Count { takes, seen: 0 };
+        let outcome = Simulation::new(&[spec], preset("nvme-gen4").unwrap(), SimConfig::default())
+            .unwrap()
+            .run(&mut sink, &mut |_| {})
+            .unwrap();
+        (
+            sink.seen,
+            outcome.run.clones[0].dirs[0].total_ios,
+            outcome.sim_time_ns,
+        )
+    };
+    let (seen_all, ios_all, end_all) = run(true);
+    let (seen_none, ios_none, end_none) = run(false);
+    assert!(
+        seen_all >= 6 * ios_all,
+        "{seen_all} events for {ios_all} I/Os"
+    );
+    assert_eq!(seen_none, 0);
+    assert_eq!((ios_none, end_none), (ios_all, end_all));
+}
+
 /// A backwards sequential reader (`rw=read:-8k` with 4 KiB blocks, as fio's
 /// backwards-read example) at depth 8 hands the scheduler bios that end where queued requests
 /// start: they front-merge.

@@ -518,7 +518,9 @@ impl Completions {
         self.ring[(self.head + i) & self.mask()].0
     }
 
-    fn push(&mut self, time: Time, id: RequestId) {
+    /// Queues `id` to finish at `time`; answers whether it went to the front (the next
+    /// event moved).
+    fn push(&mut self, time: Time, id: RequestId) -> bool {
         if self.len == self.ring.len() {
             self.grow();
         }
@@ -526,7 +528,7 @@ impl Completions {
         if self.len == 0 || self.time_at(self.len - 1) <= time {
             self.ring[(self.head + self.len) & mask] = (time, id);
             self.len += 1;
-            return;
+            return self.len == 1;
         }
         // After every command finishing at or before `time`: ties keep their order.
         let (mut low, mut high) = (0, self.len);
@@ -552,6 +554,7 @@ impl Completions {
         }
         self.ring[(self.head + at) & mask] = (time, id);
         self.len += 1;
+        at == 0
     }
 
     /// Doubles the ring, its entries from the start.
@@ -872,8 +875,9 @@ impl FlashDevice {
         }
     }
 
-    fn finish(&mut self, time: Time, id: RequestId) {
-        self.done.push(time, id);
+    /// Answers whether the next event moved.
+    fn finish(&mut self, time: Time, id: RequestId) -> bool {
+        self.done.push(time, id)
     }
 }
 
@@ -898,7 +902,12 @@ impl Device for FlashDevice {
         self.in_flight
     }
 
-    fn submit(&mut self, now: Time, command: Command, _rng: &mut Pcg64Mcg) {
+    fn submit(&mut self, now: Time, command: Command, rng: &mut Pcg64Mcg) {
+        self.submit_moves_next(now, command, rng);
+    }
+
+    /// Only a command finishing before every other moves the next event.
+    fn submit_moves_next(&mut self, now: Time, command: Command, _rng: &mut Pcg64Mcg) -> bool {
         assert!(
             self.in_flight < self.params.queue_depth,
             "device queue overfilled"
@@ -934,7 +943,7 @@ impl Device for FlashDevice {
         if let Some(slots) = self.slots.as_mut() {
             slots.push(Reverse(done));
         }
-        self.finish(done, command.id);
+        self.finish(done, command.id)
     }
 
     fn next_event(&self) -> Option<Time> {
@@ -962,6 +971,35 @@ mod tests {
             nr_sectors,
             fua: false,
         }
+    }
+
+    /// `submit_moves_next` answers false only when the next event stayed: the simulator
+    /// then keeps the event it armed (issue 34).
+    #[test]
+    fn submit_says_when_the_next_event_moves() {
+        let mut device = FlashDevice::new(FlashParams::nvme_gen4());
+        let mut rng = Pcg64Mcg::seed_from_u64(11);
+        let mut completed = Vec::new();
+        let (mut now, mut moved, mut kept) = (0, 0, 0);
+        for id in 0..3000u64 {
+            let op = if id % 5 == 0 { Op::Write } else { Op::Read };
+            let sector = (id * 104_729 % 2_000_000) * 8;
+            if device.in_flight() == device.queue_depth() || id % 3 == 0 {
+                if let Some(next) = device.next_event() {
+                    now = now.max(next);
+                    device.advance(now, &mut rng, &mut completed);
+                }
+            }
+            let before = device.next_event();
+            let says = device.submit_moves_next(now, command(id, op, sector, 8), &mut rng);
+            assert_eq!(says, device.next_event() != before, "command {id}");
+            if says {
+                moved += 1;
+            } else {
+                kept += 1;
+            }
+        }
+        assert!(moved > 0 && kept > 0, "moved {moved}, kept {kept}");
     }
 
     /// `Channel::programs` counts the programs queued on each channel's units, so a read

@@ -62,6 +62,12 @@ pub trait Device {
     fn in_flight(&self) -> u32;
     /// Accepts a command at `now`. The caller never exceeds `queue_depth()`.
     fn submit(&mut self, now: Time, command: Command, rng: &mut Pcg64Mcg);
+    /// [`Device::submit`], answering whether [`Device::next_event`] may have changed: the
+    /// simulator asks the device again only then. By default it may have.
+    fn submit_moves_next(&mut self, now: Time, command: Command, rng: &mut Pcg64Mcg) -> bool {
+        self.submit(now, command, rng);
+        true
+    }
     /// When the device next has something to report (a completion), if anything is in flight.
     fn next_event(&self) -> Option<Time>;
     /// Moves the device to `now` and appends the commands completed by then, in completion
