@@ -183,7 +183,8 @@ impl<X: Copy> Driver<'_, X> {
         let tag = if outcome.failed { None } else { outcome.tag };
         // fio's `iodepth_complete` counts events per reap: with `iodepth_batch_complete_min`
         // above 1 the job reaps them in groups (the runner's depth drops by the group).
-        let grouped = self.jobs[self.life.job_of(process)].iodepth_batch_complete_min > 1;
+        let grouped = self.grouped_reaps
+            && self.jobs[self.life.job_of(process)].iodepth_batch_complete_min > 1;
         let before = if grouped {
             self.life.in_flight(process)
         } else {

@@ -375,6 +375,12 @@ pub struct Driver<'a, X> {
     /// The scheduler's `nothing_queued_answers_empty()`, asked once: with nothing queued
     /// the pump need not ask it to dispatch.
     empty_when_drained: bool,
+    /// Some job commits in batches (`iodepth_batch_submit` above 1); when none does, a
+    /// step need not look up its job's (issue 34).
+    batched_submits: bool,
+    /// Some job reaps in groups (`iodepth_batch_complete_min` above 1); when none does, a
+    /// completion need not look up its job's.
+    grouped_reaps: bool,
     /// Requests inserted into the scheduler.
     pub requests: u64,
     next_request: u64,
@@ -482,6 +488,8 @@ impl<'a, X: Copy> Driver<'a, X> {
             standing: Standing::No,
             completion_settles,
             empty_when_drained,
+            batched_submits: jobs.iter().any(|job| job.iodepth_batch_submit > 1),
+            grouped_reaps: jobs.iter().any(|job| job.iodepth_batch_complete_min > 1),
             requests: 0,
             next_request: 0,
             trace_requests: true,

@@ -66,9 +66,10 @@ impl<X: Copy> Driver<'_, X> {
         submitted: &mut u32,
     ) {
         // fio commits every `iodepth_batch_submit` I/Os (one submit call).
-        let batch = self.jobs[self.life.job_of(index)]
-            .iodepth_batch_submit
-            .max(1);
+        let batch = match self.batched_submits {
+            true => self.jobs[self.life.job_of(index)].iodepth_batch_submit.max(1),
+            false => 1,
+        };
         loop {
             // Asleep in the block layer: it submits nothing until its request is allocated.
             if self.held.is_asleep(index) {

@@ -358,6 +358,7 @@ impl JobRunner {
     /// a driver that just submitted asks this instead of stepping again (the second ask per
     /// wake-up was a tenth of a request's cost). False where `next` would do anything else,
     /// or would wait only after changing state (its limits just reached, a drain ending).
+    #[inline]
     pub fn waits(&self, now: Time) -> bool {
         if self.replay.is_some() {
             return false;
@@ -598,6 +599,7 @@ impl JobRunner {
     }
 
     /// One of the job's I/Os completed at `now`.
+    #[inline]
     pub fn complete(&mut self, now: Time, unit: &IoUnit) {
         if let Some(source) = self.replay.as_mut() {
             source.complete(now, unit);
