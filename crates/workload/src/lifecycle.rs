@@ -412,7 +412,29 @@ impl Lifecycle {
     /// when it failed) and a steady-state criterion (`ss=`) counts. Returns the running
     /// clones told to stop because their rate reached steady state (the caller wakes them to
     /// drain and finish).
+    #[inline]
     pub fn complete(
+        &mut self,
+        jobs: &[JobSpec],
+        clone: usize,
+        now: Time,
+        unit: &IoUnit,
+        written_tag: Option<u64>,
+    ) -> Vec<usize> {
+        let state = &mut self.clones[clone];
+        if state.runner_only && self.steady.is_empty() {
+            // What the rest comes to without a read-back or a steady-state tracker, inlined
+            // into the driver's completion (issue 34: one call level less per I/O).
+            if let Some(runner) = state.runner.as_mut() {
+                runner.complete(now, unit);
+            }
+            return Vec::new();
+        }
+        self.complete_general(jobs, clone, now, unit, written_tag)
+    }
+
+    /// [`Lifecycle::complete`] of a clone with a read-back, or with steady state watched.
+    fn complete_general(
         &mut self,
         jobs: &[JobSpec],
         clone: usize,
