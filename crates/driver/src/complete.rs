@@ -117,6 +117,7 @@ impl<X: Copy> Driver<'_, X> {
     }
 
     /// One job I/O is done: its statistics, then [`Driver::unit_finished`].
+    #[inline(always)]
     fn complete_unit<B: Backend<Io = X>>(
         &mut self,
         b: &mut B,
