@@ -67,7 +67,9 @@ impl<X: Copy> Driver<'_, X> {
     ) {
         // fio commits every `iodepth_batch_submit` I/Os (one submit call).
         let batch = match self.batched_submits {
-            true => self.jobs[self.life.job_of(index)].iodepth_batch_submit.max(1),
+            true => self.jobs[self.life.job_of(index)]
+                .iodepth_batch_submit
+                .max(1),
             false => 1,
         };
         loop {
