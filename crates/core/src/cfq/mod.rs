@@ -24,6 +24,7 @@ pub mod dispatch;
 pub mod fifo;
 pub mod group;
 pub mod idle;
+pub mod in_flight;
 pub mod merge;
 pub mod preempt;
 pub mod prio_tree;
@@ -50,7 +51,6 @@ use std::fmt;
 use crate::elevator::{CgroupSpec, DeviceInfo, Dispatch, Elevator, ServiceSummary};
 use crate::id_table::IdTable;
 use crate::request::{CgroupId, IoContextId, Request, RequestId, Time, NSEC_PER_SEC};
-use crate::seq_table::SeqTable;
 use crate::trace::{Decision, DecisionKind, MessageSubject, RqEvent, Trace};
 use crate::tunable::{TunableError, TunableSpec, TunableValue};
 
@@ -147,7 +147,7 @@ pub struct Cfq {
     pub(crate) prio_trees: prio_tree::PrioTrees,
     /// Dispatched, not completed, by request id (the kernel reaches them through the
     /// request itself: O(1) however deep the device is).
-    pub(crate) in_flight: SeqTable<queue::InFlight>,
+    pub(crate) in_flight: in_flight::InFlightTable,
     pub(crate) serving_wl_class: usize,
     pub(crate) serving_wl_type: usize,
     /// u64 as in the kernel: `now - 1` means "already expired", except at `now == 0` (only
@@ -223,7 +223,7 @@ impl Cfq {
             pending: Vec::new(),
             free_pending: Vec::new(),
             prio_trees: prio_tree::PrioTrees::new(8),
-            in_flight: SeqTable::default(),
+            in_flight: in_flight::InFlightTable::default(),
             serving_wl_class: BE_WORKLOAD,
             serving_wl_type: ASYNC_WORKLOAD,
             workload_expires: 0,
