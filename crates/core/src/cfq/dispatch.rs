@@ -39,7 +39,7 @@ impl Cfq {
     }
 
     /// cfq_choose_req() of two distinct requests.
-    fn choose_between(&self, e1: RqRef, e2: RqRef, last: u64) -> RqRef {
+    pub(crate) fn choose_between(&self, e1: RqRef, e2: RqRef, last: u64) -> RqRef {
         let r1 = &self.pending[e1.1 as usize].rq;
         let r2 = &self.pending[e2.1 as usize].rq;
         if r1.is_sync() != r2.is_sync() {
@@ -248,7 +248,7 @@ impl Cfq {
     }
 
     /// Kernel: cfq_dispatch_request(): one request from the active queue, if allowed.
-    // This and dispatch_requests() inline into `dispatch_listening`: the request is then
+    // This and dispatch_requests() inline into `dispatch_caught_up`: the request is then
     // built once where it is returned, not copied out through each call (issue 34).
     #[inline]
     fn dispatch_request(&mut self, q: QId, now: Time, trace: &mut dyn Trace) -> Option<Request> {

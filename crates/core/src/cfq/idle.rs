@@ -239,7 +239,10 @@ impl Cfq {
         }
     }
 
-    /// Kernel: cfq_should_wait_busy().
+    /// Kernel: cfq_should_wait_busy(). Its rules read and change nothing, so the group's
+    /// think time (a division) is asked last, only when the rules after it would answer
+    /// true: the kernel's answer is false when it is big, else theirs (issue 34: at every
+    /// completion of a sole queue, whose slice mostly has time left).
     fn should_wait_busy(&self, q: QId, now: Time) -> bool {
         let cfqq = &self.queues[q];
         if !cfqq.is_empty() {
@@ -248,13 +251,16 @@ impl Cfq {
         if self.groups[cfqq.group].nr_cfqq > 1 {
             return false;
         }
-        if self.thinktime_big_group(cfqq.group) {
-            return false;
-        }
+        self.slice_nearly_used(q, now) && !self.thinktime_big_group(cfqq.group)
+    }
+
+    /// cfq_should_wait_busy() past its group rules: the slice is used, or what is left of
+    /// it is shorter than the process's think time or a jiffy.
+    fn slice_nearly_used(&self, q: QId, now: Time) -> bool {
         if self.slice_used(q, now) {
             return true;
         }
-        let left = cfqq.slice_end.wrapping_sub(now);
+        let left = self.queues[q].slice_end.wrapping_sub(now);
         if let Some(cic) = self.active_cic.map(|c| &self.cics[c]) {
             if cic.ttime.valid() && left < cic.ttime.mean() {
                 return true;
