@@ -759,7 +759,37 @@ pub(crate) fn boost_on_prio(cfqq: &mut CfqQueue, prio: bool) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{hdd, insert, read, Rec, UP};
     use super::*;
+
+    /// An insertion's `next_rq` is cfq_choose_req() of the queue's old `next_rq` and the new
+    /// request, with the head anywhere (behind, ahead, within back_seek_max) (checked: it
+    /// fails when the new request is always taken).
+    #[test]
+    fn insertion_chooses_next_rq_as_the_kernel() {
+        let mut cfq = hdd();
+        let mut rec = Rec::default();
+        let mut x = 5u64;
+        for id in 1..400u64 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let sector = (x >> 40) % 4096;
+            cfq.last_position = (x >> 20) % 4096;
+            let q = cfq.cic_of.get(IoContextId(7)).map(|c| cfq.cics[c].sync_q);
+            let prev = q.flatten().and_then(|q| cfq.queues[q].next_rq);
+            let head = cfq.last_position;
+            insert(&mut cfq, read(id, 7, sector), UP + id, &mut rec);
+            let q = cfq.cic(IoContextId(7)).sync_q.expect("a sync queue");
+            let slot = cfq.queues[q].fifo.tail;
+            let new = (cfq.pending[slot as usize].key(), slot);
+            assert_eq!(
+                cfq.queues[q].next_rq,
+                cfq.choose_req(prev, Some(new), head),
+                "request {id}"
+            );
+        }
+    }
 
     /// Ids on both sides of the dense range find their contexts, and unknown ids none.
     #[test]
