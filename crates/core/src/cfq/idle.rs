@@ -484,11 +484,19 @@ mod tests {
         };
         let mut seen = [0usize; 2];
         for nr in [1, 2] {
-            for group in [ttime(0, 0), ttime(249, ms), ttime(249, 20 * ms), ttime(60, 20 * ms)] {
+            for group in [
+                ttime(0, 0),
+                ttime(249, ms),
+                ttime(249, 20 * ms),
+                ttime(60, 20 * ms),
+            ] {
                 for cic in [ttime(0, 0), ttime(249, 3 * ms), ttime(84, 30 * ms)] {
-                    for (slice_new, slice_end) in
-                        [(true, 0), (false, UP), (false, UP + ms / 2), (false, UP + 10 * ms)]
-                    {
+                    for (slice_new, slice_end) in [
+                        (true, 0),
+                        (false, UP),
+                        (false, UP + ms / 2),
+                        (false, UP + 10 * ms),
+                    ] {
                         for active_cic in [None, cfq.active_cic.or(Some(0))] {
                             cfq.groups[0].nr_cfqq = nr;
                             cfq.groups[0].ttime = group;

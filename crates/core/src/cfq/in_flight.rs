@@ -13,8 +13,8 @@
 //! [`SeqTable`]: crate::seq_table::SeqTable
 
 use super::queue::InFlight;
-use crate::request::RequestId;
 use crate::id_table::IdTable;
+use crate::request::RequestId;
 
 /// Places of a new table (doubled while more than half the records are live).
 const INITIAL_SLOTS: usize = 64;
@@ -193,7 +193,10 @@ mod tests {
             let probe = RequestId((x >> 20) % (next + 1));
             assert!(same(table.get(probe), model.get(&probe)));
         }
-        assert!(overflowed > 1_000, "the test hardly overflowed: {overflowed}");
+        assert!(
+            overflowed > 1_000,
+            "the test hardly overflowed: {overflowed}"
+        );
         for (id, want) in &model {
             assert!(same(table.get(*id), Some(want)));
         }
