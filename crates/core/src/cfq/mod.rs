@@ -414,7 +414,9 @@ impl Cfq {
     fn dispatch_listening(&mut self, now: Time, trace: &mut dyn Trace) -> Dispatch {
         self.listen(trace);
         match self.dispatch_requests(now, trace) {
-            Some((rq, q)) => {
+            Some((slot, q)) => {
+                // Nothing stores a request between the removal and here: the slot holds it.
+                let rq = self.take_dispatched(slot);
                 self.activate_request(q, &rq, now, trace);
                 Dispatch::Request(rq)
             }
