@@ -239,7 +239,10 @@ impl Cfq {
         }
     }
 
-    /// Kernel: cfq_should_wait_busy().
+    /// Kernel: cfq_should_wait_busy(). Its rules read and change nothing, so the group's
+    /// think time (a division) is asked last, only when the rules after it would answer
+    /// true: the kernel's answer is false when it is big, else theirs (issue 34: at every
+    /// completion of a sole queue, whose slice mostly has time left).
     fn should_wait_busy(&self, q: QId, now: Time) -> bool {
         let cfqq = &self.queues[q];
         if !cfqq.is_empty() {
@@ -248,13 +251,16 @@ impl Cfq {
         if self.groups[cfqq.group].nr_cfqq > 1 {
             return false;
         }
-        if self.thinktime_big_group(cfqq.group) {
-            return false;
-        }
+        self.slice_nearly_used(q, now) && !self.thinktime_big_group(cfqq.group)
+    }
+
+    /// cfq_should_wait_busy() past its group rules: the slice is used, or what is left of
+    /// it is shorter than the process's think time or a jiffy.
+    fn slice_nearly_used(&self, q: QId, now: Time) -> bool {
         if self.slice_used(q, now) {
             return true;
         }
-        let left = cfqq.slice_end.wrapping_sub(now);
+        let left = self.queues[q].slice_end.wrapping_sub(now);
         if let Some(cic) = self.active_cic.map(|c| &self.cics[c]) {
             if cic.ttime.valid() && left < cic.ttime.mean() {
                 return true;
@@ -429,5 +435,84 @@ impl Cfq {
             self.schedule_dispatch(now, trace);
         }
         self.maybe_free(q, now, trace);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{dispatch_id, insert, read, ssd, Rec, UP};
+    use super::*;
+    use crate::request::{IoContextId, NSEC_PER_MSEC};
+
+    /// cfq_should_wait_busy() in the kernel's order, the group's think time third.
+    fn kernel_order(cfq: &Cfq, q: QId, now: Time) -> bool {
+        let cfqq = &cfq.queues[q];
+        if !cfqq.is_empty() || cfq.groups[cfqq.group].nr_cfqq > 1 {
+            return false;
+        }
+        if cfq.thinktime_big_group(cfqq.group) {
+            return false;
+        }
+        if cfq.slice_used(q, now) {
+            return true;
+        }
+        let left = cfqq.slice_end.wrapping_sub(now);
+        if let Some(cic) = cfq.active_cic.map(|c| &cfq.cics[c]) {
+            if cic.ttime.valid() && left < cic.ttime.mean() {
+                return true;
+            }
+        }
+        left <= cfq.jiffy()
+    }
+
+    /// `should_wait_busy`, asking the group's think time last, answers as the kernel's order
+    /// over slices used or not, think times big or small, valid or not, and group sizes
+    /// (checked: it fails when the group's think time is not asked at all).
+    #[test]
+    fn should_wait_busy_answers_in_the_kernels_order() {
+        let mut cfq = ssd();
+        let mut rec = Rec::default();
+        insert(&mut cfq, read(1, 100, 0), UP, &mut rec);
+        dispatch_id(&mut cfq, UP, &mut rec);
+        let q = cfq.cic(IoContextId(100)).sync_q.expect("a sync queue");
+        assert_eq!(cfq.active_queue, Some(q));
+        let ms = NSEC_PER_MSEC;
+        let ttime = |samples: u64, mean: u64| Ttime {
+            last_end_request: UP,
+            ttime_total: mean * samples,
+            ttime_samples: samples,
+        };
+        let mut seen = [0usize; 2];
+        for nr in [1, 2] {
+            for group in [
+                ttime(0, 0),
+                ttime(249, ms),
+                ttime(249, 20 * ms),
+                ttime(60, 20 * ms),
+            ] {
+                for cic in [ttime(0, 0), ttime(249, 3 * ms), ttime(84, 30 * ms)] {
+                    for (slice_new, slice_end) in [
+                        (true, 0),
+                        (false, UP),
+                        (false, UP + ms / 2),
+                        (false, UP + 10 * ms),
+                    ] {
+                        for active_cic in [None, cfq.active_cic.or(Some(0))] {
+                            cfq.groups[0].nr_cfqq = nr;
+                            cfq.groups[0].ttime = group;
+                            cfq.cics[0].ttime = cic;
+                            cfq.queues[q].slice_new = slice_new;
+                            cfq.queues[q].slice_end = slice_end;
+                            cfq.active_cic = active_cic;
+                            let now = UP + ms;
+                            let want = kernel_order(&cfq, q, now);
+                            assert_eq!(cfq.should_wait_busy(q, now), want);
+                            seen[usize::from(want)] += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(seen[0] > 0 && seen[1] > 0, "both answers met: {seen:?}");
     }
 }

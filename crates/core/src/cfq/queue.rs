@@ -380,8 +380,14 @@ impl Cfq {
     // only clear `exited` and answer that queue. The rest stays out of the insertion's hot
     // code (issue 34: its L1 instruction cache misses).
     #[inline]
-    fn queue_for(&mut self, rq: &Request, now: Time, trace: &mut dyn Trace) -> (QId, usize) {
-        if rq.is_sync() {
+    fn queue_for(
+        &mut self,
+        rq: &Request,
+        sync: bool,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) -> (QId, usize) {
+        if sync {
             if let Some(c) = self.cic_index(rq.ioc) {
                 let cic = &self.cics[c];
                 if let Some(q) = cic.sync_q {
@@ -620,12 +626,13 @@ impl Cfq {
 
     /// Kernel: cfq_insert_request() + cfq_add_rq_rb() + cfq_rq_enqueued().
     pub(crate) fn insert_request(&mut self, rq: Request, now: Time, trace: &mut dyn Trace) {
-        let (q, c) = self.queue_for(&rq, now, trace);
+        // Read once for the whole insertion (issue 34: asked again by each helper).
+        let sync = rq.is_sync();
+        let (q, c) = self.queue_for(&rq, sync, now, trace);
         // The REQ_PRIO boost is not applied here: the kernel applies it only from
         // cfq_may_queue(), to a queue the context already has (see `may_queue`).
         self.log_q(trace, now, q, format_args!("insert_request"));
         init_prio_data(&mut self.queues[q], rq.ioprio);
-        let sync = rq.is_sync();
         let seq = self.next_seq();
         let key = (rq.sector, seq);
         // Linked at the FIFO's tail as it is stored (list_add_tail()).
@@ -654,17 +661,18 @@ impl Cfq {
         if !self.queues[q].on_rr {
             self.add_to_rr(q, now, trace);
         }
-        let prev = self.queues[q].next_rq;
-        let head = self.last_position;
-        let next = self.choose_req(prev, Some((key, slot)), head);
-        self.queues[q].next_rq = next;
-        if prev != next {
+        // choose_req(next_rq, the new request): the new one alone, or the better of two
+        // distinct requests (the new one's sequence number is fresh); `next_rq` changed
+        // exactly when the new request was chosen, a slot no other live request holds.
+        let new = (key, slot);
+        let changed = match self.queues[q].next_rq {
+            None => true,
+            Some(prev) => self.choose_between(prev, new, self.last_position).1 == slot,
+        };
+        if changed {
+            self.queues[q].next_rq = Some(new);
             self.prio_tree_add(q);
         }
-        assert!(
-            self.queues[q].next_rq.is_some(),
-            "a queue with a request has a next_rq"
-        );
 
         // cfq_rq_enqueued()
         self.rq_queued += 1;
@@ -751,7 +759,37 @@ pub(crate) fn boost_on_prio(cfqq: &mut CfqQueue, prio: bool) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{hdd, insert, read, Rec, UP};
     use super::*;
+
+    /// An insertion's `next_rq` is cfq_choose_req() of the queue's old `next_rq` and the new
+    /// request, with the head anywhere (behind, ahead, within back_seek_max) (checked: it
+    /// fails when the new request is always taken).
+    #[test]
+    fn insertion_chooses_next_rq_as_the_kernel() {
+        let mut cfq = hdd();
+        let mut rec = Rec::default();
+        let mut x = 5u64;
+        for id in 1..400u64 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let sector = (x >> 40) % 4096;
+            cfq.last_position = (x >> 20) % 4096;
+            let q = cfq.cic_of.get(IoContextId(7)).map(|c| cfq.cics[c].sync_q);
+            let prev = q.flatten().and_then(|q| cfq.queues[q].next_rq);
+            let head = cfq.last_position;
+            insert(&mut cfq, read(id, 7, sector), UP + id, &mut rec);
+            let q = cfq.cic(IoContextId(7)).sync_q.expect("a sync queue");
+            let slot = cfq.queues[q].fifo.tail;
+            let new = (cfq.pending[slot as usize].key(), slot);
+            assert_eq!(
+                cfq.queues[q].next_rq,
+                cfq.choose_req(prev, Some(new), head),
+                "request {id}"
+            );
+        }
+    }
 
     /// Ids on both sides of the dense range find their contexts, and unknown ids none.
     #[test]
