@@ -12,7 +12,7 @@
 
 use std::ops::Bound;
 
-use super::fifo::NO_SLOT;
+use super::fifo;
 use super::queue::{InFlight, RqRef, Slot, SortKey};
 use super::slice::ExpireCause;
 use super::{Cfq, QId};
@@ -160,27 +160,12 @@ impl Cfq {
         trace: &mut dyn Trace,
     ) -> Slot {
         self.log_q(trace, now, q, format_args!("dispatch_insert"));
-        // The request's slot read once and freed (its FIFO links cleared), its FIFO
-        // neighbours joined, and the queue updated through one look-up (issue 34: each
-        // helper looked slot and queue up again).
-        let p = &mut self.pending[slot as usize];
+        // The request's slot read once, and the queue updated through one look-up (issue
+        // 34: each helper looked slot and queue up again).
+        let p = &self.pending[slot as usize];
         let (rq, start_time, cic) = (p.rq, p.start_time, p.cic);
-        let (before, after) = (p.fifo_prev, p.fifo_next);
-        p.fifo_prev = NO_SLOT;
-        p.fifo_next = NO_SLOT;
-        if before != NO_SLOT {
-            self.pending[before as usize].fifo_next = after;
-        }
-        if after != NO_SLOT {
-            self.pending[after as usize].fifo_prev = before;
-        }
         let cfqq = &mut self.queues[q];
-        if before == NO_SLOT {
-            cfqq.fifo.head = after;
-        }
-        if after == NO_SLOT {
-            cfqq.fifo.tail = before;
-        }
+        fifo::unlink(&mut self.pending, &mut cfqq.fifo, slot);
         // cfq_find_next_rq()'s candidates come from the removal's own search.
         let (removed, prev, next) = cfqq
             .sort_list

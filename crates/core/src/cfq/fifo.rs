@@ -9,7 +9,7 @@
 //! own written at every insertion (issue 34); the links sit in the request's slot, which the
 //! insertion writes anyway.
 
-use super::queue::{RqRef, Slot};
+use super::queue::{Pending, RqRef, Slot};
 use super::{Cfq, QId};
 use crate::request::Time;
 
@@ -54,26 +54,22 @@ impl Cfq {
     /// Takes `slot` out of queue `q`'s FIFO. Kernel: list_del_init().
     #[inline]
     pub(crate) fn fifo_unlink(&mut self, q: QId, slot: Slot) {
-        let p = &mut self.pending[slot as usize];
-        let (prev, next) = (p.fifo_prev, p.fifo_next);
-        p.fifo_prev = NO_SLOT;
-        p.fifo_next = NO_SLOT;
-        self.fifo_set_next(q, prev, next);
-        self.fifo_set_prev(q, next, prev);
+        unlink(&mut self.pending, &mut self.queues[q].fifo, slot);
     }
 
     /// `into` (not linked) takes `old`'s place in queue `q`'s FIFO; `old` leaves it.
     /// Kernel: list_move(&rq->queuelist, &next->queuelist) then next's removal.
     pub(crate) fn fifo_replace(&mut self, q: QId, old: Slot, into: Slot) {
-        let o = &mut self.pending[old as usize];
+        let (pending, ends) = (&mut self.pending, &mut self.queues[q].fifo);
+        let o = &mut pending[old as usize];
         let (prev, next) = (o.fifo_prev, o.fifo_next);
         o.fifo_prev = NO_SLOT;
         o.fifo_next = NO_SLOT;
-        let p = &mut self.pending[into as usize];
+        let p = &mut pending[into as usize];
         p.fifo_prev = prev;
         p.fifo_next = next;
-        self.fifo_set_next(q, prev, into);
-        self.fifo_set_prev(q, next, into);
+        set_next(pending, ends, prev, into);
+        set_prev(pending, ends, next, into);
     }
 
     /// Whether `slot` is in queue `q`'s FIFO.
@@ -91,24 +87,50 @@ impl Cfq {
         }
         out
     }
+}
 
-    /// The link after `at` (or the head, when `at` is none) becomes `to`.
-    #[inline]
-    fn fifo_set_next(&mut self, q: QId, at: Slot, to: Slot) {
-        if at == NO_SLOT {
-            self.queues[q].fifo.head = to;
-        } else {
-            self.pending[at as usize].fifo_next = to;
-        }
+// The list's steps on the request slab and one queue's ends, borrowed apart, so that a
+// caller already holding the queue (the insertion, the dispatch) links and unlinks without
+// looking it up again (issue 34).
+
+/// Appends `slot` (not linked) to the FIFO whose ends are `ends`. Kernel: list_add_tail().
+#[inline]
+pub(crate) fn push_tail(pending: &mut [Pending], ends: &mut FifoEnds, slot: Slot) {
+    let tail = ends.tail;
+    let p = &mut pending[slot as usize];
+    p.fifo_prev = tail;
+    p.fifo_next = NO_SLOT;
+    set_next(pending, ends, tail, slot);
+    ends.tail = slot;
+}
+
+/// Takes `slot` out of the FIFO whose ends are `ends`. Kernel: list_del_init().
+#[inline]
+pub(crate) fn unlink(pending: &mut [Pending], ends: &mut FifoEnds, slot: Slot) {
+    let p = &mut pending[slot as usize];
+    let (prev, next) = (p.fifo_prev, p.fifo_next);
+    p.fifo_prev = NO_SLOT;
+    p.fifo_next = NO_SLOT;
+    set_next(pending, ends, prev, next);
+    set_prev(pending, ends, next, prev);
+}
+
+/// The link after `at` (or the head, when `at` is none) becomes `to`.
+#[inline]
+fn set_next(pending: &mut [Pending], ends: &mut FifoEnds, at: Slot, to: Slot) {
+    if at == NO_SLOT {
+        ends.head = to;
+    } else {
+        pending[at as usize].fifo_next = to;
     }
+}
 
-    /// The link before `at` (or the tail, when `at` is none) becomes `to`.
-    #[inline]
-    fn fifo_set_prev(&mut self, q: QId, at: Slot, to: Slot) {
-        if at == NO_SLOT {
-            self.queues[q].fifo.tail = to;
-        } else {
-            self.pending[at as usize].fifo_prev = to;
-        }
+/// The link before `at` (or the tail, when `at` is none) becomes `to`.
+#[inline]
+fn set_prev(pending: &mut [Pending], ends: &mut FifoEnds, at: Slot, to: Slot) {
+    if at == NO_SLOT {
+        ends.tail = to;
+    } else {
+        pending[at as usize].fifo_prev = to;
     }
 }

@@ -635,26 +635,18 @@ impl Cfq {
         init_prio_data(&mut self.queues[q], rq.ioprio);
         let seq = self.next_seq();
         let key = (rq.sector, seq);
-        // Linked at the FIFO's tail as it is stored (list_add_tail()).
-        let tail = self.queues[q].fifo.tail;
         let slot = self.alloc_pending(Pending {
             rq,
             fifo_time: now + self.tun.fifo_expire_ns[usize::from(sync)],
             start_time: now,
             seq,
             cic: c,
-            fifo_prev: tail,
+            fifo_prev: super::fifo::NO_SLOT,
             fifo_next: super::fifo::NO_SLOT,
         });
-        if tail != super::fifo::NO_SLOT {
-            self.pending[tail as usize].fifo_next = slot;
-        }
         {
             let cfqq = &mut self.queues[q];
-            if tail == super::fifo::NO_SLOT {
-                cfqq.fifo.head = slot;
-            }
-            cfqq.fifo.tail = slot;
+            super::fifo::push_tail(&mut self.pending, &mut cfqq.fifo, slot);
             cfqq.sort_list.insert(key, slot);
             cfqq.queued[usize::from(sync)] += 1;
         }
