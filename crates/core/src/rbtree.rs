@@ -179,6 +179,21 @@ impl RbForest {
         out
     }
 
+    /// Where `search_for_insert` ends for a key at least that of `last`, the tree's rightmost
+    /// node: every node on the way down has a key no greater, so the descent turns right at
+    /// each and stops below `last`. Links an append in O(1) instead of a root-to-leaf walk.
+    pub(crate) fn after_last(&self, last: usize) -> Search {
+        debug_assert!(
+            self.l(last).right.is_none(),
+            "{last} is not the rightmost node"
+        );
+        Search {
+            found: None,
+            parent: Some(last),
+            right: true,
+        }
+    }
+
     /// Kernel: deadline_from_pos(): the first node in order whose key is at least `pos`.
     pub(crate) fn lower_bound(
         &self,
@@ -701,6 +716,29 @@ mod tests {
         assert_eq!((f.l(4).left, f.l(4).right), (Some(2), Some(6)));
         assert_eq!((f.l(6).right, f.l(8).right), (Some(8), Some(9)));
         assert_eq!(f.check(0), 4);
+    }
+
+    proptest! {
+        /// Appending below the rightmost node links exactly where the full descent does,
+        /// for any tree and any key at least the largest (equal keys go right).
+        #[test]
+        fn after_last_is_where_the_descent_ends(
+            keys in proptest::collection::vec(0u64..64, 1..200),
+            extra in 0u64..8,
+        ) {
+            let mut keys = keys;
+            let mut f = RbForest::new(1);
+            let mut max = 0;
+            for node in 0..keys.len() {
+                f.insert(0, node, f.search_for_insert(0, keys[node], |n| keys[n]));
+                max = max.max(keys[node]);
+            }
+            keys.push(max + extra);
+            let node = keys.len() - 1;
+            let last = f.last(0).expect("a non-empty tree");
+            let descent = f.search_for_insert(0, keys[node], |n| keys[n]);
+            prop_assert_eq!(f.after_last(last), descent);
+        }
     }
 
     /// The search ends on a leaf that is not always the nearer neighbour: after 10, 20, 30

@@ -574,6 +574,11 @@ impl Cfq {
             order.first().copied(),
             "group {g} tree {st} leftmost"
         );
+        assert_eq!(
+            tree.rightmost,
+            order.last().copied(),
+            "group {g} tree {st} rightmost"
+        );
         for pair in order.windows(2) {
             let (a, b) = (&self.queues[pair[0]], &self.queues[pair[1]]);
             assert!(a.rb_key <= b.rb_key, "group {g} tree {st} out of order");

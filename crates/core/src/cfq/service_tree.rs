@@ -31,6 +31,11 @@ use crate::trace::Trace;
 pub(crate) struct ServiceTree {
     /// The first queue in key order. Kernel: `rb_root_cached.rb_leftmost`.
     pub leftmost: Option<QId>,
+    /// The last queue in key order: a queue re-added with a fresh key (`now` plus its
+    /// offset) nearly always goes last, and linking it below this one is the same link as
+    /// the kernel's descent (`RbForest::after_last`), without the walk down a tree of
+    /// thousands of queues (issue 34).
+    pub rightmost: Option<QId>,
     pub count: u32,
     pub ttime: Ttime,
 }
@@ -149,11 +154,18 @@ impl Cfq {
         let t = forest_tree(g, st);
         let queues = &self.queues;
         let key = queues[q].rb_key;
-        let at = self
-            .st_forest
-            .search_for_insert(t, key, |n| queues[n].rb_key);
-        self.st_forest.insert(t, q, at);
         let tree = &mut self.groups[g].trees[st];
+        let at = match tree.rightmost {
+            Some(last) if key >= queues[last].rb_key => self.st_forest.after_last(last),
+            _ => self
+                .st_forest
+                .search_for_insert(t, key, |n| queues[n].rb_key),
+        };
+        // Equal keys go right, so the new queue is rightmost at or above the old rightmost.
+        if tree.rightmost.is_none_or(|last| key >= queues[last].rb_key) {
+            tree.rightmost = Some(q);
+        }
+        self.st_forest.insert(t, q, at);
         // Equal keys go right, so the new queue is leftmost only below the old leftmost.
         if tree.leftmost.is_none_or(|first| key < queues[first].rb_key) {
             tree.leftmost = Some(q);
@@ -172,6 +184,9 @@ impl Cfq {
         assert!(tree.count > 0, "queue {q} off an empty service tree");
         if tree.leftmost == Some(q) {
             tree.leftmost = self.st_forest.next(q);
+        }
+        if tree.rightmost == Some(q) {
+            tree.rightmost = self.st_forest.prev(q);
         }
         self.st_forest.erase(forest_tree(g, st), q);
         tree.count -= 1;
