@@ -15,6 +15,10 @@ iodepth=1: one process issuing them all (one CFQ queue) and 4096 processes issui
   output are left out), and their ratios;
 * with --rss, the peak RSS of a 4096-process, 10 simulated-second run (the issue's
   memory figure, < 256 MiB);
+* with --sweep 1,16,256,1024,4096, CPU time per I/O at each process count instead (the same
+  total I/Os, interleaved rounds, under each of --schedulers), medians and ranges and each
+  count's ratio to the first: where the cost per request steps up as the processes' state
+  outgrows a cache level (issue 34);
 * with --old OLD_BINARY, an interleaved A/B by time instead (old many, new many, old one,
   new one... per round): each binary's 4096-process wall and CPU time per I/O, the ratio
   new ÷ old per round, and each binary's many ÷ one ratio, medians and ranges, with the
@@ -22,6 +26,7 @@ iodepth=1: one process issuing them all (one CFQ queue) and 4096 processes issui
 
 Usage: scripts/bench-scale.py [--binary target/release/iosched] [--ios 409600]
                               [--rounds 5] [--no-callgrind] [--rss] [--old OLD_BINARY]
+                              [--sweep COUNTS [--schedulers cfq,noop]]
 """
 
 import argparse
@@ -65,8 +70,8 @@ def job_file(directory, name, numjobs, ios_each, time_based=False):
     return path
 
 
-def command(binary, job, output):
-    return [binary, "run", job, "--device", "nvme-gen4", "--scheduler", "cfq",
+def command(binary, job, output, scheduler="cfq"):
+    return [binary, "run", job, "--device", "nvme-gen4", "--scheduler", scheduler,
             "--output-format", "json", "--output", output]
 
 
@@ -81,10 +86,11 @@ def cpu_seconds():
     return usage.ru_utime + usage.ru_stime
 
 
-def timed(binary, job, output):
+def timed(binary, job, output, scheduler="cfq"):
     """Wall time and CPU time (user + system: less disturbed by other loads) of one run."""
     start, cpu = time.perf_counter(), cpu_seconds()
-    subprocess.run(command(binary, job, output), check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(command(binary, job, output, scheduler), check=True,
+                   stdout=subprocess.DEVNULL)
     elapsed = time.perf_counter() - start
     return elapsed, cpu_seconds() - cpu, total_ios(output)
 
@@ -170,6 +176,28 @@ def ab(old, new, one, many, out, ios, rounds):
         print(f"{key}: wall {describe(ratios[key])}; CPU {describe(cpu[key])}")
 
 
+def sweep(binary, directory, out, ios, counts, schedulers, rounds):
+    """CPU ns per I/O at each process count (each a divisor of `ios`), every count and
+    scheduler once per round, the order reversed every other round."""
+    jobs = {n: job_file(directory, f"p{n}", n, ios // n) for n in counts}
+    runs = [(scheduler, n) for scheduler in schedulers for n in counts]
+    cpu = {run: [] for run in runs}
+    for round_ in range(rounds):
+        for scheduler, n in (runs if round_ % 2 == 0 else runs[::-1]):
+            _, cpu_s, done = timed(binary, jobs[n], out, scheduler)
+            assert done == ios, (done, ios)
+            cpu[(scheduler, n)].append(cpu_s / ios * 1e9)
+        print(f"  round {round_ + 1} done (load {load()})")
+    for scheduler in schedulers:
+        base = statistics.median(cpu[(scheduler, counts[0])])
+        for n in counts:
+            values = cpu[(scheduler, n)]
+            median = statistics.median(values)
+            print(f"{scheduler} {n:5d} processes: CPU {median:.0f} ns/IO "
+                  f"(range {min(values):.0f}-{max(values):.0f}), "
+                  f"{median / base:.2f}x {counts[0]} process(es)")
+
+
 def load():
     return "/".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -187,7 +215,26 @@ def main():
     parser.add_argument("--no-callgrind", action="store_true")
     parser.add_argument("--rss", action="store_true")
     parser.add_argument("--old", help="an earlier binary: interleaved A/B by time against it")
+    parser.add_argument("--sweep", help="process counts, comma-separated (each divides --ios)")
+    parser.add_argument("--schedulers", default="cfq", help="with --sweep: comma-separated")
     args = parser.parse_args()
+    if args.sweep:
+        try:
+            counts = [int(n) for n in args.sweep.split(",")]
+        except ValueError:
+            sys.exit(f"--sweep: not a list of process counts: {args.sweep!r}")
+        if any(n < 1 or args.ios % n for n in counts):
+            sys.exit(f"--sweep: every count must be at least 1 and divide --ios ({args.ios})")
+        directory = tempfile.mkdtemp(prefix="bench-scale-")
+        try:
+            print(f"{args.ios} I/Os at {args.sweep} processes, nvme-gen4, randread 4k direct "
+                  f"iodepth=1; load before {load()}")
+            sweep(os.path.abspath(args.binary), directory, os.path.join(directory, "out.json"),
+                  args.ios, counts, args.schedulers.split(","), args.rounds)
+            print(f"load after {load()}")
+        finally:
+            shutil.rmtree(directory)
+        return
     if args.ios % QUEUES:
         sys.exit("--ios must be a multiple of 4096")
     binary = os.path.abspath(args.binary)
