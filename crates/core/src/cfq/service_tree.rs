@@ -81,10 +81,11 @@ impl Cfq {
     }
 
     /// Kernel: cfq_slice_offset(): `(nr_cfqq - 1) * (prio_slice(sync,0) - prio_slice(q))`,
-    /// in u64. For the first queue of a group `nr_cfqq` is still 0, so the kernel's int-to-u64
-    /// conversion makes the factor 2^64 - 1 and the offset wraps below zero; kept.
-    fn slice_offset(&self, cfqq: &CfqQueue) -> u64 {
-        let nr = i64::from(self.groups[cfqq.group].nr_cfqq) - 1;
+    /// in u64, for a queue of a group with `nr_cfqq` busy queues. For the first queue of a
+    /// group `nr_cfqq` is still 0, so the kernel's int-to-u64 conversion makes the factor
+    /// 2^64 - 1 and the offset wraps below zero; kept.
+    fn slice_offset(&self, nr_cfqq: u32, cfqq: &CfqQueue) -> u64 {
+        let nr = i64::from(nr_cfqq) - 1;
         let diff = self
             .prio_slice(true, 0)
             .wrapping_sub(self.prio_slice(cfqq.sync, cfqq.ioprio));
@@ -92,26 +93,28 @@ impl Cfq {
     }
 
     /// Kernel: cfq_service_tree_add().
-    // The queue read once for its tree, key and position (issue 34: at 4096 queues every
-    // request adds its queue and moves it to the front).
+    // The queue, its group and its tree each looked up once (issue 34: at 4096 queues every
+    // request adds its queue, and moves it to the front).
     pub(crate) fn service_tree_add(&mut self, q: QId, add_front: bool, now: Time) {
         let cfqq = &self.queues[q];
         let g = cfqq.group;
+        let cfqg = &self.groups[g];
         let st = tree_index(cfqq.wl_class(), self.tree_wl_type_of(cfqq));
         let old_st = cfqq.service_tree.map(usize::from);
+        let old_key = cfqq.rb_key;
         let rb_key = if cfqq.class_idle() {
             // Choice: 4.20 looks up the tree's cached rightmost node, but for queue trees that
             // cache is only ever cleared (cfq_service_tree_add() never sets it; only the group
             // tree's insert does), so it is always empty and the key is `now + 200 ms`.
             CFQ_IDLE_DELAY.wrapping_add(now)
         } else if !add_front {
-            let key = self.slice_offset(cfqq).wrapping_add(now);
+            let key = self.slice_offset(cfqg.nr_cfqq, cfqq).wrapping_add(now);
             // slice_resid is signed (s64); subtracting it in u64 is the kernel's `-=`.
             let key = key.wrapping_sub(cfqq.slice_resid as u64);
             self.queues[q].slice_resid = 0;
             key
         } else {
-            let base = match self.groups[g].trees[st].first() {
+            let base = match cfqg.trees[st].first() {
                 Some(first) => self.queues[first].rb_key,
                 None => now,
             };
@@ -119,16 +122,19 @@ impl Cfq {
         };
 
         if let Some(old_st) = old_st {
-            if rb_key == self.queues[q].rb_key && old_st == st {
-                return;
-            }
-            if old_st == st && self.groups[g].trees[st].count == 1 {
-                // The tree's only node: its erasure and re-insertion leave it the same black
-                // root without children, and leftmost (the kernel's moves of a preempting
-                // queue under one busy queue, every preemption; `lone_queue_rekeyed_in_place`).
-                self.next_seq();
-                self.queues[q].rb_key = rb_key;
-                return;
+            if old_st == st {
+                if rb_key == old_key {
+                    return;
+                }
+                if self.groups[g].trees[st].count == 1 {
+                    // The tree's only node: its erasure and re-insertion leave it the same
+                    // black root without children, and leftmost (the kernel's moves of a
+                    // preempting queue under one busy queue, every preemption;
+                    // `lone_queue_rekeyed_in_place`).
+                    self.next_seq();
+                    self.queues[q].rb_key = rb_key;
+                    return;
+                }
             }
             self.tree_unlink(g, old_st, q);
         }
@@ -139,33 +145,39 @@ impl Cfq {
         cfqq.rb_key = rb_key;
         // Seven trees: the index fits a byte.
         cfqq.service_tree = Some(st as u8);
-        self.tree_link(g, st, q);
+        self.tree_link(g, st, q, rb_key);
         if add_front || old_st.is_some() {
             return;
         }
         self.group_notify_queue_add(g);
     }
 
-    /// Links `q` into group `g`'s tree `st` by its `rb_key`, after queues of equal key.
+    /// Links `q`, keyed `key`, into group `g`'s tree `st`, after queues of equal key.
     /// Kernel: cfq_service_tree_add()'s descent, rb_insert_color_cached().
-    fn tree_link(&mut self, g: GId, st: usize, q: QId) {
+    #[inline]
+    fn tree_link(&mut self, g: GId, st: usize, q: QId, key: u64) {
         let t = forest_tree(g, st);
         let queues = &self.queues;
-        let key = queues[q].rb_key;
         let tree = &mut self.groups[g].trees[st];
+        // Equal keys go right, so a key at least the last one's goes last.
+        let appends = tree.rightmost.is_none_or(|last| key >= queues[last].rb_key);
         let at = match tree.rightmost {
-            Some(last) if key >= queues[last].rb_key => self.st_forest.after_last(last),
+            Some(last) if appends => self.st_forest.after_last(last),
             _ => self
                 .st_forest
                 .search_for_insert(t, key, |n| queues[n].rb_key),
         };
-        // Equal keys go right, so the new queue is rightmost at or above the old rightmost.
-        if tree.rightmost.is_none_or(|last| key >= queues[last].rb_key) {
+        self.st_forest.insert(t, q, at);
+        if appends {
             tree.rightmost = Some(q);
         }
-        self.st_forest.insert(t, q, at);
-        // Equal keys go right, so the new queue is leftmost only below the old leftmost.
-        if tree.leftmost.is_none_or(|first| key < queues[first].rb_key) {
+        // The new queue is leftmost only below the old leftmost (equal keys go right): never
+        // when it went last behind other queues, whose keys are all at most its own.
+        let leftmost = match tree.leftmost {
+            None => true,
+            Some(first) => !appends && key < queues[first].rb_key,
+        };
+        if leftmost {
             tree.leftmost = Some(q);
         }
         tree.count += 1;
@@ -184,7 +196,8 @@ impl Cfq {
     }
 
     /// Takes `q` off group `g`'s tree `st`, where it was. Kernel: cfq_rb_erase().
-    #[inline]
+    // Inlined into its two callers, which have the tree at hand (issue 34: a call a switch).
+    #[inline(always)]
     fn tree_unlink(&mut self, g: GId, st: usize, q: QId) {
         let tree = &mut self.groups[g].trees[st];
         assert!(tree.count > 0, "queue {q} off an empty service tree");
@@ -336,7 +349,7 @@ mod tests {
         plain.next_seq();
         plain.queues[q].rb_key = key;
         plain.queues[q].service_tree = Some(st as u8);
-        plain.tree_link(0, st, q);
+        plain.tree_link(0, st, q, key);
         let t = forest_tree(0, st);
         let shape = |cfq: &Cfq| {
             let f = &cfq.st_forest;

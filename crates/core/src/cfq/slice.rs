@@ -85,6 +85,7 @@ impl Cfq {
     }
 
     /// Kernel: cfq_scaled_cfqq_slice().
+    #[inline]
     // The queue read once for its group, class and priority (issue 34: at 4096 queues every
     // preemption expires a queue whose slice had not started, and asks this).
     pub(crate) fn scaled_slice(&mut self, q: QId) -> Time {
@@ -137,17 +138,18 @@ impl Cfq {
         }
     }
 
-    /// Kernel: cfq_slice_expired() / __cfq_slice_expired() on the active queue.
-    pub(crate) fn slice_expired(
-        &mut self,
+    /// slice_expired()'s message and decision, for a listening sink: their arguments are
+    /// built here, out of the switch's code (issue 34).
+    #[cold]
+    #[inline(never)]
+    fn slice_expiring(
+        &self,
+        q: QId,
         timed_out: bool,
         cause: ExpireCause,
         now: Time,
         trace: &mut dyn Trace,
     ) {
-        let Some(q) = self.active_queue else {
-            return;
-        };
         self.log_q(
             trace,
             now,
@@ -162,6 +164,22 @@ impl Cfq {
             cause.reason(),
             None,
         );
+    }
+
+    /// Kernel: cfq_slice_expired() / __cfq_slice_expired() on the active queue.
+    pub(crate) fn slice_expired(
+        &mut self,
+        timed_out: bool,
+        cause: ExpireCause,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
+        let Some(q) = self.active_queue else {
+            return;
+        };
+        if self.tracing {
+            self.slice_expiring(q, timed_out, cause, now, trace);
+        }
         if self.queues[q].wait_request {
             self.end_idle(now, false, trace);
         }
@@ -179,7 +197,9 @@ impl Cfq {
                 cfqq.slice_end.wrapping_sub(now) as i64
             };
             self.queues[q].slice_resid = resid;
-            self.log_q(trace, now, q, format_args!("resid={resid}"));
+            if self.tracing {
+                self.log_q(trace, now, q, format_args!("resid={resid}"));
+            }
         }
         self.group_served(g, q, now, trace);
         // The kernel's del_from_rr() of an empty busy queue, then resort_rr_list(), which
