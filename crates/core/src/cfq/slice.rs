@@ -85,7 +85,7 @@ impl Cfq {
     }
 
     /// Kernel: cfq_scaled_cfqq_slice().
-    #[inline]
+    #[inline(always)]
     // The queue read once for its group, class and priority (issue 34: at 4096 queues every
     // preemption expires a queue whose slice had not started, and asks this).
     pub(crate) fn scaled_slice(&mut self, q: QId) -> Time {
