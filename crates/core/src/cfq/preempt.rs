@@ -101,7 +101,7 @@ impl Cfq {
         if old_type != self.tree_wl_type_of(cfqq) {
             self.groups[cfqq.group].saved_wl_slice = 0;
         }
-        self.service_tree_add(new, true, now);
+        self.service_tree_add_inline(new, true, now);
         let cfqq = &mut self.queues[new];
         cfqq.slice_end = 0;
         cfqq.slice_new = true;

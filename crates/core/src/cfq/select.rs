@@ -327,6 +327,7 @@ impl Cfq {
     }
 
     /// Kernel: cfq_set_active_queue() / __cfq_set_active_queue() / cfq_get_next_queue().
+    #[inline(always)]
     pub(crate) fn set_active_queue(
         &mut self,
         q: Option<QId>,
