@@ -174,11 +174,20 @@ impl Cfq {
     }
 
     /// Kernel: cfq_group_notify_queue_add().
+    // Inlined up to the answer for a group already on the tree (issue 34: every queue made
+    // busy at 4096 queues, one group).
+    #[inline(always)]
     pub(crate) fn group_notify_queue_add(&mut self, g: GId) {
-        self.groups[g].nr_cfqq += 1;
-        if self.groups[g].on_tree {
-            return;
+        let cfqg = &mut self.groups[g];
+        cfqg.nr_cfqq += 1;
+        if !cfqg.on_tree {
+            self.group_join_tree(g);
         }
+    }
+
+    /// group_notify_queue_add() of a group not on the group tree.
+    #[inline(never)]
+    fn group_join_tree(&mut self, g: GId) {
         // Placed behind the rightmost active group: a returning group loses its credit.
         self.groups[g].vdisktime = match self.grp_tree.last(0) {
             Some(last) => self.groups[last].vdisktime + self.group_delay(),
@@ -188,15 +197,20 @@ impl Cfq {
     }
 
     /// Kernel: cfq_group_notify_queue_del().
+    // Inlined up to the answer for a group left with busy queues (issue 34, as above).
+    #[inline(always)]
     pub(crate) fn group_notify_queue_del(&mut self, g: GId, now: Time, trace: &mut dyn Trace) {
-        assert!(
-            self.groups[g].nr_cfqq >= 1,
-            "group loses a queue it does not have"
-        );
-        self.groups[g].nr_cfqq -= 1;
-        if self.groups[g].nr_cfqq > 0 {
-            return;
+        let cfqg = &mut self.groups[g];
+        assert!(cfqg.nr_cfqq >= 1, "group loses a queue it does not have");
+        cfqg.nr_cfqq -= 1;
+        if cfqg.nr_cfqq == 0 {
+            self.group_leave_tree(g, now, trace);
         }
+    }
+
+    /// group_notify_queue_del() of a group whose last busy queue went.
+    #[inline(never)]
+    fn group_leave_tree(&mut self, g: GId, now: Time, trace: &mut dyn Trace) {
         self.log_g(trace, now, g, format_args!("del_from_rr group"));
         self.group_tree_del(g);
         self.groups[g].saved_wl_slice = 0;
