@@ -527,8 +527,11 @@ impl RbForest {
     /// Whether `n` is `tree`'s only node: erasing it and linking it again (any key) leaves
     /// the tree as it was.
     pub(crate) fn is_lone_root(&self, tree: usize, n: usize) -> bool {
-        let l = self.l(n);
-        self.root(tree) == Some(n) && l.left.is_none() && l.right.is_none()
+        // The stored links read directly: CFQ asks at every charge (issue 34).
+        self.roots[tree] as usize == n && {
+            let node = &self.links[n];
+            node.left == NIL && node.right == NIL
+        }
     }
 
     /// Whether `n` is red (a node in no tree reads black). Kernel: `rb_is_red()`.
@@ -561,12 +564,20 @@ impl RbForest {
     }
 
     /// Kernel: rb_first(): the leftmost node of `tree`.
+    // The stored links read directly: CFQ takes the leftmost group at every queue switch.
+    #[inline]
     pub(crate) fn first(&self, tree: usize) -> Option<usize> {
-        let mut at = opt(self.roots[tree])?;
-        while let Some(l) = self.l(at).left {
-            at = l;
+        let mut at = self.roots[tree];
+        if at == NIL {
+            return None;
         }
-        Some(at)
+        loop {
+            let left = self.links[at as usize].left;
+            if left == NIL {
+                return Some(at as usize);
+            }
+            at = left;
+        }
     }
 
     /// Kernel: rb_last(): the rightmost node of `tree`.

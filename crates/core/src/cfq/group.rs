@@ -93,6 +93,15 @@ impl CfqGroup {
         (0..3).map(|t| self.trees[wl_class * 3 + t].count).sum()
     }
 
+    /// The group's busy sync queues (cfq_group_served()'s `nr_sync`).
+    pub(crate) fn nr_sync(&self) -> u32 {
+        let nr_sync = i64::from(self.nr_cfqq)
+            - i64::from(self.busy_async_queues())
+            - i64::from(self.trees[6].count);
+        assert!(nr_sync >= 0, "more async/idle queues than busy queues");
+        nr_sync as u32
+    }
+
     /// Kernel: cfqg_busy_async_queues().
     pub(crate) fn busy_async_queues(&self) -> u32 {
         self.trees[RT_WORKLOAD * 3 + ASYNC_WORKLOAD].count
@@ -165,11 +174,20 @@ impl Cfq {
     }
 
     /// Kernel: cfq_group_notify_queue_add().
+    // Inlined up to the answer for a group already on the tree (issue 34: every queue made
+    // busy at 4096 queues, one group).
+    #[inline(always)]
     pub(crate) fn group_notify_queue_add(&mut self, g: GId) {
-        self.groups[g].nr_cfqq += 1;
-        if self.groups[g].on_tree {
-            return;
+        let cfqg = &mut self.groups[g];
+        cfqg.nr_cfqq += 1;
+        if !cfqg.on_tree {
+            self.group_join_tree(g);
         }
+    }
+
+    /// group_notify_queue_add() of a group not on the group tree.
+    #[inline(never)]
+    fn group_join_tree(&mut self, g: GId) {
         // Placed behind the rightmost active group: a returning group loses its credit.
         self.groups[g].vdisktime = match self.grp_tree.last(0) {
             Some(last) => self.groups[last].vdisktime + self.group_delay(),
@@ -179,15 +197,20 @@ impl Cfq {
     }
 
     /// Kernel: cfq_group_notify_queue_del().
+    // Inlined up to the answer for a group left with busy queues (issue 34, as above).
+    #[inline(always)]
     pub(crate) fn group_notify_queue_del(&mut self, g: GId, now: Time, trace: &mut dyn Trace) {
-        assert!(
-            self.groups[g].nr_cfqq >= 1,
-            "group loses a queue it does not have"
-        );
-        self.groups[g].nr_cfqq -= 1;
-        if self.groups[g].nr_cfqq > 0 {
-            return;
+        let cfqg = &mut self.groups[g];
+        assert!(cfqg.nr_cfqq >= 1, "group loses a queue it does not have");
+        cfqg.nr_cfqq -= 1;
+        if cfqg.nr_cfqq == 0 {
+            self.group_leave_tree(g, now, trace);
         }
+    }
+
+    /// group_notify_queue_del() of a group whose last busy queue went.
+    #[inline(never)]
+    fn group_leave_tree(&mut self, g: GId, now: Time, trace: &mut dyn Trace) {
         self.log_g(trace, now, g, format_args!("del_from_rr group"));
         self.group_tree_del(g);
         self.groups[g].saved_wl_slice = 0;
@@ -325,36 +348,34 @@ impl Cfq {
     }
 
     /// Kernel: cfq_group_served(): charge the group for the expiring queue's service.
+    // Queue and group each looked up once for their part (issue 34: every queue switch).
     pub(crate) fn group_served(&mut self, g: GId, q: QId, now: Time, trace: &mut dyn Trace) {
-        let cfqg = &self.groups[g];
-        let nr_sync = i64::from(cfqg.nr_cfqq)
-            - i64::from(cfqg.busy_async_queues())
-            - i64::from(cfqg.trees[6].count);
-        assert!(nr_sync >= 0, "more async/idle queues than busy queues");
         let used_sl = self.slice_usage(q, now);
-        let cfqq = &self.queues[q];
-        let charge = if self.iops_mode() {
+        let iops_mode = self.iops_mode();
+        let cfqq = &mut self.queues[q];
+        let charge = if iops_mode {
             cfqq.slice_dispatch
-        } else if !cfqq.sync && nr_sync == 0 {
+        } else if !cfqq.sync && self.groups[g].nr_sync() == 0 {
             cfqq.allocated_slice
         } else {
             used_sl
         };
+        cfqq.stats.served_ns += used_sl;
+        cfqq.stats.slices += 1;
         self.charge_group(g, charge);
 
+        let cfqg = &mut self.groups[g];
         if self.workload_expires > now {
-            self.groups[g].saved_wl_slice = self.workload_expires - now;
-            self.groups[g].saved_wl_type = self.serving_wl_type;
-            self.groups[g].saved_wl_class = self.serving_wl_class;
+            cfqg.saved_wl_slice = self.workload_expires - now;
+            cfqg.saved_wl_type = self.serving_wl_type;
+            cfqg.saved_wl_class = self.serving_wl_class;
         } else {
-            self.groups[g].saved_wl_slice = 0;
+            cfqg.saved_wl_slice = 0;
         }
-        self.groups[g].stats.served_ns += used_sl;
-        self.groups[g].stats.slices += 1;
-        self.queues[q].stats.served_ns += used_sl;
-        self.queues[q].stats.slices += 1;
+        cfqg.stats.served_ns += used_sl;
+        cfqg.stats.slices += 1;
 
-        let iops = u8::from(self.iops_mode());
+        let iops = u8::from(iops_mode);
         if self.tracing {
             let (vt, min_vt) = (self.groups[g].vdisktime, self.min_vdisktime);
             self.log_g(

@@ -152,7 +152,11 @@ impl Cfq {
     /// `rules_2632` every sync queue is SYNC, as 2.6.32 had no SYNC_NOIDLE tree, so a queue
     /// without an idle window is never idled on as the last of its tree.
     pub(crate) fn tree_wl_type(&self, q: QId) -> usize {
-        let cfqq = &self.queues[q];
+        self.tree_wl_type_of(&self.queues[q])
+    }
+
+    /// [`Cfq::tree_wl_type`] of a queue already looked up.
+    pub(crate) fn tree_wl_type_of(&self, cfqq: &super::queue::CfqQueue) -> usize {
         if self.tun.rules_2632 && cfqq.sync {
             SYNC_WORKLOAD
         } else {

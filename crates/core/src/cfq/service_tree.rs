@@ -14,6 +14,7 @@
 //! every request (issue 34); a `BTreeMap` spent ~500 instructions and a node allocation or
 //! free on each, where relinking a node in place allocates nothing.
 
+use super::queue::CfqQueue;
 use super::think_time::Ttime;
 use super::{Cfq, GId, QId, CFQ_IDLE_DELAY, IDLE_WORKLOAD};
 use crate::request::{Time, NSEC_PER_SEC};
@@ -80,11 +81,11 @@ impl Cfq {
     }
 
     /// Kernel: cfq_slice_offset(): `(nr_cfqq - 1) * (prio_slice(sync,0) - prio_slice(q))`,
-    /// in u64. For the first queue of a group `nr_cfqq` is still 0, so the kernel's int-to-u64
-    /// conversion makes the factor 2^64 - 1 and the offset wraps below zero; kept.
-    fn slice_offset(&self, q: QId) -> u64 {
-        let cfqq = &self.queues[q];
-        let nr = i64::from(self.groups[cfqq.group].nr_cfqq) - 1;
+    /// in u64, for a queue of a group with `nr_cfqq` busy queues. For the first queue of a
+    /// group `nr_cfqq` is still 0, so the kernel's int-to-u64 conversion makes the factor
+    /// 2^64 - 1 and the offset wraps below zero; kept.
+    fn slice_offset(&self, nr_cfqq: u32, cfqq: &CfqQueue) -> u64 {
+        let nr = i64::from(nr_cfqq) - 1;
         let diff = self
             .prio_slice(true, 0)
             .wrapping_sub(self.prio_slice(cfqq.sync, cfqq.ioprio));
@@ -92,94 +93,121 @@ impl Cfq {
     }
 
     /// Kernel: cfq_service_tree_add().
+    // One copy out of line for the callers of either kind.
+    #[inline(never)]
     pub(crate) fn service_tree_add(&mut self, q: QId, add_front: bool, now: Time) {
-        let (g, st) = {
-            let cfqq = &self.queues[q];
-            (
-                cfqq.group,
-                tree_index(cfqq.wl_class(), self.tree_wl_type(q)),
-            )
-        };
-        let rb_key = if self.queues[q].class_idle() {
+        self.service_tree_add_inline(q, add_front, now);
+    }
+
+    /// [`Cfq::service_tree_add`] inlined with `add_front` known: a queue made busy, and a
+    /// preempting queue moved to the front (issue 34: at 4096 queues every request does
+    /// both, each a call of ~20 instructions and half the body unused).
+    // The queue, its group and its tree each looked up once.
+    #[inline(always)]
+    pub(crate) fn service_tree_add_inline(&mut self, q: QId, add_front: bool, now: Time) {
+        let cfqq = &self.queues[q];
+        let g = cfqq.group;
+        let cfqg = &self.groups[g];
+        let st = tree_index(cfqq.wl_class(), self.tree_wl_type_of(cfqq));
+        let old_st = cfqq.service_tree.map(usize::from);
+        let old_key = cfqq.rb_key;
+        let rb_key = if cfqq.class_idle() {
             // Choice: 4.20 looks up the tree's cached rightmost node, but for queue trees that
             // cache is only ever cleared (cfq_service_tree_add() never sets it; only the group
             // tree's insert does), so it is always empty and the key is `now + 200 ms`.
             CFQ_IDLE_DELAY.wrapping_add(now)
         } else if !add_front {
-            let key = self.slice_offset(q).wrapping_add(now);
+            let key = self.slice_offset(cfqg.nr_cfqq, cfqq).wrapping_add(now);
             // slice_resid is signed (s64); subtracting it in u64 is the kernel's `-=`.
-            let key = key.wrapping_sub(self.queues[q].slice_resid as u64);
+            let key = key.wrapping_sub(cfqq.slice_resid as u64);
             self.queues[q].slice_resid = 0;
             key
         } else {
-            let base = match self.groups[g].trees[st].first() {
+            let base = match cfqg.trees[st].first() {
                 Some(first) => self.queues[first].rb_key,
                 None => now,
             };
             base.wrapping_sub(NSEC_PER_SEC)
         };
 
-        let mut new_cfqq = true;
-        if let Some(old_st) = self.queues[q].service_tree.map(usize::from) {
-            new_cfqq = false;
-            if rb_key == self.queues[q].rb_key && old_st == st {
-                return;
+        if let Some(old_st) = old_st {
+            if old_st == st {
+                if rb_key == old_key {
+                    return;
+                }
+                if self.groups[g].trees[st].count == 1 {
+                    // The tree's only node: its erasure and re-insertion leave it the same
+                    // black root without children, and leftmost (the kernel's moves of a
+                    // preempting queue under one busy queue, every preemption;
+                    // `lone_queue_rekeyed_in_place`).
+                    self.next_seq();
+                    self.queues[q].rb_key = rb_key;
+                    return;
+                }
             }
-            if old_st == st && self.groups[g].trees[st].count == 1 {
-                // The tree's only node: its erasure and re-insertion leave it the same black
-                // root without children, and leftmost (the kernel's moves of a preempting
-                // queue under one busy queue, every preemption; `lone_queue_rekeyed_in_place`).
-                self.next_seq();
-                self.queues[q].rb_key = rb_key;
-                return;
-            }
-            self.tree_remove(q);
+            self.tree_unlink(g, old_st, q);
         }
         // The shared sequence also numbers requests, and traces print those numbers (as
         // `fifo=0x..`): it advances here as it did when it broke ties in this tree.
         self.next_seq();
-        self.queues[q].rb_key = rb_key;
+        let cfqq = &mut self.queues[q];
+        cfqq.rb_key = rb_key;
         // Seven trees: the index fits a byte.
-        self.queues[q].service_tree = Some(st as u8);
-        self.tree_link(g, st, q);
-        if add_front || !new_cfqq {
+        cfqq.service_tree = Some(st as u8);
+        self.tree_link(g, st, q, rb_key);
+        if add_front || old_st.is_some() {
             return;
         }
         self.group_notify_queue_add(g);
     }
 
-    /// Links `q` into group `g`'s tree `st` by its `rb_key`, after queues of equal key.
+    /// Links `q`, keyed `key`, into group `g`'s tree `st`, after queues of equal key.
     /// Kernel: cfq_service_tree_add()'s descent, rb_insert_color_cached().
-    fn tree_link(&mut self, g: GId, st: usize, q: QId) {
+    #[inline]
+    fn tree_link(&mut self, g: GId, st: usize, q: QId, key: u64) {
         let t = forest_tree(g, st);
         let queues = &self.queues;
-        let key = queues[q].rb_key;
         let tree = &mut self.groups[g].trees[st];
+        // Equal keys go right, so a key at least the last one's goes last.
+        let appends = tree.rightmost.is_none_or(|last| key >= queues[last].rb_key);
         let at = match tree.rightmost {
-            Some(last) if key >= queues[last].rb_key => self.st_forest.after_last(last),
+            Some(last) if appends => self.st_forest.after_last(last),
             _ => self
                 .st_forest
                 .search_for_insert(t, key, |n| queues[n].rb_key),
         };
-        // Equal keys go right, so the new queue is rightmost at or above the old rightmost.
-        if tree.rightmost.is_none_or(|last| key >= queues[last].rb_key) {
+        self.st_forest.insert(t, q, at);
+        if appends {
             tree.rightmost = Some(q);
         }
-        self.st_forest.insert(t, q, at);
-        // Equal keys go right, so the new queue is leftmost only below the old leftmost.
-        if tree.leftmost.is_none_or(|first| key < queues[first].rb_key) {
+        // The new queue is leftmost only below the old leftmost (equal keys go right): never
+        // when it went last behind other queues, whose keys are all at most its own.
+        let leftmost = match tree.leftmost {
+            None => true,
+            Some(first) => !appends && key < queues[first].rb_key,
+        };
+        if leftmost {
             tree.leftmost = Some(q);
         }
         tree.count += 1;
     }
 
-    /// Takes a queue off its service tree (not a group notification).
+    /// Takes a queue off its service tree (not a group notification), as a test's kernel
+    /// steps do; the callers know the tree and call `tree_unlink`.
     /// Kernel: cfq_rb_erase() (rb_erase_cached()).
+    #[cfg(test)]
     fn tree_remove(&mut self, q: QId) {
-        let Some(st) = self.queues[q].service_tree.take().map(usize::from) else {
-            return;
-        };
-        let g = self.queues[q].group;
+        let cfqq = &mut self.queues[q];
+        if let Some(st) = cfqq.service_tree.take() {
+            let g = cfqq.group;
+            self.tree_unlink(g, usize::from(st), q);
+        }
+    }
+
+    /// Takes `q` off group `g`'s tree `st`, where it was. Kernel: cfq_rb_erase().
+    // Inlined into its two callers, which have the tree at hand (issue 34: a call a switch).
+    #[inline(always)]
+    fn tree_unlink(&mut self, g: GId, st: usize, q: QId) {
         let tree = &mut self.groups[g].trees[st];
         assert!(tree.count > 0, "queue {q} off an empty service tree");
         if tree.leftmost == Some(q) {
@@ -203,27 +231,42 @@ impl Cfq {
     /// Kernel: cfq_add_cfqq_rr().
     pub(crate) fn add_to_rr(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
         self.log_q(trace, now, q, format_args!("add_to_rr"));
-        assert!(!self.queues[q].on_rr, "queue already busy");
-        self.queues[q].on_rr = true;
+        let cfqq = &mut self.queues[q];
+        assert!(!cfqq.on_rr, "queue already busy");
+        cfqq.on_rr = true;
         self.busy_queues += 1;
-        if self.queues[q].sync {
+        if cfqq.sync {
             self.busy_sync_queues += 1;
         }
-        self.resort_rr_list(q, now);
+        // resort_rr_list() of the queue just made busy.
+        self.service_tree_add_inline(q, false, now);
+        self.prio_tree_add(q);
     }
 
     /// Kernel: cfq_del_cfqq_rr().
+    // The queue read once for its trees, group and sync flag (issue 34: every preemption at
+    // 4096 queues takes the expired queue off). Its service tree and prio tree are apart,
+    // so the order of the two removals changes neither. Inlined into the expiry, its caller
+    // at every switch.
+    #[inline(always)]
     pub(crate) fn del_from_rr(&mut self, q: QId, now: Time, trace: &mut dyn Trace) {
         self.log_q(trace, now, q, format_args!("del_from_rr"));
-        assert!(self.queues[q].on_rr, "queue not busy");
-        self.queues[q].on_rr = false;
-        self.tree_remove(q);
-        self.prio_tree_remove(q);
-        let g = self.queues[q].group;
+        let cfqq = &mut self.queues[q];
+        assert!(cfqq.on_rr, "queue not busy");
+        cfqq.on_rr = false;
+        let (g, sync) = (cfqq.group, cfqq.sync);
+        let st = cfqq.service_tree.take();
+        let level = cfqq.p_key.take();
+        if let Some(st) = st {
+            self.tree_unlink(g, usize::from(st), q);
+        }
+        if let Some(level) = level {
+            self.prio_trees.erase(usize::from(level), q);
+        }
         self.group_notify_queue_del(g, now, trace);
         assert!(self.busy_queues > 0, "busy_queues underflow");
         self.busy_queues -= 1;
-        if self.queues[q].sync {
+        if sync {
             self.busy_sync_queues -= 1;
         }
     }
@@ -317,7 +360,7 @@ mod tests {
         plain.next_seq();
         plain.queues[q].rb_key = key;
         plain.queues[q].service_tree = Some(st as u8);
-        plain.tree_link(0, st, q);
+        plain.tree_link(0, st, q, key);
         let t = forest_tree(0, st);
         let shape = |cfq: &Cfq| {
             let f = &cfq.st_forest;

@@ -10,7 +10,7 @@
 //! cfq_group_get_avg_queues(), cfq_set_prio_slice(), cfq_cfqq_slice_usage(),
 //! __cfq_slice_expired(), cfq_prio_to_maxrq().
 
-use super::{Cfq, QId};
+use super::{Cfq, GId, QId};
 use crate::request::Time;
 use crate::trace::{DecisionKind, Trace};
 
@@ -70,31 +70,34 @@ impl Cfq {
         base_rq * (8 - u64::from(self.queues[q].ioprio.min(7)))
     }
 
-    /// Kernel: cfq_group_get_avg_queues(): smoothed busy-queue count of a class (side effect:
-    /// updates the average).
-    fn group_get_avg_queues(&mut self, q: QId) -> u32 {
-        let g = self.queues[q].group;
-        let rt = usize::from(self.queues[q].class_rt());
-        let busy = self.groups[g].busy_queues_wl(rt);
-        let avg = self.groups[g].busy_queues_avg[rt];
+    /// Kernel: cfq_group_get_avg_queues(): smoothed busy-queue count of class `rt` (1 RT,
+    /// 0 BE) in group `g` (side effect: updates the average).
+    fn group_get_avg_queues(&mut self, g: GId, rt: usize) -> u32 {
+        let cfqg = &mut self.groups[g];
+        let busy = cfqg.busy_queues_wl(rt);
+        let avg = cfqg.busy_queues_avg[rt];
         let (min_q, max_q) = (avg.min(busy), avg.max(busy));
         let mult = CFQ_HIST_DIVISOR - 1;
         let round = CFQ_HIST_DIVISOR / 2;
         let new = (mult * max_q + min_q + round) / CFQ_HIST_DIVISOR;
-        self.groups[g].busy_queues_avg[rt] = new;
+        cfqg.busy_queues_avg[rt] = new;
         new
     }
 
     /// Kernel: cfq_scaled_cfqq_slice().
+    #[inline(always)]
+    // The queue read once for its group, class and priority (issue 34: at 4096 queues every
+    // preemption expires a queue whose slice had not started, and asks this).
     pub(crate) fn scaled_slice(&mut self, q: QId) -> Time {
         let cfqq = &self.queues[q];
+        let (g, rt) = (cfqq.group, usize::from(cfqq.class_rt()));
         let mut slice = self.prio_slice(cfqq.sync, cfqq.ioprio);
         // 2.6.32's cfq_set_prio_slice() gave the priority's slice whatever low_latency said.
         if self.tun.low_latency && !self.tun.rules_2632 {
-            let iq = u64::from(self.group_get_avg_queues(q));
+            let iq = u64::from(self.group_get_avg_queues(g, rt));
             let sync_slice = self.tun.slice_ns[1];
             let expect_latency = sync_slice * iq;
-            let group_slice = self.group_slice(self.queues[q].group);
+            let group_slice = self.group_slice(g);
             if expect_latency > group_slice {
                 let base_low_slice = 2 * self.tun.slice_idle_ns;
                 let low_slice = (base_low_slice * slice / sync_slice).min(slice);
@@ -135,17 +138,18 @@ impl Cfq {
         }
     }
 
-    /// Kernel: cfq_slice_expired() / __cfq_slice_expired() on the active queue.
-    pub(crate) fn slice_expired(
-        &mut self,
+    /// slice_expired()'s message and decision, for a listening sink: their arguments are
+    /// built here, out of the switch's code (issue 34).
+    #[cold]
+    #[inline(never)]
+    fn slice_expiring(
+        &self,
+        q: QId,
         timed_out: bool,
         cause: ExpireCause,
         now: Time,
         trace: &mut dyn Trace,
     ) {
-        let Some(q) = self.active_queue else {
-            return;
-        };
         self.log_q(
             trace,
             now,
@@ -160,6 +164,22 @@ impl Cfq {
             cause.reason(),
             None,
         );
+    }
+
+    /// Kernel: cfq_slice_expired() / __cfq_slice_expired() on the active queue.
+    pub(crate) fn slice_expired(
+        &mut self,
+        timed_out: bool,
+        cause: ExpireCause,
+        now: Time,
+        trace: &mut dyn Trace,
+    ) {
+        let Some(q) = self.active_queue else {
+            return;
+        };
+        if self.tracing {
+            self.slice_expiring(q, timed_out, cause, now, trace);
+        }
         if self.queues[q].wait_request {
             self.end_idle(now, false, trace);
         }
@@ -169,21 +189,29 @@ impl Cfq {
         if cfqq.coop && cfqq.seeky() {
             cfqq.split_coop = true;
         }
+        let g = cfqq.group;
         if timed_out {
-            let resid = if self.queues[q].slice_new {
+            let resid = if cfqq.slice_new {
                 self.scaled_slice(q) as i64
             } else {
-                self.queues[q].slice_end.wrapping_sub(now) as i64
+                cfqq.slice_end.wrapping_sub(now) as i64
             };
             self.queues[q].slice_resid = resid;
-            self.log_q(trace, now, q, format_args!("resid={resid}"));
+            if self.tracing {
+                self.log_q(trace, now, q, format_args!("resid={resid}"));
+            }
         }
-        let g = self.queues[q].group;
         self.group_served(g, q, now, trace);
-        if self.queues[q].on_rr && self.queues[q].is_empty() {
-            self.del_from_rr(q, now, trace);
+        // The kernel's del_from_rr() of an empty busy queue, then resort_rr_list(), which
+        // re-keys only a queue still busy: one of the two, chosen once (issue 34).
+        let cfqq = &self.queues[q];
+        if cfqq.on_rr {
+            if cfqq.is_empty() {
+                self.del_from_rr(q, now, trace);
+            } else {
+                self.resort_rr_list(q, now);
+            }
         }
-        self.resort_rr_list(q, now);
         self.active_queue = None;
         self.active_cic = None;
         self.maybe_free(q, now, trace);
