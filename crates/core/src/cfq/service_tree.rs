@@ -336,6 +336,31 @@ mod tests {
     use crate::elevator::Elevator;
     use crate::request::IoContextId;
 
+    /// A queue linked behind the others (its key at least the rightmost's) leaves the
+    /// leftmost as it was, as the kernel's descent, which turns right at every node, leaves
+    /// `rb_leftmost`; equal keys go after existing ones. Checked against the in-order walk
+    /// at each link (it fails when an appended queue is taken as leftmost).
+    #[test]
+    fn appended_queue_keeps_the_leftmost() {
+        let mut cfq = ssd();
+        let st = 1;
+        for key in [50u64, 50, 70, 10, 90, 10, 90] {
+            let q = cfq.queues.len();
+            cfq.queues.push(CfqQueue {
+                live: true,
+                rb_key: key,
+                service_tree: Some(st as u8),
+                ..CfqQueue::default()
+            });
+            cfq.tree_link(0, st, q, key);
+            let order = cfq.st_forest.in_order(forest_tree(0, st));
+            let tree = &cfq.groups[0].trees[st];
+            assert_eq!(tree.leftmost, order.first().copied(), "key {key}");
+            assert_eq!(tree.rightmost, order.last().copied(), "key {key}");
+            assert_eq!(tree.count as usize, order.len());
+        }
+    }
+
     /// A queue alone on its tree, re-keyed (a preemption's move to the front), ends as the
     /// erasure and re-insertion leave it: the same root, links, colour, leftmost and count,
     /// its new key, and the shared sequence advanced once.
