@@ -165,47 +165,76 @@ impl<V> Index<&RequestId> for SeqTable<V> {
     }
 }
 
+/// A step of [`churn`], for a table of values by request id under test.
+#[cfg(test)]
+pub(crate) enum Churn {
+    /// A new id (never inserted before), with a value.
+    Insert(RequestId, u64),
+    /// A live id leaves.
+    Remove(RequestId),
+    /// After each step: an id to look up (live, gone or never inserted).
+    Probe(RequestId),
+}
+
+/// Sequential ids completing out of order, some held back for long runs of newer ones (in a
+/// table placed by an id's low bits they overflow their place), the live set breathing
+/// between a few and a few hundred: 50,000 steps from `seed`. Answers the first id never
+/// inserted. Drives the tests of [`SeqTable`] and of CFQ's in-flight table alike.
+#[cfg(test)]
+pub(crate) fn churn(seed: u64, mut apply: impl FnMut(Churn)) -> RequestId {
+    let mut live = std::collections::BTreeSet::new();
+    let mut next = 0u64;
+    let mut x = seed;
+    for step in 0..50_000u64 {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let target = 4 + (step / 5_000 % 4) * 90;
+        if live.len() < target as usize || x >> 62 == 0 {
+            let id = RequestId(next);
+            next += 1;
+            live.insert(id);
+            apply(Churn::Insert(id, step));
+        } else {
+            // Mostly the oldest few; ids a multiple of 97 stay very long.
+            let pick = live
+                .iter()
+                .copied()
+                .filter(|id| id.0 % 97 != 0 || x >> 61 == 0)
+                .nth(((x >> 33) % 3) as usize);
+            if let Some(id) = pick {
+                live.remove(&id);
+                apply(Churn::Remove(id));
+            }
+        }
+        apply(Churn::Probe(RequestId((x >> 20) % (next + 1))));
+    }
+    RequestId(next)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    /// Sequential ids completing out of order, some held back for long runs of newer ones
-    /// (they overflow their home slot), agree with an ordered map through every growth.
+    /// [`churn`]'s ids agree with an ordered map through every growth and overflow.
     #[test]
     fn agrees_with_an_ordered_map() {
         let mut table = SeqTable::default();
         let mut model = BTreeMap::new();
-        let mut next = 0u64;
-        let mut x = 7u64;
         let mut overflowed = 0;
-        for step in 0..50_000u64 {
-            x = x
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            // The live set breathes between a few and a few hundred requests.
-            let target = 4 + (step / 5_000 % 4) * 90;
-            if model.len() < target as usize || x >> 62 == 0 {
-                let id = RequestId(next);
-                next += 1;
-                table.insert_new(id, step);
-                model.insert(id, step);
-            } else {
-                // Mostly the oldest few; ids a multiple of 97 stay very long.
-                let pick = model
-                    .keys()
-                    .copied()
-                    .filter(|id| id.0 % 97 != 0 || x >> 61 == 0)
-                    .nth(((x >> 33) % 3) as usize);
-                if let Some(id) = pick {
-                    assert_eq!(table.remove(id), model.remove(&id));
-                }
+        let next = churn(7, |step| match step {
+            Churn::Insert(id, value) => {
+                table.insert_new(id, value);
+                model.insert(id, value);
             }
-            assert_eq!(table.len(), model.len());
-            overflowed += usize::from(!table.overflow.is_empty());
-            let probe = RequestId((x >> 20) % (next + 1));
-            assert_eq!(table.get(probe), model.get(&probe));
-        }
+            Churn::Remove(id) => assert_eq!(table.remove(id), model.remove(&id)),
+            Churn::Probe(id) => {
+                assert_eq!(table.len(), model.len());
+                overflowed += usize::from(!table.overflow.is_empty());
+                assert_eq!(table.get(id), model.get(&id));
+            }
+        });
         assert!(
             overflowed > 1_000,
             "the test hardly overflowed: {overflowed}"
@@ -214,7 +243,7 @@ mod tests {
             assert_eq!(table[id], *value);
             assert_eq!(table.get_mut(*id).copied(), Some(*value));
         }
-        assert!(table.remove(RequestId(next)).is_none());
+        assert!(table.remove(next).is_none());
     }
 
     #[test]

@@ -191,11 +191,8 @@ impl<X: Copy> Driver<'_, X> {
         } else {
             0
         };
-        let woken = self.life.complete(self.jobs, process, now, unit, tag);
-        if !woken.is_empty() {
-            for other in woken {
-                b.wake(other, now);
-            }
+        for other in self.life.complete(self.jobs, process, now, unit, tag) {
+            b.wake(other, now);
         }
         if outcome.fail_job {
             self.life.fail(process);

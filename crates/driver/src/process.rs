@@ -66,11 +66,12 @@ impl<X: Copy> Driver<'_, X> {
         submitted: &mut u32,
     ) {
         // fio commits every `iodepth_batch_submit` I/Os (one submit call).
-        let batch = match self.batched_submits {
-            true => self.jobs[self.life.job_of(index)]
+        let batch = if self.batched_submits {
+            self.jobs[self.life.job_of(index)]
                 .iodepth_batch_submit
-                .max(1),
-            false => 1,
+                .max(1)
+        } else {
+            1
         };
         loop {
             // Asleep in the block layer: it submits nothing until its request is allocated.

@@ -218,11 +218,7 @@ impl Cfq {
     /// The request `dispatch_insert` left in `slot`, its slot freed.
     #[inline]
     pub(crate) fn take_dispatched(&mut self, slot: Slot) -> Request {
-        let p = &mut self.pending[slot as usize];
-        p.seq = u64::MAX;
-        let rq = p.rq;
-        self.free_pending.push(slot);
-        rq
+        self.free_pending_slot(slot).rq
     }
 
     /// Kernel: cfq_activate_request(), run when the driver takes a dispatched request: after

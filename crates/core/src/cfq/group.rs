@@ -93,6 +93,12 @@ impl CfqGroup {
         (0..3).map(|t| self.trees[wl_class * 3 + t].count).sum()
     }
 
+    /// Its own tasks' share of the group, `leaf_weight / children_weight` in fixed point:
+    /// where cfq_group_service_tree_add()'s walk up the hierarchy starts.
+    pub(crate) fn leaf_share(&self) -> u64 {
+        (1u64 << CFQ_SERVICE_SHIFT) * u64::from(self.leaf_weight) / u64::from(self.children_weight)
+    }
+
     /// The group's busy sync queues (cfq_group_served()'s `nr_sync`).
     pub(crate) fn nr_sync(&self) -> u32 {
         let nr_sync = i64::from(self.nr_cfqq)
@@ -240,13 +246,11 @@ impl Cfq {
             self.grp_tree.insert(0, g, at);
         }
 
-        let mut vfr: u64 = 1 << CFQ_SERVICE_SHIFT;
         let mut pos = g;
         let mut propagate = self.groups[pos].nr_active == 0;
         self.groups[pos].nr_active += 1;
         self.groups[pos].children_weight += self.groups[pos].leaf_weight;
-        vfr = vfr * u64::from(self.groups[pos].leaf_weight)
-            / u64::from(self.groups[pos].children_weight);
+        let mut vfr = self.groups[pos].leaf_share();
         while let Some(parent) = self.groups[pos].parent {
             if propagate {
                 if self.groups[pos].new_weight != 0 {
@@ -327,9 +331,7 @@ impl Cfq {
         {
             let vfr = cfqg.vfraction;
             cfqg.vdisktime = cfqg.vdisktime.wrapping_add(scale_charge(charge, vfr));
-            let share = (1u64 << CFQ_SERVICE_SHIFT) * u64::from(cfqg.leaf_weight)
-                / u64::from(cfqg.children_weight);
-            cfqg.vfraction = (share as u32).max(1);
+            cfqg.vfraction = (cfqg.leaf_share() as u32).max(1);
             self.next_seq();
             return;
         }

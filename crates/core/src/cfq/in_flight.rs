@@ -132,6 +132,7 @@ impl InFlightTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::seq_table::{churn, Churn};
     use std::collections::BTreeMap;
 
     fn record(n: u64) -> InFlight {
@@ -144,63 +145,32 @@ mod tests {
         }
     }
 
-    fn same(a: Option<&InFlight>, b: Option<&InFlight>) -> bool {
-        let key = |r: &InFlight| {
-            (
-                r.start_time,
-                r.dispatched_at,
-                r.queue,
-                r.cic,
-                r.in_driver_at_dispatch,
-            )
-        };
-        a.map(key) == b.map(key)
-    }
-
-    /// Sequential ids completing out of order, some held back for long runs of newer ones
-    /// (they overflow their place), agree with an ordered map through every growth.
+    /// [`churn`]'s ids agree with an ordered map through every growth and overflow.
     #[test]
     fn agrees_with_an_ordered_map() {
         let mut table = InFlightTable::default();
         let mut model = BTreeMap::new();
-        let mut next = 0u64;
-        let mut x = 11u64;
         let mut overflowed = 0;
-        for step in 0..50_000u64 {
-            x = x
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            let target = 4 + (step / 5_000 % 4) * 90;
-            if model.len() < target as usize || x >> 62 == 0 {
-                let id = RequestId(next);
-                next += 1;
-                table.insert_new(id, record(step));
-                model.insert(id, record(step));
-            } else {
-                // Mostly the oldest few; ids a multiple of 97 stay very long.
-                let pick = model
-                    .keys()
-                    .copied()
-                    .filter(|id| id.0 % 97 != 0 || x >> 61 == 0)
-                    .nth(((x >> 33) % 3) as usize);
-                if let Some(id) = pick {
-                    let want = model.remove(&id);
-                    assert!(same(table.remove(id).as_ref(), want.as_ref()));
-                }
+        let next = churn(11, |step| match step {
+            Churn::Insert(id, n) => {
+                table.insert_new(id, record(n));
+                model.insert(id, record(n));
             }
-            assert_eq!(table.len(), model.len());
-            overflowed += usize::from(!table.overflow.is_empty());
-            let probe = RequestId((x >> 20) % (next + 1));
-            assert!(same(table.get(probe), model.get(&probe)));
-        }
+            Churn::Remove(id) => assert_eq!(table.remove(id), model.remove(&id)),
+            Churn::Probe(id) => {
+                assert_eq!(table.len(), model.len());
+                overflowed += usize::from(!table.overflow.is_empty());
+                assert_eq!(table.get(id), model.get(&id));
+            }
+        });
         assert!(
             overflowed > 1_000,
             "the test hardly overflowed: {overflowed}"
         );
         for (id, want) in &model {
-            assert!(same(table.get(*id), Some(want)));
+            assert_eq!(table.get(*id), Some(want));
         }
-        assert!(table.remove(RequestId(next)).is_none());
+        assert!(table.remove(next).is_none());
     }
 
     #[test]

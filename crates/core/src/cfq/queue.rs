@@ -57,7 +57,7 @@ impl Pending {
 /// 32 bytes, and its `Option` too (the non-zero count is the niche): two entries to a line
 /// of the in-flight table, none across two (issue 34: the 48-byte entry cost 0.76 misses a
 /// request at 4096 queues).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct InFlight {
     pub start_time: Time,
     /// When the device got it, and how many requests the device then held, including it
@@ -329,6 +329,7 @@ impl Cfq {
     }
 
     /// Releases a slab slot (its FIFO entry goes stale).
+    #[inline]
     pub(crate) fn free_pending_slot(&mut self, slot: Slot) -> Pending {
         let pending = self.pending[slot as usize];
         self.pending[slot as usize].seq = u64::MAX;
